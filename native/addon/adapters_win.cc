@@ -1,0 +1,63 @@
+#include <winsock2.h>
+#include <iphlpapi.h>
+#include <windows.h>
+
+#include <memory>
+
+#include "adapters.h"
+#include "json.h"
+#include "utf.h"
+
+namespace hcn {
+namespace {
+
+// Windows shows MACs as AA-BB-CC-DD-EE-FF, which is also how HNS writes them.
+std::string FormatMac(const BYTE* address, ULONG length) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string mac;
+  for (ULONG i = 0; i < length; ++i) {
+    if (i != 0) mac.push_back('-');
+    mac.push_back(kHex[address[i] >> 4]);
+    mac.push_back(kHex[address[i] & 0xF]);
+  }
+  return mac;
+}
+
+}  // namespace
+
+bool OsAdaptersAvailable() { return true; }
+
+HRESULT OsListAdapters(std::string* json) {
+  const ULONG flags = GAA_FLAG_SKIP_UNICAST | GAA_FLAG_SKIP_ANYCAST | GAA_FLAG_SKIP_MULTICAST |
+                      GAA_FLAG_SKIP_DNS_SERVER;
+  ULONG size = 16 * 1024;
+  std::unique_ptr<char[]> buffer;
+  ULONG status = ERROR_BUFFER_OVERFLOW;
+  // The adapter list can grow between the sizing call and the real one; a few rounds settle it.
+  for (int attempt = 0; attempt < 4 && status == ERROR_BUFFER_OVERFLOW; ++attempt) {
+    buffer.reset(new char[size]);
+    status = GetAdaptersAddresses(AF_UNSPEC, flags, nullptr, reinterpret_cast<IP_ADAPTER_ADDRESSES*>(buffer.get()),
+                                  &size);
+  }
+  if (status == ERROR_NO_DATA) {
+    *json = "[]";
+    return 0;
+  }
+  if (status != ERROR_SUCCESS) return HRESULT_FROM_WIN32(status);
+  *json = "[";
+  for (auto* a = reinterpret_cast<IP_ADAPTER_ADDRESSES*>(buffer.get()); a != nullptr; a = a->Next) {
+    if (a->IfType == IF_TYPE_SOFTWARE_LOOPBACK) continue;  // Get-NetAdapter does not show it either
+    if (json->size() > 1) json->push_back(',');
+    json->append("{\"Name\":");
+    json::AppendString(json, Utf16ToUtf8(View(a->FriendlyName)));
+    json->append(",\"MacAddress\":");
+    json::AppendString(json, FormatMac(a->PhysicalAddress, a->PhysicalAddressLength));
+    json->append(",\"InterfaceDescription\":");
+    json::AppendString(json, Utf16ToUtf8(View(a->Description)));
+    json->append(",\"InterfaceIndex\":" + std::to_string(a->IfIndex) + "}");
+  }
+  json->push_back(']');
+  return 0;
+}
+
+}  // namespace hcn

@@ -1,0 +1,336 @@
+#include "hcn_calls.h"
+
+#include <type_traits>
+#include <vector>
+
+#include "adapters.h"
+#include "guid.h"
+#include "hcn_library.h"
+#include "hresults.h"
+#include "json.h"
+#include "utf.h"
+
+namespace hcn {
+namespace {
+
+// HCN handles are all void*, so one pointer type per verb serves the three kinds; only creating an endpoint
+// takes an extra argument (its network).
+static_assert(std::is_same_v<PFN_HcnEnumerateNetworks, PFN_HcnEnumerateEndpoints> &&
+              std::is_same_v<PFN_HcnEnumerateNetworks, PFN_HcnEnumerateNamespaces>);
+static_assert(std::is_same_v<PFN_HcnCreateNetwork, PFN_HcnCreateNamespace>);
+static_assert(std::is_same_v<PFN_HcnOpenNetwork, PFN_HcnOpenEndpoint> &&
+              std::is_same_v<PFN_HcnOpenNetwork, PFN_HcnOpenNamespace>);
+static_assert(std::is_same_v<PFN_HcnModifyNetwork, PFN_HcnModifyEndpoint> &&
+              std::is_same_v<PFN_HcnModifyNetwork, PFN_HcnModifyNamespace>);
+static_assert(std::is_same_v<PFN_HcnQueryNetworkProperties, PFN_HcnQueryEndpointProperties> &&
+              std::is_same_v<PFN_HcnQueryNetworkProperties, PFN_HcnQueryNamespaceProperties>);
+static_assert(std::is_same_v<PFN_HcnDeleteNetwork, PFN_HcnDeleteEndpoint> &&
+              std::is_same_v<PFN_HcnDeleteNetwork, PFN_HcnDeleteNamespace>);
+static_assert(std::is_same_v<PFN_HcnCloseNetwork, PFN_HcnCloseEndpoint> &&
+              std::is_same_v<PFN_HcnCloseNetwork, PFN_HcnCloseNamespace>);
+
+struct Verbs {
+  Fn enumerate, create, open, modify, query, remove, close;
+};
+
+const Verbs& VerbsOf(ObjectKind kind) {
+  static const Verbs kVerbs[] = {
+      {Fn::kEnumerateNetworks, Fn::kCreateNetwork, Fn::kOpenNetwork, Fn::kModifyNetwork,
+       Fn::kQueryNetworkProperties, Fn::kDeleteNetwork, Fn::kCloseNetwork},
+      {Fn::kEnumerateEndpoints, Fn::kCreateEndpoint, Fn::kOpenEndpoint, Fn::kModifyEndpoint,
+       Fn::kQueryEndpointProperties, Fn::kDeleteEndpoint, Fn::kCloseEndpoint},
+      {Fn::kEnumerateNamespaces, Fn::kCreateNamespace, Fn::kOpenNamespace, Fn::kModifyNamespace,
+       Fn::kQueryNamespaceProperties, Fn::kDeleteNamespace, Fn::kCloseNamespace},
+  };
+  return kVerbs[static_cast<int>(kind)];
+}
+
+bool IsNotFound(HRESULT hr) { return hr == kNetworkNotFound || hr == kEndpointNotFound || hr == kNotFound; }
+
+// A string the library allocated; freed with the library's free function however the call ends.
+class LibraryString {
+ public:
+  explicit LibraryString(Library& library) : library_(library) {}
+  ~LibraryString() { library_.Free(text_); }
+  LibraryString(const LibraryString&) = delete;
+  LibraryString& operator=(const LibraryString&) = delete;
+
+  PWSTR* out() { return &text_; }
+  bool null() const { return text_ == nullptr; }
+  // hcsshim's test for an error record: present and not "".
+  bool empty() const { return text_ == nullptr || text_[0] == 0; }
+  std::u16string Take() {
+    std::u16string copy(View(text_));
+    library_.Free(text_);
+    text_ = nullptr;
+    return copy;
+  }
+
+ private:
+  Library& library_;
+  PWSTR text_ = nullptr;
+};
+
+// One native call's conversation with the library: resolves functions, checks every HRESULT and error record,
+// and records the failure that ends the sequence.
+class Session {
+ public:
+  Session() : library_(Library::Instance()) {}
+
+  Library& library() { return library_; }
+  CallOutcome& outcome() { return outcome_; }
+
+  // A sequence starts only when its first function is there, and the function that frees what it returns: a
+  // missing library is then reported against the verb ("HcnOpenNetwork", 0x8007007E) on every platform.
+  bool Begin(Fn first) { return Has(first) && Has(Fn::kCoTaskMemFree); }
+
+  bool Has(Fn fn) {
+    const HRESULT missing = library_.MissingCode(fn);
+    if (missing == kOk) return true;
+    Fail(fn, missing);
+    return false;
+  }
+
+  // The function, or an empty callable after recording the failure that it is missing.
+  template <typename Pfn>
+  Library::Counted<Pfn> Get(Fn fn) {
+    auto function = library_.Get<Pfn>(fn);
+    if (!function) Fail(fn, library_.MissingCode(fn));
+    return function;
+  }
+
+  // True when `fn` succeeded: a failing HRESULT or a non-empty error record is a failure.
+  bool Check(Fn fn, HRESULT hr, LibraryString& record) {
+    if (!Failed(hr) && record.empty()) return true;
+    Fail(fn, Failed(hr) ? hr : kOk);
+    if (!record.empty()) outcome_.error_record = record.Take();
+    return false;
+  }
+
+  // A result the library should have produced but did not: reported against that function, with an error record
+  // saying so, since no HRESULT of its own explains it.
+  bool Violation(Fn fn, const std::string& what) {
+    Fail(fn, kUnexpected);
+    std::string record = "{\"Success\":false,\"Error\":";
+    json::AppendString(&record, std::string(FnName(fn)) + " " + what);
+    record += ",\"ErrorCode\":" + std::to_string(Unsigned(kUnexpected)) + "}";
+    outcome_.error_record = Utf8ToUtf16(record);
+    return false;
+  }
+
+  bool TakeResult(Fn fn, LibraryString& text, std::u16string* out) {
+    if (text.null()) return Violation(fn, "returned S_OK without a result");
+    *out = text.Take();
+    return true;
+  }
+
+  void Reset() { outcome_ = CallOutcome(); }
+
+ private:
+  void Fail(Fn fn, HRESULT hr) {
+    outcome_.failed = true;
+    outcome_.op = FnName(fn);
+    outcome_.hr = hr;
+    outcome_.error_record.reset();
+    outcome_.value.reset();
+  }
+
+  Library& library_;
+  CallOutcome outcome_;
+};
+
+// An open HCN handle, closed when the sequence ends however it ends. A failing close is ignored on purpose:
+// the verb's work is done by then, and reporting "create failed" for a network that exists is how leaks start.
+class Handle {
+ public:
+  Handle(Session& session, Fn close) : session_(session), close_(close) {}
+  ~Handle() {
+    if (handle_ == nullptr) return;
+    if (auto close = session_.library().Get<PFN_HcnCloseNetwork>(close_)) close(handle_);
+  }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+
+  void** out() { return &handle_; }
+  void* get() const { return handle_; }
+
+ private:
+  Session& session_;
+  Fn close_;
+  void* handle_ = nullptr;
+};
+
+const hcn_wchar* OrNull(const OptionalText& text) { return text ? Wide(*text) : nullptr; }
+
+bool Open(Session& s, const Verbs& v, const GUID& id, Handle* handle) {
+  auto open = s.Get<PFN_HcnOpenNetwork>(v.open);
+  if (!open) return false;
+  LibraryString record(s.library());
+  return s.Check(v.open, open(id, handle->out(), record.out()), record);
+}
+
+bool Query(Session& s, const Verbs& v, const Handle& handle, const OptionalText& query, std::u16string* properties) {
+  auto query_fn = s.Get<PFN_HcnQueryNetworkProperties>(v.query);
+  if (!query_fn) return false;
+  LibraryString text(s.library()), record(s.library());
+  return s.Check(v.query, query_fn(handle.get(), OrNull(query), text.out(), record.out()), record) &&
+         s.TakeResult(v.query, text, properties);
+}
+
+bool Enumerate(Session& s, const Verbs& v, const OptionalText& query, std::u16string* ids) {
+  auto enumerate = s.Get<PFN_HcnEnumerateNetworks>(v.enumerate);
+  if (!enumerate) return false;
+  LibraryString text(s.library()), record(s.library());
+  return s.Check(v.enumerate, enumerate(OrNull(query), text.out(), record.out()), record) &&
+         s.TakeResult(v.enumerate, text, ids);
+}
+
+bool ParseIds(Session& s, Fn enumerate, const std::u16string& text, std::vector<GUID>* ids) {
+  json::Value array;
+  std::string error;
+  if (!json::Parse(Utf16ToUtf8(text), &array, &error) || array.type != json::Value::Type::kArray) {
+    return s.Violation(enumerate, "returned something other than a JSON array");
+  }
+  for (const json::Value& item : array.items) {
+    GUID id;
+    if (item.type != json::Value::Type::kString || !ParseGuid(item.string, &id)) {
+      return s.Violation(enumerate, "returned an array with an entry that is not a GUID");
+    }
+    ids->push_back(id);
+  }
+  return true;
+}
+
+}  // namespace
+
+CallOutcome EnumerateObjects(ObjectKind kind, const OptionalText& query) {
+  Session s;
+  std::u16string ids;
+  if (s.Begin(VerbsOf(kind).enumerate) && Enumerate(s, VerbsOf(kind), query, &ids)) s.outcome().value = std::move(ids);
+  return s.outcome();
+}
+
+CallOutcome CreateObject(ObjectKind kind, const GUID& network, const GUID& id, const std::u16string& settings,
+                         const OptionalText& query) {
+  Session s;
+  const Verbs& v = VerbsOf(kind);
+  if (!s.Begin(kind == ObjectKind::kEndpoint ? Fn::kOpenNetwork : v.create)) return s.outcome();
+  Handle parent(s, Fn::kCloseNetwork);
+  Handle created(s, v.close);
+  LibraryString record(s.library());
+  HRESULT hr;
+  if (kind == ObjectKind::kEndpoint) {
+    if (!Open(s, VerbsOf(ObjectKind::kNetwork), network, &parent)) return s.outcome();
+    auto create = s.Get<PFN_HcnCreateEndpoint>(v.create);
+    if (!create) return s.outcome();
+    hr = create(parent.get(), id, Wide(settings), created.out(), record.out());
+  } else {
+    auto create = s.Get<PFN_HcnCreateNetwork>(v.create);
+    if (!create) return s.outcome();
+    hr = create(id, Wide(settings), created.out(), record.out());
+  }
+  std::u16string properties;
+  if (s.Check(v.create, hr, record) && Query(s, v, created, query, &properties)) {
+    s.outcome().value = std::move(properties);
+  }
+  return s.outcome();
+}
+
+CallOutcome GetObjectProperties(ObjectKind kind, const GUID& id, const OptionalText& query) {
+  Session s;
+  const Verbs& v = VerbsOf(kind);
+  Handle handle(s, v.close);
+  std::u16string properties;
+  if (s.Begin(v.open) && Open(s, v, id, &handle) && Query(s, v, handle, query, &properties)) {
+    s.outcome().value = std::move(properties);
+  }
+  return s.outcome();
+}
+
+CallOutcome ModifyObject(ObjectKind kind, const GUID& id, const std::u16string& settings) {
+  Session s;
+  const Verbs& v = VerbsOf(kind);
+  Handle handle(s, v.close);
+  if (!s.Begin(v.open) || !Open(s, v, id, &handle)) return s.outcome();
+  auto modify = s.Get<PFN_HcnModifyNetwork>(v.modify);
+  if (!modify) return s.outcome();
+  LibraryString record(s.library());
+  s.Check(v.modify, modify(handle.get(), Wide(settings), record.out()), record);
+  return s.outcome();
+}
+
+CallOutcome DeleteObject(ObjectKind kind, const GUID& id) {
+  Session s;
+  const Verbs& v = VerbsOf(kind);
+  if (!s.Begin(v.remove)) return s.outcome();
+  auto remove = s.Get<PFN_HcnDeleteNetwork>(v.remove);
+  if (!remove) return s.outcome();
+  LibraryString record(s.library());
+  s.Check(v.remove, remove(id, record.out()), record);
+  return s.outcome();
+}
+
+CallOutcome ListObjectsDetailed(ObjectKind kind, const OptionalText& query) {
+  Session s;
+  const Verbs& v = VerbsOf(kind);
+  std::u16string text;
+  std::vector<GUID> ids;
+  if (!s.Begin(v.enumerate) || !Enumerate(s, v, query, &text) || !ParseIds(s, v.enumerate, text, &ids)) return s.outcome();
+  // The array is assembled from the property documents as HCN returned them, without re-serialising them.
+  std::u16string list = u"[";
+  for (const GUID& id : ids) {
+    Handle handle(s, v.close);
+    std::u16string properties;
+    if (!Open(s, v, id, &handle) || !Query(s, v, handle, query, &properties)) {
+      // Deleted between the enumeration and now: it is simply no longer part of the list.
+      if (!IsNotFound(s.outcome().hr)) return s.outcome();
+      s.Reset();
+      continue;
+    }
+    if (list.size() > 1) list.push_back(u',');
+    list += properties.empty() ? u"null" : properties;
+  }
+  list.push_back(u']');
+  s.outcome().value = std::move(list);
+  return s.outcome();
+}
+
+CallOutcome CallHns(const std::u16string& method, const std::u16string& path, const OptionalText& body) {
+  Session s;
+  if (!s.Begin(Fn::kHnsCall)) return s.outcome();
+  auto hns_call = s.Get<PFN_HNSCall>(Fn::kHnsCall);
+  if (!hns_call) return s.outcome();
+  LibraryString response(s.library());
+  const HRESULT hr = hns_call(Wide(method), Wide(path), OrNull(body), response.out());
+  if (Failed(hr)) {
+    // HNSCall has no error-record parameter; on failure whatever it answered is the closest thing to one.
+    s.Check(Fn::kHnsCall, hr, response);
+    return s.outcome();
+  }
+  std::u16string envelope;
+  if (s.TakeResult(Fn::kHnsCall, response, &envelope)) s.outcome().value = std::move(envelope);
+  return s.outcome();
+}
+
+CallOutcome ListAdapters() {
+  Session s;
+  if (s.library().Has(Fn::kSimEnumerateAdapters)) {
+    if (!s.Begin(Fn::kSimEnumerateAdapters)) return s.outcome();
+    auto enumerate = s.Get<PFN_HcnSimEnumerateAdapters>(Fn::kSimEnumerateAdapters);
+    LibraryString text(s.library()), record(s.library());
+    std::u16string adapters;
+    if (s.Check(Fn::kSimEnumerateAdapters, enumerate(text.out(), record.out()), record) &&
+        s.TakeResult(Fn::kSimEnumerateAdapters, text, &adapters)) {
+      s.outcome().value = std::move(adapters);
+    }
+    return s.outcome();
+  }
+  // Without the simulator's export the OS answers; where it has nothing truthful to say, the list is empty.
+  std::string json;
+  const HRESULT hr = OsListAdapters(&json);
+  if (Failed(hr)) return CallOutcome{true, "GetAdaptersAddresses", hr, std::nullopt, std::nullopt};
+  s.outcome().value = Utf8ToUtf16(json);
+  return s.outcome();
+}
+
+}  // namespace hcn

@@ -1,0 +1,41 @@
+// The call sequences behind each addon verb: open -> act -> query -> close inside one native call, so HCN handles
+// never leave C++. Runs on worker threads; knows nothing of N-API and nothing of the platform.
+#ifndef HCN_CNI_ADDON_HCN_CALLS_H_
+#define HCN_CNI_ADDON_HCN_CALLS_H_
+
+#include <optional>
+#include <string>
+
+#include "hcn_abi.h"
+
+namespace hcn {
+
+enum class ObjectKind { kNetwork, kEndpoint, kNamespace };
+
+using OptionalText = std::optional<std::u16string>;
+
+// How a native call ended. A failure names the HCN function that failed; hr is 0 when that function returned
+// S_OK with a non-empty error record (hcsshim's rule: that is a failure too).
+struct CallOutcome {
+  bool failed = false;
+  std::string op;
+  HRESULT hr = 0;
+  OptionalText error_record;
+  OptionalText value;  // nullopt: the verb has no result
+};
+
+CallOutcome EnumerateObjects(ObjectKind kind, const OptionalText& query);
+// `network` is used for endpoints only (the network the endpoint is created in).
+CallOutcome CreateObject(ObjectKind kind, const GUID& network, const GUID& id, const std::u16string& settings,
+                         const OptionalText& query);
+CallOutcome GetObjectProperties(ObjectKind kind, const GUID& id, const OptionalText& query);
+CallOutcome ModifyObject(ObjectKind kind, const GUID& id, const std::u16string& settings);
+CallOutcome DeleteObject(ObjectKind kind, const GUID& id);
+// Enumerate, then open/query/close each object; objects that disappear in between are left out.
+CallOutcome ListObjectsDetailed(ObjectKind kind, const OptionalText& query);
+CallOutcome CallHns(const std::u16string& method, const std::u16string& path, const OptionalText& body);
+CallOutcome ListAdapters();
+
+}  // namespace hcn
+
+#endif  // HCN_CNI_ADDON_HCN_CALLS_H_

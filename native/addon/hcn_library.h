@@ -1,0 +1,111 @@
+// The HCN functions the addon uses, resolved once from a library loaded at run time (computenetwork.dll and
+// vmcompute.dll on Windows, the simulator client elsewhere), with call counters for stats().
+#ifndef HCN_CNI_ADDON_HCN_LIBRARY_H_
+#define HCN_CNI_ADDON_HCN_LIBRARY_H_
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hcn_abi.h"
+
+namespace hcn {
+
+enum class Fn : int {
+  kEnumerateNetworks, kCreateNetwork, kOpenNetwork, kModifyNetwork, kQueryNetworkProperties, kDeleteNetwork,
+  kCloseNetwork,
+  kEnumerateEndpoints, kCreateEndpoint, kOpenEndpoint, kModifyEndpoint, kQueryEndpointProperties, kDeleteEndpoint,
+  kCloseEndpoint,
+  kEnumerateNamespaces, kCreateNamespace, kOpenNamespace, kModifyNamespace, kQueryNamespaceProperties,
+  kDeleteNamespace, kCloseNamespace,
+  kHnsCall,
+  kCoTaskMemFree,
+  kSimEnumerateAdapters,  // optional: only the simulator client has it
+  kCount
+};
+constexpr int kFnCount = static_cast<int>(Fn::kCount);
+
+// The exported name, e.g. "HcnOpenNetwork".
+const char* FnName(Fn fn);
+
+// What a platform loader (hcn_library_posix.cc / hcn_library_win.cc) found.
+struct LoadedLibraries {
+  void* symbols[kFnCount] = {};
+  bool hcn_loaded = false;  // the library of the Hcn* functions (and, off Windows, of everything)
+  bool v1_loaded = false;   // the library of HNSCall
+  std::optional<std::string> hcn_library;
+  std::optional<std::string> v1_library;
+  std::optional<std::string> load_error;
+};
+LoadedLibraries LoadLibraries(const std::optional<std::string>& library_path);
+
+struct Capabilities {
+  bool v2_supported = false;
+  bool v1_supported = false;
+  std::optional<std::string> hcn_library;
+  std::optional<std::string> v1_library;
+  std::vector<std::string> missing;
+  const char* adapter_source = "none";
+  std::optional<std::string> load_error;
+};
+
+class Library {
+ public:
+  static Library& Instance();
+
+  // Loads on the first call; every later call returns the first call's answer, whatever its argument, because
+  // a loaded library cannot be swapped under calls that may be running.
+  Capabilities Init(const std::optional<std::string>& library_path);
+  Capabilities GetCapabilities() const;
+
+  bool Has(Fn fn) const;
+  // HRESULT to report when `fn` is missing (ERROR_MOD_NOT_FOUND: its library is not loaded;
+  // ERROR_PROC_NOT_FOUND: the library lacks it), S_OK when it is there.
+  HRESULT MissingCode(Fn fn) const;
+
+  // The function `fn` as a callable that counts each invocation for stats(); empty (false) when missing.
+  template <typename Pfn>
+  class Counted {
+   public:
+    Counted(Pfn fn, std::atomic<uint64_t>* counter) : fn_(fn), counter_(counter) {}
+    explicit operator bool() const { return fn_ != nullptr; }
+    template <typename... Args>
+    auto operator()(Args... args) const {
+      counter_->fetch_add(1, std::memory_order_relaxed);
+      return fn_(args...);
+    }
+
+   private:
+    Pfn fn_;
+    std::atomic<uint64_t>* counter_;
+  };
+  template <typename Pfn>
+  Counted<Pfn> Get(Fn fn) {
+    const int i = static_cast<int>(fn);
+    return Counted<Pfn>(Has(fn) ? reinterpret_cast<Pfn>(loaded_.symbols[i]) : nullptr, &calls_[i]);
+  }
+
+  // Frees a string the library returned, with the library's free function (counted).
+  void Free(void* text);
+
+  // Calls per resolved function, CoTaskMemFree excluded (that is FreeCount()).
+  std::vector<std::pair<std::string, uint64_t>> CallCounts() const;
+  uint64_t FreeCount() const;
+
+ private:
+  Library() = default;
+  const LoadedLibraries* Loaded() const;
+
+  std::mutex init_mutex_;  // worker_threads may each load the addon and call init()
+  std::atomic<bool> initialized_{false};
+  LoadedLibraries loaded_;
+  std::atomic<uint64_t> calls_[kFnCount] = {};
+};
+
+}  // namespace hcn
+
+#endif  // HCN_CNI_ADDON_HCN_LIBRARY_H_

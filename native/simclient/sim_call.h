@@ -1,0 +1,40 @@
+// One simulator call: build the request line, exchange it over a fresh connection, decode the response
+// (docs/sim-protocol.md). Transport failures come back as replies too, with the RPC HRESULTs HNS clients see when
+// the service is down (RPC_S_SERVER_UNAVAILABLE) or goes away mid-call (RPC_S_CALL_FAILED).
+#ifndef HCN_CNI_SIMCLIENT_SIM_CALL_H_
+#define HCN_CNI_SIMCLIENT_SIM_CALL_H_
+
+#include <initializer_list>
+#include <optional>
+#include <string>
+
+#include "hcn_abi.h"
+
+namespace hcnsim {
+
+// A request field: a string, or JSON null for a NULL pointer.
+struct Field {
+  const char* name;
+  std::optional<std::string> value;
+};
+
+struct Reply {
+  HRESULT hr = 0;
+  std::optional<std::string> result;
+  std::optional<std::string> error_record;
+};
+
+Reply Call(const char* op, std::initializer_list<Field> fields);
+
+// A reply made on this side of the wire, with an HNS-style error record naming the reason.
+Reply LocalFailure(HRESULT hr, const std::string& why);
+
+// The ABI argument as a request field value: UTF-8, or nullopt for NULL.
+std::optional<std::string> FromWide(PCWSTR text);
+
+// Hands `text` to the caller as a newly allocated UTF-16 string in *slot (when slot is not NULL).
+bool Deliver(const std::optional<std::string>& text, PWSTR* slot);
+
+}  // namespace hcnsim
+
+#endif  // HCN_CNI_SIMCLIENT_SIM_CALL_H_

@@ -1,0 +1,22 @@
+// HCN handles of the client: heap objects remembering which object they stand for. Nothing about a handle
+// reaches the simulator except its GUID, so Close never makes a call.
+#ifndef HCN_CNI_SIMCLIENT_SIM_HANDLES_H_
+#define HCN_CNI_SIMCLIENT_SIM_HANDLES_H_
+
+#include <cstdint>
+#include <string>
+
+namespace hcnsim {
+
+enum class Kind : uint32_t { kNetwork = 1, kEndpoint = 2, kNamespace = 3 };
+
+// nullptr when out of memory.
+void* NewHandle(Kind kind, const std::string& guid);
+// The GUID of a live handle of this kind, or nullptr (wrong kind, closed, or not a handle at all).
+const std::string* HandleGuid(void* handle, Kind kind);
+// False when `handle` is not a live handle of this kind.
+bool CloseHandle(void* handle, Kind kind);
+
+}  // namespace hcnsim
+
+#endif  // HCN_CNI_SIMCLIENT_SIM_HANDLES_H_

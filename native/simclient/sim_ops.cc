@@ -1,0 +1,119 @@
+#include "sim_ops.h"
+
+#include "guid.h"
+#include "hresults.h"
+#include "sim_call.h"
+#include "sim_platform.h"
+
+namespace hcnsim {
+namespace {
+
+// Hands out the reply. A string that cannot be allocated turns the whole call into E_OUTOFMEMORY, and nothing
+// half-delivered is left for the caller to free.
+HRESULT Finish(const Reply& reply, PWSTR* value, PWSTR* error_record) {
+  if (Deliver(reply.result, value) && Deliver(reply.error_record, error_record)) return reply.hr;
+  for (PWSTR* slot : {value, error_record}) {
+    if (slot != nullptr && *slot != nullptr) {
+      FreeWide(*slot);
+      *slot = nullptr;
+    }
+  }
+  return hcn::kOutOfMemory;
+}
+
+// Output pointers start out NULL so that every early return leaves the caller nothing to free.
+void Clear(PWSTR* slot) {
+  if (slot != nullptr) *slot = nullptr;
+}
+
+// Create and Open answer with the object's GUID, which the new handle keeps.
+HRESULT HandleFromReply(Kind kind, Reply reply, void** handle, PWSTR* error_record) {
+  GUID guid;
+  if (!hcn::Failed(reply.hr) && (!reply.result || !hcn::ParseGuid(*reply.result, &guid))) {
+    reply = LocalFailure(hcn::kCallFailed, "the simulator answered without an object id");
+  }
+  if (!hcn::Failed(reply.hr)) {
+    *handle = NewHandle(kind, hcn::FormatGuid(guid));
+    if (*handle == nullptr) return hcn::kOutOfMemory;
+  }
+  reply.result.reset();
+  const HRESULT hr = Finish(reply, nullptr, error_record);
+  if (hcn::Failed(hr) && *handle != nullptr) {
+    CloseHandle(*handle, kind);
+    *handle = nullptr;
+  }
+  return hr;
+}
+
+}  // namespace
+
+HRESULT Enumerate(const char* op, PCWSTR query, PWSTR* ids, PWSTR* error_record) {
+  Clear(ids);
+  Clear(error_record);
+  if (ids == nullptr) return hcn::kPointer;
+  return Finish(Call(op, {{"query", FromWide(query)}}), ids, error_record);
+}
+
+HRESULT Create(const char* op, Kind kind, void* network, const GUID& id, PCWSTR settings, void** handle,
+               PWSTR* error_record) {
+  Clear(error_record);
+  if (handle == nullptr) return hcn::kPointer;
+  *handle = nullptr;
+  if (kind != Kind::kEndpoint) {
+    return HandleFromReply(kind, Call(op, {{"id", hcn::FormatGuid(id)}, {"settings", FromWide(settings)}}), handle,
+                           error_record);
+  }
+  const std::string* network_guid = HandleGuid(network, Kind::kNetwork);
+  if (network_guid == nullptr) return hcn::kHandle;
+  return HandleFromReply(
+      kind, Call(op, {{"network", *network_guid}, {"id", hcn::FormatGuid(id)}, {"settings", FromWide(settings)}}),
+      handle, error_record);
+}
+
+HRESULT Open(const char* op, Kind kind, const GUID& id, void** handle, PWSTR* error_record) {
+  Clear(error_record);
+  if (handle == nullptr) return hcn::kPointer;
+  *handle = nullptr;
+  return HandleFromReply(kind, Call(op, {{"id", hcn::FormatGuid(id)}}), handle, error_record);
+}
+
+HRESULT Modify(const char* op, Kind kind, void* handle, PCWSTR settings, PWSTR* error_record) {
+  Clear(error_record);
+  const std::string* guid = HandleGuid(handle, kind);
+  if (guid == nullptr) return hcn::kHandle;
+  return Finish(Call(op, {{"id", *guid}, {"settings", FromWide(settings)}}), nullptr, error_record);
+}
+
+HRESULT Query(const char* op, Kind kind, void* handle, PCWSTR query, PWSTR* properties, PWSTR* error_record) {
+  Clear(properties);
+  Clear(error_record);
+  if (properties == nullptr) return hcn::kPointer;
+  const std::string* guid = HandleGuid(handle, kind);
+  if (guid == nullptr) return hcn::kHandle;
+  return Finish(Call(op, {{"id", *guid}, {"query", FromWide(query)}}), properties, error_record);
+}
+
+HRESULT Delete(const char* op, const GUID& id, PWSTR* error_record) {
+  Clear(error_record);
+  return Finish(Call(op, {{"id", hcn::FormatGuid(id)}}), nullptr, error_record);
+}
+
+HRESULT Close(Kind kind, void* handle) { return CloseHandle(handle, kind) ? hcn::kOk : hcn::kHandle; }
+
+HRESULT EnumerateAdapters(PWSTR* adapters, PWSTR* error_record) {
+  Clear(adapters);
+  Clear(error_record);
+  if (adapters == nullptr) return hcn::kPointer;
+  return Finish(Call("HcnSimEnumerateAdapters", {}), adapters, error_record);
+}
+
+HRESULT HnsCall(PCWSTR method, PCWSTR path, PCWSTR request, PWSTR* response) {
+  Clear(response);
+  if (response == nullptr) return hcn::kPointer;
+  Reply reply = Call("HNSCall", {{"method", FromWide(method)}, {"path", FromWide(path)}, {"request", FromWide(request)}});
+  if (!reply.result) reply.result = std::move(reply.error_record);
+  reply.error_record.reset();
+  return Finish(reply, response, nullptr);
+}
+
+}  // namespace hcnsim

@@ -1,0 +1,26 @@
+// The seven HCN verbs, once for all three object kinds; the exports only name the operation and the kind.
+#ifndef HCN_CNI_SIMCLIENT_SIM_OPS_H_
+#define HCN_CNI_SIMCLIENT_SIM_OPS_H_
+
+#include "hcn_abi.h"
+#include "sim_handles.h"
+
+namespace hcnsim {
+
+HRESULT Enumerate(const char* op, PCWSTR query, PWSTR* ids, PWSTR* error_record);
+// `network` is the network handle for HcnCreateEndpoint and nullptr for the other kinds.
+HRESULT Create(const char* op, Kind kind, void* network, const GUID& id, PCWSTR settings, void** handle,
+               PWSTR* error_record);
+HRESULT Open(const char* op, Kind kind, const GUID& id, void** handle, PWSTR* error_record);
+HRESULT Modify(const char* op, Kind kind, void* handle, PCWSTR settings, PWSTR* error_record);
+HRESULT Query(const char* op, Kind kind, void* handle, PCWSTR query, PWSTR* properties, PWSTR* error_record);
+HRESULT Delete(const char* op, const GUID& id, PWSTR* error_record);
+HRESULT Close(Kind kind, void* handle);
+HRESULT EnumerateAdapters(PWSTR* adapters, PWSTR* error_record);
+// HNSCall has no error-record parameter: v1 failures travel inside the response envelope, and so do this
+// client's own (its error records have the envelope's shape).
+HRESULT HnsCall(PCWSTR method, PCWSTR path, PCWSTR request, PWSTR* response);
+
+}  // namespace hcnsim
+
+#endif  // HCN_CNI_SIMCLIENT_SIM_OPS_H_

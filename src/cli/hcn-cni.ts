@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+/**
+ * The hcn-cni executable. With CNI_COMMAND set it is the CNI plugin: env + stdin in, the result (or error) JSON on
+ * stdout, nothing else there. Without it, it is the operator's tool (src/cli/ops.ts). This is the only module that
+ * touches process.env, stdin, stdout and exit.
+ */
+import * as fs from 'fs';
+import type { CrashHook } from '../state/atomic';
+
+declare const __HCN_TEST_HOOKS__: boolean | undefined;
+
+/** CNI stdin is a small JSON document; read one byte past the limit so the dispatcher can refuse an oversized one. */
+const STDIN_LIMIT = 1024 * 1024;
+
+function readStdin(): Buffer {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  const buf = Buffer.alloc(64 * 1024);
+  for (;;) {
+    let n: number;
+    try {
+      n = fs.readSync(0, buf, 0, buf.length, null);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EAGAIN') continue;
+      if (code === 'EOF' || code === 'EBADF') break;
+      throw e;
+    }
+    if (n === 0) break;
+    chunks.push(Buffer.from(buf.subarray(0, n)));
+    total += n;
+    if (total > STDIN_LIMIT) break;
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Test builds (the unbundled dist/) can kill themselves at named state-write points, for the crash-point matrix.
+ * The packaged executables are built with __HCN_TEST_HOOKS__ = false, which removes this entirely.
+ */
+function crashHook(): CrashHook | undefined {
+  const enabled = typeof __HCN_TEST_HOOKS__ === 'undefined' ? true : __HCN_TEST_HOOKS__;
+  const spec = enabled ? process.env.HCN_CNI_TEST_CRASH_AT : undefined;
+  if (!spec) return undefined;
+  const points = new Set(spec.split(','));
+  return (point) => {
+    if (points.has(point)) process.kill(process.pid, 'SIGKILL');
+  };
+}
+
+function loadOptions(): { addonPath?: string; libraryPath?: string } {
+  const o: { addonPath?: string; libraryPath?: string } = {};
+  if (process.env.HCN_CNI_ADDON) o.addonPath = process.env.HCN_CNI_ADDON;
+  if (process.env.HCN_CNI_HCN_LIBRARY) o.libraryPath = process.env.HCN_CNI_HCN_LIBRARY;
+  return o;
+}
+
+async function cni(): Promise<number> {
+  const { runCni } = await import('../run');
+  const crash = crashHook();
+  const { stdout, exitCode } = await runCni({
+    env: process.env,
+    stdin: readStdin(),
+    load: loadOptions(),
+    ...(crash ? { crash } : {}),
+  });
+  fs.writeSync(1, stdout.endsWith('\n') ? stdout : `${stdout}\n`);
+  return exitCode;
+}
+
+async function ops(): Promise<number> {
+  const { runOps } = await import('./ops');
+  return runOps(process.argv.slice(2), { env: process.env, load: loadOptions(), out: (s) => fs.writeSync(1, s), err: (s) => fs.writeSync(2, s) });
+}
+
+(process.env.CNI_COMMAND ? cni() : ops())
+  .then((code) => process.exit(code))
+  .catch((e: unknown) => {
+    fs.writeSync(2, `hcn-cni: ${(e as Error)?.stack ?? e}\n`);
+    process.exit(1);
+  });

@@ -1,0 +1,74 @@
+/**
+ * CONFIG_KEYS: every configuration key the plugin interprets, with its type, default and meaning. The README prints
+ * this table, and the parser derives its set of known top-level keys from it, so a key cannot be handled without
+ * being documented (an undocumented key would be reported as unknown).
+ */
+
+export interface ConfigKey {
+  /** Canonical spelling; nested keys are dotted ("runtimeConfig.portMappings"). Input matches case-insensitively. */
+  key: string;
+  type: string;
+  /** Human-readable default ("none" when absent means "not set"). */
+  default: string;
+  meaning: string;
+  /** Other keys accepted for the same setting (from the incumbents' configurations). */
+  aliases?: string[];
+}
+
+export const CONFIG_KEYS: readonly ConfigKey[] = [
+  // The spec's own keys.
+  { key: 'cniVersion', type: 'string', default: 'required', meaning: 'Spec version of the request and of the result: one of 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0 (exact match). CHECK needs 0.4.0 or later, GC and STATUS 1.1.0.' },
+  { key: 'name', type: 'string', default: 'required', meaning: 'Network configuration name: a letter or digit, then letters, digits, "_", "." or "-".' },
+  { key: 'type', type: 'string', default: 'required', meaning: 'The plugin binary name (normally "hcn-cni").' },
+  { key: 'capabilities', type: 'object', default: 'none', meaning: 'Capabilities the plugin accepts (portMappings, dns, mac). Tolerated on stdin because libcni leaves it there.' },
+  { key: 'runtimeConfig', type: 'object', default: 'none', meaning: 'Set by the runtime from the capabilities: portMappings, dns, mac. Other capabilities are ignored with a warning.' },
+  { key: 'runtimeConfig.portMappings', type: 'list of {hostPort, containerPort, protocol, hostIP?}', default: '[]', meaning: 'Host port publishing. Ports 1-65535; protocol tcp, udp or sctp (any case; default tcp); hostIP an optional IPv4 address.' },
+  { key: 'runtimeConfig.dns', type: '{servers, searches, options}', default: 'none', meaning: 'DNS from the runtime; replaces the static dns servers and search list when present.' },
+  { key: 'runtimeConfig.mac', type: 'string', default: 'none', meaning: 'MAC for the pod interface: colon, dash or bare hex; unicast only. Normalised to AA-BB-CC-DD-EE-FF.' },
+  { key: 'args', type: 'object', default: 'none', meaning: 'Reserved for the runtime (e.g. args.cni); passed through untouched.' },
+  { key: 'prevResult', type: 'result object', default: 'none', meaning: 'The previous result (DEL, CHECK; ADD in a chain), in any supported version\'s shape.' },
+  { key: 'ipam', type: 'object', default: 'none (HNS assigns addresses)', meaning: 'Delegated IPAM. ipam.type is an executable name (no path) looked up on CNI_PATH only; the whole configuration is passed to it on stdin.' },
+  { key: 'dns', type: '{nameservers, domain, search, options}', default: 'none', meaning: 'Static DNS for the pod (keys in any case: Nameservers, Search, ...).' },
+  { key: 'ipMasq', type: 'boolean', default: 'false', meaning: 'Only false is accepted: iptables masquerading does not exist on Windows; outbound NAT is configured with outboundNatExceptions.' },
+
+  // Windows and HNS settings.
+  { key: 'mode', type: '"bridge" | "delegatedNic"', default: '"bridge"', meaning: 'bridge: attach to an HNS network (networkName). delegatedNic: give the pod a host NIC found by its MAC.' },
+  { key: 'apiVersion', type: '"auto" | 1 | 2', default: '"auto"', meaning: 'HNS API: 1 (v1 HNS), 2 (HCN v2), or auto (v2 when the host has it). "1" and "2" as strings are accepted.' },
+  { key: 'networkName', type: 'string', default: 'the value of name', meaning: 'Name of the HNS network to attach to in bridge mode.' },
+  { key: 'networkType', type: '"L2Bridge" | "Overlay" | "NAT" | "L2Tunnel"', default: '"L2Bridge"', meaning: 'Type of the network when it is created, and the type an existing one must have (any case).' },
+  { key: 'createNetwork', type: 'boolean', default: 'false', meaning: 'Create the bridge-mode network when it does not exist. Requires subnet.' },
+  { key: 'subnet', type: 'IPv4 CIDR', default: 'none', meaning: 'Subnet of a network the plugin creates (createNetwork, or delegatedNic without IPAM). Must be a network address; prefix /1 to /30.' },
+  { key: 'gateway', type: 'IPv4 address', default: 'the first address of subnet, when the plugin creates the network', meaning: 'Default gateway; must lie inside subnet when subnet is set.' },
+  { key: 'adapterName', type: 'string', default: 'none', meaning: 'Host adapter a created bridge-mode network binds to.' },
+  { key: 'mtu', type: 'integer 576-9000', default: 'none (HNS default)', meaning: 'Interface MTU; reported in 1.1.0 results.' },
+  { key: 'loopbackDSR', type: 'boolean', default: 'false', meaning: 'Let a pod reach itself through a service VIP (OutBoundNAT with the pod IP as destination).', aliases: ['windowsSettings.enableLoopbackDSR', 'optionalFlags.loopbackDSR'] },
+  { key: 'outboundNatExceptions', type: 'list of IPv4 CIDRs', default: '[]', meaning: 'Destinations that are not source-NATed (OutBoundNAT exception list).', aliases: ['ipMasqNetwork (one CIDR, added to the list)'] },
+  { key: 'ipMasqNetwork', type: 'IPv4 CIDR', default: 'none', meaning: 'win-bridge\'s single NAT exception; added to outboundNatExceptions.' },
+  { key: 'AdditionalArgs', type: 'list of {Name, Value}', default: '[]', meaning: 'Azure CNI / sdnbridge policies: Name "EndpointPolicy" or "NetworkPolicy", Value an HNS policy object with a Type. Other names are ignored with a warning.' },
+  { key: 'policies', type: 'list of {name, value}', default: '[]', meaning: 'win-bridge policies, same meaning as AdditionalArgs.' },
+  { key: 'windowsSettings', type: 'object', default: 'none', meaning: 'Azure CNI settings: enableLoopbackDSR (= loopbackDSR) and hnsTimeoutDurationInSeconds (= hnsTimeoutSeconds). Other keys are ignored with a warning.' },
+  { key: 'optionalFlags', type: 'object', default: 'none', meaning: 'sdnbridge flags: loopbackDSR (= loopbackDSR) is honoured; the others are ignored with a warning.' },
+  { key: 'hnsTimeoutSeconds', type: 'integer 1-3600', default: '30', meaning: 'Limit for each HNS call; on expiry the verb fails with code 11 (try again later).', aliases: ['windowsSettings.hnsTimeoutDurationInSeconds'] },
+  { key: 'ipamTimeoutSeconds', type: 'integer 1-3600', default: '30', meaning: 'Limit for each delegated IPAM run; on expiry the IPAM is killed and the verb fails with code 11.' },
+
+  // The plugin's own housekeeping.
+  { key: 'stateDir', type: 'absolute path', default: 'C:\\ProgramData\\hcn-cni\\state on Windows, /var/lib/hcn-cni on Linux', meaning: 'Where attachment records and locks live.' },
+  { key: 'logFile', type: 'absolute path', default: 'none (stderr only)', meaning: 'JSON-lines log file, in addition to stderr.' },
+  { key: 'logLevel', type: '"trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent"', default: '"info"', meaning: 'Log verbosity (any case).' },
+  { key: 'audit', type: 'boolean', default: 'true', meaning: 'Run the leak audit (ownerless HNS objects) during ADD.' },
+
+  // GC input.
+  { key: 'cni.dev/valid-attachments', type: 'list of {containerID, ifname}', default: 'required for GC', meaning: 'GC: attachments that are still valid; everything else the plugin owns may be removed. null means an empty list.', aliases: ['cni.dev/attachments (spec 1.1.0 tag spelling; read when valid-attachments is absent)'] },
+  { key: 'cni.dev/attachments', type: 'list of {containerID, ifname}', default: 'none', meaning: 'Older spelling of cni.dev/valid-attachments.' },
+];
+
+/**
+ * TOLERATED_KEYS: keys that may reach a plugin but mean nothing to it (network-list keys some tools copy into plugin
+ * configurations). Any other key under "cni.dev/" is also tolerated: that prefix is reserved for the runtime.
+ */
+export const TOLERATED_KEYS: readonly string[] = ['cniVersions', 'disableCheck', 'disableGC', 'loadOnlyInlinedPlugins'];
+
+/** TOP_LEVEL_KEYS: the top-level keys the parser interprets (lower-cased), derived from CONFIG_KEYS. */
+export const TOP_LEVEL_KEYS: ReadonlySet<string> = new Set(
+  CONFIG_KEYS.filter((k) => k.key.startsWith('cni.dev/') || !k.key.includes('.')).map((k) => k.key.toLowerCase()),
+);

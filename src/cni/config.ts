@@ -1,0 +1,482 @@
+/**
+ * parseNetConf: the plugin configuration from stdin → a validated NetConf with every default applied.
+ *
+ * Rules (see CONFIG_KEYS for the keys):
+ * - Keys match case-insensitively at every level we interpret (the incumbents are Go, whose JSON decoding does);
+ *   two spellings of one key in one object are code 7.
+ * - A bad value is code 7 and names the key path and the value. A value we understand but cannot honour on Windows
+ *   (ipMasq: true, IPv6 subnets and host IPs) is code 2.
+ * - Unknown keys pass through (the spec says so) and are listed in `warnings` for the dispatcher to log.
+ * - The incumbents' shapes are accepted: Azure/sdnbridge AdditionalArgs [{Name, Value}], win-bridge
+ *   policies [{name, value}] and ipMasqNetwork, Azure windowsSettings, sdnbridge optionalFlags.loopbackDSR.
+ */
+import * as path from 'node:path';
+
+import { TOLERATED_KEYS, TOP_LEVEL_KEYS } from './config-keys';
+import { CONTAINER_ID_PATTERN } from './env';
+import { CniCode, CniError } from './errors';
+import { Fields, invalidConfig, invalidConfigMsg, isPlainObject, unsupportedField, describeValue } from './fields';
+import { formatIpv4, formatMacDash, isIpAddress, isIpv6, isIpv6Cidr, parseIpv4, parseIpv4Cidr, parseMac, unicastMacProblem } from '../net/addr';
+import { parsePrevResult } from './result';
+import {
+  SUPPORTED_VERSIONS,
+  type ApiVersionSetting,
+  type Attachment,
+  type BridgeNetworkType,
+  type Dns,
+  type LogLevel,
+  type Mode,
+  type NetConf,
+  type PortMapping,
+  type RawPolicy,
+  type RuntimeDns,
+  type Verb,
+} from './types';
+import { isSupportedVersion } from './version';
+
+export interface ConfContextOptions {
+  platform: NodeJS.Platform;
+  defaults: { stateDir: string; logFile?: string };
+  verb: Verb;
+}
+
+/** Defaults that are plain values (the README's CONFIG_KEYS table states the same). */
+export const DEFAULTS = {
+  mode: 'bridge' as Mode,
+  apiVersion: 'auto' as ApiVersionSetting,
+  networkType: 'L2Bridge' as BridgeNetworkType,
+  createNetwork: false,
+  loopbackDSR: false,
+  hnsTimeoutSeconds: 30,
+  ipamTimeoutSeconds: 30,
+  logLevel: 'info' as LogLevel,
+  audit: true,
+} as const;
+
+const MODES: readonly Mode[] = ['bridge', 'delegatedNic'];
+const NETWORK_TYPES: readonly BridgeNetworkType[] = ['L2Bridge', 'Overlay', 'NAT', 'L2Tunnel'];
+const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+const PROTOCOLS: readonly PortMapping['protocol'][] = ['tcp', 'udp', 'sctp'];
+
+/** parseNetConf: validate and normalise the stdin configuration (already JSON-parsed). */
+export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
+  if (!isPlainObject(raw)) {
+    throw new CniError(CniCode.DECODE_FAILURE, `network configuration must be a JSON object, got ${describeValue(raw)}`);
+  }
+  const f = new Fields(raw, '');
+  const warnings: string[] = [];
+
+  const cniVersion = f.get('cniVersion');
+  if (!isSupportedVersion(cniVersion)) {
+    throw new CniError(
+      CniCode.INCOMPATIBLE_VERSION,
+      `incompatible CNI version ${describeValue(cniVersion)}; this plugin supports ${SUPPORTED_VERSIONS.join(', ')}`,
+    );
+  }
+
+  const name = f.get('name');
+  if (typeof name !== 'string' || !CONTAINER_ID_PATTERN.test(name)) {
+    throw invalidConfig(f.pathOf('name'), 'a letter or digit followed by letters, digits, "_", "." or "-"', name);
+  }
+  const type = f.nonEmptyString('type');
+  if (type === undefined) throw invalidConfig(f.pathOf('type'), 'a non-empty string', undefined);
+
+  const mode = oneOf(f, 'mode', MODES) ?? DEFAULTS.mode;
+  const apiVersion = parseApiVersion(f);
+  const networkName = f.nonEmptyString('networkName') ?? name;
+  const networkType = oneOf(f, 'networkType', NETWORK_TYPES) ?? DEFAULTS.networkType;
+  const createNetwork = f.boolean('createNetwork') ?? DEFAULTS.createNetwork;
+  if (createNetwork && mode === 'delegatedNic') {
+    warnings.push('"createNetwork" only applies to bridge mode and is ignored in delegatedNic mode');
+  }
+
+  const subnet = parseSubnet(f);
+  if (createNetwork && subnet === undefined) {
+    throw invalidConfigMsg(`"${f.pathOf('createNetwork')}" is true but "subnet" is not set; a network can only be created with a subnet`);
+  }
+  let gateway = parseGateway(f, subnet);
+  // The gateway default only exists where the plugin creates the network; for an existing network HNS knows it.
+  if (gateway === undefined && subnet !== undefined && (createNetwork || mode === 'delegatedNic')) {
+    gateway = formatIpv4(parseIpv4Cidr(subnet)!.network + 1);
+  }
+
+  const adapterName = f.nonEmptyString('adapterName');
+  const mtu = f.integer('mtu', 576, 9000);
+
+  const ipMasq = f.boolean('ipMasq');
+  if (ipMasq === true) {
+    throw unsupportedField(
+      f.pathOf('ipMasq'),
+      true,
+      'iptables masquerading does not exist on Windows; list the destinations that must not be NATed in "outboundNatExceptions"',
+    );
+  }
+
+  const windowsSettings = f.child('windowsSettings');
+  const optionalFlags = f.child('optionalFlags');
+  const loopbackDSR = parseLoopbackDsr(f, windowsSettings, optionalFlags);
+  const hnsTimeoutSeconds = parseHnsTimeout(f, windowsSettings);
+  const ipamTimeoutSeconds = f.integer('ipamTimeoutSeconds', 1, 3600) ?? DEFAULTS.ipamTimeoutSeconds;
+  for (const extra of [windowsSettings, optionalFlags]) {
+    if (extra) for (const k of extra.unknownKeys()) warnings.push(`"${extra.path}.${k}" is not supported and is ignored`);
+  }
+
+  const outboundNatExceptions = parseNatExceptions(f);
+
+  const stateDir = absolutePath(f, 'stateDir', ctx.platform) ?? ctx.defaults.stateDir;
+  const logFile = absolutePath(f, 'logFile', ctx.platform) ?? ctx.defaults.logFile;
+  const logLevel = parseLogLevel(f);
+  const audit = f.boolean('audit') ?? DEFAULTS.audit;
+
+  const ipam = parseIpam(f, warnings);
+  const dns = parseDns(f, warnings);
+  const endpointPolicies: RawPolicy[] = [];
+  const networkPolicies: RawPolicy[] = [];
+  parsePolicies(f, 'AdditionalArgs', 'Name', 'Value', endpointPolicies, networkPolicies, warnings);
+  parsePolicies(f, 'policies', 'name', 'value', endpointPolicies, networkPolicies, warnings);
+
+  const runtime = parseRuntimeConfig(f, warnings);
+
+  const prevRaw = f.get('prevResult');
+  const prevResult = prevRaw === undefined ? undefined : parsePrevResult(prevRaw, f.pathOf('prevResult'));
+
+  const validAttachments = ctx.verb === 'GC' ? parseAttachments(f) : undefined;
+
+  // Everything documented is known; what is left was neither documented nor reserved.
+  f.touch(...TOP_LEVEL_KEYS, ...TOLERATED_KEYS);
+  for (const k of f.unknownKeys()) {
+    if (!k.toLowerCase().startsWith('cni.dev/')) warnings.push(`unknown key "${k}" is ignored`);
+  }
+
+  const conf: NetConf = {
+    cniVersion,
+    name,
+    type,
+    mode,
+    apiVersion,
+    networkName,
+    networkType,
+    createNetwork,
+    dns,
+    endpointPolicies,
+    networkPolicies,
+    loopbackDSR,
+    outboundNatExceptions,
+    portMappings: runtime.portMappings,
+    hnsTimeoutSeconds,
+    ipamTimeoutSeconds,
+    stateDir,
+    logLevel,
+    audit,
+    warnings,
+    raw,
+  };
+  if (subnet !== undefined) conf.subnet = subnet;
+  if (gateway !== undefined) conf.gateway = gateway;
+  if (adapterName !== undefined) conf.adapterName = adapterName;
+  if (mtu !== undefined) conf.mtu = mtu;
+  if (ipam !== undefined) conf.ipam = ipam;
+  if (runtime.dns !== undefined) conf.runtimeDns = runtime.dns;
+  if (runtime.mac !== undefined) conf.runtimeMac = runtime.mac;
+  if (logFile !== undefined) conf.logFile = logFile;
+  if (prevResult !== undefined) conf.prevResult = prevResult;
+  if (validAttachments !== undefined) conf.validAttachments = validAttachments;
+  return conf;
+}
+
+/** oneOf: a string matching one of `choices` case-insensitively, returned in canonical spelling. */
+function oneOf<T extends string>(f: Fields, name: string, choices: readonly T[]): T | undefined {
+  const v = f.get(name);
+  if (v === undefined) return undefined;
+  const hit = typeof v === 'string' ? choices.find((c) => c.toLowerCase() === v.toLowerCase()) : undefined;
+  if (hit === undefined) throw invalidConfig(f.pathOf(name), `one of ${choices.map((c) => `"${c}"`).join(', ')}`, v);
+  return hit;
+}
+
+function parseApiVersion(f: Fields): ApiVersionSetting {
+  const v = f.get('apiVersion');
+  if (v === undefined) return DEFAULTS.apiVersion;
+  if (v === 1 || v === '1') return 1;
+  if (v === 2 || v === '2') return 2;
+  if (typeof v === 'string' && v.toLowerCase() === 'auto') return 'auto';
+  throw invalidConfig(f.pathOf('apiVersion'), '"auto", 1 or 2', v);
+}
+
+function parseLogLevel(f: Fields): LogLevel {
+  return oneOf(f, 'logLevel', LOG_LEVELS) ?? DEFAULTS.logLevel;
+}
+
+/** parseSubnet: an IPv4 network address in CIDR form; IPv6 is code 2 (the plugin is IPv4-only). */
+function parseSubnet(f: Fields): string | undefined {
+  const v = f.get('subnet');
+  if (v === undefined) return undefined;
+  const p = f.pathOf('subnet');
+  if (typeof v === 'string' && isIpv6Cidr(v)) throw unsupportedField(p, v, 'IPv6 networks are not supported; use an IPv4 subnet');
+  const cidr = typeof v === 'string' ? parseIpv4Cidr(v) : undefined;
+  if (typeof v !== 'string' || !cidr || cidr.prefix < 1 || cidr.prefix > 30) {
+    throw invalidConfig(p, 'an IPv4 CIDR with a prefix from /1 to /30', v);
+  }
+  if (cidr.address !== cidr.network) {
+    throw invalidConfig(p, `a network address (host bits zero, e.g. "${formatIpv4(cidr.network)}/${cidr.prefix}")`, v);
+  }
+  return v;
+}
+
+/** parseGateway: an IPv4 address, strictly inside `subnet` (not its network or broadcast address) when set. */
+function parseGateway(f: Fields, subnet: string | undefined): string | undefined {
+  const v = f.get('gateway');
+  if (v === undefined) return undefined;
+  const p = f.pathOf('gateway');
+  if (typeof v === 'string' && isIpv6(v)) throw unsupportedField(p, v, 'IPv6 is not supported; use an IPv4 gateway');
+  const addr = typeof v === 'string' ? parseIpv4(v) : undefined;
+  if (typeof v !== 'string' || addr === undefined) throw invalidConfig(p, 'an IPv4 address', v);
+  if (subnet !== undefined) {
+    const cidr = parseIpv4Cidr(subnet)!;
+    if (addr <= cidr.network || addr >= cidr.last) throw invalidConfig(p, `a host address inside subnet ${subnet}`, v);
+  }
+  return v;
+}
+
+/**
+ * parseLoopbackDsr: `loopbackDSR`, Azure's windowsSettings.enableLoopbackDSR, sdnbridge's optionalFlags.loopbackDSR.
+ * They are one setting: giving it twice with different values is code 7 rather than a silent precedence rule.
+ */
+function parseLoopbackDsr(f: Fields, windowsSettings: Fields | undefined, optionalFlags: Fields | undefined): boolean {
+  const given: Array<[string, boolean]> = [];
+  const own = f.boolean('loopbackDSR');
+  if (own !== undefined) given.push([f.pathOf('loopbackDSR'), own]);
+  const azure = windowsSettings?.boolean('enableLoopbackDSR');
+  if (azure !== undefined) given.push([windowsSettings!.pathOf('enableLoopbackDSR'), azure]);
+  const sdn = optionalFlags?.boolean('loopbackDSR');
+  if (sdn !== undefined) given.push([optionalFlags!.pathOf('loopbackDSR'), sdn]);
+  return agree(given) ?? DEFAULTS.loopbackDSR;
+}
+
+function parseHnsTimeout(f: Fields, windowsSettings: Fields | undefined): number {
+  const given: Array<[string, number]> = [];
+  const own = f.integer('hnsTimeoutSeconds', 1, 3600);
+  if (own !== undefined) given.push([f.pathOf('hnsTimeoutSeconds'), own]);
+  const azure = windowsSettings?.integer('hnsTimeoutDurationInSeconds', 1, 3600);
+  if (azure !== undefined) given.push([windowsSettings!.pathOf('hnsTimeoutDurationInSeconds'), azure]);
+  return agree(given) ?? DEFAULTS.hnsTimeoutSeconds;
+}
+
+/** agree: the common value of aliases, or code 7 naming the two that disagree. */
+function agree<T>(given: Array<[string, T]>): T | undefined {
+  for (const [p, v] of given.slice(1)) {
+    if (v !== given[0]![1]) {
+      throw invalidConfigMsg(
+        `"${given[0]![0]}" (${describeValue(given[0]![1])}) and "${p}" (${describeValue(v)}) are the same setting and disagree`,
+      );
+    }
+  }
+  return given[0]?.[1];
+}
+
+/** ipv4CidrCheck: an entry of an IPv4 CIDR list; IPv6 entries are code 2. */
+function ipv4Cidr(f: Fields, value: string, p: string): void {
+  if (isIpv6Cidr(value)) throw unsupportedField(p, value, 'IPv6 is not supported; use IPv4 CIDRs');
+  if (!parseIpv4Cidr(value)) throw f.invalid(p, 'an IPv4 CIDR', value);
+}
+
+function parseNatExceptions(f: Fields): string[] {
+  const list = f.stringArray('outboundNatExceptions', 'an IPv4 CIDR', (s, p) => ipv4Cidr(f, s, p)) ?? [];
+  const masq = f.get('ipMasqNetwork');
+  if (masq !== undefined) {
+    if (typeof masq !== 'string') throw invalidConfig(f.pathOf('ipMasqNetwork'), 'an IPv4 CIDR', masq);
+    ipv4Cidr(f, masq, f.pathOf('ipMasqNetwork'));
+    if (!list.includes(masq)) list.push(masq);
+  }
+  return list;
+}
+
+/**
+ * absolutePath: a non-empty absolute path for the platform. Relative paths are refused because a runtime starts
+ * plugins in an arbitrary working directory (sdnbridge's wincni.log lands wherever that is).
+ */
+function absolutePath(f: Fields, name: string, platform: NodeJS.Platform): string | undefined {
+  const v = f.get(name);
+  if (v === undefined) return undefined;
+  const impl = platform === 'win32' ? path.win32 : path.posix;
+  if (typeof v !== 'string' || v === '' || v.includes('\0') || !impl.isAbsolute(v)) {
+    throw invalidConfig(f.pathOf(name), `an absolute ${platform === 'win32' ? 'Windows ' : ''}path`, v);
+  }
+  return v;
+}
+
+/**
+ * parseIpam: `ipam` with a `type` that is a bare file name. The type is looked up on CNI_PATH only, so anything that
+ * could steer the lookup elsewhere (separators, "..", a drive colon, NUL) is refused. An ipam block without a type
+ * (sdnbridge uses one for the subnet) means "HNS assigns addresses" and is reported as ignored.
+ */
+function parseIpam(f: Fields, warnings: string[]): NetConf['ipam'] {
+  const ipam = f.child('ipam', false);
+  if (!ipam) return undefined;
+  const typeKey = ipam.key('type');
+  const t = ipam.get('type');
+  if (t === undefined) {
+    const keys = Object.keys(ipam.obj);
+    if (keys.length > 0) {
+      warnings.push(`"${ipam.path}" has no "type"; HNS assigns addresses and ${keys.map((k) => `"${ipam.path}.${k}"`).join(', ')} ignored`);
+    }
+    return undefined;
+  }
+  const p = ipam.pathOf('type');
+  if (typeof t !== 'string' || t === '' || /[/\\:\0]/.test(t) || t.includes('..') || /^\.+$/.test(t)) {
+    throw invalidConfig(p, 'a plain executable name (no "/", "\\", "..", ":" or NUL)', t);
+  }
+  const out: Record<string, unknown> = { ...ipam.obj };
+  if (typeKey !== undefined && typeKey !== 'type') delete out[typeKey];
+  out.type = t;
+  return out as NetConf['ipam'];
+}
+
+function parseDns(f: Fields, warnings: string[]): Dns {
+  const d = f.child('dns');
+  if (!d) return {};
+  const out: Dns = {};
+  const nameservers = d.stringArray('nameservers', 'an IP address', (s, p) => {
+    if (!isIpAddress(s)) throw d.invalid(p, 'an IP address', s);
+  });
+  const domain = d.string('domain');
+  const search = d.stringArray('search', 'a domain name');
+  const options = d.stringArray('options', 'a resolver option');
+  if (nameservers?.length) out.nameservers = nameservers;
+  if (domain) out.domain = domain;
+  if (search?.length) out.search = search;
+  if (options?.length) out.options = options;
+  for (const k of d.unknownKeys()) warnings.push(`unknown key "${d.path}.${k}" is ignored`);
+  return out;
+}
+
+/**
+ * parsePolicies: AdditionalArgs [{Name, Value}] (Azure CNI, sdnbridge) or policies [{name, value}] (win-bridge).
+ * Value must be an object with a string Type; it is passed on verbatim for the HNS layer to translate.
+ */
+function parsePolicies(
+  f: Fields,
+  listKey: string,
+  nameKey: string,
+  valueKey: string,
+  endpoint: RawPolicy[],
+  network: RawPolicy[],
+  warnings: string[],
+): void {
+  const list = f.array(listKey, `a list of {${nameKey}, ${valueKey}} objects`);
+  if (!list) return;
+  list.forEach((entry, i) => {
+    const p = `${f.pathOf(listKey)}[${i}]`;
+    if (!isPlainObject(entry)) throw f.invalid(p, `an object with "${nameKey}" and "${valueKey}"`, entry);
+    const e = f.nested(entry, p);
+    const kind = e.string(nameKey);
+    const value = e.get(valueKey);
+    for (const k of e.unknownKeys()) warnings.push(`unknown key "${p}.${k}" is ignored`);
+    const target =
+      kind?.toLowerCase() === 'endpointpolicy' ? endpoint : kind?.toLowerCase() === 'networkpolicy' ? network : undefined;
+    if (!target) {
+      warnings.push(`"${p}" (${nameKey} ${describeValue(kind)}) is ignored: only EndpointPolicy and NetworkPolicy are applied`);
+      return;
+    }
+    const vp = e.pathOf(valueKey);
+    if (!isPlainObject(value)) throw f.invalid(vp, 'an HNS policy object', value);
+    const v = f.nested(value, vp, false);
+    const policyType = v.get('Type');
+    if (typeof policyType !== 'string' || policyType === '') throw f.invalid(v.pathOf('Type'), 'a non-empty string', policyType);
+    target.push({ source: vp, value });
+  });
+}
+
+interface RuntimeSettings {
+  portMappings: PortMapping[];
+  dns?: RuntimeDns;
+  mac?: string;
+}
+
+function parseRuntimeConfig(f: Fields, warnings: string[]): RuntimeSettings {
+  const rc = f.child('runtimeConfig');
+  const out: RuntimeSettings = { portMappings: [] };
+  if (!rc) return out;
+  out.portMappings = parsePortMappings(rc, warnings);
+
+  const d = rc.child('dns');
+  if (d) {
+    const dns: RuntimeDns = {};
+    const servers = d.stringArray('servers', 'an IP address', (s, p) => {
+      if (!isIpAddress(s)) throw d.invalid(p, 'an IP address', s);
+    });
+    const searches = d.stringArray('searches', 'a domain name');
+    const options = d.stringArray('options', 'a resolver option');
+    if (servers) dns.servers = servers;
+    if (searches) dns.searches = searches;
+    if (options) dns.options = options;
+    for (const k of d.unknownKeys()) warnings.push(`unknown key "${d.path}.${k}" is ignored`);
+    out.dns = dns;
+  }
+
+  const mac = rc.string('mac', 'a MAC address');
+  if (mac) {
+    const bytes = parseMac(mac);
+    if (!bytes) throw rc.invalid(rc.pathOf('mac'), 'a MAC address (AA:BB:CC:DD:EE:FF, AA-BB-CC-DD-EE-FF or AABBCCDDEEFF)', mac);
+    const problem = unicastMacProblem(bytes);
+    if (problem) throw rc.invalid(rc.pathOf('mac'), `a unicast MAC address, not ${problem}`, mac);
+    out.mac = formatMacDash(bytes);
+  }
+
+  for (const k of rc.unknownKeys()) warnings.push(`"${rc.path}.${k}" (capability ${k}) is not supported and is ignored`);
+  return out;
+}
+
+function parsePortMappings(rc: Fields, warnings: string[]): PortMapping[] {
+  const list = rc.array('portMappings', 'a list of port mappings');
+  if (!list) return [];
+  const seen = new Map<string, string>();
+  return list.map((entry, i) => {
+    const p = `${rc.pathOf('portMappings')}[${i}]`;
+    if (!isPlainObject(entry)) throw rc.invalid(p, 'an object {hostPort, containerPort, protocol, hostIP}', entry);
+    const m = rc.nested(entry, p);
+    const hostPort = m.integer('hostPort', 1, 65535);
+    if (hostPort === undefined) throw m.invalid(m.pathOf('hostPort'), 'an integer from 1 to 65535', undefined);
+    const containerPort = m.integer('containerPort', 1, 65535);
+    if (containerPort === undefined) throw m.invalid(m.pathOf('containerPort'), 'an integer from 1 to 65535', undefined);
+    // Kubernetes always sends a protocol; hand-written CAP_ARGS often do not, and tcp is what they mean.
+    const protocol = oneOf(m, 'protocol', PROTOCOLS) ?? 'tcp';
+    const pm: PortMapping = { hostPort, containerPort, protocol };
+    const hostIP = m.string('hostIP');
+    if (hostIP) {
+      if (isIpv6(hostIP)) throw unsupportedField(m.pathOf('hostIP'), hostIP, 'IPv6 host addresses are not supported; use an IPv4 hostIP');
+      if (parseIpv4(hostIP) === undefined) throw m.invalid(m.pathOf('hostIP'), 'an IPv4 address', hostIP);
+      pm.hostIP = hostIP;
+    }
+    for (const k of m.unknownKeys()) warnings.push(`unknown key "${p}.${k}" is ignored`);
+    // HNS refuses a second mapping of the same host port; saying which entries collide is kinder than its HRESULT.
+    const id = `${protocol}/${hostIP ?? '*'}/${hostPort}`;
+    const first = seen.get(id);
+    if (first !== undefined) throw invalidConfigMsg(`"${p}" maps ${protocol} host port ${hostPort} again (already mapped by "${first}")`);
+    seen.set(id, p);
+    return pm;
+  });
+}
+
+/**
+ * parseAttachments: GC's list of still-valid attachments. `cni.dev/valid-attachments` is read first and the older
+ * `cni.dev/attachments` (the spelling at the spec-v1.1.0 tag) second; libcni sends both. null means an empty list
+ * (Go marshals an empty slice that way). A GC with neither key is refused: treating "no list" as "nothing is valid"
+ * would delete every attachment on the node.
+ */
+function parseAttachments(f: Fields): Attachment[] {
+  const name = f.key('cni.dev/valid-attachments') !== undefined ? 'cni.dev/valid-attachments' : f.key('cni.dev/attachments') !== undefined ? 'cni.dev/attachments' : undefined;
+  if (name === undefined) {
+    throw invalidConfigMsg('GC needs "cni.dev/valid-attachments" (or the older "cni.dev/attachments"), the list of attachments still in use');
+  }
+  const list = f.array(name, 'a list of {containerID, ifname} objects') ?? [];
+  return list.map((entry, i) => {
+    const p = `${f.pathOf(name)}[${i}]`;
+    if (!isPlainObject(entry)) throw f.invalid(p, 'an object {containerID, ifname}', entry);
+    const a = f.nested(entry, p, false);
+    const containerId = a.nonEmptyString('containerID');
+    if (containerId === undefined) throw a.invalid(a.pathOf('containerID'), 'a non-empty string', undefined);
+    const ifname = a.nonEmptyString('ifname');
+    if (ifname === undefined) throw a.invalid(a.pathOf('ifname'), 'a non-empty string', undefined);
+    return { containerId, ifname };
+  });
+}

@@ -1,0 +1,343 @@
+/**
+ * One way to talk to HNS, whichever API the host offers. The plugin and the audit work with NetworkInfo and
+ * EndpointInfo; V2Api does objects through HCN (computenetwork.dll), V1Api through HNSCall (vmcompute.dll).
+ * Both attach to a Docker-style container through v1 (HCN has no container attach), and v1 and v2 are two views of
+ * one object store, so objects created through one are seen by the other.
+ */
+import { isNotFound } from './errors';
+import type { Hcn } from './hcn';
+import { render } from './policies';
+import type {
+  HnsV1Endpoint,
+  HnsV1Network,
+  HostComputeEndpoint,
+  HostComputeNetwork,
+  NetworkMode,
+  TypedPolicy,
+} from './schema';
+
+export type ApiVersion = 1 | 2;
+
+export interface SubnetInfo {
+  prefix: string;
+  gateway?: string;
+}
+
+export interface NetworkInfo {
+  id: string;
+  name: string;
+  /** Canonical case: L2Bridge, Transparent, NAT, Overlay, L2Tunnel, ICS, Private, Internal. */
+  type: string;
+  flags: number;
+  /** The host adapter the network binds (NetAdapterName policy / NetworkAdapterName). */
+  adapterName?: string;
+  subnets: SubnetInfo[];
+}
+
+export interface EndpointIp {
+  address: string;
+  prefixLength?: number;
+}
+
+export interface EndpointInfo {
+  id: string;
+  name: string;
+  networkId: string;
+  /** "AA-BB-CC-DD-EE-FF". */
+  mac?: string;
+  ips: EndpointIp[];
+  gateway?: string;
+  /** The HCN namespace it is in, if any. */
+  namespaceId?: string;
+}
+
+export interface NetworkSpec {
+  name: string;
+  type: NetworkMode;
+  flags: number;
+  adapterName?: string;
+  subnets: SubnetInfo[];
+  policies: TypedPolicy[];
+}
+
+export interface EndpointSpec {
+  name: string;
+  ips: EndpointIp[];
+  mac?: string;
+  gateway?: string;
+  dns: { servers: string[]; search: string[]; domain?: string };
+  policies: TypedPolicy[];
+}
+
+export type DeleteOutcome = 'deleted' | 'not-found';
+
+export interface HnsApi {
+  readonly version: ApiVersion;
+  readonly hcn: Hcn;
+  listNetworks(): Promise<NetworkInfo[]>;
+  findNetworkByName(name: string): Promise<NetworkInfo | undefined>;
+  getNetwork(id: string): Promise<NetworkInfo | undefined>;
+  createNetwork(spec: NetworkSpec, id?: string): Promise<NetworkInfo>;
+  deleteNetwork(id: string): Promise<DeleteOutcome>;
+  listEndpoints(): Promise<EndpointInfo[]>;
+  getEndpoint(id: string): Promise<EndpointInfo | undefined>;
+  createEndpoint(network: NetworkInfo, spec: EndpointSpec, id?: string): Promise<EndpointInfo>;
+  deleteEndpoint(id: string): Promise<DeleteOutcome>;
+  attachNamespace(endpointId: string, namespaceId: string): Promise<void>;
+  detachNamespace(endpointId: string, namespaceId: string): Promise<DeleteOutcome>;
+  namespaceExists(namespaceId: string): Promise<boolean>;
+}
+
+// ---- shared helpers ----
+
+const CANONICAL_TYPES = ['NAT', 'ICS', 'Transparent', 'L2Bridge', 'L2Tunnel', 'Overlay', 'Private', 'Internal'];
+const BY_LOWER = new Map(CANONICAL_TYPES.map((t) => [t.toLowerCase(), t]));
+
+export function canonicalType(t: unknown): string {
+  // HNS omits a zero-valued enum, and NAT is zero: no Type means NAT (hcsshim presets it for the same reason).
+  if (t === undefined || t === null || t === '') return 'NAT';
+  return BY_LOWER.get(String(t).toLowerCase()) ?? String(t);
+}
+
+export function normalizeMac(mac: unknown): string | undefined {
+  if (typeof mac !== 'string' || mac === '') return undefined;
+  return mac.toUpperCase().replace(/:/g, '-');
+}
+
+export function sameId(a: string | undefined, b: string | undefined): boolean {
+  return !!a && !!b && a.toLowerCase() === b.toLowerCase();
+}
+
+async function orUndefined<T>(p: Promise<T>): Promise<T | undefined> {
+  try {
+    return await p;
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
+
+async function outcome(p: Promise<unknown>): Promise<DeleteOutcome> {
+  try {
+    await p;
+    return 'deleted';
+  } catch (e) {
+    if (isNotFound(e)) return 'not-found';
+    throw e;
+  }
+}
+
+function defaultRoutePrefix(prefix: string): boolean {
+  return prefix === '0.0.0.0/0';
+}
+
+// ---- v2 ----
+
+export function networkFromV2(n: HostComputeNetwork): NetworkInfo {
+  const adapter = n.Policies?.find((p) => p.Type === 'NetAdapterName')?.Settings?.NetworkAdapterName;
+  const subnets: SubnetInfo[] = [];
+  for (const ipam of n.Ipams ?? []) {
+    for (const s of ipam.Subnets ?? []) {
+      const gw = s.Routes?.find((r) => defaultRoutePrefix(r.DestinationPrefix))?.NextHop;
+      subnets.push(gw ? { prefix: s.IpAddressPrefix, gateway: gw } : { prefix: s.IpAddressPrefix });
+    }
+  }
+  return {
+    id: String(n.ID ?? ''),
+    name: String(n.Name ?? ''),
+    type: canonicalType(n.Type),
+    flags: Number(n.Flags ?? 0),
+    adapterName: typeof adapter === 'string' ? adapter : undefined,
+    subnets,
+  };
+}
+
+export function endpointFromV2(e: HostComputeEndpoint): EndpointInfo {
+  const gw = e.Routes?.find((r) => defaultRoutePrefix(r.DestinationPrefix))?.NextHop;
+  return {
+    id: String(e.ID ?? ''),
+    name: String(e.Name ?? ''),
+    networkId: String(e.HostComputeNetwork ?? ''),
+    mac: normalizeMac(e.MacAddress),
+    ips: (e.IpConfigurations ?? []).map((c) => (c.PrefixLength !== undefined ? { address: c.IpAddress, prefixLength: c.PrefixLength } : { address: c.IpAddress })),
+    gateway: gw,
+    namespaceId: e.HostComputeNamespace || undefined,
+  };
+}
+
+export class V2Api implements HnsApi {
+  readonly version = 2 as const;
+  constructor(readonly hcn: Hcn) {}
+
+  async listNetworks(): Promise<NetworkInfo[]> {
+    return (await this.hcn.listNetworks()).map(networkFromV2);
+  }
+  async findNetworkByName(name: string): Promise<NetworkInfo | undefined> {
+    const n = await this.hcn.findNetworkByName(name);
+    return n ? networkFromV2(n) : undefined;
+  }
+  async getNetwork(id: string): Promise<NetworkInfo | undefined> {
+    const n = await orUndefined(this.hcn.getNetwork(id));
+    return n ? networkFromV2(n) : undefined;
+  }
+  async createNetwork(spec: NetworkSpec, id?: string): Promise<NetworkInfo> {
+    const policies: TypedPolicy[] = [...spec.policies];
+    if (spec.adapterName) policies.unshift({ Type: 'NetAdapterName', Settings: { NetworkAdapterName: spec.adapterName } });
+    const settings: HostComputeNetwork = { Name: spec.name, Type: spec.type, Flags: spec.flags, Policies: policies };
+    if (spec.subnets.length > 0) {
+      settings.Ipams = [
+        {
+          Type: 'Static',
+          Subnets: spec.subnets.map((s) => ({
+            IpAddressPrefix: s.prefix,
+            ...(s.gateway ? { Routes: [{ NextHop: s.gateway, DestinationPrefix: '0.0.0.0/0' }] } : {}),
+          })),
+        },
+      ];
+    }
+    return networkFromV2(await this.hcn.createNetwork(settings, id));
+  }
+  deleteNetwork(id: string): Promise<DeleteOutcome> {
+    return outcome(this.hcn.deleteNetwork(id));
+  }
+  async listEndpoints(): Promise<EndpointInfo[]> {
+    return (await this.hcn.listEndpoints()).map(endpointFromV2);
+  }
+  async getEndpoint(id: string): Promise<EndpointInfo | undefined> {
+    const e = await orUndefined(this.hcn.getEndpoint(id));
+    return e ? endpointFromV2(e) : undefined;
+  }
+  async createEndpoint(network: NetworkInfo, spec: EndpointSpec, id?: string): Promise<EndpointInfo> {
+    const settings: HostComputeEndpoint = { Name: spec.name, Policies: spec.policies };
+    if (spec.ips.length > 0) settings.IpConfigurations = spec.ips.map((ip) => ({ IpAddress: ip.address, PrefixLength: ip.prefixLength }));
+    if (spec.mac) settings.MacAddress = spec.mac;
+    if (spec.gateway) settings.Routes = [{ NextHop: spec.gateway, DestinationPrefix: '0.0.0.0/0' }];
+    const dns = { ServerList: spec.dns.servers, Search: spec.dns.search, ...(spec.dns.domain ? { Domain: spec.dns.domain } : {}) };
+    if (dns.ServerList.length || dns.Search.length || dns.Domain) settings.Dns = dns;
+    return endpointFromV2(await this.hcn.createEndpoint(network.id, settings, id));
+  }
+  deleteEndpoint(id: string): Promise<DeleteOutcome> {
+    return outcome(this.hcn.deleteEndpoint(id));
+  }
+  async attachNamespace(endpointId: string, namespaceId: string): Promise<void> {
+    await this.hcn.addNamespaceEndpoint(namespaceId, endpointId);
+  }
+  detachNamespace(endpointId: string, namespaceId: string): Promise<DeleteOutcome> {
+    return outcome(this.hcn.removeNamespaceEndpoint(namespaceId, endpointId));
+  }
+  async namespaceExists(namespaceId: string): Promise<boolean> {
+    return (await orUndefined(this.hcn.getNamespace(namespaceId))) !== undefined;
+  }
+}
+
+// ---- v1 ----
+
+export function networkFromV1(n: HnsV1Network): NetworkInfo {
+  return {
+    id: String(n.ID ?? ''),
+    name: String(n.Name ?? ''),
+    type: canonicalType(n.Type),
+    flags: Number(n.Flags ?? 0),
+    adapterName: n.NetworkAdapterName || undefined,
+    subnets: (n.Subnets ?? []).map((s) => (s.GatewayAddress ? { prefix: s.AddressPrefix, gateway: s.GatewayAddress } : { prefix: s.AddressPrefix })),
+  };
+}
+
+export function endpointFromV1(e: HnsV1Endpoint): EndpointInfo {
+  const ips: EndpointIp[] = e.IPAddress ? [e.PrefixLength !== undefined ? { address: e.IPAddress, prefixLength: e.PrefixLength } : { address: e.IPAddress }] : [];
+  return {
+    id: String(e.ID ?? ''),
+    name: String(e.Name ?? ''),
+    networkId: String(e.VirtualNetwork ?? ''),
+    mac: normalizeMac(e.MacAddress),
+    ips,
+    gateway: e.GatewayAddress || undefined,
+    namespaceId: e.Namespace?.ID || undefined,
+  };
+}
+
+export class V1Api implements HnsApi {
+  readonly version = 1 as const;
+  constructor(readonly hcn: Hcn) {}
+
+  async listNetworks(): Promise<NetworkInfo[]> {
+    return ((await this.hcn.hnsCall<HnsV1Network[]>('GET', '/networks/')) ?? []).map(networkFromV1);
+  }
+  async findNetworkByName(name: string): Promise<NetworkInfo | undefined> {
+    return (await this.listNetworks()).find((n) => n.name === name);
+  }
+  async getNetwork(id: string): Promise<NetworkInfo | undefined> {
+    const n = await orUndefined(this.hcn.hnsCall<HnsV1Network>('GET', `/networks/${id}`));
+    return n ? networkFromV1(n) : undefined;
+  }
+  async createNetwork(spec: NetworkSpec, id?: string): Promise<NetworkInfo> {
+    const body: HnsV1Network = {
+      Name: spec.name,
+      // Docker and hcsshim send the v1 type in lower case.
+      Type: spec.type.toLowerCase(),
+      Flags: spec.flags,
+      Policies: render(spec.policies, 1) as HnsV1Network['Policies'],
+      Subnets: spec.subnets.map((s) => (s.gateway ? { AddressPrefix: s.prefix, GatewayAddress: s.gateway } : { AddressPrefix: s.prefix })),
+    };
+    if (id) body.ID = id;
+    if (spec.adapterName) body.NetworkAdapterName = spec.adapterName;
+    return networkFromV1(await this.hcn.hnsCall<HnsV1Network>('POST', '/networks/', body));
+  }
+  deleteNetwork(id: string): Promise<DeleteOutcome> {
+    return outcome(this.hcn.hnsCall('DELETE', `/networks/${id}`));
+  }
+  async listEndpoints(): Promise<EndpointInfo[]> {
+    return ((await this.hcn.hnsCall<HnsV1Endpoint[]>('GET', '/endpoints/')) ?? []).map(endpointFromV1);
+  }
+  async getEndpoint(id: string): Promise<EndpointInfo | undefined> {
+    const e = await orUndefined(this.hcn.hnsCall<HnsV1Endpoint>('GET', `/endpoints/${id}`));
+    return e ? endpointFromV1(e) : undefined;
+  }
+  async createEndpoint(network: NetworkInfo, spec: EndpointSpec, id?: string): Promise<EndpointInfo> {
+    const body: HnsV1Endpoint = {
+      Name: spec.name,
+      VirtualNetwork: network.id,
+      VirtualNetworkName: network.name,
+      Policies: render(spec.policies, 1) as HnsV1Endpoint['Policies'],
+    };
+    if (id) body.ID = id;
+    const ip = spec.ips[0];
+    if (ip) {
+      body.IPAddress = ip.address;
+      if (ip.prefixLength !== undefined) body.PrefixLength = ip.prefixLength;
+    }
+    if (spec.mac) body.MacAddress = spec.mac;
+    if (spec.gateway) body.GatewayAddress = spec.gateway;
+    if (spec.dns.servers.length) body.DNSServerList = spec.dns.servers.join(',');
+    if (spec.dns.search.length || spec.dns.domain) body.DNSSuffix = [...(spec.dns.domain ? [spec.dns.domain] : []), ...spec.dns.search].join(',');
+    return endpointFromV1(await this.hcn.hnsCall<HnsV1Endpoint>('POST', '/endpoints/', body));
+  }
+  deleteEndpoint(id: string): Promise<DeleteOutcome> {
+    return outcome(this.hcn.hnsCall('DELETE', `/endpoints/${id}`));
+  }
+  async attachNamespace(endpointId: string, namespaceId: string): Promise<void> {
+    await this.hcn.hnsCall('POST', `/namespaces/${namespaceId}/addresource`, { Type: 'Endpoint', Data: { Id: endpointId } });
+  }
+  detachNamespace(endpointId: string, namespaceId: string): Promise<DeleteOutcome> {
+    return outcome(this.hcn.hnsCall('POST', `/namespaces/${namespaceId}/removeresource`, { Type: 'Endpoint', Data: { Id: endpointId } }));
+  }
+  async namespaceExists(namespaceId: string): Promise<boolean> {
+    return (await orUndefined(this.hcn.hnsCall('GET', `/namespaces/${namespaceId}`))) !== undefined;
+  }
+}
+
+// ---- Docker-style container attach: v1 on both APIs ----
+
+export async function attachContainer(hcn: Hcn, endpointId: string, containerId: string): Promise<void> {
+  await hcn.hnsCall('POST', `/endpoints/${endpointId}/attach`, { ContainerId: containerId, SystemType: 'Container' });
+}
+
+export async function detachContainer(hcn: Hcn, endpointId: string, containerId: string): Promise<DeleteOutcome> {
+  return outcome(hcn.hnsCall('POST', `/endpoints/${endpointId}/detach`, { ContainerId: containerId, SystemType: 'Container' }));
+}
+
+/** The containers an endpoint is attached to (v1 SharedContainers), or undefined when the endpoint is gone. */
+export async function endpointContainers(hcn: Hcn, endpointId: string): Promise<string[] | undefined> {
+  const e = await orUndefined(hcn.hnsCall<HnsV1Endpoint>('GET', `/endpoints/${endpointId}`));
+  return e ? (e.SharedContainers ?? []).map(String) : undefined;
+}

@@ -1,0 +1,90 @@
+import { describeHresult, hresultHex, HR, toUnsigned } from './hresults';
+
+/** The HNS error record: `{"Success":false,"Error":"<text> ","ErrorCode":<HRESULT, unsigned decimal>}`. */
+export interface ErrorRecord {
+  Success?: boolean;
+  Error?: string;
+  ErrorCode?: number;
+  [extra: string]: unknown;
+}
+
+function parseRecord(text: string | null): ErrorRecord | null {
+  if (!text) return null;
+  try {
+    const v: unknown = JSON.parse(text);
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as ErrorRecord) : { Error: text };
+  } catch {
+    return { Error: text };
+  }
+}
+
+/**
+ * A failed HCN or HNS call. The addon constructs it (registered through setErrorClass) as
+ * `new HcnError(op, hresult, errorRecordText)`; the facade constructs it for v1 envelopes and timeouts.
+ */
+export class HcnError extends Error {
+  override readonly name = 'HcnError';
+  /** The C function (HcnCreateNetwork) or v1 call (HNSCall POST /networks). */
+  readonly op: string;
+  /** Unsigned HRESULT. */
+  readonly hresult: number;
+  /** Symbolic name: HCN_E_ADAPTER_NOT_FOUND, RPC_S_CALL_FAILED_DNE, … */
+  readonly code: string;
+  readonly errorRecord: ErrorRecord | null;
+
+  constructor(op: string, hresult: number, errorRecord: string | null, detail?: string) {
+    const record = parseRecord(errorRecord);
+    // hcsshim's rule: S_OK with a non-empty record is a failure; take the record's code, else E_FAIL.
+    let hr = toUnsigned(hresult);
+    if (hr === 0) hr = typeof record?.ErrorCode === 'number' && record.ErrorCode !== 0 ? toUnsigned(record.ErrorCode) : HR.E_FAIL;
+    const info = describeHresult(hr);
+    const text = record?.Error?.trim() || info.message;
+    super(`${op} failed: ${text} (${hresultHex(hr)} ${info.code})${detail ? `: ${detail}` : ''}`);
+    this.op = op;
+    this.hresult = hr;
+    this.code = info.code;
+    this.errorRecord = record;
+  }
+}
+
+const NOT_FOUND = new Set<number>([HR.NETWORK_NOT_FOUND, HR.ENDPOINT_NOT_FOUND, HR.ERROR_NOT_FOUND, HR.PORT_NOT_FOUND]);
+const UNREACHABLE = new Set<number>([
+  HR.RPC_S_SERVER_UNAVAILABLE,
+  HR.RPC_S_CALL_FAILED,
+  HR.RPC_S_CALL_FAILED_DNE,
+  HR.EPT_S_NOT_REGISTERED,
+  HR.RPC_E_DISCONNECTED,
+  HR.MANAGER_STOPPED,
+  HR.ERROR_TIMEOUT,
+]);
+
+export function isHcnError(e: unknown): e is HcnError {
+  return e instanceof HcnError;
+}
+
+/** The object is gone (network, endpoint, namespace or port not found). */
+export function isNotFound(e: unknown): boolean {
+  return isHcnError(e) && NOT_FOUND.has(e.hresult);
+}
+
+/** HNS could not be reached or did not answer in time: the caller should try again later. */
+export function isUnreachable(e: unknown): boolean {
+  return isHcnError(e) && UNREACHABLE.has(e.hresult);
+}
+
+export function isTimeout(e: unknown): boolean {
+  return isHcnError(e) && e.hresult === HR.ERROR_TIMEOUT;
+}
+
+export function isAlreadyExists(e: unknown): boolean {
+  return isHcnError(e) && (e.hresult === HR.NETWORK_ALREADY_EXISTS || e.hresult === HR.ERROR_ALREADY_EXISTS);
+}
+
+/** 0x803B0006: HNS's answer both for an unknown adapter and for one already bound to another network. */
+export function isAdapterUnavailable(e: unknown): boolean {
+  return isHcnError(e) && e.hresult === HR.ADAPTER_NOT_FOUND;
+}
+
+export function hasCode(e: unknown, hresult: number): boolean {
+  return isHcnError(e) && e.hresult === toUnsigned(hresult);
+}

@@ -1,0 +1,210 @@
+/**
+ * Hcn: the typed facade over the addon. Verbs per object (list/get/create/modify/delete), JSON parsed and typed,
+ * every call bounded by a timeout, v1 envelopes turned into HcnError. Nothing above this file sees a JSON string
+ * from HNS or the addon itself.
+ */
+import { HcnError } from './errors';
+import { HR } from './hresults';
+import { loadNative, type LoadOptions } from './native';
+import type { NativeCapabilities, NativeHcn } from './native-types';
+import {
+  SCHEMA_V2,
+  type HostComputeEndpoint,
+  type HostComputeNamespace,
+  type HostComputeNetwork,
+  type HostComputeQuery,
+  type ModifyRequest,
+  type V1Envelope,
+} from './schema';
+
+/** Equality conditions on HNS's (v1) field names: ID, Name, VirtualNetwork, Flags, … */
+export type Filter = Readonly<Record<string, string | number | boolean>>;
+
+export interface HostAdapter {
+  name: string;
+  /** "AA-BB-CC-DD-EE-FF". */
+  mac: string;
+  description?: string;
+  index?: number;
+}
+
+export interface HcnOptions {
+  /** Bound for every call; on expiry the call rejects with ERROR_TIMEOUT (the HNS call itself keeps running). */
+  timeoutMs?: number;
+  /** Where to find the addon (default: see src/hns/native.ts). */
+  load?: LoadOptions;
+}
+
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+export function query(filter?: Filter): string {
+  const q: HostComputeQuery = { SchemaVersion: SCHEMA_V2 };
+  if (filter && Object.keys(filter).length > 0) q.Filter = JSON.stringify(filter);
+  return JSON.stringify(q);
+}
+
+const DEFAULT_QUERY = query();
+
+export class Hcn {
+  readonly native: NativeHcn;
+  readonly capabilities: NativeCapabilities;
+  timeoutMs: number;
+
+  constructor(native: NativeHcn, capabilities: NativeCapabilities, options: { timeoutMs?: number } = {}) {
+    this.native = native;
+    this.capabilities = capabilities;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  /** Loads the addon (once per process) and returns a facade over it. */
+  static open(options: HcnOptions = {}): Hcn {
+    const loaded = loadNative(options.load);
+    return new Hcn(loaded.native, loaded.capabilities, options);
+  }
+
+  // ---- networks ----
+  async enumerateNetworks(filter?: Filter): Promise<string[]> {
+    return this.json<string[]>('HcnEnumerateNetworks', () => this.native.enumerateNetworks(query(filter)));
+  }
+  /** Every network with its properties, in one native call (enumerate + open/query/close each). */
+  async listNetworks(filter?: Filter): Promise<HostComputeNetwork[]> {
+    return this.json('HcnEnumerateNetworks', () => this.native.listNetworksDetailed(query(filter)));
+  }
+  async getNetwork(id: string): Promise<HostComputeNetwork> {
+    return this.json('HcnQueryNetworkProperties', () => this.native.getNetworkProperties(id, DEFAULT_QUERY));
+  }
+  async findNetworkByName(name: string): Promise<HostComputeNetwork | undefined> {
+    return (await this.listNetworks({ Name: name }))[0];
+  }
+  async createNetwork(settings: HostComputeNetwork, id?: string): Promise<HostComputeNetwork> {
+    const body = JSON.stringify({ SchemaVersion: SCHEMA_V2, ...settings });
+    return this.json('HcnCreateNetwork', () => this.native.createNetwork(id ?? null, body, DEFAULT_QUERY));
+  }
+  async modifyNetwork(id: string, request: ModifyRequest): Promise<void> {
+    await this.call('HcnModifyNetwork', () => this.native.modifyNetwork(id, JSON.stringify(request)));
+  }
+  async deleteNetwork(id: string): Promise<void> {
+    await this.call('HcnDeleteNetwork', () => this.native.deleteNetwork(id));
+  }
+
+  // ---- endpoints ----
+  async enumerateEndpoints(filter?: Filter): Promise<string[]> {
+    return this.json<string[]>('HcnEnumerateEndpoints', () => this.native.enumerateEndpoints(query(filter)));
+  }
+  async listEndpoints(filter?: Filter): Promise<HostComputeEndpoint[]> {
+    return this.json('HcnEnumerateEndpoints', () => this.native.listEndpointsDetailed(query(filter)));
+  }
+  async listEndpointsOfNetwork(networkId: string): Promise<HostComputeEndpoint[]> {
+    // hcsshim's ListEndpointsOfNetwork filters on the v1 name VirtualNetwork: HNS has no v2 key for it yet.
+    return this.listEndpoints({ VirtualNetwork: networkId });
+  }
+  async getEndpoint(id: string): Promise<HostComputeEndpoint> {
+    return this.json('HcnQueryEndpointProperties', () => this.native.getEndpointProperties(id, DEFAULT_QUERY));
+  }
+  async createEndpoint(networkId: string, settings: HostComputeEndpoint, id?: string): Promise<HostComputeEndpoint> {
+    const body = JSON.stringify({ SchemaVersion: SCHEMA_V2, ...settings, HostComputeNetwork: networkId });
+    return this.json('HcnCreateEndpoint', () => this.native.createEndpoint(networkId, id ?? null, body, DEFAULT_QUERY));
+  }
+  async modifyEndpoint(id: string, request: ModifyRequest): Promise<void> {
+    await this.call('HcnModifyEndpoint', () => this.native.modifyEndpoint(id, JSON.stringify(request)));
+  }
+  async deleteEndpoint(id: string): Promise<void> {
+    await this.call('HcnDeleteEndpoint', () => this.native.deleteEndpoint(id));
+  }
+
+  // ---- namespaces ----
+  async listNamespaces(filter?: Filter): Promise<HostComputeNamespace[]> {
+    return this.json('HcnEnumerateNamespaces', () => this.native.listNamespacesDetailed(query(filter)));
+  }
+  async getNamespace(id: string): Promise<HostComputeNamespace> {
+    return this.json('HcnQueryNamespaceProperties', () => this.native.getNamespaceProperties(id, DEFAULT_QUERY));
+  }
+  async createNamespace(settings: HostComputeNamespace = {}, id?: string): Promise<HostComputeNamespace> {
+    const body = JSON.stringify({ SchemaVersion: SCHEMA_V2, ...settings });
+    return this.json('HcnCreateNamespace', () => this.native.createNamespace(id ?? null, body, DEFAULT_QUERY));
+  }
+  async deleteNamespace(id: string): Promise<void> {
+    await this.call('HcnDeleteNamespace', () => this.native.deleteNamespace(id));
+  }
+  async addNamespaceEndpoint(namespaceId: string, endpointId: string): Promise<void> {
+    await this.modifyNamespaceEndpoint(namespaceId, endpointId, 'Add');
+  }
+  async removeNamespaceEndpoint(namespaceId: string, endpointId: string): Promise<void> {
+    await this.modifyNamespaceEndpoint(namespaceId, endpointId, 'Remove');
+  }
+  private async modifyNamespaceEndpoint(namespaceId: string, endpointId: string, op: 'Add' | 'Remove'): Promise<void> {
+    const req: ModifyRequest = { ResourceType: 'Endpoint', RequestType: op, Settings: { EndpointId: endpointId } };
+    await this.call('HcnModifyNamespace', () => this.native.modifyNamespace(namespaceId, JSON.stringify(req)));
+  }
+
+  // ---- HNS v1 and host facts ----
+  /**
+   * HNSCall(method, path, body) with the envelope unwrapped: resolves to Output, rejects with an HcnError named
+   * after the call ("HNSCall POST /networks") when Success is false or the call itself fails.
+   */
+  async hnsCall<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+    const op = `HNSCall ${method} ${path.replace(/[0-9a-fA-F]{8}-[0-9a-fA-F-]{27}/g, '{id}').replace(/\/$/, '')}`;
+    const text = await this.call(op, () =>
+      this.native.hnsCall(method, path, body === undefined ? null : typeof body === 'string' ? body : JSON.stringify(body)),
+    );
+    let env: V1Envelope<T>;
+    try {
+      env = JSON.parse(text) as V1Envelope<T>;
+    } catch {
+      throw new HcnError(op, HR.INVALID_JSON, null, `HNS answered with something that is not JSON: ${text.slice(0, 200)}`);
+    }
+    if (!env.Success) {
+      throw new HcnError(op, env.ErrorCode ?? HR.E_FAIL, JSON.stringify({ Success: false, Error: env.Error, ErrorCode: env.ErrorCode }));
+    }
+    return env.Output as T;
+  }
+
+  /** HNS version from v1 GET /globals/version (HCN has no globals call; hcsshim does the same). */
+  async version(): Promise<{ major: number; minor: number }> {
+    const out = await this.hnsCall<{ Major: number; Minor: number }>('GET', '/globals/version');
+    return { major: Number(out?.Major ?? 0), minor: Number(out?.Minor ?? 0) };
+  }
+
+  async listAdapters(): Promise<HostAdapter[]> {
+    const raw = await this.json<Array<Record<string, unknown>>>('HcnSimEnumerateAdapters', () => this.native.listAdapters());
+    return raw.map((a) => ({
+      name: String(a.Name ?? ''),
+      mac: String(a.MacAddress ?? '').toUpperCase().replace(/:/g, '-'),
+      description: typeof a.InterfaceDescription === 'string' ? a.InterfaceDescription : undefined,
+      index: typeof a.InterfaceIndex === 'number' ? a.InterfaceIndex : undefined,
+    }));
+  }
+
+  // ---- plumbing ----
+  private async json<T>(op: string, run: () => Promise<string>): Promise<T> {
+    const text = await this.call(op, run);
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new HcnError(op, HR.INVALID_JSON, null, `unparsable answer: ${text.slice(0, 200)}`);
+    }
+  }
+
+  /**
+   * Bounds a native call by the timeout. The call cannot be cancelled (HNS keeps working on it); its late result
+   * is dropped. The error's stack is re-pointed at the caller: the native one says nothing useful.
+   */
+  private call<T>(op: string, run: () => Promise<T>): Promise<T> {
+    const site = new Error();
+    const pending = run();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        pending.catch(() => undefined);
+        reject(new HcnError(op, HR.ERROR_TIMEOUT, null, `no answer from HNS within ${this.timeoutMs / 1000}s`));
+      }, this.timeoutMs);
+      timer.unref?.();
+    });
+    return Promise.race([pending, timeout])
+      .catch((e: unknown) => {
+        if (e instanceof Error && site.stack) e.stack = `${e.name}: ${e.message}\n${site.stack.split('\n').slice(1).join('\n')}`;
+        throw e;
+      })
+      .finally(() => clearTimeout(timer));
+  }
+}

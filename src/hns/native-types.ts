@@ -1,0 +1,106 @@
+/**
+ * The surface of the native addon (build/Release/hcn.node), exactly as native/addon exports it.
+ *
+ * Rules of the seam:
+ * - Strings and ids cross, handles never do: each call opens, acts, queries and closes inside one native call.
+ * - Every HCN call runs on a worker thread and returns a Promise; N-API is only touched on the main thread.
+ * - JSON goes in and comes out as strings; parsing and typing is the TypeScript facade's job (src/hns).
+ * - An HCN failure rejects with an instance of the class given to setErrorClass (HcnError), constructed as
+ *   `new Cls(op, hresult, errorRecord)` where hresult is unsigned and errorRecord the raw JSON text or null.
+ *   A non-empty error record with S_OK is a failure too (hcsshim's rule): the native side then passes hresult 0
+ *   with the record, and HcnError takes the record's ErrorCode (or E_FAIL when it has none).
+ * - A missing library or symbol is not a crash: capabilities() says so, and calls that need it reject with
+ *   ERROR_MOD_NOT_FOUND (0x8007007E) or ERROR_PROC_NOT_FOUND (0x8007007F).
+ * - GUID arguments are 36-character strings (braces optional, any case); null or '' means GUID_NULL.
+ */
+
+export interface NativeCapabilities {
+  /** All HCN (computenetwork) functions the project uses were resolved. */
+  readonly v2Supported: boolean;
+  /** HNSCall (vmcompute) was resolved. */
+  readonly v1Supported: boolean;
+  /** Path or name of the library HCN functions came from, or null when none could be loaded. */
+  readonly hcnLibrary: string | null;
+  /** Path or name of the library HNSCall came from, or null. */
+  readonly v1Library: string | null;
+  /** Function names that could not be resolved (empty when everything is there). */
+  readonly missing: readonly string[];
+  /** Where listAdapters() gets its answer: the HCN library (simulator), the OS, or nowhere. */
+  readonly adapterSource: 'library' | 'os' | 'none';
+  /** The reason a library failed to load (dlerror / GetLastError text), if it did. */
+  readonly loadError: string | null;
+}
+
+export interface NativeInitOptions {
+  /**
+   * Linux/macOS: the simulator client library to dlopen (required there).
+   * Windows: ignored; computenetwork.dll and vmcompute.dll are always loaded from System32.
+   */
+  readonly libraryPath?: string;
+}
+
+/** Counters of native calls, by resolved function name, for coverage reports (the wine suite prints them). */
+export interface NativeStats {
+  readonly calls: Readonly<Record<string, number>>;
+  /** Calls to the free function (CoTaskMemFree) for strings returned by the library. */
+  readonly frees: number;
+}
+
+export type HcnErrorConstructor = new (op: string, hresult: number, errorRecord: string | null) => Error;
+
+export interface NativeHcn {
+  /** Loads the HCN libraries; idempotent (the second call returns the first call's capabilities). */
+  init(options: NativeInitOptions): NativeCapabilities;
+  capabilities(): NativeCapabilities;
+  setErrorClass(ctor: HcnErrorConstructor): void;
+  stats(): NativeStats;
+
+  // Networks. query: a HostComputeQuery JSON string, or null (the v1 shape).
+  enumerateNetworks(query: string | null): Promise<string>;
+  /** HcnCreateNetwork → HcnQueryNetworkProperties(query) → HcnCloseNetwork; resolves to the properties JSON. */
+  createNetwork(id: string | null, settings: string, query: string | null): Promise<string>;
+  /** HcnOpenNetwork → HcnQueryNetworkProperties → HcnCloseNetwork. */
+  getNetworkProperties(id: string, query: string | null): Promise<string>;
+  /** HcnOpenNetwork → HcnModifyNetwork → HcnCloseNetwork. */
+  modifyNetwork(id: string, settings: string): Promise<void>;
+  deleteNetwork(id: string): Promise<void>;
+  /** Enumerate, then open/query/close each; objects that vanish meanwhile are skipped. Resolves to a JSON array. */
+  listNetworksDetailed(query: string | null): Promise<string>;
+
+  // Endpoints.
+  enumerateEndpoints(query: string | null): Promise<string>;
+  /** HcnOpenNetwork → HcnCreateEndpoint → HcnQueryEndpointProperties → close both. */
+  createEndpoint(networkId: string, id: string | null, settings: string, query: string | null): Promise<string>;
+  getEndpointProperties(id: string, query: string | null): Promise<string>;
+  modifyEndpoint(id: string, settings: string): Promise<void>;
+  deleteEndpoint(id: string): Promise<void>;
+  listEndpointsDetailed(query: string | null): Promise<string>;
+
+  // Namespaces.
+  enumerateNamespaces(query: string | null): Promise<string>;
+  createNamespace(id: string | null, settings: string, query: string | null): Promise<string>;
+  getNamespaceProperties(id: string, query: string | null): Promise<string>;
+  modifyNamespace(id: string, settings: string): Promise<void>;
+  deleteNamespace(id: string): Promise<void>;
+  listNamespacesDetailed(query: string | null): Promise<string>;
+
+  /** HNS v1: HNSCall(method, path, body) → the raw response envelope JSON {Success, Error, ErrorCode, Output}. */
+  hnsCall(method: string, path: string, body: string | null): Promise<string>;
+
+  /** JSON array of {Name, MacAddress, InterfaceDescription, InterfaceIndex}. */
+  listAdapters(): Promise<string>;
+
+  /**
+   * OS file lock that the kernel releases when the process dies (fcntl OFD lock / LockFileEx), non-blocking:
+   * returns a handle, or null when another holder has it. Creates the file (0600) if needed.
+   */
+  tryLockFile(path: string): number | null;
+  unlockFile(handle: number): void;
+
+  /**
+   * An opaque, stable token for "process pid as started at time T" (Linux: /proc/<pid>/stat start time in clock
+   * ticks; Windows: GetProcessTimes creation time), or null when no such process exists. Comparing tokens detects
+   * PID reuse.
+   */
+  processStartTime(pid: number): string | null;
+}

@@ -1,0 +1,153 @@
+/**
+ * The only module that loads the addon. It finds hcn.node (and, off Windows, the simulator client library that
+ * stands in for computenetwork.dll) in one of three places, in this order:
+ *  1. an explicit path (HCN_CNI_ADDON, passed in by the CLI);
+ *  2. inside the executable: a Node single-executable application carries both as SEA assets, and pkg as snapshot
+ *     files. Neither can be dlopen'ed in place, so they are written once to a content-hashed directory under the
+ *     temp dir and loaded from there (a hashed name never overwrites a DLL another process still has loaded);
+ *  3. a source checkout or npm install: <package root>/build/Release/hcn.node.
+ */
+import * as crypto from 'crypto';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { HcnError } from './errors';
+import type { NativeCapabilities, NativeHcn } from './native-types';
+
+export interface LoadOptions {
+  /** Use this hcn.node. */
+  addonPath?: string;
+  /** The HCN library to load instead of the one next to the addon (not used on Windows: always System32). */
+  libraryPath?: string;
+  /** Where embedded binaries are extracted (default: the OS temp dir). */
+  extractDir?: string;
+}
+
+export interface LoadedNative {
+  native: NativeHcn;
+  capabilities: NativeCapabilities;
+  addonPath: string;
+  libraryPath: string | undefined;
+  /** How the addon was found: 'explicit' | 'sea' | 'pkg' | 'package'. */
+  source: string;
+}
+
+const ADDON = 'hcn.node';
+const SIM_LIBRARY = 'libhcnsim.so';
+const isWindows = process.platform === 'win32';
+
+/** SEA asset names; scripts/package.ts stores the binaries under the same names. */
+export function seaAssetNames(platform: string = process.platform, arch: string = process.arch): { addon: string; library: string } {
+  return { addon: `hcn-${platform}-${arch}.node`, library: `libhcnsim-${platform}-${arch}.so` };
+}
+
+let cached: LoadedNative | undefined;
+
+export function loadNative(options: LoadOptions = {}): LoadedNative {
+  if (cached) return cached;
+  const found = locate(options);
+  const mod = { exports: {} as NativeHcn };
+  process.dlopen(mod, found.addonPath);
+  const native = mod.exports;
+  native.setErrorClass(HcnError);
+  const libraryPath = isWindows ? undefined : options.libraryPath ?? found.libraryPath;
+  const capabilities = native.init(libraryPath ? { libraryPath } : {});
+  cached = { native, capabilities, addonPath: found.addonPath, libraryPath, source: found.source };
+  return cached;
+}
+
+interface Located {
+  addonPath: string;
+  libraryPath?: string;
+  source: string;
+}
+
+function locate(options: LoadOptions): Located {
+  if (options.addonPath) {
+    return { addonPath: options.addonPath, libraryPath: beside(options.addonPath), source: 'explicit' };
+  }
+  const sea = fromSea(options.extractDir);
+  if (sea) return sea;
+  const pkg = fromPkgSnapshot(options.extractDir);
+  if (pkg) return pkg;
+  const tried: string[] = [];
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, 'build', 'Release', ADDON);
+    tried.push(candidate);
+    if (fs.existsSync(candidate)) return { addonPath: candidate, libraryPath: beside(candidate), source: 'package' };
+    if (path.dirname(dir) === dir) break;
+  }
+  throw new Error(`hcn-cni: native addon not found; looked in:\n  ${tried.join('\n  ')}\nbuild it with "npm run build:native"`);
+}
+
+function beside(addonPath: string): string | undefined {
+  return isWindows ? undefined : path.join(path.dirname(addonPath), SIM_LIBRARY);
+}
+
+function fromSea(extractDir?: string): Located | undefined {
+  let sea: { isSea(): boolean; getAsset(name: string): ArrayBuffer } | undefined;
+  try {
+    // node:sea exists from Node 20.12; require() keeps older runtimes loading the rest of the module.
+    sea = require('node:sea');
+  } catch {
+    return undefined;
+  }
+  if (!sea || !sea.isSea()) return undefined;
+  const names = seaAssetNames();
+  const addon = Buffer.from(sea.getAsset(names.addon));
+  let library: Buffer | undefined;
+  if (!isWindows) {
+    try {
+      library = Buffer.from(sea.getAsset(names.library));
+    } catch {
+      library = undefined; // an executable built for real Windows hosts only
+    }
+  }
+  return { ...extract(addon, library, extractDir), source: 'sea' };
+}
+
+function fromPkgSnapshot(extractDir?: string): Located | undefined {
+  if (!(process as unknown as { pkg?: unknown }).pkg) return undefined;
+  // pkg puts the package under /snapshot (C:\snapshot); dlopen needs a real file, so copy it out.
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, 'build', 'Release', ADDON);
+    if (fs.existsSync(candidate)) {
+      const lib = beside(candidate);
+      const library = lib && fs.existsSync(lib) ? fs.readFileSync(lib) : undefined;
+      return { ...extract(fs.readFileSync(candidate), library, extractDir), source: 'pkg' };
+    }
+    if (path.dirname(dir) === dir) return undefined;
+  }
+}
+
+/** Writes the binaries to <tmp>/hcn-cni-<hash>/ once; later starts find them there and write nothing. */
+function extract(addon: Buffer, library: Buffer | undefined, extractDir?: string): { addonPath: string; libraryPath?: string } {
+  const hash = crypto.createHash('sha256').update(addon);
+  if (library) hash.update(library);
+  const dir = path.join(extractDir ?? os.tmpdir(), `hcn-cni-${hash.digest('hex').slice(0, 16)}`);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const addonPath = path.join(dir, ADDON);
+  writeOnce(addonPath, addon);
+  let libraryPath: string | undefined;
+  if (library) {
+    libraryPath = path.join(dir, SIM_LIBRARY);
+    writeOnce(libraryPath, library);
+  }
+  return { addonPath, libraryPath };
+}
+
+function writeOnce(file: string, content: Buffer): void {
+  try {
+    if (fs.statSync(file).size === content.length) return;
+  } catch {
+    // not there yet
+  }
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, content, { mode: 0o700 });
+  fs.renameSync(tmp, file);
+}
+
+/** For tests: forget the cached addon handle (the shared object itself stays loaded). */
+export function resetNativeForTests(): void {
+  cached = undefined;
+}

@@ -1,0 +1,180 @@
+/**
+ * Endpoint and network policies in both of HNS's dialects. Configurations in the field carry either form (Azure CNI's
+ * AdditionalArgs are v1 flat: {"Type":"OutBoundNAT","ExceptionList":[…]}; sdnbridge's are v2 typed:
+ * {"Type":"OutBoundNAT","Settings":{"Exceptions":[…]}}), whichever API the host ends up using. We keep the v2 typed
+ * form as the canonical one and render v1 from it.
+ */
+import type { FlatPolicy, TypedPolicy } from './schema';
+
+export class PolicyError extends Error {
+  override readonly name = 'PolicyError';
+}
+
+type Obj = Record<string, unknown>;
+
+interface Mapping {
+  v1: string;
+  v2: string;
+  /** v1 field → v2 Settings field. */
+  fields: Record<string, string>;
+  toV2?: (flat: Obj, settings: Obj) => void;
+  toV1?: (settings: Obj, flat: Obj) => void;
+}
+
+const PROTOCOL_NUMBERS: Record<string, number> = { tcp: 6, udp: 17, icmp: 1, icmpv6: 58 };
+const PROTOCOL_NAMES: Record<number, string> = { 6: 'tcp', 17: 'udp', 1: 'icmp', 58: 'icmpv6' };
+
+export function protocolNumber(p: unknown, where: string): number {
+  if (typeof p === 'number' && Number.isInteger(p) && p >= 0 && p <= 255) return p;
+  if (typeof p === 'string') {
+    const n = PROTOCOL_NUMBERS[p.toLowerCase()] ?? (/^\d+$/.test(p) ? Number(p) : undefined);
+    if (n !== undefined && n <= 255) return n;
+  }
+  throw new PolicyError(`${where}: protocol ${JSON.stringify(p)} is not tcp, udp or a protocol number`);
+}
+
+const MAPPINGS: Mapping[] = [
+  {
+    v1: 'OutBoundNAT',
+    v2: 'OutBoundNAT',
+    fields: { ExceptionList: 'Exceptions', VIP: 'VirtualIP', Destinations: 'Destinations', Flags: 'Flags' },
+  },
+  {
+    v1: 'NAT',
+    v2: 'PortMapping',
+    fields: { InternalPort: 'InternalPort', ExternalPort: 'ExternalPort', VIP: 'VIP', Flags: 'Flags' },
+    toV2: (flat, s) => {
+      if (flat.Protocol !== undefined) s.Protocol = protocolNumber(flat.Protocol, 'NAT policy');
+    },
+    toV1: (s, flat) => {
+      if (s.Protocol !== undefined) {
+        const n = protocolNumber(s.Protocol, 'PortMapping policy');
+        flat.Protocol = PROTOCOL_NAMES[n] ?? String(n);
+      }
+    },
+  },
+  {
+    v1: 'ROUTE',
+    v2: 'SDNRoute',
+    fields: { DestinationPrefix: 'DestinationPrefix', NeedEncap: 'NeedEncap', NextHop: 'NextHop' },
+  },
+  {
+    v1: 'ACL',
+    v2: 'ACL',
+    fields: {
+      Action: 'Action',
+      Direction: 'Direction',
+      LocalAddresses: 'LocalAddresses',
+      RemoteAddresses: 'RemoteAddresses',
+      LocalPorts: 'LocalPorts',
+      RemotePorts: 'RemotePorts',
+      RuleType: 'RuleType',
+      Priority: 'Priority',
+      Id: 'Id',
+    },
+    // v1 carries one protocol number, v2 a string list ("6" or "6,17").
+    toV2: (flat, s) => {
+      if (flat.Protocol !== undefined) s.Protocols = String(protocolNumber(flat.Protocol, 'ACL policy'));
+      if (flat.Protocols !== undefined) s.Protocols = String(flat.Protocols);
+    },
+    toV1: (s, flat) => {
+      if (s.Protocols !== undefined) {
+        const first = String(s.Protocols).split(',')[0]!.trim();
+        flat.Protocol = protocolNumber(first, 'ACL policy');
+      }
+    },
+  },
+  { v1: 'QOS', v2: 'QOS', fields: { MaximumOutgoingBandwidthInBytes: 'MaximumOutgoingBandwidthInBytes' } },
+  { v1: 'PA', v2: 'ProviderAddress', fields: { PA: 'ProviderAddress' } },
+  { v1: 'VLAN', v2: 'VLAN', fields: { VLAN: 'IsolationId' } },
+  { v1: 'VSID', v2: 'VSID', fields: { VSID: 'IsolationId' } },
+];
+
+const BY_V1 = new Map(MAPPINGS.map((m) => [m.v1.toLowerCase(), m]));
+const BY_V2 = new Map(MAPPINGS.map((m) => [m.v2.toLowerCase(), m]));
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Accepts a policy in either form and returns the v2 typed form. `where` names it in errors. */
+export function toTyped(policy: unknown, where = 'policy'): TypedPolicy {
+  if (!isObj(policy)) throw new PolicyError(`${where} must be an object, got ${JSON.stringify(policy)}`);
+  const type = policy.Type ?? policy.type;
+  if (typeof type !== 'string' || type === '') throw new PolicyError(`${where} has no string "Type"`);
+  const settings = policy.Settings ?? policy.settings;
+  if (settings !== undefined) {
+    if (!isObj(settings)) throw new PolicyError(`${where}.Settings must be an object`);
+    const m = BY_V2.get(type.toLowerCase());
+    return { Type: m ? m.v2 : type, Settings: { ...settings } };
+  }
+  const m = BY_V1.get(type.toLowerCase()) ?? BY_V2.get(type.toLowerCase());
+  const out: Obj = {};
+  if (!m) {
+    // A type we do not translate: keep its fields as they are.
+    for (const [k, v] of Object.entries(policy)) if (k !== 'Type' && k !== 'type') out[k] = v;
+    return { Type: type, Settings: out };
+  }
+  for (const [k, v] of Object.entries(policy)) {
+    if (k === 'Type' || k === 'type') continue;
+    const target = m.fields[k];
+    if (target) out[target] = v;
+    else if (k !== 'Protocol' && k !== 'Protocols') out[k] = v;
+  }
+  m.toV2?.(policy, out);
+  return { Type: m.v2, Settings: out };
+}
+
+/** Renders a typed policy in the v1 flat form. */
+export function toFlat(policy: TypedPolicy): FlatPolicy {
+  const m = BY_V2.get(policy.Type.toLowerCase());
+  const settings = policy.Settings ?? {};
+  if (!m) {
+    if (V2_ONLY.has(policy.Type.toLowerCase())) {
+      throw new PolicyError(`policy ${policy.Type} exists only in the HCN (v2) API; this host uses HNS v1`);
+    }
+    return { Type: policy.Type, ...settings };
+  }
+  const reverse = Object.fromEntries(Object.entries(m.fields).map(([v1, v2]) => [v2, v1]));
+  const flat: FlatPolicy = { Type: m.v1 };
+  for (const [k, v] of Object.entries(settings)) {
+    const target = reverse[k];
+    if (target) flat[target] = v;
+    else if (k !== 'Protocol' && k !== 'Protocols') flat[k] = v;
+  }
+  m.toV1?.(settings, flat);
+  return flat;
+}
+
+const V2_ONLY = new Set(['interfaceparameters', 'l4wfpproxy', 'portname', 'encapoverhead', 'iov', 'tieracl', 'netadaptername']);
+
+export function render(policies: TypedPolicy[], api: 1 | 2): Array<TypedPolicy | FlatPolicy> {
+  return api === 2 ? policies : policies.map(toFlat);
+}
+
+export function portMapping(m: { protocol: string; hostPort: number; containerPort: number; hostIP?: string }): TypedPolicy {
+  const s: Obj = { Protocol: protocolNumber(m.protocol, 'portMappings'), InternalPort: m.containerPort, ExternalPort: m.hostPort };
+  if (m.hostIP && m.hostIP !== '0.0.0.0') s.VIP = m.hostIP;
+  return { Type: 'PortMapping', Settings: s };
+}
+
+/**
+ * Adds outbound-NAT exceptions: into an existing OutBoundNAT policy without Destinations when there is one (HNS
+ * wants one such policy per endpoint), else as a new policy.
+ */
+export function withOutboundNatExceptions(policies: TypedPolicy[], exceptions: string[]): TypedPolicy[] {
+  if (exceptions.length === 0) return policies;
+  const out = policies.map((p) => ({ ...p, Settings: { ...(p.Settings ?? {}) } }));
+  const existing = out.find((p) => p.Type === 'OutBoundNAT' && !p.Settings.Destinations);
+  if (existing) {
+    const have = Array.isArray(existing.Settings.Exceptions) ? (existing.Settings.Exceptions as unknown[]).map(String) : [];
+    existing.Settings.Exceptions = [...new Set([...have, ...exceptions])];
+    return out;
+  }
+  return [...out, { Type: 'OutBoundNAT', Settings: { Exceptions: [...new Set(exceptions)] } }];
+}
+
+/** win-bridge's loopback DSR: an OutBoundNAT policy whose destination is the pod's own IP (v2 only). */
+export function loopbackDsr(podIp: string): TypedPolicy {
+  return { Type: 'OutBoundNAT', Settings: { Destinations: [podIp] } };
+}

@@ -1,0 +1,97 @@
+/**
+ * Address syntax the configuration and results use: IPv4 addresses and CIDRs (as 32-bit numbers so containment can
+ * be checked), IPv6 recognition (so an IPv6 value can be called "unsupported" rather than "malformed"), and MACs.
+ */
+import { isIP, isIPv4, isIPv6 } from 'node:net';
+
+/** parseIpv4: dotted quad → unsigned 32-bit number; undefined if not an IPv4 literal (leading zeros are refused). */
+export function parseIpv4(s: string): number | undefined {
+  if (!isIPv4(s)) return undefined;
+  return s.split('.').reduce((acc, octet) => acc * 256 + Number(octet), 0);
+}
+
+/** formatIpv4: unsigned 32-bit number → dotted quad. */
+export function formatIpv4(n: number): string {
+  return [24, 16, 8, 0].map((shift) => Math.floor(n / 2 ** shift) % 256).join('.');
+}
+
+export interface Ipv4Cidr {
+  /** The address part as written (may have host bits). */
+  address: number;
+  prefix: number;
+  /** The network address (host bits cleared). */
+  network: number;
+  /** The last address of the range (the broadcast address for prefixes below 31). */
+  last: number;
+}
+
+/** parseIpv4Cidr: "a.b.c.d/n" with n from 0 to 32; undefined if it is not that. */
+export function parseIpv4Cidr(s: string): Ipv4Cidr | undefined {
+  const m = /^([0-9.]+)\/(0|[1-9]\d?)$/.exec(s);
+  if (!m) return undefined;
+  const address = parseIpv4(m[1]!);
+  const prefix = Number(m[2]);
+  if (address === undefined || prefix > 32) return undefined;
+  const size = 2 ** (32 - prefix);
+  const network = address - (address % size);
+  return { address, prefix, network, last: network + size - 1 };
+}
+
+/** isIpv6Cidr: "addr/n" with an IPv6 address and n from 0 to 128. */
+export function isIpv6Cidr(s: string): boolean {
+  const slash = s.lastIndexOf('/');
+  if (slash < 0) return false;
+  const prefix = s.slice(slash + 1);
+  return isIPv6(s.slice(0, slash)) && /^(0|[1-9]\d{0,2})$/.test(prefix) && Number(prefix) <= 128;
+}
+
+/** isIpCidr: an IPv4 or IPv6 CIDR (results may carry either). */
+export function isIpCidr(s: string): boolean {
+  return parseIpv4Cidr(s) !== undefined || isIpv6Cidr(s);
+}
+
+/** isIpAddress: an IPv4 or IPv6 literal. */
+export function isIpAddress(s: string): boolean {
+  return isIP(s) !== 0;
+}
+
+export { isIPv4 as isIpv4, isIPv6 as isIpv6 };
+
+/** ipFamily: "4" or "6" for an address or CIDR (the pre-1.0.0 `ips[].version`); undefined if neither. */
+export function ipFamily(addressOrCidr: string): '4' | '6' | undefined {
+  const addr = addressOrCidr.includes('/') ? addressOrCidr.slice(0, addressOrCidr.lastIndexOf('/')) : addressOrCidr;
+  const v = isIP(addr);
+  return v === 4 ? '4' : v === 6 ? '6' : undefined;
+}
+
+/** parseMac: colon-, dash-separated or bare hex → six bytes; undefined if it is none of those. */
+export function parseMac(s: string): number[] | undefined {
+  let hex: string;
+  if (/^[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}(\1[0-9A-Fa-f]{2}){4}$/.test(s)) hex = s.replace(/[:-]/g, '');
+  else if (/^[0-9A-Fa-f]{12}$/.test(s)) hex = s;
+  else return undefined;
+  const bytes: number[] = [];
+  for (let i = 0; i < 12; i += 2) bytes.push(parseInt(hex.slice(i, i + 2), 16));
+  return bytes;
+}
+
+/**
+ * unicastMacProblem: why a MAC cannot be a NIC's address, or undefined. All-zero is "no address", and the
+ * group bit (low bit of the first octet) marks multicast, which covers broadcast FF-FF-FF-FF-FF-FF too.
+ */
+export function unicastMacProblem(bytes: readonly number[]): string | undefined {
+  if (bytes.every((b) => b === 0)) return 'the all-zero address';
+  if (bytes.every((b) => b === 0xff)) return 'the broadcast address';
+  if ((bytes[0]! & 1) === 1) return 'a multicast address';
+  return undefined;
+}
+
+/** formatMacDash: "AA-BB-CC-DD-EE-FF", the form HNS uses. */
+export function formatMacDash(bytes: readonly number[]): string {
+  return bytes.map((b) => b.toString(16).padStart(2, '0').toUpperCase()).join('-');
+}
+
+/** formatMacColon: "aa:bb:cc:dd:ee:ff", the form CNI results carry. */
+export function formatMacColon(bytes: readonly number[]): string {
+  return bytes.map((b) => b.toString(16).padStart(2, '0')).join(':');
+}

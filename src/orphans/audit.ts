@@ -1,0 +1,95 @@
+/**
+ * The audit: list HNS, then read the state, judge (detect), delete orphans (sweep), tidy the state.
+ *
+ * The order of the first two steps is what makes it safe without a lock across HNS calls: every create is preceded
+ * by its intent, and the intent is replaced by the record atomically (record first, intent second). So any object
+ * that shows up in the listing had its claim on disk before the listing began, and reading the state afterwards
+ * always finds that claim (or the record that succeeded it).
+ */
+import type { HnsApi } from '../hns/api';
+import type { HostOs } from '../hns/host-os';
+import type { Logger } from '../log/logger';
+import { intentLiveness } from '../state/liveness';
+import { ownerKey } from '../state/records';
+import type { StateStore } from '../state/store';
+import { detect, type AuditPlan, type Judged, type Verdict } from './detect';
+import { sweep, type SweepResult } from './sweep';
+
+export interface AuditDeps {
+  api: HnsApi;
+  store: StateStore;
+  os: HostOs;
+  log: Logger;
+  now?: () => number;
+  dryRun?: boolean;
+  /**
+   * How long a tombstone (or a dead intent) is kept after nothing of its owner is left in HNS: long enough for any
+   * create that was in flight at the DEL to complete (so the audit can still recognise why it appeared).
+   */
+  graceMs: number;
+}
+
+export interface AuditReport {
+  plan: AuditPlan;
+  counts: Record<Verdict, number>;
+  sweep?: SweepResult;
+  durationMs: number;
+}
+
+export async function audit(deps: AuditDeps): Promise<AuditReport> {
+  const now = deps.now ?? Date.now;
+  const started = now();
+  const [networks, endpoints] = await Promise.all([deps.api.listNetworks(), deps.api.listEndpoints()]);
+  const state = deps.store.snapshot();
+  const tombs = new Map(state.tombstones.map((t) => [ownerKey(t), t]));
+  const intentLive = new Map(
+    state.intents.map((i) => [i.id, intentLiveness(i, tombs.get(ownerKey(i)), now(), deps.os.processStartTime)] as const),
+  );
+  const plan = detect({ networks, endpoints, state, intentLive });
+  const counts: Record<Verdict, number> = { foreign: 0, live: 0, 'in-flight': 0, protected: 0, orphan: 0 };
+  for (const j of plan.judged) {
+    counts[j.verdict]++;
+    const line = { audit: j.verdict, kind: j.kind, id: j.id, name: j.name, reason: j.reason };
+    if (j.verdict === 'foreign' || j.verdict === 'live') deps.log.debug(line, 'audit verdict');
+    else deps.log.info(line, 'audit verdict');
+  }
+  const report: AuditReport = { plan, counts, durationMs: 0 };
+  if (!deps.dryRun) {
+    if (plan.endpoints.length + plan.networks.length > 0) {
+      report.sweep = await sweep(plan, { api: deps.api, log: deps.log, stillOrphan: (j) => stillOrphan(j, deps, now()) });
+    }
+    await tidy(deps, plan, report.sweep, now());
+  }
+  report.durationMs = now() - started;
+  deps.log.info({ audit: 'summary', ...counts, deleted: report.sweep?.deleted.length ?? 0, durationMs: report.durationMs, dryRun: !!deps.dryRun }, 'audit done');
+  return report;
+}
+
+/** Re-judges one object against its owner's state as it is on disk now. */
+function stillOrphan(j: Judged, deps: AuditDeps, now: number): boolean {
+  if (!j.owner) return false;
+  const record = deps.store.getAttachment(j.owner);
+  const intent = deps.store.getIntent(j.owner);
+  const tomb = deps.store.getTombstone(j.owner);
+  const intentLive = new Map(intent ? [[intent.id, intentLiveness(intent, tomb, now, deps.os.processStartTime)]] : []);
+  const state = { attachments: record ? [record] : [], intents: intent ? [intent] : [], tombstones: tomb ? [tomb] : [], quarantined: [] };
+  const listed = { id: j.id, name: j.name };
+  const again =
+    j.kind === 'endpoint'
+      ? detect({ networks: [], endpoints: [{ ...listed, networkId: j.networkId ?? '', ips: [] }], state, intentLive })
+      : detect({ networks: [{ ...listed, type: '', flags: 0, subnets: [] }], endpoints: [], state, intentLive });
+  return again.judged[0]?.verdict === 'orphan';
+}
+
+/** Drops tombstones and dead intents once nothing of their owner is left in HNS and the grace period is over. */
+async function tidy(deps: AuditDeps, plan: AuditPlan, swept: SweepResult | undefined, now: number): Promise<void> {
+  const deleted = new Set((swept?.deleted ?? []).map((j) => j.id));
+  const remaining = new Set(plan.judged.filter((j) => j.owner && !deleted.has(j.id)).map((j) => ownerKey(j.owner!)));
+  const state = deps.store.snapshot();
+  for (const t of state.tombstones) {
+    if (!remaining.has(ownerKey(t)) && now - t.createdAt > deps.graceMs) await deps.store.removeTombstone(t, t.createdAt + 1);
+  }
+  for (const i of state.intents) {
+    if (!remaining.has(ownerKey(i)) && now - i.deadline > deps.graceMs) await deps.store.removeIntent(i, i.id);
+  }
+}

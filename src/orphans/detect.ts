@@ -1,0 +1,133 @@
+/**
+ * detect(): the audit's judgement, a pure function of what HNS shows and what the state says. Every object gets a
+ * verdict:
+ *  - foreign:   not named by us (nat, ext, shared bridge networks, anything without a valid owner name). Never touched.
+ *  - live:      ours, and the owner's committed attachment record names this very object (by id).
+ *  - in-flight: ours, and a live intent of the owner claims it (by planned id, or by name when the create did not
+ *               choose its id). A live intent is a running ADD; deleting under it would be the HNS race of seed 000.
+ *  - protected: ours, but we must not judge it: its owner's record is quarantined (unreadable), or it is a network
+ *               that still holds endpoints that are not orphans.
+ *  - orphan:    ours, and nothing claims it. Deleted by sweep().
+ */
+import type { EndpointInfo, NetworkInfo } from '../hns/api';
+import { sameId } from '../hns/api';
+import { ownerKey, type AttachmentRecord, type IntentRecord, type Owner } from '../state/records';
+import type { StateSnapshot } from '../state/store';
+import { parseOwnedName } from './ownership';
+
+export type Verdict = 'foreign' | 'live' | 'in-flight' | 'protected' | 'orphan';
+
+export interface Judged {
+  kind: 'network' | 'endpoint';
+  id: string;
+  name: string;
+  verdict: Verdict;
+  reason: string;
+  owner?: Owner;
+  /** Endpoints: their network; networks: the adapter they bind. */
+  networkId?: string;
+  adapterName?: string;
+  namespaceId?: string;
+  mac?: string;
+}
+
+export interface AuditInput {
+  networks: NetworkInfo[];
+  endpoints: EndpointInfo[];
+  state: StateSnapshot;
+  /** Liveness of each intent, by intent id (computed by the caller: it needs the OS). */
+  intentLive: ReadonlyMap<string, { live: boolean; reason: string }>;
+}
+
+export interface AuditPlan {
+  judged: Judged[];
+  /** Orphan endpoints, to delete first (detaching from their namespace before). */
+  endpoints: Judged[];
+  /** Orphan networks, deleted after their endpoints. */
+  networks: Judged[];
+}
+
+interface OwnerState {
+  record?: AttachmentRecord;
+  intent?: IntentRecord;
+  intentLive?: { live: boolean; reason: string };
+  quarantined: boolean;
+}
+
+export function detect(input: AuditInput): AuditPlan {
+  const owners = new Map<string, OwnerState>();
+  const get = (o: Owner): OwnerState => {
+    const k = ownerKey(o);
+    let s = owners.get(k);
+    if (!s) owners.set(k, (s = { quarantined: false }));
+    return s;
+  };
+  for (const r of input.state.attachments) get(r).record = r;
+  for (const i of input.state.intents) {
+    const s = get(i);
+    s.intent = i;
+    s.intentLive = input.intentLive.get(i.id) ?? { live: false, reason: 'liveness unknown' };
+  }
+  for (const q of input.state.quarantined) if (q.owner && q.kind === 'attachment') get(q.owner).quarantined = true;
+
+  const judged: Judged[] = [];
+  const endpointVerdicts = new Map<string, Judged>();
+  for (const ep of input.endpoints) {
+    const j = judge('endpoint', ep.id, ep.name, get, owners);
+    j.networkId = ep.networkId;
+    if (ep.namespaceId) j.namespaceId = ep.namespaceId;
+    if (ep.mac) j.mac = ep.mac;
+    judged.push(j);
+    endpointVerdicts.set(ep.id.toLowerCase(), j);
+  }
+  for (const net of input.networks) {
+    const j = judge('network', net.id, net.name, get, owners);
+    if (net.adapterName) j.adapterName = net.adapterName;
+    if (j.verdict === 'orphan') {
+      // Deleting a network cascades to its endpoints in HNS: only when every one of them is an orphan too.
+      const keep = input.endpoints.filter((e) => sameId(e.networkId, net.id) && endpointVerdicts.get(e.id.toLowerCase())?.verdict !== 'orphan');
+      if (keep.length > 0) {
+        j.verdict = 'protected';
+        j.reason = `it still holds ${keep.length} endpoint(s) that are not orphans (${keep.map((e) => e.name).join(', ')})`;
+      }
+    }
+    judged.push(j);
+  }
+  return {
+    judged,
+    endpoints: judged.filter((j) => j.kind === 'endpoint' && j.verdict === 'orphan'),
+    networks: judged.filter((j) => j.kind === 'network' && j.verdict === 'orphan'),
+  };
+}
+
+function judge(
+  kind: 'network' | 'endpoint',
+  id: string,
+  name: string,
+  get: (o: Owner) => OwnerState,
+  owners: Map<string, OwnerState>,
+): Judged {
+  const parsed = parseOwnedName(name);
+  if (!parsed || parsed.kind !== kind) return { kind, id, name, verdict: 'foreign', reason: 'not named by hcn-cni' };
+  const owner = parsed.owner;
+  const base = { kind, id, name, owner, ...(parsed.mac ? { mac: parsed.mac } : {}) };
+  const known = owners.has(ownerKey(owner));
+  const s = known ? get(owner) : { quarantined: false };
+  const rec = s.record;
+  if (rec) {
+    const recorded = kind === 'endpoint' ? rec.endpoint.owned && sameId(rec.endpoint.id, id) : rec.network.owned && sameId(rec.network.id, id);
+    if (recorded) return { ...base, verdict: 'live', reason: `attachment ${ownerKey(owner)} is committed with it` };
+  }
+  if (s.intent && s.intentLive?.live) {
+    const claims = s.intent.planned.some((p) => p.kind === kind && (p.id ? sameId(p.id, id) : p.name === name));
+    if (claims) return { ...base, verdict: 'in-flight', reason: `a running ADD (pid ${s.intent.pid}) is creating it` };
+  }
+  if (!rec && s.quarantined) {
+    return { ...base, verdict: 'protected', reason: `the attachment record of ${ownerKey(owner)} is quarantined; not judging` };
+  }
+  let reason: string;
+  if (rec) reason = `attachment ${ownerKey(owner)} is committed with another ${kind} (stale duplicate)`;
+  else if (s.intent) reason = `no committed attachment, and the intent is dead: ${s.intentLive?.reason ?? 'unknown'}`;
+  else reason = 'no committed attachment and no intent claims it';
+  return { ...base, verdict: 'orphan', reason };
+}

@@ -1,0 +1,58 @@
+/**
+ * sweep(): deletes what detect() condemned, in dependency order (detach, endpoints, networks). Just before each
+ * delete it asks `stillOrphan` to re-judge the object against fresh state, because no lock is held across HNS calls:
+ * an ADD may have claimed the owner since the listing. Not-found counts as done (someone else removed it).
+ */
+import type { HnsApi } from '../hns/api';
+import { isNotFound, isUnreachable } from '../hns/errors';
+import type { Logger } from '../log/logger';
+import type { AuditPlan, Judged } from './detect';
+
+export interface SweepDeps {
+  api: HnsApi;
+  /** Re-judges one object against the state as it is now; true when it is still an orphan. */
+  stillOrphan(j: Judged): boolean;
+  log: Logger;
+}
+
+export interface SweepResult {
+  deleted: Judged[];
+  skipped: Array<{ object: Judged; reason: string }>;
+  failed: Array<{ object: Judged; error: string }>;
+}
+
+export async function sweep(plan: AuditPlan, deps: SweepDeps): Promise<SweepResult> {
+  const result: SweepResult = { deleted: [], skipped: [], failed: [] };
+  for (const ep of plan.endpoints) {
+    await removeOne(ep, deps, result, async () => {
+      if (ep.namespaceId) await deps.api.detachNamespace(ep.id, ep.namespaceId);
+      await deps.api.deleteEndpoint(ep.id);
+    });
+  }
+  for (const net of plan.networks) {
+    await removeOne(net, deps, result, () => deps.api.deleteNetwork(net.id).then(() => undefined));
+  }
+  return result;
+}
+
+async function removeOne(j: Judged, deps: SweepDeps, result: SweepResult, remove: () => Promise<void>): Promise<void> {
+  if (!deps.stillOrphan(j)) {
+    result.skipped.push({ object: j, reason: 'claimed since the listing' });
+    deps.log.info({ audit: 'skip', kind: j.kind, id: j.id, name: j.name }, 'orphan claimed since the listing; left alone');
+    return;
+  }
+  try {
+    await remove();
+    result.deleted.push(j);
+    deps.log.info({ audit: 'deleted', kind: j.kind, id: j.id, name: j.name, reason: j.reason }, `deleted orphan ${j.kind}`);
+  } catch (e) {
+    if (isNotFound(e)) {
+      result.deleted.push(j);
+      return;
+    }
+    // HNS gone: stop here, the caller reports it; the next audit finishes the job.
+    if (isUnreachable(e)) throw e;
+    result.failed.push({ object: j, error: (e as Error).message });
+    deps.log.error({ audit: 'failed', kind: j.kind, id: j.id, name: j.name, err: (e as Error).message }, `could not delete orphan ${j.kind}`);
+  }
+}

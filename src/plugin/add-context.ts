@@ -1,0 +1,99 @@
+/** What every step of an ADD needs, gathered once. */
+import { randomUUID } from 'crypto';
+import { CniCode, CniError } from '../cni/errors';
+import type { Dns, IpConfig, NetConf, Route, VerbContext } from '../cni/types';
+import type { HnsApi } from '../hns/api';
+import type { TypedPolicy } from '../hns/schema';
+import type { Logger } from '../log/logger';
+import type { AttachmentRecord, IntentRecord, Owner, PlannedObject } from '../state/records';
+import type { StateStore } from '../state/store';
+import type { ApiChoice } from './api-version';
+import type { RecordedAttach } from './attach';
+import type { PluginRuntime } from './runtime';
+import type { Undo } from './undo';
+
+export interface AddContext {
+  ctx: VerbContext;
+  conf: NetConf;
+  rt: PluginRuntime;
+  log: Logger;
+  store: StateStore;
+  choice: ApiChoice;
+  api: HnsApi;
+  owner: Owner;
+  attach: RecordedAttach;
+  /** Endpoint policies, already validated for the API in use (without the pod-IP dependent ones). */
+  policies: TypedPolicy[];
+  /** Network policies (AdditionalArgs NetworkPolicy), for networks this ADD creates. */
+  networkPolicies: TypedPolicy[];
+  undo: Undo;
+}
+
+/** Where the pod's addresses come from: delegated IPAM (this invocation), an existing record, or HNS. */
+export interface Addressing {
+  ips: IpConfig[];
+  routes: Route[];
+  dns: Dns | undefined;
+  /** IPAM holds an allocation for this attachment (made now, or by the ADD that made the record). */
+  ipamAllocated: boolean;
+  /** MAC the IPAM result reported for the interface, if any. */
+  ipamMac: string | undefined;
+}
+
+/** Addresses for a fresh ADD (IPAM when configured) or for re-creating a recorded attachment (no new allocation). */
+export async function allocate(a: AddContext, reuse?: AttachmentRecord): Promise<Addressing> {
+  if (reuse) {
+    const r = reuse.result as { ips?: IpConfig[]; routes?: Route[]; dns?: Dns };
+    return { ips: r.ips ?? [], routes: r.routes ?? [], dns: r.dns, ipamAllocated: reuse.ipamAllocated, ipamMac: undefined };
+  }
+  if (!a.ctx.ipam.configured) return { ips: [], routes: [], dns: undefined, ipamAllocated: false, ipamMac: undefined };
+  const r = await a.ctx.ipam.add();
+  a.undo.push('release the IPAM allocation', () => a.ctx.ipam.del());
+  const v6 = r.ips.find((ip) => ip.address.includes(':'));
+  if (v6) {
+    throw new CniError(CniCode.UNSUPPORTED_FIELD, `unsupported field: IPAM returned the IPv6 address ${v6.address}; hcn-cni attaches IPv4 only`);
+  }
+  if (r.ips.length === 0) throw new CniError(CniCode.IPAM_FAILURE, `ipam plugin "${a.ctx.ipam.type}" returned no IP address`);
+  return { ips: r.ips, routes: r.routes, dns: r.dns, ipamAllocated: true, ipamMac: r.interfaces.find((i) => i.mac)?.mac };
+}
+
+/**
+ * The intent is written under the state lock before any HNS create. Its deadline bounds how long it protects what
+ * it planned even if its process hangs: every HNS call is bounded by hnsTimeoutSeconds and an ADD makes a handful.
+ */
+export async function writeIntent(a: AddContext, planned: PlannedObject[], mac?: string): Promise<IntentRecord> {
+  const now = a.rt.now();
+  const intent: IntentRecord = {
+    kind: 'intent',
+    schema: 1,
+    id: randomUUID(),
+    containerId: a.owner.containerId,
+    ifname: a.owner.ifname,
+    planned,
+    pid: a.rt.pid,
+    pidStartTime: a.rt.os().processStartTime(a.rt.pid),
+    createdAt: now,
+    deadline: now + 8 * a.conf.hnsTimeoutSeconds * 1000 + 2 * a.conf.ipamTimeoutSeconds * 1000 + 60_000,
+    ...(mac ? { mac } : {}),
+  };
+  await a.store.writeIntent(intent);
+  a.undo.push('drop the intent', () => a.store.removeIntent(a.owner, intent.id));
+  return intent;
+}
+
+/** An id chosen before the create, so a DEL racing the create can name it; only HCN (v2) honours it. */
+export function plannedId(a: AddContext): string | undefined {
+  return a.choice.version === 2 ? randomUUID() : undefined;
+}
+
+/** Replaces the intent by the record; fails (and the caller rolls back) when a DEL voided the intent meanwhile. */
+export async function commit(a: AddContext, record: AttachmentRecord, intent: IntentRecord): Promise<void> {
+  if (a.rt.now() >= intent.deadline) {
+    throw new CniError(CniCode.TRY_AGAIN_LATER, 'ADD ran past its deadline; rolled back so the audit does not race it');
+  }
+  const outcome = await a.store.commitAttachment(record, intent.id);
+  if (outcome === 'superseded') {
+    throw new CniError(CniCode.TRY_AGAIN_LATER, 'the attachment was deleted (DEL) while this ADD ran; rolled back');
+  }
+  a.undo.clear();
+}

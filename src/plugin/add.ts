@@ -1,0 +1,145 @@
+/**
+ * ADD: repeated ADD of a live attachment returns the same result (nothing new allocated, the attach re-verified);
+ * `container:<id>` shares the sandbox's endpoint; otherwise audit HNS for leaks, get addresses, and create the
+ * attachment in the configured mode. A failure undoes what this invocation created, except when HNS stopped
+ * answering (timeout or RPC failure): then the intent stays, and whatever HNS completes later is removed by the
+ * next audit or by the DEL the runtime sends after a failed ADD.
+ */
+import { CniCode, CniError } from '../cni/errors';
+import type { CniResult, VerbContext } from '../cni/types';
+import { isHcnError, isUnreachable } from '../hns/errors';
+import { audit } from '../orphans/audit';
+import { ownerKey, type AttachmentRecord, type Owner } from '../state/records';
+import { allocate, type AddContext } from './add-context';
+import { recordedAttach, ensureAttached } from './attach';
+import { addBridge } from './bridge';
+import { addDelegatedNic } from './delegated-nic';
+import { endpointPolicies, networkPolicies } from './endpoint-config';
+import { step, toCniError } from './errors';
+import { parseNetns } from './netns';
+import type { PluginRuntime } from './runtime';
+import { Undo } from './undo';
+
+export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResult> {
+  const { conf, attachment, log } = ctx;
+  const owner: Owner = { containerId: attachment.containerId, ifname: attachment.ifname };
+  const target = parseNetns(attachment.netns);
+  const store = rt.store(conf, log);
+  const choice = await step('choosing the HNS API', () => rt.api(conf));
+  log.debug({ api: choice.version, reason: choice.reason }, 'HNS API chosen by the host');
+
+  if (target.kind === 'shared') return addShared(ctx, rt, owner, target.sandboxId);
+
+  let policies;
+  let netPolicies;
+  try {
+    policies = endpointPolicies(conf, choice.version, log);
+    netPolicies = networkPolicies(conf);
+  } catch (e) {
+    throw toCniError(e, 'translating policies');
+  }
+  const a: AddContext = {
+    ctx,
+    conf,
+    rt,
+    log,
+    store,
+    choice,
+    api: choice.api,
+    owner,
+    attach: recordedAttach(target, owner.containerId),
+    policies,
+    networkPolicies: netPolicies,
+    undo: new Undo(),
+  };
+
+  const existing = store.getAttachment(owner);
+  if (existing) {
+    const same = await repeat(a, existing);
+    if (same) return same;
+  }
+  const runAudit = async () => {
+    if (!conf.audit) return;
+    await step('auditing HNS for leaked objects', () =>
+      audit({ api: a.api, store, os: rt.os(), log, now: rt.now, graceMs: graceMs(conf.hnsTimeoutSeconds) }),
+    );
+  };
+  await runAudit();
+
+  try {
+    const addr = await allocate(a, existing);
+    const record =
+      conf.mode === 'delegatedNic' ? await addDelegatedNic(a, addr, { reaudit: runAudit }, existing) : await addBridge(a, addr);
+    log.info({ endpoint: record.endpoint.id, network: record.network.name, api: choice.version, attach: record.attach.kind }, 'attachment created');
+    return record.result as unknown as CniResult;
+  } catch (e) {
+    const cause = (e as { cause?: unknown }).cause ?? e;
+    if (isHcnError(cause) && isUnreachable(cause)) {
+      // HNS may still complete what we asked: keep the intent (its pid dies with us) and let the audit or the DEL
+      // finish; touching HNS again now would only time out too. IPAM is released by the runtime's DEL.
+      log.warn({ err: (e as Error).message }, 'HNS did not answer; leaving the intent for the audit');
+    } else {
+      await a.undo.run(log);
+    }
+    throw toCniError(e, 'ADD');
+  }
+}
+
+/** How long tombstones outlive the objects they void: any create in flight at the DEL has finished by then. */
+export function graceMs(hnsTimeoutSeconds: number): number {
+  return 2 * hnsTimeoutSeconds * 1000 + 60_000;
+}
+
+/** A repeated ADD: the same result if the endpoint is still there (re-attached if needed), else undefined. */
+async function repeat(a: AddContext, rec: AttachmentRecord): Promise<CniResult | undefined> {
+  const netns = a.ctx.attachment.netns;
+  if (rec.netns !== netns || rec.mode === 'shared') {
+    throw new CniError(
+      CniCode.INVALID_ENV,
+      `attachment ${ownerKey(rec)} exists with CNI_NETNS ${JSON.stringify(rec.netns)}, not ${JSON.stringify(netns)}; DEL it first`,
+    );
+  }
+  const ep = await step('looking up the recorded endpoint', () => a.api.getEndpoint(rec.endpoint.id));
+  if (!ep) {
+    a.log.warn({ endpoint: rec.endpoint.id }, 'the recorded endpoint is gone from HNS (HNS restart?); re-creating it with the recorded addresses');
+    return undefined;
+  }
+  await step('re-verifying the attach', () => ensureAttached(a.api, ep, rec.attach));
+  a.log.info({ endpoint: ep.id }, 'repeated ADD: attachment exists and is attached; same result');
+  return rec.result as unknown as CniResult;
+}
+
+/** `container:<sandbox>`: a workload container shares the sandbox's endpoint: no endpoint, no IP, the same result. */
+async function addShared(ctx: VerbContext, rt: PluginRuntime, owner: Owner, sandboxId: string): Promise<CniResult> {
+  const { conf, log } = ctx;
+  const store = rt.store(conf, log);
+  const sandboxOwner = { containerId: sandboxId, ifname: owner.ifname };
+  const sandbox = store.getAttachment(sandboxOwner);
+  if (!sandbox || sandbox.mode === 'shared') {
+    throw new CniError(CniCode.SANDBOX_NOT_FOUND, `CNI_NETNS container:${sandboxId}: the sandbox has no attachment on ${owner.ifname}; ADD the sandbox first`);
+  }
+  const choice = await step('choosing the HNS API', () => rt.api(conf));
+  const ep = await step('looking up the sandbox endpoint', () => choice.api.getEndpoint(sandbox.endpoint.id));
+  if (!ep) {
+    throw new CniError(CniCode.SANDBOX_NOT_FOUND, `CNI_NETNS container:${sandboxId}: the sandbox's endpoint ${sandbox.endpoint.id} is gone from HNS`);
+  }
+  const record: AttachmentRecord = {
+    kind: 'attachment',
+    schema: 1,
+    containerId: owner.containerId,
+    ifname: owner.ifname,
+    netns: ctx.attachment.netns,
+    mode: 'shared',
+    apiVersion: sandbox.apiVersion,
+    network: { ...sandbox.network, owned: false },
+    endpoint: { ...sandbox.endpoint, owned: false },
+    sharedWith: sandboxOwner,
+    ipamAllocated: false,
+    attach: { kind: 'none', target: '' },
+    result: sandbox.result,
+    createdAt: rt.now(),
+  };
+  await step('recording the shared attachment', () => store.commitAttachment(record));
+  log.info({ sandbox: sandboxId, endpoint: ep.id }, 'sharing the sandbox endpoint');
+  return sandbox.result as unknown as CniResult;
+}

@@ -1,0 +1,57 @@
+/**
+ * Which HNS API to use is a property of the host (seed 001): `apiVersion` from the configuration, or, on "auto",
+ * HCN (v2) when computenetwork.dll is there and HNS reports version 9.2 or later — hcsshim's V2ApiSupported rule —
+ * else v1 (HNSCall). The netns plays no part in it.
+ */
+import { CniCode, CniError } from '../cni/errors';
+import type { ApiVersionSetting } from '../cni/types';
+import { V1Api, V2Api, type HnsApi } from '../hns/api';
+import type { Hcn } from '../hns/hcn';
+import { toCniError } from './errors';
+
+export interface ApiChoice {
+  api: HnsApi;
+  version: 1 | 2;
+  reason: string;
+  hnsVersion?: { major: number; minor: number };
+}
+
+const V2_MIN = { major: 9, minor: 2 };
+
+function atLeast(v: { major: number; minor: number }, min: { major: number; minor: number }): boolean {
+  return v.major > min.major || (v.major === min.major && v.minor >= min.minor);
+}
+
+function why(hcn: Hcn): string {
+  const c = hcn.capabilities;
+  return c.loadError ?? (c.missing.length ? `missing ${c.missing.join(', ')}` : 'not loaded');
+}
+
+export async function chooseApi(setting: ApiVersionSetting, hcn: Hcn): Promise<ApiChoice> {
+  const caps = hcn.capabilities;
+  if (setting === 2) {
+    if (!caps.v2Supported) throw new CniError(CniCode.API_UNAVAILABLE, `apiVersion 2 needs HCN (computenetwork.dll), which this host lacks: ${why(hcn)}`);
+    return { api: new V2Api(hcn), version: 2, reason: 'apiVersion 2 in the configuration' };
+  }
+  if (setting === 1) {
+    if (!caps.v1Supported) throw new CniError(CniCode.API_UNAVAILABLE, `apiVersion 1 needs HNSCall (vmcompute.dll), which this host lacks: ${why(hcn)}`);
+    return { api: new V1Api(hcn), version: 1, reason: 'apiVersion 1 in the configuration' };
+  }
+  let hnsVersion: { major: number; minor: number } | undefined;
+  if (caps.v1Supported) {
+    try {
+      hnsVersion = await hcn.version();
+    } catch (e) {
+      throw toCniError(e, 'asking HNS for its version');
+    }
+  }
+  const shown = hnsVersion ? `${hnsVersion.major}.${hnsVersion.minor}` : 'unknown (no HNSCall)';
+  if (caps.v2Supported && (!hnsVersion || atLeast(hnsVersion, V2_MIN))) {
+    return { api: new V2Api(hcn), version: 2, reason: `auto: HCN present, HNS version ${shown} >= 9.2`, ...(hnsVersion ? { hnsVersion } : {}) };
+  }
+  if (caps.v1Supported) {
+    const because = caps.v2Supported ? `HNS version ${shown} < 9.2` : `HCN absent (${why(hcn)})`;
+    return { api: new V1Api(hcn), version: 1, reason: `auto: ${because}`, ...(hnsVersion ? { hnsVersion } : {}) };
+  }
+  throw new CniError(CniCode.API_UNAVAILABLE, `neither HCN (computenetwork.dll) nor HNSCall (vmcompute.dll) is available: ${why(hcn)}`);
+}

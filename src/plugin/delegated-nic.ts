@@ -1,0 +1,224 @@
+/**
+ * Delegated-NIC mode: the pod gets a host NIC of its own. Per attachment, one Transparent network bound to the
+ * adapter with the pod's NIC MAC (flagged non-persistent, so a reboot clears it), and one endpoint in it.
+ *
+ * This is where seed 000 bites: an ADD killed during HcnCreateNetwork leaves HNS to finish a network nobody
+ * recorded, holding the NIC. The ADD therefore audits first (in add.ts), then looks the adapter up here and says
+ * precisely who holds it if anyone does.
+ */
+import { CniCode, CniError } from '../cni/errors';
+import type { IpConfig } from '../cni/types';
+import { sameId, type NetworkInfo } from '../hns/api';
+import { isAdapterUnavailable, isAlreadyExists } from '../hns/errors';
+import type { HostAdapter } from '../hns/hcn';
+import { NetworkFlags } from '../hns/schema';
+import { firstHost, networkOf, splitCidr } from '../net/ipv4';
+import { normalizeMac } from '../net/mac';
+import { endpointName, nicNetworkName, parseOwnedName } from '../orphans/ownership';
+import { intentLiveness } from '../state/liveness';
+import { ownerKey, sameOwner, type AttachmentRecord } from '../state/records';
+import { commit, plannedId, writeIntent, type AddContext, type Addressing } from './add-context';
+import { detach, ensureAttached } from './attach';
+import { podDns, withPodIp } from './endpoint-config';
+import { step } from './errors';
+import { buildResult } from './result';
+
+/**
+ * The pod's NIC MAC. Precedence: runtimeConfig.mac (the runtime's "mac" capability, per pod), then CNI_ARGS MAC,
+ * then the MAC of the interface in the delegated IPAM result. Two runtime sources that disagree are an error: one
+ * of them is wrong, and binding the wrong NIC is worse than failing.
+ */
+export function chooseMac(a: AddContext, ipamMac: string | undefined): string {
+  const fromRuntime = a.conf.runtimeMac;
+  const argText = a.ctx.attachment.args.MAC;
+  let fromArgs: string | undefined;
+  if (argText !== undefined) {
+    fromArgs = normalizeMac(argText);
+    if (!fromArgs) throw new CniError(CniCode.INVALID_ENV, `CNI_ARGS MAC=${JSON.stringify(argText)} is not a unicast MAC address`);
+  }
+  if (fromRuntime && fromArgs && fromRuntime !== fromArgs) {
+    throw new CniError(CniCode.INVALID_NETWORK_CONFIG, `runtimeConfig.mac ${fromRuntime} and CNI_ARGS MAC ${fromArgs} disagree`);
+  }
+  const fromIpam = ipamMac !== undefined ? normalizeMac(ipamMac) : undefined;
+  const mac = fromRuntime ?? fromArgs ?? fromIpam;
+  if (!mac) {
+    throw new CniError(
+      CniCode.INVALID_NETWORK_CONFIG,
+      'delegatedNic mode needs the pod NIC MAC: runtimeConfig.mac (capability "mac"), CNI_ARGS MAC=…, or a MAC in the IPAM result',
+    );
+  }
+  return mac;
+}
+
+/** Finds the host adapter with the MAC and makes sure nobody else holds it. */
+export async function lookupNic(a: AddContext, mac: string): Promise<HostAdapter> {
+  const adapters = await step('listing host adapters', () => a.api.hcn.listAdapters());
+  const adapter = adapters.find((x) => x.mac === mac);
+  if (!adapter) {
+    const seen = adapters.map((x) => `${x.name} (${x.mac})`).join(', ') || 'none';
+    throw new CniError(CniCode.NIC_NOT_FOUND, `no host adapter has the pod's NIC MAC ${mac}; adapters: ${seen}`);
+  }
+  const state = a.store.snapshot();
+  const tombs = new Map(state.tombstones.map((t) => [ownerKey(t), t]));
+  const live = (i: (typeof state.intents)[number]) => intentLiveness(i, tombs.get(ownerKey(i)), a.rt.now(), a.rt.os().processStartTime);
+  // An ADD of another attachment that is creating a network on this NIC right now (HNS may not show it yet).
+  for (const i of state.intents) {
+    if (i.mac === mac && !sameOwner(i, a.owner) && live(i).live) {
+      throw new CniError(
+        CniCode.TRY_AGAIN_LATER,
+        `NIC ${mac} is being claimed by a running ADD for ${ownerKey(i)} (pid ${i.pid}); try again later`,
+      );
+    }
+  }
+  const networks = await step('listing HNS networks', () => a.api.listNetworks());
+  const holder = networks.find((n) => n.adapterName?.toLowerCase() === adapter.name.toLowerCase());
+  if (!holder) return adapter;
+  const where = `NIC ${mac} (adapter "${adapter.name}")`;
+  const parsed = parseOwnedName(holder.name);
+  if (!parsed) {
+    throw new CniError(
+      CniCode.NIC_IN_USE,
+      `${where} is bound by HNS network "${holder.name}" (${holder.id}, ${holder.type}), which hcn-cni did not create; remove that network or give the pod another NIC`,
+    );
+  }
+  const rec = state.attachments.find((r) => sameOwner(r, parsed.owner));
+  if (rec && sameId(rec.network.id, holder.id)) {
+    throw new CniError(CniCode.NIC_IN_USE, `${where} is in use by attachment ${ownerKey(rec)} (network "${holder.name}"); DEL that attachment first`);
+  }
+  const intent = state.intents.find((i) => sameOwner(i, parsed.owner));
+  if (intent && live(intent).live) {
+    throw new CniError(CniCode.TRY_AGAIN_LATER, `${where} is held by network "${holder.name}", which a running ADD (pid ${intent.pid}) is creating; try again later`);
+  }
+  throw new CniError(
+    CniCode.NIC_IN_USE,
+    `${where} is held by network "${holder.name}" (${holder.id}) left behind by ${ownerKey(parsed.owner)}, which has no live attachment: a leaked network${
+      a.conf.audit ? ' that the audit could not remove (see the log)' : ', and the audit is switched off ("audit": false)'
+    }`,
+  );
+}
+
+export interface NicDeps {
+  /** Runs the audit again (after HNS said the adapter is taken although it looked free). */
+  reaudit(): Promise<void>;
+}
+
+async function createNicNetwork(a: AddContext, deps: NicDeps, spec: { name: string; id?: string; mac: string; subnet: string; gateway?: string }, adapter: HostAdapter): Promise<NetworkInfo> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await step(`creating HNS network ${spec.name}`, () =>
+        a.api.createNetwork(
+          {
+            name: spec.name,
+            type: 'Transparent',
+            flags: NetworkFlags.EnableNonPersistent,
+            adapterName: adapter.name,
+            subnets: [{ prefix: spec.subnet, ...(spec.gateway ? { gateway: spec.gateway } : {}) }],
+            policies: a.networkPolicies,
+          },
+          spec.id,
+        ),
+      );
+    } catch (e) {
+      const cause = (e as { cause?: unknown }).cause;
+      if (isAdapterUnavailable(cause)) {
+        // HNS finished a network on this NIC after we looked (a leaked create committing late): audit, look, retry once.
+        if (attempt === 1 && a.conf.audit) {
+          a.log.warn({ mac: spec.mac, adapter: adapter.name }, 'HNS says the NIC is taken although it looked free; auditing again');
+          await deps.reaudit();
+          adapter = await lookupNic(a, spec.mac);
+          continue;
+        }
+        throw new CniError(CniCode.TRY_AGAIN_LATER, `HNS reports NIC ${spec.mac} (adapter "${adapter.name}") as taken: a network on it is still being completed; try again later`, '', { cause });
+      }
+      if (isAlreadyExists(cause)) {
+        throw new CniError(CniCode.TRY_AGAIN_LATER, `HNS network ${spec.name} already exists or is still being created by an earlier attempt for this pod; try again later (the audit removes it)`, '', { cause });
+      }
+      throw e;
+    }
+  }
+}
+
+export async function addDelegatedNic(a: AddContext, addr: Addressing, deps: NicDeps, reuse?: AttachmentRecord): Promise<AttachmentRecord> {
+  const { conf, owner } = a;
+  const mac = reuse?.mac ?? chooseMac(a, addr.ipamMac);
+  const first = addr.ips[0];
+  const subnet = first ? networkOf(first.address) : conf.subnet ? networkOf(conf.subnet) : undefined;
+  if (!subnet) {
+    throw new CniError(CniCode.INVALID_NETWORK_CONFIG, 'delegatedNic mode needs addresses: configure "ipam", or a "subnet" for HNS to assign from');
+  }
+  const gateway = first?.gateway ?? conf.gateway ?? firstHost(subnet);
+  // A recorded network that survived (only the endpoint is gone) is reused; otherwise the NIC must be free.
+  const kept = reuse?.network.owned ? await step('looking up the recorded network', () => a.api.getNetwork(reuse.network.id)) : undefined;
+  const adapter = kept ? undefined : await lookupNic(a, mac);
+
+  const netName = nicNetworkName(owner, mac);
+  const epName = endpointName(owner);
+  const netId = kept ? undefined : plannedId(a);
+  const epId = plannedId(a);
+  const intent = await writeIntent(
+    a,
+    [
+      ...(kept ? [] : [{ kind: 'network' as const, name: netName, ...(netId ? { id: netId } : {}) }]),
+      { kind: 'endpoint' as const, name: epName, ...(epId ? { id: epId } : {}) },
+    ],
+    mac,
+  );
+  let network = kept;
+  if (!network) {
+    network = await createNicNetwork(a, deps, { name: netName, ...(netId ? { id: netId } : {}), mac, subnet, ...(gateway ? { gateway } : {}) }, adapter!);
+    const created = network;
+    a.undo.push('delete the network', () => a.api.deleteNetwork(created.id));
+  }
+  const dns = podDns(conf, a.ctx.attachment.args, addr.dns);
+  const ips = addr.ips.map((ip) => splitCidr(ip.address)!).map((s) => ({ address: s.ip, prefixLength: s.prefix }));
+  const net = network;
+  const ep = await step(`creating endpoint ${epName}`, () =>
+    a.api.createEndpoint(
+      net,
+      {
+        name: epName,
+        ips,
+        mac,
+        ...(gateway ? { gateway } : {}),
+        dns: { servers: dns.nameservers, search: dns.search, ...(dns.domain ? { domain: dns.domain } : {}) },
+        policies: withPodIp(a.policies, conf, ips[0]?.address),
+      },
+      epId,
+    ),
+  );
+  a.undo.push('delete the endpoint', () => a.api.deleteEndpoint(ep.id));
+  await step(`attaching endpoint ${epName}`, () => ensureAttached(a.api, ep, a.attach));
+  a.undo.push('detach the endpoint', () => detach(a.api, ep.id, a.attach));
+
+  const resultIps: IpConfig[] = addr.ips.length
+    ? addr.ips
+    : ep.ips.map((ip) => ({ address: `${ip.address}/${ip.prefixLength ?? Number(subnet.split('/')[1])}`, ...(gateway ? { gateway } : {}) }));
+  const routes = addr.routes.length ? addr.routes : gateway ? [{ dst: '0.0.0.0/0', gw: gateway }] : [];
+  const result = buildResult({
+    ifname: owner.ifname,
+    netns: a.ctx.attachment.netns,
+    mac: ep.mac ?? mac,
+    ips: resultIps,
+    routes,
+    dns,
+    ...(conf.mtu !== undefined && a.choice.version === 2 ? { mtu: conf.mtu } : {}),
+  });
+  const record: AttachmentRecord = {
+    kind: 'attachment',
+    schema: 1,
+    containerId: owner.containerId,
+    ifname: owner.ifname,
+    netns: a.ctx.attachment.netns,
+    mode: 'delegatedNic',
+    apiVersion: a.choice.version,
+    network: { id: network.id, name: network.name, owned: true },
+    endpoint: { id: ep.id, name: epName, owned: true },
+    mac,
+    ipamAllocated: addr.ipamAllocated,
+    attach: a.attach,
+    result: result as unknown as Record<string, unknown>,
+    createdAt: a.rt.now(),
+  };
+  await commit(a, record, intent);
+  return record;
+}

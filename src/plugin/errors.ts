@@ -1,0 +1,38 @@
+/**
+ * Turns what the layers below throw into CNI errors: HNS unreachable or timed out → 11 (the runtime retries),
+ * any other HCN failure → 100 with op, HRESULT and error record in details, an untranslatable policy → 7, a state
+ * lock that cannot be had → 11, file-system trouble in the state directory → 5.
+ */
+import { CniCode, CniError } from '../cni/errors';
+import { isHcnError, isUnreachable, type HcnError } from '../hns/errors';
+import { hresultHex } from '../hns/hresults';
+import { PolicyError } from '../hns/policies';
+import { StateLockTimeoutError } from '../state/lock';
+
+export function hnsDetails(e: HcnError): string {
+  return JSON.stringify({ op: e.op, hresult: hresultHex(e.hresult), code: e.code, errorRecord: e.errorRecord });
+}
+
+export function toCniError(e: unknown, doing: string): CniError {
+  if (e instanceof CniError) return e;
+  if (isHcnError(e)) {
+    if (isUnreachable(e)) return new CniError(CniCode.TRY_AGAIN_LATER, `HNS did not answer while ${doing}: ${e.message}`, hnsDetails(e), { cause: e });
+    return new CniError(CniCode.HNS_FAILURE, `${doing}: ${e.message}`, hnsDetails(e), { cause: e });
+  }
+  if (e instanceof PolicyError) return new CniError(CniCode.INVALID_NETWORK_CONFIG, `invalid network configuration: ${e.message}`, '', { cause: e });
+  if (e instanceof StateLockTimeoutError) return new CniError(CniCode.TRY_AGAIN_LATER, e.message, '', { cause: e });
+  const code = (e as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) {
+    return new CniError(CniCode.IO_FAILURE, `I/O failure while ${doing}: ${(e as Error).message}`, '', { cause: e });
+  }
+  return new CniError(CniCode.INTERNAL, `unexpected failure while ${doing}`, String((e as Error)?.stack ?? e), { cause: e });
+}
+
+/** Runs one step and converts its failure, naming the step. */
+export async function step<T>(doing: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (e) {
+    throw toCniError(e, doing);
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * GC (spec 1.1): remove every object and record of ours whose attachment is not in cni.dev/valid-attachments.
+ * Records not listed are deleted like DEL would (IPAM released per attachment); quarantined records of unlisted
+ * owners stop protecting their objects; then the audit removes every object of ours that nothing claims. Errors
+ * are collected, GC continues past them, and they are all reported at the end. GC is then forwarded to IPAM when
+ * it speaks 1.1.0.
+ */
+import { CniCode, CniError } from '../cni/errors';
+import type { ConfContext } from '../cni/types';
+import { audit } from '../orphans/audit';
+import { intentLiveness } from '../state/liveness';
+import { ownerKey } from '../state/records';
+import { graceMs } from './add';
+import { deleteByRecord, deleteUnrecorded } from './del';
+import { step, toCniError } from './errors';
+import type { PluginRuntime } from './runtime';
+
+export interface GcReport {
+  removedAttachments: string[];
+  deletedObjects: string[];
+  errors: string[];
+}
+
+export async function gc(ctx: ConfContext, rt: PluginRuntime): Promise<GcReport> {
+  const { conf, log } = ctx;
+  if (!conf.validAttachments) {
+    throw new CniError(CniCode.INVALID_NETWORK_CONFIG, 'GC needs "cni.dev/valid-attachments" (or "cni.dev/attachments"): without it every attachment would look invalid');
+  }
+  const valid = new Set(conf.validAttachments.map(ownerKey));
+  const store = rt.store(conf, log);
+  const { api } = await step('choosing the HNS API', () => rt.api(conf));
+  const report: GcReport = { removedAttachments: [], deletedObjects: [], errors: [] };
+  const note = (what: string, e: unknown) => {
+    const msg = `${what}: ${toCniError(e, what).message}`;
+    report.errors.push(msg);
+    log.error({ gc: 'error', err: msg }, 'GC error; continuing');
+  };
+  const state = store.snapshot();
+  for (const rec of state.attachments) {
+    if (valid.has(ownerKey(rec))) continue;
+    try {
+      if (rec.mode !== 'shared') await deleteByRecord(api, store, rec, log);
+      if (rec.ipamAllocated && ctx.ipam.configured) await ctx.ipam.delFor(rec);
+      await store.removeAttachment(rec);
+      report.removedAttachments.push(ownerKey(rec));
+    } catch (e) {
+      note(`removing attachment ${ownerKey(rec)}`, e);
+    }
+  }
+  const tombs = new Map(state.tombstones.map((t) => [ownerKey(t), t]));
+  for (const intent of state.intents) {
+    if (valid.has(ownerKey(intent))) continue;
+    if (intentLiveness(intent, tombs.get(ownerKey(intent)), rt.now(), rt.os().processStartTime).live) continue;
+    try {
+      await deleteUnrecorded(api, store, intent, log);
+    } catch (e) {
+      note(`removing the unfinished attachment ${ownerKey(intent)}`, e);
+    }
+  }
+  for (const q of state.quarantined) {
+    if (q.owner && !valid.has(ownerKey(q.owner))) store.clearQuarantine(q.owner);
+  }
+  try {
+    const result = await audit({ api, store, os: rt.os(), log, now: rt.now, graceMs: graceMs(conf.hnsTimeoutSeconds) });
+    report.deletedObjects.push(...(result.sweep?.deleted ?? []).map((j) => `${j.kind} ${j.name}`));
+    for (const f of result.sweep?.failed ?? []) report.errors.push(`deleting ${f.object.kind} ${f.object.name}: ${f.error}`);
+  } catch (e) {
+    note('auditing HNS', e);
+  }
+  if (ctx.ipam.configured) {
+    try {
+      const forwarded = await ctx.ipam.gc();
+      log.info({ ipam: ctx.ipam.type, forwarded }, forwarded ? 'GC forwarded to IPAM' : 'IPAM does not speak GC (1.1.0); released per attachment instead');
+    } catch (e) {
+      note(`forwarding GC to ipam ${ctx.ipam.type}`, e);
+    }
+  }
+  log.info({ gc: 'done', removed: report.removedAttachments.length, deleted: report.deletedObjects.length, errors: report.errors.length }, 'GC done');
+  if (report.errors.length > 0) {
+    throw new CniError(CniCode.GC_INCOMPLETE, `GC finished with ${report.errors.length} error(s)`, report.errors.join('\n'));
+  }
+  return report;
+}

@@ -1,0 +1,76 @@
+/**
+ * What the verbs share within one process: the addon (loaded on first use, so VERSION never loads it), the API
+ * choice (made once: it is a property of the host), and state stores per directory.
+ */
+import type { NetConf } from '../cni/types';
+import { Hcn } from '../hns/hcn';
+import { hostOs, type HostOs } from '../hns/host-os';
+import type { LoadOptions } from '../hns/native';
+import type { NativeHcn } from '../hns/native-types';
+import type { Logger } from '../log/logger';
+import type { CrashHook } from '../state/atomic';
+import { StateStore } from '../state/store';
+import { chooseApi, type ApiChoice } from './api-version';
+
+export interface RuntimeOptions {
+  /** Where to find the addon and the HCN library. */
+  load?: LoadOptions;
+  /** An already loaded addon (tests, or a host that embeds the plugin). */
+  native?: NativeHcn;
+  now?: () => number;
+  /** This process, as intents record it. */
+  pid: number;
+  /** Test builds only: called at every state write point (crash-point matrix). */
+  crash?: CrashHook;
+}
+
+export class PluginRuntime {
+  private hcnInstance: Hcn | undefined;
+  private readonly choices = new Map<string, Promise<ApiChoice>>();
+  private osInstance: HostOs | undefined;
+  readonly now: () => number;
+  readonly pid: number;
+  readonly crash: CrashHook | undefined;
+
+  constructor(private readonly options: RuntimeOptions) {
+    this.now = options.now ?? Date.now;
+    this.pid = options.pid;
+    this.crash = options.crash;
+  }
+
+  hcn(conf: Pick<NetConf, 'hnsTimeoutSeconds'>): Hcn {
+    if (!this.hcnInstance) {
+      const timeoutMs = conf.hnsTimeoutSeconds * 1000;
+      if (this.options.native) {
+        const native = this.options.native;
+        this.hcnInstance = new Hcn(native, native.capabilities(), { timeoutMs });
+      } else {
+        this.hcnInstance = Hcn.open({ timeoutMs, ...(this.options.load ? { load: this.options.load } : {}) });
+      }
+    }
+    this.hcnInstance.timeoutMs = conf.hnsTimeoutSeconds * 1000;
+    return this.hcnInstance;
+  }
+
+  os(): HostOs {
+    this.osInstance ??= hostOs(this.options.native, this.options.load);
+    return this.osInstance;
+  }
+
+  store(conf: Pick<NetConf, 'stateDir'>, log: Logger): StateStore {
+    return new StateStore(conf.stateDir, { os: this.os(), now: this.now, log, ...(this.crash ? { crash: this.crash } : {}) });
+  }
+
+  /** The HNS API for this host, decided once per process (per apiVersion setting). */
+  api(conf: Pick<NetConf, 'apiVersion' | 'hnsTimeoutSeconds'>): Promise<ApiChoice> {
+    const hcn = this.hcn(conf);
+    const key = String(conf.apiVersion);
+    let choice = this.choices.get(key);
+    if (!choice) {
+      choice = chooseApi(conf.apiVersion, hcn);
+      choice.catch(() => this.choices.delete(key));
+      this.choices.set(key, choice);
+    }
+    return choice;
+  }
+}

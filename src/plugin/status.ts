@@ -1,0 +1,39 @@
+/**
+ * STATUS (spec 1.1): 0 when HNS answers and the state is healthy. 50 when the plugin cannot serve ADD: HNS does
+ * not answer, or the configured API is not on this host. 51 when it can, but existing pods may have limited
+ * connectivity: a recorded endpoint is missing from HNS (HNS restarted and dropped it), or a record is quarantined
+ * (unreadable, so that pod can neither be checked nor cleaned up). containerd turns a failing STATUS into
+ * NetworkReady=false, so only real degradation reports non-zero.
+ */
+import { CniCode, CniError } from '../cni/errors';
+import type { ConfContext } from '../cni/types';
+import { ownerKey } from '../state/records';
+import { toCniError } from './errors';
+import type { PluginRuntime } from './runtime';
+
+export async function status(ctx: ConfContext, rt: PluginRuntime): Promise<void> {
+  const { conf, log } = ctx;
+  let endpointIds: Set<string>;
+  try {
+    const { api } = await rt.api(conf);
+    endpointIds = new Set((await api.listEndpoints()).map((e) => e.id.toLowerCase()));
+  } catch (e) {
+    const err = toCniError(e, 'asking HNS');
+    throw new CniError(CniCode.PLUGIN_NOT_AVAILABLE, `hcn-cni cannot serve ADD: ${err.message}`, err.details);
+  }
+  const state = rt.store(conf, log).snapshot();
+  const missing = state.attachments.filter((r) => r.mode !== 'shared' && !endpointIds.has(r.endpoint.id.toLowerCase()));
+  const problems = [
+    ...missing.map((r) => `attachment ${ownerKey(r)}: endpoint ${r.endpoint.id} is missing from HNS`),
+    ...state.quarantined.map((q) => `unreadable ${q.kind} record${q.owner ? ` of ${ownerKey(q.owner)}` : ''} quarantined as ${q.file}: ${q.reason}`),
+  ];
+  if (problems.length > 0) {
+    throw new CniError(
+      CniCode.PLUGIN_NOT_AVAILABLE_LIMITED_CONNECTIVITY,
+      `${problems.length} existing attachment(s) may have limited connectivity`,
+      problems.join('\n'),
+    );
+  }
+  if (ctx.ipam.configured) await ctx.ipam.status();
+  log.debug({ attachments: state.attachments.length }, 'STATUS ok');
+}

@@ -1,0 +1,62 @@
+/**
+ * runCni: the whole plugin as a function of {env, stdin} → {stdout, exitCode}. The CLI calls it for every
+ * invocation; programs and tests can call it in process (`import { runCni } from 'hcn-cni'`).
+ */
+import { dispatch } from './cni/dispatch';
+import type { LogLevel } from './cni/types';
+import type { LoadOptions } from './hns/native';
+import type { NativeHcn } from './hns/native-types';
+import { createLogger, type Logger } from './log/logger';
+import { createHandlers } from './plugin/handlers';
+import { PluginRuntime } from './plugin/runtime';
+import type { CrashHook } from './state/atomic';
+
+export interface RunCniOptions {
+  env: Readonly<Record<string, string | undefined>>;
+  stdin: Buffer | string;
+  platform?: NodeJS.Platform;
+  /** Where to find the addon and the HCN library (default: next to the package / inside the executable). */
+  load?: LoadOptions;
+  /** An already loaded addon. */
+  native?: NativeHcn;
+  /** Share one runtime (addon handle, API choice) across calls in one process. */
+  runtime?: PluginRuntime;
+  /** The pid intents record (default: this process). */
+  pid?: number;
+  crash?: CrashHook;
+  createLogger?: (options: { level: LogLevel; file?: string }) => Logger;
+  defaults?: { stateDir?: string; logFile?: string };
+}
+
+export interface RunCniResult {
+  stdout: string;
+  exitCode: number;
+}
+
+export function defaultStateDir(platform: NodeJS.Platform): string {
+  return platform === 'win32' ? 'C:\\ProgramData\\hcn-cni\\state' : '/var/lib/hcn-cni';
+}
+
+export function runCni(options: RunCniOptions): Promise<RunCniResult> {
+  const platform = options.platform ?? process.platform;
+  const runtime =
+    options.runtime ??
+    new PluginRuntime({
+      pid: options.pid ?? process.pid,
+      ...(options.load ? { load: options.load } : {}),
+      ...(options.native ? { native: options.native } : {}),
+      ...(options.crash ? { crash: options.crash } : {}),
+    });
+  return dispatch(
+    { env: options.env, stdin: Buffer.isBuffer(options.stdin) ? options.stdin : Buffer.from(options.stdin) },
+    {
+      handlers: createHandlers(runtime),
+      platform,
+      defaults: {
+        stateDir: options.defaults?.stateDir ?? defaultStateDir(platform),
+        ...(options.defaults?.logFile ? { logFile: options.defaults.logFile } : {}),
+      },
+      createLogger: options.createLogger ?? ((o) => createLogger(o)),
+    },
+  );
+}

@@ -1,0 +1,169 @@
+/**
+ * The simulator's control interface: fault injection and inspection. `SimControl` is the TypeScript client
+ * (src/sim/control-client.ts); `hcn-sim ctl --address A <command>` is the CLI for the same commands; both send
+ * `{"v":1,"ctl":<command>,"args":{...}}` lines to the simulator's address (docs/sim-protocol.md).
+ */
+
+/** `HcnCreateNetwork`, `HNSCall POST /networks`, … or `*` for every operation. */
+export type SimOp = string;
+
+export type RaceMode = 'delete-wins' | 'create-wins' | 'random';
+
+export interface SimAdapter {
+  /** Interface alias as Windows shows it, e.g. "Ethernet 2". */
+  Name: string;
+  /** Dash-separated uppercase, e.g. "00-15-5D-AA-00-01". */
+  MacAddress: string;
+  InterfaceDescription?: string;
+  InterfaceIndex?: number;
+}
+
+/** The simulated host: what `--host FILE` contains and what `host` returns. */
+export interface SimHost {
+  adapters: SimAdapter[];
+  /** HNS version reported by GET /globals/version. Default 15.4 (Windows Server 2022 era). */
+  version: { major: number; minor: number };
+  /** Whether the HCN (v2) functions work. When false they fail with E_NOTIMPL (0x80004001). Default true. */
+  v2: boolean;
+  /** Deleting a network that still has endpoints: cascade (default) or refuse with 0x803B002C. */
+  deleteNetworkWithEndpoints: 'cascade' | 'refuse';
+  /** Outcome of a delete that arrives while a create of the same id is queued or running. Default delete-wins. */
+  race: RaceMode;
+  /** Seed for `race: random`. */
+  seed: number;
+  /** Per-operation latency in ms; key `*` is the default. Default all 0. */
+  latencyMs: Record<SimOp, number>;
+}
+
+export interface SimObjectCounts {
+  networks: number;
+  endpoints: number;
+  namespaces: number;
+}
+
+export interface SimCallRecord {
+  seq: number;
+  op: SimOp;
+  /** `v1` for HNSCall, `v2` for Hcn*, `sim` for simulator-only exports. */
+  api: 'v1' | 'v2' | 'sim';
+  pid: number;
+  /** Object id the call named or created, when there is one. */
+  id?: string;
+  hr: number;
+  acceptedAt: number;
+  finishedAt: number;
+  /**
+   * Set when the call was disturbed, comma-joined when several apply: 'failed', 'hung', 'killed-client',
+   * 'kill-refused', 'race-delete-wins', 'race-create-wins', 'restart' (in flight at a restart), 'reset', 'down'
+   * (arrived while restarting), 'v2-disabled', 'bad-request'.
+   */
+  fault?: string;
+}
+
+export interface SimStats {
+  /** Calls accepted, by operation name. */
+  calls: Record<SimOp, number>;
+  /**
+   * Milliseconds during which the service was executing at least one operation (the union of execution
+   * intervals, latency included): the denominator of the makespan ratio in the benchmarks.
+   */
+  busyMs: number;
+  /** Mutations queued or executing right now. */
+  pendingMutations: number;
+  counts: SimObjectCounts;
+  /** Times the service was restarted (ctl restart) since it started. */
+  restarts: number;
+}
+
+/** Everything the service holds, for tests and `hcn-sim ctl dump`. Objects are in their v2 shape plus extras. */
+export interface SimDump {
+  host: SimHost;
+  networks: Array<Record<string, unknown> & { ID: string; Name: string; CreatedBy: 'v1' | 'v2' }>;
+  endpoints: Array<Record<string, unknown> & { ID: string; Name: string; CreatedBy: 'v1' | 'v2' }>;
+  namespaces: Array<Record<string, unknown> & { ID: string; CreatedBy: 'v1' | 'v2' }>;
+  /** Adapter name → id of the network that binds it. */
+  boundAdapters: Record<string, string>;
+  stats: SimStats;
+}
+
+export interface FaultOptions {
+  /** Which matching call the fault hits: 1 = the next one (default). */
+  nth?: number;
+  /** How many consecutive matching calls it hits, starting at nth (default 1). */
+  count?: number;
+}
+
+export interface SimControl {
+  readonly address: string;
+  ping(): Promise<{ pid: number; version: string }>;
+  /** Latency of an operation (or `*` for the default), applied to every later call. */
+  setLatency(op: SimOp, ms: number): Promise<void>;
+  /** The nth matching call fails with this HRESULT (and the matching error record) without any effect. */
+  failCall(op: SimOp, hresult: number, options?: FaultOptions): Promise<void>;
+  /**
+   * The nth matching call hangs when it starts executing: for `ms` milliseconds, or until release(). A hung
+   * mutation holds the mutation queue, as a hung HNS does; reads are still served. It then completes normally.
+   */
+  hang(op: SimOp, options?: FaultOptions & { ms?: number }): Promise<void>;
+  /** Lets every hung call (of `op`, or all) continue. */
+  release(op?: SimOp): Promise<void>;
+  /**
+   * When the nth matching call arrives, the service accepts it (so it will complete and commit) and then
+   * SIGKILLs the calling client process (the pid the client library sent).
+   */
+  killClient(op: SimOp, options?: FaultOptions): Promise<void>;
+  /** Outcome of a delete that races an in-flight create of the same id. */
+  setRace(mode: RaceMode, seed?: number): Promise<void>;
+  setDeleteNetworkWithEndpoints(mode: 'cascade' | 'refuse'): Promise<void>;
+  /**
+   * Simulates an HNS restart: in-flight calls fail with RPC_S_CALL_FAILED_DNE (0x800706BF), calls during the
+   * next `downMs` fail the same way, then non-persistent networks (flag 8), all endpoints and all namespaces are gone.
+   */
+  restart(options?: { downMs?: number }): Promise<void>;
+  setVersion(major: number, minor: number, options?: { v2?: boolean }): Promise<void>;
+  addAdapter(adapter: SimAdapter): Promise<void>;
+  removeAdapter(name: string): Promise<void>;
+  host(): Promise<SimHost>;
+  dump(): Promise<SimDump>;
+  stats(): Promise<SimStats>;
+  /** The call log (most recent last, at most the last 10 000 calls). */
+  calls(): Promise<SimCallRecord[]>;
+  /**
+   * Clears faults; with `objects: true` (default) also every object, stats and the call log, and calls still in
+   * flight fail with RPC_S_CALL_FAILED_DNE (nothing commits into the clean state). Keeps the host.
+   */
+  reset(options?: { objects?: boolean }): Promise<void>;
+  /** Resolves when no mutation is queued or executing (and none hung), e.g. to wait for a create to commit. */
+  waitIdle(timeoutMs?: number): Promise<void>;
+  /** Stops the service process. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * The control commands on the wire: `{"v":1,"ctl":<name>,"args":<args>}` → `{"ok":true,"result":<result>}` or
+ * `{"ok":false,"error":"…"}`. One entry per SimControl method; `hcn-sim ctl` uses the same names.
+ */
+export interface SimControlCommands {
+  ping: { args: Record<string, never>; result: { pid: number; version: string } };
+  latency: { args: { op: SimOp; ms: number }; result: void };
+  /** hresult: a number, or a string "0x803B0006" / "2151350278" / "HCN_E_ADAPTER_NOT_FOUND". */
+  fail: { args: { op: SimOp; hresult: number | string } & FaultOptions; result: void };
+  hang: { args: { op: SimOp; ms?: number } & FaultOptions; result: void };
+  /** result.released: calls let go (hung now, or selected to hang and not started yet). */
+  release: { args: { op?: SimOp }; result: { released: number } };
+  'kill-client': { args: { op: SimOp } & FaultOptions; result: void };
+  race: { args: { mode: RaceMode; seed?: number }; result: void };
+  'delete-with-endpoints': { args: { mode: 'cascade' | 'refuse' }; result: void };
+  /** result.downUntil: epoch ms until which calls fail with 0x800706BF. */
+  restart: { args: { downMs?: number }; result: { downUntil: number } };
+  version: { args: { major: number; minor: number; v2?: boolean }; result: void };
+  'adapter-add': { args: { adapter: SimAdapter }; result: SimAdapter };
+  'adapter-rm': { args: { name: string }; result: void };
+  host: { args: Record<string, never>; result: SimHost };
+  dump: { args: Record<string, never>; result: SimDump };
+  stats: { args: Record<string, never>; result: SimStats };
+  calls: { args: Record<string, never>; result: SimCallRecord[] };
+  reset: { args: { objects?: boolean }; result: void };
+  'wait-idle': { args: { timeoutMs?: number }; result: void };
+  shutdown: { args: Record<string, never>; result: void };
+}

@@ -1,0 +1,43 @@
+/**
+ * GUIDs as HNS shows them: 36 characters, no braces. Objects created through HCN (v2) carry lowercase ids and
+ * objects created through HNSCall (v1) uppercase ones, as real HNS output does (hcn-api.md §2); every comparison is
+ * case-insensitive, so the map keys are the lowercase form.
+ */
+import { randomUUID } from 'node:crypto';
+
+export const GUID_NULL = '00000000-0000-0000-0000-000000000000';
+
+const GUID_RE = /^\{?([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\}?$/;
+
+/** The 36-character form of a GUID string (braces dropped, case kept), or undefined when it is not a GUID. */
+export function parseGuid(s: unknown): string | undefined {
+  if (typeof s !== 'string') return undefined;
+  const m = GUID_RE.exec(s.trim());
+  return m ? m[1] : undefined;
+}
+
+/** Map key for an id: lowercase, braces dropped. */
+export function guidKey(s: string): string {
+  return (parseGuid(s) ?? s).toLowerCase();
+}
+
+export function sameGuid(a: unknown, b: unknown): boolean {
+  const x = parseGuid(a);
+  const y = parseGuid(b);
+  return x !== undefined && y !== undefined && x.toLowerCase() === y.toLowerCase();
+}
+
+export function isNullGuid(s: string | null | undefined): boolean {
+  return s === null || s === undefined || s === '' || sameGuid(s, GUID_NULL);
+}
+
+export type ApiFlavour = 'v1' | 'v2';
+
+/** A fresh GUID in the case its API shows. */
+export function newGuid(api: ApiFlavour): string {
+  return inCase(randomUUID(), api);
+}
+
+export function inCase(guid: string, api: ApiFlavour): string {
+  return api === 'v1' ? guid.toUpperCase() : guid.toLowerCase();
+}

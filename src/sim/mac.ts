@@ -1,0 +1,40 @@
+/**
+ * MAC addresses as HNS writes them: dash-separated uppercase ("00-15-5D-52-C3-A1"). Endpoints get theirs from the
+ * network's MacPool, or from the host's default pool in the Hyper-V OUI (hcn-api.md §7.7).
+ */
+export interface MacRange {
+  start: string;
+  end: string;
+}
+
+/** The host's default pool: 4096 addresses in the Hyper-V OUI 00-15-5D. */
+export const DEFAULT_MAC_POOL: MacRange = { start: '00-15-5D-51-80-00', end: '00-15-5D-51-8F-FF' };
+
+/** Accepts "00-15-5d-…" or "00:15:5d:…"; returns the canonical form or undefined. */
+export function normalizeMac(s: unknown): string | undefined {
+  if (typeof s !== 'string') return undefined;
+  const m = /^([0-9a-fA-F]{2})([-:])([0-9a-fA-F]{2})\2([0-9a-fA-F]{2})\2([0-9a-fA-F]{2})\2([0-9a-fA-F]{2})\2([0-9a-fA-F]{2})$/.exec(s.trim());
+  if (!m) return undefined;
+  return [m[1], m[3], m[4], m[5], m[6], m[7]].join('-').toUpperCase();
+}
+
+export function macToInt(mac: string): number {
+  return parseInt(mac.replace(/-/g, ''), 16);
+}
+
+export function intToMac(n: number): string {
+  const hex = n.toString(16).toUpperCase().padStart(12, '0');
+  return hex.match(/../g)!.join('-');
+}
+
+/** First address of the pools that is not in use, or undefined when every pool is exhausted. */
+export function allocateMac(pools: MacRange[], inUse: ReadonlySet<string>): string | undefined {
+  for (const pool of pools) {
+    const end = macToInt(pool.end);
+    for (let n = macToInt(pool.start); n <= end; n++) {
+      const mac = intToMac(n);
+      if (!inUse.has(mac)) return mac;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,30 @@
+/**
+ * A failed HNS operation: an HRESULT plus the error record HNS hands back. The record is the exact shape HNS writes,
+ * `{"Success":false,"Error":"<message> ","ErrorCode":<unsigned>}`, with the trailing space FormatMessage leaves
+ * (hcn-api.md §3 "Error record JSON"); the messages come from the shared table in src/hns/hresults.ts.
+ */
+import { describeHresult, hresultHex, toUnsigned } from '../hns/hresults';
+
+export class SimError extends Error {
+  override readonly name = 'SimError';
+  readonly hresult: number;
+
+  /** `detail` is for logs only; HNS's error record carries just the table message. */
+  constructor(hresult: number, readonly detail?: string) {
+    super(`${hresultHex(hresult)} ${describeHresult(hresult).message}${detail ? ` (${detail})` : ''}`);
+    this.hresult = toUnsigned(hresult);
+  }
+}
+
+export function errorRecordObject(hresult: number): { Success: false; Error: string; ErrorCode: number } {
+  return { Success: false, Error: `${describeHresult(hresult).message} `, ErrorCode: toUnsigned(hresult) };
+}
+
+export function errorRecord(hresult: number): string {
+  return JSON.stringify(errorRecordObject(hresult));
+}
+
+/** Shorthand for throwing inside validation code. */
+export function fail(hresult: number, detail?: string): never {
+  throw new SimError(hresult, detail);
+}

@@ -1,0 +1,447 @@
+/**
+ * The committed object store and HNS's rules for changing it. Every method either applies its whole effect or
+ * throws a SimError before changing anything (validation first, then mutation), which is what lets the engine
+ * commit a call atomically at the end of its latency. Ids arrive already resolved (case per API, see guid.ts).
+ */
+import { HR } from '../hns/hresults';
+import type { SimAdapter, SimHost } from './control-types';
+import { guidKey, newGuid, sameGuid, type ApiFlavour } from './guid';
+import { parseCidr, cidrContains, cidrsOverlap, intToIp, ipToInt, isNetworkOrBroadcast, type Cidr } from './ipv4';
+import { enumValue, isObj, objectOrJson, type Obj } from './json-doc';
+import { DEFAULT_MAC_POOL, allocateMac } from './mac';
+import {
+  ADAPTER_BOUND_TYPES,
+  DEFAULT_SUBNET_TYPES,
+  EndpointState,
+  isPersistent,
+  subnetGateway,
+  type EndpointObj,
+  type NamespaceObj,
+  type NetworkObj,
+  type ObjectKind,
+  type Policy,
+  type Subnet,
+} from './model';
+import type { EndpointInput } from './parse-endpoint';
+import { REQUEST_TYPES, type NamespaceInput, type ResourceRequest } from './parse-namespace';
+import { parseV2Dns, parseV2Subnet, type NetworkInput, type SubnetInput } from './parse-network';
+import { parsePolicies, samePolicy } from './policies';
+import { fail } from './sim-error';
+
+const HCN_E_SUBNET_NOT_FOUND = 0x803b0005;
+const HCN_E_POLICY_NOT_FOUND = 0x803b0008;
+const HCN_E_POLICY_ALREADY_EXISTS = 0x803b0012;
+
+/** What the store needs from the simulated host, read live so control changes apply to the next call. */
+export type HostSource = () => Pick<SimHost, 'adapters' | 'deleteNetworkWithEndpoints'>;
+
+export class Store {
+  readonly networks = new Map<string, NetworkObj>();
+  readonly endpoints = new Map<string, EndpointObj>();
+  readonly namespaces = new Map<string, NamespaceObj>();
+  private nextCompartment = 2;
+
+  constructor(private readonly host: HostSource) {}
+
+  // ---- lookups -------------------------------------------------------------------------------------------
+
+  network(id: string): NetworkObj {
+    return this.networks.get(guidKey(id)) ?? fail(HR.NETWORK_NOT_FOUND, id);
+  }
+
+  endpoint(id: string): EndpointObj {
+    return this.endpoints.get(guidKey(id)) ?? fail(HR.ENDPOINT_NOT_FOUND, id);
+  }
+
+  namespace(id: string): NamespaceObj {
+    return this.namespaces.get(guidKey(id)) ?? fail(HR.ERROR_NOT_FOUND, id);
+  }
+
+  /** The objects of one kind, in creation order. */
+  all(kind: ObjectKind): Array<NetworkObj | EndpointObj | NamespaceObj> {
+    const map = kind === 'network' ? this.networks : kind === 'endpoint' ? this.endpoints : this.namespaces;
+    return [...map.values()];
+  }
+
+  has(kind: ObjectKind, id: string): boolean {
+    const map = kind === 'network' ? this.networks : kind === 'endpoint' ? this.endpoints : this.namespaces;
+    return map.has(guidKey(id));
+  }
+
+  endpointsOf(networkId: string): EndpointObj[] {
+    return [...this.endpoints.values()].filter((e) => sameGuid(e.networkId, networkId));
+  }
+
+  /** Adapter name → id of the network bound to it. */
+  boundAdapters(): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const n of this.networks.values()) if (n.adapter) out[n.adapter] = n.id;
+    return out;
+  }
+
+  counts(): { networks: number; endpoints: number; namespaces: number } {
+    return { networks: this.networks.size, endpoints: this.endpoints.size, namespaces: this.namespaces.size };
+  }
+
+  // ---- networks ------------------------------------------------------------------------------------------
+
+  createNetwork(id: string, input: NetworkInput, api: ApiFlavour): NetworkObj {
+    if (this.networks.has(guidKey(id))) fail(HR.ERROR_ALREADY_EXISTS, `network ${id}`);
+    // A duplicate name is refused even when the clashing network is invisible to the caller's query (hcsshim#850).
+    if (input.name && [...this.networks.values()].some((n) => n.name === input.name)) {
+      fail(HR.NETWORK_ALREADY_EXISTS, input.name);
+    }
+    const adapter = ADAPTER_BOUND_TYPES.has(input.type) ? this.pickAdapter(input.adapterName) : undefined;
+    const subnets = input.subnets.length > 0 || !DEFAULT_SUBNET_TYPES.has(input.type) ? input.subnets : [this.defaultNatSubnet()];
+    const network: NetworkObj = {
+      id,
+      createdBy: api,
+      schemaVersion: input.schemaVersion,
+      version: 1,
+      name: input.name,
+      type: input.type,
+      flags: input.flags,
+      policies: input.policies,
+      ipamType: input.ipamType,
+      subnets: subnets.map((s) => this.makeSubnet(s, DEFAULT_SUBNET_TYPES.has(input.type))),
+      macPools: input.macPools.length > 0 ? input.macPools : [{ ...DEFAULT_MAC_POOL }],
+      dns: input.dns,
+      adapter: adapter?.Name,
+      managementIp: input.managementIp,
+      layeredOn: newGuid('v1'),
+      switchGuid: newGuid('v1'),
+      activityId: newGuid('v1'),
+    };
+    this.networks.set(guidKey(id), network);
+    return network;
+  }
+
+  /**
+   * The adapter a new vSwitch binds: the one asked for, else the first one no network holds. An unknown adapter and
+   * one already bound both give HCN_E_ADAPTER_NOT_FOUND, HNS's real (and confusing) answer (microsoft/SDN#300).
+   */
+  private pickAdapter(requested: string | undefined): SimAdapter {
+    const bound = new Set(Object.keys(this.boundAdapters()).map((a) => a.toLowerCase()));
+    const adapters = this.host().adapters;
+    if (requested) {
+      const a = adapters.find((x) => x.Name.toLowerCase() === requested.toLowerCase());
+      if (!a) return fail(HR.ADAPTER_NOT_FOUND, `no adapter named ${requested}`);
+      if (bound.has(a.Name.toLowerCase())) return fail(HR.ADAPTER_NOT_FOUND, `adapter ${a.Name} is already bound`);
+      return a;
+    }
+    return adapters.find((x) => !bound.has(x.Name.toLowerCase())) ?? fail(HR.ADAPTER_NOT_FOUND, 'every adapter is bound');
+  }
+
+  /** HNS gives a NAT network without subnets a 172.x.y.0/20 of its own (hcn-api.md sample H). */
+  private defaultNatSubnet(): SubnetInput {
+    const taken = [...this.networks.values()].flatMap((n) => n.subnets.map((s) => parseCidr(s.prefix)!));
+    for (let second = 16; second < 32; second++) {
+      for (let third = 0; third < 256; third += 16) {
+        const cidr = parseCidr(`172.${second}.${third}.0/20`)!;
+        if (!taken.some((t) => cidrsOverlap(t, cidr))) return { prefix: cidr.text, routes: [], policies: [] };
+      }
+    }
+    return fail(HR.INVALID_NETWORK, 'no free 172.16.0.0/12 range for a default subnet');
+  }
+
+  private makeSubnet(s: SubnetInput, defaultGateway: boolean): Subnet {
+    const subnet: Subnet = { id: newGuid('v1'), prefix: s.prefix, routes: [...s.routes], policies: s.policies };
+    const cidr = parseCidr(s.prefix)!;
+    // NAT/ICS subnets get a gateway on their first address when none is configured (sample H: 172.21.16.1).
+    if (defaultGateway && cidr.family === 4 && !subnetGateway(subnet)) {
+      subnet.routes.push({ nextHop: intToIp(cidr.first + 1), destinationPrefix: '0.0.0.0/0' });
+    }
+    return subnet;
+  }
+
+  deleteNetwork(id: string): NetworkObj {
+    const n = this.network(id);
+    const eps = this.endpointsOf(n.id);
+    if (eps.length > 0 && this.host().deleteNetworkWithEndpoints === 'refuse') {
+      fail(HR.ENTITY_HAS_REFERENCES, `network ${n.id} has ${eps.length} endpoints`);
+    }
+    for (const e of eps) this.deleteEndpoint(e.id);
+    this.networks.delete(guidKey(n.id));
+    return n;
+  }
+
+  /** HcnModifyNetwork: Policy, Subnet and DNS requests (ModifyNetworkSettingRequest). */
+  modifyNetwork(id: string, doc: Obj): void {
+    const n = this.network(id);
+    const { resourceType, request, settings } = modifyRequest(doc, ['Policy', 'DNS', 'Extension', 'Subnet', 'IPSubnet']);
+    if (resourceType === 'Policy') {
+      const policies = parsePolicies(settings.Policies, 'v2', 'network');
+      // The adapter binding is made at create; HNS cannot move an existing vSwitch to another NIC.
+      if (policies.some((p) => p.type === 'NetAdapterName')) fail(HR.REQUEST_UNSUPPORTED, 'NetAdapterName cannot be modified');
+      n.policies = applyPolicyRequest(n.policies, policies, request);
+    } else if (resourceType === 'Subnet' && request === 'Add') {
+      const added = (Array.isArray(settings.Subnets) ? settings.Subnets : fail(HR.INVALID_SUBNET, 'Subnets missing')).map(parseV2Subnet);
+      const all = [...n.subnets.map((s) => s.prefix), ...added.map((s) => s.prefix)].map((p) => parseCidr(p)!);
+      if (all.some((a, i) => all.some((b, j) => i < j && cidrsOverlap(a, b)))) fail(HR.INVALID_SUBNET, 'overlapping subnets');
+      n.subnets.push(...added.map((s) => this.makeSubnet(s, DEFAULT_SUBNET_TYPES.has(n.type))));
+    } else if (resourceType === 'Subnet' && request === 'Remove') {
+      const prefixes = (Array.isArray(settings.Subnets) ? settings.Subnets : []).map((s) => (isObj(s) ? s.IpAddressPrefix : undefined));
+      for (const p of prefixes) {
+        const s = n.subnets.find((x) => x.prefix === p) ?? fail(HCN_E_SUBNET_NOT_FOUND, String(p));
+        const cidr = parseCidr(s.prefix)!;
+        if (this.endpointsOf(n.id).some((e) => e.ipAddress && cidrContains(cidr, e.ipAddress))) {
+          fail(HR.ENTITY_HAS_REFERENCES, `subnet ${s.prefix} has endpoints`);
+        }
+      }
+      n.subnets = n.subnets.filter((s) => !prefixes.includes(s.prefix));
+    } else if (resourceType === 'DNS' && request === 'Update') {
+      n.dns = parseV2Dns(settings, HR.INVALID_NETWORK);
+    } else {
+      fail(HR.REQUEST_UNSUPPORTED, `network ${resourceType} ${request}`);
+    }
+    n.version++;
+  }
+
+  // ---- endpoints -----------------------------------------------------------------------------------------
+
+  createEndpoint(id: string, input: EndpointInput, api: ApiFlavour, callNetworkId?: string): EndpointObj {
+    if (this.endpoints.has(guidKey(id))) fail(HR.ERROR_ALREADY_EXISTS, `endpoint ${id}`);
+    const network = callNetworkId
+      ? this.network(callNetworkId)
+      : input.networkId
+        ? this.network(input.networkId)
+        : input.networkName
+          ? ([...this.networks.values()].find((n) => n.name === input.networkName) ?? fail(HR.NETWORK_NOT_FOUND, input.networkName))
+          : fail(HR.INVALID_ENDPOINT, 'endpoint names no network');
+    const { ip, subnet } = this.pickAddress(network, input.ipAddress);
+    const inUse = new Set([...this.endpoints.values()].map((e) => e.macAddress));
+    const mac = input.macAddress ?? allocateMac(network.macPools, inUse) ?? fail(HR.E_FAIL, 'MAC pool exhausted');
+    this.checkPortMappings(input.policies, undefined);
+    const gateway = subnet ? subnetGateway(subnet) : undefined;
+    const endpoint: EndpointObj = {
+      id,
+      createdBy: api,
+      schemaVersion: input.schemaVersion,
+      version: 1,
+      name: input.name,
+      networkId: network.id,
+      ipAddress: ip,
+      prefixLength: ip ? (input.prefixLength ?? parseCidr(subnet!.prefix)!.bits) : undefined,
+      macAddress: mac,
+      policies: input.policies,
+      dns: input.dns,
+      // An endpoint that names no routes gets its subnet's gateway as default route, as HNS fills GatewayAddress.
+      routes: input.routes.length > 0 || !gateway ? input.routes : [{ nextHop: gateway, destinationPrefix: '0.0.0.0/0' }],
+      flags: input.flags,
+      sharedContainers: [],
+      state: EndpointState.Created,
+    };
+    this.endpoints.set(guidKey(id), endpoint);
+    return endpoint;
+  }
+
+  /**
+   * The endpoint's address: the one asked for (inside a subnet, else HCN_E_INVALID_IP; not reserved or held, else
+   * HCN_E_ADDR_INVALID_OR_RESERVED, docker/for-win#13965), or the first free one of the network's IPv4 subnets,
+   * skipping network, gateway and broadcast addresses. Networks without subnets (Transparent, Private) give none.
+   */
+  private pickAddress(network: NetworkObj, requested: string | undefined): { ip?: string; subnet?: Subnet } {
+    const v4 = network.subnets.map((s) => ({ s, c: parseCidr(s.prefix)! })).filter((x) => x.c.family === 4);
+    const held = new Set(this.endpointsOf(network.id).map((e) => e.ipAddress).filter((x): x is string => !!x));
+    const reserved = (c: Cidr, s: Subnet, ip: string) => isNetworkOrBroadcast(c, ip) || subnetGateway(s) === ip || held.has(ip);
+    if (requested !== undefined) {
+      const hit = ipToInt(requested) === undefined ? undefined : v4.find((x) => cidrContains(x.c, requested));
+      if (!hit) return fail(HR.INVALID_IP, `${requested} is in no subnet of ${network.id}`);
+      if (reserved(hit.c, hit.s, requested)) return fail(HR.ADDR_INVALID_OR_RESERVED, `${requested} is reserved or held`);
+      return { ip: requested, subnet: hit.s };
+    }
+    if (v4.length === 0) return {};
+    for (const { s, c } of v4) {
+      for (let n = c.first; n <= c.last; n++) {
+        const ip = intToIp(n);
+        if (!reserved(c, s, ip)) return { ip, subnet: s };
+      }
+    }
+    return fail(HCN_E_SUBNET_NOT_FOUND, `no free address in ${network.id}`);
+  }
+
+  /** A host port can be mapped once per protocol and VIP (HCN_E_PORT_ALREADY_EXISTS, hcsshim's test). */
+  private checkPortMappings(policies: Policy[], self: EndpointObj | undefined): void {
+    const key = (p: Policy) => `${String(p.settings.Protocol ?? 6)}/${String(p.settings.ExternalPort)}/${String(p.settings.VIP ?? '')}`;
+    const mine = policies.filter((p) => p.type === 'PortMapping' && p.settings.ExternalPort);
+    const others = [...this.endpoints.values()]
+      .filter((e) => e !== self)
+      .flatMap((e) => e.policies.filter((p) => p.type === 'PortMapping' && p.settings.ExternalPort));
+    const seen = new Set(others.map(key));
+    for (const p of mine) {
+      if (seen.has(key(p))) fail(HR.PORT_ALREADY_EXISTS, key(p));
+      seen.add(key(p));
+    }
+  }
+
+  deleteEndpoint(id: string): EndpointObj {
+    const e = this.endpoint(id);
+    if (e.namespaceId) {
+      const ns = this.namespaces.get(guidKey(e.namespaceId));
+      if (ns) ns.resources = ns.resources.filter((r) => !(r.type === 'Endpoint' && sameGuid(r.id, e.id)));
+    }
+    this.endpoints.delete(guidKey(e.id));
+    return e;
+  }
+
+  /** HcnModifyEndpoint: Policy requests. Port requests attach VMs' switch ports, which the simulator has none of. */
+  modifyEndpoint(id: string, doc: Obj): void {
+    const e = this.endpoint(id);
+    const { resourceType, request, settings } = modifyRequest(doc, ['Port', 'Policy']);
+    if (resourceType !== 'Policy') fail(HR.REQUEST_UNSUPPORTED, `endpoint ${resourceType} ${request}`);
+    const policies = applyPolicyRequest(e.policies, parsePolicies(settings.Policies, 'v2', 'endpoint'), request);
+    this.checkPortMappings(policies, e);
+    e.policies = policies;
+    e.version++;
+  }
+
+  /** v1 POST /endpoints/{id}: the caller sends the endpoint back with its new policy list (hnslib ApplyACLPolicy). */
+  updateEndpointV1(id: string, doc: Obj): EndpointObj {
+    const e = this.endpoint(id);
+    if (doc.Policies !== undefined) {
+      const policies = parsePolicies(doc.Policies, 'v1', 'endpoint');
+      this.checkPortMappings(policies, e);
+      e.policies = policies;
+    }
+    e.version++;
+    return e;
+  }
+
+  /** v1 attach: {"ContainerId":…,"SystemType":"Container"|"Host"|"VirtualMachine"}. */
+  attach(id: string, body: Obj): EndpointObj {
+    const e = this.endpoint(id);
+    const key = attachKey(body);
+    if (e.sharedContainers.some((c) => c.toLowerCase() === key.toLowerCase())) fail(HR.ENDPOINT_ALREADY_ATTACHED, key);
+    e.sharedContainers.push(key);
+    e.state = EndpointState.Attached;
+    e.version++;
+    return e;
+  }
+
+  detach(id: string, body: Obj): EndpointObj {
+    const e = this.endpoint(id);
+    const key = attachKey(body);
+    const i = e.sharedContainers.findIndex((c) => c.toLowerCase() === key.toLowerCase());
+    if (i < 0) fail(HR.ENDPOINT_NOT_ATTACHED, key);
+    e.sharedContainers.splice(i, 1);
+    e.state = e.sharedContainers.length > 0 ? EndpointState.Attached : EndpointState.Detached;
+    e.version++;
+    return e;
+  }
+
+  // ---- namespaces ----------------------------------------------------------------------------------------
+
+  createNamespace(id: string, input: NamespaceInput, api: ApiFlavour): NamespaceObj {
+    if (this.namespaces.has(guidKey(id))) fail(HR.ERROR_ALREADY_EXISTS, `namespace ${id}`);
+    const namespaceId = input.namespaceId ?? this.nextCompartment;
+    this.nextCompartment = Math.max(this.nextCompartment, namespaceId + 1);
+    const ns: NamespaceObj = { id, createdBy: api, schemaVersion: input.schemaVersion, version: 1, type: input.type, namespaceId, resources: [] };
+    this.namespaces.set(guidKey(id), ns);
+    return ns;
+  }
+
+  /** Deleting a namespace releases its endpoints (hcsoci removes them first; HNS does not insist). */
+  deleteNamespace(id: string): NamespaceObj {
+    const ns = this.namespace(id);
+    for (const e of this.endpoints.values()) if (e.namespaceId && sameGuid(e.namespaceId, ns.id)) e.namespaceId = undefined;
+    this.namespaces.delete(guidKey(ns.id));
+    return ns;
+  }
+
+  /** Add/remove an endpoint (or container) to/from a namespace: HcnModifyNamespace and v1 add/removeresource. */
+  namespaceResource(nsId: string, req: ResourceRequest): NamespaceObj {
+    const ns = this.namespace(nsId);
+    const { type, id } = req.resource;
+    if (type === 'Endpoint') {
+      const e = this.endpoint(id);
+      if (req.request === 'Add') {
+        if (e.namespaceId) fail(HR.ENDPOINT_NAMESPACE_ALREADY_EXISTS, `${e.id} is in namespace ${e.namespaceId}`);
+        e.namespaceId = ns.id;
+        ns.resources.push({ type, id: e.id });
+      } else {
+        if (!e.namespaceId || !sameGuid(e.namespaceId, ns.id)) fail(HR.ENDPOINT_NOT_ATTACHED, `${e.id} is not in ${ns.id}`);
+        e.namespaceId = undefined;
+        ns.resources = ns.resources.filter((r) => !(r.type === 'Endpoint' && sameGuid(r.id, e.id)));
+      }
+      e.version++;
+    } else if (req.request === 'Add') {
+      if (!ns.resources.some((r) => r.type === 'Container' && r.id.toLowerCase() === id.toLowerCase())) ns.resources.push({ type, id });
+    } else {
+      const before = ns.resources.length;
+      ns.resources = ns.resources.filter((r) => !(r.type === 'Container' && r.id.toLowerCase() === id.toLowerCase()));
+      if (ns.resources.length === before) fail(HR.ERROR_NOT_FOUND, `container ${id}`);
+    }
+    ns.version++;
+    return ns;
+  }
+
+  // ---- lifecycle -----------------------------------------------------------------------------------------
+
+  /** What an HNS restart leaves: persistent networks only (non-persistent ones, endpoints, namespaces vanish). */
+  restart(): void {
+    this.endpoints.clear();
+    this.namespaces.clear();
+    for (const [k, n] of this.networks) if (!isPersistent(n)) this.networks.delete(k);
+  }
+
+  clear(): void {
+    this.networks.clear();
+    this.endpoints.clear();
+    this.namespaces.clear();
+    this.nextCompartment = 2;
+  }
+
+  persistentNetworks(): NetworkObj[] {
+    return [...this.networks.values()].filter(isPersistent);
+  }
+
+  load(networks: NetworkObj[]): void {
+    for (const n of networks) this.networks.set(guidKey(n.id), n);
+  }
+}
+
+function attachKey(body: Obj): string {
+  const containerId = body.ContainerId ?? body.ContainerID;
+  if (typeof containerId === 'string' && containerId !== '') return containerId;
+  const systemType = enumValue(body.SystemType, ['Container', 'Host', 'VirtualMachine'] as const);
+  if (!systemType || systemType === 'Container') return fail(HR.E_INVALIDARG, 'attach needs ContainerId or SystemType');
+  return systemType;
+}
+
+interface ModifyRequest {
+  resourceType: string;
+  request: (typeof REQUEST_TYPES)[number];
+  settings: Obj;
+}
+
+function modifyRequest(doc: Obj, resourceTypes: readonly string[]): ModifyRequest {
+  const resourceType = enumValue(doc.ResourceType, resourceTypes);
+  const request = enumValue(doc.RequestType, REQUEST_TYPES);
+  if (!resourceType || !request) return fail(HR.REQUEST_UNSUPPORTED, `${String(doc.ResourceType)}/${String(doc.RequestType)}`);
+  return { resourceType, request, settings: objectOrJson(doc.Settings ?? {}, HR.INVALID_JSON, 'Settings') };
+}
+
+/** Add appends (an identical policy is HCN_E_POLICY_ALREADY_EXISTS), Remove drops (a missing one is
+ *  HCN_E_POLICY_NOT_FOUND; empty Settings match by type), Update replaces every policy of the given types. */
+function applyPolicyRequest(current: Policy[], given: Policy[], request: string): Policy[] {
+  if (request === 'Add') {
+    for (const p of given) if (current.some((c) => samePolicy(c, p))) fail(HCN_E_POLICY_ALREADY_EXISTS, p.type);
+    return [...current, ...given];
+  }
+  if (request === 'Remove') {
+    let out = [...current];
+    for (const p of given) {
+      const byType = Object.keys(p.settings).length === 0;
+      const i = out.findIndex((c) => (byType ? c.type === p.type : samePolicy(c, p)));
+      if (i < 0) fail(HCN_E_POLICY_NOT_FOUND, p.type);
+      out = byType ? out.filter((c) => c.type !== p.type) : out.filter((_, j) => j !== i);
+    }
+    return out;
+  }
+  if (request === 'Update') {
+    const types = new Set(given.map((p) => p.type));
+    return [...current.filter((c) => !types.has(c.type)), ...given];
+  }
+  return fail(HR.REQUEST_UNSUPPORTED, `policy ${request}`);
+}
+

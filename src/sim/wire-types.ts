@@ -1,0 +1,31 @@
+/** The op protocol's request and response lines (docs/sim-protocol.md). */
+
+export interface OpRequest {
+  v?: number;
+  /** The caller's Unix pid: the process a kill-client fault SIGKILLs. */
+  pid?: number;
+  winpid?: number;
+  op: string;
+  id?: string | null;
+  network?: string | null;
+  settings?: string | null;
+  query?: string | null;
+  method?: string | null;
+  path?: string | null;
+  request?: string | null;
+}
+
+export interface OpResponse {
+  /** Unsigned HRESULT. */
+  hr: number;
+  result: string | null;
+  errorRecord: string | null;
+}
+
+export interface ControlRequest {
+  v?: number;
+  ctl: string;
+  args?: Record<string, unknown>;
+}
+
+export type ControlResponse = { ok: true; result?: unknown } | { ok: false; error: string };

@@ -1,0 +1,64 @@
+/**
+ * Crash-safe file replacement: write a temp file in the same directory, fsync it, rename it over the target, fsync
+ * the directory. A reader sees the old content or the new, never a torn file; after a crash the rename is either
+ * durable or did not happen. (Azure CNI renames without fsync, and its state file has been found full of NULs.)
+ */
+import * as crypto from 'crypto';
+import * as fs from 'fs';
+import * as path from 'path';
+
+/** Called at named points of every write; test builds kill the process there (crash-point matrix). */
+export type CrashHook = (point: string) => void;
+
+const isWindows = process.platform === 'win32';
+
+export function writeFileAtomic(file: string, data: string, point: string, crash?: CrashHook): void {
+  const dir = path.dirname(file);
+  const tmp = path.join(dir, `.${path.basename(file)}.${crypto.randomBytes(6).toString('hex')}.tmp`);
+  const fd = fs.openSync(tmp, 'wx', 0o600);
+  try {
+    fs.writeSync(fd, data);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  crash?.(`${point}:tmp-written`);
+  fs.renameSync(tmp, file);
+  fsyncDir(dir);
+  crash?.(`${point}:written`);
+}
+
+/** Removes a file durably; a missing file is fine. Returns whether it existed. */
+export function removeFile(file: string, point: string, crash?: CrashHook): boolean {
+  crash?.(`${point}:before-remove`);
+  try {
+    fs.unlinkSync(file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw e;
+  }
+  fsyncDir(path.dirname(file));
+  crash?.(`${point}:removed`);
+  return true;
+}
+
+/** Windows cannot open a directory to fsync it; there NTFS journals the rename itself. */
+export function fsyncDir(dir: string): void {
+  if (isWindows) return;
+  const fd = fs.openSync(dir, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Reads a file, or undefined when it does not exist. */
+export function readIfExists(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}

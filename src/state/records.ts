@@ -1,0 +1,141 @@
+/**
+ * What the state directory holds, one JSON file per owner and kind:
+ *  - attachment: a committed attachment (what ADD created and DEL must remove);
+ *  - intent: written before any HNS create, so a process killed mid-create leaves a claim that names what it
+ *    planned, who it was (pid + start time) and until when the claim holds;
+ *  - tombstone: written by a DEL that could not be sure everything is gone; it voids older intents of the owner so
+ *    the next audit removes whatever HNS completes later.
+ * The state layer knows nothing of CNI or HNS: results are opaque JSON, objects are ids and names.
+ */
+
+export interface Owner {
+  containerId: string;
+  ifname: string;
+}
+
+export type ObjectKind = 'network' | 'endpoint';
+
+export interface PlannedObject {
+  kind: ObjectKind;
+  name: string;
+  /** Set when the create passes its own id (HCN honours it): claims then match by id, else by name. */
+  id?: string;
+}
+
+export interface AttachmentRecord extends Owner {
+  kind: 'attachment';
+  schema: 1;
+  netns: string;
+  mode: 'bridge' | 'delegatedNic' | 'shared';
+  apiVersion: 1 | 2;
+  network: { id: string; name: string; owned: boolean };
+  /** owned: false for a shared attachment (container:<id>), which only borrows the sandbox's endpoint. */
+  endpoint: { id: string; name: string; owned: boolean };
+  /** For a shared attachment: the sandbox attachment it borrows from. */
+  sharedWith?: Owner;
+  /** Delegated NIC MAC, "AA-BB-CC-DD-EE-FF". */
+  mac?: string;
+  /** True when this attachment's ADD allocated from delegated IPAM (DEL then releases). */
+  ipamAllocated: boolean;
+  attach: { kind: 'namespace' | 'container' | 'none'; target: string };
+  /** The CNI result to return on a repeated ADD (version-neutral; opaque here). */
+  result: Record<string, unknown>;
+  createdAt: number;
+}
+
+export interface IntentRecord extends Owner {
+  kind: 'intent';
+  schema: 1;
+  /** Random, to tell one ADD attempt from the next for the same owner. */
+  id: string;
+  mac?: string;
+  planned: PlannedObject[];
+  pid: number;
+  pidStartTime: string | null;
+  createdAt: number;
+  /** After this instant (ms since epoch) the intent is dead even if its process still runs. */
+  deadline: number;
+}
+
+export interface TombstoneRecord extends Owner {
+  kind: 'tombstone';
+  schema: 1;
+  createdAt: number;
+  reason: string;
+  /** What the voided intent (if any) had planned: the delete-during-create race makes these worth retrying. */
+  planned: PlannedObject[];
+}
+
+export type AnyRecord = AttachmentRecord | IntentRecord | TombstoneRecord;
+export type RecordKind = AnyRecord['kind'];
+
+export class RecordFormatError extends Error {
+  override readonly name = 'RecordFormatError';
+}
+
+function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function str(o: Record<string, unknown>, k: string): string {
+  const v = o[k];
+  if (typeof v !== 'string') throw new RecordFormatError(`"${k}" must be a string`);
+  return v;
+}
+
+function num(o: Record<string, unknown>, k: string): number {
+  const v = o[k];
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new RecordFormatError(`"${k}" must be a number`);
+  return v;
+}
+
+function planned(v: unknown): PlannedObject[] {
+  if (!Array.isArray(v)) throw new RecordFormatError('"planned" must be an array');
+  return v.map((p) => {
+    if (!isObj(p) || (p.kind !== 'network' && p.kind !== 'endpoint') || typeof p.name !== 'string') {
+      throw new RecordFormatError('"planned" entries need kind and name');
+    }
+    return p.id === undefined ? { kind: p.kind, name: p.name } : { kind: p.kind, name: p.name, id: String(p.id) };
+  });
+}
+
+/** Parses and checks a record of the expected kind; anything else throws RecordFormatError. */
+export function parseRecord<K extends RecordKind>(text: string, kind: K): Extract<AnyRecord, { kind: K }> {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new RecordFormatError(`not JSON: ${(e as Error).message}`);
+  }
+  if (!isObj(v)) throw new RecordFormatError('not an object');
+  if (v.kind !== kind) throw new RecordFormatError(`kind is ${JSON.stringify(v.kind)}, expected ${kind}`);
+  if (v.schema !== 1) throw new RecordFormatError(`unknown schema ${JSON.stringify(v.schema)}`);
+  str(v, 'containerId');
+  str(v, 'ifname');
+  num(v, 'createdAt');
+  if (kind === 'attachment') {
+    str(v, 'netns');
+    if (!isObj(v.network) || !isObj(v.endpoint) || !isObj(v.attach) || !isObj(v.result)) {
+      throw new RecordFormatError('attachment needs network, endpoint, attach and result objects');
+    }
+    str(v.network, 'id');
+    str(v.endpoint, 'id');
+    if (v.apiVersion !== 1 && v.apiVersion !== 2) throw new RecordFormatError('"apiVersion" must be 1 or 2');
+  } else if (kind === 'intent') {
+    str(v, 'id');
+    num(v, 'pid');
+    num(v, 'deadline');
+    v.planned = planned(v.planned);
+  } else {
+    v.planned = planned(v.planned ?? []);
+  }
+  return v as unknown as Extract<AnyRecord, { kind: K }>;
+}
+
+export function sameOwner(a: Owner, b: Owner): boolean {
+  return a.containerId === b.containerId && a.ifname === b.ifname;
+}
+
+export function ownerKey(o: Owner): string {
+  return `${o.containerId}@${o.ifname}`;
+}

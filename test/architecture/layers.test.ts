@@ -1,0 +1,98 @@
+/**
+ * The layers of ARCHITECTURE.md, checked on the source: nothing imports upward, only src/cli touches the process,
+ * only the HCN facade loads the addon. A violation names the file and the import.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+
+const SRC = path.join(__dirname, '..', '..', 'src');
+
+function files(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((d) => {
+    const p = path.join(dir, d.name);
+    return d.isDirectory() ? files(p) : p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+/** Top-level area of a src file: 'cli', 'cni', …, or the file name for files directly in src/. */
+function area(file: string): string {
+  const rel = path.relative(SRC, file).split(path.sep);
+  return rel.length === 1 ? rel[0]!.replace(/\.ts$/, '') : rel[0]!;
+}
+
+/** What each area may import (besides itself). `cni/types` and `cni/errors` are the CNI vocabulary. */
+const ALLOWED: Record<string, string[]> = {
+  cli: ['*'],
+  index: ['run', 'cni', 'plugin', 'orphans', 'state', 'hns', 'log', 'net'],
+  run: ['cni', 'plugin', 'state', 'hns', 'log'],
+  cni: ['log', 'net'],
+  plugin: ['cni/types', 'cni/errors', 'orphans', 'state', 'hns', 'log', 'net'],
+  orphans: ['state', 'hns', 'log', 'net'],
+  state: ['hns/host-os', 'log'],
+  hns: [],
+  log: ['cni/types'],
+  net: [],
+  sim: ['hns/hresults', 'log'],
+};
+
+interface Import {
+  file: string;
+  target: string;
+}
+
+function imports(file: string): Import[] {
+  const text = fs.readFileSync(file, 'utf8');
+  const out: Import[] = [];
+  const re = /(?:import|export)\s[^'"]*?from\s+['"](\.[^'"]+)['"]|(?:import|require)\(\s*['"](\.[^'"]+)['"]\s*\)|import\s+['"](\.[^'"]+)['"]/g;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    const spec = (m[1] ?? m[2] ?? m[3])!;
+    out.push({ file, target: path.resolve(path.dirname(file), spec) });
+  }
+  return out;
+}
+
+function allowed(from: string, target: string): boolean {
+  const a = area(from);
+  const relTarget = path.relative(SRC, target).split(path.sep);
+  const b = relTarget.length === 1 ? relTarget[0]! : relTarget[0]!;
+  if (a === b) return true;
+  const rules = ALLOWED[a] ?? [];
+  if (rules.includes('*')) return true;
+  const sub = relTarget.slice(0, 2).join('/').replace(/\.ts$/, '');
+  return rules.includes(b) || rules.includes(sub);
+}
+
+describe('architecture', () => {
+  const all = files(SRC);
+
+  it('finds the source tree', () => {
+    expect(all.length).toBeGreaterThan(30);
+  });
+
+  it('imports only downward (ARCHITECTURE.md layers)', () => {
+    const bad = all
+      .flatMap(imports)
+      .filter((i) => !allowed(i.file, i.target))
+      .map((i) => `${path.relative(SRC, i.file)} imports ${path.relative(SRC, i.target)}`);
+    expect(bad).toEqual([]);
+  });
+
+  it('only src/cli touches process.env, stdin, stdout, argv and exit', () => {
+    const bad = all
+      .filter((f) => area(f) !== 'cli')
+      .flatMap((f) => {
+        const text = fs.readFileSync(f, 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '');
+        const hits = text.match(/process\.(env|stdin|stdout|argv|exit)\b/g) ?? [];
+        return hits.map((h) => `${path.relative(SRC, f)}: ${h}`);
+      });
+    expect(bad).toEqual([]);
+  });
+
+  it('only src/hns/native.ts loads the addon', () => {
+    const bad = all
+      .filter((f) => path.relative(SRC, f) !== path.join('hns', 'native.ts'))
+      .filter((f) => /process\.dlopen|\.node['"]/.test(fs.readFileSync(f, 'utf8')))
+      .map((f) => path.relative(SRC, f));
+    expect(bad).toEqual([]);
+  });
+});

@@ -1,0 +1,155 @@
+/**
+ * Drives the plugin the way a runtime does — in process through runCni, or as a child process through the real CLI
+ * entry — against a simulator started for the test file. Every test gets its own state directory.
+ */
+import { spawn } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { runCni } from '../../src/run';
+import { PluginRuntime } from '../../src/plugin/runtime';
+import { startSimulator, type RunningSimulator, type SimHost } from '../../src/sim';
+
+export const ROOT = path.join(__dirname, '..', '..');
+export const CLI = path.join(ROOT, 'dist', 'cli', 'hcn-cni.js');
+export const CNI_BIN = '/usr/lib/cni';
+
+export interface Harness {
+  sim: RunningSimulator;
+  tmp: string;
+  stateDir: string;
+  /** One runtime for the in-process calls of this harness (the addon is loaded once per process anyway). */
+  runtime: PluginRuntime;
+  /** Empties the simulator (objects, faults) and the state directory: a fresh node for the next test. */
+  reset(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startHarness(host?: Partial<SimHost>): Promise<Harness> {
+  const sim = await startSimulator({ logLevel: 'warn', ...(host ? { host } : {}) });
+  // The simulator client library inside the addon reads HCN_SIM from this process's environment on every call.
+  process.env.HCN_SIM = sim.address;
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-cni-test-'));
+  const stateDir = path.join(tmp, 'state');
+  return {
+    sim,
+    tmp,
+    stateDir,
+    runtime: new PluginRuntime({ pid: process.pid }),
+    async reset() {
+      await sim.control.reset();
+      fs.rmSync(stateDir, { recursive: true, force: true });
+    },
+    async stop() {
+      await sim.stop();
+      fs.rmSync(tmp, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface CniCall {
+  verb: 'ADD' | 'DEL' | 'CHECK' | 'VERSION' | 'GC' | 'STATUS';
+  conf: Record<string, unknown>;
+  containerId?: string;
+  ifname?: string;
+  netns?: string | undefined;
+  args?: string;
+  path?: string;
+  env?: Record<string, string | undefined>;
+}
+
+export interface CniOutcome {
+  exitCode: number;
+  stdout: string;
+  json: Record<string, unknown> | undefined;
+}
+
+export function cniEnv(h: Harness, c: CniCall): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {
+    CNI_COMMAND: c.verb,
+    CNI_PATH: c.path ?? CNI_BIN,
+    HCN_SIM: h.sim.address,
+  };
+  if (c.verb !== 'VERSION' && c.verb !== 'GC' && c.verb !== 'STATUS') {
+    env.CNI_CONTAINERID = c.containerId ?? 'ctr1';
+    env.CNI_IFNAME = c.ifname ?? 'eth0';
+    if ('netns' in c) {
+      if (c.netns !== undefined) env.CNI_NETNS = c.netns;
+    } else env.CNI_NETNS = '5f0e7a3c-1b2d-4c5e-8f90-123456789abc';
+  }
+  if (c.args) env.CNI_ARGS = c.args;
+  return { ...env, ...c.env };
+}
+
+function parse(stdout: string): Record<string, unknown> | undefined {
+  try {
+    return stdout.trim() ? (JSON.parse(stdout) as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** In process, through runCni (the same dispatcher and plugin the executable runs). */
+export async function cni(h: Harness, c: CniCall): Promise<CniOutcome> {
+  const { stdout, exitCode } = await runCni({
+    env: cniEnv(h, c),
+    stdin: JSON.stringify({ stateDir: h.stateDir, ...c.conf }),
+    runtime: h.runtime,
+    createLogger: () => silent,
+  });
+  return { exitCode, stdout, json: parse(stdout) };
+}
+
+/** As a separate process through the real CLI entry (dist/cli/hcn-cni.js). */
+export function cniProcess(h: Harness, c: CniCall, extraEnv: Record<string, string> = {}): Promise<CniOutcome & { stderr: string; signal: NodeJS.Signals | null }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI], {
+      env: { PATH: process.env.PATH, ...cniEnv(h, c), ...extraEnv } as NodeJS.ProcessEnv,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ exitCode: code ?? -1, signal, stdout, stderr, json: parse(stdout) }));
+    child.stdin.end(JSON.stringify({ stateDir: h.stateDir, logLevel: 'debug', ...c.conf }));
+  });
+}
+
+const silent = {
+  trace() {},
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  child() {
+    return silent;
+  },
+};
+
+/** Files under the state directory, relative, sorted (to assert "state unchanged"). */
+export function stateFiles(h: Harness): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    if (!fs.existsSync(d)) return;
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name !== 'lock') out.push(path.relative(h.stateDir, p));
+    }
+  };
+  walk(h.stateDir);
+  return out.sort();
+}
+
+export function bridgeConf(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    cniVersion: '1.0.0',
+    name: 'cbr0',
+    type: 'hcn-cni',
+    createNetwork: true,
+    subnet: '10.244.1.0/24',
+    ...extra,
+  };
+}

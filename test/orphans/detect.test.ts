@@ -1,0 +1,161 @@
+/**
+ * detect() is the audit's judgement: these cases pin the core invariant — only objects that are provably ours and
+ * claimed by nothing are condemned; a running ADD's objects, foreign objects and objects of unreadable records are
+ * never touched.
+ */
+import type { EndpointInfo, NetworkInfo } from '../../src/hns/api';
+import { detect, type AuditInput } from '../../src/orphans/detect';
+import { endpointName, nicNetworkName } from '../../src/orphans/ownership';
+import type { AttachmentRecord, IntentRecord, Owner, TombstoneRecord } from '../../src/state/records';
+import type { StateSnapshot } from '../../src/state/store';
+
+const A: Owner = { containerId: 'aaaa1111', ifname: 'eth0' };
+const B: Owner = { containerId: 'bbbb_2222', ifname: 'eth0' };
+const MAC_A = '00-15-5D-00-00-0A';
+
+function net(id: string, name: string, adapterName?: string): NetworkInfo {
+  return { id, name, type: 'Transparent', flags: 8, subnets: [], ...(adapterName ? { adapterName } : {}) };
+}
+function ep(id: string, name: string, networkId: string, namespaceId?: string): EndpointInfo {
+  return { id, name, networkId, ips: [], ...(namespaceId ? { namespaceId } : {}) };
+}
+function record(o: Owner, epId: string, netId: string, owned = true): AttachmentRecord {
+  return {
+    kind: 'attachment', schema: 1, ...o, netns: 'ns', mode: owned ? 'delegatedNic' : 'bridge', apiVersion: 2,
+    network: { id: netId, name: 'n', owned }, endpoint: { id: epId, name: endpointName(o), owned: true },
+    ipamAllocated: false, attach: { kind: 'namespace', target: 'ns' }, result: {}, createdAt: 1,
+  };
+}
+function intent(o: Owner, id: string, planned: IntentRecord['planned'], createdAt = 10): IntentRecord {
+  return { kind: 'intent', schema: 1, id, ...o, planned, pid: 123, pidStartTime: 's', createdAt, deadline: 1e15 };
+}
+function state(p: Partial<StateSnapshot>): StateSnapshot {
+  return { attachments: [], intents: [], tombstones: [], quarantined: [], ...p };
+}
+function run(input: Partial<AuditInput> & { state: StateSnapshot }) {
+  return detect({ networks: [], endpoints: [], intentLive: new Map(), ...input });
+}
+function verdicts(plan: ReturnType<typeof detect>): Record<string, string> {
+  return Object.fromEntries(plan.judged.map((j) => [j.id, j.verdict]));
+}
+
+describe('detect', () => {
+  const leakNet = net('n-leak', nicNetworkName(A, MAC_A), 'Ethernet 2');
+
+  it('condemns a network of ours that no record and no intent claims (seed 000)', () => {
+    const plan = run({ networks: [leakNet], state: state({}) });
+    expect(verdicts(plan)).toEqual({ 'n-leak': 'orphan' });
+    expect(plan.networks.map((n) => n.id)).toEqual(['n-leak']);
+    expect(plan.judged[0]!.owner).toEqual(A);
+    expect(plan.judged[0]!.mac).toBe(MAC_A);
+  });
+
+  it('never touches foreign objects, including look-alikes with a wrong hash', () => {
+    const forged = nicNetworkName(A, MAC_A).replace(/_[0-9a-f]{8}$/, '_00000000');
+    const plan = run({
+      networks: [net('nat', 'nat'), net('ext', 'ext', 'Ethernet'), net('forged', forged), net('cbr', 'cbr0')],
+      endpoints: [ep('e1', 'some-docker-endpoint', 'cbr')],
+      state: state({}),
+    });
+    expect(Object.values(verdicts(plan)).every((v) => v === 'foreign')).toBe(true);
+    expect(plan.networks).toEqual([]);
+    expect(plan.endpoints).toEqual([]);
+  });
+
+  it('keeps what a committed record names, by id', () => {
+    const plan = run({
+      networks: [net('n1', nicNetworkName(A, MAC_A))],
+      endpoints: [ep('E1', endpointName(A), 'n1')],
+      state: state({ attachments: [record(A, 'e1', 'N1')] }),
+    });
+    expect(verdicts(plan)).toEqual({ n1: 'live', E1: 'live' });
+  });
+
+  it('condemns a stale duplicate whose owner is committed with another id', () => {
+    const plan = run({
+      endpoints: [ep('e-old', endpointName(A), 'cbr'), ep('e-new', endpointName(A), 'cbr')],
+      state: state({ attachments: [record(A, 'e-new', 'cbr', false)] }),
+    });
+    expect(verdicts(plan)).toEqual({ 'e-old': 'orphan', 'e-new': 'live' });
+    expect(plan.endpoints[0]!.reason).toMatch(/stale duplicate/);
+  });
+
+  it('keeps what a live intent claims by planned id, but not a leftover of the same owner with another id', () => {
+    const i = intent(A, 'i1', [{ kind: 'network', name: leakNet.name, id: 'N-NEW' }]);
+    const plan = run({
+      networks: [net('n-new', leakNet.name, 'Ethernet 2'), leakNet],
+      state: state({ intents: [i] }),
+      intentLive: new Map([['i1', { live: true, reason: 'running' }]]),
+    });
+    expect(verdicts(plan)).toEqual({ 'n-new': 'in-flight', 'n-leak': 'orphan' });
+  });
+
+  it('claims by name when the intent has no planned id (HNS v1 assigns ids)', () => {
+    const i = intent(A, 'i1', [{ kind: 'endpoint', name: endpointName(A) }]);
+    const plan = run({
+      endpoints: [ep('x', endpointName(A), 'cbr')],
+      state: state({ intents: [i] }),
+      intentLive: new Map([['i1', { live: true, reason: 'running' }]]),
+    });
+    expect(verdicts(plan)).toEqual({ x: 'in-flight' });
+  });
+
+  it('condemns what a dead intent claims, with the reason', () => {
+    const i = intent(A, 'i1', [{ kind: 'network', name: leakNet.name, id: 'n-leak' }]);
+    const plan = run({
+      networks: [leakNet],
+      state: state({ intents: [i] }),
+      intentLive: new Map([['i1', { live: false, reason: 'its process 123 is gone' }]]),
+    });
+    expect(verdicts(plan)).toEqual({ 'n-leak': 'orphan' });
+    expect(plan.networks[0]!.reason).toMatch(/process 123 is gone/);
+  });
+
+  it('protects objects whose owner record is quarantined (unreadable), unless a record exists again', () => {
+    const q = { file: '/q', kind: 'attachment' as const, owner: A, reason: 'not JSON', at: 1 };
+    const plan = run({ networks: [leakNet], state: state({ quarantined: [q] }) });
+    expect(verdicts(plan)).toEqual({ 'n-leak': 'protected' });
+    const again = run({ networks: [leakNet], state: state({ quarantined: [q], attachments: [record(A, 'e9', 'n9')] }) });
+    expect(verdicts(again)).toEqual({ 'n-leak': 'orphan' });
+  });
+
+  it('protects an orphan network that still holds endpoints that are not orphans', () => {
+    const plan = run({
+      networks: [leakNet],
+      endpoints: [ep('foreign-ep', 'docker-ep', 'n-leak'), ep('orph', endpointName(B), 'n-leak')],
+      state: state({}),
+    });
+    expect(verdicts(plan)).toEqual({ 'n-leak': 'protected', 'foreign-ep': 'foreign', orph: 'orphan' });
+    expect(plan.networks).toEqual([]);
+    expect(plan.endpoints.map((e) => e.id)).toEqual(['orph']);
+  });
+
+  it('deletes an orphan network together with its orphan endpoints, endpoints first', () => {
+    const plan = run({
+      networks: [leakNet],
+      endpoints: [ep('e-a', endpointName(A), 'n-leak', 'ns-1')],
+      state: state({}),
+    });
+    expect(plan.endpoints.map((e) => [e.id, e.namespaceId])).toEqual([['e-a', 'ns-1']]);
+    expect(plan.networks.map((n) => n.id)).toEqual(['n-leak']);
+  });
+
+  it('compares ids case-insensitively (v1 objects have upper-case GUIDs)', () => {
+    const plan = run({
+      endpoints: [ep('ABCDEF01-0000-0000-0000-000000000000', endpointName(A), 'cbr')],
+      state: state({ attachments: [record(A, 'abcdef01-0000-0000-0000-000000000000', 'cbr', false)] }),
+    });
+    expect(plan.judged[0]!.verdict).toBe('live');
+  });
+
+  it('an intent voided by a tombstone no longer protects (liveness is computed by the caller)', () => {
+    const tomb: TombstoneRecord = { kind: 'tombstone', schema: 1, ...A, createdAt: 20, reason: 'DEL', planned: [] };
+    const i = intent(A, 'i1', [{ kind: 'network', name: leakNet.name, id: 'n-leak' }], 10);
+    const plan = run({
+      networks: [leakNet],
+      state: state({ intents: [i], tombstones: [tomb] }),
+      intentLive: new Map([['i1', { live: false, reason: 'voided by a later DEL (tombstone)' }]]),
+    });
+    expect(verdicts(plan)).toEqual({ 'n-leak': 'orphan' });
+  });
+});
