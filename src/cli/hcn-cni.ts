@@ -64,7 +64,8 @@ async function cni(): Promise<number> {
     load: loadOptions(),
     ...(crash ? { crash } : {}),
   });
-  fs.writeSync(1, stdout.endsWith('\n') ? stdout : `${stdout}\n`);
+  // DEL, CHECK, GC and STATUS succeed with no output at all.
+  if (stdout) fs.writeSync(1, stdout.endsWith('\n') ? stdout : `${stdout}\n`);
   return exitCode;
 }
 

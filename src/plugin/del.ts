@@ -64,21 +64,28 @@ export async function deleteUnrecorded(api: HnsApi, store: StateStore, owner: Ow
   );
   const planned = intent?.planned ?? [];
   try {
-    // Ids first: a create still in flight in HNS can only be named by the id its intent chose.
-    for (const p of planned.filter((x) => x.kind === 'endpoint' && x.id)) await quiet(api.deleteEndpoint(p.id!));
     const [endpoints, networks] = await Promise.all([api.listEndpoints(), api.listNetworks()]);
     const mine = (name: string, kind: 'endpoint' | 'network') => {
       const parsed = parseOwnedName(name);
       return !!parsed && parsed.kind === kind && sameOwner(parsed.owner, owner);
     };
-    for (const ep of endpoints.filter((e) => mine(e.name, 'endpoint'))) {
+    const visible = (id: string) => endpoints.some((e) => sameId(e.id, id)) || networks.some((n) => sameId(n.id, id));
+    const ownEndpoints = endpoints.filter((e) => mine(e.name, 'endpoint'));
+    const ownNetworks = networks.filter((x) => mine(x.name, 'network'));
+    // A create still in flight in HNS is invisible and can only be named by the id its intent chose. Deleting it
+    // races the create inside HNS (seed 000): either may win, which is why the tombstone stays for the audit.
+    // A planned endpoint can only be in flight once its planned network exists (it is created second).
+    const plannedNet = planned.find((x) => x.kind === 'network');
+    const endpointMayBeInFlight = !plannedNet || (plannedNet.id ? visible(plannedNet.id) : ownNetworks.length > 0);
+    for (const p of planned.filter((x) => x.kind === 'endpoint' && x.id && !visible(x.id))) {
+      if (endpointMayBeInFlight) await quiet(api.deleteEndpoint(p.id!));
+    }
+    for (const ep of ownEndpoints) {
       if (ep.namespaceId) await quiet(api.detachNamespace(ep.id, ep.namespaceId));
       await quiet(api.deleteEndpoint(ep.id));
     }
-    for (const p of planned.filter((x) => x.kind === 'network' && x.id)) {
-      if (!networks.some((n) => sameId(n.id, p.id))) await quiet(api.deleteNetwork(p.id!));
-    }
-    for (const n of networks.filter((x) => mine(x.name, 'network'))) await quiet(api.deleteNetwork(n.id));
+    for (const p of planned.filter((x) => x.kind === 'network' && x.id && !visible(x.id))) await quiet(api.deleteNetwork(p.id!));
+    for (const n of ownNetworks) await quiet(api.deleteNetwork(n.id));
     log.info({ intent: intent?.id, planned: planned.length }, 'DEL without a record: tombstoned and deleted what HNS shows');
   } catch (e) {
     if (isUnreachable(e)) throw toCniError(e, 'deleting the unrecorded attachment');

@@ -53,6 +53,8 @@ export async function gc(ctx: ConfContext, rt: PluginRuntime): Promise<GcReport>
     if (intentLiveness(intent, tombs.get(ownerKey(intent)), rt.now(), rt.os().processStartTime).live) continue;
     try {
       await deleteUnrecorded(api, store, intent, log);
+      // The unfinished ADD may have allocated before it died: release on its behalf (IPAM DEL is idempotent).
+      if (ctx.ipam.configured) await ctx.ipam.delFor(intent);
     } catch (e) {
       note(`removing the unfinished attachment ${ownerKey(intent)}`, e);
     }

@@ -31,20 +31,23 @@ export async function startHarness(host?: Partial<SimHost>): Promise<Harness> {
   process.env.HCN_SIM = sim.address;
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-cni-test-'));
   const stateDir = path.join(tmp, 'state');
-  return {
+  const h: Harness = {
     sim,
     tmp,
     stateDir,
     runtime: new PluginRuntime({ pid: process.pid }),
     async reset() {
       await sim.control.reset();
-      fs.rmSync(stateDir, { recursive: true, force: true });
+      for (const e of fs.readdirSync(tmp)) fs.rmSync(path.join(tmp, e), { recursive: true, force: true });
+      // The API choice is cached per runtime (it is a property of the host, and tests change the host).
+      h.runtime = new PluginRuntime({ pid: process.pid });
     },
     async stop() {
       await sim.stop();
       fs.rmSync(tmp, { recursive: true, force: true });
     },
   };
+  return h;
 }
 
 export interface CniCall {
