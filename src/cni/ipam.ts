@@ -15,8 +15,8 @@ import * as path from 'node:path';
 import type { Env } from './env';
 import { CniCode, CniError } from './errors';
 import { isPlainObject } from './fields';
-import { parseIpamResult } from './result';
-import { SUPPORTED_VERSIONS, type Attachment, type IpamClient, type IpamResult, type NetConf } from './types';
+import { parseIpamResult, renderResult } from './result';
+import { SUPPORTED_VERSIONS, type Attachment, type CniVersion, type IpamClient, type IpamResult, type NetConf } from './types';
 import { compareVersions } from './version';
 
 export interface IpamOptions {
@@ -79,16 +79,57 @@ class ExecIpamClient implements IpamClient {
   }
 
   async add(): Promise<IpamResult> {
-    const out = await this.run('ADD', {});
+    const out = await this.runNegotiated('ADD');
     return parseIpamResult(parseJson(out.stdout, this.name(), 'ADD'), this.name());
   }
 
   async del(): Promise<void> {
-    await this.run('DEL', {});
+    await this.runNegotiated('DEL');
   }
 
   async check(): Promise<void> {
-    await this.run('CHECK', {});
+    await this.runNegotiated('CHECK');
+  }
+
+  /**
+   * The spec's way first: the same stdin. An IPAM older than our cniVersion refuses it with code 1 (Debian's
+   * host-local 1.1.1 does not speak 1.1.0, the version a GC- and STATUS-capable conflist must have); then the request
+   * is repeated at the newest version both speak, so an operator need not downgrade the whole conflist.
+   */
+  private async runNegotiated(verb: 'ADD' | 'DEL' | 'CHECK'): Promise<RunOutput> {
+    try {
+      return await this.run(verb, {});
+    } catch (e) {
+      if (!(e instanceof CniError) || (e.cause as ErrorJson | undefined)?.code !== CniCode.INCOMPATIBLE_VERSION) throw e;
+      const version = await this.commonVersion();
+      if (version === this.opts.conf.cniVersion) throw e;
+      return this.run(verb, {}, this.requestAt(version, verb === 'CHECK'));
+    }
+  }
+
+  /** The newest version the IPAM speaks that is not newer than ours. */
+  private async commonVersion(): Promise<string> {
+    const theirs = await this.supportedVersions();
+    const ours = this.opts.conf.cniVersion;
+    const common = SUPPORTED_VERSIONS.filter((v) => theirs.includes(v) && compareVersions(v, ours) <= 0);
+    const version = theirs.includes(ours) ? ours : common[common.length - 1];
+    if (version === undefined) {
+      throw new CniError(CniCode.IPAM_FAILURE, `ipam plugin ${this.name()} supports none of our versions up to ${ours}`, `it supports ${theirs.join(', ')}`);
+    }
+    return version;
+  }
+
+  /** The configuration re-stated at another version: GC-only keys dropped, prevResult kept (re-shaped) for CHECK. */
+  private requestAt(version: string, keepPrevResult: boolean): Buffer {
+    const conf: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(this.opts.conf.raw)) {
+      const lower = k.toLowerCase();
+      if (lower === 'cniversion' || lower === 'prevresult' || lower.startsWith('cni.dev/')) continue;
+      conf[k] = v;
+    }
+    conf.cniVersion = version;
+    if (keepPrevResult && this.opts.conf.prevResult) conf.prevResult = renderResult(this.opts.conf.prevResult, version as CniVersion);
+    return Buffer.from(JSON.stringify(conf));
   }
 
   /**
@@ -98,25 +139,8 @@ class ExecIpamClient implements IpamClient {
    */
   async delFor(attachment: Attachment): Promise<void> {
     this.requireConfigured();
-    const theirs = await this.supportedVersions();
-    const ours = this.opts.conf.cniVersion;
-    const common = SUPPORTED_VERSIONS.filter((v) => theirs.includes(v) && compareVersions(v, ours) <= 0);
-    const version = theirs.includes(ours) ? ours : common[common.length - 1];
-    if (version === undefined) {
-      throw new CniError(
-        CniCode.IPAM_FAILURE,
-        `ipam plugin ${this.name()} supports none of our versions up to ${ours}`,
-        `it supports ${theirs.join(', ')}`,
-      );
-    }
-    const conf: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(this.opts.conf.raw)) {
-      const lower = k.toLowerCase();
-      if (lower === 'cniversion' || lower === 'prevresult' || lower.startsWith('cni.dev/')) continue;
-      conf[k] = v;
-    }
-    conf.cniVersion = version;
-    await this.run('DEL', { CNI_CONTAINERID: attachment.containerId, CNI_IFNAME: attachment.ifname }, Buffer.from(JSON.stringify(conf)));
+    const version = await this.commonVersion();
+    await this.run('DEL', { CNI_CONTAINERID: attachment.containerId, CNI_IFNAME: attachment.ifname }, this.requestAt(version, false));
   }
 
   async gc(): Promise<boolean> {
@@ -224,7 +248,7 @@ function parseErrorJson(stdout: string): ErrorJson | undefined {
 function ipamError(name: string, verb: string, e: ErrorJson): CniError {
   const msg = `ipam plugin ${name} failed: ${e.msg}`;
   const details = `${verb}: ipam error code ${e.code}${e.details ? `: ${e.details}` : ''}`;
-  return new CniError(e.code === CniCode.TRY_AGAIN_LATER ? CniCode.TRY_AGAIN_LATER : CniCode.IPAM_FAILURE, msg, details);
+  return new CniError(e.code === CniCode.TRY_AGAIN_LATER ? CniCode.TRY_AGAIN_LATER : CniCode.IPAM_FAILURE, msg, details, { cause: e });
 }
 
 function parseJson(stdout: string, name: string, verb: string): unknown {

@@ -81,6 +81,15 @@ export async function writeIntent(a: AddContext, planned: PlannedObject[], mac?:
   return intent;
 }
 
+/** Adds what became known after the intent was written (the NIC and its network, once IPAM named the MAC). */
+export async function updateIntent(a: AddContext, intent: IntentRecord, planned: PlannedObject[], mac?: string): Promise<IntentRecord> {
+  const next: IntentRecord = { ...intent, planned, ...(mac ? { mac } : {}) };
+  if (!(await a.store.updateIntent(next))) {
+    throw new CniError(CniCode.TRY_AGAIN_LATER, 'the attachment was deleted (DEL) while this ADD ran; rolled back');
+  }
+  return next;
+}
+
 /** An id chosen before the create, so a DEL racing the create can name it; only HCN (v2) honours it. */
 export function plannedId(a: AddContext): string | undefined {
   return a.choice.version === 2 ? randomUUID() : undefined;

@@ -9,11 +9,12 @@ import { CniCode, CniError } from '../cni/errors';
 import type { CniResult, VerbContext } from '../cni/types';
 import { isHcnError, isUnreachable } from '../hns/errors';
 import { audit } from '../orphans/audit';
-import { ownerKey, type AttachmentRecord, type Owner } from '../state/records';
-import { allocate, type AddContext } from './add-context';
+import { endpointName } from '../orphans/ownership';
+import { ownerKey, type AttachmentRecord, type Owner, type PlannedObject } from '../state/records';
+import { allocate, plannedId, writeIntent, type AddContext } from './add-context';
 import { recordedAttach, ensureAttached } from './attach';
 import { addBridge } from './bridge';
-import { addDelegatedNic } from './delegated-nic';
+import { addDelegatedNic, planDelegated } from './delegated-nic';
 import { endpointPolicies, networkPolicies } from './endpoint-config';
 import { step, toCniError } from './errors';
 import { parseNetns } from './netns';
@@ -67,9 +68,15 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
   await runAudit();
 
   try {
+    // The intent comes first, before anything is allocated or created: a process killed at any later point leaves
+    // a claim that names the owner, what it planned, and when it stops counting.
+    const plan = conf.mode === 'delegatedNic' ? planDelegated(a, existing) : planBridge(a);
+    const intent = await step('writing the intent', () => writeIntent(a, plan.planned, plan.mac));
     const addr = await allocate(a, existing);
     const record =
-      conf.mode === 'delegatedNic' ? await addDelegatedNic(a, addr, { reaudit: runAudit }, existing) : await addBridge(a, addr);
+      conf.mode === 'delegatedNic'
+        ? await addDelegatedNic(a, addr, intent, { reaudit: runAudit }, existing)
+        : await addBridge(a, addr, intent);
     log.info({ endpoint: record.endpoint.id, network: record.network.name, api: choice.version, attach: record.attach.kind }, 'attachment created');
     return record.result as unknown as CniResult;
   } catch (e) {
@@ -83,6 +90,11 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
     }
     throw toCniError(e, 'ADD');
   }
+}
+
+function planBridge(a: AddContext): { planned: PlannedObject[]; mac?: string } {
+  const id = plannedId(a);
+  return { planned: [{ kind: 'endpoint', name: endpointName(a.owner), ...(id ? { id } : {}) }] };
 }
 
 /** How long tombstones outlive the objects they void: any create in flight at the DEL has finished by then. */

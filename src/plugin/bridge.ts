@@ -8,9 +8,9 @@ import type { IpConfig } from '../cni/types';
 import type { NetworkInfo } from '../hns/api';
 import { isAlreadyExists } from '../hns/errors';
 import { contains, firstHost, networkOf, splitCidr } from '../net/ipv4';
-import { endpointName } from '../orphans/ownership';
 import type { AttachmentRecord } from '../state/records';
-import { commit, plannedId, writeIntent, type AddContext, type Addressing } from './add-context';
+import { commit, type AddContext, type Addressing } from './add-context';
+import type { IntentRecord } from '../state/records';
 import { detach, ensureAttached } from './attach';
 import { podDns, withPodIp } from './endpoint-config';
 import { step } from './errors';
@@ -55,15 +55,14 @@ export async function findOrCreateNetwork(a: AddContext): Promise<NetworkInfo> {
   }
 }
 
-export async function addBridge(a: AddContext, addr: Addressing): Promise<AttachmentRecord> {
+/** Creates the endpoint the intent planned (its first planned object) and commits the attachment. */
+export async function addBridge(a: AddContext, addr: Addressing, intent: IntentRecord): Promise<AttachmentRecord> {
   const { conf, owner } = a;
   const network = await findOrCreateNetwork(a);
   const subnet = network.subnets[0];
   const gateway = addr.ips[0]?.gateway ?? subnet?.gateway ?? conf.gateway;
   const dns = podDns(conf, a.ctx.attachment.args, addr.dns);
-  const name = endpointName(owner);
-  const id = plannedId(a);
-  const intent = await writeIntent(a, [{ kind: 'endpoint', name, ...(id ? { id } : {}) }]);
+  const { name, id } = intent.planned.find((p) => p.kind === 'endpoint')!;
   const ips = addr.ips.map((ip) => splitCidr(ip.address)!).map((s) => ({ address: s.ip, prefixLength: s.prefix }));
   const ep = await step(`creating endpoint ${name}`, () =>
     a.api.createEndpoint(

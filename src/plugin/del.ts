@@ -38,6 +38,8 @@ export async function del(ctx: VerbContext, rt: PluginRuntime): Promise<void> {
   await deleteUnrecorded(api, store, owner, log);
   // The killed ADD may have allocated: DEL must release it (IPAM DEL is idempotent).
   if (ctx.ipam.configured) await ctx.ipam.del();
+  // An unreadable record of this attachment protected its objects from the audit; the DEL has dealt with them.
+  if (store.clearQuarantine(owner) > 0) log.info({}, 'dropped the quarantined record of this attachment');
 }
 
 /** Deletes the objects a record names. Unreachable HNS → 11 with the record kept for the retry. */

@@ -16,8 +16,8 @@ import { firstHost, networkOf, splitCidr } from '../net/ipv4';
 import { normalizeMac } from '../net/mac';
 import { endpointName, nicNetworkName, parseOwnedName } from '../orphans/ownership';
 import { intentLiveness } from '../state/liveness';
-import { ownerKey, sameOwner, type AttachmentRecord } from '../state/records';
-import { commit, plannedId, writeIntent, type AddContext, type Addressing } from './add-context';
+import { ownerKey, sameOwner, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../state/records';
+import { commit, plannedId, updateIntent, type AddContext, type Addressing } from './add-context';
 import { detach, ensureAttached } from './attach';
 import { podDns, withPodIp } from './endpoint-config';
 import { step } from './errors';
@@ -28,7 +28,7 @@ import { buildResult } from './result';
  * then the MAC of the interface in the delegated IPAM result. Two runtime sources that disagree are an error: one
  * of them is wrong, and binding the wrong NIC is worse than failing.
  */
-export function chooseMac(a: AddContext, ipamMac: string | undefined): string {
+export function runtimeMac(a: Pick<AddContext, 'conf' | 'ctx'>): string | undefined {
   const fromRuntime = a.conf.runtimeMac;
   const argText = a.ctx.attachment.args.MAC;
   let fromArgs: string | undefined;
@@ -39,8 +39,11 @@ export function chooseMac(a: AddContext, ipamMac: string | undefined): string {
   if (fromRuntime && fromArgs && fromRuntime !== fromArgs) {
     throw new CniError(CniCode.INVALID_NETWORK_CONFIG, `runtimeConfig.mac ${fromRuntime} and CNI_ARGS MAC ${fromArgs} disagree`);
   }
-  const fromIpam = ipamMac !== undefined ? normalizeMac(ipamMac) : undefined;
-  const mac = fromRuntime ?? fromArgs ?? fromIpam;
+  return fromRuntime ?? fromArgs;
+}
+
+export function chooseMac(a: AddContext, ipamMac: string | undefined): string {
+  const mac = runtimeMac(a) ?? (ipamMac !== undefined ? normalizeMac(ipamMac) : undefined);
   if (!mac) {
     throw new CniError(
       CniCode.INVALID_NETWORK_CONFIG,
@@ -138,31 +141,43 @@ async function createNicNetwork(a: AddContext, deps: NicDeps, spec: { name: stri
   }
 }
 
-export async function addDelegatedNic(a: AddContext, addr: Addressing, deps: NicDeps, reuse?: AttachmentRecord): Promise<AttachmentRecord> {
+/** What a delegated-NIC ADD plans before it allocates anything: the endpoint, and the NIC network once the MAC is known. */
+export function planDelegated(a: AddContext, reuse: AttachmentRecord | undefined): { planned: PlannedObject[]; mac?: string } {
+  const mac = reuse?.mac ?? runtimeMac(a);
+  const epId = plannedId(a);
+  const netId = plannedId(a);
+  const planned: PlannedObject[] = [{ kind: 'endpoint', name: endpointName(a.owner), ...(epId ? { id: epId } : {}) }];
+  if (mac) planned.unshift({ kind: 'network', name: nicNetworkName(a.owner, mac), ...(netId ? { id: netId } : {}) });
+  return { planned, ...(mac ? { mac } : {}) };
+}
+
+export async function addDelegatedNic(
+  a: AddContext,
+  addr: Addressing,
+  startIntent: IntentRecord,
+  deps: NicDeps,
+  reuse?: AttachmentRecord,
+): Promise<AttachmentRecord> {
   const { conf, owner } = a;
-  const mac = reuse?.mac ?? chooseMac(a, addr.ipamMac);
+  let intent = startIntent;
+  const mac = intent.mac ?? chooseMac(a, addr.ipamMac);
   const first = addr.ips[0];
   const subnet = first ? networkOf(first.address) : conf.subnet ? networkOf(conf.subnet) : undefined;
   if (!subnet) {
     throw new CniError(CniCode.INVALID_NETWORK_CONFIG, 'delegatedNic mode needs addresses: configure "ipam", or a "subnet" for HNS to assign from');
   }
   const gateway = first?.gateway ?? conf.gateway ?? firstHost(subnet);
+  const netName = nicNetworkName(owner, mac);
+  if (!intent.mac) {
+    // The MAC came from IPAM: now the intent can name the NIC and the network it will create.
+    const netId = plannedId(a);
+    intent = await updateIntent(a, intent, [{ kind: 'network', name: netName, ...(netId ? { id: netId } : {}) }, ...intent.planned], mac);
+  }
   // A recorded network that survived (only the endpoint is gone) is reused; otherwise the NIC must be free.
   const kept = reuse?.network.owned ? await step('looking up the recorded network', () => a.api.getNetwork(reuse.network.id)) : undefined;
   const adapter = kept ? undefined : await lookupNic(a, mac);
-
-  const netName = nicNetworkName(owner, mac);
-  const epName = endpointName(owner);
-  const netId = kept ? undefined : plannedId(a);
-  const epId = plannedId(a);
-  const intent = await writeIntent(
-    a,
-    [
-      ...(kept ? [] : [{ kind: 'network' as const, name: netName, ...(netId ? { id: netId } : {}) }]),
-      { kind: 'endpoint' as const, name: epName, ...(epId ? { id: epId } : {}) },
-    ],
-    mac,
-  );
+  const netId = intent.planned.find((p) => p.kind === 'network')?.id;
+  const { name: epName, id: epId } = intent.planned.find((p) => p.kind === 'endpoint')!;
   let network = kept;
   if (!network) {
     network = await createNicNetwork(a, deps, { name: netName, ...(netId ? { id: netId } : {}), mac, subnet, ...(gateway ? { gateway } : {}) }, adapter!);

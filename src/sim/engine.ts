@@ -66,10 +66,18 @@ interface Call {
   resolve: (r: OpResponse) => void;
 }
 
-/** Sleeps `ms`, or less when the signal fires. 0 ms still yields, so reads never run inside submit(). */
+/**
+ * Sleeps `ms`, or less when the signal fires. 0 ms still yields, so reads never run inside submit(); it yields
+ * with setImmediate, not setTimeout(0), which Node clamps to 1 ms (that floor made every "zero-latency" call take
+ * over a millisecond: 3 ms for an open + query pair, see bench/native-calls.bench.js).
+ */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
+    if (ms <= 0) {
+      setImmediate(resolve);
+      return;
+    }
     const t = setTimeout(done, ms);
     function done() {
       clearTimeout(t);

@@ -132,6 +132,17 @@ export class StateStore {
     await this.lock.run(() => this.write(intent, 'intent'));
   }
 
+  /** Rewrites this attempt's intent (what it plans became known), unless a DEL or another ADD replaced it. */
+  async updateIntent(intent: IntentRecord): Promise<boolean> {
+    this.ensure();
+    return this.lock.run(() => {
+      const current = this.read('intent', intent);
+      if (!current || current.id !== intent.id) return false;
+      this.write(intent, 'intent-update');
+      return true;
+    });
+  }
+
   /**
    * Replaces this attempt's intent with the attachment record, unless the attempt was superseded meanwhile: its
    * intent is gone or replaced (a DEL tombstoned it, or another ADD took over). The record is written before the

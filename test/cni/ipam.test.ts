@@ -108,6 +108,14 @@ describe('host-local', () => {
     expect(check.message).toBe('ipam plugin "host-local" failed: host-local: Failed to find address added by container ctr-a');
   });
 
+  it('a 1.1.0 configuration still works with host-local 1.1.1: refused with code 1, the request is repeated at 1.0.0', async () => {
+    const r = await client(conf('1.1.0'), env('ADD', { CNI_CONTAINERID: 'ctr-v11' })).add();
+    expect(r.ips).toEqual([{ address: expect.stringMatching(/^10\.9\.0\.\d+\/24$/), gateway: '10.9.0.1' }]);
+    await client(conf('1.1.0'), env('CHECK', { CNI_CONTAINERID: 'ctr-v11' })).check();
+    await client(conf('1.1.0'), env('DEL', { CNI_CONTAINERID: 'ctr-v11' })).del();
+    expect(fs.readdirSync(path.join(dataDir, 'hlnet')).filter((f) => /^10\./.test(f) && fs.readFileSync(path.join(dataDir, 'hlnet', f), 'utf8').startsWith('ctr-v11'))).toEqual([]);
+  });
+
   it('GC: delFor releases another attachment although host-local 1.1.1 does not speak 1.1.0; gc/status are not forwarded', async () => {
     await client(conf(), env('ADD', { CNI_CONTAINERID: 'ctr-gc' })).add();
     const held = fs.readdirSync(path.join(dataDir, 'hlnet')).filter((f) => /^10\./.test(f) && fs.readFileSync(path.join(dataDir, 'hlnet', f), 'utf8').startsWith('ctr-gc'));

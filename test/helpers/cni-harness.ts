@@ -104,7 +104,13 @@ export async function cni(h: Harness, c: CniCall): Promise<CniOutcome> {
 }
 
 /** As a separate process through the real CLI entry (dist/cli/hcn-cni.js). */
-export function cniProcess(h: Harness, c: CniCall, extraEnv: Record<string, string> = {}): Promise<CniOutcome & { stderr: string; signal: NodeJS.Signals | null }> {
+export interface ProcessOutcome extends CniOutcome {
+  stderr: string;
+  signal: NodeJS.Signals | null;
+  pid: number;
+}
+
+export function cniProcess(h: Harness, c: CniCall, extraEnv: Record<string, string> = {}): Promise<ProcessOutcome> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI], {
       env: { PATH: process.env.PATH, ...cniEnv(h, c), ...extraEnv } as NodeJS.ProcessEnv,
@@ -115,7 +121,7 @@ export function cniProcess(h: Harness, c: CniCall, extraEnv: Record<string, stri
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ exitCode: code ?? -1, signal, stdout, stderr, json: parse(stdout) }));
+    child.on('close', (code, signal) => resolve({ exitCode: code ?? -1, signal, stdout, stderr, json: parse(stdout), pid: child.pid ?? -1 }));
     child.stdin.end(JSON.stringify({ stateDir: h.stateDir, logLevel: 'debug', ...c.conf }));
   });
 }

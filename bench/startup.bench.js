@@ -1,0 +1,161 @@
+#!/usr/bin/env node
+// @ts-check
+/**
+ * Startup cost of the packaged plugin, measured like hyperfine -N: each command is spawned (no shell) WARMUP times,
+ * then RUNS times; wall time per spawn; median and p90.
+ *
+ *   node -e 0                          the floor: starting this node at all
+ *   dist/hcn-cni  VERSION              the executable, nothing but the answer
+ *   node dist/hcn-cni.bundle.js VERSION  the same bundle outside the executable
+ *   dist/hcn-cni  ADD (bridge mode)    against a zero-latency simulator (unix socket); each ADD is followed by an
+ *                                      untimed DEL so every ADD does the same work
+ *
+ * Goals: VERSION / node -e 0 <= 1.10, ADD / node -e 0 <= 1.5.
+ * Needs: npm run build:ts (the simulator) and npm run package (dist/hcn-cni; built here with --if-stale if missing).
+ * Env: BENCH_EXE / BENCH_BUNDLE (measure other builds; no packaging then), BENCH_RUNS (default 30), BENCH_WARMUP (default 5), BENCH_JSON=1 (one JSON line instead of the table),
+ *      BENCH_CPU_PROF=dir (also run one ADD and one VERSION of the bundle with --cpu-prof into dir).
+ */
+'use strict';
+
+const { spawnSync } = require('child_process');
+const crypto = require('crypto');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
+const ROOT = path.resolve(__dirname, '..');
+const EXE = process.env.BENCH_EXE ? path.resolve(process.env.BENCH_EXE) : path.join(ROOT, 'dist', 'hcn-cni');
+const BUNDLE = process.env.BENCH_BUNDLE ? path.resolve(process.env.BENCH_BUNDLE) : path.join(ROOT, 'dist', 'hcn-cni.bundle.js');
+const RUNS = Number(process.env.BENCH_RUNS || 30);
+const WARMUP = Number(process.env.BENCH_WARMUP || 5);
+const GOALS = { version: 1.1, add: 1.5 };
+
+/** @param {number[]} xs @param {number} q */
+function quantile(xs, q) {
+  const s = [...xs].sort((a, b) => a - b);
+  const pos = (s.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return s[lo] + (s[hi] - s[lo]) * (pos - lo);
+}
+
+/**
+ * @param {string} cmd @param {string[]} args
+ * @param {{env?: NodeJS.ProcessEnv, input?: string, after?: () => void, check?: (r: import('child_process').SpawnSyncReturns<Buffer>) => void}} [opts]
+ */
+function measure(cmd, args, opts = {}) {
+  const once = () => {
+    const t0 = process.hrtime.bigint();
+    const r = spawnSync(cmd, args, { env: opts.env ?? process.env, input: opts.input ?? '', stdio: ['pipe', 'pipe', 'pipe'] });
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status ?? r.signal}: ${r.stdout}${r.stderr}`);
+    opts.check?.(r);
+    opts.after?.();
+    return ms;
+  };
+  for (let i = 0; i < WARMUP; i++) once();
+  const times = [];
+  for (let i = 0; i < RUNS; i++) times.push(once());
+  return { median: quantile(times, 0.5), p90: quantile(times, 0.9), min: Math.min(...times), runs: RUNS };
+}
+
+function ensurePackage() {
+  const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'package.js'), '--target', 'linux', '--if-stale', '--quiet'], { stdio: 'inherit' });
+  if (r.status !== 0) throw new Error('scripts/package.js failed');
+}
+
+async function run() {
+  if (!process.env.BENCH_EXE) ensurePackage();
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { startSimulator } = require(path.join(ROOT, 'dist', 'sim'));
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-bench-startup-'));
+  const sim = await startSimulator({ logLevel: 'warn' });
+  const results = {};
+  try {
+    const baseEnv = { PATH: process.env.PATH, TMPDIR: tmp, HCN_SIM: sim.address };
+    const versionEnv = { ...baseEnv, CNI_COMMAND: 'VERSION' };
+    results['node -e 0'] = measure(process.execPath, ['-e', '0'], { env: baseEnv });
+    results['hcn-cni VERSION'] = measure(EXE, [], { env: versionEnv });
+    results['node bundle VERSION'] = measure(process.execPath, [BUNDLE], { env: versionEnv });
+
+    // One HCN namespace for the pod; the executable itself creates the network on the first (warm-up) ADD.
+    const ns = crypto.randomUUID();
+    process.env.HCN_SIM = sim.address;
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { Hcn } = require(path.join(ROOT, 'dist', 'hns', 'hcn'));
+    await Hcn.open({}).createNamespace({}, ns);
+    const conf = JSON.stringify({
+      cniVersion: '1.0.0', name: 'cbr0', type: 'hcn-cni', createNetwork: true, subnet: '10.244.1.0/24',
+      stateDir: path.join(tmp, 'state'), logLevel: 'info',
+    });
+    const cniEnv = (verb) => ({ ...baseEnv, CNI_COMMAND: verb, CNI_CONTAINERID: 'bench-pod', CNI_IFNAME: 'eth0', CNI_NETNS: ns, CNI_PATH: '/usr/lib/cni' });
+    const del = () => {
+      const r = spawnSync(EXE, [], { env: cniEnv('DEL'), input: conf });
+      if (r.status !== 0) throw new Error(`DEL failed: ${r.stdout}${r.stderr}`);
+    };
+    results['hcn-cni ADD'] = measure(EXE, [], {
+      env: cniEnv('ADD'),
+      input: conf,
+      after: del,
+      check: (r) => {
+        if (!/"ips"/.test(String(r.stdout))) throw new Error(`ADD printed no result: ${r.stdout}`);
+      },
+    });
+    results['hcn-cni DEL'] = measure(EXE, [], {
+      env: cniEnv('DEL'),
+      input: conf,
+      after: () => {
+        const r = spawnSync(EXE, [], { env: cniEnv('ADD'), input: conf });
+        if (r.status !== 0) throw new Error(`ADD failed: ${r.stdout}${r.stderr}`);
+      },
+    });
+    del();
+
+    if (process.env.BENCH_CPU_PROF) {
+      const dir = path.resolve(process.env.BENCH_CPU_PROF);
+      fs.mkdirSync(dir, { recursive: true });
+      spawnSync(process.execPath, ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-name', 'version.cpuprofile', BUNDLE], { env: versionEnv });
+      spawnSync(process.execPath, ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-name', 'add.cpuprofile', BUNDLE], { env: cniEnv('ADD'), input: conf });
+      del();
+    }
+  } finally {
+    await sim.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  const base = results['node -e 0'].median;
+  const ratios = {
+    'VERSION / node -e 0': results['hcn-cni VERSION'].median / base,
+    'bundle VERSION / node -e 0': results['node bundle VERSION'].median / base,
+    'ADD / node -e 0': results['hcn-cni ADD'].median / base,
+  };
+  const verdict = {
+    version: ratios['VERSION / node -e 0'] <= GOALS.version,
+    add: ratios['ADD / node -e 0'] <= GOALS.add,
+  };
+  return { results, ratios, goals: GOALS, met: verdict };
+}
+
+function print(report) {
+  if (process.env.BENCH_JSON) {
+    process.stdout.write(`${JSON.stringify({ bench: 'startup', ...report })}\n`);
+    return;
+  }
+  const lines = [`startup (${RUNS} runs after ${WARMUP} warm-up, wall time per spawn)`, ''];
+  lines.push(`${'command'.padEnd(24)}${'median ms'.padStart(11)}${'p90 ms'.padStart(9)}${'min ms'.padStart(9)}`);
+  for (const [name, r] of Object.entries(report.results)) {
+    lines.push(`${name.padEnd(24)}${r.median.toFixed(1).padStart(11)}${r.p90.toFixed(1).padStart(9)}${r.min.toFixed(1).padStart(9)}`);
+  }
+  lines.push('');
+  for (const [name, v] of Object.entries(report.ratios)) lines.push(`${name.padEnd(28)}${v.toFixed(2)}`);
+  lines.push(`goal VERSION <= ${report.goals.version}: ${report.met.version ? 'met' : 'MISSED'}; goal ADD <= ${report.goals.add}: ${report.met.add ? 'met' : 'MISSED'}`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+module.exports = { run, print };
+
+if (require.main === module) {
+  run().then(print, (e) => {
+    process.stderr.write(`startup bench: ${e instanceof Error ? e.stack : e}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,117 @@
+/**
+ * What every ops command gets: the parsed arguments, the configuration, the writers, a logger (pino to stderr with
+ * --verbose, else silent) and the plugin runtime (created on first use, so commands that need no addon load none).
+ */
+import * as fs from 'fs';
+import type { ApiChoice } from '../../plugin/api-version';
+import type { PluginRuntime } from '../../plugin/runtime';
+import type { Logger } from '../../log/logger';
+import type { NetConf } from '../../cni/types';
+import type { OpsArgs } from './args';
+import type { LoadedConf } from './conf';
+
+export interface OpsWriters {
+  env: NodeJS.ProcessEnv;
+  load: { addonPath?: string; libraryPath?: string };
+  out(s: string): void;
+  err(s: string): void;
+}
+
+export interface OpsEnvironment {
+  platform: NodeJS.Platform;
+  pid: number;
+  now: () => number;
+}
+
+/** A failure the command has already explained: message only, no stack. exitCode defaults to 1. */
+export class OpsError extends Error {
+  override readonly name = 'OpsError';
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message);
+  }
+}
+
+export class OpsContext {
+  private runtime: PluginRuntime | undefined;
+  private logger: Logger | undefined;
+
+  constructor(
+    readonly io: OpsWriters,
+    readonly args: OpsArgs,
+    readonly loaded: LoadedConf,
+    readonly sys: OpsEnvironment,
+  ) {}
+
+  get conf(): NetConf {
+    return this.loaded.conf;
+  }
+
+  get platform(): NodeJS.Platform {
+    return this.sys.platform;
+  }
+
+  get log(): Logger {
+    if (!this.logger) {
+      if (this.args.verbose) {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const { createLogger } = require('../../log/logger') as typeof import('../../log/logger');
+        this.logger = createLogger({ level: 'debug', base: { tool: 'hcn-cni', command: this.args.command } });
+      } else {
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        this.logger = (require('../../log/logger') as typeof import('../../log/logger')).silentLogger;
+      }
+    }
+    return this.logger;
+  }
+
+  rt(): PluginRuntime {
+    if (!this.runtime) {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { PluginRuntime } = require('../../plugin/runtime') as typeof import('../../plugin/runtime');
+      const load = this.io.load;
+      this.runtime = new PluginRuntime({
+        pid: this.sys.pid,
+        now: this.sys.now,
+        ...(load.addonPath || load.libraryPath ? { load } : {}),
+      });
+    }
+    return this.runtime;
+  }
+
+  /** The HNS API for this host under the configured apiVersion (asks HNS for its version on "auto"). */
+  api(): Promise<ApiChoice> {
+    return this.rt().api(this.conf);
+  }
+
+  out(s: string): void {
+    this.io.out(s);
+  }
+
+  json(value: unknown): void {
+    this.io.out(`${JSON.stringify(value, null, 2)}\n`);
+  }
+
+  stateDirExists(): boolean {
+    try {
+      return fs.statSync(this.conf.stateDir).isDirectory();
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Commands that delete refuse a state directory that does not exist: every object of ours would look like an
+   * orphan there, so a mistyped --state-dir would take the network away from every pod on the node.
+   */
+  requireStateDir(doing: string): void {
+    if (!this.stateDirExists()) {
+      throw new OpsError(
+        `the state directory ${this.conf.stateDir} does not exist; refusing to ${doing}: every hcn-cni object in HNS would look orphaned. ` +
+          `Check --state-dir / --conf (configuration: ${this.loaded.source})${this.args.command === 'audit' ? ', or look first with --dry-run' : ''}.`,
+      );
+    }
+  }
+}
