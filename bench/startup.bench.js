@@ -12,8 +12,8 @@
  *
  * Goals: VERSION / node -e 0 <= 1.10, ADD / node -e 0 <= 1.5.
  * Needs: npm run build:ts (the simulator) and npm run package (dist/hcn-cni; built here with --if-stale if missing).
- * Env: BENCH_EXE / BENCH_BUNDLE (measure other builds; no packaging then), BENCH_RUNS (default 30), BENCH_WARMUP (default 5), BENCH_JSON=1 (one JSON line instead of the table),
- *      BENCH_CPU_PROF=dir (also run one ADD and one VERSION of the bundle with --cpu-prof into dir).
+ * Env: BENCH_EXE / BENCH_BUNDLE (measure other builds; no packaging then), BENCH_RUNS (default 30), BENCH_WARMUP
+ *      (default 5), BENCH_CPU_PROF=dir (also run one ADD and one VERSION of the bundle with --cpu-prof into dir).
  */
 'use strict';
 
@@ -40,23 +40,37 @@ function quantile(xs, q) {
 }
 
 /**
- * @param {string} cmd @param {string[]} args
- * @param {{env?: NodeJS.ProcessEnv, input?: string, after?: () => void, check?: (r: import('child_process').SpawnSyncReturns<Buffer>) => void}} [opts]
+ * @typedef {{ name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv, input?: string,
+ *   after?: () => void, check?: (r: import('child_process').SpawnSyncReturns<Buffer>) => void }} Case
  */
-function measure(cmd, args, opts = {}) {
-  const once = () => {
-    const t0 = process.hrtime.bigint();
-    const r = spawnSync(cmd, args, { env: opts.env ?? process.env, input: opts.input ?? '', stdio: ['pipe', 'pipe', 'pipe'] });
-    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-    if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status ?? r.signal}: ${r.stdout}${r.stderr}`);
-    opts.check?.(r);
-    opts.after?.();
-    return ms;
-  };
-  for (let i = 0; i < WARMUP; i++) once();
-  const times = [];
-  for (let i = 0; i < RUNS; i++) times.push(once());
-  return { median: quantile(times, 0.5), p90: quantile(times, 0.9), min: Math.min(...times), runs: RUNS };
+
+/** One spawn of a case, timed; `after` (untimed) resets state, e.g. the DEL after an ADD. @param {Case} c */
+function once(c) {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(c.cmd, c.args, { env: c.env, input: c.input ?? '', stdio: ['pipe', 'pipe', 'pipe'] });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (r.status !== 0) throw new Error(`${c.name}: exited ${r.status ?? r.signal}: ${r.stdout}${r.stderr}`);
+  c.check?.(r);
+  c.after?.();
+  return ms;
+}
+
+/**
+ * Runs the cases round-robin (one spawn of each per round), so load from other processes on this machine spreads
+ * evenly over all commands instead of skewing whichever ran during a busy second.
+ * @param {Case[]} cases
+ */
+function measureInterleaved(cases) {
+  for (let i = 0; i < WARMUP; i++) for (const c of cases) once(c);
+  /** @type {number[][]} */
+  const times = cases.map(() => []);
+  for (let i = 0; i < RUNS; i++) cases.forEach((c, j) => times[j].push(once(c)));
+  /** @type {Record<string, {median: number, p90: number, min: number, runs: number}>} */
+  const out = {};
+  cases.forEach((c, j) => {
+    out[c.name] = { median: quantile(times[j], 0.5), p90: quantile(times[j], 0.9), min: Math.min(...times[j]), runs: RUNS };
+  });
+  return out;
 }
 
 function ensurePackage() {
@@ -70,13 +84,12 @@ async function run() {
   const { startSimulator } = require(path.join(ROOT, 'dist', 'sim'));
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-bench-startup-'));
   const sim = await startSimulator({ logLevel: 'warn' });
-  const results = {};
+  /** @type {Record<string, {median: number, p90: number, min: number, runs: number}>} */
+  let results = {};
   try {
+    // A minimal environment, as a runtime gives its plugins. (NODE_EXTRA_CA_CERTS alone adds ~50 ms to every node start.)
     const baseEnv = { PATH: process.env.PATH, TMPDIR: tmp, HCN_SIM: sim.address };
     const versionEnv = { ...baseEnv, CNI_COMMAND: 'VERSION' };
-    results['node -e 0'] = measure(process.execPath, ['-e', '0'], { env: baseEnv });
-    results['hcn-cni VERSION'] = measure(EXE, [], { env: versionEnv });
-    results['node bundle VERSION'] = measure(process.execPath, [BUNDLE], { env: versionEnv });
 
     // One HCN namespace for the pod; the executable itself creates the network on the first (warm-up) ADD.
     const ns = crypto.randomUUID();
@@ -88,28 +101,28 @@ async function run() {
       cniVersion: '1.0.0', name: 'cbr0', type: 'hcn-cni', createNetwork: true, subnet: '10.244.1.0/24',
       stateDir: path.join(tmp, 'state'), logLevel: 'info',
     });
+    /** @param {string} verb */
     const cniEnv = (verb) => ({ ...baseEnv, CNI_COMMAND: verb, CNI_CONTAINERID: 'bench-pod', CNI_IFNAME: 'eth0', CNI_NETNS: ns, CNI_PATH: '/usr/lib/cni' });
     const del = () => {
       const r = spawnSync(EXE, [], { env: cniEnv('DEL'), input: conf });
       if (r.status !== 0) throw new Error(`DEL failed: ${r.stdout}${r.stderr}`);
     };
-    results['hcn-cni ADD'] = measure(EXE, [], {
-      env: cniEnv('ADD'),
-      input: conf,
-      after: del,
-      check: (r) => {
-        if (!/"ips"/.test(String(r.stdout))) throw new Error(`ADD printed no result: ${r.stdout}`);
+    results = measureInterleaved([
+      { name: 'node -e 0', cmd: process.execPath, args: ['-e', '0'], env: baseEnv },
+      { name: 'hcn-cni VERSION', cmd: EXE, args: [], env: versionEnv },
+      { name: 'node bundle VERSION', cmd: process.execPath, args: [BUNDLE], env: versionEnv },
+      {
+        name: 'hcn-cni ADD',
+        cmd: EXE,
+        args: [],
+        env: cniEnv('ADD'),
+        input: conf,
+        after: del,
+        check: (r) => {
+          if (!/"ips"/.test(String(r.stdout))) throw new Error(`ADD printed no result: ${r.stdout}`);
+        },
       },
-    });
-    results['hcn-cni DEL'] = measure(EXE, [], {
-      env: cniEnv('DEL'),
-      input: conf,
-      after: () => {
-        const r = spawnSync(EXE, [], { env: cniEnv('ADD'), input: conf });
-        if (r.status !== 0) throw new Error(`ADD failed: ${r.stdout}${r.stderr}`);
-      },
-    });
-    del();
+    ]);
 
     if (process.env.BENCH_CPU_PROF) {
       const dir = path.resolve(process.env.BENCH_CPU_PROF);
@@ -136,11 +149,7 @@ async function run() {
 }
 
 function print(report) {
-  if (process.env.BENCH_JSON) {
-    process.stdout.write(`${JSON.stringify({ bench: 'startup', ...report })}\n`);
-    return;
-  }
-  const lines = [`startup (${RUNS} runs after ${WARMUP} warm-up, wall time per spawn)`, ''];
+  const lines = [`startup (${RUNS} runs after ${WARMUP} warm-up, wall time per spawn, commands interleaved)`, ''];
   lines.push(`${'command'.padEnd(24)}${'median ms'.padStart(11)}${'p90 ms'.padStart(9)}${'min ms'.padStart(9)}`);
   for (const [name, r] of Object.entries(report.results)) {
     lines.push(`${name.padEnd(24)}${r.median.toFixed(1).padStart(11)}${r.p90.toFixed(1).padStart(9)}${r.min.toFixed(1).padStart(9)}`);
@@ -148,6 +157,7 @@ function print(report) {
   lines.push('');
   for (const [name, v] of Object.entries(report.ratios)) lines.push(`${name.padEnd(28)}${v.toFixed(2)}`);
   lines.push(`goal VERSION <= ${report.goals.version}: ${report.met.version ? 'met' : 'MISSED'}; goal ADD <= ${report.goals.add}: ${report.met.add ? 'met' : 'MISSED'}`);
+  lines.push(`BENCH_JSON ${JSON.stringify({ bench: 'startup', ...report })}`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 

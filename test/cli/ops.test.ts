@@ -51,6 +51,8 @@ interface Run {
   code: number | null;
   stdout: string;
   stderr: string;
+  /** ms from spawn to the first stderr output (not compared by toEqual: set only when there was some). */
+  stderrAfterMs?: number;
 }
 
 /** The real executable, as an operator runs it: no CNI_COMMAND, HCN_SIM in the environment. */
@@ -63,10 +65,15 @@ function ops(args: string[], env: Record<string, string | undefined> = {}): Prom
     });
     let stdout = '';
     let stderr = '';
+    const started = Date.now();
+    let stderrAt: number | undefined;
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stderr.on('data', (d: Buffer) => {
+      stderrAt ??= Date.now();
+      stderr += d.toString();
+    });
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code) => resolve({ code, stdout, stderr, ...(stderrAt !== undefined ? { stderrAfterMs: stderrAt - started } : {}) }));
   });
 }
 
@@ -311,6 +318,12 @@ describe('audit', () => {
     expect(after.networks).toEqual(['cbr0']);
     expect(after.endpoints).toEqual(before.endpoints);
 
+    const verbose = await opsConf(['audit', '--dry-run', '--verbose']);
+    expect(verbose.code).toBe(0);
+    const logLines = verbose.stderr.trim().split('\n').map((l) => JSON.parse(l) as { msg: string; audit?: string });
+    expect(logLines.filter((l) => l.msg === 'audit verdict').map((l) => l.audit).sort()).toEqual(['foreign', 'live']);
+    expect(logLines.find((l) => l.audit === 'summary')).toMatchObject({ msg: 'audit done', dryRun: true });
+
     const again = json(await opsConf(['audit', '--json']));
     expect(again).toMatchObject({ dryRun: false, counts: { orphan: 0, live: 1, foreign: 1 }, deleted: [] });
   });
@@ -371,6 +384,30 @@ describe('gc', () => {
     const after = await hnsNames();
     expect(after.networks).toEqual(['cbr0']);
     expect(after.endpoints).toEqual([expect.stringMatching(/^hcn-cni_ep_pod-a_eth0_/)]);
+  });
+
+  it('reports every error, keeps going, and exits 1 when HNS refuses a delete', async () => {
+    await addPod('pod-a');
+    await addPod('pod-b');
+    const leak = await leakNetwork();
+    await h.sim.control.failCall('HcnDeleteEndpoint', 0x80070005, { count: 5 });
+    const valid = path.join(h.tmp, 'valid.json');
+    fs.writeFileSync(valid, JSON.stringify({ 'cni.dev/valid-attachments': [{ containerID: 'pod-a', ifname: 'eth0' }] }));
+    const r = await opsConf(['gc', '--valid', valid]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^hcn-cni gc: GC finished with 1 error \(see above\)/);
+    const lines = r.stdout.trimEnd().split('\n');
+    // DEL-by-record hands a refused delete to the audit (tombstone); the audit's failed delete is the error.
+    expect(lines.filter((l) => l.startsWith('ERROR '))).toEqual([
+      expect.stringMatching(/^ERROR deleting endpoint hcn-cni_ep_pod-b_eth0_[0-9a-f]{8}: HcnDeleteEndpoint failed: .*\(0x80070005 E_ACCESSDENIED\)$/),
+    ]);
+    expect(lines).toContain('removed attachment pod-b@eth0');
+    expect(lines).toContain(`deleted network ${leak.name} (${leak.id})`);
+    expect(lines.pop()).toBe('gc: 1 valid attachment; removed 1 attachment, deleted 1 HNS object, 1 error');
+    expect(fs.readdirSync(path.join(h.stateDir, 'attachments'))).toEqual(['pod-a@eth0.json']);
+    expect((await hnsNames()).endpoints).toEqual([expect.stringMatching(/^hcn-cni_ep_pod-a_/), expect.stringMatching(/^hcn-cni_ep_pod-b_/)]);
+    const st = json<Record<string, Array<Record<string, unknown>>>>(await opsConf(['state', '--json']));
+    expect(st.tombstones).toEqual([expect.objectContaining({ owner: 'pod-b@eth0', reason: expect.stringMatching(/^DEL could not delete: .*0x80070005/) })]);
   });
 
   it('accepts a whole CNI GC request, and --json lists removals', async () => {
@@ -497,6 +534,18 @@ describe('HNS unreachable', () => {
     expect(r.stderr).toContain('is the hns service running?');
     expect(r.stderr).toContain(`HCN_SIM="unix:${dead}"`);
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  it('an HNS that does not answer within hnsTimeoutSeconds is said so', async () => {
+    fs.writeFileSync(confFile(), JSON.stringify(conflist({ hnsTimeoutSeconds: 1 })));
+    await h.sim.control.hang('HNSCall GET /globals/version', { ms: 4000 });
+    const r = await opsConf(['networks']);
+    expect(r.code).toBe(1);
+    // Said after the 1 s bound, long before HNS answers (the process itself only exits once the native call returns).
+    expect(r.stderrAfterMs).toBeLessThan(3000);
+    expect(r.stderr).toMatch(/^hcn-cni networks: HNS did not answer within 1s: ERROR_TIMEOUT \(0x800705B4\)/);
+    expect(r.stderr).toContain('is the hns service running?');
+    await h.sim.control.release();
   });
 
   it('gc and version say so too; state needs no HNS', async () => {

@@ -181,6 +181,10 @@ describe('HNS v1 (HNSCall) paths the plugin uses', () => {
     });
     expect(net).toMatchObject({ Name: 'v1-net', Type: 'l2bridge', NetworkAdapterName: 'Ethernet 2', SourceMac: '00-15-5D-AA-00-02' });
     expect(net.ID).toMatch(/^[0-9A-F-]{36}$/); // v1 ids are uppercase
+    // V1Api passes a chosen id inside the body: HNS keeps it (in v1's uppercase).
+    const chosen = await hcn.hnsCall<Record<string, any>>('POST', '/networks/', { ID: NET_ID, Name: 'v1-chosen', Type: 'nat' });
+    expect(chosen.ID).toBe(NET_ID.toUpperCase());
+    await hcn.hnsCall('DELETE', `/networks/${NET_ID}`);
     expect((await hcn.hnsCall<any[]>('GET', '/networks/')).map((n) => n.ID)).toEqual([net.ID]);
     expect(await hcn.hnsCall('GET', `/networks/${net.ID}`)).toMatchObject({ ID: net.ID, Subnets: [{ AddressPrefix: '10.20.0.0/24', GatewayAddress: '10.20.0.1' }] });
 
