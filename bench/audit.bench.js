@@ -5,6 +5,8 @@
  * with the audit on and off, and the audit's own duration, with 0, 20 networks + 250 endpoints, 1 000 and 5 000
  * objects in HNS. The objects are a realistic mix: foreign networks and endpoints (other software's), and ours
  * (committed attachments). Goal: the audit's share grows linearly and stays ≤ 20 ms at 20 + 250.
+ * The last column is the same audit listing through HCN (listNetworksDetailed / listEndpointsDetailed: enumerate,
+ * then open/query/close each object) instead of one v1 GET per kind — the reason V2Api lists through v1 when it can.
  * Numbers from one run; nothing is asserted. Output: a table, then `BENCH_JSON {...}`.
  */
 'use strict';
@@ -87,15 +89,16 @@ async function main() {
       const stateDir = path.join(tmp, `state-${size.networks}`);
       const conf = (audit) => JSON.stringify({ cniVersion: '1.0.0', name: 'cbr0', type: 'hcn-cni', createNetwork: true, subnet: '10.244.0.0/16', stateDir, audit });
       const rt = new PluginRuntime({ pid: process.pid });
-      const one = async (audit, audits) => {
+      const rtHcn = new PluginRuntime({ pid: process.pid, listing: 'hcn' });
+      const one = async (audit, audits, runtime = rt) => {
         const ns = crypto.randomUUID();
         await hcn.createNamespace({}, ns);
         const env = { CNI_COMMAND: 'ADD', CNI_CONTAINERID: `bench-${crypto.randomBytes(4).toString('hex')}`, CNI_IFNAME: 'eth0', CNI_NETNS: ns, CNI_PATH: '/usr/lib/cni' };
         const t0 = process.hrtime.bigint();
-        const r = await runCni({ env, stdin: conf(audit), runtime: rt, createLogger: () => recorder(audits) });
+        const r = await runCni({ env, stdin: conf(audit), runtime, createLogger: () => recorder(audits) });
         const ms = Number(process.hrtime.bigint() - t0) / 1e6;
         if (r.exitCode !== 0) throw new Error(`ADD failed: ${r.stdout}`);
-        await runCni({ env: { ...env, CNI_COMMAND: 'DEL' }, stdin: conf(audit), runtime: rt, createLogger: () => recorder([]) });
+        await runCni({ env: { ...env, CNI_COMMAND: 'DEL' }, stdin: conf(audit), runtime, createLogger: () => recorder([]) });
         return ms;
       };
       // Warm-up (first ADD creates the bridge network and loads everything).
@@ -103,22 +106,25 @@ async function main() {
       const on = [];
       const off = [];
       const audits = [];
+      const hcnAudits = [];
       for (let i = 0; i < RUNS; i++) {
         on.push(await one(true, audits));
         off.push(await one(false, []));
+        // The same audit listing through HCN (enumerate + open/query/close each) instead of one v1 GET per kind.
+        if (size.networks + size.endpoints <= 1000 || i < 3) await one(true, hcnAudits, rtHcn);
       }
       const objects = (await sim.control.stats()).counts;
-      results.push({ size: size.label, networks: objects.networks, endpoints: objects.endpoints, addOn: median(on), addOff: median(off), audit: median(audits) });
+      results.push({ size: size.label, networks: objects.networks, endpoints: objects.endpoints, addOn: median(on), addOff: median(off), audit: median(audits), auditHcn: median(hcnAudits) });
     }
   } finally {
     await sim.stop();
     fs.rmSync(tmp, { recursive: true, force: true });
   }
   console.log(`ADD latency (median of ${RUNS}) with the audit on and off; zero-latency simulator; ${os.cpus().length} CPUs, node ${process.version}`);
-  const rows = [['objects in HNS', 'networks', 'endpoints', 'ADD, audit on ms', 'ADD, audit off ms', 'audit ms', 'audit µs / object']];
+  const rows = [['objects in HNS', 'networks', 'endpoints', 'ADD, audit on ms', 'ADD, audit off ms', 'audit ms', 'audit µs / object', 'audit via HCN listing ms']];
   for (const r of results) {
     const n = r.networks + r.endpoints;
-    rows.push([r.size, String(r.networks), String(r.endpoints), r.addOn.toFixed(1), r.addOff.toFixed(1), r.audit.toFixed(1), n ? ((r.audit * 1000) / n).toFixed(1) : '-']);
+    rows.push([r.size, String(r.networks), String(r.endpoints), r.addOn.toFixed(1), r.addOff.toFixed(1), r.audit.toFixed(1), n ? ((r.audit * 1000) / n).toFixed(1) : '-', r.auditHcn.toFixed(1)]);
   }
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
   for (const r of rows) console.log(r.map((v, c) => v.padEnd(widths[c])).join('  '));

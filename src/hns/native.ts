@@ -36,7 +36,7 @@ const ADDON = 'hcn.node';
 const SIM_LIBRARY = 'libhcnsim.so';
 const isWindows = process.platform === 'win32';
 
-/** SEA asset names; scripts/package.ts stores the binaries under the same names. */
+/** SEA asset names; scripts/package.js stores the binaries under the same names. */
 export function seaAssetNames(platform: string = process.platform, arch: string = process.arch): { addon: string; library: string } {
   return { addon: `hcn-${platform}-${arch}.node`, library: `libhcnsim-${platform}-${arch}.so` };
 }
@@ -126,6 +126,7 @@ function extract(addon: Buffer, library: Buffer | undefined, extractDir?: string
   if (library) hash.update(library);
   const dir = path.join(extractDir ?? os.tmpdir(), `hcn-cni-${hash.digest('hex').slice(0, 16)}`);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  checkPrivateDir(dir);
   const addonPath = path.join(dir, ADDON);
   writeOnce(addonPath, addon);
   let libraryPath: string | undefined;
@@ -136,15 +137,43 @@ function extract(addon: Buffer, library: Buffer | undefined, extractDir?: string
   return { addonPath, libraryPath };
 }
 
-function writeOnce(file: string, content: Buffer): void {
-  try {
-    if (fs.statSync(file).size === content.length) return;
-  } catch {
-    // not there yet
+/**
+ * The temp dir is shared: a directory somebody else created there (or a symlink) could have its files swapped
+ * between our check and the dlopen. POSIX only; on Windows the ACL of %TEMP% is the safeguard.
+ */
+function checkPrivateDir(dir: string): void {
+  if (isWindows || typeof process.getuid !== 'function') return;
+  const st = fs.lstatSync(dir);
+  if (!st.isDirectory() || st.uid !== process.getuid() || (st.mode & 0o022) !== 0) {
+    throw new Error(`hcn-cni: refusing to load the embedded addon from ${dir}: it is not a directory owned by uid ${process.getuid()} and writable only by it`);
   }
+}
+
+/**
+ * Writes `content` to `file` unless it is already there, byte for byte (a size check alone would accept a stale or
+ * planted file of the same length; reading ~0.4 MB back costs well under a millisecond). The new file is written
+ * beside and renamed into place, so a reader never sees a torn file. Another process may win the race or hold the
+ * file loaded (Windows refuses to replace a loaded DLL): then the rename fails, and what is there is fine if it
+ * has the right bytes.
+ */
+function writeOnce(file: string, content: Buffer): void {
+  if (sameBytes(file, content)) return;
   const tmp = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(tmp, content, { mode: 0o700 });
-  fs.renameSync(tmp, file);
+  try {
+    fs.renameSync(tmp, file);
+  } catch (e) {
+    fs.rmSync(tmp, { force: true });
+    if (!sameBytes(file, content)) throw e;
+  }
+}
+
+function sameBytes(file: string, content: Buffer): boolean {
+  try {
+    return fs.statSync(file).size === content.length && fs.readFileSync(file).equals(content);
+  } catch {
+    return false; // not there yet
+  }
 }
 
 /** For tests: forget the cached addon handle (the shared object itself stays loaded). */

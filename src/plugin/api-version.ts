@@ -5,7 +5,7 @@
  */
 import { CniCode, CniError } from '../cni/errors';
 import type { ApiVersionSetting } from '../cni/types';
-import { V1Api, V2Api, type HnsApi } from '../hns/api';
+import { V1Api, V2Api, type HnsApi, type Listing } from '../hns/api';
 import type { Hcn } from '../hns/hcn';
 import { toCniError } from './errors';
 
@@ -27,11 +27,11 @@ function why(hcn: Hcn): string {
   return c.loadError ?? (c.missing.length ? `missing ${c.missing.join(', ')}` : 'not loaded');
 }
 
-export async function chooseApi(setting: ApiVersionSetting, hcn: Hcn): Promise<ApiChoice> {
+export async function chooseApi(setting: ApiVersionSetting, hcn: Hcn, listing: Listing = 'auto'): Promise<ApiChoice> {
   const caps = hcn.capabilities;
   if (setting === 2) {
     if (!caps.v2Supported) throw new CniError(CniCode.API_UNAVAILABLE, `apiVersion 2 needs HCN (computenetwork.dll), which this host lacks: ${why(hcn)}`);
-    return { api: new V2Api(hcn), version: 2, reason: 'apiVersion 2 in the configuration' };
+    return { api: new V2Api(hcn, listing), version: 2, reason: 'apiVersion 2 in the configuration' };
   }
   if (setting === 1) {
     if (!caps.v1Supported) throw new CniError(CniCode.API_UNAVAILABLE, `apiVersion 1 needs HNSCall (vmcompute.dll), which this host lacks: ${why(hcn)}`);
@@ -47,7 +47,7 @@ export async function chooseApi(setting: ApiVersionSetting, hcn: Hcn): Promise<A
   }
   const shown = hnsVersion ? `${hnsVersion.major}.${hnsVersion.minor}` : 'unknown (no HNSCall)';
   if (caps.v2Supported && (!hnsVersion || atLeast(hnsVersion, V2_MIN))) {
-    return { api: new V2Api(hcn), version: 2, reason: `auto: HCN present, HNS version ${shown} >= 9.2`, ...(hnsVersion ? { hnsVersion } : {}) };
+    return { api: new V2Api(hcn, listing), version: 2, reason: `auto: HCN present, HNS version ${shown} >= 9.2`, ...(hnsVersion ? { hnsVersion } : {}) };
   }
   if (caps.v1Supported) {
     const because = caps.v2Supported ? `HNS version ${shown} < 9.2` : `HCN absent (${why(hcn)})`;

@@ -1,9 +1,9 @@
 /**
  * GC (spec 1.1): remove every object and record of ours whose attachment is not in cni.dev/valid-attachments.
  * Records not listed are deleted like DEL would (IPAM released per attachment); quarantined records of unlisted
- * owners stop protecting their objects; then the audit removes every object of ours that nothing claims. Errors
- * are collected, GC continues past them, and they are all reported at the end. GC is then forwarded to IPAM when
- * it speaks 1.1.0.
+ * owners have their IPAM released too and stop protecting their objects; then the audit removes every object of
+ * ours that nothing claims. Errors are collected, GC continues past them, and they are all reported at the end. GC
+ * is then forwarded to IPAM when it speaks 1.1.0.
  */
 import { CniCode, CniError } from '../cni/errors';
 import type { ConfContext } from '../cni/types';
@@ -60,7 +60,15 @@ export async function gc(ctx: ConfContext, rt: PluginRuntime): Promise<GcReport>
     }
   }
   for (const q of state.quarantined) {
-    if (q.owner && !valid.has(ownerKey(q.owner))) store.clearQuarantine(q.owner);
+    if (!q.owner || valid.has(ownerKey(q.owner))) continue;
+    try {
+      // The unreadable record cannot say whether its ADD allocated: release on its behalf, as DEL does without a
+      // record (IPAM DEL is idempotent). Only then stop protecting its objects from the audit below.
+      if (q.kind === 'attachment' && ctx.ipam.configured) await ctx.ipam.delFor(q.owner);
+      store.clearQuarantine(q.owner);
+    } catch (e) {
+      note(`releasing the unreadable attachment ${ownerKey(q.owner)}`, e);
+    }
   }
   try {
     const result = await audit({ api, store, os: rt.os(), log, now: rt.now, graceMs: graceMs(conf.hnsTimeoutSeconds) });

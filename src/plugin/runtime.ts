@@ -3,6 +3,7 @@
  * choice (made once: it is a property of the host), and state stores per directory.
  */
 import type { NetConf } from '../cni/types';
+import type { Listing } from '../hns/api';
 import { Hcn } from '../hns/hcn';
 import { hostOs, type HostOs } from '../hns/host-os';
 import type { LoadOptions } from '../hns/native';
@@ -22,6 +23,8 @@ export interface RuntimeOptions {
   pid: number;
   /** Test builds only: called at every state write point (crash-point matrix). */
   crash?: CrashHook;
+  /** How V2Api lists all objects (default auto: one v1 GET when HNSCall exists). */
+  listing?: Listing;
 }
 
 export class PluginRuntime {
@@ -67,7 +70,7 @@ export class PluginRuntime {
     const key = String(conf.apiVersion);
     let choice = this.choices.get(key);
     if (!choice) {
-      choice = chooseApi(conf.apiVersion, hcn);
+      choice = chooseApi(conf.apiVersion, hcn, this.options.listing);
       choice.catch(() => this.choices.delete(key));
       this.choices.set(key, choice);
     }

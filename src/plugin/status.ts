@@ -15,8 +15,11 @@ export async function status(ctx: ConfContext, rt: PluginRuntime): Promise<void>
   const { conf, log } = ctx;
   let endpointIds: Set<string>;
   try {
-    const { api } = await rt.api(conf);
-    endpointIds = new Set((await api.listEndpoints()).map((e) => e.id.toLowerCase()));
+    const { api, version } = await rt.api(conf);
+    // Asked through the API that ADD will use: with HCN chosen, HcnEnumerateEndpoints (ids only). The v2 listing may
+    // go through HNSCall, which answers on a host whose HCN does not work, and STATUS must not say 0 there.
+    const ids = version === 2 ? await api.hcn.enumerateEndpoints() : (await api.listEndpoints()).map((e) => e.id);
+    endpointIds = new Set(ids.map((id) => id.toLowerCase()));
   } catch (e) {
     const err = toCniError(e, 'asking HNS');
     throw new CniError(CniCode.PLUGIN_NOT_AVAILABLE, `hcn-cni cannot serve ADD: ${err.message}`, err.details);

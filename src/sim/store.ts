@@ -68,9 +68,20 @@ export class Store {
     return map.has(guidKey(id));
   }
 
+  /** Endpoints of a network, from an index rebuilt after endpoint changes (views ask per network: no full scans). */
   endpointsOf(networkId: string): EndpointObj[] {
-    return [...this.endpoints.values()].filter((e) => sameGuid(e.networkId, networkId));
+    if (!this.byNetwork) {
+      this.byNetwork = new Map();
+      for (const e of this.endpoints.values()) {
+        const k = guidKey(e.networkId);
+        const list = this.byNetwork.get(k);
+        if (list) list.push(e);
+        else this.byNetwork.set(k, [e]);
+      }
+    }
+    return this.byNetwork.get(guidKey(networkId)) ?? [];
   }
+  private byNetwork: Map<string, EndpointObj[]> | undefined;
 
   /** Adapter name → id of the network bound to it. */
   boundAdapters(): Record<string, string> {
@@ -232,6 +243,7 @@ export class Store {
       state: EndpointState.Created,
     };
     this.endpoints.set(guidKey(id), endpoint);
+    this.byNetwork = undefined;
     return endpoint;
   }
 
@@ -281,6 +293,7 @@ export class Store {
       if (ns) ns.resources = ns.resources.filter((r) => !(r.type === 'Endpoint' && sameGuid(r.id, e.id)));
     }
     this.endpoints.delete(guidKey(e.id));
+    this.byNetwork = undefined;
     return e;
   }
 
@@ -380,6 +393,7 @@ export class Store {
   /** What an HNS restart leaves: persistent networks only (non-persistent ones, endpoints, namespaces vanish). */
   restart(): void {
     this.endpoints.clear();
+    this.byNetwork = undefined;
     this.namespaces.clear();
     for (const [k, n] of this.networks) if (!isPersistent(n)) this.networks.delete(k);
   }
@@ -387,6 +401,7 @@ export class Store {
   clear(): void {
     this.networks.clear();
     this.endpoints.clear();
+    this.byNetwork = undefined;
     this.namespaces.clear();
     this.nextCompartment = 2;
   }

@@ -43,6 +43,7 @@ describeWine('win-x64 addon in Windows node.exe under wine', (build) => {
   let prefix: WinePrefix;
   let work: string;
   let report: ProbeReport;
+  let probePid = -1;
   const timings = new WineTimings();
 
   beforeAll(async () => {
@@ -57,7 +58,7 @@ describeWine('win-x64 addon in Windows node.exe under wine', (build) => {
     const run = await runWine(
       prefix,
       [build.nodeExe, winPath(path.join(__dirname, 'fixtures', 'addon-probe.js')), winPath(path.join(build.winDir, 'hcn.node')), winPath(reportFile), winPath(path.join(work, 'x.lock'))],
-      { env: { HCN_SIM: sim.address }, timeoutMs: 90_000 },
+      { env: { HCN_SIM: sim.address }, timeoutMs: 90_000, onSpawn: (pid) => (probePid = pid) },
     );
     timings.add('node.exe addon-probe.js (the addon test list)', run.ms);
     if (run.code !== 0 || !fs.existsSync(reportFile)) throw new Error(`node.exe exited ${run.code ?? run.signal}\n${run.stdout}\n${run.stderr}`);
@@ -127,13 +128,22 @@ describeWine('win-x64 addon in Windows node.exe under wine', (build) => {
     expect(new Set(parallel.map((p) => JSON.stringify(p))).size).toBe(1);
   });
 
-  test('the client library reports the Unix pid (Z:\\proc\\self\\stat) beside the Windows pid', async () => {
+  test('the client library reports a Unix pid beside the Windows pid', async () => {
     const calls = await sim.control.calls();
-    const pids = new Set(calls.filter((c) => c.api !== 'sim' || c.op === 'HcnSimEnumerateAdapters').map((c) => c.pid));
+    const pids = new Set(calls.map((c) => c.pid));
     expect(pids.size).toBe(1);
     const [unixPid] = [...pids];
     expect(unixPid).toBeGreaterThan(0);
     expect(unixPid).not.toBe(report.pid); // report.pid is the Windows pid node.exe sees
+  });
+
+  // KNOWN BUG (native/simclient/sim_platform_win.cc): wine's *server* opens files for its clients, so
+  // Z:\proc\self\stat describes the wineserver, and the simulator's kill-client fault would kill the wineserver (and
+  // with it every wine process of the prefix) instead of the caller. jest reports this test as a failure once the
+  // pid is right: then drop `.failing`.
+  test.failing('KNOWN BUG: the Unix pid the client library reports is the wine process that called, not the wineserver', async () => {
+    const calls = await sim.control.calls();
+    expect(calls[0]!.pid).toBe(probePid);
   });
 
   test('LockFileEx and GetProcessTimes through the addon', () => {
@@ -161,7 +171,6 @@ describeWine('win-x64 addon in Windows node.exe under wine', (build) => {
         `  ${'CoTaskMemFree (frees)'.padEnd(30)}${String(frees).padStart(6)}`,
       ].join('\n'),
     );
-    for (const fn of HCN_FUNCTIONS) expect({ fn, calls: calls[fn] ?? 0 }).toEqual({ fn, calls: expect.any(Number) as number });
     const uncovered = HCN_FUNCTIONS.filter((fn) => !(calls[fn]! >= 1));
     expect(uncovered).toEqual([]);
     for (const fn of HCN_FUNCTIONS.filter((f) => !LOCAL_ONLY.has(f) && f !== 'HNSCall')) expect({ fn, wire: (server[fn] ?? 0) >= 1 }).toEqual({ fn, wire: true });

@@ -56,6 +56,15 @@ describeWine('hcn-cni.exe under wine', (build) => {
     console.log(timings.format('wine timings (hcn-cni.exe)'));
   });
 
+  /** Whether the pid the client library sends is the Unix pid of the wine process running hcn-cni.exe. */
+  async function clientReportsOwnPid(): Promise<boolean> {
+    let pid = -1;
+    const status = await cni.call({ verb: 'STATUS', conf: bridgeConf() }, 'hcn-cni.exe STATUS (pid probe)', (p) => (pid = p));
+    expect(status.code).toBe(0);
+    const calls = await sim.control.calls();
+    return calls.length > 0 && calls[calls.length - 1]!.pid === pid;
+  }
+
   async function nicNetworks(): Promise<Array<{ ID: string; Name: string }>> {
     const dump = await sim.control.dump();
     const bound = dump.boundAdapters[NIC2.Name];
@@ -137,15 +146,32 @@ describeWine('hcn-cni.exe under wine', (build) => {
 
   test('seed 000: ADD killed during HcnCreateNetwork; DEL exits 0; the next ADD on the NIC removes the leak', async () => {
     await sim.control.reset();
-    // Long enough that the DEL (a whole wine start) runs while HNS is still creating the network.
-    await sim.control.setLatency('HcnCreateNetwork', 4000);
+    // HNS takes its time with the create: long enough that the DEL (a whole wine start) runs while it is in flight.
+    // The delete that DEL may race against it loses (create-wins), as in the seed's log.
+    await sim.control.setLatency('HcnCreateNetwork', 5000);
     await sim.control.setRace('create-wins');
-    await sim.control.killClient('HcnCreateNetwork');
-    const killed = await cni.call({ verb: 'ADD', conf: nicConf(), containerId: 'pod-killed' }, 'hcn-cni.exe ADD pod-killed (killed by the simulator)');
+    // Who kills the ADD: the simulator (control.killClient, the pid the client library reports) when that pid is
+    // really the wine process; otherwise, as a runtime whose timeout expired would, this test, once
+    // HcnCreateNetwork is in flight. (Under wine 8 the client library reads Z:\proc\self\stat through the
+    // wineserver and reports the wineserver's pid: see the KNOWN BUG test in addon.test.ts. Arming killClient then
+    // would kill the wineserver and every wine process of the prefix.)
+    const useKillClient = await clientReportsOwnPid();
+    if (useKillClient) await sim.control.killClient('HcnCreateNetwork');
+    // eslint-disable-next-line no-console
+    else console.warn('seed 000 under wine: the client library reports a wrong pid; the test kills hcn-cni.exe itself');
+    let winePid = -1;
+    const killedP = cni.call({ verb: 'ADD', conf: nicConf(), containerId: 'pod-killed' }, 'hcn-cni.exe ADD pod-killed (killed in HcnCreateNetwork)', (pid) => (winePid = pid));
+    if (!useKillClient) {
+      const deadline = Date.now() + 30_000;
+      while ((await sim.control.stats()).pendingMutations === 0) {
+        if (Date.now() > deadline) throw new Error('HcnCreateNetwork never arrived');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      process.kill(winePid, 'SIGKILL');
+    }
+    const killed = await killedP;
     expect({ signal: killed.signal, stdout: killed.stdout }).toEqual({ signal: 'SIGKILL', stdout: '' });
-    // The kill hit the wine process this test started: the pid came from Z:\proc\self\stat.
-    const createCall = (await sim.control.calls()).find((c) => c.op === 'HcnCreateNetwork');
-    expect(createCall).toMatchObject({ pid: killed.pid, fault: expect.stringContaining('killed-client') });
+    expect((await sim.control.stats()).calls.HcnCreateNetwork).toBe(1);
 
     const del = await cni.call({ verb: 'DEL', conf: nicConf(), containerId: 'pod-killed' });
     expect({ code: del.code, stdout: del.stdout }).toEqual({ code: 0, stdout: '' });

@@ -7,7 +7,8 @@ import { SUPPORTED_VERSIONS } from '../../cni/types';
 import { Hcn } from '../../hns/hcn';
 import { loadNative } from '../../hns/native';
 import type { NativeCapabilities } from '../../hns/native-types';
-import { packageVersion } from '../../sim/package-root';
+import * as fs from 'fs';
+import * as path from 'path';
 import { chooseApi } from '../../plugin/api-version';
 import { OpsError, type OpsContext } from './context';
 import { describeFailure, hcnErrorIn } from './errors';
@@ -16,8 +17,18 @@ import { isUnreachable } from '../../hns/errors';
 /** Inlined by the esbuild bundle (define: { __HCN_CNI_VERSION__: JSON.stringify(pkg.version) }). */
 declare const __HCN_CNI_VERSION__: string | undefined;
 
+/** The bundle's inlined version; unbundled (tsc's dist/), the version in hcn-cni's own package.json above this file. */
 export function pluginVersion(): string {
-  return typeof __HCN_CNI_VERSION__ === 'string' ? __HCN_CNI_VERSION__ : packageVersion();
+  if (typeof __HCN_CNI_VERSION__ === 'string') return __HCN_CNI_VERSION__;
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    try {
+      const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'hcn-cni' && typeof pkg.version === 'string') return pkg.version;
+    } catch {
+      // no package.json here
+    }
+    if (path.dirname(dir) === dir) return 'unknown (built without __HCN_CNI_VERSION__)';
+  }
 }
 
 interface ApiPick {

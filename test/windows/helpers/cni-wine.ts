@@ -45,7 +45,7 @@ export class WineCni {
     return String(ns.ID).toLowerCase();
   }
 
-  async call(c: ExeCall, label?: string): Promise<ExeOutcome> {
+  async call(c: ExeCall, label?: string, onSpawn?: (pid: number) => void): Promise<ExeOutcome> {
     const env: Record<string, string | undefined> = { CNI_COMMAND: c.verb, CNI_PATH: 'C:\\opt\\cni\\bin', HCN_SIM: this.sim.address };
     if (c.verb === 'ADD' || c.verb === 'DEL' || c.verb === 'CHECK') {
       env.CNI_CONTAINERID = c.containerId ?? 'pod';
@@ -54,7 +54,7 @@ export class WineCni {
     }
     Object.assign(env, c.env);
     const stdin = c.conf ? JSON.stringify({ stateDir: winPath(this.stateDir), logLevel: 'debug', ...c.conf }) : '';
-    const run = await runWine(this.prefix, [this.exe, ...(c.args ?? [])], { env, stdin, timeoutMs: 60_000 });
+    const run = await runWine(this.prefix, [this.exe, ...(c.args ?? [])], { env, stdin, timeoutMs: 60_000, ...(onSpawn ? { onSpawn } : {}) });
     this.timings.add(label ?? `hcn-cni.exe ${c.verb}${c.containerId ? ` ${c.containerId}` : ''}`, run.ms);
     let json: Record<string, any> | undefined;
     try {

@@ -202,7 +202,11 @@ export interface WineRun {
 let seq = 0;
 
 /** Runs `wine64 args…` with file stdio (see the header); env is added to the prefix's wine environment. */
-export function runWine(prefix: WinePrefix, args: string[], options: { env?: Record<string, string | undefined>; stdin?: string; timeoutMs?: number } = {}): Promise<WineRun> {
+export function runWine(
+  prefix: WinePrefix,
+  args: string[],
+  options: { env?: Record<string, string | undefined>; stdin?: string; timeoutMs?: number; onSpawn?: (pid: number) => void } = {},
+): Promise<WineRun> {
   const io = fs.mkdtempSync(path.join(os.tmpdir(), `hcn-wine-io-${++seq}-`));
   const inFile = path.join(io, 'stdin');
   fs.writeFileSync(inFile, options.stdin ?? '');
@@ -212,6 +216,7 @@ export function runWine(prefix: WinePrefix, args: string[], options: { env?: Rec
   const t0 = process.hrtime.bigint();
   const child = spawn(WINE, args, { env, stdio: [fds[0], fds[1], fds[2]] });
   for (const fd of fds) fs.closeSync(fd);
+  if (child.pid !== undefined) options.onSpawn?.(child.pid);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
     child.on('error', (e) => {

@@ -1,0 +1,261 @@
+/**
+ * GC and STATUS (spec 1.1.0) against the simulator, with real host-local IPAM.
+ *
+ * GC: attachments a, b (bridge) and c (delegated NIC) are committed; valid = [a] removes b and c from HNS and the
+ * state and releases their addresses, leaves a untouched, removes a leaked object of ours that has no state, and
+ * never touches foreign objects (a "nat" network with a Docker endpoint, a name forged to look like ours). The
+ * older key cni.dev/attachments works the same. An HNS failure on one delete does not stop GC: it removes the rest
+ * and exits 108 with the failure in details. Without either key GC refuses (7).
+ *
+ * STATUS: 0 and silent when healthy; 50 while HNS is restarting or when the configured API is missing; 51 naming
+ * the attachments whose endpoints an HNS restart dropped, and naming a quarantined (unreadable) record.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { V2Api, type NetworkInfo } from '../../src/hns/api';
+import { HR } from '../../src/hns/hresults';
+import { endpointName, nicNetworkName } from '../../src/orphans/ownership';
+import { PluginRuntime } from '../../src/plugin/runtime';
+import { bridgeConf, cni, cniProcess, startHarness, stateFiles, type Harness } from '../helpers/cni-harness';
+import { heldIps, hostLocal, newNamespace, outcomeLines, sleep } from './support';
+
+const NIC = { Name: 'Ethernet 2', MacAddress: '00-15-5D-AA-00-02' };
+const SPARE = { Name: 'Ethernet 3', MacAddress: '00-15-5D-AA-00-03' };
+const HOST = { adapters: [{ Name: 'Ethernet', MacAddress: '00-15-5D-AA-00-01' }, NIC, SPARE] };
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness(HOST);
+});
+afterAll(async () => {
+  await h.stop();
+});
+beforeEach(async () => {
+  await h.reset();
+});
+
+/** One CNI network ("k8s"), one IPAM: bridge pods and a delegated-NIC pod share its address range. */
+const bridge = (extra: Record<string, unknown> = {}) =>
+  bridgeConf({ cniVersion: '1.1.0', name: 'k8s', networkName: 'cbr0', ipam: hostLocal(h), ...extra });
+const nic = (extra: Record<string, unknown> = {}) => ({
+  cniVersion: '1.1.0',
+  name: 'k8s',
+  type: 'hcn-cni',
+  mode: 'delegatedNic',
+  runtimeConfig: { mac: NIC.MacAddress },
+  ipam: hostLocal(h),
+  ...extra,
+});
+const valid = (...ids: string[]) => ids.map((id) => ({ containerID: id, ifname: 'eth0' }));
+const api = () => new V2Api(h.runtime.hcn({ hnsTimeoutSeconds: 10 }));
+
+interface Pods {
+  a: { endpoint: string };
+  b: { endpoint: string };
+  c: { endpoint: string; network: string };
+}
+
+/** Commits a, b (bridge) and c (delegated NIC). */
+async function threePods(): Promise<Pods> {
+  for (const id of ['a', 'b']) {
+    const r = await cni(h, { verb: 'ADD', conf: bridge(), containerId: id, netns: await newNamespace(h) });
+    expect(r.exitCode).toBe(0);
+  }
+  const c = await cni(h, { verb: 'ADD', conf: nic(), containerId: 'c', netns: await newNamespace(h) });
+  expect(c.exitCode).toBe(0);
+  const rec = (id: string) => JSON.parse(fs.readFileSync(path.join(h.stateDir, 'attachments', `${id}@eth0.json`), 'utf8')) as { endpoint: { id: string }; network: { id: string } };
+  expect(Object.values(heldIps(h, 'k8s')).sort()).toEqual(['a', 'b', 'c']);
+  return { a: { endpoint: rec('a').endpoint.id }, b: { endpoint: rec('b').endpoint.id }, c: { endpoint: rec('c').endpoint.id, network: rec('c').network.id } };
+}
+
+/** Objects nobody recorded: a leak of ours (endpoint + NIC network) and foreign ones that look alike. */
+async function strangers(): Promise<{ leakedEndpoint: string; leakedNetwork: string; foreign: string[] }> {
+  const cbr0 = (await api().findNetworkByName('cbr0'))!;
+  const ep = (network: NetworkInfo, name: string) => api().createEndpoint(network, { name, ips: [], dns: { servers: [], search: [] }, policies: [] });
+  const leakedEndpoint = (await ep(cbr0, endpointName({ containerId: 'ghost', ifname: 'eth0' }))).id;
+  const leakedNetwork = (
+    await api().createNetwork({
+      name: nicNetworkName({ containerId: 'ghost2', ifname: 'eth0' }, SPARE.MacAddress),
+      type: 'Transparent',
+      flags: 8,
+      adapterName: SPARE.Name,
+      subnets: [{ prefix: '10.99.0.0/24', gateway: '10.99.0.1' }],
+      policies: [],
+    })
+  ).id;
+  const nat = await api().createNetwork({ name: 'nat', type: 'NAT', flags: 0, subnets: [{ prefix: '172.20.0.0/16', gateway: '172.20.0.1' }], policies: [] });
+  const docker = await ep(nat, 'ethernet_5c1b2a9e8f7d');
+  const forged = await ep(cbr0, 'hcn-cni_ep_ghost_eth0_00000000'); // our pattern, a hash that does not match
+  return { leakedEndpoint, leakedNetwork, foreign: [cbr0.id, nat.id, docker.id, forged.id].map((x) => x.toLowerCase()) };
+}
+
+async function ids(): Promise<{ networks: string[]; endpoints: string[] }> {
+  const d = await h.sim.control.dump();
+  return { networks: d.networks.map((n) => n.ID.toLowerCase()), endpoints: d.endpoints.map((e) => e.ID.toLowerCase()) };
+}
+
+describe('GC', () => {
+  it('valid = [a]: b and c leave HNS, state and IPAM; a, foreign objects untouched; a leak of ours removed', async () => {
+    const pods = await threePods();
+    const s = await strangers();
+    const aRecord = fs.readFileSync(path.join(h.stateDir, 'attachments', 'a@eth0.json'), 'utf8');
+
+    const r = await cniProcess(h, { verb: 'GC', conf: { ...bridge(), 'cni.dev/valid-attachments': valid('a') } });
+    expect({ exit: r.exitCode, out: r.stdout }).toEqual({ exit: 0, out: '' });
+    expect(outcomeLines(r.stderr)).toEqual([expect.objectContaining({ verb: 'GC', outcome: 'ok' })]);
+
+    const now = await ids();
+    expect(now.endpoints).toContain(pods.a.endpoint.toLowerCase());
+    for (const gone of [pods.b.endpoint, pods.c.endpoint, s.leakedEndpoint]) expect(now.endpoints).not.toContain(gone.toLowerCase());
+    for (const gone of [pods.c.network, s.leakedNetwork]) expect(now.networks).not.toContain(gone.toLowerCase());
+    for (const kept of s.foreign) expect([...now.networks, ...now.endpoints]).toContain(kept);
+    expect(now.endpoints).toHaveLength(3); // a, the docker endpoint, the forged one
+    expect(now.networks).toHaveLength(2); // cbr0, nat
+
+    expect(stateFiles(h).filter((f) => !f.startsWith('tombstones/'))).toEqual(['attachments/a@eth0.json']);
+    expect(fs.readFileSync(path.join(h.stateDir, 'attachments', 'a@eth0.json'), 'utf8')).toBe(aRecord);
+    expect(heldIps(h, 'k8s')).toEqual({ '10.244.1.10': 'a' });
+    // a still works: CHECK passes.
+    const check = await cni(h, { verb: 'CHECK', conf: bridge(), containerId: 'a', netns: JSON.parse(aRecord).netns as string });
+    expect(check.exitCode).toBe(0);
+  });
+
+  it('the older key cni.dev/attachments works the same', async () => {
+    const pods = await threePods();
+    const r = await cni(h, { verb: 'GC', conf: { ...bridge(), 'cni.dev/attachments': valid('a', 'c') } });
+    expect(r).toEqual({ exitCode: 0, stdout: '', json: undefined });
+    const now = await ids();
+    expect(now.endpoints.sort()).toEqual([pods.a.endpoint, pods.c.endpoint].map((x) => x.toLowerCase()).sort());
+    expect(stateFiles(h).filter((f) => f.startsWith('attachments/'))).toEqual(['attachments/a@eth0.json', 'attachments/c@eth0.json']);
+    expect(Object.values(heldIps(h, 'k8s')).sort()).toEqual(['a', 'c']);
+  });
+
+  it('HNS failing one delete (unreachable, once): GC continues, removes the rest, exits 108 listing the error', async () => {
+    const pods = await threePods();
+    await h.sim.control.failCall('HcnDeleteEndpoint', HR.RPC_S_CALL_FAILED_DNE);
+    const r = await cni(h, { verb: 'GC', conf: { ...bridge(), 'cni.dev/valid-attachments': valid('a') } });
+    expect(r.exitCode).toBe(1);
+    expect(r.json).toMatchObject({ cniVersion: '1.1.0', code: 108, msg: 'GC finished with 1 error(s)' });
+    const details = String(r.json!.details);
+    const m = /^removing attachment ([bc])@eth0: HNS did not answer while deleting the attachment: HcnDeleteEndpoint failed: .*0x800706BF/i.exec(details);
+    expect(m).not.toBeNull();
+    const failed = m![1] as 'b' | 'c';
+    const other = failed === 'b' ? 'c' : 'b';
+    // The failed one is kept whole for the next GC; the other is gone from HNS, state and IPAM.
+    const now = await ids();
+    expect(now.endpoints).toContain(pods[failed].endpoint.toLowerCase());
+    expect(now.endpoints).not.toContain(pods[other].endpoint.toLowerCase());
+    expect(stateFiles(h).filter((f) => f.startsWith('attachments/'))).toEqual(['attachments/a@eth0.json', `attachments/${failed}@eth0.json`]);
+    expect(Object.values(heldIps(h, 'k8s')).sort()).toEqual(['a', failed]);
+
+    // The next GC finishes the job.
+    const again = await cni(h, { verb: 'GC', conf: { ...bridge(), 'cni.dev/valid-attachments': valid('a') } });
+    expect(again).toEqual({ exitCode: 0, stdout: '', json: undefined });
+    expect((await ids()).endpoints).toEqual([pods.a.endpoint.toLowerCase()]);
+    expect(stateFiles(h).filter((f) => f.startsWith('attachments/'))).toEqual(['attachments/a@eth0.json']);
+    expect(heldIps(h, 'k8s')).toEqual({ '10.244.1.10': 'a' });
+  });
+
+  it('HNS refusing one delete: the record is tombstoned and the audit in the same GC finishes it (exit 0)', async () => {
+    const pods = await threePods();
+    await h.sim.control.failCall('HcnDeleteEndpoint', HR.E_FAIL);
+    const r = await cni(h, { verb: 'GC', conf: { ...bridge(), 'cni.dev/valid-attachments': valid('a') } });
+    expect(r).toEqual({ exitCode: 0, stdout: '', json: undefined });
+    expect((await ids()).endpoints).toEqual([pods.a.endpoint.toLowerCase()]);
+    expect(heldIps(h, 'k8s')).toEqual({ '10.244.1.10': 'a' });
+    const deletes = (await h.sim.control.calls()).filter((c) => c.op === 'HcnDeleteEndpoint');
+    expect(deletes.filter((c) => c.fault === 'failed')).toHaveLength(1);
+  });
+
+  it('a delete that keeps failing: 108 with every error in details, everything else removed', async () => {
+    const pods = await threePods();
+    // Only c owns a network: its delete fails in DEL's path and again in the audit.
+    await h.sim.control.failCall('HcnDeleteNetwork', HR.E_FAIL, { count: 2 });
+    const r = await cni(h, { verb: 'GC', conf: { ...bridge(), 'cni.dev/valid-attachments': valid('a') } });
+    expect(r.json).toMatchObject({ code: 108, msg: 'GC finished with 1 error(s)', details: expect.stringMatching(/^deleting network hcn-cni_nic_c_eth0_00155DAA0002_[0-9a-f]{8}: HcnDeleteNetwork failed/) });
+    const now = await ids();
+    expect(now.endpoints).toEqual([pods.a.endpoint.toLowerCase()]);
+    expect(now.networks).toContain(pods.c.network.toLowerCase());
+    expect(heldIps(h, 'k8s')).toEqual({ '10.244.1.10': 'a' });
+    // c's tombstone keeps the network an orphan for the next audit.
+    expect(stateFiles(h)).toEqual(['attachments/a@eth0.json', 'tombstones/c@eth0.json']);
+    const again = await cni(h, { verb: 'GC', conf: { ...bridge(), 'cni.dev/valid-attachments': valid('a') } });
+    expect(again.exitCode).toBe(0);
+    expect((await ids()).networks).not.toContain(pods.c.network.toLowerCase());
+  });
+
+  it('without cni.dev/valid-attachments or cni.dev/attachments: code 7, nothing removed', async () => {
+    await threePods();
+    const before = await ids();
+    const r = await cniProcess(h, { verb: 'GC', conf: bridge() });
+    expect(r.exitCode).toBe(1);
+    expect(r.json).toEqual({
+      cniVersion: '1.1.0',
+      code: 7,
+      msg: 'invalid network configuration: GC needs "cni.dev/valid-attachments" (or the older "cni.dev/attachments"), the list of attachments still in use',
+    });
+    expect(await ids()).toEqual(before);
+    expect(stateFiles(h).filter((f) => f.startsWith('attachments/'))).toHaveLength(3);
+  });
+});
+
+describe('STATUS', () => {
+  it('healthy: exit 0, empty stdout (through the CLI)', async () => {
+    await cni(h, { verb: 'ADD', conf: bridge(), containerId: 'a', netns: await newNamespace(h) });
+    const r = await cniProcess(h, { verb: 'STATUS', conf: bridge() });
+    expect({ exit: r.exitCode, out: r.stdout }).toEqual({ exit: 0, out: '' });
+  });
+
+  it('HNS restarting: 50; after it, the attachments whose endpoints vanished: 51 naming them', async () => {
+    const ns = await newNamespace(h);
+    await cni(h, { verb: 'ADD', conf: bridge(), containerId: 'a', netns: ns });
+    await cni(h, { verb: 'ADD', conf: bridge(), containerId: 'b', netns: await newNamespace(h) });
+    const epA = JSON.parse(fs.readFileSync(path.join(h.stateDir, 'attachments', 'a@eth0.json'), 'utf8')).endpoint.id as string;
+    const { downUntil } = await restart(1500);
+    const down = await cni(h, { verb: 'STATUS', conf: bridge() });
+    expect(down.exitCode).toBe(1);
+    expect(down.json).toMatchObject({ code: 50, msg: expect.stringMatching(/^hcn-cni cannot serve ADD: HNS did not answer while asking HNS: .*0x800706BF/i) });
+    await sleep(Math.max(0, downUntil - Date.now()) + 50);
+
+    const degraded = await cni(h, { verb: 'STATUS', conf: bridge() });
+    expect(degraded.json).toMatchObject({ code: 51, msg: '2 existing attachment(s) may have limited connectivity' });
+    expect(String(degraded.json!.details).split('\n').sort()).toEqual([
+      `attachment a@eth0: endpoint ${epA} is missing from HNS`,
+      expect.stringMatching(/^attachment b@eth0: endpoint [0-9a-f-]{36} is missing from HNS$/),
+    ]);
+    // DEL of a cleans up its record; b still degrades the node.
+    expect((await cni(h, { verb: 'DEL', conf: bridge(), containerId: 'a', netns: ns })).exitCode).toBe(0);
+    const one = await cni(h, { verb: 'STATUS', conf: bridge() });
+    expect(one.json).toMatchObject({ code: 51, msg: '1 existing attachment(s) may have limited connectivity', details: expect.stringMatching(/^attachment b@eth0/) });
+  });
+
+  it('apiVersion 2 on a host without HCN: 50', async () => {
+    await h.sim.control.setVersion(7, 2, { v2: false });
+    h.runtime = new PluginRuntime({ pid: process.pid });
+    try {
+      const r = await cni(h, { verb: 'STATUS', conf: bridge({ apiVersion: 2 }) });
+      expect(r.json).toMatchObject({ code: 50, msg: expect.stringMatching(/^hcn-cni cannot serve ADD: the HCN \(v2\) API is not available on this host/) });
+      // auto is fine on that host (it picks v1).
+      expect((await cni(h, { verb: 'STATUS', conf: bridge() })).exitCode).toBe(0);
+    } finally {
+      await h.sim.control.setVersion(15, 4, { v2: true });
+    }
+  });
+
+  it('a quarantined (unreadable) record: 51 naming it', async () => {
+    await cni(h, { verb: 'ADD', conf: bridge(), containerId: 'a', netns: await newNamespace(h) });
+    fs.writeFileSync(path.join(h.stateDir, 'attachments', 'a@eth0.json'), '{"kind":"attach');
+    const r = await cni(h, { verb: 'STATUS', conf: bridge() });
+    expect(r.json).toMatchObject({
+      code: 51,
+      msg: '1 existing attachment(s) may have limited connectivity',
+      details: expect.stringMatching(/^unreadable attachment record of a@eth0 quarantined as .*\/quarantine\/attachment--a@eth0\.json\.\d+: not JSON/),
+    });
+  });
+});
+
+async function restart(downMs: number): Promise<{ downUntil: number }> {
+  const before = Date.now();
+  await h.sim.control.restart({ downMs });
+  return { downUntil: before + downMs };
+}
