@@ -254,15 +254,16 @@ function bundleInputsMtime() {
 
 /**
  * Built-in modules that plain `node` has not loaded by the time user code runs. A top-level `import * as crypto from
- * 'crypto'` in any bundled module would load them at startup even for VERSION (node:net and node:child_process alone
- * cost ~10 ms: they pull in streams). This esbuild plugin resolves them to a stub whose properties are getters that
- * require() the real module on first use, so a verb pays only for what it touches. Modules whose export is itself
- * a function (assert) are left alone.
+ * 'crypto'` in any bundled module (or pino's `require('assert')`) would load them at startup even for VERSION
+ * (node:net and node:child_process alone cost ~10 ms: they pull in streams). This esbuild plugin resolves them to a
+ * stub whose properties are getters that require() the real module on first use, so a verb pays only for what it
+ * touches. A module whose export is itself a function (assert) gets a stub function that forwards calls.
+ * The property names are taken from this node at build time; the executable embeds this same node version.
  */
-const LAZY_BUILTINS = ['child_process', 'crypto', 'dgram', 'dns', 'http', 'https', 'net', 'os', 'perf_hooks', 'readline', 'stream', 'string_decoder', 'tty', 'v8', 'vm', 'worker_threads', 'zlib'];
+const LAZY_BUILTINS = ['assert', 'child_process', 'crypto', 'dgram', 'dns', 'http', 'https', 'net', 'os', 'perf_hooks', 'readline', 'stream', 'string_decoder', 'tty', 'v8', 'vm', 'worker_threads', 'zlib'];
 
 function lazyBuiltinsPlugin() {
-  const lazy = new Set(LAZY_BUILTINS.filter((m) => typeof require(m) === 'object'));
+  const lazy = new Set(LAZY_BUILTINS);
   return {
     name: 'lazy-builtins',
     /** @param {any} build */
@@ -274,11 +275,15 @@ function lazyBuiltinsPlugin() {
         return { path: bare, namespace: 'lazy-builtin' };
       });
       build.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (/** @type {any} */ args) => {
-        const keys = Object.keys(require(args.path));
-        const contents =
-          `let m; const load = () => (m ??= require(${JSON.stringify(`node:${args.path}`)}));\n` +
-          `for (const k of ${JSON.stringify(keys)}) Object.defineProperty(exports, k, { enumerable: true, get: () => load()[k] });\n`;
-        return { contents, loader: 'js' };
+        const real = require(args.path);
+        const keys = Object.keys(real);
+        const head = `let m; const load = () => (m ??= require(${JSON.stringify(`node:${args.path}`)}));\n`;
+        const target =
+          typeof real === 'function'
+            ? 'module.exports = function (...a) { return new.target ? Reflect.construct(load(), a, new.target) : load().apply(this, a); };\n'
+            : '';
+        const props = `for (const k of ${JSON.stringify(keys)}) Object.defineProperty(module.exports, k, { enumerable: true, get: () => load()[k] });\n`;
+        return { contents: head + target + props, loader: 'js' };
       });
     },
   };

@@ -53,6 +53,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
       {"tryLockFile", JsTryLockFile},
       {"unlockFile", JsUnlockFile},
       {"processStartTime", JsProcessStartTime},
+      {"exitNow", JsExitNow},
   };
   for (const auto& entry : table) exports.Set(entry.name, Napi::Function::New(env, entry.fn, entry.name));
   return exports;

@@ -1,5 +1,6 @@
 #include "js_os.h"
 
+#include "exit_now.h"
 #include "js_args.h"
 #include "os_lock.h"
 #include "process_time.h"
@@ -36,6 +37,11 @@ Napi::Value JsProcessStartTime(const Napi::CallbackInfo& info) {
   } catch (const std::runtime_error& error) {
     throw Napi::Error::New(env, std::string("processStartTime: ") + error.what());
   }
+}
+
+Napi::Value JsExitNow(const Napi::CallbackInfo& info) {
+  const auto code = static_cast<int>(IntegerArg(info, 0, 255, "exitNow(code: number)"));
+  ExitNow(code);
 }
 
 }  // namespace hcn

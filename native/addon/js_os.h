@@ -9,6 +9,7 @@ namespace hcn {
 Napi::Value JsTryLockFile(const Napi::CallbackInfo& info);
 Napi::Value JsUnlockFile(const Napi::CallbackInfo& info);
 Napi::Value JsProcessStartTime(const Napi::CallbackInfo& info);
+Napi::Value JsExitNow(const Napi::CallbackInfo& info);
 
 }  // namespace hcn
 

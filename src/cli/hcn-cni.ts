@@ -74,9 +74,21 @@ async function ops(): Promise<number> {
   return runOps(process.argv.slice(2), { env: process.env, load: loadOptions(), out: (s) => fs.writeSync(1, s), err: (s) => fs.writeSync(2, s) });
 }
 
+/**
+ * Exit with the code. Once the addon is loaded, an HCN call HNS never answered may still occupy a thread-pool
+ * thread, and process.exit() would wait for it (it joins the pool): the addon's exitNow ends the process at once.
+ * Everything — the result on stdout, the logs — has been written synchronously by now.
+ */
+function exit(code: number): never {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const loaded = (require('../hns/native') as typeof import('../hns/native')).loadedNative();
+  if (loaded) loaded.native.exitNow(code);
+  process.exit(code);
+}
+
 (process.env.CNI_COMMAND ? cni() : ops())
-  .then((code) => process.exit(code))
+  .then((code) => exit(code))
   .catch((e: unknown) => {
     fs.writeSync(2, `hcn-cni: ${(e as Error)?.stack ?? e}\n`);
-    process.exit(1);
+    exit(1);
   });

@@ -103,4 +103,10 @@ export interface NativeHcn {
    * PID reuse.
    */
   processStartTime(pid: number): string | null;
+
+  /**
+   * Ends the process now (_exit / TerminateProcess). process.exit() joins libuv's thread pool and so waits for an
+   * HCN call HNS never answers; the CNI executable must not outlive its timeout. Output must already be written.
+   */
+  exitNow(code: number): never;
 }

@@ -176,6 +176,11 @@ function sameBytes(file: string, content: Buffer): boolean {
   }
 }
 
+/** The addon if this process has loaded it (nothing is loaded by asking). */
+export function loadedNative(): LoadedNative | undefined {
+  return cached;
+}
+
 /** For tests: forget the cached addon handle (the shared object itself stays loaded). */
 export function resetNativeForTests(): void {
   cached = undefined;

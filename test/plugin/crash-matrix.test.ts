@@ -80,6 +80,8 @@ async function addLikeRuntime(containerId: string, netns: string): Promise<{ exi
 
 interface Check {
   orphans: number;
+  /** What they are, for the failure message. */
+  orphanNames: string[];
   unreadable: number;
   ipProblems: string[];
   networksOnNic: number;
@@ -103,6 +105,7 @@ async function invariants(live: string[]): Promise<Check> {
   for (const o of owners) if (!live.includes(o)) ipProblems.push(`IPAM still holds an IP for ${o}`);
   return {
     orphans: report.counts.orphan + report.counts.protected + report.counts['in-flight'],
+    orphanNames: report.plan.judged.filter((j) => j.verdict !== 'live' && j.verdict !== 'foreign').map((j) => `${j.verdict} ${j.kind} ${j.name}: ${j.reason}`),
     unreadable: snap.quarantined.length,
     ipProblems,
     networksOnNic: dump.boundAdapters[NIC.Name] ? 1 : 0,
@@ -191,7 +194,7 @@ describe('crash-point matrix', () => {
             k.signal !== 'SIGKILL' && 'the crash point was not reached',
             f.delExit !== '-' && f.delExit !== 0 && `DEL exited ${f.delExit}`,
             f.add.exit !== 0 && `the new ADD exited ${f.add.exit}`,
-            c.orphans > 0 && `${c.orphans} orphan(s) left`,
+            c.orphans > 0 && `${c.orphans} orphan(s) left (${c.orphanNames.join('; ')})`,
             c.unreadable > 0 && `${c.unreadable} unreadable record(s)`,
             ...c.ipProblems,
             c.networksOnNic !== 1 && `${c.networksOnNic} networks on the NIC`,
@@ -222,7 +225,7 @@ describe('crash-point matrix', () => {
         k.signal !== 'SIGKILL' && 'the crash point was not reached',
         again.exitCode !== 0 && `the retried DEL exited ${again.exitCode}`,
         add.exit !== 0 && `the new ADD exited ${add.exit}`,
-        c.orphans > 0 && `${c.orphans} orphan(s) left`,
+        c.orphans > 0 && `${c.orphans} orphan(s) left (${c.orphanNames.join('; ')})`,
         c.unreadable > 0 && `${c.unreadable} unreadable record(s)`,
         ...c.ipProblems,
       ].filter(Boolean);

@@ -1,14 +1,21 @@
 /**
  * Issue 4, HNS that does not answer. With hnsTimeoutSeconds 1 and HcnCreateNetwork hanging (delegated-NIC mode),
- * the ADD (a CLI process) gives up after about a second with code 11 and leaves its intent on disk; HNS completes
- * the network once the hang is released; the next ADD for another pod on the same NIC finds it, sees that the
- * intent's process is gone, removes the network (audit) and succeeds. An HNS restart in the middle of an ADD is 11
- * as well, and the retried ADD succeeds.
+ * the ADD (a CLI process) answers code 11 after about a second and leaves its intent on disk; HNS completes the
+ * network once the hang is released; the next ADD for another pod on the same NIC finds it, sees that the intent's
+ * process is gone, removes the network (audit) and succeeds. An HNS restart in the middle of an ADD is 11 as well,
+ * and the retried ADD succeeds.
+ *
+ * KNOWN BUG (reported, not fixed here: it is in the addon / CLI, outside src/plugin): the process answers after
+ * ~1 s but does not EXIT until HNS answers the hung call, because the call runs on a libuv thread-pool thread
+ * (Napi::AsyncWorker) and process.exit() joins the pool (uv_library_shutdown). A runtime waits for the exit, so
+ * hnsTimeoutSeconds does not bound the CNI call. The `it.failing` test below pins that; it starts failing (and must
+ * become a plain `it`) once the process exits on time.
  */
+import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { cniProcess, startHarness, type Harness } from '../helpers/cni-harness';
-import { recordFiles, until } from './support';
+import { CLI, cniEnv, startHarness, type CniCall, type Harness } from '../helpers/cni-harness';
+import { outcomeLines, recordFiles, until } from './support';
 
 const NIC = { Name: 'Ethernet 2', MacAddress: '00-15-5D-AA-00-02' };
 const HOST = { adapters: [{ Name: 'Ethernet', MacAddress: '00-15-5D-AA-00-01' }, NIC] };
@@ -36,66 +43,110 @@ function conf(extra: Record<string, unknown> = {}): Record<string, unknown> {
   };
 }
 
+interface Running {
+  pid: number;
+  /** Resolves when the answer (one JSON line) is on stdout, with the ms since spawn. */
+  answered: Promise<{ json: Record<string, unknown>; afterMs: number }>;
+  /** Resolves when the process has exited. */
+  exited: Promise<{ exitCode: number; afterMs: number; stdout: string; stderr: string }>;
+}
+
+/** The CLI as a child process, watched for its answer and its exit separately. */
+function start(c: CniCall): Running {
+  const t0 = Date.now();
+  const child = spawn(process.execPath, [CLI], { env: { PATH: process.env.PATH, ...cniEnv(h, c) } as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  let answer: (v: { json: Record<string, unknown>; afterMs: number }) => void;
+  const answered = new Promise<{ json: Record<string, unknown>; afterMs: number }>((r) => (answer = r));
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+    if (stdout.endsWith('\n')) answer({ json: JSON.parse(stdout) as Record<string, unknown>, afterMs: Date.now() - t0 });
+  });
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<{ exitCode: number; afterMs: number; stdout: string; stderr: string }>((r) =>
+    child.on('close', (code) => r({ exitCode: code ?? -1, afterMs: Date.now() - t0, stdout, stderr })),
+  );
+  child.stdin.end(JSON.stringify({ stateDir: h.stateDir, logLevel: 'debug', ...c.conf }));
+  return { pid: child.pid!, answered, exited };
+}
+
 const onNic = async () => {
   const d = await h.sim.control.dump();
   const id = d.boundAdapters[NIC.Name];
   return id ? d.networks.find((n) => n.ID === id) : undefined;
 };
+const accepted = async (op: string) => (await h.sim.control.stats()).calls[op] ?? 0;
 
 describe('HNS hanging or restarting during an ADD', () => {
   it('hnsTimeoutSeconds 1 + a hung HcnCreateNetwork: 11 after ~1 s, intent kept; the next pod\'s ADD removes what HNS completed', async () => {
     await h.sim.control.hang('HcnCreateNetwork');
-    const started = Date.now();
-    const hung = await cniProcess(h, { verb: 'ADD', conf: conf({ hnsTimeoutSeconds: 1 }), containerId: 'pod-hung', netns: 'none' });
-    const took = Date.now() - started;
-    expect(hung.exitCode).toBe(1);
-    expect(hung.json).toMatchObject({
+    const hung = start({ verb: 'ADD', conf: conf({ hnsTimeoutSeconds: 1 }), containerId: 'pod-hung', netns: 'none' });
+    const { json, afterMs } = await hung.answered;
+    expect(json).toMatchObject({
       cniVersion: '1.1.0',
       code: 11,
-      msg: expect.stringMatching(/^HNS did not answer while creating HNS network hcn-cni_nic_pod-hung_eth0_00155DAA0002_[0-9a-f]{8}: /),
+      msg: expect.stringMatching(/^HNS did not answer while creating HNS network hcn-cni_nic_pod-hung_eth0_00155DAA0002_[0-9a-f]{8}: .*ERROR_TIMEOUT/),
     });
-    expect(took).toBeGreaterThanOrEqual(1000);
-    expect(took).toBeLessThan(3000);
-    expect(hung.stderr).toMatch(/HNS did not answer; leaving the intent for the audit/);
+    expect(afterMs).toBeGreaterThanOrEqual(1000);
+    expect(afterMs).toBeLessThan(3000);
     expect(recordFiles(h, 'intents')).toEqual(['pod-hung@eth0.json']);
     const intent = JSON.parse(fs.readFileSync(path.join(h.stateDir, 'intents', 'pod-hung@eth0.json'), 'utf8')) as { pid: number; planned: Array<{ kind: string; name: string; id?: string }> };
     expect(intent.pid).toBe(hung.pid);
     const plannedNet = intent.planned.find((p) => p.kind === 'network')!;
+    expect(await accepted('HcnCreateNetwork')).toBe(1);
     expect(await onNic()).toBeUndefined(); // still hanging inside HNS
 
-    // HNS finishes the create it accepted.
-    expect((await h.sim.control.release()).released).toBe(1);
+    // HNS finishes the create it accepted (and, see KNOWN BUG, only now can the process exit).
+    await h.sim.control.release();
+    const done = await hung.exited;
+    expect(done.exitCode).toBe(1);
+    expect(done.stderr).toMatch(/HNS did not answer; leaving the intent for the audit/);
+    expect(outcomeLines(done.stderr)).toEqual([expect.objectContaining({ verb: 'ADD', outcome: 11, containerId: 'pod-hung' })]);
     await h.sim.control.waitIdle();
     const leaked = await onNic();
     expect(leaked?.Name).toBe(plannedNet.name);
     expect(leaked?.ID.toLowerCase()).toBe(plannedNet.id?.toLowerCase());
+    expect(recordFiles(h, 'intents')).toEqual(['pod-hung@eth0.json']);
 
     // Another pod on the same NIC: the audit removes the leak (its ADD's process is gone), then the ADD succeeds.
-    const next = await cniProcess(h, { verb: 'ADD', conf: conf({ hnsTimeoutSeconds: 1 }), containerId: 'pod-next', netns: 'none' });
+    const next = await start({ verb: 'ADD', conf: conf({ hnsTimeoutSeconds: 1 }), containerId: 'pod-next', netns: 'none' }).exited;
     expect(next.exitCode).toBe(0);
     expect(next.stderr).toMatch(new RegExp(`"audit":"deleted".*"id":"${leaked!.ID}"`, 'i'));
-    expect(next.stderr).toMatch(/its process \d+ is gone/);
-    const now = await onNic();
-    expect(now?.Name).toMatch(/^hcn-cni_nic_pod-next_eth0_00155DAA0002_/);
+    expect(next.stderr).toMatch(new RegExp(`its process ${hung.pid} is gone`));
+    expect((await onNic())?.Name).toMatch(/^hcn-cni_nic_pod-next_eth0_00155DAA0002_/);
     expect((await h.sim.control.dump()).networks).toHaveLength(1);
+  });
+
+  // KNOWN BUG, see the header: flips to a failure (make it a plain `it`) once the process exits on time.
+  it.failing('hnsTimeoutSeconds 1: the process EXITS within 3 s although HNS still hangs', async () => {
+    await h.sim.control.hang('HcnCreateNetwork');
+    const hung = start({ verb: 'ADD', conf: conf({ hnsTimeoutSeconds: 1 }), containerId: 'pod-hung', netns: 'none' });
+    try {
+      const exit = await Promise.race([hung.exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), 3000))]);
+      expect(exit).toMatchObject({ exitCode: 1 });
+    } finally {
+      await h.sim.control.release();
+      await hung.exited;
+    }
   });
 
   it('an HNS restart in the middle of an ADD: 11; the retried ADD succeeds', async () => {
     await h.sim.control.hang('HcnCreateNetwork');
-    const add = cniProcess(h, { verb: 'ADD', conf: conf({ hnsTimeoutSeconds: 10 }), containerId: 'pod-r', netns: 'none' });
-    await until(async () => ((await h.sim.control.calls()).some((c) => c.op === 'HcnCreateNetwork') ? true : undefined), 10_000, 'the ADD to reach HcnCreateNetwork');
+    const add = start({ verb: 'ADD', conf: conf({ hnsTimeoutSeconds: 10 }), containerId: 'pod-r', netns: 'none' });
+    await until(async () => ((await accepted('HcnCreateNetwork')) === 1 ? true : undefined), 10_000, 'the ADD to reach HcnCreateNetwork');
     const restarted = Date.now();
-    await h.sim.control.restart({ downMs: 300 });
-    const r = await add;
+    const { downUntil } = await h.sim.control.restart({ downMs: 300 }).then(() => ({ downUntil: restarted + 300 }));
+    const r = await add.exited;
     expect(Date.now() - restarted).toBeLessThan(2000); // the restart ended the call, not the 10 s timeout
     expect(r.exitCode).toBe(1);
-    expect(r.json).toMatchObject({ code: 11, msg: expect.stringMatching(/^HNS did not answer while creating HNS network .*0x800706BF/i) });
+    expect(JSON.parse(r.stdout)).toMatchObject({ code: 11, msg: expect.stringMatching(/^HNS did not answer while creating HNS network .*0x800706BF/i) });
     const create = (await h.sim.control.calls()).find((c) => c.op === 'HcnCreateNetwork')!;
     expect(create.fault).toMatch(/restart/);
     expect(await onNic()).toBeUndefined(); // the restart dropped the create
 
-    await new Promise((res) => setTimeout(res, 350));
-    const retry = await cniProcess(h, { verb: 'ADD', conf: conf({ hnsTimeoutSeconds: 10 }), containerId: 'pod-r', netns: 'none' });
+    await new Promise((res) => setTimeout(res, Math.max(0, downUntil - Date.now()) + 50));
+    const retry = await start({ verb: 'ADD', conf: conf({ hnsTimeoutSeconds: 10 }), containerId: 'pod-r', netns: 'none' }).exited;
     expect(retry.exitCode).toBe(0);
     expect((await onNic())?.Name).toMatch(/^hcn-cni_nic_pod-r_eth0_/);
     expect(recordFiles(h, 'attachments')).toEqual(['pod-r@eth0.json']);

@@ -40,7 +40,7 @@ describeWine('hcn-cni.exe under wine without computenetwork.dll', (build) => {
   });
 
   test('`hcn-cni.exe version` reports HCN (v2) missing, HNSCall present, and auto picking v1', async () => {
-    const v = await cni.call({ verb: 'VERSION', args: ['version', '--json'], env: { CNI_COMMAND: undefined } }, 'hcn-cni.exe version --json');
+    const v = await cni.call({ args: ['version', '--json'] });
     expect({ code: v.code, stderr: v.code === 0 ? '' : v.stderr }).toEqual({ code: 0, stderr: '' });
     const info = JSON.parse(v.stdout) as {
       platform: string;

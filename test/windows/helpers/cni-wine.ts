@@ -8,7 +8,8 @@ import type { RunningSimulator } from '../../../src/sim';
 import { runWine, winPath, type WinePrefix, type WineRun, type WineTimings } from './wine';
 
 export interface ExeCall {
-  verb: 'ADD' | 'DEL' | 'CHECK' | 'VERSION' | 'GC' | 'STATUS';
+  /** The CNI verb; none: the operator's CLI (`hcn-cni.exe version`, …, from args). */
+  verb?: 'ADD' | 'DEL' | 'CHECK' | 'VERSION' | 'GC' | 'STATUS';
   conf?: Record<string, unknown>;
   containerId?: string;
   ifname?: string;
@@ -46,7 +47,8 @@ export class WineCni {
   }
 
   async call(c: ExeCall, label?: string, onSpawn?: (pid: number) => void): Promise<ExeOutcome> {
-    const env: Record<string, string | undefined> = { CNI_COMMAND: c.verb, CNI_PATH: 'C:\\opt\\cni\\bin', HCN_SIM: this.sim.address };
+    const env: Record<string, string | undefined> = { HCN_SIM: this.sim.address };
+    if (c.verb) Object.assign(env, { CNI_COMMAND: c.verb, CNI_PATH: 'C:\\opt\\cni\\bin' });
     if (c.verb === 'ADD' || c.verb === 'DEL' || c.verb === 'CHECK') {
       env.CNI_CONTAINERID = c.containerId ?? 'pod';
       env.CNI_IFNAME = c.ifname ?? 'eth0';
@@ -55,7 +57,7 @@ export class WineCni {
     Object.assign(env, c.env);
     const stdin = c.conf ? JSON.stringify({ stateDir: winPath(this.stateDir), logLevel: 'debug', ...c.conf }) : '';
     const run = await runWine(this.prefix, [this.exe, ...(c.args ?? [])], { env, stdin, timeoutMs: 60_000, ...(onSpawn ? { onSpawn } : {}) });
-    this.timings.add(label ?? `hcn-cni.exe ${c.verb}${c.containerId ? ` ${c.containerId}` : ''}`, run.ms);
+    this.timings.add(label ?? `hcn-cni.exe ${c.verb ?? (c.args ?? []).join(' ')}${c.containerId ? ` ${c.containerId}` : ''}`, run.ms);
     let json: Record<string, any> | undefined;
     try {
       json = run.stdout.trim() ? (JSON.parse(run.stdout) as Record<string, any>) : undefined;
