@@ -33,9 +33,8 @@ export interface RunCniResult {
   exitCode: number;
 }
 
-export function defaultStateDir(platform: NodeJS.Platform): string {
-  return platform === 'win32' ? 'C:\\ProgramData\\hcn-cni\\state' : '/var/lib/hcn-cni';
-}
+export { defaultStateDir } from './cni/defaults';
+import { defaultStateDir } from './cni/defaults';
 
 export function runCni(options: RunCniOptions): Promise<RunCniResult> {
   const platform = options.platform ?? process.platform;

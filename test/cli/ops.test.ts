@@ -8,9 +8,8 @@ import { randomUUID } from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { defaultStateDir } from '../../src/run';
 import { nicNetworkName } from '../../src/orphans/ownership';
-import { defaultStateDir as opsDefaultStateDir, hcnPluginConf, loadConf } from '../../src/cli/ops/conf';
+import { hcnPluginConf, loadConf } from '../../src/cli/ops/conf';
 import { parseArgs, UsageError } from '../../src/cli/ops/args';
 import { runOps } from '../../src/cli/ops';
 import { CLI, ROOT, cni, bridgeConf, startHarness, type Harness } from '../helpers/cni-harness';
@@ -185,8 +184,7 @@ describe('configuration', () => {
     const loaded = loadConf({ confDir: path.join(h.tmp, 'none'), platform: 'linux' });
     expect(loaded.file).toBeUndefined();
     expect(loaded.source).toMatch(/^built-in defaults/);
-    expect(loaded.conf).toMatchObject({ apiVersion: 'auto', hnsTimeoutSeconds: 30, stateDir: defaultStateDir('linux') });
-    for (const p of ['linux', 'win32'] as const) expect(opsDefaultStateDir(p)).toBe(defaultStateDir(p));
+    expect(loaded.conf).toMatchObject({ apiVersion: 'auto', hnsTimeoutSeconds: 30, stateDir: '/var/lib/hcn-cni' });
     expect(hcnPluginConf({ cniVersion: '1.1.0', name: 'n', plugins: [{ type: 'bridge' }] })).toBeUndefined();
   });
 

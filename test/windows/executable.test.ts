@@ -123,10 +123,10 @@ describeWine('hcn-cni.exe under wine', (build) => {
     expect(dump.networks.map((n) => n.Name)).toEqual(['cbr0']);
   }, 120_000);
 
-  test('delegated-NIC mode: the NIC is found by runtimeConfig.mac; ADD, CHECK, DEL', async () => {
+  test('delegated-NIC mode: the NIC is found by runtimeConfig.mac; ADD, CHECK, STATUS, GC, DEL', async () => {
     await sim.control.reset();
     const add = await cni.call({ verb: 'ADD', conf: nicConf(), containerId: 'pod-nic' });
-    expect({ code: add.code, stdout: add.stdout.slice(0, 400) }).toMatchObject({ code: 0 });
+    expect({ code: add.code, stdout: add.code === 0 ? '' : add.stdout }).toEqual({ code: 0, stdout: '' });
     expectOnlyResult(add);
     expect(add.json).toMatchObject({
       interfaces: [{ name: 'eth0', mac: '00:15:5d:aa:00:02' }],
@@ -134,14 +134,30 @@ describeWine('hcn-cni.exe under wine', (build) => {
     });
     const nets = await nicNetworks();
     expect(nets).toEqual([{ ID: expect.any(String), Name: expect.stringMatching(/^hcn-cni_nic_pod-nic_eth0_00155DAA0002_[0-9a-f]{8}$/) }]);
+    expect((await sim.control.dump()).networks.find((n) => n.ID === nets[0]!.ID)).toMatchObject({ Type: 'Transparent', CreatedBy: 'v2' });
 
     const check = await cni.call({ verb: 'CHECK', conf: nicConf({ prevResult: add.json }), containerId: 'pod-nic' });
     expect({ code: check.code, stdout: check.stdout }).toEqual({ code: 0, stdout: '' });
+    const status = await cni.call({ verb: 'STATUS', conf: nicConf() });
+    expect({ code: status.code, stdout: status.stdout }).toEqual({ code: 0, stdout: '' });
+    // GC that still lists the pod keeps everything.
+    const keep = await cni.call({ verb: 'GC', conf: nicConf({ 'cni.dev/valid-attachments': [{ containerID: 'pod-nic', ifname: 'eth0' }] }) }, 'hcn-cni.exe GC (pod listed)');
+    expect({ code: keep.code, stdout: keep.stdout }).toEqual({ code: 0, stdout: '' });
+    expect(await nicNetworks()).toEqual(nets);
 
     const del = await cni.call({ verb: 'DEL', conf: nicConf(), containerId: 'pod-nic' });
     expect({ code: del.code, stdout: del.stdout }).toEqual({ code: 0, stdout: '' });
     expect(await nicNetworks()).toEqual([]);
     expect((await sim.control.dump()).networks).toEqual([]);
+
+    // GC that no longer lists a pod frees its NIC.
+    const gone = await cni.call({ verb: 'ADD', conf: nicConf(), containerId: 'pod-forgotten' });
+    expect(gone.code).toBe(0);
+    expect(await nicNetworks()).toHaveLength(1);
+    const gc = await cni.call({ verb: 'GC', conf: nicConf({ 'cni.dev/valid-attachments': [] }) }, 'hcn-cni.exe GC (pod not listed)');
+    expect({ code: gc.code, stdout: gc.stdout }).toEqual({ code: 0, stdout: '' });
+    expect(await nicNetworks()).toEqual([]);
+    expect(fs.readdirSync(path.join(cni.stateDir, 'attachments'))).toEqual([]);
   }, 120_000);
 
   test('seed 000: ADD killed during HcnCreateNetwork; DEL exits 0; the next ADD on the NIC removes the leak', async () => {

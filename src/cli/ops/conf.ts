@@ -13,18 +13,8 @@ import type { NetConf } from '../../cni/types';
 export const PLUGIN_TYPE = 'hcn-cni';
 const CONF_EXTENSIONS = ['.conf', '.conflist', '.json'];
 
-/** Keep in step with defaultStateDir in src/run.ts (not imported: it would load the whole plugin; a test compares). */
-export function defaultStateDir(platform: NodeJS.Platform): string {
-  return platform === 'win32' ? 'C:\\ProgramData\\hcn-cni\\state' : '/var/lib/hcn-cni';
-}
-
-export function defaultConfDir(platform: NodeJS.Platform): string {
-  return platform === 'win32' ? 'C:\\etc\\cni\\net.d' : '/etc/cni/net.d';
-}
-
-export function defaultCniBinDir(platform: NodeJS.Platform): string {
-  return platform === 'win32' ? 'C:\\opt\\cni\\bin' : '/opt/cni/bin';
-}
+export { defaultBinDir as defaultCniBinDir, defaultConfDir, defaultStateDir } from '../../cni/defaults';
+import { defaultConfDir, defaultStateDir } from '../../cni/defaults';
 
 export interface LoadedConf {
   conf: NetConf;
