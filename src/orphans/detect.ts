@@ -49,6 +49,7 @@ export interface AuditPlan {
 
 interface OwnerState {
   record?: AttachmentRecord;
+  tombstoned?: boolean;
   intent?: IntentRecord;
   intentLive?: { live: boolean; reason: string };
   quarantined: boolean;
@@ -69,6 +70,7 @@ export function detect(input: AuditInput): AuditPlan {
     s.intentLive = input.intentLive.get(i.id) ?? { live: false, reason: 'liveness unknown' };
   }
   for (const q of input.state.quarantined) if (q.owner && q.kind === 'attachment') get(q.owner).quarantined = true;
+  for (const t of input.state.tombstones) get(t).tombstoned = true;
 
   const judged: Judged[] = [];
   const endpointVerdicts = new Map<string, Judged>();
@@ -128,6 +130,7 @@ function judge(
   let reason: string;
   if (rec) reason = `attachment ${ownerKey(owner)} is committed with another ${kind} (stale duplicate)`;
   else if (s.intent) reason = `no committed attachment, and the intent is dead: ${s.intentLive?.reason ?? 'unknown'}`;
+  else if (s.tombstoned) reason = `${ownerKey(owner)} was deleted (DEL left a tombstone) and nothing claims it: HNS finished it afterwards`;
   else reason = 'no committed attachment and no intent claims it';
   return { ...base, verdict: 'orphan', reason };
 }

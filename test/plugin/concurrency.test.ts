@@ -46,7 +46,7 @@ describe('16 parallel ADDs on 16 NICs with a leak on NIC 0', () => {
     await h.sim.control.setRace('create-wins');
     await h.sim.control.killClient('HcnCreateNetwork');
     const killed = await cniProcess(h, { verb: 'ADD', conf: conf(0), containerId: 'pod-killed', netns: 'none' });
-    expect(killed.signal).toBe('SIGKILL');
+    expect({ signal: killed.signal, out: killed.stdout }).toEqual({ signal: 'SIGKILL', out: '' });
     const del = await cniProcess(h, { verb: 'DEL', conf: conf(0), containerId: 'pod-killed', netns: 'none' });
     expect({ exit: del.exitCode, out: del.stdout }).toEqual({ exit: 0, out: '' });
     await h.sim.control.waitIdle();

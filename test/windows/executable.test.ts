@@ -3,10 +3,11 @@
  * the addon as an SEA asset extracted to %TEMP% and loaded through the delay-load hook) under wine, with the
  * stand-in computenetwork.dll + vmcompute.dll in System32, against the simulator on tcp:127.0.0.1:
  *  - VERSION, ADD, CHECK, STATUS, GC, DEL in bridge mode (HCN namespace netns);
- *  - ADD, CHECK, DEL in delegated-NIC mode (NIC found by runtimeConfig.mac, addresses from "subnet");
- *  - seed 000: the simulator kills hcn-cni.exe during HcnCreateNetwork (the client library sends the Unix pid it
- *    reads from Z:\proc\self\stat), the runtime's DEL exits 0, the leaked network is in HNS once the simulator is
- *    idle, and a new pod's ADD on the same NIC succeeds with the leak gone.
+ *  - ADD, CHECK, STATUS, GC, DEL in delegated-NIC mode (NIC found by runtimeConfig.mac, addresses from "subnet");
+ *  - seed 000: hcn-cni.exe is killed while HcnCreateNetwork is in flight, the runtime's DEL exits 0, the leaked
+ *    network is in HNS once the simulator is idle, and a new pod's ADD on the same NIC succeeds with the leak gone.
+ *    The simulator does the killing (control.killClient) when the pid the client library reports is the caller's;
+ *    under wine 8 it is not (see addon.test.ts), and the test kills the process as a runtime would.
  */
 import * as fs from 'fs';
 import * as os from 'os';

@@ -1,0 +1,220 @@
+#!/usr/bin/env node
+// @ts-check
+/**
+ * npm run demo: the mission in under a minute, on the built-in simulator. It starts hcn-sim with a simulated host
+ * (a management NIC and three delegated NICs) and drives the packaged executable dist/hcn-cni exactly as a runtime
+ * would — environment, stdin, stdout, exit code — through four scenes:
+ *   1. a containerd-style pod in bridge mode: ADD, CHECK, DEL;
+ *   2. seed 001: the Docker sequence (sandbox netns "none" twice, then "container:<sandbox>") on an HCN host;
+ *   3. seed 000: an ADD killed during HcnCreateNetwork, the runtime's DEL, the leaked network, and the next pod on
+ *      the same NIC removing it;
+ *   4. GC with a list of valid attachments.
+ * One line per step: what was expected and what happened. Exit status 1 if anything misbehaved.
+ */
+'use strict';
+
+const { spawn, spawnSync } = require('child_process');
+const crypto = require('crypto');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
+const ROOT = path.resolve(__dirname, '..');
+const DIST = path.join(ROOT, 'dist');
+const EXE = path.join(DIST, 'hcn-cni');
+const tty = process.stdout.isTTY;
+const color = (code, s) => (tty ? `\x1b[${code}m${s}\x1b[0m` : s);
+const OK = color('32', 'ok  ');
+const BAD = color('31', 'FAIL');
+
+/** Builds what the demo runs: the compiled sources (for the simulator) and the Linux executable. */
+function prepare() {
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const run = (cmd, args, what) => {
+    process.stdout.write(color('2', `  preparing: ${what}\n`));
+    const r = spawnSync(cmd, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    if (r.status !== 0) {
+      console.error(`demo: ${what} failed`);
+      process.exit(1);
+    }
+  };
+  if (!fs.existsSync(path.join(ROOT, 'build', 'Release', 'hcn.node'))) run(npm, ['run', 'build:native'], 'npm run build:native');
+  run(npm, ['run', 'build:ts'], 'npm run build:ts');
+  run(process.execPath, [path.join(__dirname, 'package.js'), '--target', 'linux', '--if-stale', '--quiet'], 'the single executable dist/hcn-cni');
+}
+
+const HOST = {
+  adapters: [
+    { Name: 'Ethernet', MacAddress: '00-15-5D-10-00-01', InterfaceDescription: 'management NIC' },
+    { Name: 'Ethernet 2', MacAddress: '00-15-5D-10-00-02', InterfaceDescription: 'delegated NIC' },
+    { Name: 'Ethernet 3', MacAddress: '00-15-5D-10-00-03', InterfaceDescription: 'delegated NIC' },
+    { Name: 'Ethernet 4', MacAddress: '00-15-5D-10-00-04', InterfaceDescription: 'delegated NIC' },
+  ],
+};
+
+let failures = 0;
+let stepNo = 0;
+
+/** One line per step: number, what, expected, what happened. */
+function step(what, expected, happened, ok) {
+  stepNo += 1;
+  if (!ok) failures += 1;
+  console.log(`  ${ok ? OK : BAD} ${String(stepNo).padStart(2)}. ${what.padEnd(58)} expected ${expected.padEnd(26)} got ${happened}`);
+}
+
+function heading(text) {
+  console.log(`\n${color('1', text)}`);
+}
+
+/**
+ * Runs the executable as a runtime does.
+ * @returns {Promise<{code: number | null, signal: string | null, stdout: string, json: any, stderr: string}>}
+ */
+function cni(sim, stateDir, verb, conf, attachment = {}) {
+  const env = { CNI_COMMAND: verb, CNI_PATH: '/usr/lib/cni', HCN_SIM: sim.address, PATH: process.env.PATH ?? '' };
+  if (attachment.containerId) env.CNI_CONTAINERID = attachment.containerId;
+  if (attachment.containerId) env.CNI_IFNAME = attachment.ifname ?? 'eth0';
+  if (attachment.netns !== undefined) env.CNI_NETNS = attachment.netns;
+  if (attachment.args) env.CNI_ARGS = attachment.args;
+  return new Promise((resolve, reject) => {
+    const child = spawn(EXE, [], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      let json;
+      try {
+        json = stdout.trim() ? JSON.parse(stdout) : undefined;
+      } catch {
+        json = undefined;
+      }
+      resolve({ code, signal, stdout, json, stderr });
+    });
+    child.stdin.end(JSON.stringify({ stateDir, logLevel: 'info', ...conf }));
+  });
+}
+
+function outcome(r) {
+  if (r.signal) return `killed (${r.signal})`;
+  if (r.code === 0) return r.json ? `exit 0, ${summary(r.json)}` : 'exit 0';
+  return `exit ${r.code}, code ${r.json?.code}: ${String(r.json?.msg ?? '').slice(0, 70)}`;
+}
+
+function summary(result) {
+  const ip = result.ips?.[0]?.address;
+  const mac = result.interfaces?.[0]?.mac;
+  return [ip && `ip ${ip}`, mac && `mac ${mac}`].filter(Boolean).join(', ') || 'result';
+}
+
+/** The HNS networks table, as `hcn-cni networks` would show it, from the simulator's dump. */
+async function networksTable(sim, title) {
+  const dump = await sim.control.dump();
+  const byAdapter = Object.fromEntries(Object.entries(dump.boundAdapters).map(([a, id]) => [id, a]));
+  const rows = [['NAME', 'TYPE', 'ADAPTER', 'ID']];
+  for (const n of dump.networks) rows.push([String(n.Name), String(n.Type ?? 'NAT'), byAdapter[n.ID] ?? '-', String(n.ID).slice(0, 8) + '…']);
+  const w = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+  console.log(color('2', `     ${title}`));
+  for (const r of rows) console.log(color('2', `       ${r.map((v, c) => v.padEnd(w[c])).join('  ')}`));
+  return dump;
+}
+
+async function main() {
+  const started = Date.now();
+  console.log(color('1', 'hcn-cni demo') + ' — the packaged executable against the HNS simulator');
+  prepare();
+  const { startSimulator, WireClient } = require(path.join(DIST, 'sim'));
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-cni-demo-'));
+  const stateDir = path.join(tmp, 'state');
+  const sim = await startSimulator({ host: HOST, logLevel: 'warn' });
+  const wire = new WireClient(sim.address);
+  const newNamespace = async () => {
+    const id = crypto.randomUUID();
+    const r = await wire.createNamespace(id, JSON.stringify({ SchemaVersion: { Major: 2, Minor: 0 }, Type: 'HostDefault' }));
+    if (r.hr !== 0) throw new Error(`creating a namespace failed: ${r.errorRecord}`);
+    return id;
+  };
+  try {
+    console.log(`  simulator ${sim.address}: NICs ${HOST.adapters.map((a) => `${a.Name} (${a.MacAddress})`).join(', ')}`);
+
+    // 1. containerd, bridge mode.
+    heading('1. A containerd pod in bridge mode (HCN namespace netns)');
+    const bridge = { cniVersion: '1.1.0', name: 'cbr0', type: 'hcn-cni', createNetwork: true, subnet: '10.244.1.0/24', adapterName: 'Ethernet', dns: { nameservers: ['10.96.0.10'], search: ['svc.cluster.local'] } };
+    const ns = await newNamespace();
+    const pod = { containerId: 'c0ffee01', netns: ns, args: 'K8S_POD_NAMESPACE=web;K8S_POD_NAME=frontend' };
+    const add = await cni(sim, stateDir, 'ADD', bridge, pod);
+    step('ADD', 'exit 0 with an IP', outcome(add), add.code === 0 && /^10\.244\.1\./.test(add.json?.ips?.[0]?.address ?? ''));
+    const check = await cni(sim, stateDir, 'CHECK', { ...bridge, prevResult: add.json }, pod);
+    step('CHECK (verifies in HNS)', 'exit 0', outcome(check), check.code === 0);
+    const del = await cni(sim, stateDir, 'DEL', bridge, pod);
+    const afterDel = await sim.control.dump();
+    step('DEL', 'exit 0, endpoint gone', `${outcome(del)}, ${afterDel.endpoints.length} endpoint(s)`, del.code === 0 && afterDel.endpoints.length === 0);
+
+    // 2. seed 001.
+    heading('2. Seed 001: Docker-style netns on an HCN (v2) host');
+    await sim.control.reset();
+    const sandbox = '6ad647ea8218c1a666b10706209708fd2b9ac846fd7e7f4d1106a379da65bad8';
+    const workload = 'f533175419b952dc0ced8e891e5dd6766c0e10076144d8c3b0e3c38b9172cc9f';
+    const s1 = await cni(sim, stateDir, 'ADD', bridge, { containerId: sandbox, netns: 'none' });
+    step('sandbox ADD, netns "none"', 'exit 0', outcome(s1), s1.code === 0);
+    const s2 = await cni(sim, stateDir, 'ADD', bridge, { containerId: sandbox, netns: 'none' });
+    step('sandbox ADD again', 'the same result', s2.code === 0 && JSON.stringify(s2.json) === JSON.stringify(s1.json) ? 'the same result' : outcome(s2), s2.code === 0 && JSON.stringify(s2.json) === JSON.stringify(s1.json));
+    const w = await cni(sim, stateDir, 'ADD', bridge, { containerId: workload, netns: `container:${sandbox}` });
+    step(`workload ADD, netns "container:${sandbox.slice(0, 8)}…"`, 'the sandbox result', w.code === 0 && JSON.stringify(w.json) === JSON.stringify(s1.json) ? 'the sandbox result' : outcome(w), w.code === 0 && JSON.stringify(w.json) === JSON.stringify(s1.json));
+    const calls = await sim.control.calls();
+    const created = calls.filter((c) => c.op === 'HcnCreateEndpoint').length;
+    const createdV1 = calls.filter((c) => c.op === 'HNSCall POST /endpoints').length;
+    const dump2 = await sim.control.dump();
+    step('HNS calls that created the endpoint', '1 × HcnCreateEndpoint (v2)', `${created} × HcnCreateEndpoint, ${createdV1} × v1 POST; CreatedBy ${dump2.endpoints.map((e) => e.CreatedBy).join(',')}`, created === 1 && createdV1 === 0 && dump2.endpoints.length === 1);
+    step('(Azure CNI would have used HNS v1 here: "none" is no GUID)', 'v2 here', 'v2', true);
+
+    // 3. seed 000.
+    heading('3. Seed 000: an ADD killed during HcnCreateNetwork leaks a network that holds a NIC');
+    await sim.control.reset();
+    const nic = { cniVersion: '1.1.0', name: 'nic', type: 'hcn-cni', mode: 'delegatedNic', subnet: '10.10.3.0/24', runtimeConfig: { mac: '00:15:5d:10:00:03' } };
+    await sim.control.setLatency('HcnCreateNetwork', 1500);
+    await sim.control.setRace('create-wins');
+    await sim.control.killClient('HcnCreateNetwork');
+    const killedNs = await newNamespace();
+    const k = await cni(sim, stateDir, 'ADD', nic, { containerId: 'pod-killed', netns: killedNs });
+    step('ADD of pod-killed on Ethernet 3; killed in HcnCreateNetwork', 'killed (SIGKILL)', outcome(k), k.signal === 'SIGKILL');
+    const kd = await cni(sim, stateDir, 'DEL', nic, { containerId: 'pod-killed', netns: killedNs });
+    step("the runtime's DEL for pod-killed", 'exit 0', outcome(kd), kd.code === 0);
+    await sim.control.waitIdle();
+    const leaked = await networksTable(sim, 'HNS networks after HNS finished the create nobody recorded:');
+    const leak = leaked.networks.find((n) => leaked.boundAdapters['Ethernet 3'] === n.ID);
+    step('a leaked network holds Ethernet 3', 'one, owned by pod-killed', leak ? String(leak.Name) : 'none', !!leak && /pod-killed/.test(String(leak.Name)));
+    await sim.control.setLatency('HcnCreateNetwork', 200);
+    const nextNs = await newNamespace();
+    const next = await cni(sim, stateDir, 'ADD', nic, { containerId: 'pod-next', netns: nextNs });
+    const deletedLine = next.stderr.split('\n').find((l) => l.includes('"audit":"deleted"'));
+    step('ADD of pod-next on the same NIC', 'exit 0', outcome(next), next.code === 0);
+    step('the audit removed the leak first', 'a "deleted" verdict', deletedLine ? JSON.parse(deletedLine).reason : 'none', !!deletedLine);
+    const after = await networksTable(sim, 'HNS networks now:');
+    const holders = after.networks.filter((n) => after.boundAdapters['Ethernet 3'] === n.ID);
+    step('networks binding Ethernet 3', 'exactly 1, pod-next', holders.map((n) => String(n.Name).split('_')[2]).join(',') || 'none', holders.length === 1 && /pod-next/.test(String(holders[0].Name)));
+
+    // 4. GC.
+    heading('4. GC with the list of valid attachments');
+    const gcBridgeNs = await newNamespace();
+    const keep = await cni(sim, stateDir, 'ADD', bridge, { containerId: 'pod-keep', netns: gcBridgeNs });
+    const gone = await cni(sim, stateDir, 'ADD', bridge, { containerId: 'pod-stale', netns: await newNamespace() });
+    step('two bridge pods, pod-keep and pod-stale', 'exit 0, exit 0', `${outcome(keep).split(',')[0]}, ${outcome(gone).split(',')[0]}`, keep.code === 0 && gone.code === 0);
+    const gc = await cni(sim, stateDir, 'GC', { ...bridge, 'cni.dev/valid-attachments': [{ containerID: 'pod-keep', ifname: 'eth0' }, { containerID: 'pod-next', ifname: 'eth0' }] });
+    const dump4 = await sim.control.dump();
+    const names = dump4.endpoints.map((e) => String(e.Name).split('_')[2]).sort();
+    step('GC valid = [pod-keep, pod-next]', 'exit 0, pod-keep + pod-next left', `${outcome(gc)}, endpoints of ${names.join(', ')}`, gc.code === 0 && names.join(',') === 'pod-keep,pod-next');
+  } finally {
+    await sim.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  console.log(`\n${failures === 0 ? color('32', `all ${stepNo} steps as expected`) : color('31', `${failures} of ${stepNo} steps misbehaved`)} (${seconds} s)`);
+  process.exit(failures === 0 ? 0 : 1);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
