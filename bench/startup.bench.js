@@ -127,9 +127,17 @@ async function run() {
     if (process.env.BENCH_CPU_PROF) {
       const dir = path.resolve(process.env.BENCH_CPU_PROF);
       fs.mkdirSync(dir, { recursive: true });
-      spawnSync(process.execPath, ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-name', 'version.cpuprofile', BUNDLE], { env: versionEnv });
-      spawnSync(process.execPath, ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-name', 'add.cpuprofile', BUNDLE], { env: cniEnv('ADD'), input: conf });
+      // The CLI ends with the addon's exitNow (an immediate _exit), which would skip writing the profile.
+      const preload = path.join(tmp, 'no-exit-now.js');
+      fs.writeFileSync(
+        preload,
+        'const o = process.dlopen; process.dlopen = function (m, ...a) { const r = o.call(this, m, ...a); if (m.exports && m.exports.exitNow) m.exports.exitNow = (c) => process.exit(c); return r; };\n',
+      );
+      const prof = (name) => ['-r', preload, '--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-interval', '200', '--cpu-prof-name', name, BUNDLE];
+      spawnSync(process.execPath, prof('version.cpuprofile'), { env: versionEnv });
+      spawnSync(process.execPath, prof('add.cpuprofile'), { env: cniEnv('ADD'), input: conf });
       del();
+      process.stderr.write(`startup bench: CPU profiles of the bundle's VERSION and ADD in ${dir}\n`);
     }
   } finally {
     await sim.stop();

@@ -141,6 +141,7 @@ async function addShared(ctx: VerbContext, rt: PluginRuntime, owner: Owner, sand
     containerId: owner.containerId,
     ifname: owner.ifname,
     netns: ctx.attachment.netns,
+    cniNetwork: conf.name,
     mode: 'shared',
     apiVersion: sandbox.apiVersion,
     network: { ...sandbox.network, owned: false },

@@ -106,6 +106,7 @@ export async function addBridge(a: AddContext, addr: Addressing, intent: IntentR
     containerId: owner.containerId,
     ifname: owner.ifname,
     netns: a.ctx.attachment.netns,
+    cniNetwork: conf.name,
     mode: 'bridge',
     apiVersion: a.choice.version,
     network: { id: network.id, name: network.name, owned: false },

@@ -224,6 +224,7 @@ export async function addDelegatedNic(
     containerId: owner.containerId,
     ifname: owner.ifname,
     netns: a.ctx.attachment.netns,
+    cniNetwork: conf.name,
     mode: 'delegatedNic',
     apiVersion: a.choice.version,
     network: { id: network.id, name: network.name, owned: true },

@@ -38,6 +38,8 @@ export async function gc(ctx: ConfContext, rt: PluginRuntime): Promise<GcReport>
   const state = store.snapshot();
   for (const rec of state.attachments) {
     if (valid.has(ownerKey(rec))) continue;
+    // Another conflist's attachment (same stateDir): its runtime GC lists it, ours does not and must not judge it.
+    if (rec.cniNetwork !== undefined && rec.cniNetwork !== conf.name) continue;
     try {
       if (rec.mode !== 'shared') await deleteByRecord(api, store, rec, log);
       if (rec.ipamAllocated && ctx.ipam.configured) await ctx.ipam.delFor(rec);

@@ -26,6 +26,12 @@ export interface AttachmentRecord extends Owner {
   kind: 'attachment';
   schema: 1;
   netns: string;
+  /**
+   * The CNI network configuration (`name`) whose ADD made it: GC only judges its own network's records, since
+   * several conflists may share one state directory. Absent in records written before it existed (any GC judges
+   * those, as before).
+   */
+  cniNetwork?: string;
   mode: 'bridge' | 'delegatedNic' | 'shared';
   apiVersion: 1 | 2;
   network: { id: string; name: string; owned: boolean };
@@ -121,6 +127,7 @@ export function parseRecord<K extends RecordKind>(text: string, kind: K): Extrac
     str(v.network, 'id');
     str(v.endpoint, 'id');
     if (v.apiVersion !== 1 && v.apiVersion !== 2) throw new RecordFormatError('"apiVersion" must be 1 or 2');
+    if (v.cniNetwork !== undefined) str(v, 'cniNetwork');
   } else if (kind === 'intent') {
     str(v, 'id');
     num(v, 'pid');

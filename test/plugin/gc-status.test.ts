@@ -184,6 +184,30 @@ describe('GC', () => {
     expect((await ids()).networks).not.toContain(pods.c.network.toLowerCase());
   });
 
+  it('only judges its own network: attachments another CNI network made in the same stateDir are left alone', async () => {
+    // A multi-network pod: a@eth0 on network "k8s", a@eth1 on network "storage" (another conflist, same stateDir).
+    const storage = bridgeConf({ cniVersion: '1.1.0', name: 'storage', networkName: 'cbr-storage', subnet: '10.250.0.0/24', ipam: hostLocal(h, '10.250.0.0/24') });
+    const ns = await newNamespace(h);
+    expect((await cni(h, { verb: 'ADD', conf: bridge(), containerId: 'a', netns: ns })).exitCode).toBe(0);
+    expect((await cni(h, { verb: 'ADD', conf: bridge(), containerId: 'b', netns: await newNamespace(h) })).exitCode).toBe(0);
+    expect((await cni(h, { verb: 'ADD', conf: storage, containerId: 'a', ifname: 'eth1', netns: ns })).exitCode).toBe(0);
+    const eth1 = JSON.parse(fs.readFileSync(path.join(h.stateDir, 'attachments', 'a@eth1.json'), 'utf8')) as { endpoint: { id: string }; cniNetwork?: string };
+    expect(eth1.cniNetwork).toBe('storage');
+
+    // The runtime's GC for "k8s" lists k8s's valid attachments only.
+    const r = await cni(h, { verb: 'GC', conf: { ...bridge(), 'cni.dev/valid-attachments': valid('a') } });
+    expect(r.exitCode).toBe(0);
+    expect(stateFiles(h).filter((f) => f.startsWith('attachments/'))).toEqual(['attachments/a@eth0.json', 'attachments/a@eth1.json']);
+    expect((await ids()).endpoints).toContain(eth1.endpoint.id.toLowerCase());
+    expect(heldIps(h, 'storage')).toEqual({ '10.250.0.10': 'a' });
+    expect(heldIps(h, 'k8s')).toEqual({ '10.244.1.10': 'a' });
+    // And storage's own GC removes its attachments that it does not list.
+    const g2 = await cni(h, { verb: 'GC', conf: { ...storage, 'cni.dev/valid-attachments': [] } });
+    expect(g2.exitCode).toBe(0);
+    expect(stateFiles(h).filter((f) => f.startsWith('attachments/'))).toEqual(['attachments/a@eth0.json']);
+    expect(heldIps(h, 'storage')).toEqual({});
+  });
+
   it('without cni.dev/valid-attachments or cni.dev/attachments: code 7, nothing removed', async () => {
     await threePods();
     const before = await ids();

@@ -176,6 +176,15 @@ describe('record files', () => {
   });
 });
 
+describe('record format', () => {
+  it('cniNetwork (the conflist that made the attachment) is kept, and must be a string when present', () => {
+    const rec = { kind: 'attachment', schema: 1, containerId: 'c', ifname: 'eth0', netns: 'none', mode: 'bridge', apiVersion: 2, network: { id: 'n', name: 'n', owned: false }, endpoint: { id: 'e', name: 'e', owned: true }, ipamAllocated: false, attach: { kind: 'none', target: '' }, result: {}, createdAt: 1 };
+    expect(parseRecord(JSON.stringify({ ...rec, cniNetwork: 'k8s' }), 'attachment').cniNetwork).toBe('k8s');
+    expect(parseRecord(JSON.stringify(rec), 'attachment').cniNetwork).toBeUndefined();
+    expect(() => parseRecord(JSON.stringify({ ...rec, cniNetwork: 5 }), 'attachment')).toThrow('"cniNetwork" must be a string');
+  });
+});
+
 describe('the state lock and HNS calls', () => {
   it('four parallel ADDs all reach HcnCreateEndpoint while the first is still executing; HNS runs them back to back', async () => {
     const conf4 = bridgeConf({ cniVersion: '1.1.0' });
