@@ -4,6 +4,8 @@ module.exports = {
   testEnvironment: '<rootDir>/test/helpers/native-environment.js',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  // The wine suite (Windows build under wine, ~2 min) is `npm run test:windows`; `npm test` is the Linux suite.
+  testPathIgnorePatterns: process.env.HCN_WINE_SUITE ? ['/node_modules/'] : ['/node_modules/', '/test/windows/'],
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
   testTimeout: 60000,
   maxWorkers: 2,

@@ -173,14 +173,18 @@ async function main() {
     heading('3. Seed 000: an ADD killed during HcnCreateNetwork leaks a network that holds a NIC');
     await sim.control.reset();
     const nic = { cniVersion: '1.1.0', name: 'nic', type: 'hcn-cni', mode: 'delegatedNic', subnet: '10.10.3.0/24', runtimeConfig: { mac: '00:15:5d:10:00:03' } };
-    await sim.control.setLatency('HcnCreateNetwork', 1500);
+    // HNS is slow to create a network on a NIC (a vSwitch is built); here it keeps working on it until the runtime's
+    // DEL is over, and the delete racing the create loses (one of the outcomes HNS allows).
+    await sim.control.setLatency('HcnCreateNetwork', 500);
     await sim.control.setRace('create-wins');
     await sim.control.killClient('HcnCreateNetwork');
+    await sim.control.hang('HcnCreateNetwork');
     const killedNs = await newNamespace();
     const k = await cni(sim, stateDir, 'ADD', nic, { containerId: 'pod-killed', netns: killedNs });
     step('ADD of pod-killed on Ethernet 3; killed in HcnCreateNetwork', 'killed (SIGKILL)', outcome(k), k.signal === 'SIGKILL');
     const kd = await cni(sim, stateDir, 'DEL', nic, { containerId: 'pod-killed', netns: killedNs });
     step("the runtime's DEL for pod-killed", 'exit 0', outcome(kd), kd.code === 0);
+    await sim.control.release();
     await sim.control.waitIdle();
     const leaked = await networksTable(sim, 'HNS networks after HNS finished the create nobody recorded:');
     const leak = leaked.networks.find((n) => leaked.boundAdapters['Ethernet 3'] === n.ID);

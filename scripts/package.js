@@ -289,6 +289,33 @@ function lazyBuiltinsPlugin() {
   };
 }
 
+/**
+ * pino without its transports: pino loads thread-stream (worker threads) for pino.transport(), and reads
+ * isMainThread from worker_threads in lib/tools.js, both at require time — about 5 ms of every start, for a feature
+ * the plugin never uses (it logs to stderr and a file through sonic-boom). In the bundle, thread-stream becomes a stub
+ * that says so if it is ever constructed, and pino's worker_threads is a main-thread answer (the executable never
+ * runs in a worker).
+ */
+function pinoWithoutTransportsPlugin() {
+  return {
+    name: 'pino-without-transports',
+    /** @param {any} build */
+    setup(build) {
+      build.onResolve({ filter: /^thread-stream$/ }, () => ({ path: 'thread-stream', namespace: 'pino-stub' }));
+      build.onResolve({ filter: /^(node:)?worker_threads$/ }, (/** @type {any} */ args) =>
+        /[\\/]pino[\\/]lib[\\/]tools\.js$/.test(args.importer) ? { path: 'worker_threads', namespace: 'pino-stub' } : undefined,
+      );
+      build.onLoad({ filter: /.*/, namespace: 'pino-stub' }, (/** @type {any} */ args) => ({
+        contents:
+          args.path === 'thread-stream'
+            ? "module.exports = class ThreadStream { constructor() { throw new Error('pino transports are not part of the hcn-cni executable'); } };"
+            : 'module.exports = { isMainThread: true };',
+        loader: 'js',
+      }));
+    },
+  };
+}
+
 async function buildBundle(opts, timings) {
   const esbuild = require('esbuild');
   fs.mkdirSync(DIST, { recursive: true });
@@ -306,7 +333,7 @@ async function buildBundle(opts, timings) {
       keepNames: opts.minify, // error classes keep their names in messages and logs
       legalComments: 'none',
       metafile: true,
-      plugins: opts.lazyBuiltins ? [lazyBuiltinsPlugin()] : [],
+      plugins: [pinoWithoutTransportsPlugin(), ...(opts.lazyBuiltins ? [lazyBuiltinsPlugin()] : [])],
       logLevel: 'error',
       write: true,
     }),
@@ -335,6 +362,14 @@ function writeSeaBlob(target, opts) {
           [`libhcnsim-linux-${process.arch}.so`]: path.join(NATIVE.linux, 'libhcnsim.so'),
         }
       : { 'hcn-win32-x64.node': path.join(NATIVE.win, 'hcn.node') };
+  // The name of the directory the loader extracts into, hashed here so that no start has to hash the binaries (or
+  // load node:crypto to do it). src/hns/native.ts reads it; it falls back to hashing when the asset is absent.
+  const hash = crypto.createHash('sha256');
+  for (const f of Object.values(assets)) hash.update(fs.readFileSync(f));
+  const manifest = path.join(WORK, `${target}.assets.json`);
+  fs.mkdirSync(WORK, { recursive: true });
+  fs.writeFileSync(manifest, JSON.stringify({ dir: `hcn-cni-${hash.digest('hex').slice(0, 16)}` }));
+  assets['hcn-assets.json'] = manifest;
   const blob = path.join(WORK, `${target}.blob`);
   const config = {
     main: BUNDLE,

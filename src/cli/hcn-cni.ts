@@ -55,6 +55,29 @@ function loadOptions(): { addonPath?: string; libraryPath?: string } {
   return o;
 }
 
+/**
+ * VERSION on the shortest path: only the protocol layer, no plugin, no addon, no logger unless it fails. Runtimes
+ * may ask before every ADD; it should cost no more than starting Node.
+ */
+async function version(): Promise<number> {
+  const { dispatch } = await import('../cni/dispatch');
+  const never = (): never => {
+    throw new Error('VERSION does not reach the plugin');
+  };
+  const { stdout, exitCode } = await dispatch(
+    { env: process.env, stdin: readStdin() },
+    {
+      handlers: { add: never, del: never, check: never, gc: never, status: never },
+      platform: process.platform,
+      defaults: { stateDir: '' },
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      createLogger: (o) => (require('../log/logger') as typeof import('../log/logger')).createLogger(o),
+    },
+  );
+  fs.writeSync(1, stdout.endsWith('\n') ? stdout : `${stdout}\n`);
+  return exitCode;
+}
+
 async function cni(): Promise<number> {
   const { runCni } = await import('../run');
   const crash = crashHook();
@@ -86,7 +109,7 @@ function exit(code: number): never {
   process.exit(code);
 }
 
-(process.env.CNI_COMMAND ? cni() : ops())
+(process.env.CNI_COMMAND === 'VERSION' ? version() : process.env.CNI_COMMAND ? cni() : ops())
   .then((code) => exit(code))
   .catch((e: unknown) => {
     fs.writeSync(2, `hcn-cni: ${(e as Error)?.stack ?? e}\n`);

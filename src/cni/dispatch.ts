@@ -78,7 +78,8 @@ export async function dispatch(input: DispatchInput, deps: DispatchDeps): Promis
     };
     out = { stdout: `${JSON.stringify(body)}\n`, exitCode: 1 };
   }
-  logOutcome(input.env, deps, progress, now() - started, failure, cause);
+  // A VERSION answer is not worth a log line: it would load the logger, the bulk of VERSION's start-up cost.
+  if (failure || progress.verb !== 'VERSION') logOutcome(input.env, deps, progress, now() - started, failure, cause);
   return out;
 }
 

@@ -7,7 +7,6 @@
  *     temp dir and loaded from there (a hashed name never overwrites a DLL another process still has loaded);
  *  3. a source checkout or npm install: <package root>/build/Release/hcn.node.
  */
-import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -94,6 +93,13 @@ function fromSea(extractDir?: string): Located | undefined {
   }
   if (!sea || !sea.isSea()) return undefined;
   const names = seaAssetNames();
+  let dirName: string | undefined;
+  try {
+    // Written by scripts/package.js: the extraction directory's content-hashed name, so no start hashes anything.
+    dirName = (JSON.parse(Buffer.from(sea.getAsset('hcn-assets.json')).toString('utf8')) as { dir?: string }).dir;
+  } catch {
+    dirName = undefined;
+  }
   const addon = Buffer.from(sea.getAsset(names.addon));
   let library: Buffer | undefined;
   if (!isWindows) {
@@ -103,7 +109,7 @@ function fromSea(extractDir?: string): Located | undefined {
       library = undefined; // an executable built for real Windows hosts only
     }
   }
-  return { ...extract(addon, library, extractDir), source: 'sea' };
+  return { ...extract(addon, library, extractDir, dirName), source: 'sea' };
 }
 
 function fromPkgSnapshot(extractDir?: string): Located | undefined {
@@ -121,10 +127,8 @@ function fromPkgSnapshot(extractDir?: string): Located | undefined {
 }
 
 /** Writes the binaries to <tmp>/hcn-cni-<hash>/ once; later starts find them there and write nothing. */
-function extract(addon: Buffer, library: Buffer | undefined, extractDir?: string): { addonPath: string; libraryPath?: string } {
-  const hash = crypto.createHash('sha256').update(addon);
-  if (library) hash.update(library);
-  const dir = path.join(extractDir ?? os.tmpdir(), `hcn-cni-${hash.digest('hex').slice(0, 16)}`);
+function extract(addon: Buffer, library: Buffer | undefined, extractDir?: string, dirName?: string): { addonPath: string; libraryPath?: string } {
+  const dir = path.join(extractDir ?? os.tmpdir(), dirName && /^hcn-cni-[0-9a-f]{16}$/.test(dirName) ? dirName : hashedName(addon, library));
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   checkPrivateDir(dir);
   const addonPath = path.join(dir, ADDON);
@@ -156,6 +160,15 @@ function checkPrivateDir(dir: string): void {
  * file loaded (Windows refuses to replace a loaded DLL): then the rename fails, and what is there is fine if it
  * has the right bytes.
  */
+/** hcn-cni-<16 hex of sha256(addon, library)>. */
+function hashedName(addon: Buffer, library: Buffer | undefined): string {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const crypto = require('crypto') as typeof import('crypto');
+  const hash = crypto.createHash('sha256').update(addon);
+  if (library) hash.update(library);
+  return `hcn-cni-${hash.digest('hex').slice(0, 16)}`;
+}
+
 function writeOnce(file: string, content: Buffer): void {
   if (sameBytes(file, content)) return;
   const tmp = `${file}.${process.pid}.tmp`;

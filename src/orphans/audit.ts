@@ -6,7 +6,7 @@
  * that shows up in the listing had its claim on disk before the listing began, and reading the state afterwards
  * always finds that claim (or the record that succeeded it).
  */
-import type { HnsApi } from '../hns/api';
+import type { HnsApi, NetworkInfo } from '../hns/api';
 import type { HostOs } from '../hns/host-os';
 import type { Logger } from '../log/logger';
 import { intentLiveness } from '../state/liveness';
@@ -31,6 +31,8 @@ export interface AuditDeps {
 
 export interface AuditReport {
   plan: AuditPlan;
+  /** The networks HNS listed, minus the ones this audit deleted (callers reuse it instead of listing again). */
+  networks: NetworkInfo[];
   counts: Record<Verdict, number>;
   sweep?: SweepResult;
   durationMs: number;
@@ -53,12 +55,14 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
     if (j.verdict === 'foreign' || j.verdict === 'live') deps.log.debug(line, 'audit verdict');
     else deps.log.info(line, 'audit verdict');
   }
-  const report: AuditReport = { plan, counts, durationMs: 0 };
+  const report: AuditReport = { plan, networks, counts, durationMs: 0 };
   if (!deps.dryRun) {
     if (plan.endpoints.length + plan.networks.length > 0) {
       report.sweep = await sweep(plan, { api: deps.api, log: deps.log, stillOrphan: (j) => stillOrphan(j, deps, now()) });
     }
     await tidy(deps, plan, report.sweep, now());
+    const gone = new Set((report.sweep?.deleted ?? []).filter((j) => j.kind === 'network').map((j) => j.id));
+    report.networks = networks.filter((n) => !gone.has(n.id));
   }
   report.durationMs = now() - started;
   deps.log.info({ audit: 'summary', ...counts, deleted: report.sweep?.deleted.length ?? 0, durationMs: report.durationMs, dryRun: !!deps.dryRun }, 'audit done');

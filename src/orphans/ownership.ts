@@ -4,12 +4,13 @@
  *   endpoint:                    hcn-cni_ep_<containerId>_<ifname>_<h>
  *   delegated-NIC network:       hcn-cni_nic_<containerId>_<ifname>_<MAC as 12 hex>_<h>
  *
- * <h> is 8 hex digits of SHA-256 over the other parts. It makes the split between container id and ifname
- * unambiguous (both may contain '_'; only one split matches the hash), and it means an object someone else named
- * to look like ours is still treated as foreign: we never delete what we cannot prove is ours.
+ * <h> is 8 hex digits of a 32-bit FNV-1a hash over the other parts. It makes the split between container id and
+ * ifname unambiguous (both may contain '_'; only one split matches the hash), and a name that merely looks like ours
+ * (a typo, another tool's naming) is still treated as foreign: we never delete what we cannot prove is ours. It is a
+ * check against accidents, not an authentication (a keyed hash would need a secret on every node); FNV instead of
+ * SHA-256 because loading node:crypto costs every plugin start several milliseconds.
  * Only [A-Za-z0-9_.-] appear, which HNS, vSwitch and interface names all accept.
  */
-import * as crypto from 'crypto';
 import type { Owner } from '../state/records';
 
 export const NAME_PREFIX = 'hcn-cni';
@@ -24,11 +25,13 @@ export interface OwnedName {
 }
 
 function hash(kind: OwnedKind, owner: Owner, mac12: string): string {
-  return crypto
-    .createHash('sha256')
-    .update(`${NAME_PREFIX}\0${kind}\0${owner.containerId}\0${owner.ifname}\0${mac12}`)
-    .digest('hex')
-    .slice(0, 8);
+  const text = `${NAME_PREFIX}\0${kind}\0${owner.containerId}\0${owner.ifname}\0${mac12}`;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0).toString(16).padStart(8, '0');
 }
 
 function mac12(mac: string): string {

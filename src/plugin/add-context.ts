@@ -1,8 +1,8 @@
 /** What every step of an ADD needs, gathered once. */
-import { randomUUID } from 'crypto';
 import { CniCode, CniError } from '../cni/errors';
 import type { Dns, IpConfig, NetConf, Route, VerbContext } from '../cni/types';
-import type { HnsApi } from '../hns/api';
+import type { HnsApi, NetworkInfo } from '../hns/api';
+import { newGuid } from '../net/guid';
 import type { TypedPolicy } from '../hns/schema';
 import type { Logger } from '../log/logger';
 import type { AttachmentRecord, IntentRecord, Owner, PlannedObject } from '../state/records';
@@ -27,6 +27,8 @@ export interface AddContext {
   /** Network policies (AdditionalArgs NetworkPolicy), for networks this ADD creates. */
   networkPolicies: TypedPolicy[];
   undo: Undo;
+  /** What the audit just listed, so the bridge network is found without asking HNS again (undefined: ask). */
+  listedNetworks?: NetworkInfo[];
 }
 
 /** Where the pod's addresses come from: delegated IPAM (this invocation), an existing record, or HNS. */
@@ -66,7 +68,7 @@ export async function writeIntent(a: AddContext, planned: PlannedObject[], mac?:
   const intent: IntentRecord = {
     kind: 'intent',
     schema: 1,
-    id: randomUUID(),
+    id: newGuid(),
     containerId: a.owner.containerId,
     ifname: a.owner.ifname,
     planned,
@@ -92,7 +94,7 @@ export async function updateIntent(a: AddContext, intent: IntentRecord, planned:
 
 /** An id chosen before the create, so a DEL racing the create can name it; only HCN (v2) honours it. */
 export function plannedId(a: AddContext): string | undefined {
-  return a.choice.version === 2 ? randomUUID() : undefined;
+  return a.choice.version === 2 ? newGuid() : undefined;
 }
 
 /** Replaces the intent by the record; fails (and the caller rolls back) when a DEL voided the intent meanwhile. */

@@ -61,9 +61,10 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
   }
   const runAudit = async () => {
     if (!conf.audit) return;
-    await step('auditing HNS for leaked objects', () =>
+    const report = await step('auditing HNS for leaked objects', () =>
       audit({ api: a.api, store, os: rt.os(), log, now: rt.now, graceMs: graceMs(conf.hnsTimeoutSeconds) }),
     );
+    a.listedNetworks = report.networks;
   };
   await runAudit();
 

@@ -47,9 +47,12 @@ export async function isAttached(api: HnsApi, ep: EndpointInfo, attach: Recorded
   return false;
 }
 
-/** Attaches unless already attached (a repeated ADD re-verifies instead of failing on "already attached"). */
-export async function ensureAttached(api: HnsApi, ep: EndpointInfo, attach: RecordedAttach): Promise<void> {
-  if (await isAttached(api, ep, attach)) return;
+/**
+ * Attaches unless already attached (a repeated ADD re-verifies instead of failing on "already attached"). An
+ * endpoint this ADD has just created is attached to nothing: `fresh` skips asking.
+ */
+export async function ensureAttached(api: HnsApi, ep: EndpointInfo, attach: RecordedAttach, options: { fresh?: boolean } = {}): Promise<void> {
+  if (!options.fresh && (await isAttached(api, ep, attach))) return;
   if (attach.kind === 'none') return;
   if (attach.kind === 'container') {
     needV1(api.hcn);

@@ -18,7 +18,9 @@ import { buildResult } from './result';
 
 export async function findOrCreateNetwork(a: AddContext): Promise<NetworkInfo> {
   const { conf } = a;
-  const found = await step(`looking up HNS network "${conf.networkName}"`, () => a.api.findNetworkByName(conf.networkName));
+  const found =
+    a.listedNetworks?.find((n) => n.name === conf.networkName) ??
+    (await step(`looking up HNS network "${conf.networkName}"`, () => a.api.findNetworkByName(conf.networkName)));
   if (found) {
     if (found.type !== conf.networkType) {
       a.log.warn({ network: found.name, type: found.type, configured: conf.networkType }, 'the HNS network has another type than configured; using it');
@@ -78,7 +80,7 @@ export async function addBridge(a: AddContext, addr: Addressing, intent: IntentR
     ),
   );
   a.undo.push('delete the endpoint', () => a.api.deleteEndpoint(ep.id));
-  await step(`attaching endpoint ${name}`, () => ensureAttached(a.api, ep, a.attach));
+  await step(`attaching endpoint ${name}`, () => ensureAttached(a.api, ep, a.attach, { fresh: true }));
   a.undo.push('detach the endpoint', () => detach(a.api, ep.id, a.attach));
 
   // Without IPAM, HNS chose the address: report it with the subnet's prefix.

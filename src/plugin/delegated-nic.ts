@@ -202,7 +202,7 @@ export async function addDelegatedNic(
     ),
   );
   a.undo.push('delete the endpoint', () => a.api.deleteEndpoint(ep.id));
-  await step(`attaching endpoint ${epName}`, () => ensureAttached(a.api, ep, a.attach));
+  await step(`attaching endpoint ${epName}`, () => ensureAttached(a.api, ep, a.attach, { fresh: true }));
   a.undo.push('detach the endpoint', () => detach(a.api, ep.id, a.attach));
 
   const resultIps: IpConfig[] = addr.ips.length

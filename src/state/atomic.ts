@@ -3,7 +3,6 @@
  * the directory. A reader sees the old content or the new, never a torn file; after a crash the rename is either
  * durable or did not happen. (Azure CNI renames without fsync, and its state file has been found full of NULs.)
  */
-import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 
@@ -11,10 +10,12 @@ import * as path from 'path';
 export type CrashHook = (point: string) => void;
 
 const isWindows = process.platform === 'win32';
+let tmpCounter = 0;
 
 export function writeFileAtomic(file: string, data: string, point: string, crash?: CrashHook): void {
   const dir = path.dirname(file);
-  const tmp = path.join(dir, `.${path.basename(file)}.${crypto.randomBytes(6).toString('hex')}.tmp`);
+  // Unique per process and write; 'wx' below refuses a leftover of a crashed process that had the same pid.
+  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}-${Date.now().toString(36)}-${++tmpCounter}.tmp`);
   const fd = fs.openSync(tmp, 'wx', 0o600);
   try {
     fs.writeSync(fd, data);
@@ -28,8 +29,11 @@ export function writeFileAtomic(file: string, data: string, point: string, crash
   crash?.(`${point}:written`);
 }
 
-/** Removes a file durably; a missing file is fine. Returns whether it existed. */
-export function removeFile(file: string, point: string, crash?: CrashHook): boolean {
+/**
+ * Removes a file; a missing file is fine. Returns whether it existed. `durable: false` skips the directory fsync
+ * where a removal lost to a power cut is harmless (an intent whose process is gone claims nothing).
+ */
+export function removeFile(file: string, point: string, crash?: CrashHook, durable = true): boolean {
   crash?.(`${point}:before-remove`);
   try {
     fs.unlinkSync(file);
@@ -37,7 +41,7 @@ export function removeFile(file: string, point: string, crash?: CrashHook): bool
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw e;
   }
-  fsyncDir(path.dirname(file));
+  if (durable) fsyncDir(path.dirname(file));
   crash?.(`${point}:removed`);
   return true;
 }

@@ -158,7 +158,7 @@ export class StateStore {
         if (tomb && tomb.createdAt >= current.createdAt) return 'superseded' as const;
       }
       this.write(record, 'attachment');
-      removeFile(this.path('intent', record), 'intent', this.crash);
+      removeFile(this.path('intent', record), 'intent', this.crash, false);
       removeFile(this.path('tombstone', record), 'tombstone', this.crash);
       return 'committed' as const;
     });

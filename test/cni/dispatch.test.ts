@@ -234,9 +234,11 @@ describe('the log line', () => {
     expect(r.logs[0]).toMatchObject({ level: 'error', obj: { outcome: 100, details: 'hresult 0x803b0001' }, msg: 'HcnCreateEndpoint failed' });
   });
 
-  it('VERSION is logged too', async () => {
+  it('a successful VERSION is not logged (no logger is even created: it is the start-up cost); a failed one is', async () => {
     const r = await invoke({ env: { CNI_COMMAND: 'VERSION' } });
-    expect(r.logs).toEqual([{ level: 'info', obj: { verb: 'VERSION', durationMs: 7, outcome: 'ok' }, msg: 'VERSION ok' }]);
+    expect(r.logs).toEqual([]);
+    const bad = await invoke({ env: { CNI_COMMAND: 'VERSION' }, stdin: '{"cniVersion":' });
+    expect(bad.logs).toMatchObject([{ level: 'error', obj: { verb: 'VERSION', outcome: 6 } }]);
   });
 
   it('a log file that cannot be opened falls back to the plain logger and is reported as a warning', async () => {

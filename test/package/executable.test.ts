@@ -77,7 +77,7 @@ function extracted(tmpdir: string): Array<{ rel: string; ino: number; mtimeMs: n
 test('the package manifest describes what was built', () => {
   const m = JSON.parse(fs.readFileSync(MANIFEST, 'utf8')) as { targets: { linux: Record<string, any> }; bundle: Record<string, any> };
   expect(m.targets.linux).toMatchObject({ file: 'dist/hcn-cni', node: process.versions.node, useCodeCache: true, lazyBuiltins: true });
-  expect(Object.keys(m.targets.linux.assets).sort()).toEqual(['hcn-linux-x64.node', 'libhcnsim-linux-x64.so']);
+  expect(Object.keys(m.targets.linux.assets).sort()).toEqual(['hcn-assets.json', 'hcn-linux-x64.node', 'libhcnsim-linux-x64.so']);
   expect(fs.statSync(EXE).size).toBe(m.targets.linux.bytes);
   expect(fs.statSync(EXE).mode & 0o111).not.toBe(0);
 });

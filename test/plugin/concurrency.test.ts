@@ -42,13 +42,16 @@ describe('16 parallel ADDs on 16 NICs with a leak on NIC 0', () => {
 
   it('all succeed, the leak is deleted, no live in-flight network is ever deleted, every pod matches its record', async () => {
     // The leak: an ADD on NIC 0 killed during HcnCreateNetwork, its DEL, and HNS completing the network afterwards.
+    // HNS holds the create (hang) until the runtime's DEL is done, whatever the machine's load: a deterministic leak.
     await h.sim.control.setLatency('HcnCreateNetwork', 200);
     await h.sim.control.setRace('create-wins');
     await h.sim.control.killClient('HcnCreateNetwork');
+    await h.sim.control.hang('HcnCreateNetwork');
     const killed = await cniProcess(h, { verb: 'ADD', conf: conf(0), containerId: 'pod-killed', netns: 'none' });
     expect({ signal: killed.signal, out: killed.stdout }).toEqual({ signal: 'SIGKILL', out: '' });
     const del = await cniProcess(h, { verb: 'DEL', conf: conf(0), containerId: 'pod-killed', netns: 'none' });
     expect({ exit: del.exitCode, out: del.stdout }).toEqual({ exit: 0, out: '' });
+    await h.sim.control.release();
     await h.sim.control.waitIdle();
     const dump0 = await h.sim.control.dump();
     const leakId = dump0.boundAdapters[nicOf(0).Name]!;

@@ -47,20 +47,21 @@ async function networksOnNic(): Promise<Array<{ ID: string; Name: string }>> {
 
 /** Steps 1–9 of the seed: the killed ADD, the runtime's DEL, and the network HNS completes afterwards. */
 async function leakOne(audit: boolean): Promise<string> {
-  await h.sim.control.setLatency('HcnCreateNetwork', 1500);
+  // HNS keeps working on the create (hang) until the runtime's DEL is over — deterministic, whatever the load.
   await h.sim.control.setRace('create-wins');
   await h.sim.control.killClient('HcnCreateNetwork');
+  await h.sim.control.hang('HcnCreateNetwork');
   const add = await cniProcess(h, { verb: 'ADD', conf: nicConf({ audit }), containerId: 'pod-killed', netns: 'none' });
   expect(add.signal).toBe('SIGKILL');
   expect(add.stdout).toBe('');
   const del = await cniProcess(h, { verb: 'DEL', conf: nicConf({ audit }), containerId: 'pod-killed', netns: 'none' });
   expect({ exit: del.exitCode, out: del.stdout }).toEqual({ exit: 0, out: '' });
   expect(await networksOnNic()).toEqual([]); // HNS is still creating it: invisible
+  await h.sim.control.release();
   await h.sim.control.waitIdle();
   const leaked = await networksOnNic();
   expect(leaked).toHaveLength(1);
   expect(leaked[0]!.Name).toMatch(/^hcn-cni_nic_pod-killed_eth0_00155DAA0003_[0-9a-f]{8}$/);
-  await h.sim.control.setLatency('HcnCreateNetwork', 0);
   return leaked[0]!.ID;
 }
 
@@ -91,13 +92,17 @@ describe('seed 000: an ADD killed during HcnCreateNetwork', () => {
   });
 
   it('when the delete wins the race, the DEL itself removes the network HNS was creating', async () => {
-    await h.sim.control.setLatency('HcnCreateNetwork', 800);
     await h.sim.control.setRace('delete-wins');
     await h.sim.control.killClient('HcnCreateNetwork');
+    await h.sim.control.hang('HcnCreateNetwork');
     const add = await cniProcess(h, { verb: 'ADD', conf: nicConf(), containerId: 'pod-killed', netns: 'none' });
     expect(add.signal).toBe('SIGKILL');
-    const del = await cniProcess(h, { verb: 'DEL', conf: nicConf(), containerId: 'pod-killed', netns: 'none' });
-    expect(del.exitCode).toBe(0);
+    const pending = cniProcess(h, { verb: 'DEL', conf: nicConf(), containerId: 'pod-killed', netns: 'none' });
+    // The DEL's delete of the planned network id queues behind the create HNS is still working on.
+    for (let i = 0; i < 200 && (await h.sim.control.stats()).pendingMutations < 2; i++) await new Promise((r) => setTimeout(r, 25));
+    expect((await h.sim.control.stats()).pendingMutations).toBe(2);
+    await h.sim.control.release();
+    expect((await pending).exitCode).toBe(0);
     await h.sim.control.waitIdle();
     expect(await networksOnNic()).toEqual([]);
   });

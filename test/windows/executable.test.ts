@@ -9,6 +9,7 @@
  *    The simulator does the killing (control.killClient) when the pid the client library reports is the caller's;
  *    under wine 8 it is not (see addon.test.ts), and the test kills the process as a runtime would.
  */
+import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -72,10 +73,34 @@ describeWine('hcn-cni.exe under wine', (build) => {
     return dump.networks.filter((n) => n.ID === bound).map((n) => ({ ID: n.ID, Name: n.Name }));
   }
 
+  /** hcn-cni-<hash> directories the executable extracted its addon to, under the prefix's temp directories. */
+  function extractDirs(): string[] {
+    const users = path.join(cni.prefix.dir, 'drive_c', 'users');
+    const temps = [path.join(cni.prefix.dir, 'drive_c', 'windows', 'temp')];
+    for (const u of fs.existsSync(users) ? fs.readdirSync(users) : []) temps.push(path.join(users, u, 'Temp'), path.join(users, u, 'AppData', 'Local', 'Temp'));
+    return temps.flatMap((t) => (fs.existsSync(t) ? fs.readdirSync(t).filter((n) => n.startsWith('hcn-cni-')).map((n) => path.join(t, n)) : []));
+  }
+
   test('VERSION: only the answer on stdout', async () => {
     const v = await cni.call({ verb: 'VERSION', conf: { cniVersion: '1.0.0' } });
     expect(v.code).toBe(0);
     expect(v.stdout).toBe('{"cniVersion":"1.0.0","supportedVersions":["0.3.0","0.3.1","0.4.0","1.0.0","1.1.0"]}\n');
+  });
+
+  test('the addon is extracted to %TEMP%\\hcn-cni-<content hash>\\hcn.node once, and later starts leave it alone', async () => {
+    const hash = crypto.createHash('sha256').update(fs.readFileSync(path.join(build.winDir, 'hcn.node'))).digest('hex').slice(0, 16);
+    const status = await cni.call({ verb: 'STATUS', conf: bridgeConf() }, 'hcn-cni.exe STATUS (extracts the addon)');
+    expect(status.code).toBe(0);
+    const dir = extractDirs().find((d) => path.basename(d) === `hcn-cni-${hash}`);
+    expect(dir).toBeDefined();
+    expect(fs.readdirSync(dir!)).toEqual(['hcn.node']); // no simulator library on Windows: the DLLs are in System32
+    expect(fs.readFileSync(path.join(dir!, 'hcn.node')).equals(fs.readFileSync(path.join(build.winDir, 'hcn.node')))).toBe(true);
+    const before = fs.statSync(path.join(dir!, 'hcn.node'));
+    const again = await cni.call({ verb: 'STATUS', conf: bridgeConf() });
+    expect(again.code).toBe(0);
+    const after = fs.statSync(path.join(dir!, 'hcn.node'));
+    expect([after.ino, after.mtimeMs, after.ctimeMs]).toEqual([before.ino, before.mtimeMs, before.ctimeMs]);
+    expect(fs.readdirSync(dir!)).toEqual(['hcn.node']);
   });
 
   test('bridge mode: ADD, CHECK, STATUS, GC, DEL through HCN (v2)', async () => {

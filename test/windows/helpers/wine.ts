@@ -61,6 +61,10 @@ export function windowsBuild(): WindowsCheck {
   }
   if (built.status !== 0) throw new Error(`node scripts/package.js --target win failed (${built.status ?? built.signal}):\n${built.stdout}${built.stderr}`);
   const node = spawnSync(process.execPath, [script, '--win-node', '--quiet'], { cwd: ROOT, encoding: 'utf8' });
+  if (node.status === 3) {
+    checked = { ok: false, reason: node.stderr.trim().split('\n').pop() ?? 'a prerequisite of the Windows build is missing' };
+    return checked;
+  }
   if (node.status !== 0) throw new Error(`node scripts/package.js --win-node failed:\n${node.stderr}`);
   const { nodeExe } = JSON.parse(node.stdout) as { nodeExe: string };
   checked = { ok: true, nodeExe, exe: EXE, winDir: WIN_NATIVE_DIR, packageLog: built.stderr, packageMs };
