@@ -93,7 +93,8 @@ export interface RawPolicy {
 export type Mode = 'bridge' | 'delegatedNic';
 export type ApiVersionSetting = 'auto' | 1 | 2;
 export type BridgeNetworkType = 'L2Bridge' | 'Overlay' | 'NAT' | 'L2Tunnel';
-export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+export type { LogLevel } from '../log/logger';
+import type { LogLevel, Logger } from '../log/logger';
 
 export interface Attachment {
   containerId: string;
@@ -198,15 +199,8 @@ export interface IpamClient {
   status(): Promise<boolean>;
 }
 
-/** The logger handed to the plugin: pino's interface, reduced to what is used. */
-export interface Logger {
-  trace(obj: object, msg?: string): void;
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-  child(bindings: Record<string, unknown>): Logger;
-}
+/** The logger handed to the plugin (pino's interface, reduced to what is used): src/log/logger.ts. */
+export type { Logger } from '../log/logger';
 
 export interface VerbContext {
   verb: 'ADD' | 'DEL' | 'CHECK';

@@ -3,7 +3,8 @@
  * Writes are synchronous so the line of a verb is on disk before the process exits (the CNI executable exits as
  * soon as it has answered).
  */
-import type { LogLevel } from '../cni/types';
+
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 
 /** pino's interface, reduced to what the project uses (so tests can pass a recorder). */
 export interface Logger {

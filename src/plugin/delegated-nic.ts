@@ -7,21 +7,18 @@
  * precisely who holds it if anyone does.
  */
 import { CniCode, CniError } from '../cni/errors';
-import type { IpConfig } from '../cni/types';
 import { sameId, type NetworkInfo } from '../hns/api';
 import { isAdapterUnavailable, isAlreadyExists } from '../hns/errors';
 import type { HostAdapter } from '../hns/hcn';
 import { NetworkFlags } from '../hns/schema';
-import { firstHost, networkOf, splitCidr } from '../net/ipv4';
+import { firstHost, networkOf } from '../net/ipv4';
 import { normalizeMac } from '../net/mac';
 import { endpointName, nicNetworkName, parseOwnedName } from '../orphans/ownership';
 import { intentLiveness } from '../state/liveness';
 import { ownerKey, sameOwner, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../state/records';
-import { commit, plannedId, updateIntent, type AddContext, type Addressing } from './add-context';
-import { detach, ensureAttached } from './attach';
-import { podDns, withPodIp } from './endpoint-config';
+import { plannedId, updateIntent, type AddContext, type Addressing } from './add-context';
+import { createAttachment } from './endpoint';
 import { step } from './errors';
-import { buildResult } from './result';
 
 /**
  * The pod's NIC MAC. Precedence: runtimeConfig.mac (the runtime's "mac" capability, per pod), then CNI_ARGS MAC,
@@ -177,64 +174,18 @@ export async function addDelegatedNic(
   const kept = reuse?.network.owned ? await step('looking up the recorded network', () => a.api.getNetwork(reuse.network.id)) : undefined;
   const adapter = kept ? undefined : await lookupNic(a, mac);
   const netId = intent.planned.find((p) => p.kind === 'network')?.id;
-  const { name: epName, id: epId } = intent.planned.find((p) => p.kind === 'endpoint')!;
   let network = kept;
   if (!network) {
     network = await createNicNetwork(a, deps, { name: netName, ...(netId ? { id: netId } : {}), mac, subnet, ...(gateway ? { gateway } : {}) }, adapter!);
     const created = network;
     a.undo.push('delete the network', () => a.api.deleteNetwork(created.id));
   }
-  const dns = podDns(conf, a.ctx.attachment.args, addr.dns);
-  const ips = addr.ips.map((ip) => splitCidr(ip.address)!).map((s) => ({ address: s.ip, prefixLength: s.prefix }));
-  const net = network;
-  const ep = await step(`creating endpoint ${epName}`, () =>
-    a.api.createEndpoint(
-      net,
-      {
-        name: epName,
-        ips,
-        mac,
-        ...(gateway ? { gateway } : {}),
-        dns: { servers: dns.nameservers, search: dns.search, ...(dns.domain ? { domain: dns.domain } : {}) },
-        policies: withPodIp(a.policies, conf, ips[0]?.address),
-      },
-      epId,
-    ),
-  );
-  a.undo.push('delete the endpoint', () => a.api.deleteEndpoint(ep.id));
-  await step(`attaching endpoint ${epName}`, () => ensureAttached(a.api, ep, a.attach, { fresh: true }));
-  a.undo.push('detach the endpoint', () => detach(a.api, ep.id, a.attach));
-
-  const resultIps: IpConfig[] = addr.ips.length
-    ? addr.ips
-    : ep.ips.map((ip) => ({ address: `${ip.address}/${ip.prefixLength ?? Number(subnet.split('/')[1])}`, ...(gateway ? { gateway } : {}) }));
-  const routes = addr.routes.length ? addr.routes : gateway ? [{ dst: '0.0.0.0/0', gw: gateway }] : [];
-  const result = buildResult({
-    ifname: owner.ifname,
-    netns: a.ctx.attachment.netns,
-    mac: ep.mac ?? mac,
-    ips: resultIps,
-    routes,
-    dns,
-    ...(conf.mtu !== undefined && a.choice.version === 2 ? { mtu: conf.mtu } : {}),
-  });
-  const record: AttachmentRecord = {
-    kind: 'attachment',
-    schema: 1,
-    containerId: owner.containerId,
-    ifname: owner.ifname,
-    netns: a.ctx.attachment.netns,
-    cniNetwork: conf.name,
+  return createAttachment(a, addr, intent, {
+    network,
+    networkOwned: true,
     mode: 'delegatedNic',
-    apiVersion: a.choice.version,
-    network: { id: network.id, name: network.name, owned: true },
-    endpoint: { id: ep.id, name: epName, owned: true },
+    subnet: { prefix: subnet, ...(gateway ? { gateway } : {}) },
+    gateway,
     mac,
-    ipamAllocated: addr.ipamAllocated,
-    attach: a.attach,
-    result: result as unknown as Record<string, unknown>,
-    createdAt: a.rt.now(),
-  };
-  await commit(a, record, intent);
-  return record;
+  });
 }

@@ -30,7 +30,7 @@ const ALLOWED: Record<string, string[]> = {
   orphans: ['state', 'hns', 'log', 'net'],
   state: ['hns/host-os', 'log'],
   hns: [],
-  log: ['cni/types'],
+  log: [],
   net: [],
   sim: ['hns/hresults', 'log'],
 };

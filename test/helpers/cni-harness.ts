@@ -6,6 +6,7 @@ import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { silentLogger } from '../../src/log/logger';
 import { runCni } from '../../src/run';
 import { PluginRuntime } from '../../src/plugin/runtime';
 import { startSimulator, type RunningSimulator, type SimHost } from '../../src/sim';
@@ -48,6 +49,24 @@ export async function startHarness(host?: Partial<SimHost>): Promise<Harness> {
     },
   };
   return h;
+}
+
+/**
+ * One simulator (and temp dir) for the test file and a fresh node before each test — the usual set-up in one call;
+ * `bind` receives the harness once beforeAll has started it.
+ */
+export function useHarness(host: Partial<SimHost> | undefined, bind: (h: Harness) => void): void {
+  let h: Harness | undefined;
+  beforeAll(async () => {
+    h = await startHarness(host);
+    bind(h);
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
+  beforeEach(async () => {
+    await h!.reset();
+  });
 }
 
 export interface CniCall {
@@ -98,7 +117,7 @@ export async function cni(h: Harness, c: CniCall): Promise<CniOutcome> {
     env: cniEnv(h, c),
     stdin: JSON.stringify({ stateDir: h.stateDir, ...c.conf }),
     runtime: h.runtime,
-    createLogger: () => silent,
+    createLogger: () => silentLogger,
   });
   return { exitCode, stdout, json: parse(stdout) };
 }
@@ -125,17 +144,6 @@ export function cniProcess(h: Harness, c: CniCall, extraEnv: Record<string, stri
     child.stdin.end(JSON.stringify({ stateDir: h.stateDir, logLevel: 'debug', ...c.conf }));
   });
 }
-
-const silent = {
-  trace() {},
-  debug() {},
-  info() {},
-  warn() {},
-  error() {},
-  child() {
-    return silent;
-  },
-};
 
 /** Files under the state directory, relative, sorted (to assert "state unchanged"). */
 export function stateFiles(h: Harness): string[] {

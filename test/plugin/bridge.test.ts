@@ -4,18 +4,10 @@
  * removes everything and is idempotent.
  */
 import { randomUUID } from 'crypto';
-import { bridgeConf, cni, startHarness, stateFiles, type Harness } from '../helpers/cni-harness';
+import { bridgeConf, cni, useHarness, stateFiles, type Harness } from '../helpers/cni-harness';
 
 let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h.stop();
-});
-beforeEach(async () => {
-  await h.reset();
-});
+useHarness(undefined, (x) => (h = x));
 
 async function newNamespace(): Promise<string> {
   const id = randomUUID();

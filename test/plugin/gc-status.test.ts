@@ -16,7 +16,7 @@ import { V2Api, type NetworkInfo } from '../../src/hns/api';
 import { HR } from '../../src/hns/hresults';
 import { endpointName, nicNetworkName } from '../../src/orphans/ownership';
 import { PluginRuntime } from '../../src/plugin/runtime';
-import { bridgeConf, cni, cniProcess, startHarness, stateFiles, type Harness } from '../helpers/cni-harness';
+import { bridgeConf, cni, cniProcess, useHarness, stateFiles, type Harness } from '../helpers/cni-harness';
 import { heldIps, hostLocal, newNamespace, outcomeLines, sleep } from './support';
 
 const NIC = { Name: 'Ethernet 2', MacAddress: '00-15-5D-AA-00-02' };
@@ -24,15 +24,7 @@ const SPARE = { Name: 'Ethernet 3', MacAddress: '00-15-5D-AA-00-03' };
 const HOST = { adapters: [{ Name: 'Ethernet', MacAddress: '00-15-5D-AA-00-01' }, NIC, SPARE] };
 
 let h: Harness;
-beforeAll(async () => {
-  h = await startHarness(HOST);
-});
-afterAll(async () => {
-  await h.stop();
-});
-beforeEach(async () => {
-  await h.reset();
-});
+useHarness(HOST, (x) => (h = x));
 
 /** One CNI network ("k8s"), one IPAM: bridge pods and a delegated-NIC pod share its address range. */
 const bridge = (extra: Record<string, unknown> = {}) =>

@@ -4,7 +4,7 @@
  * HNS, holding the NIC; a new pod's ADD on the same NIC succeeds, and the leak is gone. With the audit switched off
  * the same sequence fails with the NIC-busy error: the test can fail.
  */
-import { cniProcess, startHarness, type Harness } from '../helpers/cni-harness';
+import { cniProcess, useHarness, type Harness } from '../helpers/cni-harness';
 
 const NIC = { Name: 'Ethernet 3', MacAddress: '00-15-5D-AA-00-03' };
 const HOST = {
@@ -17,15 +17,7 @@ const HOST = {
 };
 
 let h: Harness;
-beforeAll(async () => {
-  h = await startHarness(HOST);
-});
-afterAll(async () => {
-  await h.stop();
-});
-beforeEach(async () => {
-  await h.reset();
-});
+useHarness(HOST, (x) => (h = x));
 
 function nicConf(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {

@@ -6,22 +6,14 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { cni, startHarness, type Harness } from '../helpers/cni-harness';
+import { cni, useHarness, type Harness } from '../helpers/cni-harness';
 
 const SANDBOX = '6ad647ea8218c1a666b10706209708fd2b9ac846fd7e7f4d1106a379da65bad8';
 const WORKLOAD = 'f533175419b952dc0ced8e891e5dd6766c0e10076144d8c3b0e3c38b9172cc9f';
 const ARGS = (infra: string) => `IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=nginx;K8S_POD_INFRA_CONTAINER_ID=${infra}`;
 
 let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h.stop();
-});
-beforeEach(async () => {
-  await h.reset();
-});
+useHarness(undefined, (x) => (h = x));
 
 /** The seed's stdin, verbatim but for the plugin type and an IPAM that exists here (Debian's host-local). */
 function seedConf(extra: Record<string, unknown> = {}): Record<string, unknown> {

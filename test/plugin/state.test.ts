@@ -16,19 +16,11 @@ import { hostOs } from '../../src/hns/host-os';
 import { loadNative } from '../../src/hns/native';
 import { parseRecord, type AttachmentRecord } from '../../src/state/records';
 import { StateStore } from '../../src/state/store';
-import { bridgeConf, cni, cniProcess, ROOT, startHarness, stateFiles, type Harness } from '../helpers/cni-harness';
+import { bridgeConf, cni, cniProcess, ROOT, useHarness, stateFiles, type Harness } from '../helpers/cni-harness';
 import { heldIps, hostLocal, logLines, newNamespace, recordFiles } from './support';
 
 let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h.stop();
-});
-beforeEach(async () => {
-  await h.reset();
-});
+useHarness(undefined, (x) => (h = x));
 
 const conf = (extra: Record<string, unknown> = {}) => bridgeConf({ cniVersion: '1.1.0', ipam: hostLocal(h), ...extra });
 const endpointIds = async () => (await h.sim.control.dump()).endpoints.map((e) => e.ID.toLowerCase());

@@ -12,22 +12,14 @@
 import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { CLI, cniEnv, startHarness, type CniCall, type Harness } from '../helpers/cni-harness';
+import { CLI, cniEnv, useHarness, type CniCall, type Harness } from '../helpers/cni-harness';
 import { outcomeLines, recordFiles, until } from './support';
 
 const NIC = { Name: 'Ethernet 2', MacAddress: '00-15-5D-AA-00-02' };
 const HOST = { adapters: [{ Name: 'Ethernet', MacAddress: '00-15-5D-AA-00-01' }, NIC] };
 
 let h: Harness;
-beforeAll(async () => {
-  h = await startHarness(HOST);
-});
-afterAll(async () => {
-  await h.stop();
-});
-beforeEach(async () => {
-  await h.reset();
-});
+useHarness(HOST, (x) => (h = x));
 
 function conf(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {

@@ -8,19 +8,11 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { SUPPORTED_VERSIONS } from '../../src/cni/types';
-import { bridgeConf, cniProcess, startHarness, stateFiles, type Harness, type ProcessOutcome } from '../helpers/cni-harness';
+import { bridgeConf, cniProcess, useHarness, stateFiles, type Harness, type ProcessOutcome } from '../helpers/cni-harness';
 import { logLines, newNamespace, outcomeLines } from './support';
 
 let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h.stop();
-});
-beforeEach(async () => {
-  await h.reset();
-});
+useHarness(undefined, (x) => (h = x));
 
 const atLeast = (v: string, min: string) => SUPPORTED_VERSIONS.indexOf(v as never) >= SUPPORTED_VERSIONS.indexOf(min as never);
 
