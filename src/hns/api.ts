@@ -4,6 +4,7 @@
  * Both attach to a Docker-style container through v1 (HCN has no container attach), and v1 and v2 are two views of
  * one object store, so objects created through one are seen by the other.
  */
+import { canonicalMac } from '../net/mac';
 import { isNotFound } from './errors';
 import type { Hcn } from './hcn';
 import { render } from './policies';
@@ -49,6 +50,8 @@ export interface EndpointInfo {
   gateway?: string;
   /** The HCN namespace it is in, if any. */
   namespaceId?: string;
+  /** Containers it is attached to (v1 SharedContainers; the v2 view does not show them). */
+  containers?: string[];
 }
 
 export interface NetworkSpec {
@@ -99,10 +102,8 @@ export function canonicalType(t: unknown): string {
   return BY_LOWER.get(String(t).toLowerCase()) ?? String(t);
 }
 
-export function normalizeMac(mac: unknown): string | undefined {
-  if (typeof mac !== 'string' || mac === '') return undefined;
-  return mac.toUpperCase().replace(/:/g, '-');
-}
+/** MACs from HNS in one form ("AA-BB-CC-DD-EE-FF"), so comparisons never depend on who formatted them. */
+export const normalizeMac = canonicalMac;
 
 export function sameId(a: string | undefined, b: string | undefined): boolean {
   return !!a && !!b && a.toLowerCase() === b.toLowerCase();
@@ -269,6 +270,7 @@ export function endpointFromV1(e: HnsV1Endpoint): EndpointInfo {
     ips,
     gateway: e.GatewayAddress || undefined,
     namespaceId: e.Namespace?.ID || undefined,
+    ...(e.SharedContainers?.length ? { containers: e.SharedContainers.map(String) } : {}),
   };
 }
 

@@ -3,6 +3,7 @@
  * every call bounded by a timeout, v1 envelopes turned into HcnError. Nothing above this file sees a JSON string
  * from HNS or the addon itself.
  */
+import { canonicalMac } from '../net/mac';
 import { HcnError } from './errors';
 import { HR } from './hresults';
 import { loadNative, type LoadOptions } from './native';
@@ -169,7 +170,7 @@ export class Hcn {
     const raw = await this.json<Array<Record<string, unknown>>>('HcnSimEnumerateAdapters', () => this.native.listAdapters());
     return raw.map((a) => ({
       name: String(a.Name ?? ''),
-      mac: String(a.MacAddress ?? '').toUpperCase().replace(/:/g, '-'),
+      mac: canonicalMac(a.MacAddress) ?? String(a.MacAddress ?? ''),
       description: typeof a.InterfaceDescription === 'string' ? a.InterfaceDescription : undefined,
       index: typeof a.InterfaceIndex === 'number' ? a.InterfaceIndex : undefined,
     }));

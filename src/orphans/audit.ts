@@ -29,10 +29,17 @@ export interface AuditDeps {
   graceMs: number;
 }
 
+/** How long tombstones outlive the objects they void: any create in flight at the DEL has finished by then. */
+export function graceMs(hnsTimeoutSeconds: number): number {
+  return 2 * hnsTimeoutSeconds * 1000 + 60_000;
+}
+
 export interface AuditReport {
   plan: AuditPlan;
   /** The networks HNS listed, minus the ones this audit deleted (callers reuse it instead of listing again). */
   networks: NetworkInfo[];
+  /** Owners (ownerKey) that still have objects in HNS after this audit. */
+  remainingOwners: Set<string>;
   counts: Record<Verdict, number>;
   sweep?: SweepResult;
   durationMs: number;
@@ -55,7 +62,7 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
     if (j.verdict === 'foreign' || j.verdict === 'live') deps.log.debug(line, 'audit verdict');
     else deps.log.info(line, 'audit verdict');
   }
-  const report: AuditReport = { plan, networks, counts, durationMs: 0 };
+  const report: AuditReport = { plan, networks, counts, durationMs: 0, remainingOwners: owners(plan, undefined) };
   if (!deps.dryRun) {
     if (plan.endpoints.length + plan.networks.length > 0) {
       report.sweep = await sweep(plan, { api: deps.api, log: deps.log, stillOrphan: (j) => stillOrphan(j, deps, now()) });
@@ -63,6 +70,7 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
     await tidy(deps, plan, report.sweep, now());
     const gone = new Set((report.sweep?.deleted ?? []).filter((j) => j.kind === 'network').map((j) => j.id));
     report.networks = networks.filter((n) => !gone.has(n.id));
+    report.remainingOwners = owners(plan, report.sweep);
   }
   report.durationMs = now() - started;
   deps.log.info({ audit: 'summary', ...counts, deleted: report.sweep?.deleted.length ?? 0, durationMs: report.durationMs, dryRun: !!deps.dryRun }, 'audit done');
@@ -85,15 +93,19 @@ function stillOrphan(j: Judged, deps: AuditDeps, now: number): boolean {
   return again.judged[0]?.verdict === 'orphan';
 }
 
-/** Drops tombstones and dead intents once nothing of their owner is left in HNS and the grace period is over. */
-async function tidy(deps: AuditDeps, plan: AuditPlan, swept: SweepResult | undefined, now: number): Promise<void> {
+function owners(plan: AuditPlan, swept: SweepResult | undefined): Set<string> {
   const deleted = new Set((swept?.deleted ?? []).map((j) => j.id));
-  const remaining = new Set(plan.judged.filter((j) => j.owner && !deleted.has(j.id)).map((j) => ownerKey(j.owner!)));
-  const state = deps.store.snapshot();
-  for (const t of state.tombstones) {
+  return new Set(plan.judged.filter((j) => j.owner && !deleted.has(j.id)).map((j) => ownerKey(j.owner!)));
+}
+
+/**
+ * Drops tombstones once nothing of their owner is left in HNS and the grace period is over (a tombstone still
+ * holding back an IPAM release stays: see ipamPending). Intents are left alone: a dead intent may be the only
+ * trace of an IPAM allocation, and only DEL or GC, which hold an IPAM client, may drop it after releasing.
+ */
+async function tidy(deps: AuditDeps, plan: AuditPlan, swept: SweepResult | undefined, now: number): Promise<void> {
+  const remaining = owners(plan, swept);
+  for (const t of deps.store.snapshot().tombstones) {
     if (!remaining.has(ownerKey(t)) && now - t.createdAt > deps.graceMs) await deps.store.removeTombstone(t, t.createdAt + 1);
-  }
-  for (const i of state.intents) {
-    if (!remaining.has(ownerKey(i)) && now - i.deadline > deps.graceMs) await deps.store.removeIntent(i, i.id);
   }
 }

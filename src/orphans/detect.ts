@@ -5,8 +5,11 @@
  *  - live:      ours, and the owner's committed attachment record names this very object (by id).
  *  - in-flight: ours, and a live intent of the owner claims it (by planned id, or by name when the create did not
  *               choose its id). A live intent is a running ADD; deleting under it would be the HNS race of seed 000.
- *  - protected: ours, but we must not judge it: its owner's record is quarantined (unreadable), or it is a network
- *               that still holds endpoints that are not orphans.
+ *  - protected: ours, but we must not judge it: its owner's record is quarantined (unreadable); an endpoint that is
+ *               attached to a namespace or container — in use — while nothing says its pod is gone (no DEL tombstone,
+ *               no dead intent naming it, no record naming another endpoint); or a network that still holds
+ *               endpoints that are not orphans. An attached endpoint with no record is what a lost or foreign state
+ *               directory looks like, never what a killed ADD leaves (it dies before attaching, or its intent says so).
  *  - orphan:    ours, and nothing claims it. Deleted by sweep().
  */
 import type { EndpointInfo, NetworkInfo } from '../hns/api';
@@ -75,7 +78,8 @@ export function detect(input: AuditInput): AuditPlan {
   const judged: Judged[] = [];
   const endpointVerdicts = new Map<string, Judged>();
   for (const ep of input.endpoints) {
-    const j = judge('endpoint', ep.id, ep.name, get, owners);
+    const inUse = ep.namespaceId ? `namespace ${ep.namespaceId}` : ep.containers?.length ? `container ${ep.containers[0]}` : undefined;
+    const j = judge('endpoint', ep.id, ep.name, get, owners, inUse);
     j.networkId = ep.networkId;
     if (ep.namespaceId) j.namespaceId = ep.namespaceId;
     if (ep.mac) j.mac = ep.mac;
@@ -108,6 +112,7 @@ function judge(
   name: string,
   get: (o: Owner) => OwnerState,
   owners: Map<string, OwnerState>,
+  inUse?: string,
 ): Judged {
   const parsed = parseOwnedName(name);
   if (!parsed || parsed.kind !== kind) return { kind, id, name, verdict: 'foreign', reason: 'not named by hcn-cni' };
@@ -126,6 +131,12 @@ function judge(
   }
   if (!rec && s.quarantined) {
     return { ...base, verdict: 'protected', reason: `the attachment record of ${ownerKey(owner)} is quarantined; not judging` };
+  }
+  if (inUse && !rec && !s.tombstoned) {
+    const deadIntentNamesIt = s.intent && !s.intentLive?.live && s.intent.planned.some((p) => p.kind === kind && (p.id ? sameId(p.id, id) : p.name === name));
+    if (!deadIntentNamesIt) {
+      return { ...base, verdict: 'protected', reason: `attached to ${inUse}, so in use, and nothing in this state says ${ownerKey(owner)} is gone` };
+    }
   }
   let reason: string;
   if (rec) reason = `attachment ${ownerKey(owner)} is committed with another ${kind} (stale duplicate)`;

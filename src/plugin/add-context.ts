@@ -71,6 +71,7 @@ export async function writeIntent(a: AddContext, planned: PlannedObject[], mac?:
     id: newGuid(),
     containerId: a.owner.containerId,
     ifname: a.owner.ifname,
+    cniNetwork: a.conf.name,
     planned,
     pid: a.rt.pid,
     pidStartTime: a.rt.os().processStartTime(a.rt.pid),
@@ -99,10 +100,10 @@ export function plannedId(a: AddContext): string | undefined {
 
 /** Replaces the intent by the record; fails (and the caller rolls back) when a DEL voided the intent meanwhile. */
 export async function commit(a: AddContext, record: AttachmentRecord, intent: IntentRecord): Promise<void> {
-  if (a.rt.now() >= intent.deadline) {
+  const outcome = await a.store.commitAttachment(record, intent.id);
+  if (outcome === 'expired') {
     throw new CniError(CniCode.TRY_AGAIN_LATER, 'ADD ran past its deadline; rolled back so the audit does not race it');
   }
-  const outcome = await a.store.commitAttachment(record, intent.id);
   if (outcome === 'superseded') {
     throw new CniError(CniCode.TRY_AGAIN_LATER, 'the attachment was deleted (DEL) while this ADD ran; rolled back');
   }

@@ -8,7 +8,7 @@
 import { CniCode, CniError } from '../cni/errors';
 import type { CniResult, VerbContext } from '../cni/types';
 import { isHcnError, isUnreachable } from '../hns/errors';
-import { audit } from '../orphans/audit';
+import { audit, graceMs } from '../orphans/audit';
 import { endpointName } from '../orphans/ownership';
 import { ownerKey, type AttachmentRecord, type Owner, type PlannedObject } from '../state/records';
 import { allocate, plannedId, writeIntent, type AddContext } from './add-context';
@@ -18,6 +18,7 @@ import { addDelegatedNic, planDelegated } from './delegated-nic';
 import { endpointPolicies, networkPolicies } from './endpoint-config';
 import { step, toCniError } from './errors';
 import { parseNetns } from './netns';
+import { releasePendingIpam } from './pending-ipam';
 import type { PluginRuntime } from './runtime';
 import { Undo } from './undo';
 
@@ -65,6 +66,8 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
       audit({ api: a.api, store, os: rt.os(), log, now: rt.now, graceMs: graceMs(conf.hnsTimeoutSeconds) }),
     );
     a.listedNetworks = report.networks;
+    // IPs that DELs had to keep while HNS refused to delete their endpoints: free them now the audit removed those.
+    await releasePendingIpam(store, ctx.ipam, conf.name, report, log);
   };
   await runAudit();
 
@@ -98,10 +101,6 @@ function planBridge(a: AddContext): { planned: PlannedObject[]; mac?: string } {
   return { planned: [{ kind: 'endpoint', name: endpointName(a.owner), ...(id ? { id } : {}) }] };
 }
 
-/** How long tombstones outlive the objects they void: any create in flight at the DEL has finished by then. */
-export function graceMs(hnsTimeoutSeconds: number): number {
-  return 2 * hnsTimeoutSeconds * 1000 + 60_000;
-}
 
 /** A repeated ADD: the same result if the endpoint is still there (re-attached if needed), else undefined. */
 async function repeat(a: AddContext, rec: AttachmentRecord): Promise<CniResult | undefined> {

@@ -6,8 +6,11 @@
  *    any intent, then delete what HNS shows under the owner's names and the ids the intent planned. The tombstone
  *    stays, so an object HNS completes after this DEL (seed 000) is an orphan to the next audit.
  *  - A shared attachment (container:<id>) only drops its record: the endpoint is the sandbox's.
+ * When HNS refuses to delete an endpoint, its IP is still in use: the IPAM allocation is kept (the tombstone says
+ * ipamPending) and released by the ADD or GC whose audit finally removes the endpoint — never handed out twice.
  */
-import type { VerbContext } from '../cni/types';
+import { CniCode, CniError } from '../cni/errors';
+import type { NetConf, VerbContext } from '../cni/types';
 import { sameId, type HnsApi } from '../hns/api';
 import { isNotFound, isUnreachable } from '../hns/errors';
 import type { Logger } from '../log/logger';
@@ -28,41 +31,76 @@ export async function del(ctx: VerbContext, rt: PluginRuntime): Promise<void> {
     log.info({ sandbox: rec.sharedWith?.containerId }, 'shared attachment removed; the sandbox endpoint stays');
     return;
   }
-  const { api } = await step('choosing the HNS API', () => rt.api(conf));
+  const api = await apiForDel(conf, rt);
   if (rec) {
-    await deleteByRecord(api, store, rec, log);
-    if (rec.ipamAllocated && ctx.ipam.configured) await ctx.ipam.del();
+    if (!api) throw new CniError(CniCode.TRY_AGAIN_LATER, 'no HNS API is available on this host to delete the recorded attachment');
+    const { endpointGone } = await deleteByRecord(api, store, rec, log);
+    if (endpointGone && rec.ipamAllocated && ctx.ipam.configured) await ctx.ipam.del();
     await step('removing the attachment record', () => store.removeAttachment(owner));
     return;
   }
-  await deleteUnrecorded(api, store, owner, log);
+  if (api) await deleteUnrecorded(api, store, owner, log, { cniNetwork: conf.name });
   // The killed ADD may have allocated: DEL must release it (IPAM DEL is idempotent).
   if (ctx.ipam.configured) await ctx.ipam.del();
   // An unreadable record of this attachment protected its objects from the audit; the DEL has dealt with them.
   if (store.clearQuarantine(owner) > 0) log.info({}, 'dropped the quarantined record of this attachment');
 }
 
-/** Deletes the objects a record names. Unreachable HNS → 11 with the record kept for the retry. */
-export async function deleteByRecord(api: HnsApi, store: StateStore, rec: AttachmentRecord, log: Logger): Promise<void> {
+/**
+ * The API DEL uses: the configured one, else whichever the host has (an ADD that failed for want of HCN must not
+ * leave a DEL failing forever), else none — then nothing of ours can have been created through this host's HNS.
+ */
+async function apiForDel(conf: NetConf, rt: PluginRuntime): Promise<HnsApi | undefined> {
+  const settings: NetConf['apiVersion'][] = conf.apiVersion === 'auto' ? ['auto'] : [conf.apiVersion, 'auto'];
+  for (const apiVersion of settings) {
+    try {
+      return (await step('choosing the HNS API', () => rt.api({ ...conf, apiVersion }))).api;
+    } catch (e) {
+      if (!(e instanceof CniError && e.code === CniCode.API_UNAVAILABLE)) throw e;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Deletes the objects a record names. Unreachable HNS → 11 with the record kept for the retry. HNS refusing → a
+ * tombstone, and the audit finishes it. `endpointGone` says whether the endpoint (the holder of the IP) is gone, i.e.
+ * whether the IPAM allocation may be released now; if not, the tombstone keeps it (ipamPending).
+ */
+export async function deleteByRecord(api: HnsApi, store: StateStore, rec: AttachmentRecord, log: Logger): Promise<{ endpointGone: boolean }> {
+  let endpointGone = !rec.endpoint.owned;
   try {
     await detach(api, rec.endpoint.id, rec.attach);
     if (rec.endpoint.owned) await api.deleteEndpoint(rec.endpoint.id);
+    endpointGone = true;
     if (rec.network.owned) await api.deleteNetwork(rec.network.id);
     log.info({ endpoint: rec.endpoint.id, network: rec.network.owned ? rec.network.id : undefined }, 'attachment deleted');
+    return { endpointGone };
   } catch (e) {
     if (isUnreachable(e)) throw toCniError(e, 'deleting the attachment');
     // HNS refused (e.g. 0x803B002C): hand it to the audit rather than fail the runtime's DEL forever.
-    log.error({ err: (e as Error).message }, 'HNS refused a delete; tombstoning the attachment for the audit');
-    const planned: PlannedObject[] = [{ kind: 'endpoint', name: rec.endpoint.name, id: rec.endpoint.id }];
-    if (rec.network.owned) planned.push({ kind: 'network', name: rec.network.name, id: rec.network.id });
-    await store.tombstone(rec, `DEL could not delete: ${(e as Error).message}`, planned);
+    log.error({ err: (e as Error).message, endpointGone }, 'HNS refused a delete; tombstoning the attachment for the audit');
+    const extra: PlannedObject[] = [{ kind: 'endpoint', name: rec.endpoint.name, id: rec.endpoint.id }];
+    if (rec.network.owned) extra.push({ kind: 'network', name: rec.network.name, id: rec.network.id });
+    await store.tombstone(rec, `DEL could not delete: ${(e as Error).message}`, {
+      extra,
+      ipamPending: rec.ipamAllocated && !endpointGone,
+      ...(rec.cniNetwork ? { cniNetwork: rec.cniNetwork } : {}),
+    });
+    return { endpointGone };
   }
 }
 
 /** DEL without a record: tombstone first, then delete by planned ids (the create race) and by owner names. */
-export async function deleteUnrecorded(api: HnsApi, store: StateStore, owner: Owner, log: Logger): Promise<void> {
+export async function deleteUnrecorded(
+  api: HnsApi,
+  store: StateStore,
+  owner: Owner,
+  log: Logger,
+  options: { cniNetwork?: string; onlyIntent?: string } = {},
+): Promise<void> {
   const intent = await step('tombstoning the attachment', () =>
-    store.tombstone(owner, 'DEL without a committed attachment', [{ kind: 'endpoint', name: endpointName(owner) }]),
+    store.tombstone(owner, 'DEL without a committed attachment', { extra: [{ kind: 'endpoint', name: endpointName(owner) }], ...options }),
   );
   const planned = intent?.planned ?? [];
   try {

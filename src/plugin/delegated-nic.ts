@@ -17,7 +17,7 @@ import { endpointName, nicNetworkName, parseOwnedName } from '../orphans/ownersh
 import { intentLiveness } from '../state/liveness';
 import { ownerKey, sameOwner, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../state/records';
 import { plannedId, updateIntent, type AddContext, type Addressing } from './add-context';
-import { createAttachment } from './endpoint';
+import { createAttachment, keepClaim } from './endpoint';
 import { step } from './errors';
 
 /**
@@ -85,7 +85,8 @@ export async function lookupNic(a: AddContext, mac: string): Promise<HostAdapter
   if (rec && sameId(rec.network.id, holder.id)) {
     throw new CniError(CniCode.NIC_IN_USE, `${where} is in use by attachment ${ownerKey(rec)} (network "${holder.name}"); DEL that attachment first`);
   }
-  const intent = state.intents.find((i) => sameOwner(i, parsed.owner));
+  // Our own intent claims nothing here: a network of this very owner that is still there is a leftover.
+  const intent = sameOwner(parsed.owner, a.owner) ? undefined : state.intents.find((i) => sameOwner(i, parsed.owner));
   if (intent && live(intent).live) {
     throw new CniError(CniCode.TRY_AGAIN_LATER, `${where} is held by network "${holder.name}", which a running ADD (pid ${intent.pid}) is creating; try again later`);
   }
@@ -179,6 +180,7 @@ export async function addDelegatedNic(
     network = await createNicNetwork(a, deps, { name: netName, ...(netId ? { id: netId } : {}), mac, subnet, ...(gateway ? { gateway } : {}) }, adapter!);
     const created = network;
     a.undo.push('delete the network', () => a.api.deleteNetwork(created.id));
+    intent = await keepClaim(a, intent, 'network', netId, created.id);
   }
   return createAttachment(a, addr, intent, {
     network,

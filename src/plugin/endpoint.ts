@@ -3,10 +3,10 @@
  * attach it where the netns says, build the CNI result, and commit the attachment record in place of the intent.
  */
 import type { IpConfig } from '../cni/types';
-import type { NetworkInfo, SubnetInfo } from '../hns/api';
+import { sameId, type NetworkInfo, type SubnetInfo } from '../hns/api';
 import { contains, splitCidr } from '../net/ipv4';
 import type { AttachmentRecord, IntentRecord } from '../state/records';
-import { commit, type AddContext, type Addressing } from './add-context';
+import { commit, updateIntent, type AddContext, type Addressing } from './add-context';
 import { detach, ensureAttached } from './attach';
 import { podDns, withPodIp } from './endpoint-config';
 import { step } from './errors';
@@ -45,6 +45,7 @@ export async function createAttachment(a: AddContext, addr: Addressing, intent: 
     ),
   );
   a.undo.push('delete the endpoint', () => a.api.deleteEndpoint(ep.id));
+  const claim = await keepClaim(a, intent, 'endpoint', id, ep.id);
   await step(`attaching endpoint ${name}`, () => ensureAttached(a.api, ep, a.attach, { fresh: true }));
   a.undo.push('detach the endpoint', () => detach(a.api, ep.id, a.attach));
 
@@ -83,6 +84,16 @@ export async function createAttachment(a: AddContext, addr: Addressing, intent: 
     result: result as unknown as Record<string, unknown>,
     createdAt: a.rt.now(),
   };
-  await commit(a, record, intent);
+  await commit(a, record, claim);
   return record;
+}
+
+/**
+ * The intent claims planned objects by the id it chose. Should HNS have assigned another id, the claim follows the
+ * real one at once — else an audit could judge the new object unclaimed while this ADD is still working on it.
+ */
+export async function keepClaim(a: AddContext, intent: IntentRecord, kind: 'network' | 'endpoint', planned: string | undefined, actual: string): Promise<IntentRecord> {
+  if (!planned || sameId(planned, actual)) return intent;
+  a.log.warn({ kind, planned, actual }, 'HNS did not keep the id chosen for the object; the intent now claims the id HNS gave it');
+  return updateIntent(a, intent, intent.planned.map((p) => (p.kind === kind && p.id && sameId(p.id, planned) ? { ...p, id: actual } : p)), intent.mac);
 }

@@ -7,11 +7,12 @@
  */
 import { CniCode, CniError } from '../cni/errors';
 import type { ConfContext } from '../cni/types';
-import { audit } from '../orphans/audit';
+import { audit, graceMs } from '../orphans/audit';
 import { intentLiveness } from '../state/liveness';
 import { ownerKey } from '../state/records';
-import { graceMs } from './add';
+
 import { deleteByRecord, deleteUnrecorded } from './del';
+import { releasePendingIpam } from './pending-ipam';
 import { step, toCniError } from './errors';
 import type { PluginRuntime } from './runtime';
 
@@ -36,13 +37,15 @@ export async function gc(ctx: ConfContext, rt: PluginRuntime): Promise<GcReport>
     log.error({ gc: 'error', err: msg }, 'GC error; continuing');
   };
   const state = store.snapshot();
+  // Another conflist's attachments and intents (same stateDir): its runtime's GC lists them, ours does not and must
+  // not judge them.
+  const ours = (r: { cniNetwork?: string }) => r.cniNetwork === undefined || r.cniNetwork === conf.name;
   for (const rec of state.attachments) {
-    if (valid.has(ownerKey(rec))) continue;
-    // Another conflist's attachment (same stateDir): its runtime GC lists it, ours does not and must not judge it.
-    if (rec.cniNetwork !== undefined && rec.cniNetwork !== conf.name) continue;
+    if (valid.has(ownerKey(rec)) || !ours(rec)) continue;
     try {
-      if (rec.mode !== 'shared') await deleteByRecord(api, store, rec, log);
-      if (rec.ipamAllocated && ctx.ipam.configured) await ctx.ipam.delFor(rec);
+      const { endpointGone } = rec.mode === 'shared' ? { endpointGone: true } : await deleteByRecord(api, store, rec, log);
+      // Refused by HNS: the endpoint (and its IP) lives on; the tombstone keeps the allocation until it is gone.
+      if (endpointGone && rec.ipamAllocated && ctx.ipam.configured) await ctx.ipam.delFor(rec);
       await store.removeAttachment(rec);
       report.removedAttachments.push(ownerKey(rec));
     } catch (e) {
@@ -51,31 +54,26 @@ export async function gc(ctx: ConfContext, rt: PluginRuntime): Promise<GcReport>
   }
   const tombs = new Map(state.tombstones.map((t) => [ownerKey(t), t]));
   for (const intent of state.intents) {
-    if (valid.has(ownerKey(intent))) continue;
+    if (valid.has(ownerKey(intent)) || !ours(intent)) continue;
     if (intentLiveness(intent, tombs.get(ownerKey(intent)), rt.now(), rt.os().processStartTime).live) continue;
     try {
-      await deleteUnrecorded(api, store, intent, log);
+      await deleteUnrecorded(api, store, intent, log, { onlyIntent: intent.id, cniNetwork: conf.name });
       // The unfinished ADD may have allocated before it died: release on its behalf (IPAM DEL is idempotent).
       if (ctx.ipam.configured) await ctx.ipam.delFor(intent);
     } catch (e) {
       note(`removing the unfinished attachment ${ownerKey(intent)}`, e);
     }
   }
+  // An unreadable record cannot say which network it belongs to: GC leaves its objects alone (the audit protects
+  // them) rather than guess. Its own DEL, or the operator (hcn-cni state --clear-quarantine), deals with it.
   for (const q of state.quarantined) {
-    if (!q.owner || valid.has(ownerKey(q.owner))) continue;
-    try {
-      // The unreadable record cannot say whether its ADD allocated: release on its behalf, as DEL does without a
-      // record (IPAM DEL is idempotent). Only then stop protecting its objects from the audit below.
-      if (q.kind === 'attachment' && ctx.ipam.configured) await ctx.ipam.delFor(q.owner);
-      store.clearQuarantine(q.owner);
-    } catch (e) {
-      note(`releasing the unreadable attachment ${ownerKey(q.owner)}`, e);
-    }
+    if (q.owner && !valid.has(ownerKey(q.owner))) log.warn({ owner: ownerKey(q.owner), file: q.file }, 'GC leaves an unreadable record and its objects alone');
   }
   try {
     const result = await audit({ api, store, os: rt.os(), log, now: rt.now, graceMs: graceMs(conf.hnsTimeoutSeconds) });
     report.deletedObjects.push(...(result.sweep?.deleted ?? []).map((j) => `${j.kind} ${j.name}`));
     for (const f of result.sweep?.failed ?? []) report.errors.push(`deleting ${f.object.kind} ${f.object.name}: ${f.error}`);
+    report.errors.push(...(await releasePendingIpam(store, ctx.ipam, conf.name, result, log)));
   } catch (e) {
     note('auditing HNS', e);
   }

@@ -1,7 +1,7 @@
 /**
  * Whether an intent still protects what it planned. An intent is live while its process runs (same pid AND same
- * start time, so a recycled pid does not count) and its deadline has not passed, unless a DEL tombstoned the owner
- * after the intent was written.
+ * start time, so a recycled pid does not count) and its deadline has not passed, unless a DEL voided it (its
+ * tombstone names the intent's id — ids, not timestamps, so a clock stepping back cannot revive or kill an intent).
  */
 import type { IntentRecord, TombstoneRecord } from './records';
 
@@ -16,9 +16,15 @@ export function intentLiveness(
   now: number,
   startTimeOf: (pid: number) => string | null,
 ): Liveness {
-  if (tombstone && tombstone.createdAt >= intent.createdAt) return { live: false, reason: 'voided by a later DEL (tombstone)' };
+  if (tombstone?.voids?.includes(intent.id)) return { live: false, reason: 'voided by a DEL (tombstone)' };
   if (now >= intent.deadline) return { live: false, reason: 'its deadline has passed' };
-  const started = startTimeOf(intent.pid);
+  let started: string | null;
+  try {
+    started = startTimeOf(intent.pid);
+  } catch (e) {
+    // Cannot tell (e.g. access denied to a process that took the pid): "dead" would be a guess that deletes.
+    return { live: true, reason: `cannot tell whether process ${intent.pid} is the one that wrote it (${(e as Error).message}); assuming it is` };
+  }
   if (started === null) return { live: false, reason: `its process ${intent.pid} is gone` };
   if (intent.pidStartTime !== null && started !== intent.pidStartTime) {
     return { live: false, reason: `pid ${intent.pid} now belongs to another process` };

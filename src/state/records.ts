@@ -54,6 +54,8 @@ export interface IntentRecord extends Owner {
   schema: 1;
   /** Random, to tell one ADD attempt from the next for the same owner. */
   id: string;
+  /** The CNI network (configuration name) of the ADD: GC of another network leaves it alone. */
+  cniNetwork?: string;
   mac?: string;
   planned: PlannedObject[];
   pid: number;
@@ -70,6 +72,16 @@ export interface TombstoneRecord extends Owner {
   reason: string;
   /** What the voided intent (if any) had planned: the delete-during-create race makes these worth retrying. */
   planned: PlannedObject[];
+  /** Ids of the intents this DEL voided: an intent is dead when a tombstone names it (not by comparing clocks). */
+  voids?: string[];
+  /** The CNI network of the attachment, when known. */
+  cniNetwork?: string;
+  /**
+   * HNS refused to delete the attachment's endpoint, so its IP is still in use: IPAM is released only once the audit
+   * has removed the objects (by the next ADD or GC of this network), never before — else the IP would be handed out
+   * twice.
+   */
+  ipamPending?: boolean;
 }
 
 export type AnyRecord = AttachmentRecord | IntentRecord | TombstoneRecord;
@@ -135,6 +147,9 @@ export function parseRecord<K extends RecordKind>(text: string, kind: K): Extrac
     v.planned = planned(v.planned);
   } else {
     v.planned = planned(v.planned ?? []);
+    if (v.voids !== undefined && !(Array.isArray(v.voids) && v.voids.every((x) => typeof x === 'string'))) {
+      throw new RecordFormatError('"voids" must be a list of intent ids');
+    }
   }
   return v as unknown as Extract<AnyRecord, { kind: K }>;
 }

@@ -58,7 +58,7 @@ const DIRS: Record<RecordKind, string> = { attachment: 'attachments', intent: 'i
 const QUARANTINE = 'quarantine';
 const STALE_TMP_MS = 10 * 60_000;
 
-export type CommitOutcome = 'committed' | 'superseded';
+export type CommitOutcome = 'committed' | 'superseded' | 'expired';
 
 export class StateStore {
   readonly dir: string;
@@ -145,8 +145,9 @@ export class StateStore {
 
   /**
    * Replaces this attempt's intent with the attachment record, unless the attempt was superseded meanwhile: its
-   * intent is gone or replaced (a DEL tombstoned it, or another ADD took over). The record is written before the
-   * intent is removed, so at every instant one of them claims the objects.
+   * intent is gone or replaced (a DEL tombstoned it, or another ADD took over), or its deadline passed — checked here,
+   * under the lock, because past the deadline an audit may already have judged its objects dead. The record is
+   * written before the intent is removed, so at every instant one of them claims the objects.
    */
   async commitAttachment(record: AttachmentRecord, intentId?: string): Promise<CommitOutcome> {
     this.ensure();
@@ -154,8 +155,9 @@ export class StateStore {
       if (intentId !== undefined) {
         const current = this.read('intent', record);
         if (!current || current.id !== intentId) return 'superseded' as const;
+        if (this.now() >= current.deadline) return 'expired' as const;
         const tomb = this.read('tombstone', record);
-        if (tomb && tomb.createdAt >= current.createdAt) return 'superseded' as const;
+        if (tomb?.voids?.includes(current.id)) return 'superseded' as const;
       }
       this.write(record, 'attachment');
       removeFile(this.path('intent', record), 'intent', this.crash, false);
@@ -181,14 +183,23 @@ export class StateStore {
 
   /**
    * Writes a tombstone for the owner and drops its intent, returning the intent it voided. The tombstone keeps what
-   * that intent planned, so a later audit can finish deleting objects HNS completes after this DEL.
+   * that intent planned, so a later audit can finish deleting objects HNS completes after this DEL, and names the
+   * intents it voided. `onlyIntent`: void the intent only if it is still this one (GC acting on a snapshot must not
+   * void a newer, running ADD's).
    */
-  async tombstone(owner: Owner, reason: string, extra: PlannedObject[] = []): Promise<IntentRecord | undefined> {
+  async tombstone(
+    owner: Owner,
+    reason: string,
+    options: { extra?: PlannedObject[]; onlyIntent?: string; cniNetwork?: string; ipamPending?: boolean } = {},
+  ): Promise<IntentRecord | undefined> {
     this.ensure();
     return this.lock.run(() => {
-      const intent = this.read('intent', owner);
+      const current = this.read('intent', owner);
+      const intent = current && (options.onlyIntent === undefined || current.id === options.onlyIntent) ? current : undefined;
       const prior = this.read('tombstone', owner);
-      const planned = dedupe([...(prior?.planned ?? []), ...(intent?.planned ?? []), ...extra]);
+      const planned = dedupe([...(prior?.planned ?? []), ...(intent?.planned ?? []), ...(options.extra ?? [])]);
+      const voids = [...new Set([...(prior?.voids ?? []), ...(intent ? [intent.id] : [])])];
+      const cniNetwork = options.cniNetwork ?? intent?.cniNetwork ?? prior?.cniNetwork;
       const tomb: TombstoneRecord = {
         kind: 'tombstone',
         schema: 1,
@@ -197,6 +208,9 @@ export class StateStore {
         createdAt: this.now(),
         reason,
         planned,
+        ...(voids.length ? { voids } : {}),
+        ...(cniNetwork ? { cniNetwork } : {}),
+        ...(options.ipamPending || prior?.ipamPending ? { ipamPending: true } : {}),
       };
       this.write(tomb, 'tombstone');
       if (intent) removeFile(this.path('intent', owner), 'intent', this.crash);
@@ -204,11 +218,23 @@ export class StateStore {
     });
   }
 
+  /** The IPAM allocation a tombstone kept (ipamPending) has been released. */
+  async ipamReleased(owner: Owner): Promise<void> {
+    this.ensure();
+    await this.lock.run(() => {
+      const t = this.read('tombstone', owner);
+      if (!t?.ipamPending) return;
+      const { ipamPending: _released, ...rest } = t;
+      this.write(rest, 'tombstone');
+    });
+  }
+
+  /** Removes a tombstone that is not newer than `olderThan` and does not still hold back an IPAM release. */
   async removeTombstone(owner: Owner, olderThan?: number): Promise<boolean> {
     this.ensure();
     return this.lock.run(() => {
       const t = this.read('tombstone', owner);
-      if (!t || (olderThan !== undefined && t.createdAt >= olderThan)) return false;
+      if (!t || t.ipamPending || (olderThan !== undefined && t.createdAt >= olderThan)) return false;
       return removeFile(this.path('tombstone', owner), 'tombstone', this.crash);
     });
   }

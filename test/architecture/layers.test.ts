@@ -29,7 +29,7 @@ const ALLOWED: Record<string, string[]> = {
   plugin: ['cni/types', 'cni/errors', 'orphans', 'state', 'hns', 'log', 'net'],
   orphans: ['state', 'hns', 'log', 'net'],
   state: ['hns/host-os', 'log'],
-  hns: [],
+  hns: ['net'],
   log: [],
   net: [],
   sim: ['hns/hresults', 'log'],

@@ -131,13 +131,34 @@ describe('detect', () => {
   });
 
   it('deletes an orphan network together with its orphan endpoints, endpoints first', () => {
+    const tomb: TombstoneRecord = { kind: 'tombstone', schema: 1, ...A, createdAt: 20, reason: 'DEL', planned: [] };
     const plan = run({
       networks: [leakNet],
       endpoints: [ep('e-a', endpointName(A), 'n-leak', 'ns-1')],
-      state: state({}),
+      state: state({ tombstones: [tomb] }),
     });
     expect(plan.endpoints.map((e) => [e.id, e.namespaceId])).toEqual([['e-a', 'ns-1']]);
     expect(plan.networks.map((n) => n.id)).toEqual(['n-leak']);
+  });
+
+  it('protects an attached endpoint that nothing says is gone (a lost or another state directory), and its network', () => {
+    const plan = run({ networks: [leakNet], endpoints: [ep('e-a', endpointName(A), 'n-leak', 'ns-1')], state: state({}) });
+    expect(verdicts(plan)).toEqual({ 'e-a': 'protected', 'n-leak': 'protected' });
+    expect(plan.judged.find((j) => j.id === 'e-a')!.reason).toMatch(/attached to namespace ns-1, so in use/);
+    const viaContainer = run({ endpoints: [{ ...ep('e-c', endpointName(A), 'cbr'), containers: ['sandbox1'] }], state: state({}) });
+    expect(verdicts(viaContainer)).toEqual({ 'e-c': 'protected' });
+  });
+
+  it('condemns an attached endpoint when a dead intent names it (killed after the attach) or a record names another', () => {
+    const i = intent(A, 'i1', [{ kind: 'endpoint', name: endpointName(A), id: 'e-a' }]);
+    const killed = run({
+      endpoints: [ep('e-a', endpointName(A), 'cbr', 'ns-1')],
+      state: state({ intents: [i] }),
+      intentLive: new Map([['i1', { live: false, reason: 'its process 123 is gone' }]]),
+    });
+    expect(verdicts(killed)).toEqual({ 'e-a': 'orphan' });
+    const stale = run({ endpoints: [ep('e-old', endpointName(A), 'cbr', 'ns-1')], state: state({ attachments: [record(A, 'e-new', 'cbr', false)] }) });
+    expect(verdicts(stale)).toEqual({ 'e-old': 'orphan' });
   });
 
   it('compares ids case-insensitively (v1 objects have upper-case GUIDs)', () => {

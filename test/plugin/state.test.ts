@@ -75,18 +75,22 @@ describe('a corrupt record', () => {
     expect(await cni(h, { verb: 'STATUS', conf: conf() })).toEqual({ exitCode: 0, stdout: '', json: undefined });
   });
 
-  it('GC listing the pod keeps protecting it; GC not listing it removes its objects and the quarantined file', async () => {
-    const { qEndpoint } = await corruptQ();
+  it('GC leaves a quarantined pod alone, listed or not (an unreadable record cannot say which network it is of); its DEL cleans up', async () => {
+    const { qEndpoint, qNetns } = await corruptQ();
     const keep = await cni(h, { verb: 'GC', conf: { ...conf(), 'cni.dev/valid-attachments': [{ containerID: 'q', ifname: 'eth0' }, { containerID: 'p', ifname: 'eth0' }] } });
     expect(keep.exitCode).toBe(0);
     expect(await endpointIds()).toContain(qEndpoint);
     expect(recordFiles(h, 'quarantine')).toHaveLength(2);
 
-    const drop = await cni(h, { verb: 'GC', conf: { ...conf(), 'cni.dev/valid-attachments': [{ containerID: 'p', ifname: 'eth0' }] } });
-    expect(drop.exitCode).toBe(0);
+    const notListed = await cni(h, { verb: 'GC', conf: { ...conf(), 'cni.dev/valid-attachments': [{ containerID: 'p', ifname: 'eth0' }] } });
+    expect(notListed.exitCode).toBe(0);
+    expect((await endpointIds()).sort()).toEqual([recordOf('p').endpoint.id.toLowerCase(), qEndpoint].sort());
+    expect(recordFiles(h, 'quarantine')).toHaveLength(2);
+    expect(Object.values(heldIps(h, 'cbr0')).sort()).toEqual(['p', 'q']);
+
+    expect((await cni(h, { verb: 'DEL', conf: conf(), containerId: 'q', netns: qNetns })).exitCode).toBe(0);
     expect(await endpointIds()).toEqual([recordOf('p').endpoint.id.toLowerCase()]);
     expect(recordFiles(h, 'quarantine')).toEqual([]);
-    // Its address too: the record could not say whether IPAM allocated, so GC releases on its behalf (idempotent).
     expect(Object.values(heldIps(h, 'cbr0'))).toEqual(['p']);
   });
 });

@@ -7,7 +7,7 @@ import * as os from 'os';
 import * as path from 'path';
 import type { Judged, Verdict } from '../../orphans/detect';
 import { audit } from '../../orphans/audit';
-import { graceMs } from '../../plugin/add';
+import { graceMs } from '../../orphans/audit';
 import { OpsError, type OpsContext } from './context';
 import { ownerText, plural, table } from './format';
 

@@ -1,0 +1,90 @@
+/**
+ * The state store's decisions that must not depend on timing or clocks: a commit past the intent's deadline is
+ * refused under the lock; a tombstone voids an intent by naming its id (a clock stepping back changes nothing); the
+ * audit's tidy never drops an intent (it may be the only trace of an IPAM allocation).
+ */
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { hostOs } from '../../src/hns/host-os';
+import { intentLiveness } from '../../src/state/liveness';
+import type { AttachmentRecord, IntentRecord } from '../../src/state/records';
+import { StateStore } from '../../src/state/store';
+
+const owner = { containerId: 'c1', ifname: 'eth0' };
+let dir: string;
+let clock: number;
+let store: StateStore;
+
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-state-'));
+  clock = 1_000_000;
+  store = new StateStore(dir, { os: hostOs(), now: () => clock });
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+function intent(id: string, deadline = clock + 60_000): IntentRecord {
+  return { kind: 'intent', schema: 1, id, ...owner, planned: [{ kind: 'endpoint', name: 'ep', id: 'e1' }], pid: process.pid, pidStartTime: null, createdAt: clock, deadline };
+}
+function record(): AttachmentRecord {
+  return {
+    kind: 'attachment', schema: 1, ...owner, netns: 'ns', mode: 'bridge', apiVersion: 2, network: { id: 'n', name: 'n', owned: false },
+    endpoint: { id: 'e1', name: 'ep', owned: true }, ipamAllocated: false, attach: { kind: 'none', target: '' }, result: {}, createdAt: clock,
+  };
+}
+
+describe('state store', () => {
+  it('refuses, under the lock, a commit whose intent passed its deadline (an audit may already have judged it dead)', async () => {
+    await store.writeIntent(intent('i1', clock + 1000));
+    clock += 1000;
+    expect(await store.commitAttachment(record(), 'i1')).toBe('expired');
+    expect(store.getAttachment(owner)).toBeUndefined();
+  });
+
+  it('commits while the intent is current, and refuses once a DEL voided it', async () => {
+    await store.writeIntent(intent('i1'));
+    expect(await store.commitAttachment(record(), 'i1')).toBe('committed');
+    await store.removeAttachment(owner);
+    await store.writeIntent(intent('i2'));
+    const voided = await store.tombstone(owner, 'DEL');
+    expect(voided?.id).toBe('i2');
+    expect(store.getTombstone(owner)?.voids).toEqual(['i2']);
+    expect(await store.commitAttachment(record(), 'i2')).toBe('superseded');
+  });
+
+  it('judges an intent voided by the id its tombstone names, whatever the clocks say', () => {
+    const live = () => 'same';
+    const i = { ...intent('i3'), pidStartTime: 'same' };
+    // A tombstone written "later" by a clock, but naming another intent: i3 is a newer ADD and stays live.
+    const later = { kind: 'tombstone' as const, schema: 1 as const, ...owner, createdAt: clock + 60_000, reason: 'DEL', planned: [], voids: ['i2'] };
+    expect(intentLiveness(i, later, clock, live).live).toBe(true);
+    // A tombstone written "earlier" (the clock stepped back) that names i3: dead.
+    const earlier = { ...later, createdAt: clock - 60_000, voids: ['i3'] };
+    expect(intentLiveness(i, earlier, clock, live)).toEqual({ live: false, reason: 'voided by a DEL (tombstone)' });
+  });
+
+  it("treats an unanswerable process check as live (a guess of 'dead' would delete)", () => {
+    const i = { ...intent('i4'), pidStartTime: 'x' };
+    const r = intentLiveness(i, undefined, clock, () => {
+      throw new Error('access denied');
+    });
+    expect(r.live).toBe(true);
+    expect(r.reason).toMatch(/cannot tell/);
+  });
+
+  it('a GC-scoped tombstone leaves a newer intent alone (onlyIntent)', async () => {
+    await store.writeIntent(intent('newer'));
+    const voided = await store.tombstone(owner, 'GC', { onlyIntent: 'older' });
+    expect(voided).toBeUndefined();
+    expect(store.getIntent(owner)?.id).toBe('newer');
+    expect(store.getTombstone(owner)?.voids).toBeUndefined();
+  });
+
+  it('keeps a tombstone that still holds back an IPAM release until it is released', async () => {
+    await store.tombstone(owner, 'DEL refused', { ipamPending: true });
+    expect(await store.removeTombstone(owner)).toBe(false);
+    await store.ipamReleased(owner);
+    expect(store.getTombstone(owner)?.ipamPending).toBeUndefined();
+    expect(await store.removeTombstone(owner)).toBe(true);
+  });
+});
