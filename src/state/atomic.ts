@@ -12,6 +12,22 @@ export type CrashHook = (point: string) => void;
 const isWindows = process.platform === 'win32';
 let tmpCounter = 0;
 
+/**
+ * On Windows a file another process is reading (or an antivirus scanning) cannot be renamed over or deleted for a
+ * moment: EPERM, EACCES or EBUSY. Those are retried briefly there; everywhere else, and for any other error, not.
+ */
+function windowsRetry<T>(op: () => T): T {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return op();
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (!isWindows || attempt >= 20 || (code !== 'EPERM' && code !== 'EACCES' && code !== 'EBUSY')) throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5 * (attempt + 1));
+    }
+  }
+}
+
 export function writeFileAtomic(file: string, data: string, point: string, crash?: CrashHook): void {
   const dir = path.dirname(file);
   // Unique per process and write; 'wx' below refuses a leftover of a crashed process that had the same pid.
@@ -24,7 +40,7 @@ export function writeFileAtomic(file: string, data: string, point: string, crash
     fs.closeSync(fd);
   }
   crash?.(`${point}:tmp-written`);
-  fs.renameSync(tmp, file);
+  windowsRetry(() => fs.renameSync(tmp, file));
   fsyncDir(dir);
   crash?.(`${point}:written`);
 }
@@ -36,7 +52,7 @@ export function writeFileAtomic(file: string, data: string, point: string, crash
 export function removeFile(file: string, point: string, crash?: CrashHook, durable = true): boolean {
   crash?.(`${point}:before-remove`);
   try {
-    fs.unlinkSync(file);
+    windowsRetry(() => fs.unlinkSync(file));
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw e;
@@ -60,7 +76,7 @@ export function fsyncDir(dir: string): void {
 /** Reads a file, or undefined when it does not exist. */
 export function readIfExists(file: string): string | undefined {
   try {
-    return fs.readFileSync(file, 'utf8');
+    return windowsRetry(() => fs.readFileSync(file, 'utf8'));
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw e;
