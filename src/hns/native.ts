@@ -126,9 +126,24 @@ function fromPkgSnapshot(extractDir?: string): Located | undefined {
   }
 }
 
-/** Writes the binaries to <tmp>/hcn-cni-<hash>/ once; later starts find them there and write nothing. */
+/**
+ * Writes the binaries to <base>/hcn-cni-<hash>/ once; later starts find them there and write nothing. The base is
+ * the temp dir, except on Windows: there it is the executable's own directory (the CNI bin dir, writable by
+ * administrators only) when it can be written — %TEMP% of SYSTEM is C:\Windows\Temp, where any user could create a
+ * directory of that name first.
+ */
 function extract(addon: Buffer, library: Buffer | undefined, extractDir?: string, dirName?: string): { addonPath: string; libraryPath?: string } {
-  const dir = path.join(extractDir ?? os.tmpdir(), dirName && /^hcn-cni-[0-9a-f]{16}$/.test(dirName) ? dirName : hashedName(addon, library));
+  const name = dirName && /^hcn-cni-[0-9a-f]{16}$/.test(dirName) ? dirName : hashedName(addon, library);
+  let dir = path.join(extractDir ?? os.tmpdir(), name);
+  if (isWindows && extractDir === undefined) {
+    const beside = path.join(path.dirname(process.execPath), name);
+    try {
+      fs.mkdirSync(beside, { recursive: true });
+      dir = beside;
+    } catch {
+      // a read-only install: the temp dir it is
+    }
+  }
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   checkPrivateDir(dir);
   const addonPath = path.join(dir, ADDON);

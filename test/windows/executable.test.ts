@@ -65,12 +65,13 @@ describeWine('hcn-cni.exe under wine', (build) => {
     return dump.networks.filter((n) => n.ID === bound).map((n) => ({ ID: n.ID, Name: n.Name }));
   }
 
-  /** hcn-cni-<hash> directories the executable extracted its addon to, under the prefix's temp directories. */
-  function extractDirs(): string[] {
+  /** hcn-cni-<hash> directories the executable extracted its addon to: beside hcn-cni.exe, or in a temp directory. */
+  function extractDirs(): { beside: string[]; temp: string[] } {
     const users = path.join(cni.prefix.dir, 'drive_c', 'users');
     const temps = [path.join(cni.prefix.dir, 'drive_c', 'windows', 'temp')];
     for (const u of fs.existsSync(users) ? fs.readdirSync(users) : []) temps.push(path.join(users, u, 'Temp'), path.join(users, u, 'AppData', 'Local', 'Temp'));
-    return temps.flatMap((t) => (fs.existsSync(t) ? fs.readdirSync(t).filter((n) => n.startsWith('hcn-cni-')).map((n) => path.join(t, n)) : []));
+    const list = (dirs: string[]) => dirs.flatMap((t) => (fs.existsSync(t) ? fs.readdirSync(t).filter((n) => /^hcn-cni-[0-9a-f]{16}$/.test(n)).map((n) => path.join(t, n)) : []));
+    return { beside: list([path.dirname(build.exe)]), temp: list(temps) };
   }
 
   test('VERSION: only the answer on stdout', async () => {
@@ -79,11 +80,15 @@ describeWine('hcn-cni.exe under wine', (build) => {
     expect(v.stdout).toBe('{"cniVersion":"1.0.0","supportedVersions":["0.3.0","0.3.1","0.4.0","1.0.0","1.1.0"]}\n');
   });
 
-  test('the addon is extracted to %TEMP%\\hcn-cni-<content hash>\\hcn.node once, and later starts leave it alone', async () => {
+  test('the addon is extracted beside hcn-cni.exe (not to the shared %TEMP%), once, and later starts leave it alone', async () => {
     const hash = crypto.createHash('sha256').update(fs.readFileSync(path.join(build.winDir, 'hcn.node'))).digest('hex').slice(0, 16);
+    // A reused prefix may hold extractions of older builds: start from none.
+    for (const d of [...extractDirs().temp, ...extractDirs().beside]) fs.rmSync(d, { recursive: true, force: true });
     const status = await cni.call({ verb: 'STATUS', conf: bridgeConf() }, 'hcn-cni.exe STATUS (extracts the addon)');
     expect(status.code).toBe(0);
-    const dir = extractDirs().find((d) => path.basename(d) === `hcn-cni-${hash}`);
+    const found = extractDirs();
+    expect(found.temp).toEqual([]);
+    const dir = found.beside.find((d) => path.basename(d) === `hcn-cni-${hash}`);
     expect(dir).toBeDefined();
     expect(fs.readdirSync(dir!)).toEqual(['hcn.node']); // no simulator library on Windows: the DLLs are in System32
     expect(fs.readFileSync(path.join(dir!, 'hcn.node')).equals(fs.readFileSync(path.join(build.winDir, 'hcn.node')))).toBe(true);
