@@ -37,18 +37,20 @@ interface ApiPick {
   error?: string;
 }
 
+interface VersionInfo {
+  plugin: string;
+  cniVersions: string[];
+  platform: string;
+  node: string;
+  configuration: string;
+  addon: { path?: string; source?: string; capabilities?: NativeCapabilities; error?: string };
+  hns: { version?: string; error?: string };
+  api: { configured: string; auto?: ApiPick; configuredPick?: ApiPick };
+}
+
 export async function runVersion(ctx: OpsContext): Promise<number> {
   const failure = { platform: ctx.platform, hcnSim: ctx.io.env.HCN_SIM, verbose: ctx.args.verbose, hnsTimeoutSeconds: ctx.conf.hnsTimeoutSeconds };
-  const info: {
-    plugin: string;
-    cniVersions: string[];
-    platform: string;
-    node: string;
-    configuration: string;
-    addon: { path?: string; source?: string; capabilities?: NativeCapabilities; error?: string };
-    hns: { version?: string; error?: string };
-    api: { configured: string; auto?: ApiPick; configuredPick?: ApiPick };
-  } = {
+  const info: VersionInfo = {
     plugin: pluginVersion(),
     cniVersions: [...SUPPORTED_VERSIONS],
     platform: `${ctx.platform}/${process.arch}`,
@@ -102,16 +104,7 @@ export async function runVersion(ctx: OpsContext): Promise<number> {
   return 0;
 }
 
-function render(info: {
-  plugin: string;
-  cniVersions: string[];
-  platform: string;
-  node: string;
-  configuration: string;
-  addon: { path?: string; source?: string; capabilities?: NativeCapabilities; error?: string };
-  hns: { version?: string; error?: string };
-  api: { configured: string; auto?: ApiPick; configuredPick?: ApiPick };
-}): string {
+function render(info: VersionInfo): string {
   const lines: string[] = [];
   const kv = (k: string, v: string) => lines.push(`${`${k}:`.padEnd(22)}${v}`);
   const yesNo = (b: boolean) => (b ? 'yes' : 'no');
