@@ -92,3 +92,18 @@ describe('bridge mode', () => {
     expect(stateFiles(h).filter((f) => !f.startsWith('tombstones/'))).toEqual([]);
   });
 });
+
+describe('network types', () => {
+  it.each(['L2Bridge', 'Overlay', 'NAT', 'L2Tunnel'])('creates a %s network when asked, and the next pod finds it by name', async (type) => {
+    const conf = bridgeConf({ networkName: `net-${type.toLowerCase()}`, networkType: type, subnet: '10.99.0.0/24' });
+    const first = await cni(h, { verb: 'ADD', conf, containerId: 'pod-1', netns: await newNamespace() });
+    expect(first.exitCode).toBe(0);
+    const second = await cni(h, { verb: 'ADD', conf, containerId: 'pod-2', netns: await newNamespace() });
+    expect(second.exitCode).toBe(0);
+    const dump = await h.sim.control.dump();
+    // v2 views omit a zero-valued enum: NAT has no Type.
+    expect(dump.networks.map((n) => [n.Name, n.Type ?? 'NAT'])).toEqual([[`net-${type.toLowerCase()}`, type]]);
+    expect(dump.endpoints).toHaveLength(2);
+    expect(new Set(dump.endpoints.map((e) => String((e.IpConfigurations as Array<{ IpAddress: string }>)[0]!.IpAddress))).size).toBe(2);
+  });
+});
