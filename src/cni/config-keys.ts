@@ -17,7 +17,7 @@ export interface ConfigKey {
 
 export const CONFIG_KEYS: readonly ConfigKey[] = [
   // The spec's own keys.
-  { key: 'cniVersion', type: 'string', default: 'required', meaning: 'Spec version of the request and of the result: one of 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0 (exact match). CHECK needs 0.4.0 or later, GC and STATUS 1.1.0.' },
+  { key: 'cniVersion', type: 'string', default: '"0.1.0"', meaning: 'Spec version of the request and of the result: one of 0.1.0, 0.2.0, 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0 (exact match); absent means 0.1.0, as libcni reads it. 0.1.0 and 0.2.0 results have the legacy shape (ip4, ip6, dns). CHECK needs 0.4.0 or later, GC and STATUS 1.1.0.' },
   { key: 'name', type: 'string', default: 'required', meaning: 'Network configuration name: a letter or digit, then letters, digits, "_", "." or "-".' },
   { key: 'type', type: 'string', default: 'required', meaning: 'The plugin binary name (normally "hcn-cni").' },
   { key: 'capabilities', type: 'object', default: 'none', meaning: 'Capabilities the plugin accepts (portMappings, dns, mac). Tolerated on stdin because libcni leaves it there.' },
@@ -26,22 +26,25 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   { key: 'runtimeConfig.dns', type: '{servers, searches, options}', default: 'none', meaning: 'DNS from the runtime; replaces the static dns servers and search list when present.' },
   { key: 'runtimeConfig.mac', type: 'string', default: 'none', meaning: 'MAC for the pod interface: colon, dash or bare hex; unicast only. Normalised to AA-BB-CC-DD-EE-FF.' },
   { key: 'args', type: 'object', default: 'none', meaning: 'Reserved for the runtime (e.g. args.cni); passed through untouched.' },
-  { key: 'prevResult', type: 'result object', default: 'none', meaning: 'The previous result (DEL, CHECK; ADD in a chain), in any supported version\'s shape.' },
+  { key: 'prevResult', type: 'result object', default: 'none', meaning: 'The previous result (DEL, CHECK; ADD in a chain), in any supported version\'s shape. In an ADD without ipam, its IPv4 addresses, routes and dns are the pod\'s (chained after an IPAM-like plugin); with ipam as well it is error 7.' },
   { key: 'ipam', type: 'object', default: 'none (HNS assigns addresses)', meaning: 'Delegated IPAM. ipam.type is an executable name (no path) looked up on CNI_PATH only; the whole configuration is passed to it on stdin.' },
   { key: 'dns', type: '{nameservers, domain, search, options}', default: 'none', meaning: 'Static DNS for the pod (keys in any case: Nameservers, Search, ...).' },
-  { key: 'ipMasq', type: 'boolean', default: 'false', meaning: 'Only false is accepted: iptables masquerading does not exist on Windows; outbound NAT is configured with outboundNatExceptions.' },
+  { key: 'ipMasq', type: 'boolean', default: 'false', meaning: 'win-overlay\'s meaning: true adds the network\'s subnet as an OutBoundNAT exception (traffic inside the pod network is not source-NATed).' },
+  { key: 'delegate', type: 'object', default: 'none', meaning: 'A flannel-style wrapper: its keys are read as top-level keys (its type is ignored); a key set both here and at the top level with different values is error 7. flannel\'s subnet lease is not read: without ipam, HNS assigns addresses.' },
 
   // Windows and HNS settings.
   { key: 'mode', type: '"bridge" | "delegatedNic"', default: '"bridge"', meaning: 'bridge: attach to an HNS network (networkName). delegatedNic: give the pod a host NIC found by its MAC.' },
   { key: 'apiVersion', type: '"auto" | 1 | 2', default: '"auto"', meaning: 'HNS API: 1 (v1 HNS), 2 (HCN v2), or auto (v2 when the host has it). "1" and "2" as strings are accepted.' },
   { key: 'networkName', type: 'string', default: 'the value of name', meaning: 'Name of the HNS network to attach to in bridge mode.' },
-  { key: 'networkType', type: '"L2Bridge" | "Overlay" | "NAT" | "L2Tunnel"', default: '"L2Bridge"', meaning: 'Type of the network when it is created, and the type an existing one must have (any case).' },
-  { key: 'createNetwork', type: 'boolean', default: 'false', meaning: 'Create the bridge-mode network when it does not exist. Requires subnet.' },
-  { key: 'subnet', type: 'IPv4 CIDR', default: 'none', meaning: 'Subnet of a network the plugin creates (createNetwork, or delegatedNic without IPAM). Must be a network address; prefix /1 to /30.' },
-  { key: 'gateway', type: 'IPv4 address', default: 'the first address of subnet, when the plugin creates the network', meaning: 'Default gateway; must lie inside subnet when subnet is set.' },
-  { key: 'adapterName', type: 'string', default: 'none', meaning: 'Host adapter a created bridge-mode network binds to.' },
+  { key: 'networkType', type: '"L2Bridge" | "Overlay" | "NAT" | "L2Tunnel"', default: '"L2Bridge" (an existing network may then be L2Bridge or L2Tunnel)', meaning: 'Type of the network when it is created, and the type an existing one must have (any case); another type is error 7, as win-bridge and win-overlay refuse it.' },
+  { key: 'createNetwork', type: 'boolean', default: 'false; true when master and a subnet are set (sdnbridge creates its network)', meaning: 'Create the bridge-mode network when it does not exist. Requires subnet.' },
+  { key: 'subnet', type: 'IPv4 CIDR', default: 'none', meaning: 'Subnet of a network the plugin creates (createNetwork, or delegatedNic without IPAM). Must be a network address; prefix /1 to /30.', aliases: ['ipam.subnet (sdnbridge; an IPv4 network address)'] },
+  { key: 'gateway', type: 'IPv4 address', default: 'the first address of subnet, when the plugin creates the network', meaning: 'Default gateway; must lie inside subnet when subnet is set.', aliases: ['ipam.routes[0].GW (sdnbridge, with ipam.subnet)'] },
+  { key: 'adapterName', type: 'string', default: 'none', meaning: 'Host adapter a created bridge-mode network binds to.', aliases: ['master'] },
+  { key: 'master', type: 'string', default: 'none', meaning: 'sdnbridge\'s name for adapterName; with a subnet (ipam.subnet) it also turns createNetwork on.' },
+  { key: 'endpointMacPrefix', type: '"xx-xx"', default: '"0E-2A"', meaning: 'win-overlay: on an Overlay network with IPAM the endpoint MAC is the prefix followed by the four bytes of the pod\'s IPv4 address (0E-2A-0A-84-00-05).' },
   { key: 'mtu', type: 'integer 576-9000', default: 'none (HNS default)', meaning: 'Interface MTU; reported in 1.1.0 results.' },
-  { key: 'loopbackDSR', type: 'boolean', default: 'false', meaning: 'Let a pod reach itself through a service VIP (OutBoundNAT with the pod IP as destination).', aliases: ['windowsSettings.enableLoopbackDSR', 'optionalFlags.loopbackDSR'] },
+  { key: 'loopbackDSR', type: 'boolean', default: 'false', meaning: 'Let a pod reach itself through a service VIP (OutBoundNAT with the pod IP as destination). Needs HCN (v2) with DSR (HNS 9.3+ or 10.2+) and the pod IP before the endpoint exists (ipam, or a chained prevResult); otherwise error 2 or 7, never silently dropped.', aliases: ['windowsSettings.enableLoopbackDSR', 'optionalFlags.loopbackDSR'] },
   { key: 'outboundNatExceptions', type: 'list of IPv4 CIDRs', default: '[]', meaning: 'Destinations that are not source-NATed (OutBoundNAT exception list).', aliases: ['ipMasqNetwork (one CIDR, added to the list)'] },
   { key: 'ipMasqNetwork', type: 'IPv4 CIDR', default: 'none', meaning: 'win-bridge\'s single NAT exception; added to outboundNatExceptions.' },
   { key: 'AdditionalArgs', type: 'list of {Name, Value}', default: '[]', meaning: 'Azure CNI / sdnbridge policies: Name "EndpointPolicy" or "NetworkPolicy", Value an HNS policy object with a Type. Other names are ignored with a warning.' },
@@ -58,7 +61,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   { key: 'audit', type: 'boolean', default: 'true', meaning: 'Run the leak audit (ownerless HNS objects) during ADD.' },
 
   // GC input.
-  { key: 'cni.dev/valid-attachments', type: 'list of {containerID, ifname}', default: 'required for GC', meaning: 'GC: attachments that are still valid; everything else the plugin owns may be removed. null means an empty list.', aliases: ['cni.dev/attachments (spec 1.1.0 tag spelling; read when valid-attachments is absent)'] },
+  { key: 'cni.dev/valid-attachments', type: 'list of {containerID, ifname}', default: 'none valid', meaning: 'GC: attachments that are still valid; everything else the plugin owns may be removed. null means an empty list; absent (libcni\'s GC without arguments) means none is valid, with a warning.', aliases: ['cni.dev/attachments (spec 1.1.0 tag spelling; read when valid-attachments is absent)'] },
   { key: 'cni.dev/attachments', type: 'list of {containerID, ifname}', default: 'none', meaning: 'Older spelling of cni.dev/valid-attachments.' },
 ];
 

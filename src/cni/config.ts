@@ -32,7 +32,7 @@ import {
   type RuntimeDns,
   type Verb,
 } from './types';
-import { isSupportedVersion } from './version';
+import { DEFAULT_CONF_VERSION, isSupportedVersion } from './version';
 
 export interface ConfContextOptions {
   platform: NodeJS.Platform;
@@ -63,10 +63,12 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
   if (!isPlainObject(raw)) {
     throw new CniError(CniCode.DECODE_FAILURE, `network configuration must be a JSON object, got ${describeValue(raw)}`);
   }
-  const f = new Fields(raw, '');
   const warnings: string[] = [];
+  const flat = flattenDelegate(raw, warnings);
+  const f = new Fields(flat, '');
 
-  const cniVersion = f.get('cniVersion');
+  const givenVersion = f.get('cniVersion');
+  const cniVersion = givenVersion === undefined || givenVersion === '' ? DEFAULT_CONF_VERSION : givenVersion;
   if (!isSupportedVersion(cniVersion)) {
     throw new CniError(
       CniCode.INCOMPATIBLE_VERSION,
@@ -84,33 +86,33 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
   const mode = oneOf(f, 'mode', MODES) ?? DEFAULTS.mode;
   const apiVersion = parseApiVersion(f);
   const networkName = f.nonEmptyString('networkName') ?? name;
-  const networkType = oneOf(f, 'networkType', NETWORK_TYPES) ?? DEFAULTS.networkType;
-  const createNetwork = f.boolean('createNetwork') ?? DEFAULTS.createNetwork;
+  const givenType = oneOf(f, 'networkType', NETWORK_TYPES);
+  const networkType = givenType ?? DEFAULTS.networkType;
+  const adapterName = parseAdapterName(f);
+  const sdn = sdnbridgeNetwork(f);
+  const subnet = parseSubnet(f) ?? sdn.subnet;
+  // sdnbridge creates a missing network from "master" and "ipam.subnet" itself (microsoft/windows-container-networking
+  // common/core/network.go getOrCreateNetwork): a configuration that names the adapter asks for that.
+  const createNetwork = f.boolean('createNetwork') ?? (f.has('master') && subnet !== undefined ? true : DEFAULTS.createNetwork);
   if (createNetwork && mode === 'delegatedNic') {
     warnings.push('"createNetwork" only applies to bridge mode and is ignored in delegatedNic mode');
   }
 
-  const subnet = parseSubnet(f);
   if (createNetwork && subnet === undefined) {
     throw invalidConfigMsg(`"${f.pathOf('createNetwork')}" is true but "subnet" is not set; a network can only be created with a subnet`);
   }
-  let gateway = parseGateway(f, subnet);
+  let gateway = parseGateway(f, subnet) ?? (subnet !== undefined && sdn.subnet === subnet ? sdn.gateway : undefined);
   // The gateway default only exists where the plugin creates the network; for an existing network HNS knows it.
   if (gateway === undefined && subnet !== undefined && (createNetwork || mode === 'delegatedNic')) {
     gateway = formatIpv4(parseIpv4Cidr(subnet)!.network + 1);
   }
 
-  const adapterName = f.nonEmptyString('adapterName');
   const mtu = f.integer('mtu', 576, 9000);
 
-  const ipMasq = f.boolean('ipMasq');
-  if (ipMasq === true) {
-    throw unsupportedField(
-      f.pathOf('ipMasq'),
-      true,
-      'iptables masquerading does not exist on Windows; list the destinations that must not be NATed in "outboundNatExceptions"',
-    );
-  }
+  // win-overlay's meaning (containernetworking/plugins plugins/main/windows/win-overlay): the network's subnet is not
+  // source-NATed (an OutBoundNAT exception), everything else is.
+  const ipMasq = f.boolean('ipMasq') ?? false;
+  const endpointMacPrefix = parseMacPrefix(f);
 
   const windowsSettings = f.child('windowsSettings');
   const optionalFlags = f.child('optionalFlags');
@@ -128,7 +130,7 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
   const logLevel = parseLogLevel(f);
   const audit = f.boolean('audit') ?? DEFAULTS.audit;
 
-  const ipam = parseIpam(f, warnings);
+  const ipam = parseIpam(f, warnings, createNetwork && sdn.subnet !== undefined && sdn.subnet === subnet);
   const dns = parseDns(f, warnings);
   const endpointPolicies: RawPolicy[] = [];
   const networkPolicies: RawPolicy[] = [];
@@ -140,7 +142,7 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
   const prevRaw = f.get('prevResult');
   const prevResult = prevRaw === undefined ? undefined : parsePrevResult(prevRaw, f.pathOf('prevResult'));
 
-  const validAttachments = ctx.verb === 'GC' ? parseAttachments(f) : undefined;
+  const validAttachments = ctx.verb === 'GC' ? parseAttachments(f, warnings) : undefined;
 
   // Everything documented is known; what is left was neither documented nor reserved.
   f.touch(...TOP_LEVEL_KEYS, ...TOLERATED_KEYS);
@@ -156,7 +158,10 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
     apiVersion,
     networkName,
     networkType,
+    networkTypeSet: givenType !== undefined,
     createNetwork,
+    ipMasq,
+    endpointMacPrefix,
     dns,
     endpointPolicies,
     networkPolicies,
@@ -181,7 +186,88 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
   if (logFile !== undefined) conf.logFile = logFile;
   if (prevResult !== undefined) conf.prevResult = prevResult;
   if (validAttachments !== undefined) conf.validAttachments = validAttachments;
+  if (flat !== raw) conf.effective = flat;
   return conf;
+}
+
+/**
+ * flattenDelegate: a flannel-style wrapper ({"type": "flannel", "delegate": {...the real settings...}}, as in
+ * containernetworking/plugins win-bridge/sample-v2.conf and microsoft/windows-container-networking
+ * example/flannel_*.conf). flannel hands the delegate object to the delegate plugin with name and cniVersion set, so
+ * the delegate's keys are read here as if they were top-level; a key present in both with different values is
+ * code 7. flannel would also have filled in ipam from its subnet lease, which no plugin but flannel can read.
+ */
+function flattenDelegate(raw: Record<string, unknown>, warnings: string[]): Record<string, unknown> {
+  const key = Object.keys(raw).find((k) => k.toLowerCase() === 'delegate');
+  if (key === undefined || raw[key] === null) return raw;
+  const delegate = raw[key];
+  if (!isPlainObject(delegate)) throw invalidConfig(key, 'an object (the settings of a flannel-style wrapper)', delegate);
+  const out: Record<string, unknown> = {};
+  const lowerOut = new Map<string, string>();
+  for (const [k, v] of Object.entries(delegate)) {
+    if (k.toLowerCase() === 'type') continue; // the delegate's type names the peer plugin this configuration replaces
+    out[k] = v;
+    lowerOut.set(k.toLowerCase(), k);
+  }
+  for (const [k, v] of Object.entries(raw)) {
+    if (k === key) continue;
+    const dk = lowerOut.get(k.toLowerCase());
+    if (dk !== undefined) {
+      if (JSON.stringify(raw[k]) !== JSON.stringify(out[dk])) {
+        throw invalidConfigMsg(`"${k}" is set both at the top level (${describeValue(v)}) and in "${key}.${dk}" (${describeValue(out[dk])}); keep one`);
+      }
+      delete out[dk];
+    }
+    out[k] = v;
+  }
+  const dt = Object.entries(delegate).find(([k]) => k.toLowerCase() === 'type')?.[1];
+  const hasIpam = Object.keys(delegate).some((k) => k.toLowerCase() === 'ipam');
+  warnings.push(
+    `"${key}" (a flannel-style wrapper${typeof dt === 'string' ? ` for ${JSON.stringify(dt)}` : ''}): its settings are applied as top-level keys` +
+      (hasIpam ? '' : "; flannel's subnet lease is not read, so HNS assigns addresses unless \"ipam\" is set"),
+  );
+  return out;
+}
+
+/** parseAdapterName: `adapterName`, or sdnbridge's `master` (the host adapter it creates the network on). */
+function parseAdapterName(f: Fields): string | undefined {
+  const given: Array<[string, string]> = [];
+  const own = f.nonEmptyString('adapterName');
+  if (own !== undefined) given.push([f.pathOf('adapterName'), own]);
+  const master = f.nonEmptyString('master');
+  if (master !== undefined) given.push([f.pathOf('master'), master]);
+  return agree(given);
+}
+
+/**
+ * sdnbridgeNetwork: the network sdnbridge would create, from `ipam.subnet` and `ipam.routes[0].GW` (microsoft/
+ * windows-container-networking cni/cni.go GetNetworkInfo: gateway = routes[0].GW, else the subnet's first address).
+ * Only an IPv4 network address counts; anything else in ipam.subnet is the delegated IPAM's business.
+ */
+function sdnbridgeNetwork(f: Fields): { subnet?: string; gateway?: string } {
+  const ipam = f.child('ipam', false);
+  if (!ipam) return {};
+  const s = ipam.get('subnet');
+  const cidr = typeof s === 'string' ? parseIpv4Cidr(s) : undefined;
+  if (typeof s !== 'string' || !cidr || cidr.address !== cidr.network || cidr.prefix < 1 || cidr.prefix > 30) return {};
+  const routes = ipam.get('routes');
+  const first = Array.isArray(routes) && isPlainObject(routes[0]) ? f.nested(routes[0], `${ipam.pathOf('routes')}[0]`, false) : undefined;
+  const gw = first?.get('GW');
+  if (typeof gw === 'string' && parseIpv4(gw) !== undefined) {
+    const a = parseIpv4(gw)!;
+    if (a > cidr.network && a < cidr.last) return { subnet: s, gateway: gw };
+  }
+  return { subnet: s };
+}
+
+/** parseMacPrefix: win-overlay's endpointMacPrefix, "xx-xx" (two hex bytes); default "0E-2A" as win-overlay's. */
+function parseMacPrefix(f: Fields): string {
+  const v = f.get('endpointMacPrefix');
+  if (v === undefined) return '0E-2A';
+  if (typeof v !== 'string' || !/^[0-9a-fA-F]{2}-[0-9a-fA-F]{2}$/.test(v)) {
+    throw invalidConfig(f.pathOf('endpointMacPrefix'), 'two hex bytes "xx-xx" (e.g. "0E-2A")', v);
+  }
+  return v.toUpperCase();
 }
 
 /** oneOf: a string matching one of `choices` case-insensitively, returned in canonical spelling. */
@@ -309,13 +395,15 @@ function absolutePath(f: Fields, name: string, platform: NodeJS.Platform): strin
  * could steer the lookup elsewhere (separators, "..", a drive colon, NUL) is refused. An ipam block without a type
  * (sdnbridge uses one for the subnet) means "HNS assigns addresses" and is reported as ignored.
  */
-function parseIpam(f: Fields, warnings: string[]): NetConf['ipam'] {
+function parseIpam(f: Fields, warnings: string[], subnetUsed: boolean): NetConf['ipam'] {
   const ipam = f.child('ipam', false);
   if (!ipam) return undefined;
   const typeKey = ipam.key('type');
   const t = ipam.get('type');
   if (t === undefined) {
-    const keys = Object.keys(ipam.obj);
+    // ipam.subnet and ipam.routes made the network this ADD may create (sdnbridge's keys): they are not ignored.
+    const keys = Object.keys(ipam.obj).filter((k) => !subnetUsed || !['subnet', 'routes'].includes(k.toLowerCase()));
+    if (keys.length === 0) return undefined;
     if (keys.length > 0) {
       warnings.push(`"${ipam.path}" has no "type"; HNS assigns addresses and ${keys.map((k) => `"${ipam.path}.${k}"`).join(', ')} ignored`);
     }
@@ -460,13 +548,16 @@ function parsePortMappings(rc: Fields, warnings: string[]): PortMapping[] {
 /**
  * parseAttachments: GC's list of still-valid attachments. `cni.dev/valid-attachments` is read first and the older
  * `cni.dev/attachments` (the spelling at the spec-v1.1.0 tag) second; libcni sends both. null means an empty list
- * (Go marshals an empty slice that way). A GC with neither key is refused: treating "no list" as "nothing is valid"
- * would delete every attachment on the node.
+ * (Go marshals an empty slice that way). Neither key: libcni's GC without arguments (an empty list, see below).
  */
-function parseAttachments(f: Fields): Attachment[] {
+function parseAttachments(f: Fields, warnings: string[]): Attachment[] {
   const name = f.key('cni.dev/valid-attachments') !== undefined ? 'cni.dev/valid-attachments' : f.key('cni.dev/attachments') !== undefined ? 'cni.dev/attachments' : undefined;
   if (name === undefined) {
-    throw invalidConfigMsg('GC needs "cni.dev/valid-attachments" (or the older "cni.dev/attachments"), the list of attachments still in use');
+    // containernetworking/cni libcni/api.go GCNetworkList: without GC arguments from the runtime, libcni DELs every
+    // attachment it has cached for the network and then sends GC with neither key. Its meaning is "no attachment
+    // is valid", and that is how it is read here.
+    warnings.push('GC without "cni.dev/valid-attachments": as libcni means it, no attachment of this network is valid; all are removed');
+    return [];
   }
   const list = f.array(name, 'a list of {containerID, ifname} objects') ?? [];
   return list.map((entry, i) => {

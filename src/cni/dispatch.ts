@@ -24,7 +24,7 @@ import {
   type NetConf,
   type Verb,
 } from './types';
-import { LATEST_VERSION, MIN_VERSION_FOR, isSupportedVersion, isVersionString, versionAtLeast } from './version';
+import { DEFAULT_CONF_VERSION, LATEST_VERSION, MIN_VERSION_FOR, isSupportedVersion, isVersionString, versionAtLeast } from './version';
 
 /** MAX_STDIN_BYTES: 1 MiB. Real configurations are a few KiB; more is a runaway producer, not a network config. */
 export const MAX_STDIN_BYTES = 1024 * 1024;
@@ -100,8 +100,9 @@ async function run(input: DispatchInput, deps: DispatchDeps, progress: Progress)
   if (requested !== undefined && typeof requested !== 'string') {
     throw new CniError(CniCode.DECODE_FAILURE, `failed to decode the network configuration: "${top.pathOf('cniVersion')}" must be a string, got ${describeValue(requested)}`);
   }
-  progress.requestedVersion = requested;
-  checkVersion(verb, requested);
+  // No cniVersion means 0.1.0 (libcni and skel read it so); errors then carry 0.1.0 too.
+  progress.requestedVersion = requested === undefined || requested === '' ? DEFAULT_CONF_VERSION : requested;
+  checkVersion(verb, progress.requestedVersion);
 
   const conf = parseNetConf(raw, { platform: deps.platform, defaults: deps.defaults, verb });
   progress.conf = conf;
@@ -109,7 +110,9 @@ async function run(input: DispatchInput, deps: DispatchDeps, progress: Progress)
   progress.log = makeLogger(deps, conf, progress);
 
   const path = splitCniPath(env.CNI_PATH, deps.platform);
-  const ipam = (deps.ipamFactory ?? createIpamClient)({ conf, env, stdin: input.stdin, path, platform: deps.platform });
+  // A flannel-style wrapper's IPAM reads its settings at the top level, as the delegate plugin would have got them.
+  const stdin = conf.effective ? Buffer.from(JSON.stringify(conf.effective)) : input.stdin;
+  const ipam = (deps.ipamFactory ?? createIpamClient)({ conf, env, stdin, path, platform: deps.platform });
 
   switch (verb) {
     case 'ADD':
@@ -152,16 +155,10 @@ function answerVersion(stdin: Buffer, progress: Progress): string {
 }
 
 /**
- * checkVersion: exact match against SUPPORTED_VERSIONS (like skel), then the verb's minimum. A missing cniVersion is
- * what libcni reads as "0.1.0", which we do not speak.
+ * checkVersion: exact match against SUPPORTED_VERSIONS (like skel), then the verb's minimum (CHECK 0.4.0, GC and
+ * STATUS 1.1.0). A missing cniVersion has already become "0.1.0", as libcni reads it.
  */
-function checkVersion(verb: Verb, requested: string | undefined): void {
-  if (requested === undefined || requested === '') {
-    throw new CniError(
-      CniCode.INCOMPATIBLE_VERSION,
-      `incompatible CNI version: the configuration has no cniVersion (which means 0.1.0); this plugin supports ${SUPPORTED_VERSIONS.join(', ')}`,
-    );
-  }
+function checkVersion(verb: Verb, requested: string): void {
   if (!isSupportedVersion(requested)) {
     throw new CniError(
       CniCode.INCOMPATIBLE_VERSION,
@@ -243,15 +240,20 @@ function makeLogger(deps: DispatchDeps, conf: NetConf, progress: Progress): Logg
   }
 }
 
-/** logOutcome: the one line per invocation: who, what, how long, and how it ended. Logging never fails the verb. */
+/**
+ * logOutcome: a warn line per configuration warning, then the one line per invocation: who, what, how long, and how
+ * it ended. Logging never fails the verb.
+ */
 function logOutcome(env: Env, deps: DispatchDeps, progress: Progress, durationMs: number, failure: CniError | undefined, cause: unknown): void {
   try {
     const log = progress.log ?? deps.createLogger({ level: 'info' });
-    const line: Record<string, unknown> = { verb: progress.verb ?? env.CNI_COMMAND ?? null, durationMs };
-    if (env.CNI_CONTAINERID) line.containerId = env.CNI_CONTAINERID;
-    if (env.CNI_IFNAME) line.ifname = env.CNI_IFNAME;
-    if (progress.conf) line.network = progress.conf.name;
-    if (progress.warnings.length > 0) line.warnings = progress.warnings;
+    const who: Record<string, unknown> = { verb: progress.verb ?? env.CNI_COMMAND ?? null };
+    if (env.CNI_CONTAINERID) who.containerId = env.CNI_CONTAINERID;
+    if (env.CNI_IFNAME) who.ifname = env.CNI_IFNAME;
+    if (progress.conf) who.network = progress.conf.name;
+    // Each accepted-but-ignored thing gets a warn line of its own: buried in the verb's info line it went unseen.
+    for (const warning of progress.warnings) log.warn({ ...who, warning }, warning);
+    const line: Record<string, unknown> = { ...who, durationMs };
     if (failure === undefined) {
       log.info({ ...line, outcome: 'ok' }, `${progress.verb} ok`);
       return;

@@ -143,6 +143,16 @@ class ExecIpamClient implements IpamClient {
     await this.run('DEL', { CNI_CONTAINERID: attachment.containerId, CNI_IFNAME: attachment.ifname }, this.requestAt(version, false));
   }
 
+  async installed(): Promise<boolean> {
+    if (!this.configured) return false;
+    try {
+      await this.locate();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   async gc(): Promise<boolean> {
     return this.forwardIfSupported('GC');
   }

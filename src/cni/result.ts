@@ -3,6 +3,9 @@
  * result of any supported version (prevResult from the runtime, the output of delegated IPAM) back into neutral form.
  *
  * Shapes by version (SPEC.md at each tag):
+ * - 0.1.0 / 0.2.0: no interfaces; `ip4` and `ip6` objects {ip, gateway, routes} holding the first address of each
+ *   family and the routes of that family; `dns`. Converted as containernetworking/cni pkg/types/040/types.go
+ *   (convertTo02x) does: later addresses of a family are dropped, a route goes with its destination's family.
  * - 0.3.0 – 0.4.0: ips[].version ("4"/"6") is REQUIRED (libcni 1.1.2 turns a missing one into "", which breaks).
  * - 1.0.0: ips[].version is gone.
  * - 1.1.0: interfaces gain mtu/socketPath/pciID, routes gain mtu/advmss/priority/table/scope.
@@ -16,6 +19,7 @@ import { versionAtLeast } from './version';
 
 /** renderResult: the JSON object for `result` in `version`'s shape, with `cniVersion` set. */
 export function renderResult(result: CniResult, version: CniVersion): Record<string, unknown> {
+  if (!versionAtLeast(version, '0.3.0')) return renderLegacy(result, version);
   const v11 = versionAtLeast(version, '1.1.0');
   const withIpVersion = !versionAtLeast(version, '1.0.0');
   const out: Record<string, unknown> = { cniVersion: version };
@@ -64,6 +68,31 @@ export function renderResult(result: CniResult, version: CniVersion): Record<str
   return out;
 }
 
+/**
+ * renderLegacy: the 0.1.0/0.2.0 shape. An IPv6 address becomes `ip6` exactly as an IPv4 one becomes `ip4`, so a
+ * dual-stack result keeps both families.
+ */
+export function renderLegacy(result: CniResult, version: CniVersion): Record<string, unknown> {
+  const out: Record<string, unknown> = { cniVersion: version };
+  const byFamily: Partial<Record<'4' | '6', { ip: string; gateway?: string; routes?: Array<{ dst: string; gw?: string }> }>> = {};
+  for (const ip of result.ips) {
+    const family = ipFamily(ip.address);
+    if (family === undefined) throw new TypeError(`result ips[].address ${JSON.stringify(ip.address)} is not a CIDR`);
+    if (byFamily[family]) continue;
+    byFamily[family] = ip.gateway ? { ip: ip.address, gateway: ip.gateway } : { ip: ip.address };
+  }
+  for (const r of result.routes) {
+    const target = byFamily[ipFamily(r.dst) ?? '4'];
+    if (!target) continue;
+    (target.routes ??= []).push(r.gw ? { dst: r.dst, gw: r.gw } : { dst: r.dst });
+  }
+  if (byFamily['4']) out.ip4 = byFamily['4'];
+  if (byFamily['6']) out.ip6 = byFamily['6'];
+  const dns = renderDns(result.dns);
+  if (dns) out.dns = dns;
+  return out;
+}
+
 /** renderDns: the non-empty parts of a Dns, or undefined when nothing is set. */
 export function renderDns(dns: Dns): Dns | undefined {
   const o: Dns = {};
@@ -75,7 +104,7 @@ export function renderDns(dns: Dns): Dns | undefined {
 }
 
 /**
- * parseResult: a result object of any supported version (0.3.0 – 1.1.0 shapes) into neutral form. `fail` turns a
+ * parseResult: a result object of any supported version (0.1.0 – 1.1.0 shapes) into neutral form. `fail` turns a
  * problem sentence into the caller's error (code 6 for prevResult, 102 for IPAM output). Keys match
  * case-insensitively, like the Go types that produce these results; unknown keys are ignored.
  */
@@ -88,14 +117,42 @@ export function parseResult(
   if (!isPlainObject(raw)) throw fail(`"${path}" must be an object, got ${raw === null ? 'null' : Array.isArray(raw) ? 'a list' : typeof raw}`);
   const f = new Fields(raw, path, { strict: false, fail });
 
-  // 0.1/0.2 results (ip4/ip6 objects) cannot occur: we refuse those versions before anything asks for a result.
+  // 0.1/0.2 results: an IPAM asked at those versions (host-local answers a 0.2.0 conflist so), or a 0.2.0 prevResult.
   if (f.has('ip4') || f.has('ip6')) {
-    throw fail(`"${path}" is a pre-0.3.0 result (ip4/ip6); supported result versions are 0.3.0 to 1.1.0`);
+    if (f.has('ips') || f.has('interfaces')) throw fail(`"${path}" mixes the 0.2.0 shape (ip4/ip6) with ips/interfaces`);
+    return { ...parseLegacy(f), dns: parseDnsField(f) };
   }
 
   const interfaces = listOf(f, 'interfaces', (e) => parseInterface(e));
   const ips = listOf(f, 'ips', (e) => parseIp(e, interfaces.length, options.dropInterfaceIndex === true));
   const routes = listOf(f, 'routes', (e) => parseRoute(e));
+  return { interfaces, ips, routes, dns: parseDnsField(f) };
+}
+
+/** parseLegacy: ip4/ip6 {ip, gateway, routes} → ips and routes (containernetworking/cni pkg/types/040 convertFrom02x). */
+function parseLegacy(f: Fields): Pick<CniResult, 'interfaces' | 'ips' | 'routes'> {
+  const ips: IpConfig[] = [];
+  const routes: Route[] = [];
+  for (const [key, family] of [['ip4', '4'], ['ip6', '6']] as const) {
+    const c = f.child(key, false);
+    if (!c) continue;
+    const address = c.get('ip');
+    if (typeof address !== 'string' || !isIpCidr(address) || ipFamily(address) !== family) {
+      throw c.invalid(c.pathOf('ip'), `an IPv${family} address in CIDR form`, address);
+    }
+    const ip: IpConfig = { address };
+    const gateway = c.string('gateway');
+    if (gateway) {
+      if (!isIpAddress(gateway) || ipFamily(gateway) !== family) throw c.invalid(c.pathOf('gateway'), `an IPv${family} address`, gateway);
+      ip.gateway = gateway;
+    }
+    ips.push(ip);
+    routes.push(...listOf(c, 'routes', (e) => parseRoute(e)));
+  }
+  return { interfaces: [], ips, routes };
+}
+
+function parseDnsField(f: Fields): Dns {
   const dnsF = f.child('dns', false);
   const dns: Dns = {};
   if (dnsF) {
@@ -110,7 +167,7 @@ export function parseResult(
     if (search) dns.search = search;
     if (options) dns.options = options;
   }
-  return { interfaces, ips, routes, dns };
+  return dns;
 }
 
 /** parseIpamResult: parseResult plus IPAM-specific expectations (at least one address). */

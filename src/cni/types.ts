@@ -4,7 +4,12 @@
  * so the plugin may use them without reaching up into the dispatcher.
  */
 
-export const SUPPORTED_VERSIONS = ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] as const;
+/**
+ * 0.1.0 and 0.2.0 are spoken because the peers' samples are written for them (win-bridge, win-overlay and every
+ * microsoft/windows-container-networking example are 0.2.0 or unversioned) and the peers accept every version; their
+ * results take the legacy ip4/ip6 shape (src/cni/result.ts).
+ */
+export const SUPPORTED_VERSIONS = ['0.1.0', '0.2.0', '0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] as const;
 export type CniVersion = (typeof SUPPORTED_VERSIONS)[number];
 
 export type Verb = 'ADD' | 'DEL' | 'CHECK' | 'VERSION' | 'GC' | 'STATUS';
@@ -118,8 +123,14 @@ export interface NetConf {
   networkName: string;
   /** Its type when it is created, and the type an existing one must have. Default L2Bridge. */
   networkType: BridgeNetworkType;
-  /** Create the bridge-mode network when it does not exist (needs `subnet`). Default false. */
+  /** Whether networkType was configured (else an existing L2Bridge or L2Tunnel network is accepted, as win-bridge does). */
+  networkTypeSet: boolean;
+  /** Create the bridge-mode network when it does not exist (needs `subnet`). Default false; true with sdnbridge's `master`. */
   createNetwork: boolean;
+  /** win-overlay's ipMasq: the network's subnet becomes an OutBoundNAT exception. Default false. */
+  ipMasq: boolean;
+  /** win-overlay's endpointMacPrefix ("0E-2A"): on Overlay networks with IPAM the MAC is prefix + the IPv4's bytes. */
+  endpointMacPrefix: string;
   /** IPv4 CIDR of the network (bridge-mode creation; delegated-NIC networks without IPAM). */
   subnet?: string;
   /** Default gateway. Default: for a created network, the subnet's first address. */
@@ -172,6 +183,8 @@ export interface NetConf {
 
   /** The configuration object exactly as it arrived on stdin. */
   raw: Readonly<Record<string, unknown>>;
+  /** A flannel-style wrapper's settings lifted to the top level: what delegated IPAM is given instead of stdin. */
+  effective?: Readonly<Record<string, unknown>>;
 }
 
 /** What delegated IPAM returns (the abbreviated result: no interfaces normally). */
@@ -191,6 +204,8 @@ export interface IpamClient {
   add(): Promise<IpamResult>;
   del(): Promise<void>;
   check(): Promise<void>;
+  /** Whether ipam.type is found on CNI_PATH (false when none is configured). */
+  installed(): Promise<boolean>;
   /** DEL on behalf of another attachment (GC). */
   delFor(attachment: Attachment): Promise<void>;
   /** Forwards GC (only when the IPAM supports 1.1.0; reports false when it does not). */

@@ -10,6 +10,12 @@ export const LATEST_VERSION: CniVersion = '1.1.0';
 
 const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$/;
 
+/**
+ * DEFAULT_CONF_VERSION: what a configuration without cniVersion means. containernetworking/cni pkg/version/conf.go
+ * (ConfigDecoder.Decode) reads a missing or empty cniVersion as "0.1.0", and the peers' skel accepts it.
+ */
+export const DEFAULT_CONF_VERSION: CniVersion = '0.1.0';
+
 /** isSupportedVersion: exact string match against SUPPORTED_VERSIONS, like skel. */
 export function isSupportedVersion(v: unknown): v is CniVersion {
   return typeof v === 'string' && (SUPPORTED_VERSIONS as readonly string[]).includes(v);

@@ -33,6 +33,8 @@ export interface NetworkInfo {
   /** The host adapter the network binds (NetAdapterName policy / NetworkAdapterName). */
   adapterName?: string;
   subnets: SubnetInfo[];
+  /** The host's address on an Overlay network (v1 ManagementIP; HCN's network document has no such field). */
+  managementIp?: string;
 }
 
 export interface EndpointIp {
@@ -257,7 +259,19 @@ export function networkFromV1(n: HnsV1Network): NetworkInfo {
     flags: Number(n.Flags ?? 0),
     adapterName: n.NetworkAdapterName || undefined,
     subnets: (n.Subnets ?? []).map((s) => (s.GatewayAddress ? { prefix: s.AddressPrefix, gateway: s.GatewayAddress } : { prefix: s.AddressPrefix })),
+    ...(typeof n.ManagementIP === 'string' && n.ManagementIP !== '' ? { managementIp: n.ManagementIP } : {}),
   };
+}
+
+/**
+ * managementIpOf: the network's ManagementIP. win-overlay reads it from the v1 network (hcsshim GetHNSNetworkByName)
+ * even on its HCN path (containernetworking/plugins plugins/main/windows/win-overlay); so do we, when HNSCall exists.
+ */
+export async function managementIpOf(api: HnsApi, network: NetworkInfo): Promise<string | undefined> {
+  if (network.managementIp !== undefined) return network.managementIp;
+  if (!api.hcn.capabilities.v1Supported) return undefined;
+  const n = await api.hcn.hnsCall<HnsV1Network>('GET', `/networks/${network.id}`);
+  return typeof n?.ManagementIP === 'string' && n.ManagementIP !== '' ? n.ManagementIP : undefined;
 }
 
 export function endpointFromV1(e: HnsV1Endpoint): EndpointInfo {

@@ -4,6 +4,7 @@
  * {"Type":"OutBoundNAT","Settings":{"Exceptions":[…]}}), whichever API the host ends up using. We keep the v2 typed
  * form as the canonical one and render v1 from it.
  */
+import { policyProblem } from './policy-values';
 import type { FlatPolicy, TypedPolicy } from './schema';
 
 export class PolicyError extends Error {
@@ -97,8 +98,28 @@ function isObj(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Accepts a policy in either form and returns the v2 typed form. `where` names it in errors. */
+/**
+ * Accepts a policy in either form and returns the v2 typed form. `where` names it in errors. The values of the types
+ * we translate are checked (src/hns/policy-values.ts): a bad one is a PolicyError naming the key as the configuration
+ * spelled it and its value, which the plugin answers with code 7.
+ */
 export function toTyped(policy: unknown, where = 'policy'): TypedPolicy {
+  const typed = translate(policy, where);
+  const typeKey = isObj(policy) && 'type' in policy && !('Type' in policy) ? 'type' : 'Type';
+  const settingsKey = isObj(policy) ? (policy.Settings !== undefined ? 'Settings' : policy.settings !== undefined ? 'settings' : undefined) : undefined;
+  const m = BY_V2.get(typed.Type.toLowerCase());
+  const reverse = m && !settingsKey ? Object.fromEntries(Object.entries(m.fields).map(([v1, v2]) => [v2, v1])) : {};
+  const keyOf = (field: string) =>
+    settingsKey ? `${where}.${settingsKey}.${field}` : `${where}.${reverse[field] ?? (field === 'Protocols' && isObj(policy) && 'Protocol' in policy ? 'Protocol' : field)}`;
+  const problem = policyProblem(typed.Type, typed.Settings ?? {}, keyOf);
+  if (problem) {
+    const got = problem.value === undefined ? 'nothing' : JSON.stringify(problem.value);
+    throw new PolicyError(`"${problem.key}" must be ${problem.what}, got ${got} (${String((policy as Obj)[typeKey])} policy)`);
+  }
+  return typed;
+}
+
+function translate(policy: unknown, where: string): TypedPolicy {
   if (!isObj(policy)) throw new PolicyError(`${where} must be an object, got ${JSON.stringify(policy)}`);
   const type = policy.Type ?? policy.type;
   if (typeof type !== 'string' || type === '') throw new PolicyError(`${where} has no string "Type"`);

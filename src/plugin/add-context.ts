@@ -40,14 +40,18 @@ export interface Addressing {
   ipamAllocated: boolean;
   /** MAC the IPAM result reported for the interface, if any. */
   ipamMac: string | undefined;
+  /** The addresses were chosen before the endpoint (IPAM, a record, a chained prevResult), not by HNS. */
+  fromIpam?: boolean;
 }
 
 /** Addresses for a fresh ADD (IPAM when configured) or for re-creating a recorded attachment (no new allocation). */
 export async function allocate(a: AddContext, reuse?: AttachmentRecord): Promise<Addressing> {
   if (reuse) {
     const r = reuse.result as { ips?: IpConfig[]; routes?: Route[]; dns?: Dns };
-    return { ips: r.ips ?? [], routes: r.routes ?? [], dns: r.dns, ipamAllocated: reuse.ipamAllocated, ipamMac: undefined };
+    return { ips: r.ips ?? [], routes: r.routes ?? [], dns: r.dns, ipamAllocated: reuse.ipamAllocated, ipamMac: undefined, fromIpam: reuse.ipamAllocated };
   }
+  const chained = chainedAddresses(a);
+  if (chained) return chained;
   if (!a.ctx.ipam.configured) return { ips: [], routes: [], dns: undefined, ipamAllocated: false, ipamMac: undefined };
   const r = await a.ctx.ipam.add();
   a.undo.push('release the IPAM allocation', () => a.ctx.ipam.del());
@@ -56,7 +60,30 @@ export async function allocate(a: AddContext, reuse?: AttachmentRecord): Promise
     throw new CniError(CniCode.UNSUPPORTED_FIELD, `unsupported field: IPAM returned the IPv6 address ${v6.address}; hcn-cni attaches IPv4 only`);
   }
   if (r.ips.length === 0) throw new CniError(CniCode.IPAM_FAILURE, `ipam plugin "${a.ctx.ipam.type}" returned no IP address`);
-  return { ips: r.ips, routes: r.routes, dns: r.dns, ipamAllocated: true, ipamMac: r.interfaces.find((i) => i.mac)?.mac };
+  return { ips: r.ips, routes: r.routes, dns: r.dns, ipamAllocated: true, ipamMac: r.interfaces.find((i) => i.mac)?.mac, fromIpam: true };
+}
+
+/**
+ * chainedAddresses: an ADD after another plugin in a chain gets that plugin's result as prevResult; its addresses
+ * (an IPAM-like plugin such as static before us) are the pod's. Not ours to release: ipamAllocated stays false.
+ * With delegated IPAM configured too, two sources would claim the address: code 7 rather than a silent choice.
+ */
+export function chainedAddresses(a: Pick<AddContext, 'conf' | 'ctx'>): Addressing | undefined {
+  const prev = a.ctx.verb === 'ADD' ? a.conf.prevResult : undefined;
+  if (!prev || prev.ips.length === 0) return undefined;
+  if (a.ctx.ipam.configured) {
+    throw new CniError(
+      CniCode.INVALID_NETWORK_CONFIG,
+      `invalid network configuration: "prevResult" carries ${prev.ips.map((ip) => ip.address).join(', ')} from an earlier plugin of the chain, and "ipam" (${a.ctx.ipam.type}) would allocate another; remove one of them`,
+    );
+  }
+  const v6 = prev.ips.find((ip) => ip.address.includes(':'));
+  if (v6) {
+    throw new CniError(CniCode.UNSUPPORTED_FIELD, `unsupported field: prevResult carries the IPv6 address ${v6.address}; hcn-cni attaches IPv4 only`);
+  }
+  const ips = prev.ips.map((ip) => (ip.gateway ? { address: ip.address, gateway: ip.gateway } : { address: ip.address }));
+  const dns = prev.dns.nameservers?.length || prev.dns.search?.length || prev.dns.domain ? prev.dns : undefined;
+  return { ips, routes: prev.routes, dns, ipamAllocated: false, ipamMac: undefined, fromIpam: true };
 }
 
 /**

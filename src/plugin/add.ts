@@ -11,11 +11,11 @@ import { isHcnError, isUnreachable } from '../hns/errors';
 import { audit, graceMs } from '../orphans/audit';
 import { endpointName } from '../orphans/ownership';
 import { ownerKey, type AttachmentRecord, type Owner, type PlannedObject } from '../state/records';
-import { allocate, plannedId, writeIntent, type AddContext } from './add-context';
+import { allocate, chainedAddresses, plannedId, writeIntent, type AddContext } from './add-context';
 import { recordedAttach, ensureAttached } from './attach';
 import { addBridge } from './bridge';
 import { addDelegatedNic, planDelegated } from './delegated-nic';
-import { endpointPolicies, networkPolicies } from './endpoint-config';
+import { checkLoopbackDsr, endpointPolicies, networkPolicies } from './endpoint-config';
 import { step, toCniError } from './errors';
 import { parseNetns } from './netns';
 import { releasePendingIpam } from './pending-ipam';
@@ -32,6 +32,10 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
 
   if (target.kind === 'shared') return addShared(ctx, rt, owner, target.sandboxId);
 
+  const existingRecord = store.getAttachment(owner);
+  await step('checking loopbackDSR', () =>
+    checkLoopbackDsr(conf, choice, ctx.ipam.configured || chainedAddresses({ conf, ctx }) !== undefined || (existingRecord?.ipamAllocated ?? false)),
+  );
   let policies;
   let netPolicies;
   try {

@@ -40,8 +40,14 @@ export async function del(ctx: VerbContext, rt: PluginRuntime): Promise<void> {
     return;
   }
   if (api) await deleteUnrecorded(api, store, owner, log, { cniNetwork: conf.name });
-  // The killed ADD may have allocated: DEL must release it (IPAM DEL is idempotent).
-  if (ctx.ipam.configured) await ctx.ipam.del();
+  // The killed ADD may have allocated: DEL must release it (IPAM DEL is idempotent). An IPAM that is not on CNI_PATH
+  // cannot have allocated anything for an ADD that left no record (that ADD could not have run it either), and
+  // failing here would make the pod impossible to tear down on a node without it: warn and succeed. With a record
+  // that says IPAM allocated (above), its error stands, as the spec asks.
+  if (ctx.ipam.configured) {
+    if (await ctx.ipam.installed()) await ctx.ipam.del();
+    else log.warn({ ipam: ctx.ipam.type }, `DEL: ipam plugin "${ctx.ipam.type}" is not on CNI_PATH and no record says it allocated for this attachment; nothing to release`);
+  }
   // An unreadable record of this attachment protected its objects from the audit; the DEL has dealt with them.
   if (store.clearQuarantine(owner) > 0) log.info({}, 'dropped the quarantined record of this attachment');
 }

@@ -9,6 +9,7 @@ import type { Dns, NetConf } from '../cni/types';
 import type { Logger } from '../log/logger';
 import { loopbackDsr, portMapping, render, toTyped, withOutboundNatExceptions } from '../hns/policies';
 import type { TypedPolicy } from '../hns/schema';
+import type { ApiChoice } from './api-version';
 
 /** Endpoint policies in v2 typed form, validated for the API in use (render throws for v2-only policies on v1). */
 export function endpointPolicies(conf: NetConf, api: 1 | 2, log: Logger): TypedPolicy[] {
@@ -29,6 +30,32 @@ export function endpointPolicies(conf: NetConf, api: 1 | 2, log: Logger): TypedP
   }
   render(policies, api); // throws PolicyError for what the API cannot express
   return policies;
+}
+
+/** hcsshim hcn/hcnglobals.go DSRVersion: HNS 9.3 to 9.x, or 10.2 and later. */
+export function dsrSupported(v: { major: number; minor: number }): boolean {
+  return (v.major === 9 && v.minor >= 3) || (v.major === 10 && v.minor >= 2) || v.major > 10;
+}
+
+/**
+ * loopbackDSR is never dropped silently (win-bridge skips it when hcn.DSRSupported() fails or the IP is unknown;
+ * sdnbridge fails): on a host without DSR it is code 2; without the pod's IP before the endpoint is created — HNS
+ * assigns the address (no ipam, no chained prevResult) — the OutBoundNAT-to-self policy cannot be part of the
+ * endpoint, and that is code 7 saying what to change.
+ */
+export async function checkLoopbackDsr(conf: NetConf, choice: ApiChoice, addressKnown: boolean): Promise<void> {
+  if (!conf.loopbackDSR || choice.version !== 2) return; // v1: endpointPolicies refuses it (code 2)
+  const hcn = choice.api.hcn;
+  const v = choice.hnsVersion ?? (hcn.capabilities.v1Supported ? await hcn.version() : undefined);
+  if (v && !dsrSupported(v)) {
+    throw new CniError(CniCode.UNSUPPORTED_FIELD, `unsupported field: loopbackDSR true needs DSR, which HNS ${v.major}.${v.minor} lacks (9.3+ or 10.2+)`);
+  }
+  if (!addressKnown) {
+    throw new CniError(
+      CniCode.INVALID_NETWORK_CONFIG,
+      'invalid network configuration: "loopbackDSR" is true, but HNS assigns the pod\'s address (no "ipam"), so the OutBoundNAT policy to the pod\'s own IP cannot be given when the endpoint is created; add an "ipam" section or set "loopbackDSR" to false',
+    );
+  }
 }
 
 /** Adds the policies that depend on the pod's IP. */

@@ -113,7 +113,7 @@ describe("import { runCni, Hcn, HcnError } from 'hcn-cni'", () => {
     expect(run.stderr).toBe('');
     const out = JSON.parse(run.stdout) as Record<string, unknown>;
     expect(out).toEqual({
-      version: { exitCode: 0, stdout: '{"cniVersion":"1.0.0","supportedVersions":["0.3.0","0.3.1","0.4.0","1.0.0","1.1.0"]}\n' },
+      version: { exitCode: 0, stdout: '{"cniVersion":"1.0.0","supportedVersions":["0.1.0","0.2.0","0.3.0","0.3.1","0.4.0","1.0.0","1.1.0"]}\n' },
       hcnErrorIsConstructor: true,
       isError: true,
       isHcnError: true,

@@ -496,7 +496,7 @@ describe('version', () => {
     expect(kv.configuration).toBe(confFile());
 
     const j = json<Record<string, any>>(await opsConf(['version', '--json'])); // eslint-disable-line @typescript-eslint/no-explicit-any
-    expect(j).toMatchObject({ plugin: PKG_VERSION, cniVersions: ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'], hns: { version: '15.4' }, api: { configured: 'auto', auto: { version: 2 } } });
+    expect(j).toMatchObject({ plugin: PKG_VERSION, cniVersions: ['0.1.0', '0.2.0', '0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'], hns: { version: '15.4' }, api: { configured: 'auto', auto: { version: 2 } } });
     expect(j.addon.capabilities).toMatchObject({ v2Supported: true, v1Supported: true, missing: [], loadError: null });
   });
 

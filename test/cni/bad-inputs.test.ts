@@ -55,10 +55,11 @@ const cases: Case[] = [
   { name: 'prevResult that is a list', env: baseEnv('CHECK'), stdin: deep({ prevResult: [] }), code: 6, msg: /failed to decode prevResult: "prevResult" must be an object/ },
 
   // Versions (code 1).
-  { name: 'unknown version', env: baseEnv('ADD'), stdin: deep({ cniVersion: '0.2.0' }), code: 1, msg: 'incompatible CNI version "0.2.0"; this plugin supports 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0' },
+  { name: 'unknown version', env: baseEnv('ADD'), stdin: deep({ cniVersion: '0.5.0' }), code: 1, msg: 'incompatible CNI version "0.5.0"; this plugin supports 0.1.0, 0.2.0, 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0' },
   { name: 'future version', env: baseEnv('ADD'), stdin: deep({ cniVersion: '1.2.0' }), code: 1, msg: /incompatible CNI version "1.2.0"/ },
   { name: 'version that is not exact', env: baseEnv('ADD'), stdin: deep({ cniVersion: '1.0' }), code: 1, msg: /incompatible CNI version "1.0"/ },
-  { name: 'no cniVersion', env: baseEnv('ADD'), stdin: { name: 'n', type: 't' }, code: 1, msg: /no cniVersion \(which means 0.1.0\)/ },
+  { name: 'CHECK without cniVersion (0.1.0)', env: baseEnv('CHECK'), stdin: { name: 'n', type: 't' }, code: 1, msg: 'incompatible CNI version: CHECK needs cniVersion 0.4.0 or later, got "0.1.0"' },
+  { name: 'GC at 0.2.0', env: { CNI_COMMAND: 'GC', CNI_PATH: '/opt/cni/bin' }, stdin: deep({}, '0.2.0'), code: 1, msg: 'incompatible CNI version: GC needs cniVersion 1.1.0 or later, got "0.2.0"' },
   { name: 'CHECK at 0.3.1', env: baseEnv('CHECK'), stdin: deep({}, '0.3.1'), code: 1, msg: 'incompatible CNI version: CHECK needs cniVersion 0.4.0 or later, got "0.3.1"' },
   { name: 'GC at 1.0.0', env: { CNI_COMMAND: 'GC', CNI_PATH: '/opt/cni/bin' }, stdin: deep({ 'cni.dev/valid-attachments': [] }), code: 1, msg: 'incompatible CNI version: GC needs cniVersion 1.1.0 or later, got "1.0.0"' },
   { name: 'STATUS at 0.4.0', env: { CNI_COMMAND: 'STATUS' }, stdin: deep({}, '0.4.0'), code: 1, msg: /STATUS needs cniVersion 1.1.0 or later/ },
@@ -80,8 +81,10 @@ const cases: Case[] = [
   { name: 'ipam.type with NUL', env: baseEnv('ADD'), stdin: deep({ ipam: { type: 'host-local\u0000.exe' } }), code: 7, msg: /"ipam.type"/ },
   { name: 'ipam.Type (capitalised) with "/"', env: baseEnv('DEL'), stdin: deep({ ipam: { Type: '../x' } }), code: 7, msg: /"ipam.Type" must be a plain executable name/ },
   { name: 'unknown mode', env: baseEnv('ADD'), stdin: deep({ mode: 'transparent' }), code: 7, msg: '"mode" must be one of "bridge", "delegatedNic", got "transparent"' },
-  { name: 'GC without valid attachments', env: { CNI_COMMAND: 'GC', CNI_PATH: '/opt/cni/bin' }, stdin: deep({}, '1.1.0'), code: 7, msg: /GC needs "cni.dev\/valid-attachments"/ },
-  { name: 'ipMasq true', env: baseEnv('ADD'), stdin: deep({ ipMasq: true }), code: 2, msg: /^unsupported network configuration: "ipMasq": true is not supported: iptables masquerading does not exist on Windows; .*"outboundNatExceptions"/ },
+  { name: 'ipMasq that is not a boolean', env: baseEnv('ADD'), stdin: deep({ ipMasq: 'yes' }), code: 7, msg: 'invalid network configuration: "ipMasq" must be true or false, got "yes"' },
+  { name: 'endpointMacPrefix that is not xx-xx', env: baseEnv('ADD'), stdin: deep({ endpointMacPrefix: '0E2A' }), code: 7, msg: 'invalid network configuration: "endpointMacPrefix" must be two hex bytes "xx-xx" (e.g. "0E-2A"), got "0E2A"' },
+  { name: 'delegate that is not an object', env: baseEnv('ADD'), stdin: deep({ delegate: 'win-bridge' }), code: 7, msg: /"delegate" must be an object/ },
+  { name: 'delegate and top level disagree', env: baseEnv('ADD'), stdin: deep({ mtu: 1400, delegate: { type: 'win-bridge', mtu: 1500 } }), code: 7, msg: 'invalid network configuration: "mtu" is set both at the top level (1400) and in "delegate.mtu" (1500); keep one' },
   { name: 'IPv6 subnet', env: baseEnv('ADD'), stdin: deep({ subnet: 'fd00::/64' }), code: 2, msg: '"subnet": "fd00::/64" is not supported' },
   { name: 'IPv6 host IP in a port mapping', env: baseEnv('ADD'), stdin: deep({ runtimeConfig: { portMappings: [{ hostPort: 80, containerPort: 80, protocol: 'tcp', hostIP: '::1' }] } }), code: 2, msg: '"runtimeConfig.portMappings[0].hostIP": "::1" is not supported' },
 ];
@@ -119,8 +122,8 @@ describe('the error JSON carries the request version when it is known', () => {
     expect(r.json).toMatchObject({ cniVersion: '0.4.0', code: CniCode.INVALID_ENV });
   });
   it('an unknown version is echoed (the runtime asked in it)', async () => {
-    const r = await invoke({ env: baseEnv('ADD'), stdin: baseConf('0.2.0') });
-    expect(r.json).toMatchObject({ cniVersion: '0.2.0', code: 1 });
+    const r = await invoke({ env: baseEnv('ADD'), stdin: baseConf('0.5.0') });
+    expect(r.json).toMatchObject({ cniVersion: '0.5.0', code: 1 });
   });
   it('an unusable one falls back to the newest', async () => {
     const r = await invoke({ env: baseEnv('ADD'), stdin: '{' });

@@ -86,11 +86,12 @@ describe('incumbent configurations', () => {
     ]);
     expect(c.loopbackDSR).toBe(true);
     expect(c.ipam).toBeUndefined();
+    // sdnbridge creates its network from master + ipam.subnet (+ ipam.routes[0].GW as the gateway).
+    expect([c.adapterName, c.createNetwork, c.subnet, c.gateway]).toEqual(['Ethernet', true, '10.0.0.0/16', '10.0.0.1']);
     expect(c.warnings).toEqual([
       '"optionalFlags.localRoutedPortMapping" is not supported and is ignored',
       '"optionalFlags.allowAclPortMapping" is not supported and is ignored',
-      '"ipam" has no "type"; HNS assigns addresses and "ipam.environment", "ipam.subnet", "ipam.routes" ignored',
-      'unknown key "master" is ignored',
+      '"ipam" has no "type"; HNS assigns addresses and "ipam.environment" ignored',
     ]);
   });
 
@@ -134,7 +135,10 @@ describe('defaults', () => {
       apiVersion: 'auto',
       networkName: 'cbr0',
       networkType: 'L2Bridge',
+      networkTypeSet: false,
       createNetwork: false,
+      ipMasq: false,
+      endpointMacPrefix: '0E-2A',
       dns: {},
       endpointPolicies: [],
       networkPolicies: [],
@@ -186,6 +190,9 @@ describe('CONFIG_KEYS is the parser\'s list of known keys', () => {
     subnet: '10.0.0.0/24',
     gateway: '10.0.0.1',
     adapterName: 'Ethernet 2',
+    master: 'Ethernet 2',
+    endpointMacPrefix: '0e-2a',
+    delegate: {},
     mtu: 1450,
     loopbackDSR: true,
     outboundNatExceptions: ['10.0.0.0/8'],
@@ -208,12 +215,14 @@ describe('CONFIG_KEYS is the parser\'s list of known keys', () => {
     expect(new Set(Object.keys(everything).map((k) => k.toLowerCase()))).toEqual(TOP_LEVEL_KEYS);
   });
 
-  it('parses with no warnings', () => {
-    expect(parseNetConf(everything, ctx('GC')).warnings).toEqual([]);
+  it('parses with no warnings but the one saying a flannel-style "delegate" is read as top-level keys', () => {
+    expect(parseNetConf(everything, ctx('GC')).warnings).toEqual([
+      '"delegate" (a flannel-style wrapper): its settings are applied as top-level keys; flannel\'s subnet lease is not read, so HNS assigns addresses unless "ipam" is set',
+    ]);
   });
 
   it('an undocumented key is reported', () => {
-    expect(parse(base({ endpointMacPrefix: '0E-2A' })).warnings).toEqual(['unknown key "endpointMacPrefix" is ignored']);
+    expect(parse(base({ bridgeName: 'cbr0' })).warnings).toEqual(['unknown key "bridgeName" is ignored']);
   });
 
   it('every row has a type, a default and a meaning', () => {

@@ -10,7 +10,7 @@ describe('VERSION', () => {
   it('answers the newest version and the supported list when stdin is empty, without other env vars', async () => {
     const r = await invoke({ env: { CNI_COMMAND: 'VERSION' } });
     expect(r.exitCode).toBe(0);
-    expect(r.json).toEqual({ cniVersion: '1.1.0', supportedVersions: ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] });
+    expect(r.json).toEqual({ cniVersion: '1.1.0', supportedVersions: ['0.1.0', '0.2.0', '0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] });
     expect(r.handlers.calls).toHaveLength(0);
   });
 
@@ -60,6 +60,15 @@ describe('ADD renders the result for the requested version', () => {
       dns: FULL_RESULT.dns,
     },
   };
+  // 0.1.0/0.2.0: the first address of each family as ip4/ip6 (IPv6 as ip6, for dual-stack), routes with their
+  // family, no interfaces (containernetworking/cni pkg/types/040 convertTo02x).
+  expected['0.2.0'] = {
+    cniVersion: '0.2.0',
+    ip4: { ip: '10.0.0.5/24', gateway: '10.0.0.1', routes: [{ dst: '0.0.0.0/0', gw: '10.0.0.1' }] },
+    ip6: { ip: 'fd00::5/64', gateway: 'fd00::1' },
+    dns: FULL_RESULT.dns,
+  };
+  expected['0.1.0'] = { ...expected['0.2.0'], cniVersion: '0.1.0' };
   expected['0.3.1'] = { ...expected['0.3.0'], cniVersion: '0.3.1' };
   expected['0.4.0'] = { ...expected['0.3.0'], cniVersion: '0.4.0' };
 
@@ -206,14 +215,19 @@ describe('errors from handlers', () => {
 });
 
 describe('the log line', () => {
-  it('one line per verb with identity, duration, outcome ok and the config warnings, at the configured level and file', async () => {
+  it('one line per verb with identity, duration and outcome ok, after a warn line per config warning, at the configured level and file', async () => {
     const stdin = baseConf('1.0.0', { logLevel: 'DEBUG', logFile: '/var/log/hcn-cni.log', bridge: 'azure0' });
     const r = await invoke({ env: baseEnv('ADD'), stdin });
     expect(r.loggerRequests).toEqual([{ level: 'debug', file: '/var/log/hcn-cni.log' }]);
     expect(r.logs).toEqual([
       {
+        level: 'warn',
+        obj: { verb: 'ADD', containerId: 'ctr-1', ifname: 'eth0', network: 'cbr0', warning: 'unknown key "bridge" is ignored' },
+        msg: 'unknown key "bridge" is ignored',
+      },
+      {
         level: 'info',
-        obj: { verb: 'ADD', containerId: 'ctr-1', ifname: 'eth0', network: 'cbr0', durationMs: 7, outcome: 'ok', warnings: ['unknown key "bridge" is ignored'] },
+        obj: { verb: 'ADD', containerId: 'ctr-1', ifname: 'eth0', network: 'cbr0', durationMs: 7, outcome: 'ok' },
         msg: 'ADD ok',
       },
     ]);
@@ -254,8 +268,8 @@ describe('the log line', () => {
       },
     });
     expect(r.exitCode).toBe(0);
-    expect(records).toHaveLength(1);
-    expect(records[0]!.obj.warnings).toEqual([expect.stringContaining('log file "/nonexistent/dir/x.log" is unusable')]);
+    expect(records).toHaveLength(2);
+    expect(records[0]).toMatchObject({ level: 'warn', msg: expect.stringContaining('log file "/nonexistent/dir/x.log" is unusable') });
   });
 
   it('a logger that throws does not change the protocol output', async () => {

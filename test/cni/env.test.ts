@@ -84,7 +84,8 @@ describe('checkEnv', () => {
 describe('versions', () => {
   it('match exactly and order numerically', () => {
     expect(isSupportedVersion('0.3.1')).toBe(true);
-    expect(isSupportedVersion('0.2.0')).toBe(false);
+    expect(isSupportedVersion('0.2.0')).toBe(true);
+    expect(isSupportedVersion('0.5.0')).toBe(false);
     expect(isSupportedVersion('1.1')).toBe(false);
     expect(isSupportedVersion(' 1.1.0')).toBe(false);
     expect(compareVersions('0.10.0', '0.4.0')).toBeGreaterThan(0);

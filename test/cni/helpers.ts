@@ -99,6 +99,7 @@ export function fakeIpam(type: string | undefined): IpamClient {
     del: no,
     check: no,
     delFor: no,
+    installed: async () => type !== undefined,
     gc: no,
     status: no,
   };

@@ -85,11 +85,11 @@ test('the package manifest describes what was built', () => {
 test('VERSION answers on stdout only, and neither loads nor extracts the addon', async () => {
   const tmpdir = fs.mkdtempSync(path.join(tmp, 'version-'));
   const r = await run(EXE, [], { CNI_COMMAND: 'VERSION', TMPDIR: tmpdir }, '{"cniVersion":"0.4.0"}');
-  expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 0, stdout: '{"cniVersion":"0.4.0","supportedVersions":["0.3.0","0.3.1","0.4.0","1.0.0","1.1.0"]}\n' });
+  expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 0, stdout: '{"cniVersion":"0.4.0","supportedVersions":["0.1.0","0.2.0","0.3.0","0.3.1","0.4.0","1.0.0","1.1.0"]}\n' });
   expect(fs.readdirSync(tmpdir)).toEqual([]);
   // No stdin at all is fine too.
   const bare = await run(EXE, [], { CNI_COMMAND: 'VERSION', TMPDIR: tmpdir });
-  expect(onlyResult(bare.stdout)).toEqual({ cniVersion: '1.1.0', supportedVersions: ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] });
+  expect(onlyResult(bare.stdout)).toEqual({ cniVersion: '1.1.0', supportedVersions: ['0.1.0', '0.2.0', '0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] });
 });
 
 test('bridge mode: ADD, CHECK, DEL through the executable; results on stdout, logs on stderr', async () => {

@@ -78,7 +78,7 @@ describe.each(SUPPORTED_VERSIONS.map((v) => [v]))('cniVersion %s through the CLI
     // VERSION: our list, echoing the requested version.
     const version = await cniProcess(h, { verb: 'VERSION', conf: { cniVersion: v } });
     expect(version.exitCode).toBe(0);
-    expect(stdoutJson(version)).toEqual({ cniVersion: v, supportedVersions: ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] });
+    expect(stdoutJson(version)).toEqual({ cniVersion: v, supportedVersions: ['0.1.0', '0.2.0', '0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] });
     // A successful VERSION writes no log line: it carries no attachment, and the logger is most of its start-up.
     expect(version.stderr).toBe('');
 

@@ -77,7 +77,7 @@ describeWine('hcn-cni.exe under wine', (build) => {
   test('VERSION: only the answer on stdout', async () => {
     const v = await cni.call({ verb: 'VERSION', conf: { cniVersion: '1.0.0' } });
     expect(v.code).toBe(0);
-    expect(v.stdout).toBe('{"cniVersion":"1.0.0","supportedVersions":["0.3.0","0.3.1","0.4.0","1.0.0","1.1.0"]}\n');
+    expect(v.stdout).toBe('{"cniVersion":"1.0.0","supportedVersions":["0.1.0","0.2.0","0.3.0","0.3.1","0.4.0","1.0.0","1.1.0"]}\n');
   });
 
   test('the addon is extracted beside hcn-cni.exe (not to the shared %TEMP%), once, and later starts leave it alone', async () => {
