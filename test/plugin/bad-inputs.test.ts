@@ -57,7 +57,7 @@ const cases: Case[] = [
   { name: 'mtu of the wrong type', stdin: () => conf({ mtu: 'abc' }), code: 7, msg: 'invalid network configuration: "mtu" must be an integer from 576 to 9000, got "abc"' },
   { name: 'createNetwork of the wrong type', stdin: () => conf({ createNetwork: 'yes' }), code: 7, msg: /"createNetwork" must be true or false, got "yes"/ },
   { name: 'subnet of the wrong type', stdin: () => conf({ subnet: 24 }), code: 7, msg: /"subnet" must be .*, got 24/ },
-  { name: 'unknown cniVersion', stdin: () => conf({ cniVersion: '0.2.0' }), code: 1, msg: 'incompatible CNI version "0.2.0"; this plugin supports 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0' },
+  { name: 'unknown cniVersion', stdin: () => conf({ cniVersion: '0.5.0' }), code: 1, msg: 'incompatible CNI version "0.5.0"; this plugin supports 0.1.0, 0.2.0, 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0' },
   {
     name: 'missing CNI_CONTAINERID and CNI_NETNS',
     env: env({ CNI_CONTAINERID: undefined, CNI_NETNS: undefined }),

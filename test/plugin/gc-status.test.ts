@@ -17,7 +17,7 @@ import { HR } from '../../src/hns/hresults';
 import { endpointName, nicNetworkName } from '../../src/orphans/ownership';
 import { PluginRuntime } from '../../src/plugin/runtime';
 import { bridgeConf, cni, cniProcess, useHarness, stateFiles, type Harness } from '../helpers/cni-harness';
-import { heldIps, hostLocal, newNamespace, outcomeLines, sleep } from './support';
+import { heldIps, hostLocal, logLines, newNamespace, outcomeLines, sleep } from './support';
 
 const NIC = { Name: 'Ethernet 2', MacAddress: '00-15-5D-AA-00-02' };
 const SPARE = { Name: 'Ethernet 3', MacAddress: '00-15-5D-AA-00-03' };
@@ -200,18 +200,19 @@ describe('GC', () => {
     expect(heldIps(h, 'storage')).toEqual({});
   });
 
-  it('without cni.dev/valid-attachments or cni.dev/attachments: code 7, nothing removed', async () => {
-    await threePods();
-    const before = await ids();
+  it('without cni.dev/valid-attachments or cni.dev/attachments (libcni with no GC arguments): none is valid, all removed, with a warn line', async () => {
+    // containernetworking/cni libcni/api.go GCNetworkList: with nil GCArgs it DELs every cached attachment of the
+    // network and sends GC with neither key; its meaning is that no attachment is valid.
+    const pods = await threePods();
     const r = await cniProcess(h, { verb: 'GC', conf: bridge() });
-    expect(r.exitCode).toBe(1);
-    expect(r.json).toEqual({
-      cniVersion: '1.1.0',
-      code: 7,
-      msg: 'invalid network configuration: GC needs "cni.dev/valid-attachments" (or the older "cni.dev/attachments"), the list of attachments still in use',
-    });
-    expect(await ids()).toEqual(before);
-    expect(stateFiles(h).filter((f) => f.startsWith('attachments/'))).toHaveLength(3);
+    expect({ exit: r.exitCode, out: r.stdout }).toEqual({ exit: 0, out: '' });
+    const { endpoints } = await ids();
+    for (const ep of [pods.a.endpoint, pods.b.endpoint, pods.c.endpoint]) expect(endpoints).not.toContain(ep.toLowerCase());
+    expect(stateFiles(h).filter((f) => f.startsWith('attachments/'))).toEqual([]);
+    expect(heldIps(h, 'k8s')).toEqual({});
+    expect(logLines(r.stderr)).toContainEqual(
+      expect.objectContaining({ level: 40, warning: 'GC without "cni.dev/valid-attachments": as libcni means it, no attachment of this network is valid; all are removed' }),
+    );
   });
 });
 

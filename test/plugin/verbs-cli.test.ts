@@ -7,7 +7,8 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { SUPPORTED_VERSIONS } from '../../src/cni/types';
+import { renderResult } from '../../src/cni/result';
+import { SUPPORTED_VERSIONS, type CniResult } from '../../src/cni/types';
 import { bridgeConf, cniProcess, useHarness, stateFiles, type Harness, type ProcessOutcome } from '../helpers/cni-harness';
 import { logLines, newNamespace, outcomeLines } from './support';
 
@@ -39,6 +40,12 @@ function outcome(r: ProcessOutcome, verb: string, containerId?: string): Record<
   return line;
 }
 
+/** The attachment's result as recorded, in the 0.3.x shape (for the legacy versions, whose output drops interfaces). */
+function recordedResult(cid: string, v: string): Record<string, unknown> {
+  const rec = JSON.parse(fs.readFileSync(path.join(h.stateDir, 'attachments', `${cid}@eth0.json`), 'utf8')) as { result: CniResult };
+  return { ...renderResult(rec.result, '0.3.0'), cniVersion: v };
+}
+
 describe.each(SUPPORTED_VERSIONS.map((v) => [v]))('cniVersion %s through the CLI', (v) => {
   it('ADD, CHECK, VERSION, STATUS, GC and DEL answer in this version', async () => {
     const cid = `pod-${v.replace(/\./g, '')}`;
@@ -48,7 +55,14 @@ describe.each(SUPPORTED_VERSIONS.map((v) => [v]))('cniVersion %s through the CLI
     // ADD: the result in this version's shape.
     const add = await cniProcess(h, { verb: 'ADD', conf, containerId: cid, netns: ns });
     expect(add.exitCode).toBe(0);
-    const result = stdoutJson(add);
+    const legacy = stdoutJson(add);
+    if (!atLeast(v, '0.3.0')) {
+      // 0.1.0/0.2.0: the legacy shape (containernetworking/cni pkg/types/020), no interfaces.
+      expect(Object.keys(legacy).sort()).toEqual(['cniVersion', 'ip4']);
+      expect(legacy.ip4).toEqual({ ip: expect.stringMatching(/^10\.244\.1\.\d+\/24$/), gateway: '10.244.1.1', routes: [{ dst: '0.0.0.0/0', gw: '10.244.1.1' }] });
+    }
+    // The rest of the checks read the attachment's result as a 1.0.0 CHECK would (the record keeps it).
+    const result = atLeast(v, '0.3.0') ? legacy : recordedResult(cid, v);
     expect(Object.keys(result).sort()).toEqual(['cniVersion', 'interfaces', 'ips', 'routes']);
     expect(result.cniVersion).toBe(v);
     const mac = (result.interfaces as Array<{ mac: string }>)[0]?.mac;
