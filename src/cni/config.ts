@@ -93,7 +93,9 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
   const subnet = parseSubnet(f) ?? sdn.subnet;
   // sdnbridge creates a missing network from "master" and "ipam.subnet" itself (microsoft/windows-container-networking
   // common/core/network.go getOrCreateNetwork): a configuration that names the adapter asks for that.
-  const createNetwork = f.boolean('createNetwork') ?? (f.has('master') && subnet !== undefined ? true : DEFAULTS.createNetwork);
+  const givenCreate = f.boolean('createNetwork');
+  const createFromMaster = givenCreate === undefined && f.has('master') && subnet !== undefined;
+  const createNetwork = givenCreate ?? (createFromMaster ? true : DEFAULTS.createNetwork);
   if (createNetwork && mode === 'delegatedNic') {
     warnings.push('"createNetwork" only applies to bridge mode and is ignored in delegatedNic mode');
   }
@@ -160,6 +162,7 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
     networkType,
     networkTypeSet: givenType !== undefined,
     createNetwork,
+    createNetworkFromMaster: createFromMaster,
     ipMasq,
     endpointMacPrefix,
     dns,

@@ -127,6 +127,8 @@ export interface NetConf {
   networkTypeSet: boolean;
   /** Create the bridge-mode network when it does not exist (needs `subnet`). Default false; true with sdnbridge's `master`. */
   createNetwork: boolean;
+  /** createNetwork was not given and sdnbridge's `master` + subnet turned it on. */
+  createNetworkFromMaster: boolean;
   /** win-overlay's ipMasq: the network's subnet becomes an OutBoundNAT exception. Default false. */
   ipMasq: boolean;
   /** win-overlay's endpointMacPrefix ("0E-2A"): on Overlay networks with IPAM the MAC is prefix + the IPv4's bytes. */

@@ -42,6 +42,15 @@ export async function findOrCreateNetwork(a: AddContext): Promise<NetworkInfo> {
       `HNS network "${conf.networkName}" does not exist; create it, or set "createNetwork": true with a "subnet"`,
     );
   }
+  if (conf.createNetworkFromMaster && !conf.networkTypeSet) {
+    // sdnbridge took the type of the network it creates from its own "type" (sdnbridge/L2Bridge, sdnoverlay/Overlay,
+    // nat/NAT, l2tunnel/L2Tunnel: microsoft/windows-container-networking cni/cni.go), which the migration replaced.
+    throw new CniError(
+      CniCode.INVALID_NETWORK_CONFIG,
+      `invalid network configuration: HNS network "${conf.networkName}" does not exist and "master" asks to create it, but its type is not known: ` +
+        'sdnbridge took it from "type"; set "networkType" to "L2Bridge", "Overlay", "NAT" or "L2Tunnel" (what the old type meant)',
+    );
+  }
   const subnet = networkOf(conf.subnet!)!;
   const gateway = conf.gateway ?? firstHost(subnet);
   a.log.info({ network: conf.networkName, type: conf.networkType, subnet, adapter: conf.adapterName }, 'creating the bridge network');

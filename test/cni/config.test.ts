@@ -137,6 +137,7 @@ describe('defaults', () => {
       networkType: 'L2Bridge',
       networkTypeSet: false,
       createNetwork: false,
+      createNetworkFromMaster: false,
       ipMasq: false,
       endpointMacPrefix: '0E-2A',
       dns: {},
