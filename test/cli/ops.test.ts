@@ -487,7 +487,7 @@ describe('version', () => {
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
     const kv = Object.fromEntries(r.stdout.trimEnd().split('\n').map((l) => [l.slice(0, 22).trim().replace(/:$/, ''), l.slice(22)]));
     expect(kv['hcn-cni']).toBe(PKG_VERSION);
-    expect(kv['CNI versions']).toBe('0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0');
+    expect(kv['CNI versions']).toBe('0.1.0, 0.2.0, 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0');
     expect(kv['HCN (v2)']).toMatch(/^yes from .*libhcnsim\.so$/);
     expect(kv['HNSCall (v1)']).toMatch(/^yes/);
     expect(kv['missing functions']).toBe('none');
