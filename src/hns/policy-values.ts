@@ -14,20 +14,35 @@ export type Problem = { key: string; what: string; value: unknown };
 
 type Check = (v: unknown) => string | undefined;
 
-const ipOrCidr: Check = (v) => (typeof v === 'string' && (isIpAddress(v) || isIpCidr(v)) ? undefined : 'an IP address or CIDR');
+const ipOrCidr: Check = (v) =>
+  typeof v === 'string' && (isIpAddress(v) || isIpCidr(v)) ? undefined : 'an IP address or CIDR';
 const cidr: Check = (v) => (typeof v === 'string' && isIpCidr(v) ? undefined : 'a non-empty IP prefix in CIDR form');
 const ip: Check = (v) => (typeof v === 'string' && isIpAddress(v) ? undefined : 'an IP address');
 const ipv4: Check = (v) => (typeof v === 'string' && isIpv4(v) ? undefined : 'an IPv4 address');
 const bool: Check = (v) => (typeof v === 'boolean' ? undefined : 'true or false');
-const int = (min: number, max: number): Check => (v) =>
-  typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? undefined : `an integer from ${min} to ${max}`;
-const list = (each: Check, what: string): Check => (v) =>
-  Array.isArray(v) && v.every((e) => each(e) === undefined) ? undefined : `a list of ${what}`;
-const oneOf = (...choices: string[]): Check => (v) =>
-  typeof v === 'string' && choices.some((c) => c.toLowerCase() === v.toLowerCase()) ? undefined : `one of ${choices.map((c) => `"${c}"`).join(', ')}`;
+const int =
+  (min: number, max: number): Check =>
+  (v) =>
+    typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max
+      ? undefined
+      : `an integer from ${min} to ${max}`;
+const list =
+  (each: Check, what: string): Check =>
+  (v) =>
+    Array.isArray(v) && v.every((e) => each(e) === undefined) ? undefined : `a list of ${what}`;
+const oneOf =
+  (...choices: string[]): Check =>
+  (v) =>
+    typeof v === 'string' && choices.some((c) => c.toLowerCase() === v.toLowerCase())
+      ? undefined
+      : `one of ${choices.map((c) => `"${c}"`).join(', ')}`;
 /** ACL address and port lists are comma-separated strings in both dialects ("10.0.0.0/8,168.63.129.16", "80,443"). */
-const commaList = (each: (s: string) => boolean, what: string): Check => (v) =>
-  typeof v === 'string' && (v === '' || v.split(',').every((s) => each(s.trim()))) ? undefined : `a comma-separated list of ${what}`;
+const commaList =
+  (each: (s: string) => boolean, what: string): Check =>
+  (v) =>
+    typeof v === 'string' && (v === '' || v.split(',').every((s) => each(s.trim())))
+      ? undefined
+      : `a comma-separated list of ${what}`;
 const port = (s: string) => /^\d{1,5}$/.test(s) && Number(s) <= 65535;
 const portOrRange = (s: string) => {
   const [a, b, ...rest] = s.split('-');
@@ -75,12 +90,17 @@ const REQUIRED: Record<string, string[]> = {
  * policyProblem: the first bad value of a typed policy, or undefined. `keyOf` turns a Settings field into the key the
  * configuration used (v1 flat "ExceptionList" or v2 "Settings.Exceptions").
  */
-export function policyProblem(type: string, settings: Record<string, unknown>, keyOf: (field: string) => string): Problem | undefined {
+export function policyProblem(
+  type: string,
+  settings: Record<string, unknown>,
+  keyOf: (field: string) => string,
+): Problem | undefined {
   const t = type.toLowerCase();
   const checks = CHECKS[t];
   if (!checks) return undefined;
   for (const field of REQUIRED[t] ?? []) {
-    if (settings[field] === undefined) return { key: keyOf(field), what: `set (a ${type} policy needs it)`, value: undefined };
+    if (settings[field] === undefined)
+      return { key: keyOf(field), what: `set (a ${type} policy needs it)`, value: undefined };
   }
   for (const [field, check] of Object.entries(checks)) {
     const v = settings[field];

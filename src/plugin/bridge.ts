@@ -3,17 +3,17 @@
  * that the operator names. The network is found by name, or created when the configuration asks for it; it is not
  * an attachment's, so it is never deleted by DEL or the audit (its name is not one of ours).
  */
-import { CniCode, CniError } from '../cni/errors';
+import { CniCode, CniError } from '../cni/cni-error';
 import { managementIpOf, type NetworkInfo } from '../hns/api';
+import { isAlreadyExists } from '../hns/hcn-error';
 import { withOutboundNatExceptions } from '../hns/policies';
 import type { TypedPolicy } from '../hns/schema';
 import { parseIpv4 } from '../net/addr';
-import { isAlreadyExists } from '../hns/errors';
 import { firstHost, networkOf } from '../net/ipv4';
 import type { AttachmentRecord, IntentRecord } from '../state/records';
 import type { AddContext, Addressing } from './add-context';
 import { createAttachment } from './endpoint';
-import { step } from './errors';
+import { step } from './to-cni-error';
 
 export async function findOrCreateNetwork(a: AddContext): Promise<NetworkInfo> {
   const { conf } = a;

@@ -50,7 +50,9 @@ export class PluginError extends Error {
     readonly msg: string,
     readonly details?: string,
   ) {
-    super(`plugin type="${type}" failed (${verb.toLowerCase()}): ${msg}${details ? `; ${details}` : ''} (code ${code})`);
+    super(
+      `plugin type="${type}" failed (${verb.toLowerCase()}): ${msg}${details ? `; ${details}` : ''} (code ${code})`,
+    );
   }
 }
 
@@ -61,17 +63,28 @@ export function loadConfList(file: string): NetworkConfigList {
   try {
     raw = JSON.parse(text);
   } catch (e) {
-    throw new Error(`error parsing configuration${file.endsWith('.conflist') ? ' list' : ''}: ${(e as Error).message}`);
+    throw new Error(
+      `error parsing configuration${file.endsWith('.conflist') ? ' list' : ''}: ${(e as Error).message}`,
+      { cause: e },
+    );
   }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new Error('error parsing configuration: not an object');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new Error('error parsing configuration: not an object');
   const obj = raw as Record<string, unknown>;
   if (!file.endsWith('.conflist')) {
-    if (typeof obj.type !== 'string' || obj.type === '') throw new Error('error parsing configuration: missing \'type\'');
-    return { name: String(obj.name ?? ''), cniVersion: typeof obj.cniVersion === 'string' ? obj.cniVersion : '', disableCheck: false, disableGC: false, plugins: [obj] };
+    if (typeof obj.type !== 'string' || obj.type === '') throw new Error("error parsing configuration: missing 'type'");
+    return {
+      name: String(obj.name ?? ''),
+      cniVersion: typeof obj.cniVersion === 'string' ? obj.cniVersion : '',
+      disableCheck: false,
+      disableGC: false,
+      plugins: [obj],
+    };
   }
   if (typeof obj.name !== 'string') throw new Error('error parsing configuration list: no name');
   const plugins = obj.plugins;
-  if (!Array.isArray(plugins) || plugins.length === 0) throw new Error('error parsing configuration list: no plugins in list');
+  if (!Array.isArray(plugins) || plugins.length === 0)
+    throw new Error('error parsing configuration list: no plugins in list');
   return {
     name: obj.name,
     cniVersion: typeof obj.cniVersion === 'string' ? obj.cniVersion : '',
@@ -94,7 +107,10 @@ export function execOnPath(dirs: string[], extraEnv: Record<string, string> = {}
     const file = dirs.map((d) => path.join(d, type)).find((f) => fs.existsSync(f));
     if (!file) return Promise.reject(new Error(`failed to find plugin "${type}" in path [${dirs.join(' ')}]`));
     return new Promise((resolve, reject) => {
-      const child = spawn(file, [], { env: { PATH: process.env.PATH ?? '', ...extraEnv, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn(file, [], {
+        env: { PATH: process.env.PATH ?? '', ...extraEnv, ...env },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
       let stdout = '';
       child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
       child.stderr.resume();
@@ -119,10 +135,16 @@ interface CachedAttachment {
 
 export class Libcni {
   /** Every plugin invocation, in order: verb, type and the stdin it got (for assertions on what libcni sent). */
-  readonly calls: Array<{ verb: string; type: string; env: Record<string, string>; stdin: Record<string, unknown> }> = [];
+  readonly calls: Array<{ verb: string; type: string; env: Record<string, string>; stdin: Record<string, unknown> }> =
+    [];
 
   constructor(
-    private readonly opts: { path: string[]; cacheDir: string; exec: PluginExec; inProcess?: Record<string, PluginExec> },
+    private readonly opts: {
+      path: string[];
+      cacheDir: string;
+      exec: PluginExec;
+      inProcess?: Record<string, PluginExec>;
+    },
   ) {}
 
   async add(list: NetworkConfigList, rt: RuntimeConf): Promise<Record<string, unknown>> {
@@ -136,7 +158,8 @@ export class Libcni {
   }
 
   async check(list: NetworkConfigList, rt: RuntimeConf): Promise<void> {
-    if (!versionAtLeast(list.cniVersion, '0.4.0')) throw new Error(`configuration version "${list.cniVersion}" does not support the CHECK command`);
+    if (!versionAtLeast(list.cniVersion, '0.4.0'))
+      throw new Error(`configuration version "${list.cniVersion}" does not support the CHECK command`);
     if (list.disableCheck) return;
     const cached = this.cacheRead(list.name, rt);
     if (!cached?.result) throw new Error(`failed to get network "${list.name}" cached result: no cached result`);
@@ -151,13 +174,22 @@ export class Libcni {
   }
 
   /** libcni GCNetworkList: args undefined is a runtime that passes no GC arguments. */
-  async gc(list: NetworkConfigList, args?: { validAttachments: Array<{ containerID: string; ifname: string }> }): Promise<void> {
+  async gc(
+    list: NetworkConfigList,
+    args?: { validAttachments: Array<{ containerID: string; ifname: string }> },
+  ): Promise<void> {
     if (list.disableGC) return;
     const valid = new Set((args?.validAttachments ?? []).map((a) => `${a.containerID}/${a.ifname}`));
     const errors: string[] = [];
     for (const c of this.cachedAttachments()) {
       if (c.networkName !== list.name || valid.has(`${c.containerId}/${c.ifName}`)) continue;
-      const rt: RuntimeConf = { containerId: c.containerId, netns: c.netns ?? '', ifname: c.ifName, ...(c.cniArgs ? { args: c.cniArgs } : {}), ...(c.capabilityArgs ? { capabilityArgs: c.capabilityArgs } : {}) };
+      const rt: RuntimeConf = {
+        containerId: c.containerId,
+        netns: c.netns ?? '',
+        ifname: c.ifName,
+        ...(c.cniArgs ? { args: c.cniArgs } : {}),
+        ...(c.capabilityArgs ? { capabilityArgs: c.capabilityArgs } : {}),
+      };
       try {
         await this.del(list, rt);
       } catch (e) {
@@ -206,7 +238,8 @@ export class Libcni {
     if (rt) {
       const caps = (plugin.capabilities ?? {}) as Record<string, unknown>;
       const rc: Record<string, unknown> = {};
-      for (const [cap, on] of Object.entries(caps)) if (on === true && rt.capabilityArgs && cap in rt.capabilityArgs) rc[cap] = rt.capabilityArgs[cap];
+      for (const [cap, on] of Object.entries(caps))
+        if (on === true && rt.capabilityArgs && cap in rt.capabilityArgs) rc[cap] = rt.capabilityArgs[cap];
       if (Object.keys(rc).length > 0) conf.runtimeConfig = rc;
     }
     const env: Record<string, string> = { CNI_COMMAND: verb, CNI_PATH: this.opts.path.join(path.delimiter) };

@@ -10,7 +10,18 @@ import * as path from 'path';
 import { useHarness, type Harness } from '../helpers/cni-harness';
 import { PluginError, type NetworkConfigList, type RuntimeConf } from '../helpers/libcni';
 import { heldIps } from '../plugin/support';
-import { PEERS, SOURCES, endpoints, makeNetwork, namespace, networks, peerList, runtime, standInIpam, type Runtime } from './support';
+import {
+  PEERS,
+  SOURCES,
+  endpoints,
+  makeNetwork,
+  namespace,
+  networks,
+  peerList,
+  runtime,
+  standInIpam,
+  type Runtime,
+} from './support';
 
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
@@ -22,13 +33,30 @@ beforeEach(() => {
 
 type Policy = { Type: string; Settings: Record<string, unknown> };
 const policies = (ep: Record<string, unknown>) => (ep.Policies ?? []) as Policy[];
-const ofType = (ep: Record<string, unknown>, type: string) => policies(ep).filter((p) => p.Type === type).map((p) => p.Settings);
+const ofType = (ep: Record<string, unknown>, type: string) =>
+  policies(ep)
+    .filter((p) => p.Type === type)
+    .map((p) => p.Settings);
 
 async function pod(id: string, extra: Partial<RuntimeConf> = {}): Promise<RuntimeConf> {
-  return { containerId: id, netns: await namespace(h), ifname: 'eth0', args: [['K8S_POD_NAMESPACE', 'web'], ['K8S_POD_NAME', id], ['IgnoreUnknown', '1']], ...extra };
+  return {
+    containerId: id,
+    netns: await namespace(h),
+    ifname: 'eth0',
+    args: [
+      ['K8S_POD_NAMESPACE', 'web'],
+      ['K8S_POD_NAME', id],
+      ['IgnoreUnknown', '1'],
+    ],
+    ...extra,
+  };
 }
 
-async function refused(list: NetworkConfigList, r: RuntimeConf, options: { parses: boolean } = { parses: true }): Promise<PluginError> {
+async function refused(
+  list: NetworkConfigList,
+  r: RuntimeConf,
+  options: { parses: boolean } = { parses: true },
+): Promise<PluginError> {
   let err: unknown;
   try {
     await rt.cni.add(list, r);
@@ -39,7 +67,11 @@ async function refused(list: NetworkConfigList, r: RuntimeConf, options: { parse
   // The runtime DELs after a failed ADD; that DEL must succeed and leave nothing (a configuration that does not
   // parse fails DEL with the same error: nothing was created).
   if (options.parses) await rt.cni.del(list, r);
-  else await expect(rt.cni.del(list, r)).rejects.toMatchObject({ code: (err as PluginError).code, msg: (err as PluginError).msg });
+  else
+    await expect(rt.cni.del(list, r)).rejects.toMatchObject({
+      code: (err as PluginError).code,
+      msg: (err as PluginError).msg,
+    });
   expect(await endpoints(h)).toEqual([]);
   return err as PluginError;
 }
@@ -49,17 +81,24 @@ async function tearDown(list: NetworkConfigList, r: RuntimeConf): Promise<void> 
   await rt.cni.del(list, r);
   await rt.cni.gc(list, { validAttachments: [] });
   expect(await endpoints(h)).toEqual([]);
-  expect(fs.existsSync(path.join(h.stateDir, 'attachments')) ? fs.readdirSync(path.join(h.stateDir, 'attachments')) : []).toEqual([]);
+  expect(
+    fs.existsSync(path.join(h.stateDir, 'attachments')) ? fs.readdirSync(path.join(h.stateDir, 'attachments')) : [],
+  ).toEqual([]);
 }
 
 const warnings = () => rt.logs.filter((l) => l.level === 'warn').map((l) => l.msg);
 
 describe('the corpus is what upstream publishes', () => {
   it('every fixture has a source, and every source names a repository, a 40-hex commit and a path', () => {
-    const files = fs.readdirSync(PEERS).filter((f) => f !== 'sources.json' && f !== 'README.md').sort();
+    const files = fs
+      .readdirSync(PEERS)
+      .filter((f) => f !== 'sources.json' && f !== 'README.md')
+      .sort();
     expect(SOURCES.map((s) => s.file).sort()).toEqual(files);
     for (const s of SOURCES) {
-      expect(s.repository).toMatch(/^(containernetworking\/plugins|microsoft\/windows-container-networking|Azure\/azure-container-networking)$/);
+      expect(s.repository).toMatch(
+        /^(containernetworking\/plugins|microsoft\/windows-container-networking|Azure\/azure-container-networking)$/,
+      );
       expect(s.commit).toMatch(/^[0-9a-f]{40}$/);
       expect(s.path.endsWith(path.extname(s.file))).toBe(true);
     }
@@ -75,7 +114,13 @@ describe('containernetworking/plugins win-bridge', () => {
   // win-bridge (plugins/main/windows/win-bridge/win-bridge_windows.go) needs an existing L2Bridge or L2Tunnel network
   // named after the configuration.
   beforeEach(async () => {
-    await makeNetwork(h, { name: 'cbr0', type: 'L2Bridge', subnet: '10.244.1.0/24', gateway: '10.244.1.1', adapter: 'Ethernet' });
+    await makeNetwork(h, {
+      name: 'cbr0',
+      type: 'L2Bridge',
+      subnet: '10.244.1.0/24',
+      gateway: '10.244.1.1',
+      adapter: 'Ethernet',
+    });
   });
 
   it('sample-v1.conf (no cniVersion = 0.1.0): loopbackDSR with HNS-assigned addresses is refused with what to change; with ipam it runs', async () => {
@@ -86,15 +131,24 @@ describe('containernetworking/plugins win-bridge', () => {
     );
 
     // The change the message asks for: an ipam section.
-    const list = peerList('win-bridge.sample-v1.conf', { ipam: { type: 'host-local', dataDir: path.join(h.tmp, 'ipam'), subnet: '10.244.1.0/24' } });
+    const list = peerList('win-bridge.sample-v1.conf', {
+      ipam: { type: 'host-local', dataDir: path.join(h.tmp, 'ipam'), subnet: '10.244.1.0/24' },
+    });
     const r = await pod('wb1');
     const result = await rt.cni.add(list, r);
     // 0.1.0: the legacy result shape.
-    expect(result).toEqual({ cniVersion: '0.1.0', ip4: { ip: '10.244.1.2/24', gateway: '10.244.1.1', routes: [{ dst: '0.0.0.0/0', gw: '10.244.1.1' }] }, dns: { nameservers: ['11.0.0.10'], search: ['web.svc.cluster.local', 'svc.cluster.local'] } });
+    expect(result).toEqual({
+      cniVersion: '0.1.0',
+      ip4: { ip: '10.244.1.2/24', gateway: '10.244.1.1', routes: [{ dst: '0.0.0.0/0', gw: '10.244.1.1' }] },
+      dns: { nameservers: ['11.0.0.10'], search: ['web.svc.cluster.local', 'svc.cluster.local'] },
+    });
     const [ep] = await endpoints(h);
     // pkg/hns/netconf_windows.go: the v1 OutBoundNAT ExceptionList and ROUTE policies as given (HCN: Exceptions,
     // SDNRoute), and ApplyLoopbackDSRPolicy's OutBoundNAT with the pod IP as destination.
-    expect(ofType(ep!, 'OutBoundNAT')).toEqual([{ Exceptions: ['192.168.0.0/16', '11.0.0.0/8', '10.137.196.0/23'] }, { Destinations: ['10.244.1.2'] }]);
+    expect(ofType(ep!, 'OutBoundNAT')).toEqual([
+      { Exceptions: ['192.168.0.0/16', '11.0.0.0/8', '10.137.196.0/23'] },
+      { Destinations: ['10.244.1.2'] },
+    ]);
     expect(ofType(ep!, 'SDNRoute')).toEqual([
       { DestinationPrefix: '11.0.0.0/8', NeedEncap: true },
       { DestinationPrefix: '10.137.198.27/32', NeedEncap: true },
@@ -105,25 +159,41 @@ describe('containernetworking/plugins win-bridge', () => {
     expect(heldIps(h, 'cbr0')).toEqual({});
   });
 
-  it('sample-v2.conf (a flannel wrapper): the delegate\'s settings are used, with their own warn line', async () => {
+  it("sample-v2.conf (a flannel wrapper): the delegate's settings are used, with their own warn line", async () => {
     const e = await refused(peerList('win-bridge.sample-v2.conf'), await pod('wb2'));
-    expect([e.code, e.msg]).toEqual([7, expect.stringContaining('"loopbackDSR" is true, but HNS assigns the pod\'s address')]);
-    expect(warnings()).toContain('"delegate" (a flannel-style wrapper for "win-bridge"): its settings are applied as top-level keys; flannel\'s subnet lease is not read, so HNS assigns addresses unless "ipam" is set');
+    expect([e.code, e.msg]).toEqual([
+      7,
+      expect.stringContaining('"loopbackDSR" is true, but HNS assigns the pod\'s address'),
+    ]);
+    expect(warnings()).toContain(
+      '"delegate" (a flannel-style wrapper for "win-bridge"): its settings are applied as top-level keys; flannel\'s subnet lease is not read, so HNS assigns addresses unless "ipam" is set',
+    );
 
     // flannel itself fills in ipam from its subnet lease; the operator states it instead.
-    const list = peerList('win-bridge.sample-v2.conf', { ipam: { type: 'host-local', dataDir: path.join(h.tmp, 'ipam'), subnet: '10.244.1.0/24' } });
+    const list = peerList('win-bridge.sample-v2.conf', {
+      ipam: { type: 'host-local', dataDir: path.join(h.tmp, 'ipam'), subnet: '10.244.1.0/24' },
+    });
     const r = await pod('wb2');
     await rt.cni.add(list, r);
     const [ep] = await endpoints(h);
-    expect(ofType(ep!, 'OutBoundNAT')).toEqual([{ Exceptions: ['192.168.0.0/16', '11.0.0.0/8', '10.137.196.0/23'] }, { Destinations: ['10.244.1.2'] }]);
+    expect(ofType(ep!, 'OutBoundNAT')).toEqual([
+      { Exceptions: ['192.168.0.0/16', '11.0.0.0/8', '10.137.196.0/23'] },
+      { Destinations: ['10.244.1.2'] },
+    ]);
     expect(ofType(ep!, 'SDNRoute')).toHaveLength(2);
     await tearDown(list, r);
   });
 });
 
 describe('containernetworking/plugins win-overlay', () => {
-  it('sample.conf (0.2.0): an Overlay network needs networkType; then PA from the network\'s ManagementIP is added', async () => {
-    await makeNetwork(h, { name: 'vxlan0', type: 'Overlay', subnet: '10.244.2.0/24', gateway: '10.244.2.1', managementIp: '10.0.0.4' });
+  it("sample.conf (0.2.0): an Overlay network needs networkType; then PA from the network's ManagementIP is added", async () => {
+    await makeNetwork(h, {
+      name: 'vxlan0',
+      type: 'Overlay',
+      subnet: '10.244.2.0/24',
+      gateway: '10.244.2.1',
+      managementIp: '10.0.0.4',
+    });
     const e = await refused(peerList('win-overlay.sample.conf'), await pod('wo1'));
     expect([e.code, e.msg]).toEqual([
       7,
@@ -133,7 +203,10 @@ describe('containernetworking/plugins win-overlay', () => {
     const list = peerList('win-overlay.sample.conf', { networkType: 'Overlay' });
     const r = await pod('wo1');
     const result = await rt.cni.add(list, r);
-    expect(result).toMatchObject({ cniVersion: '0.2.0', ip4: { ip: expect.stringMatching(/^10\.244\.2\.\d+\/24$/), gateway: '10.244.2.1' } });
+    expect(result).toMatchObject({
+      cniVersion: '0.2.0',
+      ip4: { ip: expect.stringMatching(/^10\.244\.2\.\d+\/24$/), gateway: '10.244.2.1' },
+    });
     const [ep] = await endpoints(h);
     // win-overlay_windows.go: ApplyDefaultPAPolicy(hnsNetwork.ManagementIP); the configured policies translated.
     expect(ofType(ep!, 'ProviderAddress')).toEqual([{ ProviderAddress: '10.0.0.4' }]);
@@ -143,10 +216,21 @@ describe('containernetworking/plugins win-overlay', () => {
   });
 
   it('sample-v2.conf (0.2.0, host-local, apiVersion 2): MAC 0E-2A-<IPv4>, one PA, port mappings from the capability', async () => {
-    await makeNetwork(h, { name: 'OVNKubernetesHybridOverlayNetwork', type: 'Overlay', subnet: '10.132.0.0/24', gateway: '10.132.0.1', managementIp: '10.0.133.170' });
+    await makeNetwork(h, {
+      name: 'OVNKubernetesHybridOverlayNetwork',
+      type: 'Overlay',
+      subnet: '10.132.0.0/24',
+      gateway: '10.132.0.1',
+      managementIp: '10.0.133.170',
+    });
     const list = peerList('win-overlay.sample-v2.conf', { networkType: 'Overlay' });
     list.plugins[0]!.ipam = { ...(list.plugins[0]!.ipam as object), dataDir: path.join(h.tmp, 'ipam') };
-    const r = await pod('wo2', { capabilityArgs: { portMappings: [{ hostPort: 8080, containerPort: 80, protocol: 'tcp' }], dns: { servers: ['10.96.0.10'], searches: ['svc.cluster.local'] } } });
+    const r = await pod('wo2', {
+      capabilityArgs: {
+        portMappings: [{ hostPort: 8080, containerPort: 80, protocol: 'tcp' }],
+        dns: { servers: ['10.96.0.10'], searches: ['svc.cluster.local'] },
+      },
+    });
     const result = await rt.cni.add(list, r);
     expect(result).toEqual({
       cniVersion: '0.2.0',
@@ -191,7 +275,10 @@ describe('microsoft/windows-container-networking example/*.conf (sdnbridge)', ()
       { DestinationPrefix: '10.124.24.196/32', NeedEncap: true },
     ]);
     // GetNetworkInfo: the pod namespace is put in front of the first search entry.
-    expect(ep!.Dns).toMatchObject({ ServerList: ['11.0.0.10'], Search: ['web.svc.cluster.local', 'svc.cluster.local'] });
+    expect(ep!.Dns).toMatchObject({
+      ServerList: ['11.0.0.10'],
+      Search: ['web.svc.cluster.local', 'svc.cluster.local'],
+    });
     await tearDown(list, r);
     // sdnbridge never deletes its network; neither do we.
     expect((await networks(h)).map((n) => n.Name)).toEqual(['l2bridgeNetwork']);
@@ -199,7 +286,10 @@ describe('microsoft/windows-container-networking example/*.conf (sdnbridge)', ()
 
   it('nat.conf and l2tunnel.conf: with networkType, the NAT and L2Tunnel networks sdnbridge would create', async () => {
     standInIpam(h, rt.bin, 'azure-vnet-ipam', '10.240.0.0/16');
-    for (const [file, type, prefix] of [['wcn.nat.conf', 'NAT', '192.168.100.0/24'], ['wcn.l2tunnel.conf', 'L2Tunnel', '10.240.0.0/12']] as const) {
+    for (const [file, type, prefix] of [
+      ['wcn.nat.conf', 'NAT', '192.168.100.0/24'],
+      ['wcn.l2tunnel.conf', 'L2Tunnel', '10.240.0.0/12'],
+    ] as const) {
       const list = peerList(file, { networkType: type });
       const r = await pod(`p-${type}`);
       await rt.cni.add(list, r);
@@ -213,7 +303,13 @@ describe('microsoft/windows-container-networking example/*.conf (sdnbridge)', ()
   });
 
   it('l2bridgedualstack_host-local_ipam.conf: IPv6 from host-local is refused with code 2 naming the address', async () => {
-    await makeNetwork(h, { name: 'winl2bridge', type: 'L2Bridge', subnet: '192.168.1.0/24', gateway: '192.168.1.2', adapter: 'Ethernet' });
+    await makeNetwork(h, {
+      name: 'winl2bridge',
+      type: 'L2Bridge',
+      subnet: '192.168.1.0/24',
+      gateway: '192.168.1.2',
+      adapter: 'Ethernet',
+    });
     const list = peerList('wcn.l2bridgedualstack_host-local_ipam.conf');
     list.plugins[0]!.ipam = { ...(list.plugins[0]!.ipam as object), dataDir: path.join(h.tmp, 'ipam') };
     const e = await refused(list, await pod('ds'));
@@ -223,48 +319,82 @@ describe('microsoft/windows-container-networking example/*.conf (sdnbridge)', ()
 
   it('l2bridge-dualstack-cni-template.conf is a template: refused naming the placeholder to fill in', async () => {
     const e = await refused(peerList('wcn.l2bridge-dualstack-cni-template.conf'), await pod('t'), { parses: false });
-    expect([e.code, e.msg]).toEqual([7, expect.stringContaining('"name" must be a letter or digit followed by letters, digits, "_", "." or "-", got "{{NAME}}"')]);
+    expect([e.code, e.msg]).toEqual([
+      7,
+      expect.stringContaining(
+        '"name" must be a letter or digit followed by letters, digits, "_", "." or "-", got "{{NAME}}"',
+      ),
+    ]);
   });
 
-  it.each(['wcn.flannel_l2bridge.conf', 'wcn.flannel_overlay.conf'])('%s is not valid JSON upstream (U+00A0): libcni cannot load it', (file) => {
-    expect(fs.readFileSync(path.join(PEERS, file), 'utf8')).toContain('\u00a0');
-    expect(() => peerList(file)).toThrow(/error parsing configuration/);
-  });
+  it.each(['wcn.flannel_l2bridge.conf', 'wcn.flannel_overlay.conf'])(
+    '%s is not valid JSON upstream (U+00A0): libcni cannot load it',
+    (file) => {
+      expect(fs.readFileSync(path.join(PEERS, file), 'utf8')).toContain('\u00a0');
+      expect(() => peerList(file)).toThrow(/error parsing configuration/);
+    },
+  );
 });
 
 describe('Azure/azure-container-networking cni/azure-windows*.conflist', () => {
   const AZURE = SOURCES.filter((s) => s.path.startsWith('cni/azure-windows')).map((s) => s.file);
 
-  it.each(AZURE)('%s: with a stand-in for its IPAM daemon and the network Azure CNI would have made, it runs', async (file) => {
-    for (const ipam of ['azure-vnet-ipam', 'azure-cns']) standInIpam(h, rt.bin, ipam);
-    const list = peerList(file);
-    // Azure CNI creates its "azure" network itself; hcn-cni attaches to an existing one and says how to get it.
-    const e = await refused(list, await pod('az'));
-    expect([e.code, e.msg]).toEqual([101, 'HNS network "azure" does not exist; create it, or set "createNetwork": true with a "subnet"']);
-    await makeNetwork(h, { name: 'azure', type: 'L2Bridge', subnet: '10.240.0.0/16', gateway: '10.240.0.1', adapter: 'Ethernet' });
+  it.each(AZURE)(
+    '%s: with a stand-in for its IPAM daemon and the network Azure CNI would have made, it runs',
+    async (file) => {
+      for (const ipam of ['azure-vnet-ipam', 'azure-cns']) standInIpam(h, rt.bin, ipam);
+      const list = peerList(file);
+      // Azure CNI creates its "azure" network itself; hcn-cni attaches to an existing one and says how to get it.
+      const e = await refused(list, await pod('az'));
+      expect([e.code, e.msg]).toEqual([
+        101,
+        'HNS network "azure" does not exist; create it, or set "createNetwork": true with a "subnet"',
+      ]);
+      await makeNetwork(h, {
+        name: 'azure',
+        type: 'L2Bridge',
+        subnet: '10.240.0.0/16',
+        gateway: '10.240.0.1',
+        adapter: 'Ethernet',
+      });
 
-    const r = await pod('az', { capabilityArgs: { portMappings: [{ hostPort: 8443, containerPort: 443, protocol: 'tcp' }] } });
-    const result = await rt.cni.add(list, r);
-    // (host-local hands out the next address: the refused ADD's allocation was released, not reused.)
-    expect(result).toMatchObject({ cniVersion: list.cniVersion, ips: [expect.objectContaining({ address: expect.stringMatching(/^10\.240\.0\.\d+\/16$/), gateway: '10.240.0.1' })] });
-    const [ep] = await endpoints(h);
-    const plugin = list.plugins[0]!;
-    const args = (plugin.AdditionalArgs ?? []) as Array<{ Value: Record<string, unknown> }>;
-    // network/policy/policy_windows.go: the v1 shapes become HCN's (GetHcnOutBoundNATPolicy, GetHcnRoutePolicy,
-    // GetHcnACLPolicy): ExceptionList → Exceptions, ROUTE → SDNRoute, ACL fields as they are.
-    const nat = args.filter((a) => a.Value.Type === 'OutBoundNAT').map((a) => ({ Exceptions: a.Value.ExceptionList }));
-    expect(ofType(ep!, 'OutBoundNAT')).toEqual(nat);
-    const routes = args.filter((a) => a.Value.Type === 'ROUTE').map((a) => ({ DestinationPrefix: a.Value.DestinationPrefix, NeedEncap: a.Value.NeedEncap }));
-    expect(ofType(ep!, 'SDNRoute')).toEqual(routes);
-    const acls = args.filter((a) => a.Value.Type === 'ACL').map((a) => Object.fromEntries(Object.entries(a.Value).filter(([k]) => k !== 'Type')));
-    expect(ofType(ep!, 'ACL')).toEqual(acls);
-    if ((plugin.capabilities as Record<string, boolean>).portMappings) expect(ofType(ep!, 'PortMapping')).toEqual([{ Protocol: 6, InternalPort: 443, ExternalPort: 8443 }]);
-    // Azure-only keys are named, each on its own warn line.
-    for (const k of ['multiTenancy', 'enableSnatOnHost', 'bridge', 'executionMode', 'disableAsyncDelete']) {
-      if (k in plugin) expect(warnings()).toContain(`unknown key "${k}" is ignored`);
-    }
-    if (list.cniVersion >= '0.4.0') await rt.cni.check(list, r);
-    await tearDown(list, r);
-    expect(heldIps(h, 'azure')).toEqual({});
-  });
+      const r = await pod('az', {
+        capabilityArgs: { portMappings: [{ hostPort: 8443, containerPort: 443, protocol: 'tcp' }] },
+      });
+      const result = await rt.cni.add(list, r);
+      // (host-local hands out the next address: the refused ADD's allocation was released, not reused.)
+      expect(result).toMatchObject({
+        cniVersion: list.cniVersion,
+        ips: [
+          expect.objectContaining({ address: expect.stringMatching(/^10\.240\.0\.\d+\/16$/), gateway: '10.240.0.1' }),
+        ],
+      });
+      const [ep] = await endpoints(h);
+      const plugin = list.plugins[0]!;
+      const args = (plugin.AdditionalArgs ?? []) as Array<{ Value: Record<string, unknown> }>;
+      // network/policy/policy_windows.go: the v1 shapes become HCN's (GetHcnOutBoundNATPolicy, GetHcnRoutePolicy,
+      // GetHcnACLPolicy): ExceptionList → Exceptions, ROUTE → SDNRoute, ACL fields as they are.
+      const nat = args
+        .filter((a) => a.Value.Type === 'OutBoundNAT')
+        .map((a) => ({ Exceptions: a.Value.ExceptionList }));
+      expect(ofType(ep!, 'OutBoundNAT')).toEqual(nat);
+      const routes = args
+        .filter((a) => a.Value.Type === 'ROUTE')
+        .map((a) => ({ DestinationPrefix: a.Value.DestinationPrefix, NeedEncap: a.Value.NeedEncap }));
+      expect(ofType(ep!, 'SDNRoute')).toEqual(routes);
+      const acls = args
+        .filter((a) => a.Value.Type === 'ACL')
+        .map((a) => Object.fromEntries(Object.entries(a.Value).filter(([k]) => k !== 'Type')));
+      expect(ofType(ep!, 'ACL')).toEqual(acls);
+      if ((plugin.capabilities as Record<string, boolean>).portMappings)
+        expect(ofType(ep!, 'PortMapping')).toEqual([{ Protocol: 6, InternalPort: 443, ExternalPort: 8443 }]);
+      // Azure-only keys are named, each on its own warn line.
+      for (const k of ['multiTenancy', 'enableSnatOnHost', 'bridge', 'executionMode', 'disableAsyncDelete']) {
+        if (k in plugin) expect(warnings()).toContain(`unknown key "${k}" is ignored`);
+      }
+      if (list.cniVersion >= '0.4.0') await rt.cni.check(list, r);
+      await tearDown(list, r);
+      expect(heldIps(h, 'azure')).toEqual({});
+    },
+  );
 });

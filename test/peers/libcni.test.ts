@@ -15,16 +15,38 @@ useHarness(undefined, (x) => (h = x));
 let rt: Runtime;
 beforeEach(async () => {
   rt = runtime(h);
-  await makeNetwork(h, { name: 'cbr0', type: 'L2Bridge', subnet: '10.244.1.0/24', gateway: '10.244.1.1', adapter: 'Ethernet' });
+  await makeNetwork(h, {
+    name: 'cbr0',
+    type: 'L2Bridge',
+    subnet: '10.244.1.0/24',
+    gateway: '10.244.1.1',
+    adapter: 'Ethernet',
+  });
 });
 
 type Policy = { Type: string; Settings: Record<string, unknown> };
-const ofType = (ep: Record<string, unknown>, type: string) => ((ep.Policies ?? []) as Policy[]).filter((p) => p.Type === type).map((p) => p.Settings);
+const ofType = (ep: Record<string, unknown>, type: string) =>
+  ((ep.Policies ?? []) as Policy[]).filter((p) => p.Type === type).map((p) => p.Settings);
 
-function list(plugin: Record<string, unknown>, extra: Partial<NetworkConfigList> = {}, before: Array<Record<string, unknown>> = []): NetworkConfigList {
-  return { name: 'cbr0', cniVersion: '1.1.0', disableCheck: false, disableGC: false, plugins: [...before, { type: 'hcn-cni', ...plugin }], ...extra };
+function list(
+  plugin: Record<string, unknown>,
+  extra: Partial<NetworkConfigList> = {},
+  before: Array<Record<string, unknown>> = [],
+): NetworkConfigList {
+  return {
+    name: 'cbr0',
+    cniVersion: '1.1.0',
+    disableCheck: false,
+    disableGC: false,
+    plugins: [...before, { type: 'hcn-cni', ...plugin }],
+    ...extra,
+  };
 }
-const hostLocal = () => ({ type: 'host-local', dataDir: path.join(h.tmp, 'ipam'), ranges: [[{ subnet: '10.244.1.0/24', rangeStart: '10.244.1.10', rangeEnd: '10.244.1.60', gateway: '10.244.1.1' }]] });
+const hostLocal = () => ({
+  type: 'host-local',
+  dataDir: path.join(h.tmp, 'ipam'),
+  ranges: [[{ subnet: '10.244.1.0/24', rangeStart: '10.244.1.10', rangeEnd: '10.244.1.60', gateway: '10.244.1.1' }]],
+});
 
 async function pod(id: string, extra: Partial<RuntimeConf> = {}): Promise<RuntimeConf> {
   return { containerId: id, netns: await namespace(h), ifname: 'eth0', ...extra };
@@ -43,15 +65,33 @@ describe('the libcni life cycle', () => {
   it('ADD, CHECK and DEL get the cached result as prevResult; the netns is the namespace GUID; CNI_ARGS and capabilities arrive', async () => {
     const l = list({ ipam: hostLocal(), capabilities: { portMappings: true, dns: true, bandwidth: true } });
     const r = await pod('web-0', {
-      args: [['K8S_POD_NAMESPACE', 'shop'], ['K8S_POD_NAME', 'web-0'], ['IgnoreUnknown', '1']],
-      capabilityArgs: { portMappings: [{ hostPort: 8080, containerPort: 80, protocol: 'tcp' }], dns: { servers: ['10.96.0.10'], searches: ['svc.cluster.local'] }, mac: '02-00-00-00-00-01' },
+      args: [
+        ['K8S_POD_NAMESPACE', 'shop'],
+        ['K8S_POD_NAME', 'web-0'],
+        ['IgnoreUnknown', '1'],
+      ],
+      capabilityArgs: {
+        portMappings: [{ hostPort: 8080, containerPort: 80, protocol: 'tcp' }],
+        dns: { servers: ['10.96.0.10'], searches: ['svc.cluster.local'] },
+        mac: '02-00-00-00-00-01',
+      },
     });
     const result = await rt.cni.add(l, r);
-    expect(result).toMatchObject({ cniVersion: '1.1.0', interfaces: [{ name: 'eth0', sandbox: r.netns }], ips: [{ address: '10.244.1.10/24', gateway: '10.244.1.1', interface: 0 }] });
+    expect(result).toMatchObject({
+      cniVersion: '1.1.0',
+      interfaces: [{ name: 'eth0', sandbox: r.netns }],
+      ips: [{ address: '10.244.1.10/24', gateway: '10.244.1.1', interface: 0 }],
+    });
     const add = rt.cni.calls[0]!;
-    expect(add.env).toMatchObject({ CNI_NETNS: r.netns, CNI_ARGS: 'K8S_POD_NAMESPACE=shop;K8S_POD_NAME=web-0;IgnoreUnknown=1' });
+    expect(add.env).toMatchObject({
+      CNI_NETNS: r.netns,
+      CNI_ARGS: 'K8S_POD_NAMESPACE=shop;K8S_POD_NAME=web-0;IgnoreUnknown=1',
+    });
     // Only capabilities the plugin declares reach runtimeConfig (mac was offered but not declared).
-    expect(add.stdin.runtimeConfig).toEqual({ portMappings: r.capabilityArgs!.portMappings, dns: r.capabilityArgs!.dns });
+    expect(add.stdin.runtimeConfig).toEqual({
+      portMappings: r.capabilityArgs!.portMappings,
+      dns: r.capabilityArgs!.dns,
+    });
     expect(add.stdin).not.toHaveProperty('prevResult');
 
     await rt.cni.check(l, r);
@@ -109,14 +149,24 @@ describe('the libcni life cycle', () => {
 
 describe('chains', () => {
   // Debian's static IPAM, run as the first plugin of the chain, hands its address on as prevResult.
-  const staticFirst = { type: 'static', ipam: { type: 'static', addresses: [{ address: '10.244.1.77/24', gateway: '10.244.1.1' }], routes: [{ dst: '0.0.0.0/0' }] } };
+  const staticFirst = {
+    type: 'static',
+    ipam: {
+      type: 'static',
+      addresses: [{ address: '10.244.1.77/24', gateway: '10.244.1.1' }],
+      routes: [{ dst: '0.0.0.0/0' }],
+    },
+  };
 
-  it('after another plugin, its addresses are the pod\'s (not HNS\'s), and DEL leaves nothing', async () => {
+  it("after another plugin, its addresses are the pod's (not HNS's), and DEL leaves nothing", async () => {
     const l = list({}, { cniVersion: '1.0.0' }, [staticFirst]);
     const r = await pod('chained');
     const result = await rt.cni.add(l, r);
     expect(rt.cni.calls[1]!.stdin.prevResult).toMatchObject({ ips: [{ address: '10.244.1.77/24' }] });
-    expect(result).toMatchObject({ ips: [{ address: '10.244.1.77/24', gateway: '10.244.1.1', interface: 0 }], routes: [{ dst: '0.0.0.0/0' }] });
+    expect(result).toMatchObject({
+      ips: [{ address: '10.244.1.77/24', gateway: '10.244.1.1', interface: 0 }],
+      routes: [{ dst: '0.0.0.0/0' }],
+    });
     const [ep] = await endpoints(h);
     expect((ep!.IpConfigurations as Array<{ IpAddress: string }>).map((c) => c.IpAddress)).toEqual(['10.244.1.77']);
     await rt.cni.check(l, r);
@@ -158,12 +208,30 @@ describe('DEL on a node without the IPAM binary', () => {
 
 describe('policy values are checked before HNS sees them', () => {
   it.each([
-    [{ name: 'EndpointPolicy', value: { Type: 'ROUTE', DestinationPrefix: '', NeedEncap: true } }, '"policies[0].value.DestinationPrefix" must be a non-empty IP prefix in CIDR form, got "" (ROUTE policy)'],
-    [{ name: 'EndpointPolicy', value: { Type: 'OutBoundNAT', Settings: { Exceptions: ['10.0.0.0/8', 'cluster'] } } }, '"policies[0].value.Settings.Exceptions" must be a list of IP addresses or CIDRs, got ["10.0.0.0/8","cluster"] (OutBoundNAT policy)'],
-    [{ name: 'EndpointPolicy', value: { Type: 'ProviderAddress', Settings: { ProviderAddress: 'ip of host' } } }, '"policies[0].value.Settings.ProviderAddress" must be an IPv4 address, got "ip of host" (ProviderAddress policy)'],
-    [{ name: 'EndpointPolicy', value: { Type: 'ACL', Action: 'Deny', Direction: 'Out', Priority: 100 } }, '"policies[0].value.Action" must be one of "Allow", "Block", "Pass", got "Deny" (ACL policy)'],
-    [{ name: 'EndpointPolicy', value: { Type: 'ACL', Action: 'Allow', RemotePorts: '80,http', Priority: 100 } }, '"policies[0].value.RemotePorts" must be a comma-separated list of ports or port ranges, got "80,http" (ACL policy)'],
-    [{ name: 'EndpointPolicy', value: { Type: 'SDNRoute', Settings: { NeedEncap: true } } }, '"policies[0].value.Settings.DestinationPrefix" must be set (a SDNRoute policy needs it), got nothing (SDNRoute policy)'],
+    [
+      { name: 'EndpointPolicy', value: { Type: 'ROUTE', DestinationPrefix: '', NeedEncap: true } },
+      '"policies[0].value.DestinationPrefix" must be a non-empty IP prefix in CIDR form, got "" (ROUTE policy)',
+    ],
+    [
+      { name: 'EndpointPolicy', value: { Type: 'OutBoundNAT', Settings: { Exceptions: ['10.0.0.0/8', 'cluster'] } } },
+      '"policies[0].value.Settings.Exceptions" must be a list of IP addresses or CIDRs, got ["10.0.0.0/8","cluster"] (OutBoundNAT policy)',
+    ],
+    [
+      { name: 'EndpointPolicy', value: { Type: 'ProviderAddress', Settings: { ProviderAddress: 'ip of host' } } },
+      '"policies[0].value.Settings.ProviderAddress" must be an IPv4 address, got "ip of host" (ProviderAddress policy)',
+    ],
+    [
+      { name: 'EndpointPolicy', value: { Type: 'ACL', Action: 'Deny', Direction: 'Out', Priority: 100 } },
+      '"policies[0].value.Action" must be one of "Allow", "Block", "Pass", got "Deny" (ACL policy)',
+    ],
+    [
+      { name: 'EndpointPolicy', value: { Type: 'ACL', Action: 'Allow', RemotePorts: '80,http', Priority: 100 } },
+      '"policies[0].value.RemotePorts" must be a comma-separated list of ports or port ranges, got "80,http" (ACL policy)',
+    ],
+    [
+      { name: 'EndpointPolicy', value: { Type: 'SDNRoute', Settings: { NeedEncap: true } } },
+      '"policies[0].value.Settings.DestinationPrefix" must be set (a SDNRoute policy needs it), got nothing (SDNRoute policy)',
+    ],
   ])('%j → code 7 naming key and value, nothing created', async (policy, msg) => {
     const e = await addFails(list({ policies: [policy] }), await pod('bad'));
     expect([e.code, e.msg]).toEqual([7, `invalid network configuration: ${msg}`]);
@@ -174,7 +242,10 @@ describe('policy values are checked before HNS sees them', () => {
 describe('peer semantics', () => {
   it('networkType configured and the network of another type: code 7 (win-overlay refuses it too)', async () => {
     const e = await addFails(list({ networkType: 'Overlay' }), await pod('x'));
-    expect([e.code, e.msg]).toEqual([7, 'invalid network configuration: HNS network "cbr0" is of type L2Bridge, not the configured "networkType" Overlay; set "networkType": "L2Bridge" to attach to it']);
+    expect([e.code, e.msg]).toEqual([
+      7,
+      'invalid network configuration: HNS network "cbr0" is of type L2Bridge, not the configured "networkType" Overlay; set "networkType": "L2Bridge" to attach to it',
+    ]);
   });
 
   it('ipMasq true (win-overlay): the network subnet joins the OutBoundNAT exceptions', async () => {
@@ -184,12 +255,22 @@ describe('peer semantics', () => {
     expect(ofType(ep!, 'OutBoundNAT')).toEqual([{ Exceptions: ['10.96.0.0/12', '10.244.1.0/24'] }]);
   });
 
-  it('endpointMacPrefix on an Overlay network with IPAM sets the MAC; HNS-assigned addresses keep HNS\'s MAC', async () => {
-    await makeNetwork(h, { name: 'vxlan0', type: 'Overlay', subnet: '10.244.1.0/24', gateway: '10.244.1.1', managementIp: '10.0.0.4' });
-    await rt.cni.add(list({ networkName: 'vxlan0', networkType: 'Overlay', endpointMacPrefix: '0a-bc', ipam: hostLocal() }), await pod('o1'));
+  it("endpointMacPrefix on an Overlay network with IPAM sets the MAC; HNS-assigned addresses keep HNS's MAC", async () => {
+    await makeNetwork(h, {
+      name: 'vxlan0',
+      type: 'Overlay',
+      subnet: '10.244.1.0/24',
+      gateway: '10.244.1.1',
+      managementIp: '10.0.0.4',
+    });
+    await rt.cni.add(
+      list({ networkName: 'vxlan0', networkType: 'Overlay', endpointMacPrefix: '0a-bc', ipam: hostLocal() }),
+      await pod('o1'),
+    );
     await rt.cni.add(list({ networkName: 'vxlan0', networkType: 'Overlay' }), await pod('o2'));
     const eps = await endpoints(h);
-    const mac = (ip: string) => eps.find((e) => (e.IpConfigurations as Array<{ IpAddress: string }>)[0]!.IpAddress === ip)?.MacAddress;
+    const mac = (ip: string) =>
+      eps.find((e) => (e.IpConfigurations as Array<{ IpAddress: string }>)[0]!.IpAddress === ip)?.MacAddress;
     expect(mac('10.244.1.10')).toBe('0A-BC-0A-F4-01-0A');
     expect(eps.map((e) => e.MacAddress).filter((m) => !String(m).startsWith('0A-BC'))).toHaveLength(1);
   });
@@ -197,7 +278,10 @@ describe('peer semantics', () => {
   it('loopbackDSR on an HNS without DSR (9.2) is code 2 (sdnbridge fails too; win-bridge skips it silently)', async () => {
     await h.sim.control.setVersion(9, 2);
     const e = await addFails(list({ loopbackDSR: true, ipam: hostLocal() }), await pod('d'));
-    expect([e.code, e.msg]).toEqual([2, 'unsupported field: loopbackDSR true needs DSR, which HNS 9.2 lacks (9.3+ or 10.2+)']);
+    expect([e.code, e.msg]).toEqual([
+      2,
+      'unsupported field: loopbackDSR true needs DSR, which HNS 9.2 lacks (9.3+ or 10.2+)',
+    ]);
     expect(heldIps(h, 'cbr0')).toEqual({});
   });
 });

@@ -54,7 +54,12 @@ export function runtime(h: Harness): Runtime {
       defaults: { stateDir: h.stateDir },
       createLogger: (_o: { level: LogLevel; file?: string }) => new RecordingLogger(logs),
     });
-  const cni = new Libcni({ path: dirs, cacheDir: path.join(h.tmp, 'cni-cache'), exec: execOnPath(dirs), inProcess: { 'hcn-cni': hcnCni } });
+  const cni = new Libcni({
+    path: dirs,
+    cacheDir: path.join(h.tmp, 'cni-cache'),
+    exec: execOnPath(dirs),
+    inProcess: { 'hcn-cni': hcnCni },
+  });
   return { cni, logs, bin };
 }
 
