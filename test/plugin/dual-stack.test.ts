@@ -54,7 +54,7 @@ describe('network-creating path, HNS assigns both families', () => {
       ],
     });
     const dump = await h.sim.control.dump();
-    const net = dump.networks[0] as { Ipams: Array<{ Subnets: Array<{ IpAddressPrefix: string; Routes: unknown[] }> }> };
+    const net = dump.networks[0] as unknown as { Ipams: Array<{ Subnets: Array<{ IpAddressPrefix: string; Routes: unknown[] }> }> };
     expect(net.Ipams[0]!.Subnets.map((s) => [s.IpAddressPrefix, s.Routes])).toEqual([
       ['10.244.1.0/24', [{ NextHop: '10.244.1.1', DestinationPrefix: '0.0.0.0/0' }]],
       ['fd00:10:244:1::/64', [{ NextHop: 'fd00:10:244:1::1', DestinationPrefix: '::/0' }]],
@@ -164,6 +164,16 @@ describe('policies per family', () => {
     ]);
   });
 
+  it('loopback DSR takes the IPv4 address even when IPAM lists IPv6 first; an IPv6-only pod gets none', async () => {
+    const ipam = dualHostLocal();
+    ipam.ranges = [...(ipam.ranges as unknown[])].reverse();
+    expect((await cni(h, { verb: 'ADD', conf: dualConf({ ipam, loopbackDSR: true }), netns: await newNamespace(h), containerId: 'v6first' })).exitCode).toBe(0);
+    expect(policiesOf((await endpoints())[0]!)).toEqual([{ Type: 'OutBoundNAT', Settings: { Destinations: ['10.244.1.10'] } }]);
+    const only6 = bridgeConf({ subnet: 'fd00:30::/64', networkName: 'v6', ipam: { type: 'static', addresses: [{ address: 'fd00:30::5/64' }] }, loopbackDSR: true });
+    expect((await cni(h, { verb: 'ADD', conf: only6, netns: await newNamespace(h), containerId: 'v6only' })).exitCode).toBe(0);
+    expect(policiesOf((await endpoints())[1]!)).toEqual([]);
+  });
+
   it('an IPv4-only pod gets no IPv6 OutBoundNAT or port mapping; an IPv6 hostIP on it is code 7', async () => {
     const conf = bridgeConf({
       outboundNatExceptions: ['10.0.0.0/8', 'fd00:100::/56'],
@@ -187,6 +197,16 @@ describe('policies per family', () => {
     expect(policiesOf((await endpoints())[0]!).filter((x) => x.Type === 'PortMapping')).toEqual([
       { Type: 'PortMapping', Settings: { Protocol: 6, InternalPort: 443, ExternalPort: 8443, VIP: 'fd00::1', Flags: 2 } },
     ]);
+  });
+});
+
+describe('one address per family', () => {
+  it('IPAM handing out two addresses of one family is code 102, with the allocation released and nothing created', async () => {
+    const seq = await lastSeq(h);
+    const ipam = { type: 'static', addresses: [{ address: '10.244.1.7/24' }, { address: '10.244.1.8/24' }] };
+    const r = await cni(h, { verb: 'ADD', conf: bridgeConf({ ipam }), netns: await newNamespace(h) });
+    expect(r.json).toMatchObject({ code: 102, msg: 'ipam plugin "static" returned 2 IPv4 addresses (10.244.1.7/24, 10.244.1.8/24); an HNS endpoint takes one address per family' });
+    expect((await mutationsSince(h, seq)).map((c) => c.op)).toEqual(['HcnCreateNamespace']);
   });
 });
 

@@ -69,7 +69,7 @@ describe('what HNS refuses', () => {
   });
 
   it('an IPv6 gateway outside its subnet: HCN_E_INVALID_NETWORK', async () => {
-    const bad = { Name: 'bad', Type: 'L2Bridge', Ipams: [{ Type: 'Static', Subnets: [{ IpAddressPrefix: 'fd00:1::/64', Routes: [{ NextHop: 'fd00:2::1', DestinationPrefix: '::/0' }] }] }], ...V2 };
+    const bad = { Name: 'bad', Type: 'L2Bridge', Ipams: [{ Type: 'Static' as const, Subnets: [{ IpAddressPrefix: 'fd00:1::/64', Routes: [{ NextHop: 'fd00:2::1', DestinationPrefix: '::/0' }] }] }], ...V2 };
     expect(await refusal(hcn().createNetwork(bad))).toBe(HR.INVALID_NETWORK);
   });
 
