@@ -15,10 +15,11 @@ import * as path from 'node:path';
 
 import { TOLERATED_KEYS, TOP_LEVEL_KEYS } from './config-keys';
 import { CONTAINER_ID_PATTERN } from './env';
-import { CniCode, CniError } from './errors';
+import { CniCode, CniError } from './cni-error';
 import { Fields, invalidConfig, invalidConfigMsg, isPlainObject, unsupportedField, describeValue } from './fields';
 import { formatIp, formatMacDash, isIpAddress, parseCidr, parseIp, parseMac, unicastMacProblem } from '../net/addr';
 import { firstHost } from '../net/ipv4';
+import { LOG_LEVELS } from '../log/logger';
 import { parsePrevResult } from './result';
 import {
   SUPPORTED_VERSIONS,
@@ -58,7 +59,6 @@ export const DEFAULTS = {
 
 const MODES: readonly Mode[] = ['bridge', 'delegatedNic'];
 const NETWORK_TYPES: readonly BridgeNetworkType[] = ['L2Bridge', 'Overlay', 'NAT', 'L2Tunnel'];
-const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 const PROTOCOLS: readonly PortMapping['protocol'][] = ['tcp', 'udp', 'sctp'];
 
 /** parseNetConf: validate and normalise the stdin configuration (already JSON-parsed). */

@@ -6,7 +6,7 @@
  */
 import { defaultRoute, familyOf } from '../net/ipv4';
 import { canonicalMac } from '../net/mac';
-import { isNotFound } from './errors';
+import { isNotFound } from './hcn-error';
 import type { Hcn } from './hcn';
 import { render } from './policies';
 import type {

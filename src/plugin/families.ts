@@ -4,7 +4,7 @@
  * hcn/hcn.go IPv6DualStackSupported); sdnbridge and win-bridge only do IPv6 on their HCN paths. So IPv6 on HNS v1
  * (apiVersion 1, or a host without HCN) or on an older HNS is refused with a reason, before anything is created.
  */
-import { CniCode, CniError } from '../cni/errors';
+import { CniCode, CniError } from '../cni/cni-error';
 import type { NetConf } from '../cni/types';
 import type { Hcn } from '../hns/hcn';
 import { familyOf } from '../net/ipv4';

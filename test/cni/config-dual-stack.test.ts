@@ -3,7 +3,7 @@
  * naming the key. Each rule below is one of parseSubnets' (src/cni/config.ts).
  */
 import { parseNetConf } from '../../src/cni/config';
-import { CniError } from '../../src/cni/errors';
+import { CniError } from '../../src/cni/cni-error';
 
 const base = (extra: Record<string, unknown> = {}) => ({ cniVersion: '1.0.0', name: 'dual', type: 'hcn-cni', ...extra });
 const parse = (extra: Record<string, unknown>) => parseNetConf(base(extra), { platform: 'linux', defaults: { stateDir: '/var/lib/hcn-cni' }, verb: 'ADD' });

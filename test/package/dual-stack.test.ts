@@ -47,7 +47,7 @@ const held = () => fs.readdirSync(path.join(tmp, 'ipam', 'dual')).filter((f) => 
 async function exe(verb: 'ADD' | 'CHECK' | 'DEL' | 'GC', c: Record<string, unknown>, containerId?: string, netns?: string) {
   const env = { ...cniEnv(h, { verb, conf: c, ...(containerId ? { containerId } : {}), ...(netns ? { netns } : {}) }), TMPDIR: tmp };
   const r = await run(EXE, [], env, JSON.stringify(c));
-  return { ...r, json: r.stdout.trim() ? (JSON.parse(r.stdout) as Record<string, any>) : undefined }; // eslint-disable-line @typescript-eslint/no-explicit-any
+  return { ...r, json: r.stdout.trim() ? (JSON.parse(r.stdout) as Record<string, any>) : undefined };
 }
 async function namespace(): Promise<string> {
   const id = crypto.randomUUID();
