@@ -85,8 +85,8 @@ const cases: Case[] = [
   { name: 'endpointMacPrefix that is not xx-xx', env: baseEnv('ADD'), stdin: deep({ endpointMacPrefix: '0E2A' }), code: 7, msg: 'invalid network configuration: "endpointMacPrefix" must be two hex bytes "xx-xx" (e.g. "0E-2A"), got "0E2A"' },
   { name: 'delegate that is not an object', env: baseEnv('ADD'), stdin: deep({ delegate: 'win-bridge' }), code: 7, msg: /"delegate" must be an object/ },
   { name: 'delegate and top level disagree', env: baseEnv('ADD'), stdin: deep({ mtu: 1400, delegate: { type: 'win-bridge', mtu: 1500 } }), code: 7, msg: 'invalid network configuration: "mtu" is set both at the top level (1400) and in "delegate.mtu" (1500); keep one' },
-  { name: 'IPv6 subnet', env: baseEnv('ADD'), stdin: deep({ subnet: 'fd00::/64' }), code: 2, msg: '"subnet": "fd00::/64" is not supported' },
-  { name: 'IPv6 host IP in a port mapping', env: baseEnv('ADD'), stdin: deep({ runtimeConfig: { portMappings: [{ hostPort: 80, containerPort: 80, protocol: 'tcp', hostIP: '::1' }] } }), code: 2, msg: '"runtimeConfig.portMappings[0].hostIP": "::1" is not supported' },
+  { name: 'IPv6 subnet with host bits', env: baseEnv('ADD'), stdin: deep({ subnet: 'fd00::5/64' }), code: 7, msg: '"subnet" must be a network address (host bits zero, e.g. "fd00::/64"), got "fd00::5/64"' },
+  { name: 'malformed host IP in a port mapping', env: baseEnv('ADD'), stdin: deep({ runtimeConfig: { portMappings: [{ hostPort: 80, containerPort: 80, protocol: 'tcp', hostIP: '::g' }] } }), code: 7, msg: '"runtimeConfig.portMappings[0].hostIP" must be an IPv4 or IPv6 address, got "::g"' },
 ];
 
 describe.each(cases)('$name', (c) => {

@@ -302,18 +302,43 @@ describe('microsoft/windows-container-networking example/*.conf (sdnbridge)', ()
     expect(await endpoints(h)).toEqual([]);
   });
 
-  it('l2bridgedualstack_host-local_ipam.conf: IPv6 from host-local is refused with code 2 naming the address', async () => {
-    await makeNetwork(h, {
-      name: 'winl2bridge',
-      type: 'L2Bridge',
-      subnet: '192.168.1.0/24',
-      gateway: '192.168.1.2',
-      adapter: 'Ethernet',
+  it('l2bridgedualstack_host-local_ipam.conf: dual-stack from host-local on the dual-stack network sdnbridge expects', async () => {
+    // enableDualStack needs the network to exist (sdnbridge cni/cni.go); an HCN network with one subnet per family.
+    await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNetwork({
+      Name: 'winl2bridge',
+      Type: 'L2Bridge',
+      Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: 'Ethernet' } }],
+      Ipams: [
+        {
+          Type: 'Static',
+          Subnets: [
+            { IpAddressPrefix: '192.168.1.0/24', Routes: [{ NextHop: '192.168.1.2', DestinationPrefix: '0.0.0.0/0' }] },
+            { IpAddressPrefix: 'fd00::100/120', Routes: [{ NextHop: 'fd00::101', DestinationPrefix: '::/0' }] },
+          ],
+        },
+      ],
     });
     const list = peerList('wcn.l2bridgedualstack_host-local_ipam.conf');
     list.plugins[0]!.ipam = { ...(list.plugins[0]!.ipam as object), dataDir: path.join(h.tmp, 'ipam') };
-    const e = await refused(list, await pod('ds'));
-    expect([e.code, e.msg]).toEqual([2, expect.stringMatching(/IPv6 address fd00::1\d\d\/120/)]);
+    const r = await pod('ds');
+    const result = await rt.cni.add(list, r);
+    // 0.2.0: the IPv4 address as ip4, the IPv6 one as ip6.
+    expect(result).toMatchObject({ cniVersion: '0.2.0', ip4: { ip: '192.168.1.10/24', gateway: '192.168.1.2' }, ip6: { ip: 'fd00::102/120', gateway: 'fd00::101' } });
+    const eps = await endpoints(h);
+    const ep = eps[0];
+    expect(eps.flatMap((e) => (e.IpConfigurations as Array<{ IpAddress: string }>).map((c) => c.IpAddress))).toEqual(['192.168.1.10', 'fd00::102']);
+    // Both OutBoundNAT policies as configured (one per family), the routes of both families.
+    expect(ofType(ep!, 'OutBoundNAT')).toEqual([
+      { Exceptions: ['192.168.0.0/16', '11.0.0.0/8', '10.124.24.0/23'] },
+      { VirtualIP: 'fc00::123', Destinations: ['fd01::192', 'fd01::193'], Exceptions: ['fd03::100/120', 'fd04::100/120'] },
+    ]);
+    expect(ofType(ep!, 'SDNRoute')).toEqual([
+      { DestinationPrefix: '11.0.0.0/8', NeedEncap: true },
+      { DestinationPrefix: 'fd00::200/120', NeedEncap: true },
+    ]);
+    // sdnbridge's own flags are named, each on a warn line.
+    expect(warnings()).toContain('"optionalFlags.enableDualStack" is not supported and is ignored');
+    await tearDown(list, r);
     expect(heldIps(h, 'winl2bridge')).toEqual({});
   });
 

@@ -252,7 +252,7 @@ describe('peer semantics', () => {
     const r = await pod('m');
     await rt.cni.add(list({ ipMasq: true, outboundNatExceptions: ['10.96.0.0/12'], ipam: hostLocal() }), r);
     const [ep] = await endpoints(h);
-    expect(ofType(ep!, 'OutBoundNAT')).toEqual([{ Exceptions: ['10.96.0.0/12', '10.244.1.0/24'] }]);
+    expect(ofType(ep!, 'OutBoundNAT')).toEqual([{ Exceptions: ['10.244.1.0/24', '10.96.0.0/12'] }]);
   });
 
   it("endpointMacPrefix on an Overlay network with IPAM sets the MAC; HNS-assigned addresses keep HNS's MAC", async () => {
