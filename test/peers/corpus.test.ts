@@ -323,14 +323,25 @@ describe('microsoft/windows-container-networking example/*.conf (sdnbridge)', ()
     const r = await pod('ds');
     const result = await rt.cni.add(list, r);
     // 0.2.0: the IPv4 address as ip4, the IPv6 one as ip6.
-    expect(result).toMatchObject({ cniVersion: '0.2.0', ip4: { ip: '192.168.1.10/24', gateway: '192.168.1.2' }, ip6: { ip: 'fd00::102/120', gateway: 'fd00::101' } });
+    expect(result).toMatchObject({
+      cniVersion: '0.2.0',
+      ip4: { ip: '192.168.1.10/24', gateway: '192.168.1.2' },
+      ip6: { ip: 'fd00::102/120', gateway: 'fd00::101' },
+    });
     const eps = await endpoints(h);
     const ep = eps[0];
-    expect(eps.flatMap((e) => (e.IpConfigurations as Array<{ IpAddress: string }>).map((c) => c.IpAddress))).toEqual(['192.168.1.10', 'fd00::102']);
+    expect(eps.flatMap((e) => (e.IpConfigurations as Array<{ IpAddress: string }>).map((c) => c.IpAddress))).toEqual([
+      '192.168.1.10',
+      'fd00::102',
+    ]);
     // Both OutBoundNAT policies as configured (one per family), the routes of both families.
     expect(ofType(ep!, 'OutBoundNAT')).toEqual([
       { Exceptions: ['192.168.0.0/16', '11.0.0.0/8', '10.124.24.0/23'] },
-      { VirtualIP: 'fc00::123', Destinations: ['fd01::192', 'fd01::193'], Exceptions: ['fd03::100/120', 'fd04::100/120'] },
+      {
+        VirtualIP: 'fc00::123',
+        Destinations: ['fd01::192', 'fd01::193'],
+        Exceptions: ['fd03::100/120', 'fd04::100/120'],
+      },
     ]);
     expect(ofType(ep!, 'SDNRoute')).toEqual([
       { DestinationPrefix: '11.0.0.0/8', NeedEncap: true },
