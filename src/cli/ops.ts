@@ -25,6 +25,7 @@ const RUNNERS: Record<Exclude<Command, 'help'>, () => Promise<Runner>> = {
   gc: async () => (await import('./ops/gc')).runGc,
   state: async () => (await import('./ops/state')).runState,
   version: async () => (await import('./ops/version')).runVersion,
+  service: async () => (await import('./ops/service')).runService,
 };
 
 export async function runOps(argv: string[], io: OpsIo): Promise<number> {
