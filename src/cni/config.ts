@@ -14,9 +14,10 @@ import * as path from 'node:path';
 
 import { TOLERATED_KEYS, TOP_LEVEL_KEYS } from './config-keys';
 import { CONTAINER_ID_PATTERN } from './env';
-import { CniCode, CniError } from './errors';
+import { CniCode, CniError } from './cni-error';
 import { Fields, invalidConfig, invalidConfigMsg, isPlainObject, unsupportedField, describeValue } from './fields';
 import { formatIpv4, formatMacDash, isIpAddress, isIpv6, isIpv6Cidr, parseIpv4, parseIpv4Cidr, parseMac, unicastMacProblem } from '../net/addr';
+import { LOG_LEVELS } from '../log/logger';
 import { parsePrevResult } from './result';
 import {
   SUPPORTED_VERSIONS,
@@ -55,7 +56,6 @@ export const DEFAULTS = {
 
 const MODES: readonly Mode[] = ['bridge', 'delegatedNic'];
 const NETWORK_TYPES: readonly BridgeNetworkType[] = ['L2Bridge', 'Overlay', 'NAT', 'L2Tunnel'];
-const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 const PROTOCOLS: readonly PortMapping['protocol'][] = ['tcp', 'udp', 'sctp'];
 
 /** parseNetConf: validate and normalise the stdin configuration (already JSON-parsed). */

@@ -1,6 +1,6 @@
 /**
  * The CNI vocabulary: versions, the parsed configuration, results and the handler interface through which the
- * protocol layer (src/cni) calls the plugin (src/plugin). This file and errors.ts import nothing of the project,
+ * protocol layer (src/cni) calls the plugin (src/plugin). This file and cni-error.ts import nothing of the project,
  * so the plugin may use them without reaching up into the dispatcher.
  */
 

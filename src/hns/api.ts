@@ -5,7 +5,7 @@
  * one object store, so objects created through one are seen by the other.
  */
 import { canonicalMac } from '../net/mac';
-import { isNotFound } from './errors';
+import { isNotFound } from './hcn-error';
 import type { Hcn } from './hcn';
 import { render } from './policies';
 import type {

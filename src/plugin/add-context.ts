@@ -1,5 +1,5 @@
 /** What every step of an ADD needs, gathered once. */
-import { CniCode, CniError } from '../cni/errors';
+import { CniCode, CniError } from '../cni/cni-error';
 import type { Dns, IpConfig, NetConf, Route, VerbContext } from '../cni/types';
 import type { HnsApi, NetworkInfo } from '../hns/api';
 import { newGuid } from '../net/guid';

@@ -5,9 +5,9 @@
  * answering (timeout or RPC failure): then the intent stays, and whatever HNS completes later is removed by the
  * next audit or by the DEL the runtime sends after a failed ADD.
  */
-import { CniCode, CniError } from '../cni/errors';
+import { CniCode, CniError } from '../cni/cni-error';
 import type { CniResult, VerbContext } from '../cni/types';
-import { isHcnError, isUnreachable } from '../hns/errors';
+import { isHcnError, isUnreachable } from '../hns/hcn-error';
 import { audit, graceMs } from '../orphans/audit';
 import { endpointName } from '../orphans/ownership';
 import { ownerKey, type AttachmentRecord, type Owner, type PlannedObject } from '../state/records';
@@ -16,7 +16,7 @@ import { recordedAttach, ensureAttached } from './attach';
 import { addBridge } from './bridge';
 import { addDelegatedNic, planDelegated } from './delegated-nic';
 import { endpointPolicies, networkPolicies } from './endpoint-config';
-import { step, toCniError } from './errors';
+import { step, toCniError } from './to-cni-error';
 import { parseNetns } from './netns';
 import { releasePendingIpam } from './pending-ipam';
 import type { PluginRuntime } from './runtime';

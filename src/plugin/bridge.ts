@@ -3,14 +3,14 @@
  * that the operator names. The network is found by name, or created when the configuration asks for it; it is not
  * an attachment's, so it is never deleted by DEL or the audit (its name is not one of ours).
  */
-import { CniCode, CniError } from '../cni/errors';
+import { CniCode, CniError } from '../cni/cni-error';
 import type { NetworkInfo } from '../hns/api';
-import { isAlreadyExists } from '../hns/errors';
+import { isAlreadyExists } from '../hns/hcn-error';
 import { firstHost, networkOf } from '../net/ipv4';
 import type { AttachmentRecord, IntentRecord } from '../state/records';
 import type { AddContext, Addressing } from './add-context';
 import { createAttachment } from './endpoint';
-import { step } from './errors';
+import { step } from './to-cni-error';
 
 export async function findOrCreateNetwork(a: AddContext): Promise<NetworkInfo> {
   const { conf } = a;

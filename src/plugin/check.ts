@@ -2,11 +2,11 @@
  * CHECK verifies in HNS, not just in state (Azure CNI reads its state file; win-bridge and sdnbridge do nothing):
  * the endpoint exists, is attached where the netns says, and matches prevResult's IPs and MAC.
  */
-import { CniCode, CniError } from '../cni/errors';
+import { CniCode, CniError } from '../cni/cni-error';
 import type { VerbContext } from '../cni/types';
 import { ownerKey } from '../state/records';
 import { isAttached } from './attach';
-import { step } from './errors';
+import { step } from './to-cni-error';
 import { cniMac } from './result';
 import type { PluginRuntime } from './runtime';
 

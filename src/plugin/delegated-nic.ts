@@ -6,9 +6,9 @@
  * recorded, holding the NIC. The ADD therefore audits first (in add.ts), then looks the adapter up here and says
  * precisely who holds it if anyone does.
  */
-import { CniCode, CniError } from '../cni/errors';
+import { CniCode, CniError } from '../cni/cni-error';
 import { sameId, type NetworkInfo } from '../hns/api';
-import { isAdapterUnavailable, isAlreadyExists } from '../hns/errors';
+import { isAdapterUnavailable, isAlreadyExists } from '../hns/hcn-error';
 import type { HostAdapter } from '../hns/hcn';
 import { NetworkFlags } from '../hns/schema';
 import { firstHost, networkOf } from '../net/ipv4';
@@ -18,7 +18,7 @@ import { intentLiveness } from '../state/liveness';
 import { ownerKey, sameOwner, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../state/records';
 import { plannedId, updateIntent, type AddContext, type Addressing } from './add-context';
 import { createAttachment, keepClaim } from './endpoint';
-import { step } from './errors';
+import { step } from './to-cni-error';
 
 /**
  * The pod's NIC MAC. Precedence: runtimeConfig.mac (the runtime's "mac" capability, per pod), then CNI_ARGS MAC,

@@ -4,7 +4,7 @@
  * configuration, the runtime and the pod's namespace. Policies are translated up front, before anything is created,
  * so a bad one fails the ADD with nothing to undo.
  */
-import { CniCode, CniError } from '../cni/errors';
+import { CniCode, CniError } from '../cni/cni-error';
 import type { Dns, NetConf } from '../cni/types';
 import type { Logger } from '../log/logger';
 import { loopbackDsr, portMapping, render, toTyped, withOutboundNatExceptions } from '../hns/policies';

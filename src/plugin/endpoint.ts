@@ -9,7 +9,7 @@ import type { AttachmentRecord, IntentRecord } from '../state/records';
 import { commit, updateIntent, type AddContext, type Addressing } from './add-context';
 import { detach, ensureAttached } from './attach';
 import { podDns, withPodIp } from './endpoint-config';
-import { step } from './errors';
+import { step } from './to-cni-error';
 import { buildResult } from './result';
 
 export interface EndpointPlacement {

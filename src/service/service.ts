@@ -16,7 +16,7 @@
  *   the peer's uid (SO_PEERCRED) must be the service's own. On Windows see listen.ts.
  */
 import * as net from 'net';
-import { CniCode } from '../cni/errors';
+import { CniCode } from '../cni/cni-error';
 import { isPlainObject } from '../cni/fields';
 import type { NativeHcn } from '../hns/native-types';
 import { loadNative, type LoadOptions } from '../hns/native';

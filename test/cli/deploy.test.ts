@@ -9,7 +9,7 @@ import * as path from 'path';
 import { parseAllDocuments } from 'yaml';
 import { parseNetConf } from '../../src/cni/config';
 import type { NetConf } from '../../src/cni/types';
-import { hcnPluginConf } from '../../src/cli/ops/conf';
+import { hcnPluginConf } from '../../src/cli/operator/conf';
 import { silentLogger } from '../../src/log/logger';
 import { runCni } from '../../src/run';
 import { ROOT, cni, startHarness, type Harness } from '../helpers/cni-harness';
@@ -18,7 +18,7 @@ const DEPLOY = path.join(ROOT, 'deploy');
 const CONFLISTS = ['bridge.conflist', 'overlay.conflist', 'delegated-nic.conflist'];
 const RUNTIME_CAPABILITIES = ['portMappings', 'dns', 'mac']; // what parseRuntimeConfig honours
 
-function readConflist(name: string): Record<string, any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+function readConflist(name: string): Record<string, any> {
   return JSON.parse(fs.readFileSync(path.join(DEPLOY, name), 'utf8'));
 }
 
@@ -143,7 +143,7 @@ describe('example conflists against the simulator', () => {
 });
 
 describe('daemonset.yaml', () => {
-  type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  type Obj = Record<string, any>;
   const docs = parseAllDocuments(fs.readFileSync(path.join(DEPLOY, 'daemonset.yaml'), 'utf8')).map((d) => {
     expect(d.errors).toEqual([]);
     return d.toJS() as Obj;

@@ -2,7 +2,7 @@
  * Bad inputs: each must produce its CNI code and a message naming the problem, in error JSON on stdout with exit
  * code 1, and must stop before the handler (and before IPAM) is reached.
  */
-import { CniCode } from '../../src/cni/errors';
+import { CniCode } from '../../src/cni/cni-error';
 import { baseConf, baseEnv, invoke } from './helpers';
 
 interface Case {

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 
 import { parseNetConf, type ConfContextOptions } from '../../src/cni/config';
 import { CONFIG_KEYS, TOP_LEVEL_KEYS } from '../../src/cni/config-keys';
-import { CniError } from '../../src/cni/errors';
+import { CniError } from '../../src/cni/cni-error';
 import type { NetConf, Verb } from '../../src/cni/types';
 
 const fixture = (name: string): Record<string, unknown> =>

@@ -66,7 +66,6 @@ describeWine('the shim under wine with the service', (build) => {
     service?.stderr?.destroy(); // wine processes may keep the pipe's other end open
     await sim?.stop();
     if (work) fs.rmSync(work, { recursive: true, force: true });
-    // eslint-disable-next-line no-console
     console.log(timings.format('wine timings (shim + service)'));
   });
 
