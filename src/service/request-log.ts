@@ -18,7 +18,7 @@ export class RequestLogs {
   constructor(private readonly base: Record<string, unknown>) {}
 
   private pino(): Pino {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- pino loads on the first request that logs, not at start
     this.pinoModule ??= require('pino') as Pino;
     return this.pinoModule;
   }
