@@ -34,11 +34,17 @@ describe.each(SUPPORTED_VERSIONS.map((v) => [v]))('cniVersion %s through the shi
     expect(add.exitCode).toBe(0);
     const result = add.json!;
     expect(add.stdout).toBe(`${JSON.stringify(result)}\n`);
-    expect(Object.keys(result).sort()).toEqual(['cniVersion', 'interfaces', 'ips', 'routes']);
     expect(result.cniVersion).toBe(v);
-    const mac = (result.interfaces as Array<{ mac: string }>)[0]?.mac;
-    expect(result.interfaces).toEqual([{ name: 'eth0', mac, sandbox: ns, ...(v === '1.1.0' ? { mtu: 1400 } : {}) }]);
-    expect((result.ips as Array<{ address: string }>)[0]?.address).toMatch(/^10\.244\.1\.\d+\/24$/);
+    if (atLeast(v, '0.3.0')) {
+      expect(Object.keys(result).sort()).toEqual(['cniVersion', 'interfaces', 'ips', 'routes']);
+      const mac = (result.interfaces as Array<{ mac: string }>)[0]?.mac;
+      expect(result.interfaces).toEqual([{ name: 'eth0', mac, sandbox: ns, ...(v === '1.1.0' ? { mtu: 1400 } : {}) }]);
+      expect((result.ips as Array<{ address: string }>)[0]?.address).toMatch(/^10\.244\.1\.\d+\/24$/);
+    } else {
+      // 0.1.0/0.2.0: the legacy shape (issue 11), no interfaces.
+      expect(Object.keys(result).sort()).toEqual(['cniVersion', 'ip4']);
+      expect((result.ip4 as { ip: string }).ip).toMatch(/^10\.244\.1\.\d+\/24$/);
+    }
     // The log lines of the verb reach the shim's stderr, written by the service process.
     const lines = logLines(add.stderr);
     expect(lines.length).toBeGreaterThan(0);
