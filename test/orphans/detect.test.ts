@@ -6,6 +6,7 @@
 import type { EndpointInfo, NetworkInfo } from '../../src/hns/api';
 import { detect, type AuditInput } from '../../src/orphans/detect';
 import { endpointName, nicNetworkName } from '../../src/orphans/ownership';
+import { intentLiveness } from '../../src/state/liveness';
 import type { AttachmentRecord, IntentRecord, Owner, TombstoneRecord } from '../../src/state/records';
 import type { StateSnapshot } from '../../src/state/store';
 
@@ -169,14 +170,20 @@ describe('detect', () => {
     expect(plan.judged[0]!.verdict).toBe('live');
   });
 
-  it('an intent voided by a tombstone no longer protects (liveness is computed by the caller)', () => {
-    const tomb: TombstoneRecord = { kind: 'tombstone', schema: 1, ...A, createdAt: 20, reason: 'DEL', planned: [] };
+  it('an intent voided by a tombstone no longer protects, though its process still runs; one voiding another intent does', () => {
+    // The intent's process is running with the start time it recorded: only the tombstone can make it dead.
+    const running = () => 's';
     const i = intent(A, 'i1', [{ kind: 'network', name: leakNet.name, id: 'n-leak' }], 10);
-    const plan = run({
-      networks: [leakNet],
-      state: state({ intents: [i], tombstones: [tomb] }),
-      intentLive: new Map([['i1', { live: false, reason: 'voided by a later DEL (tombstone)' }]]),
-    });
-    expect(verdicts(plan)).toEqual({ 'n-leak': 'orphan' });
+    const judge = (tomb: TombstoneRecord) =>
+      verdicts(
+        run({
+          networks: [leakNet],
+          state: state({ intents: [i], tombstones: [tomb] }),
+          intentLive: new Map([['i1', intentLiveness(i, tomb, 20, running)]]),
+        }),
+      );
+    const tomb: TombstoneRecord = { kind: 'tombstone', schema: 1, ...A, createdAt: 20, reason: 'DEL', planned: [] };
+    expect(judge({ ...tomb, voids: ['i1'] })).toEqual({ 'n-leak': 'orphan' });
+    expect(judge({ ...tomb, voids: ['i0'] })).toEqual({ 'n-leak': 'in-flight' });
   });
 });
