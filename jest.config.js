@@ -2,6 +2,8 @@
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: '<rootDir>/test/helpers/native-environment.js',
+  // Rebuilds dist/ when a source is newer: tests that start the plugin as a process run the current code too.
+  globalSetup: '<rootDir>/test/helpers/global-setup.js',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   // The wine suite (Windows build under wine, ~2 min) is `npm run test:windows`; `npm test` is the Linux suite.

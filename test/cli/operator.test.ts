@@ -152,7 +152,12 @@ describe('usage', () => {
   it('parses options in any order, with = or a separate value', () => {
     expect(parseArgs(['--state-dir=/x', 'audit', '--dry-run', '--json'])).toMatchObject({ command: 'audit', stateDir: '/x', dryRun: true, json: true });
     expect(parseArgs(['gc', '--valid', 'f.json', '-v'])).toMatchObject({ command: 'gc', valid: 'f.json', verbose: true });
-    expect(() => parseArgs(['--json=yes', 'state'])).toThrow(UsageError);
+    expect(() => parseArgs(['--json=yes', 'state'])).toThrow(new UsageError('--json takes no value'));
+    expect(() => parseArgs(['state', '--conf='])).toThrow(new UsageError('--conf needs a value'));
+    expect(() => parseArgs(['state', '--conf', '--json'])).toThrow(new UsageError('--conf needs a value'));
+    expect(() => parseArgs(['state', '-x'])).toThrow(new UsageError('unknown option -x'));
+    expect(() => parseArgs(['audit', '--valid=f'])).toThrow(new UsageError('--valid only applies to "gc"'));
+    expect(parseArgs(['state', '-h', '--valid=f'])).toMatchObject({ command: 'state', help: true });
   });
 
   it('runs in process through runOps with the given writers', async () => {
