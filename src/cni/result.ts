@@ -2,7 +2,7 @@
  * Results on the wire: rendering a version-neutral CniResult in the shape a spec version defines, and parsing a
  * result of any supported version (prevResult from the runtime, the output of delegated IPAM) back into neutral form.
  *
- * Shapes by version (SPEC.md at each tag):
+ * Shapes by version (containernetworking/cni SPEC.md at each version's tag):
  * - 0.3.0 – 0.4.0: ips[].version ("4"/"6") is REQUIRED (libcni 1.1.2 turns a missing one into "", which breaks).
  * - 1.0.0: ips[].version is gone.
  * - 1.1.0: interfaces gain mtu/socketPath/pciID, routes gain mtu/advmss/priority/table/scope.

@@ -3,8 +3,11 @@
  * stands in for computenetwork.dll) in one of three places, in this order:
  *  1. an explicit path (HCN_CNI_ADDON, passed in by the CLI);
  *  2. inside the executable: a Node single-executable application carries both as SEA assets, and pkg as snapshot
- *     files. Neither can be dlopen'ed in place, so they are written once to a content-hashed directory under the
- *     temp dir and loaded from there (a hashed name never overwrites a DLL another process still has loaded);
+ *     files. Neither can be dlopen'ed in place, so they are written once to a content-hashed directory — beside
+ *     the executable on Windows (the CNI bin dir, writable by administrators only), else under the temp dir — and
+ *     loaded from there (a hashed name never overwrites a DLL another process still has loaded). The pkg path is
+ *     tested only with pkg's layout simulated (test/package/loader.test.ts sets process.pkg); no test builds with
+ *     pkg itself, and the project packages with SEA;
  *  3. a source checkout or npm install: <package root>/build/Release/hcn.node.
  */
 import * as fs from 'fs';
@@ -170,13 +173,6 @@ function checkPrivateDir(dir: string): void {
   }
 }
 
-/**
- * Writes `content` to `file` unless it is already there, byte for byte (a size check alone would accept a stale or
- * planted file of the same length; reading ~0.4 MB back costs well under a millisecond). The new file is written
- * beside and renamed into place, so a reader never sees a torn file. Another process may win the race or hold the
- * file loaded (Windows refuses to replace a loaded DLL): then the rename fails, and what is there is fine if it
- * has the right bytes.
- */
 /** hcn-cni-<16 hex of sha256(addon, library)>. */
 function hashedName(addon: Buffer, library: Buffer | undefined): string {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded synchronously on demand: start-up pays only for what is used
@@ -186,6 +182,13 @@ function hashedName(addon: Buffer, library: Buffer | undefined): string {
   return `hcn-cni-${hash.digest('hex').slice(0, 16)}`;
 }
 
+/**
+ * Writes `content` to `file` unless it is already there, byte for byte (a size check alone would accept a stale or
+ * planted file of the same length; reading ~0.4 MB back costs well under a millisecond). The new file is written
+ * beside and renamed into place, so a reader never sees a torn file. Another process may win the race or hold the
+ * file loaded (Windows refuses to replace a loaded DLL): then the rename fails, and what is there is fine if it
+ * has the right bytes.
+ */
 function writeOnce(file: string, content: Buffer): void {
   if (sameBytes(file, content)) return;
   const tmp = `${file}.${process.pid}.tmp`;
@@ -209,9 +212,4 @@ function sameBytes(file: string, content: Buffer): boolean {
 /** The addon if this process has loaded it (nothing is loaded by asking). */
 export function loadedNative(): LoadedNative | undefined {
   return cached;
-}
-
-/** For tests: forget the cached addon handle (the shared object itself stays loaded). */
-export function resetNativeForTests(): void {
-  cached = undefined;
 }

@@ -1,7 +1,8 @@
 /**
  * HCN JSON schemas as HNS speaks them (PascalCase keys, string enums on output, numeric flags). Only the fields
  * this project reads or writes are typed; HNS sends more, and unknown keys are kept.
- * Reference: ../shared/reference/hcn-api.md §3 (v2) and §5 (v1).
+ * Sources: microsoft/hcsshim hcn/hcnnetwork.go, hcn/hcnendpoint.go, hcn/hcnnamespace.go (v2) and internal/hns/*.go
+ * (v1); MicrosoftDocs/Virtualization-Documentation virtualization/api/hcn/HNS_Schema.md.
  */
 
 export interface SchemaVersion {

@@ -1,7 +1,8 @@
 /**
  * GC (spec 1.1): remove every object and record of ours whose attachment is not in cni.dev/valid-attachments.
- * Records not listed are deleted like DEL would (IPAM released per attachment); quarantined records of unlisted
- * owners have their IPAM released too and stop protecting their objects; then the audit removes every object of
+ * Records not listed (of this network) are deleted like DEL would (IPAM released per attachment); unfinished ADDs
+ * whose intents are dead are cleaned up like a DEL without a record; quarantined (unreadable) records are left
+ * alone, with their objects (they cannot say which network they are of); then the audit removes every object of
  * ours that nothing claims. Errors are collected, GC continues past them, and they are all reported at the end. GC
  * is then forwarded to IPAM when it speaks 1.1.0.
  */

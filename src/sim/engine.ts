@@ -8,7 +8,8 @@
  *    create the CNI process started keeps going after that process is killed).
  * 2. READS (HcnEnumerate*, HcnOpen*, HcnQuery*Properties, HNSCall GET, HcnSimEnumerateAdapters) run concurrently,
  *    each after its own latency, against COMMITTED state. An object whose create has not committed is invisible to
- *    them: there is no evidence that HNS shows half-created objects (hcn-api.md §7.2).
+ *    them: there is no public evidence that HNS shows half-created objects (an assumption, see
+ *    README "Not done").
  * 3. MUTATIONS (HcnCreate*, HcnModify*, HcnDelete*, HNSCall POST/DELETE) run ONE AT A TIME, in acceptance order, on a
  *    single executor (HNS serialises; Azure/azure-container-networking#3297). Each takes its configured latency and
  *    its whole effect — validation included — commits atomically at the end of it. So a second create of the same

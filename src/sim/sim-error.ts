@@ -1,7 +1,8 @@
 /**
  * A failed HNS operation: an HRESULT plus the error record HNS hands back. The record is the exact shape HNS writes,
  * `{"Success":false,"Error":"<message> ","ErrorCode":<unsigned>}`, with the trailing space FormatMessage leaves
- * (hcn-api.md §3 "Error record JSON"); the messages come from the shared table in src/hns/hresults.ts.
+ * (microsoft/hcsshim hcn/hcnerrors.go checkForErrors; MicrosoftDocs/Virtualization-Documentation
+ * virtualization/api/hcn/HNS_Schema.md "ErrorSchema"); the messages come from the shared table in src/hns/hresults.ts.
  */
 import { describeHresult, hresultHex, toUnsigned } from '../hns/hresults';
 

@@ -143,7 +143,7 @@ export class Store {
     return adapters.find((x) => !bound.has(x.Name.toLowerCase())) ?? fail(HR.ADAPTER_NOT_FOUND, 'every adapter is bound');
   }
 
-  /** HNS gives a NAT network without subnets a 172.x.y.0/20 of its own (hcn-api.md sample H). */
+  /** HNS gives a NAT network without subnets a 172.x.y.0/20 of its own (reconstructed from public outputs, not captured). */
   private defaultNatSubnet(): SubnetInput {
     const taken = [...this.networks.values()].flatMap((n) => n.subnets.map((s) => parseCidr(s.prefix)!));
     for (let second = 16; second < 32; second++) {
