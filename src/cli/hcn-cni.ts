@@ -8,8 +8,6 @@ import * as fs from 'fs';
 import type { CrashHook } from '../state/atomic';
 
 declare const __HCN_TEST_HOOKS__: boolean | undefined;
-/** True in the bundle that builds the executable's V8 start-up snapshot: hcn-cni-snapshot.ts calls main() then. */
-declare const __HCN_SNAPSHOT__: boolean | undefined;
 
 /** CNI stdin is a small JSON document; read one byte past the limit so the dispatcher can refuse an oversized one. */
 const STDIN_LIMIT = 1024 * 1024;
@@ -111,13 +109,9 @@ function exit(code: number): never {
   process.exit(code);
 }
 
-export function main(): void {
-  (process.env.CNI_COMMAND === 'VERSION' ? version() : process.env.CNI_COMMAND ? cni() : operatorTool())
-    .then((code) => exit(code))
-    .catch((e: unknown) => {
-      fs.writeSync(2, `hcn-cni: ${(e as Error)?.stack ?? e}\n`);
-      exit(1);
-    });
-}
-
-if (typeof __HCN_SNAPSHOT__ === 'undefined' || !__HCN_SNAPSHOT__) main();
+(process.env.CNI_COMMAND === 'VERSION' ? version() : process.env.CNI_COMMAND ? cni() : operatorTool())
+  .then((code) => exit(code))
+  .catch((e: unknown) => {
+    fs.writeSync(2, `hcn-cni: ${(e as Error)?.stack ?? e}\n`);
+    exit(1);
+  });
