@@ -33,12 +33,15 @@ const { endpointName } = require(path.join(DIST, 'orphans', 'ownership'));
 const { StateStore } = require(path.join(DIST, 'state', 'store'));
 
 const RUNS = Number(process.env.BENCH_RUNS || 15);
-const SIZES = [
+/** BENCH_AUDIT_SIZES=20+250,1000 measures only those sizes (the 5 000-object set-up takes minutes: records are fsynced). */
+const ONLY = process.env.BENCH_AUDIT_SIZES?.split(',').map((x) => x.trim());
+const ALL_SIZES = [
   { label: '0', networks: 0, endpoints: 0 },
   { label: '20 + 250', networks: 20, endpoints: 250 },
   { label: '1 000', networks: 80, endpoints: 920 },
   { label: '5 000', networks: 400, endpoints: 4600 },
 ];
+const SIZES = ONLY ? ALL_SIZES.filter((z) => ONLY.includes(z.label.replace(/[ +]+/g, (m) => (m.includes('+') ? '+' : '')))) : ALL_SIZES;
 
 /** @param {number[]} xs */
 function median(xs) {
