@@ -16,6 +16,7 @@ import { recordedAttach, ensureAttached } from './attach';
 import { addBridge } from './bridge';
 import { addDelegatedNic, planDelegated } from './delegated-nic';
 import { endpointPolicies, networkPolicies } from './endpoint-config';
+import { requireIpv6, staticIpv6 } from './families';
 import { step, toCniError } from './to-cni-error';
 import { parseNetns } from './netns';
 import { releasePendingIpam } from './pending-ipam';
@@ -31,6 +32,9 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
   log.debug({ api: choice.version, reason: choice.reason }, 'HNS API chosen by the host');
 
   if (target.kind === 'shared') return addShared(ctx, rt, owner, target.sandboxId);
+  // IPv6 in the configuration on an API or host that cannot carry it: refused before anything is written or created.
+  const v6 = staticIpv6(conf);
+  if (v6) await requireIpv6(choice, choice.api.hcn, `"${v6[0]}" ${JSON.stringify(v6[1])}`);
 
   let policies;
   let netPolicies;
