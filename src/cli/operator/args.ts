@@ -5,7 +5,7 @@
 import { parseArgs as parseUtilArgs } from 'node:util';
 import { UsageError } from '../usage-error';
 
-export const COMMANDS = ['networks', 'endpoints', 'namespaces', 'audit', 'gc', 'state', 'version', 'help'] as const;
+export const COMMANDS = ['networks', 'endpoints', 'namespaces', 'audit', 'gc', 'state', 'version', 'service', 'help'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export interface OpsArgs {
@@ -21,6 +21,8 @@ export interface OpsArgs {
   valid?: string;
   /** state */
   clearQuarantine: boolean;
+  /** service: its address */
+  service?: string;
 }
 
 /**
@@ -36,6 +38,7 @@ const OPTIONS = {
   'dry-run': { type: 'boolean', command: 'audit' },
   'clear-quarantine': { type: 'boolean', command: 'state' },
   valid: { type: 'string', command: 'gc' },
+  service: { type: 'string', command: 'service' },
 } as const satisfies Record<string, { type: 'boolean' | 'string'; short?: string; command?: Command }>;
 
 /** parseArgs' own errors, said the way the rest of the tool says them (and named by the option as typed). */
@@ -74,6 +77,7 @@ export function parseArgs(argv: readonly string[]): OpsArgs {
     ...(values.conf !== undefined ? { conf: values.conf } : {}),
     ...(values['state-dir'] !== undefined ? { stateDir: values['state-dir'] } : {}),
     ...(values.valid !== undefined ? { valid: values.valid } : {}),
+    ...(values.service !== undefined ? { service: values.service } : {}),
   };
   if (out.help) return out;
   for (const t of tokens) {
@@ -108,6 +112,9 @@ Commands:
                             directory; --clear-quarantine deletes the quarantined files
   version                   plugin, CNI, addon and HNS versions, and the HNS API "apiVersion": "auto"
                             picks on this host
+  service [--service ADDR]  whether the hcn-cni service (hcn-cni serve) is running at ADDR (default
+                            HCN_CNI_SERVICE, else /run/hcn-cni/service.sock or \\\\.\\pipe\\hcn-cni), and
+                            the requests it is running or has queued; exit 1 when it is not running
   help                      this text
 
 Options (any command):
