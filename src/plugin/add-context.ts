@@ -87,9 +87,8 @@ export async function writeIntent(a: AddContext, planned: PlannedObject[], mac?:
 /** Adds what became known after the intent was written (the NIC and its network, once IPAM named the MAC). */
 export async function updateIntent(a: AddContext, intent: IntentRecord, planned: PlannedObject[], mac?: string): Promise<IntentRecord> {
   const next: IntentRecord = { ...intent, planned, ...(mac ? { mac } : {}) };
-  if (!(await a.store.updateIntent(next))) {
-    throw new CniError(CniCode.TRY_AGAIN_LATER, 'the attachment was deleted (DEL) while this ADD ran; rolled back');
-  }
+  const outcome = await a.store.updateIntent(next);
+  if (outcome !== 'committed') throw gone(outcome);
   return next;
 }
 
@@ -104,8 +103,14 @@ export async function commit(a: AddContext, record: AttachmentRecord, intent: In
   if (outcome === 'expired') {
     throw new CniError(CniCode.TRY_AGAIN_LATER, 'ADD ran past its deadline; rolled back so the audit does not race it');
   }
-  if (outcome === 'superseded') {
-    throw new CniError(CniCode.TRY_AGAIN_LATER, 'the attachment was deleted (DEL) while this ADD ran; rolled back');
-  }
+  if (outcome !== 'committed') throw gone(outcome);
   a.undo.clear();
+}
+
+/** The message says what really happened to this attempt's claim (it used to blame a DEL for everything). */
+function gone(outcome: 'superseded' | 'deleted' | 'expired'): CniError {
+  if (outcome === 'expired') return new CniError(CniCode.TRY_AGAIN_LATER, 'ADD ran past its deadline; rolled back so the audit does not race it');
+  return outcome === 'deleted'
+    ? new CniError(CniCode.TRY_AGAIN_LATER, 'the attachment was deleted (DEL) while this ADD ran; rolled back')
+    : new CniError(CniCode.TRY_AGAIN_LATER, 'another ADD of this attachment took over while this one ran (its claim had expired); rolled back');
 }
