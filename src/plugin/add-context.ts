@@ -50,7 +50,7 @@ export async function allocate(a: AddContext, reuse?: AttachmentRecord): Promise
   }
   if (!a.ctx.ipam.configured) return { ips: [], routes: [], dns: undefined, ipamAllocated: false, ipamMac: undefined };
   const r = await a.ctx.ipam.add();
-  a.undo.push('release the IPAM allocation', () => a.ctx.ipam.del());
+  a.undo.push('release the IPAM allocation', () => a.ctx.ipam.del(), { onlyIfClean: true });
   const v6 = r.ips.find((ip) => ip.address.includes(':'));
   if (v6) {
     throw new CniError(CniCode.UNSUPPORTED_FIELD, `unsupported field: IPAM returned the IPv6 address ${v6.address}; hcn-cni attaches IPv4 only`);
