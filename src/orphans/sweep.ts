@@ -6,7 +6,7 @@
  * as deleted gets its kept IP released (pending-ipam.ts).
  */
 import { sameId, type HnsApi } from '../hns/api';
-import { isNotFound, isUnreachable } from '../hns/errors';
+import { isNotFound, isUnreachable } from '../hns/hcn-error';
 import type { Logger } from '../log/logger';
 import type { AuditPlan, Judged } from './detect';
 
@@ -60,7 +60,8 @@ async function removeOne(j: Judged, deps: SweepDeps, result: SweepResult, remove
     }
     result.deleted.push(j);
     deps.log.info({ audit: 'deleted', kind: j.kind, id: j.id, name: j.name, reason: j.reason }, `deleted orphan ${j.kind}`);
-  } catch (e) {
+  } catch (caught) {
+    let e = caught;
     if (isNotFound(e)) {
       if (!(await stillListed(j, deps))) {
         result.deleted.push(j);

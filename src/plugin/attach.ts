@@ -3,9 +3,9 @@
  * A Docker sandbox is attached through v1 `/endpoints/{id}/attach` whichever API created the endpoint: HCN has no
  * container attach, and HNS lets the two APIs share objects (hcsshim and Microsoft's own scripts mix them too).
  */
-import { CniCode, CniError } from '../cni/errors';
+import { CniCode, CniError } from '../cni/cni-error';
 import { attachContainer, detachContainer, endpointContainers, sameId, type EndpointInfo, type HnsApi } from '../hns/api';
-import { hasCode, isNotFound } from '../hns/errors';
+import { hasCode, isNotFound } from '../hns/hcn-error';
 import type { Hcn } from '../hns/hcn';
 import { HR } from '../hns/hresults';
 import type { AttachmentRecord } from '../state/records';

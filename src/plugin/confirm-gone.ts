@@ -4,7 +4,7 @@
  * releasing its IP then gives the next pod an address HNS refuses (0x803B002F). A listing is the second opinion.
  */
 import type { EndpointInfo, HnsApi } from '../hns/api';
-import { isUnreachable } from '../hns/errors';
+import { isUnreachable } from '../hns/hcn-error';
 
 /**
  * The endpoints HNS lists that match. A listing that fails (other than HNS being unreachable, which the caller

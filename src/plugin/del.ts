@@ -11,17 +11,17 @@
  * A "not found" answer is a claim, not a fact (HNS has answered 0x80070490 for an endpoint it still had, attached):
  * before an address is released, the endpoint's absence is confirmed through a listing, by id.
  */
-import { CniCode, CniError } from '../cni/errors';
+import { CniCode, CniError } from '../cni/cni-error';
 import type { NetConf, VerbContext } from '../cni/types';
 import { sameId, type HnsApi } from '../hns/api';
-import { isNotFound, isUnreachable } from '../hns/errors';
+import { isNotFound, isUnreachable } from '../hns/hcn-error';
 import type { Logger } from '../log/logger';
 import { endpointName, parseOwnedName } from '../orphans/ownership';
 import { sameOwner, type AttachmentRecord, type Owner, type PlannedObject } from '../state/records';
 import type { StateStore } from '../state/store';
 import { detach } from './attach';
 import { endpointsListed } from './confirm-gone';
-import { step, toCniError } from './errors';
+import { step, toCniError } from './to-cni-error';
 import type { PluginRuntime } from './runtime';
 
 export async function del(ctx: VerbContext, rt: PluginRuntime): Promise<void> {

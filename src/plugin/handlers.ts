@@ -3,7 +3,7 @@ import type { CniHandlers } from '../cni/types';
 import { add } from './add';
 import { check } from './check';
 import { del } from './del';
-import { verbGuard } from './errors';
+import { verbGuard } from './to-cni-error';
 import { gc } from './gc';
 import { PluginRuntime, type RuntimeOptions } from './runtime';
 import { status } from './status';

@@ -147,7 +147,6 @@ it(`${LIFECYCLES} lifecycles, ${PARALLEL} in parallel, random faults and an HNS 
     expect((await call({ verb: 'DEL', conf, containerId: `final-${round}`, netns: ns })).exitCode).toBe(0);
   }
 
-  // eslint-disable-next-line no-console
   console.log(`soak: ${JSON.stringify({ ...outcomes, releases, addFailureCodes: Object.fromEntries(codes) })}`);
   expect(violations).toEqual([]);
   expect(restarted).toBe(true);
