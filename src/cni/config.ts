@@ -344,7 +344,7 @@ function hnsNetworkName(f: Fields): string | undefined {
   const what = 'an HNS network name: 1 to 256 printable characters, without "/", "\\", leading or trailing spaces, and not only dots';
   if (
     v.length > 256 ||
-    // eslint-disable-next-line no-control-regex
+    // eslint-disable-next-line no-control-regex -- control characters are exactly what this rejects
     /[\u0000-\u001f\u007f]/.test(v) ||
     /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(v) ||
     /[/\\]/.test(v) ||

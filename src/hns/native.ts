@@ -85,7 +85,7 @@ function locate(options: LoadOptions): Located {
 
 function isSeaRunning(): boolean {
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- node:sea exists from Node 20.12 only; require() keeps older runtimes loading
     return (require('node:sea') as { isSea(): boolean }).isSea();
   } catch {
     return false;

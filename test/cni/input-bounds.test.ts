@@ -93,8 +93,9 @@ describe('names, netns and NAT exceptions are validated as HNS and the spec allo
   it.each([
     ['outboundNatExceptions', { outboundNatExceptions: ['10.0.0.0/8', '10.0.0.1/8'] }, '"outboundNatExceptions[1]"'],
     ['ipMasqNetwork', { ipMasqNetwork: '10.244.0.1/16' }, '"ipMasqNetwork"'],
+    ['an IPv6 exception', { outboundNatExceptions: ['fd00::1/64'] }, '"outboundNatExceptions[0]"'],
   ])('%s with host bits set: 7', async (_what, extra, key) => {
     const r = await cni(h, { verb: 'ADD', conf: bridgeConf(extra) });
-    expect(r.json).toMatchObject({ code: 7, msg: expect.stringContaining(`${key} must be an IPv4 network address with its host bits zero`) });
+    expect(r.json).toMatchObject({ code: 7, msg: expect.stringContaining(`${key} must be a network address with its host bits zero`) });
   });
 });
