@@ -84,6 +84,9 @@ export class ConcurrentAddError extends Error {
   }
 }
 
+/** Intent ids of ADD attempts running in this process (writeIntent adds, attemptEnded removes). */
+const attemptsHere = new Set<string>();
+
 export class StateStore {
   readonly dir: string;
   private readonly lock: StateLock;
@@ -182,14 +185,23 @@ export class StateStore {
     this.ensure();
     await this.lock.run(() => {
       const current = this.read('intent', intent);
-      if (current && current.id !== intent.id) {
+      // An intent of this very process (a resident service, or an embedder) whose attempt has ended is not a
+      // concurrent ADD however alive its pid is: it is what an ADD left for the audit when HNS stopped answering.
+      const endedHere = current !== undefined && current.pid === intent.pid && !attemptsHere.has(current.id);
+      if (current && current.id !== intent.id && !endedHere) {
         const live = intentLiveness(current, this.read('tombstone', intent), this.now(), this.os.processStartTime);
         if (live.live) throw new ConcurrentAddError(current);
       }
       // Registered node-wide before the intent counts, so no audit of any state directory misses it.
       this.registry?.register(this.dir, intent);
       this.write(intent, 'intent');
+      attemptsHere.add(intent.id);
     });
+  }
+
+  /** The ADD attempt that wrote this intent has returned (whatever became of its intent). */
+  attemptEnded(intentId: string): void {
+    attemptsHere.delete(intentId);
   }
 
   /** Rewrites this attempt's intent (what it plans became known), unless a DEL or another ADD replaced it. */
