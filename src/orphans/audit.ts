@@ -85,7 +85,13 @@ function stillOrphan(j: Judged, deps: AuditDeps, now: number): boolean {
   const intent = deps.store.getIntent(j.owner);
   const tomb = deps.store.getTombstone(j.owner);
   const intentLive = new Map(intent ? [[intent.id, intentLiveness(intent, tomb, now, deps.os.processStartTime)]] : []);
-  const state = { attachments: record ? [record] : [], intents: intent ? [intent] : [], tombstones: tomb ? [tomb] : [], quarantined: [] };
+  const state = {
+    attachments: record ? [record] : [],
+    intents: intent ? [intent] : [],
+    tombstones: tomb ? [tomb] : [],
+    quarantined: [],
+    otherClaims: deps.store.otherClaims(j.owner),
+  };
   const listed = { id: j.id, name: j.name };
   const again =
     j.kind === 'endpoint'

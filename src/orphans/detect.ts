@@ -4,7 +4,8 @@
  *  - foreign:   not named by us (nat, ext, shared bridge networks, anything without a valid owner name). Never touched.
  *  - live:      ours, and the owner's committed attachment record names this very object (by id).
  *  - in-flight: ours, and a live intent of the owner claims it (by planned id, or by name when the create did not
- *               choose its id). A live intent is a running ADD; deleting under it would be the HNS race of seed 000.
+ *               choose its id) — in this state directory, or registered node-wide by another one (claims.ts). A
+ *               live intent is a running ADD; deleting under it would be the HNS race of seed 000.
  *  - protected: ours, but we must not judge it: its owner's record is quarantined (unreadable); an endpoint that is
  *               attached to a namespace or container — in use — while nothing says its pod is gone (no DEL tombstone,
  *               no dead intent naming it, no record naming another endpoint); or a network that still holds
@@ -14,7 +15,9 @@
  */
 import type { EndpointInfo, NetworkInfo } from '../hns/api';
 import { sameId } from '../hns/api';
-import { ownerKey, type AttachmentRecord, type IntentRecord, type Owner } from '../state/records';
+import { fileKey } from '../state/file-names';
+import type { Claim } from '../state/claims';
+import { ownerKey, sameOwner, type AttachmentRecord, type IntentRecord, type Owner } from '../state/records';
 import type { StateSnapshot } from '../state/store';
 import { parseOwnedName } from './ownership';
 
@@ -72,14 +75,16 @@ export function detect(input: AuditInput): AuditPlan {
     s.intent = i;
     s.intentLive = input.intentLive.get(i.id) ?? { live: false, reason: 'liveness unknown' };
   }
-  for (const q of input.state.quarantined) if (q.owner && q.kind === 'attachment') get(q.owner).quarantined = true;
+  // By file key: a hashed file name (long or mixed-case ids) does not say its owner, but every owner has one key.
+  const quarantinedKeys = new Set(input.state.quarantined.filter((q) => q.kind === 'attachment').map((q) => q.key));
+  const otherClaims = input.state.otherClaims ?? [];
   for (const t of input.state.tombstones) get(t).tombstoned = true;
 
   const judged: Judged[] = [];
   const endpointVerdicts = new Map<string, Judged>();
   for (const ep of input.endpoints) {
     const inUse = ep.namespaceId ? `namespace ${ep.namespaceId}` : ep.containers?.length ? `container ${ep.containers[0]}` : undefined;
-    const j = judge('endpoint', ep.id, ep.name, get, owners, inUse);
+    const j = judge('endpoint', ep.id, ep.name, get, owners, quarantinedKeys, otherClaims, inUse);
     j.networkId = ep.networkId;
     if (ep.namespaceId) j.namespaceId = ep.namespaceId;
     if (ep.mac) j.mac = ep.mac;
@@ -87,7 +92,7 @@ export function detect(input: AuditInput): AuditPlan {
     endpointVerdicts.set(ep.id.toLowerCase(), j);
   }
   for (const net of input.networks) {
-    const j = judge('network', net.id, net.name, get, owners);
+    const j = judge('network', net.id, net.name, get, owners, quarantinedKeys, otherClaims);
     if (net.adapterName) j.adapterName = net.adapterName;
     if (j.verdict === 'orphan') {
       // Deleting a network cascades to its endpoints in HNS: only when every one of them is an orphan too.
@@ -112,6 +117,8 @@ function judge(
   name: string,
   get: (o: Owner) => OwnerState,
   owners: Map<string, OwnerState>,
+  quarantinedKeys: ReadonlySet<string>,
+  otherClaims: readonly Claim[],
   inUse?: string,
 ): Judged {
   const parsed = parseOwnedName(name);
@@ -120,6 +127,7 @@ function judge(
   const base = { kind, id, name, owner, ...(parsed.mac ? { mac: parsed.mac } : {}) };
   const known = owners.has(ownerKey(owner));
   const s = known ? get(owner) : { quarantined: false };
+  if (quarantinedKeys.has(fileKey(owner))) s.quarantined = true;
   const rec = s.record;
   if (rec) {
     const recorded = kind === 'endpoint' ? rec.endpoint.owned && sameId(rec.endpoint.id, id) : rec.network.owned && sameId(rec.network.id, id);
@@ -128,6 +136,11 @@ function judge(
   if (s.intent && s.intentLive?.live) {
     const claims = s.intent.planned.some((p) => p.kind === kind && (p.id ? sameId(p.id, id) : p.name === name));
     if (claims) return { ...base, verdict: 'in-flight', reason: `a running ADD (pid ${s.intent.pid}) is creating it` };
+  }
+  // Another conflist's ADD (another state directory) registered this claim node-wide before creating the object.
+  const other = otherClaims.find((c) => sameOwner(c.intent, owner) && c.intent.planned.some((p) => p.kind === kind && (p.id ? sameId(p.id, id) : p.name === name)));
+  if (other) {
+    return { ...base, verdict: 'in-flight', reason: `a running ADD of another configuration (state ${other.stateDir}, pid ${other.intent.pid}) is creating it` };
   }
   if (!rec && s.quarantined) {
     return { ...base, verdict: 'protected', reason: `the attachment record of ${ownerKey(owner)} is quarantined; not judging` };
