@@ -212,6 +212,19 @@ describe('two ADDs of one pod at once', () => {
   });
 });
 
+describe('an intent an ended attempt of this process left behind', () => {
+  it('item 13, in a resident service or an embedder: the retry of an ADD that lost HNS is not refused as concurrent', async () => {
+    const netns = await newNamespace(h);
+    // HNS stops answering mid-ADD: the intent stays for the audit, and this process (the same pid) lives on.
+    await h.sim.control.failCall('HcnCreateEndpoint', HR.RPC_S_CALL_FAILED);
+    // (No IPAM: HNS assigns the address, so the retry needs no DEL in between to free one.)
+    expect((await cni(h, { verb: 'ADD', conf: conf({ ipam: undefined }), containerId: 'pod-a', netns })).json).toMatchObject({ code: 11 });
+    expect(recordFiles(h, 'intents')).toEqual(['pod-a@eth0.json']);
+    const retry = await cni(h, { verb: 'ADD', conf: conf({ ipam: undefined }), containerId: 'pod-a', netns });
+    expect(retry.exitCode).toBe(0);
+  });
+});
+
 describe('two conflists with different state directories on one node', () => {
   it("item 15: one's audit leaves alone the endpoint the other's running ADD created and has not attached yet", async () => {
     const stateB = path.join(h.tmp, 'state-b');
