@@ -1,12 +1,14 @@
 /**
  * One way to talk to HNS, whichever API the host offers. The plugin and the audit work with NetworkInfo and
  * EndpointInfo; V2Api does objects through HCN (computenetwork.dll), V1Api through HNSCall (vmcompute.dll).
- * Both attach to a Docker-style container through v1 (HCN has no container attach), and v1 and v2 are two views of
- * one object store, so objects created through one are seen by the other.
+ * Both hot-attach to a Docker-style container through HCS (HCN has no container attach), asking v1 first whether it
+ * is attached, as hcsshim does; v1 and v2 are two views of one object store, so objects created through one are seen
+ * by the other. The operations that only one API or HCS offers live here too (HostOps), so the plugin never talks
+ * to the facade below.
  */
 import { canonicalMac } from '../net/mac';
-import { isNotFound } from './errors';
-import type { Hcn } from './hcn';
+import { isComputeSystemMissing, isNotFound } from './errors';
+import type { Hcn, HostAdapter } from './hcn';
 import { render } from './policies';
 import type {
   HnsV1Endpoint,
@@ -74,7 +76,10 @@ export interface EndpointSpec {
 
 export type DeleteOutcome = 'deleted' | 'not-found';
 
-export interface HnsApi {
+/** How a hot attach or detach ended. */
+export type HotAttachOutcome = 'done' | 'already' | 'container-gone' | 'endpoint-gone';
+
+export interface HnsApi extends HostOps {
   readonly version: ApiVersion;
   readonly hcn: Hcn;
   listNetworks(): Promise<NetworkInfo[]>;
@@ -89,6 +94,27 @@ export interface HnsApi {
   attachNamespace(endpointId: string, namespaceId: string): Promise<void>;
   detachNamespace(endpointId: string, namespaceId: string): Promise<DeleteOutcome>;
   namespaceExists(namespaceId: string): Promise<boolean>;
+}
+
+/** What both APIs do the same way: HCS hot attach, v1-only reads, the host's adapters. */
+export interface HostOps {
+  /** Why hot attach cannot work on this host (HCS or HNSCall missing), or undefined when it can. */
+  hotAttachUnavailable(): string | undefined;
+  /**
+   * hcsshim HotAttachEndpoint (hnsendpoint.go): IsAttached (v1 GET /endpoints/{id}, SharedContainers) and, when not
+   * attached, HCS Open → Modify {"ResourceType":"Network","RequestType":"Add","Settings":"<endpoint id>"} → Close.
+   * A compute system that does not exist rejects with the HCS error (see isComputeSystemMissing).
+   */
+  hotAttach(endpointId: string, containerId: string): Promise<HotAttachOutcome>;
+  /** hcsshim HotDetachEndpoint: the same with "Remove"; a container or endpoint already gone counts as detached. */
+  hotDetach(endpointId: string, containerId: string): Promise<HotAttachOutcome>;
+  /** The containers an endpoint is attached to (v1 SharedContainers), or undefined when the endpoint is gone. */
+  endpointContainers(endpointId: string): Promise<string[] | undefined>;
+  /** Whether the namespace lists the endpoint (HCN), for views that do not show the namespace on the endpoint. */
+  namespaceHasEndpoint(namespaceId: string, endpointId: string): Promise<boolean>;
+  /** The endpoint ids, through the API that ADD uses (STATUS). */
+  endpointIds(): Promise<string[]>;
+  listAdapters(): Promise<HostAdapter[]>;
 }
 
 // ---- shared helpers ----
@@ -174,14 +200,74 @@ export function endpointFromV2(e: HostComputeEndpoint): EndpointInfo {
  */
 export type Listing = 'auto' | 'hcn' | 'v1';
 
-export class V2Api implements HnsApi {
+abstract class HostOpsBase implements HostOps {
+  constructor(readonly hcn: Hcn) {}
+
+  hotAttachUnavailable(): string | undefined {
+    const caps = this.hcn.capabilities;
+    const missing = [...(caps.hcsSupported ? [] : ['HcsOpenComputeSystem/HcsModifyComputeSystem/HcsCloseComputeSystem']), ...(caps.v1Supported ? [] : ['HNSCall'])];
+    return missing.length ? `${missing.join(' and ')} (vmcompute.dll)` : undefined;
+  }
+
+  async endpointContainers(endpointId: string): Promise<string[] | undefined> {
+    const e = await orUndefined(this.hcn.hnsCall<HnsV1Endpoint>('GET', `/endpoints/${endpointId}`));
+    return e ? (e.SharedContainers ?? []).map(String) : undefined;
+  }
+
+  private async isAttachedTo(endpointId: string, containerId: string): Promise<boolean | undefined> {
+    // hcsshim IsAttached: a case-insensitive containment test on SharedContainers.
+    const containers = await this.endpointContainers(endpointId);
+    return containers && containers.some((c) => c.toLowerCase().includes(containerId.toLowerCase()));
+  }
+
+  private async modifyContainer(endpointId: string, containerId: string, request: 'Add' | 'Remove'): Promise<HotAttachOutcome> {
+    try {
+      await this.hcn.modifyComputeSystem(containerId, { ResourceType: 'Network', RequestType: request, Settings: endpointId });
+      return 'done';
+    } catch (e) {
+      if (request === 'Remove' && isComputeSystemMissing(e)) return 'container-gone';
+      throw e;
+    }
+  }
+
+  async hotAttach(endpointId: string, containerId: string): Promise<HotAttachOutcome> {
+    const attached = await this.isAttachedTo(endpointId, containerId);
+    if (attached === undefined) return 'endpoint-gone';
+    if (attached) return 'already';
+    return this.modifyContainer(endpointId, containerId, 'Add');
+  }
+
+  async hotDetach(endpointId: string, containerId: string): Promise<HotAttachOutcome> {
+    const attached = await this.isAttachedTo(endpointId, containerId);
+    if (attached === undefined) return 'endpoint-gone';
+    if (!attached) return 'already';
+    return this.modifyContainer(endpointId, containerId, 'Remove');
+  }
+
+  async namespaceHasEndpoint(namespaceId: string, endpointId: string): Promise<boolean> {
+    if (!this.hcn.capabilities.v2Supported) return false;
+    const ns = await orUndefined(this.hcn.getNamespace(namespaceId));
+    return (ns?.Resources ?? []).some((r) => r.Type === 'Endpoint' && sameId(r.Data?.Id, endpointId));
+  }
+
+  abstract endpointIds(): Promise<string[]>;
+
+  listAdapters(): Promise<HostAdapter[]> {
+    return this.hcn.listAdapters();
+  }
+}
+
+export class V2Api extends HostOpsBase implements HnsApi {
   readonly version = 2 as const;
   private readonly bulkV1: boolean;
-  constructor(
-    readonly hcn: Hcn,
-    listing: Listing = 'auto',
-  ) {
+  constructor(hcn: Hcn, listing: Listing = 'auto') {
+    super(hcn);
     this.bulkV1 = listing === 'v1' || (listing === 'auto' && hcn.capabilities.v1Supported);
+  }
+
+  /** HcnEnumerateEndpoints (ids only): the v2 listing may go through HNSCall, which answers where HCN does not. */
+  endpointIds(): Promise<string[]> {
+    return this.hcn.enumerateEndpoints();
   }
 
   async listNetworks(): Promise<NetworkInfo[]> {
@@ -274,9 +360,12 @@ export function endpointFromV1(e: HnsV1Endpoint): EndpointInfo {
   };
 }
 
-export class V1Api implements HnsApi {
+export class V1Api extends HostOpsBase implements HnsApi {
   readonly version = 1 as const;
-  constructor(readonly hcn: Hcn) {}
+
+  async endpointIds(): Promise<string[]> {
+    return (await this.listEndpoints()).map((e) => e.id);
+  }
 
   async listNetworks(): Promise<NetworkInfo[]> {
     return ((await this.hcn.hnsCall<HnsV1Network[]>('GET', '/networks/')) ?? []).map(networkFromV1);
@@ -342,20 +431,4 @@ export class V1Api implements HnsApi {
   async namespaceExists(namespaceId: string): Promise<boolean> {
     return (await orUndefined(this.hcn.hnsCall('GET', `/namespaces/${namespaceId}`))) !== undefined;
   }
-}
-
-// ---- Docker-style container attach: v1 on both APIs ----
-
-export async function attachContainer(hcn: Hcn, endpointId: string, containerId: string): Promise<void> {
-  await hcn.hnsCall('POST', `/endpoints/${endpointId}/attach`, { ContainerId: containerId, SystemType: 'Container' });
-}
-
-export async function detachContainer(hcn: Hcn, endpointId: string, containerId: string): Promise<DeleteOutcome> {
-  return outcome(hcn.hnsCall('POST', `/endpoints/${endpointId}/detach`, { ContainerId: containerId, SystemType: 'Container' }));
-}
-
-/** The containers an endpoint is attached to (v1 SharedContainers), or undefined when the endpoint is gone. */
-export async function endpointContainers(hcn: Hcn, endpointId: string): Promise<string[] | undefined> {
-  const e = await orUndefined(hcn.hnsCall<HnsV1Endpoint>('GET', `/endpoints/${endpointId}`));
-  return e ? (e.SharedContainers ?? []).map(String) : undefined;
 }

@@ -15,6 +15,7 @@ import {
   type HostComputeNetwork,
   type HostComputeQuery,
   type ModifyRequest,
+  type ResourceModificationRequestResponse,
   type V1Envelope,
 } from './schema';
 
@@ -174,6 +175,12 @@ export class Hcn {
       description: typeof a.InterfaceDescription === 'string' ? a.InterfaceDescription : undefined,
       index: typeof a.InterfaceIndex === 'number' ? a.InterfaceIndex : undefined,
     }));
+  }
+
+  // ---- HCS ----
+  /** Hot-adds or removes an endpoint's vNIC in a running compute system (hcsshim hnsendpoint.go modifyContainer). */
+  async modifyComputeSystem(id: string, request: ResourceModificationRequestResponse): Promise<void> {
+    await this.call('HcsModifyComputeSystem', () => this.native.modifyComputeSystem(id, JSON.stringify(request)));
   }
 
   // ---- plumbing ----

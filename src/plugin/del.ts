@@ -122,6 +122,11 @@ export async function deleteUnrecorded(
     }
     for (const ep of ownEndpoints) {
       if (ep.namespaceId) await quiet(api.detachNamespace(ep.id, ep.namespaceId));
+      // The reference hot-detaches before deleting (containernetworking/plugins pkg/hns/endpoint_windows.go
+      // RemoveHnsEndpoint); a container already gone counts as detached.
+      if (ep.containers?.some((c) => c.toLowerCase() === owner.containerId.toLowerCase()) && !api.hotAttachUnavailable()) {
+        await quiet(api.hotDetach(ep.id, owner.containerId));
+      }
       await quiet(api.deleteEndpoint(ep.id));
     }
     for (const p of planned.filter((x) => x.kind === 'network' && x.id && !visible(x.id))) await quiet(api.deleteNetwork(p.id!));

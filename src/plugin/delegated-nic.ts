@@ -52,7 +52,7 @@ export function chooseMac(a: AddContext, ipamMac: string | undefined): string {
 
 /** Finds the host adapter with the MAC and makes sure nobody else holds it. */
 export async function lookupNic(a: AddContext, mac: string): Promise<HostAdapter> {
-  const adapters = await step('listing host adapters', () => a.api.hcn.listAdapters());
+  const adapters = await step('listing host adapters', () => a.api.listAdapters());
   const adapter = adapters.find((x) => x.mac === mac);
   if (!adapter) {
     const seen = adapters.map((x) => `${x.name} (${x.mac})`).join(', ') || 'none';

@@ -15,10 +15,10 @@ export async function status(ctx: ConfContext, rt: PluginRuntime): Promise<void>
   const { conf, log } = ctx;
   let endpointIds: Set<string>;
   try {
-    const { api, version } = await rt.api(conf);
+    const { api } = await rt.api(conf);
     // Asked through the API that ADD will use: with HCN chosen, HcnEnumerateEndpoints (ids only). The v2 listing may
     // go through HNSCall, which answers on a host whose HCN does not work, and STATUS must not say 0 there.
-    const ids = version === 2 ? await api.hcn.enumerateEndpoints() : (await api.listEndpoints()).map((e) => e.id);
+    const ids = await api.endpointIds();
     endpointIds = new Set(ids.map((id) => id.toLowerCase()));
   } catch (e) {
     const err = toCniError(e, 'asking HNS');

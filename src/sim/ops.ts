@@ -25,7 +25,7 @@ export interface RunContext {
 
 export interface Plan {
   op: string;
-  api: 'v1' | 'v2' | 'sim';
+  api: 'v1' | 'v2' | 'hcs' | 'sim';
   kind: 'read' | 'mutation';
   /** Object id the call names or creates. */
   id?: string;
@@ -67,6 +67,7 @@ export function planRequest(req: OpRequest): Plan {
     if (v !== undefined && v !== null && typeof v !== 'string') fail(HR.E_INVALIDARG, `${f} must be a string or null`);
   }
   if (req.op === 'HNSCall') return planHnsCall(req);
+  if (req.op === 'HcsOpenComputeSystem' || req.op === 'HcsModifyComputeSystem') return planHcs(req);
   if (req.op === 'HcnSimEnumerateAdapters') {
     return { op: req.op, api: 'sim', kind: 'read', envelope: false, run: ({ host }) => JSON.stringify(host.adapters) };
   }
@@ -170,6 +171,32 @@ export function planRequest(req: OpRequest): Plan {
       };
     }
   }
+}
+
+// ---- HCS (vmcompute.dll compute systems: hot attach) ----------------------------------------------------------
+
+function planHcs(req: OpRequest): Plan {
+  const id = typeof req.id === 'string' && req.id !== '' ? req.id : fail(HR.E_INVALIDARG, 'compute system id missing');
+  const base = { op: req.op, api: 'hcs' as const, envelope: false, id };
+  if (req.op === 'HcsOpenComputeSystem') {
+    return {
+      ...base,
+      kind: 'read',
+      run: ({ store }) => {
+        store.computeSystems.get(id);
+        return id;
+      },
+    };
+  }
+  return {
+    ...base,
+    kind: 'mutation',
+    run: ({ store }) => {
+      store.computeSystems.get(id); // a vanished container wins over a bad request
+      store.computeSystems.modify(id, parseJsonDoc(req.settings, 'configuration'));
+      return null;
+    },
+  };
 }
 
 // ---- HNS v1 ------------------------------------------------------------------------------------------------

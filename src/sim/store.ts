@@ -25,6 +25,7 @@ import {
 import type { EndpointInput } from './parse-endpoint';
 import { REQUEST_TYPES, type NamespaceInput, type ResourceRequest } from './parse-namespace';
 import { parseV2Dns, parseV2Subnet, type NetworkInput, type SubnetInput } from './parse-network';
+import { ComputeSystems } from './compute-systems';
 import { parsePolicies, samePolicy } from './policies';
 import { fail } from './sim-error';
 
@@ -39,6 +40,8 @@ export class Store {
   readonly networks = new Map<string, NetworkObj>();
   readonly endpoints = new Map<string, EndpointObj>();
   readonly namespaces = new Map<string, NamespaceObj>();
+  /** HCS compute systems (containers) for hot attach: compute-systems.ts. */
+  readonly computeSystems = new ComputeSystems(this);
   private nextCompartment = 2;
 
   constructor(private readonly host: HostSource) {}
@@ -396,6 +399,7 @@ export class Store {
     this.byNetwork = undefined;
     this.namespaces.clear();
     for (const [k, n] of this.networks) if (!isPersistent(n)) this.networks.delete(k);
+    this.computeSystems.forgetEndpoints();
   }
 
   clear(): void {
@@ -403,6 +407,7 @@ export class Store {
     this.endpoints.clear();
     this.byNetwork = undefined;
     this.namespaces.clear();
+    this.computeSystems.clear();
     this.nextCompartment = 2;
   }
 

@@ -20,6 +20,10 @@ const HOST = { adapters: [{ Name: 'Ethernet', MacAddress: '00-15-5D-AA-00-01' },
 
 let h: Harness;
 useHarness(HOST, (x) => (h = x));
+// The pods' sandbox containers exist in HCS before their Docker-style ADD, as a runtime starts them first.
+beforeEach(async () => {
+  for (const id of ['pod-hung', 'pod-next', 'pod-r']) await h.sim.control.addContainer(id);
+});
 
 function conf(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
