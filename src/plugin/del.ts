@@ -14,8 +14,8 @@ import type { NetConf, VerbContext } from '../cni/types';
 import { sameId, type HnsApi } from '../hns/api';
 import { isNotFound, isUnreachable } from '../hns/errors';
 import type { Logger } from '../log/logger';
-import { endpointName, parseOwnedName } from '../orphans/ownership';
-import { sameOwner, type AttachmentRecord, type Owner, type PlannedObject } from '../state/records';
+import { endpointName, ownerTag, parseOwnedName } from '../orphans/ownership';
+import { type AttachmentRecord, type Owner, type PlannedObject } from '../state/records';
 import type { StateStore } from '../state/store';
 import { detach } from './attach';
 import { step, toCniError } from './errors';
@@ -105,9 +105,10 @@ export async function deleteUnrecorded(
   const planned = intent?.planned ?? [];
   try {
     const [endpoints, networks] = await Promise.all([api.listEndpoints(), api.listNetworks()]);
+    const tag = ownerTag(owner);
     const mine = (name: string, kind: 'endpoint' | 'network') => {
       const parsed = parseOwnedName(name);
-      return !!parsed && parsed.kind === kind && sameOwner(parsed.owner, owner);
+      return !!parsed && parsed.kind === kind && parsed.tag === tag;
     };
     const visible = (id: string) => endpoints.some((e) => sameId(e.id, id)) || networks.some((n) => sameId(n.id, id));
     const ownEndpoints = endpoints.filter((e) => mine(e.name, 'endpoint'));

@@ -13,7 +13,7 @@ import type { HostAdapter } from '../hns/hcn';
 import { NetworkFlags } from '../hns/schema';
 import { firstHost, networkOf } from '../net/ipv4';
 import { normalizeMac } from '../net/mac';
-import { endpointName, nicNetworkName, parseOwnedName } from '../orphans/ownership';
+import { endpointName, nicNetworkName, ownerTag, parseOwnedName } from '../orphans/ownership';
 import { intentLiveness } from '../state/liveness';
 import { ownerKey, sameOwner, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../state/records';
 import { plannedId, updateIntent, type AddContext, type Addressing } from './add-context';
@@ -81,18 +81,21 @@ export async function lookupNic(a: AddContext, mac: string): Promise<HostAdapter
       `${where} is bound by HNS network "${holder.name}" (${holder.id}, ${holder.type}), which hcn-cni did not create; remove that network or give the pod another NIC`,
     );
   }
-  const rec = state.attachments.find((r) => sameOwner(r, parsed.owner));
+  // The name carries the owner's tag: the state says whose it is.
+  const ofHolder = (o: Parameters<typeof ownerTag>[0]) => ownerTag(o) === parsed.tag;
+  const rec = state.attachments.find(ofHolder);
   if (rec && sameId(rec.network.id, holder.id)) {
     throw new CniError(CniCode.NIC_IN_USE, `${where} is in use by attachment ${ownerKey(rec)} (network "${holder.name}"); DEL that attachment first`);
   }
   // Our own intent claims nothing here: a network of this very owner that is still there is a leftover.
-  const intent = sameOwner(parsed.owner, a.owner) ? undefined : state.intents.find((i) => sameOwner(i, parsed.owner));
+  const intent = ofHolder(a.owner) ? undefined : state.intents.find(ofHolder);
   if (intent && live(intent).live) {
     throw new CniError(CniCode.TRY_AGAIN_LATER, `${where} is held by network "${holder.name}", which a running ADD (pid ${intent.pid}) is creating; try again later`);
   }
+  const holderOwner = parsed.owner ?? [...state.intents, ...state.tombstones].find(ofHolder);
   throw new CniError(
     CniCode.NIC_IN_USE,
-    `${where} is held by network "${holder.name}" (${holder.id}) left behind by ${ownerKey(parsed.owner)}, which has no live attachment: a leaked network${
+    `${where} is held by network "${holder.name}" (${holder.id}) left behind by ${holderOwner ? ownerKey(holderOwner) : `owner tag ${parsed.tag}`}, which has no live attachment: a leaked network${
       a.conf.audit ? ' that the audit could not remove (see the log)' : ', and the audit is switched off ("audit": false)'
     }`,
   );
@@ -145,7 +148,7 @@ export function planDelegated(a: AddContext, reuse: AttachmentRecord | undefined
   const epId = plannedId(a);
   const netId = plannedId(a);
   const planned: PlannedObject[] = [{ kind: 'endpoint', name: endpointName(a.owner), ...(epId ? { id: epId } : {}) }];
-  if (mac) planned.unshift({ kind: 'network', name: nicNetworkName(a.owner, mac), ...(netId ? { id: netId } : {}) });
+  if (mac) planned.unshift({ kind: 'network', name: nicNetworkName(a.owner), ...(netId ? { id: netId } : {}) });
   return { planned, ...(mac ? { mac } : {}) };
 }
 
@@ -165,7 +168,7 @@ export async function addDelegatedNic(
     throw new CniError(CniCode.INVALID_NETWORK_CONFIG, 'delegatedNic mode needs addresses: configure "ipam", or a "subnet" for HNS to assign from');
   }
   const gateway = first?.gateway ?? conf.gateway ?? firstHost(subnet);
-  const netName = nicNetworkName(owner, mac);
+  const netName = nicNetworkName(owner);
   if (!intent.mac) {
     // The MAC came from IPAM: now the intent can name the NIC and the network it will create.
     const netId = plannedId(a);

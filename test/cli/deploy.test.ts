@@ -13,6 +13,7 @@ import { hcnPluginConf } from '../../src/cli/ops/conf';
 import { silentLogger } from '../../src/log/logger';
 import { runCni } from '../../src/run';
 import { ROOT, cni, startHarness, type Harness } from '../helpers/cni-harness';
+import { nicNetworkName } from '../../src/orphans/ownership';
 
 const DEPLOY = path.join(ROOT, 'deploy');
 const CONFLISTS = ['bridge.conflist', 'overlay.conflist', 'delegated-nic.conflist'];
@@ -136,7 +137,7 @@ describe('example conflists against the simulator', () => {
     expect((add.json as { ips: Array<{ address: string; gateway: string }> }).ips).toEqual([{ address: expect.stringMatching(/^172\.30\.8\.\d+\/24$/), gateway: '172.30.8.1', interface: 0 }]);
     const dump = await h.sim.control.dump();
     expect(dump.boundAdapters['Ethernet 2']).toBeDefined();
-    expect(dump.networks.map((n) => n.Name)).toEqual([expect.stringMatching(/^hcn-cni_nic_pod-n_eth0_00155DAA0002_/)]);
+    expect(dump.networks.map((n) => n.Name)).toEqual([nicNetworkName({ containerId: 'pod-n', ifname: 'eth0' })]);
     expect((await cni(h, { verb: 'DEL', conf, containerId: 'pod-n' })).exitCode).toBe(0);
     expect((await h.sim.control.dump()).networks).toEqual([]);
   });

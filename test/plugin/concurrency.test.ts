@@ -9,6 +9,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { AttachmentRecord } from '../../src/state/records';
 import { cniProcess, startHarness, type Harness } from '../helpers/cni-harness';
+import { nicNetworkName } from '../../src/orphans/ownership';
 
 const N = 16;
 const hex = (i: number) => i.toString(16).toUpperCase().padStart(2, '0');
@@ -56,7 +57,7 @@ describe('16 parallel ADDs on 16 NICs with a leak on NIC 0', () => {
     const dump0 = await h.sim.control.dump();
     const leakId = dump0.boundAdapters[nicOf(0).Name]!;
     expect(leakId).toBeDefined();
-    expect(dump0.networks.find((n) => n.ID === leakId)?.Name).toMatch(/^hcn-cni_nic_pod-killed_eth0_/);
+    expect(dump0.networks.find((n) => n.ID === leakId)?.Name).toMatch(nicNetworkName({ containerId: 'pod-killed', ifname: 'eth0' }));
     const seqBefore = (await h.sim.control.calls()).at(-1)!.seq;
 
     // Sixteen pods at once; creates still take 200 ms each in HNS's single queue, so audits overlap creates.

@@ -94,6 +94,19 @@ export class OpsContext {
     this.io.out(`${JSON.stringify(value, null, 2)}\n`);
   }
 
+  /** The owners the state knows (records, intents, tombstones) by owner tag, for naming the owners of HNS objects. */
+  knownOwners(): Map<string, { containerId: string; ifname: string; mac?: string }> {
+    const out = new Map<string, { containerId: string; ifname: string; mac?: string }>();
+    if (!this.stateDirExists()) return out;
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { ownerTag } = require('../../orphans/ownership') as typeof import('../../orphans/ownership');
+    const state = this.rt().store(this.conf, this.log).snapshot();
+    for (const o of [...state.tombstones, ...state.intents, ...state.attachments] as Array<{ containerId: string; ifname: string; mac?: string }>) {
+      out.set(ownerTag(o), { containerId: o.containerId, ifname: o.ifname, ...(o.mac ? { mac: o.mac } : {}) });
+    }
+    return out;
+  }
+
   stateDirExists(): boolean {
     try {
       return fs.statSync(this.conf.stateDir).isDirectory();
