@@ -8,8 +8,9 @@
  */
 import { canonicalMac } from '../net/mac';
 import { isComputeSystemMissing, isNotFound } from './errors';
+import type { HnsVersion } from './features';
 import type { Hcn, HostAdapter } from './hcn';
-import { render } from './policies';
+import { PolicyError, render } from './policies';
 import type {
   HnsV1Endpoint,
   HnsV1Network,
@@ -34,6 +35,8 @@ export interface NetworkInfo {
   flags: number;
   /** The host adapter the network binds (NetAdapterName policy / NetworkAdapterName). */
   adapterName?: string;
+  /** v1: the bound NIC's MAC (SourceMac), "AA-BB-CC-DD-EE-FF". */
+  sourceMac?: string;
   subnets: SubnetInfo[];
 }
 
@@ -70,7 +73,8 @@ export interface EndpointSpec {
   ips: EndpointIp[];
   mac?: string;
   gateway?: string;
-  dns: { servers: string[]; search: string[]; domain?: string };
+  /** options: resolver options (ndots:5); HCN's Dns has Options (hcsshim hcn/hcnnetwork.go Dns), v1 has none. */
+  dns: { servers: string[]; search: string[]; domain?: string; options?: string[] };
   policies: TypedPolicy[];
 }
 
@@ -91,6 +95,8 @@ export interface HnsApi extends HostOps {
   getEndpoint(id: string): Promise<EndpointInfo | undefined>;
   createEndpoint(network: NetworkInfo, spec: EndpointSpec, id?: string): Promise<EndpointInfo>;
   deleteEndpoint(id: string): Promise<DeleteOutcome>;
+  /** Adds policies to an existing endpoint (HCN only: HcnModifyEndpoint, ResourceType Policy, RequestType Add). */
+  addEndpointPolicies(id: string, policies: TypedPolicy[]): Promise<void>;
   attachNamespace(endpointId: string, namespaceId: string): Promise<void>;
   detachNamespace(endpointId: string, namespaceId: string): Promise<DeleteOutcome>;
   namespaceExists(namespaceId: string): Promise<boolean>;
@@ -115,6 +121,8 @@ export interface HostOps {
   /** The endpoint ids, through the API that ADD uses (STATUS). */
   endpointIds(): Promise<string[]>;
   listAdapters(): Promise<HostAdapter[]>;
+  /** HNS's version (v1 GET /globals/version, once per object), or undefined where HNSCall is missing. */
+  hnsVersion(): Promise<HnsVersion | undefined>;
 }
 
 // ---- shared helpers ----
@@ -255,6 +263,15 @@ abstract class HostOpsBase implements HostOps {
   listAdapters(): Promise<HostAdapter[]> {
     return this.hcn.listAdapters();
   }
+
+  private versionAnswer: Promise<HnsVersion | undefined> | undefined;
+  hnsVersion(): Promise<HnsVersion | undefined> {
+    if (!this.versionAnswer) {
+      this.versionAnswer = this.hcn.capabilities.v1Supported ? this.hcn.version() : Promise.resolve(undefined);
+      this.versionAnswer.catch(() => (this.versionAnswer = undefined));
+    }
+    return this.versionAnswer;
+  }
 }
 
 export class V2Api extends HostOpsBase implements HnsApi {
@@ -315,12 +332,21 @@ export class V2Api extends HostOpsBase implements HnsApi {
     if (spec.ips.length > 0) settings.IpConfigurations = spec.ips.map((ip) => ({ IpAddress: ip.address, PrefixLength: ip.prefixLength }));
     if (spec.mac) settings.MacAddress = spec.mac;
     if (spec.gateway) settings.Routes = [{ NextHop: spec.gateway, DestinationPrefix: '0.0.0.0/0' }];
-    const dns = { ServerList: spec.dns.servers, Search: spec.dns.search, ...(spec.dns.domain ? { Domain: spec.dns.domain } : {}) };
-    if (dns.ServerList.length || dns.Search.length || dns.Domain) settings.Dns = dns;
+    const dns = {
+      ServerList: spec.dns.servers,
+      Search: spec.dns.search,
+      ...(spec.dns.domain ? { Domain: spec.dns.domain } : {}),
+      ...(spec.dns.options?.length ? { Options: spec.dns.options } : {}),
+    };
+    if (dns.ServerList.length || dns.Search.length || dns.Domain || dns.Options) settings.Dns = dns;
     return endpointFromV2(await this.hcn.createEndpoint(network.id, settings, id));
   }
   deleteEndpoint(id: string): Promise<DeleteOutcome> {
     return outcome(this.hcn.deleteEndpoint(id));
+  }
+  /** microsoft/hcsshim hcn/hcnendpoint.go ApplyPolicy: {"ResourceType":"Policy","RequestType":"Add","Settings":{"Policies":[…]}}. */
+  async addEndpointPolicies(id: string, policies: TypedPolicy[]): Promise<void> {
+    await this.hcn.modifyEndpoint(id, { ResourceType: 'Policy', RequestType: 'Add', Settings: { Policies: policies } });
   }
   async attachNamespace(endpointId: string, namespaceId: string): Promise<void> {
     await this.hcn.addNamespaceEndpoint(namespaceId, endpointId);
@@ -342,6 +368,7 @@ export function networkFromV1(n: HnsV1Network): NetworkInfo {
     type: canonicalType(n.Type),
     flags: Number(n.Flags ?? 0),
     adapterName: n.NetworkAdapterName || undefined,
+    ...(normalizeMac(n.SourceMac) ? { sourceMac: normalizeMac(n.SourceMac) } : {}),
     subnets: (n.Subnets ?? []).map((s) => (s.GatewayAddress ? { prefix: s.AddressPrefix, gateway: s.GatewayAddress } : { prefix: s.AddressPrefix })),
   };
 }
@@ -378,11 +405,11 @@ export class V1Api extends HostOpsBase implements HnsApi {
     return n ? networkFromV1(n) : undefined;
   }
   async createNetwork(spec: NetworkSpec, id?: string): Promise<NetworkInfo> {
+    // No Flags: HNS v1's network has none (microsoft/hcsshim internal/hns/hnsnetwork.go HNSNetwork).
     const body: HnsV1Network = {
       Name: spec.name,
       // Docker and hcsshim send the v1 type in lower case.
       Type: spec.type.toLowerCase(),
-      Flags: spec.flags,
       Policies: render(spec.policies, 1) as HnsV1Network['Policies'],
       Subnets: spec.subnets.map((s) => (s.gateway ? { AddressPrefix: s.prefix, GatewayAddress: s.gateway } : { AddressPrefix: s.prefix })),
     };
@@ -421,6 +448,9 @@ export class V1Api extends HostOpsBase implements HnsApi {
   }
   deleteEndpoint(id: string): Promise<DeleteOutcome> {
     return outcome(this.hcn.hnsCall('DELETE', `/endpoints/${id}`));
+  }
+  addEndpointPolicies(): Promise<void> {
+    return Promise.reject(new PolicyError('adding policies to an existing endpoint needs the HCN (v2) API; this host uses HNS v1'));
   }
   async attachNamespace(endpointId: string, namespaceId: string): Promise<void> {
     await this.hcn.hnsCall('POST', `/namespaces/${namespaceId}/addresource`, { Type: 'Endpoint', Data: { Id: endpointId } });

@@ -28,6 +28,8 @@ export interface HostAdapter {
   mac: string;
   description?: string;
   index?: number;
+  /** Backed by hardware (Get-NetAdapter -Physical); false for a host vNIC ("vEthernet (…)"); undefined: not said. */
+  physical?: boolean;
 }
 
 export interface HcnOptions {
@@ -174,6 +176,7 @@ export class Hcn {
       mac: canonicalMac(a.MacAddress) ?? String(a.MacAddress ?? ''),
       description: typeof a.InterfaceDescription === 'string' ? a.InterfaceDescription : undefined,
       index: typeof a.InterfaceIndex === 'number' ? a.InterfaceIndex : undefined,
+      physical: typeof a.Physical === 'boolean' ? a.Physical : undefined,
     }));
   }
 

@@ -150,6 +150,8 @@ export interface HnsV1Network {
   /** Lower-case on output ("l2bridge", "nat"). */
   Type?: string;
   NetworkAdapterName?: string;
+  /** The bound NIC's MAC (hcsshim internal/hns/hnsnetwork.go HNSNetwork.SourceMac). */
+  SourceMac?: string;
   Policies?: FlatPolicy[];
   MacPools?: MacRange[];
   Subnets?: Array<{ AddressPrefix: string; GatewayAddress?: string; Policies?: FlatPolicy[] }>;

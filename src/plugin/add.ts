@@ -15,7 +15,7 @@ import { allocate, plannedId, writeIntent, type AddContext } from './add-context
 import { recordedAttach, ensureAttached } from './attach';
 import { addBridge } from './bridge';
 import { addDelegatedNic, planDelegated } from './delegated-nic';
-import { endpointPolicies, networkPolicies } from './endpoint-config';
+import { endpointPolicies, networkPolicies, nicNetworkFlags } from './endpoint-config';
 import { step, toCniError } from './errors';
 import { parseNetns } from './netns';
 import { releasePendingIpam } from './pending-ipam';
@@ -32,11 +32,14 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
 
   if (target.kind === 'shared') return addShared(ctx, rt, owner, target.sandboxId);
 
+  const hnsVersion = choice.hnsVersion ?? (await step('asking HNS for its version', () => choice.api.hnsVersion()));
   let policies;
   let netPolicies;
+  let nicFlags: number | undefined;
   try {
-    policies = endpointPolicies(conf, choice.version, log);
+    policies = endpointPolicies(conf, choice.version, log, hnsVersion);
     netPolicies = networkPolicies(conf);
+    if (conf.mode === 'delegatedNic') nicFlags = nicNetworkFlags(conf, choice.version, hnsVersion);
   } catch (e) {
     throw toCniError(e, 'translating policies');
   }
@@ -52,6 +55,7 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
     attach: recordedAttach(target, owner.containerId),
     policies,
     networkPolicies: netPolicies,
+    ...(nicFlags !== undefined ? { nicFlags } : {}),
     undo: new Undo(),
   };
 

@@ -1,6 +1,8 @@
 /**
  * Delegated-NIC mode: the pod gets a host NIC of its own. Per attachment, one Transparent network bound to the
- * adapter with the pod's NIC MAC (flagged non-persistent, so a reboot clears it), and one endpoint in it.
+ * physical adapter with the pod's NIC MAC, flagged as Azure CNI flags FrontendNIC networks (non-persistent, so a
+ * reboot clears it; DisableHostPort where HNS has it; EnableIov with `iov`: endpoint-config.ts nicNetworkFlags), and
+ * one endpoint in it.
  *
  * This is where seed 000 bites: an ADD killed during HcnCreateNetwork leaves HNS to finish a network nobody
  * recorded, holding the NIC. The ADD therefore audits first (in add.ts), then looks the adapter up here and says
@@ -52,11 +54,18 @@ export function chooseMac(a: AddContext, ipamMac: string | undefined): string {
 
 /** Finds the host adapter with the MAC and makes sure nobody else holds it. */
 export async function lookupNic(a: AddContext, mac: string): Promise<HostAdapter> {
-  const adapters = await step('listing host adapters', () => a.api.listAdapters());
+  const listed = await step('listing host adapters', () => a.api.listAdapters());
+  // Physical adapters only: a host vNIC of an HNS switch ("vEthernet (…)") carries the NIC's MAC, and HNS refuses it
+  // as a network's adapter (Azure network/network_windows.go: "the hns calls fails if passed a vSwitch interface").
+  const adapters = listed.filter((x) => x.physical !== false && !/^vEthernet \(/i.test(x.name));
   const adapter = adapters.find((x) => x.mac === mac);
   if (!adapter) {
     const seen = adapters.map((x) => `${x.name} (${x.mac})`).join(', ') || 'none';
-    throw new CniError(CniCode.NIC_NOT_FOUND, `no host adapter has the pod's NIC MAC ${mac}; adapters: ${seen}`);
+    const vnic = listed.find((x) => x.mac === mac);
+    throw new CniError(
+      CniCode.NIC_NOT_FOUND,
+      `no physical host adapter has the pod's NIC MAC ${mac}${vnic ? ` (only the host vNIC "${vnic.name}" has it)` : ''}; physical adapters: ${seen}`,
+    );
   }
   const state = a.store.snapshot();
   const tombs = new Map(state.tombstones.map((t) => [ownerKey(t), t]));
@@ -71,7 +80,9 @@ export async function lookupNic(a: AddContext, mac: string): Promise<HostAdapter
     }
   }
   const networks = await step('listing HNS networks', () => a.api.listNetworks());
-  const holder = networks.find((n) => n.adapterName?.toLowerCase() === adapter.name.toLowerCase());
+  // v1 listings name the NIC in NetworkAdapterName and its MAC in SourceMac (microsoft/hcsshim internal/hns/hnsnetwork.go
+  // HNSNetwork), v2 in the NetAdapterName policy (hcn/hcnpolicy.go): either one identifies the holder.
+  const holder = networks.find((n) => n.adapterName?.toLowerCase() === adapter.name.toLowerCase() || (!!n.sourceMac && n.sourceMac === mac));
   if (!holder) return adapter;
   const where = `NIC ${mac} (adapter "${adapter.name}")`;
   const parsed = parseOwnedName(holder.name);
@@ -114,7 +125,7 @@ async function createNicNetwork(a: AddContext, deps: NicDeps, spec: { name: stri
           {
             name: spec.name,
             type: 'Transparent',
-            flags: NetworkFlags.EnableNonPersistent,
+            flags: a.nicFlags ?? NetworkFlags.EnableNonPersistent,
             adapterName: adapter.name,
             subnets: [{ prefix: spec.subnet, ...(spec.gateway ? { gateway: spec.gateway } : {}) }],
             policies: a.networkPolicies,

@@ -2,6 +2,7 @@
  * The second half of every ADD, whatever the mode: create the endpoint the intent planned in the chosen network,
  * attach it where the netns says, build the CNI result, and commit the attachment record in place of the intent.
  */
+import { CniCode, CniError } from '../cni/errors';
 import type { IpConfig } from '../cni/types';
 import { sameId, type NetworkInfo, type SubnetInfo } from '../hns/api';
 import { contains, splitCidr } from '../net/ipv4';
@@ -38,7 +39,7 @@ export async function createAttachment(a: AddContext, addr: Addressing, intent: 
         ips,
         ...(mac ? { mac } : {}),
         ...(gateway ? { gateway } : {}),
-        dns: { servers: dns.nameservers, search: dns.search, ...(dns.domain ? { domain: dns.domain } : {}) },
+        dns: { servers: dns.nameservers, search: dns.search, ...(dns.domain ? { domain: dns.domain } : {}), ...(dns.options?.length ? { options: dns.options } : {}) },
         policies: withPodIp(a.policies, conf, ips[0]?.address),
       },
       id,
@@ -46,6 +47,13 @@ export async function createAttachment(a: AddContext, addr: Addressing, intent: 
   );
   a.undo.push('delete the endpoint', () => a.api.deleteEndpoint(ep.id));
   const claim = await keepClaim(a, intent, 'endpoint', id, ep.id);
+  if (conf.loopbackDSR && !ips[0]) {
+    // HNS assigned the address: the loopback-DSR policy (OutBoundNAT to the pod's own IP) is added now that it is
+    // known, as HCN can modify an endpoint's policies (microsoft/hcsshim hcn/hcnendpoint.go ApplyPolicy).
+    const podIp = ep.ips[0]?.address;
+    if (!podIp) throw new CniError(CniCode.HNS_FAILURE, `loopbackDSR: HNS created endpoint ${ep.id} without an address, so there is no pod IP to loop back to`);
+    await step(`adding the loopback DSR policy for ${podIp}`, () => a.api.addEndpointPolicies(ep.id, withPodIp([], conf, podIp)));
+  }
   await step(`attaching endpoint ${name}`, () => ensureAttached(a.api, ep, a.attach, { fresh: true }));
   a.undo.push('detach the endpoint', () => detach(a.api, ep.id, a.attach));
 

@@ -16,6 +16,8 @@ export interface SimAdapter {
   MacAddress: string;
   InterfaceDescription?: string;
   InterfaceIndex?: number;
+  /** Backed by hardware (default true for host adapters; the host vNICs HNS adds are false). */
+  Physical?: boolean;
 }
 
 /** The simulated host: what `--host FILE` contains and what `host` returns. */

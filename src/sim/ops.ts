@@ -9,6 +9,7 @@ import type { SimHost } from './control-types';
 import { inCase, isNullGuid, newGuid, parseGuid, type ApiFlavour } from './guid';
 import { parseJsonDoc, type Obj } from './json-doc';
 import type { ObjectKind } from './model';
+import { adapterListing } from './host-vnics';
 import { parseEndpointInput } from './parse-endpoint';
 import { parseNamespaceInput, parseNamespaceModify, parseV1Resource } from './parse-namespace';
 import { parseNetworkInput } from './parse-network';
@@ -69,7 +70,7 @@ export function planRequest(req: OpRequest): Plan {
   if (req.op === 'HNSCall') return planHnsCall(req);
   if (req.op === 'HcsOpenComputeSystem' || req.op === 'HcsModifyComputeSystem') return planHcs(req);
   if (req.op === 'HcnSimEnumerateAdapters') {
-    return { op: req.op, api: 'sim', kind: 'read', envelope: false, run: ({ host }) => JSON.stringify(host.adapters) };
+    return { op: req.op, api: 'sim', kind: 'read', envelope: false, run: ({ host, store }) => JSON.stringify(adapterListing(host, store)) };
   }
   const m = /^Hcn(Enumerate|Create|Open|Query|Modify|Delete)(Network|Endpoint|Namespace)(s|Properties)?$/.exec(req.op);
   if (!m) return fail(HR.E_INVALIDARG, `unknown op ${req.op}`);

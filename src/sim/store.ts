@@ -28,13 +28,14 @@ import { parseV2Dns, parseV2Subnet, type NetworkInput, type SubnetInput } from '
 import { ComputeSystems } from './compute-systems';
 import { parsePolicies, samePolicy } from './policies';
 import { fail } from './sim-error';
+import { checkEndpointPolicies, checkNetworkFlags } from './version-gates';
 
 const HCN_E_SUBNET_NOT_FOUND = 0x803b0005;
 const HCN_E_POLICY_NOT_FOUND = 0x803b0008;
 const HCN_E_POLICY_ALREADY_EXISTS = 0x803b0012;
 
 /** What the store needs from the simulated host, read live so control changes apply to the next call. */
-export type HostSource = () => Pick<SimHost, 'adapters' | 'deleteNetworkWithEndpoints'>;
+export type HostSource = () => Pick<SimHost, 'adapters' | 'deleteNetworkWithEndpoints' | 'version'>;
 
 export class Store {
   readonly networks = new Map<string, NetworkObj>();
@@ -105,6 +106,7 @@ export class Store {
     if (input.name && [...this.networks.values()].some((n) => n.name === input.name)) {
       fail(HR.NETWORK_ALREADY_EXISTS, input.name);
     }
+    checkNetworkFlags(input.flags, this.host().version);
     const adapter = ADAPTER_BOUND_TYPES.has(input.type) ? this.pickAdapter(input.adapterName) : undefined;
     const subnets = input.subnets.length > 0 || !DEFAULT_SUBNET_TYPES.has(input.type) ? input.subnets : [this.defaultNatSubnet()];
     const network: NetworkObj = {
@@ -225,6 +227,7 @@ export class Store {
     const { ip, subnet } = this.pickAddress(network, input.ipAddress);
     const inUse = new Set([...this.endpoints.values()].map((e) => e.macAddress));
     const mac = input.macAddress ?? allocateMac(network.macPools, inUse) ?? fail(HR.E_FAIL, 'MAC pool exhausted');
+    checkEndpointPolicies(input.policies, this.host().version);
     this.checkPortMappings(input.policies, undefined);
     const gateway = subnet ? subnetGateway(subnet) : undefined;
     const endpoint: EndpointObj = {
@@ -305,7 +308,9 @@ export class Store {
     const e = this.endpoint(id);
     const { resourceType, request, settings } = modifyRequest(doc, ['Port', 'Policy']);
     if (resourceType !== 'Policy') fail(HR.REQUEST_UNSUPPORTED, `endpoint ${resourceType} ${request}`);
-    const policies = applyPolicyRequest(e.policies, parsePolicies(settings.Policies, 'v2', 'endpoint'), request);
+    const given = parsePolicies(settings.Policies, 'v2', 'endpoint');
+    checkEndpointPolicies(given, this.host().version);
+    const policies = applyPolicyRequest(e.policies, given, request);
     this.checkPortMappings(policies, e);
     e.policies = policies;
     e.version++;
@@ -316,6 +321,7 @@ export class Store {
     const e = this.endpoint(id);
     if (doc.Policies !== undefined) {
       const policies = parsePolicies(doc.Policies, 'v1', 'endpoint');
+      checkEndpointPolicies(policies, this.host().version);
       this.checkPortMappings(policies, e);
       e.policies = policies;
     }

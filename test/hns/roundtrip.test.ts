@@ -231,8 +231,8 @@ describe('HNS v1 (HNSCall) paths the plugin uses', () => {
   test('listAdapters: the simulated host adapters, normalised by the facade', async () => {
     const { hcn, control } = fx;
     expect(await hcn.listAdapters()).toEqual([
-      { name: 'Ethernet', mac: '00-15-5D-AA-00-01', description: expect.any(String), index: expect.any(Number) },
-      { name: 'Ethernet 2', mac: '00-15-5D-AA-00-02', description: expect.any(String), index: expect.any(Number) },
+      { name: 'Ethernet', physical: true, mac: '00-15-5D-AA-00-01', description: expect.any(String), index: expect.any(Number) },
+      { name: 'Ethernet 2', physical: true, mac: '00-15-5D-AA-00-02', description: expect.any(String), index: expect.any(Number) },
     ]);
     await control.addAdapter({ Name: 'Ethernet 3', MacAddress: '00-15-5D-AA-00-03' });
     expect((await hcn.listAdapters()).map((a) => `${a.name}=${a.mac}`)).toEqual(['Ethernet=00-15-5D-AA-00-01', 'Ethernet 2=00-15-5D-AA-00-02', 'Ethernet 3=00-15-5D-AA-00-03']);

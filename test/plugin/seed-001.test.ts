@@ -126,8 +126,17 @@ describe('seed 001: Docker-style netns on an HCN host', () => {
     expect((await h.sim.control.stats()).counts.endpoints).toBe(0);
   });
 
-  it('negative control: forcing apiVersion 1 does create through v1 (the assertion above can tell them apart)', async () => {
+  /** The seed's port mapping without its host IP, which HNS v1's NAT policy cannot carry. */
+  const v1Ports = { runtimeConfig: { portMappings: [{ hostPort: 8123, containerPort: 80, protocol: 'tcp' }] } };
+
+  it('on HNS v1 the seed\'s hostIP port mapping is error 2 naming it (v1 NAT has no host IP), before anything is created', async () => {
     const r = await cni(h, { verb: 'ADD', conf: seedConf({ apiVersion: 1 }), containerId: SANDBOX, netns: 'none', args: ARGS(SANDBOX) });
+    expect(r.json).toMatchObject({ code: 2, msg: expect.stringContaining('runtimeConfig.portMappings hostIP 127.0.0.1') });
+    expect((await h.sim.control.dump()).endpoints).toEqual([]);
+  });
+
+  it('negative control: forcing apiVersion 1 does create through v1 (the assertion above can tell them apart)', async () => {
+    const r = await cni(h, { verb: 'ADD', conf: seedConf({ apiVersion: 1, ...v1Ports }), containerId: SANDBOX, netns: 'none', args: ARGS(SANDBOX) });
     expect(r.exitCode).toBe(0);
     const dump = await h.sim.control.dump();
     expect(dump.endpoints.map((e) => e.CreatedBy)).toEqual(['v1']);
@@ -138,7 +147,7 @@ describe('seed 001: Docker-style netns on an HCN host', () => {
   it('on a host whose HNS is older than 9.2, auto picks v1 whatever the netns', async () => {
     await h.sim.control.setVersion(7, 2, { v2: false });
     try {
-      const r = await cni(h, { verb: 'ADD', conf: seedConf(), containerId: SANDBOX, netns: 'none', args: ARGS(SANDBOX) });
+      const r = await cni(h, { verb: 'ADD', conf: seedConf(v1Ports), containerId: SANDBOX, netns: 'none', args: ARGS(SANDBOX) });
       expect(r.exitCode).toBe(0);
       expect((await h.sim.control.dump()).endpoints.map((e) => e.CreatedBy)).toEqual(['v1']);
     } finally {
