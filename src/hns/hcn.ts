@@ -41,6 +41,19 @@ export interface HcnOptions {
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
+/**
+ * HNS v1 envelopes may carry no ErrorCode (microsoft/hcsshim internal/hns/hnsnetwork.go hnsResponse reads only
+ * Success, Error, Output): then the text says what failed. hcsshim itself recognises a missing object by
+ * "Element not found." (internal/hns/namespace.go); the HCN messages for missing networks and endpoints count too.
+ */
+function codeFromText(text: string | undefined): number | undefined {
+  if (!text) return undefined;
+  if (text.includes('Element not found')) return HR.ERROR_NOT_FOUND;
+  if (/network was not found/i.test(text)) return HR.NETWORK_NOT_FOUND;
+  if (/endpoint was not found/i.test(text)) return HR.ENDPOINT_NOT_FOUND;
+  return undefined;
+}
+
 export function query(filter?: Filter): string {
   const q: HostComputeQuery = { SchemaVersion: SCHEMA_V2 };
   if (filter && Object.keys(filter).length > 0) q.Filter = JSON.stringify(filter);
@@ -158,7 +171,8 @@ export class Hcn {
       throw new HcnError(op, HR.INVALID_JSON, null, `HNS answered with something that is not JSON: ${text.slice(0, 200)}`);
     }
     if (!env.Success) {
-      throw new HcnError(op, env.ErrorCode ?? HR.E_FAIL, JSON.stringify({ Success: false, Error: env.Error, ErrorCode: env.ErrorCode }));
+      const code = env.ErrorCode ?? codeFromText(env.Error) ?? HR.E_FAIL;
+      throw new HcnError(op, code, JSON.stringify({ Success: false, Error: env.Error, ErrorCode: env.ErrorCode ?? code }));
     }
     return env.Output as T;
   }

@@ -33,6 +33,11 @@ export interface SimHost {
   race: RaceMode;
   /** Seed for `race: random`. */
   seed: number;
+  /**
+   * Whether failed HNSCall envelopes carry ErrorCode (default true). false: {Success, Error} only, the shape hcsshim's
+   * hnsResponse reads (internal/hns/hnsnetwork.go), so clients must recognise failures by text.
+   */
+  v1ErrorCodes?: boolean;
   /** Per-operation latency in ms; key `*` is the default. Default all 0. */
   latencyMs: Record<SimOp, number>;
 }

@@ -326,7 +326,7 @@ export class Engine {
     const { plan } = call;
     if (call.failWith !== undefined) {
       const hr = call.failWith;
-      return plan.envelope ? { hr: 0, result: errorEnvelope(hr), errorRecord: null } : { hr, result: null, errorRecord: recordOf(plan, hr) };
+      return plan.envelope ? { hr: 0, result: errorEnvelope(hr, this.host), errorRecord: null } : { hr, result: null, errorRecord: recordOf(plan, hr) };
     }
     try {
       const result = plan.run({ store: this.store, host: this.host });

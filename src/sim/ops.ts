@@ -209,8 +209,15 @@ export function okEnvelope(output?: unknown): string {
   return JSON.stringify(output === undefined ? { Success: true } : { Success: true, Output: output });
 }
 
-export function errorEnvelope(hr: number): string {
-  return JSON.stringify(errorRecordObject(hr));
+/**
+ * A failed HNSCall. With `v1ErrorCodes: false` the envelope is only {Success, Error}: the shape hcsshim reads
+ * (microsoft/hcsshim internal/hns/hnsnetwork.go hnsResponse has no ErrorCode), so a client must then know failures
+ * by their text, as hcsshim does ("Element not found.", internal/hns/namespace.go).
+ */
+export function errorEnvelope(hr: number, host?: Pick<SimHost, 'v1ErrorCodes'>): string {
+  const record = errorRecordObject(hr);
+  if (host?.v1ErrorCodes === false) return JSON.stringify({ Success: record.Success, Error: record.Error });
+  return JSON.stringify(record);
 }
 
 /** `HNSCall <METHOD> <path pattern>` with ids replaced by {id}: the name faults and statistics use. */
@@ -236,7 +243,7 @@ function planHnsCall(req: OpRequest): Plan {
       try {
         return okEnvelope(fn(ctx));
       } catch (e) {
-        if (e instanceof SimError) return errorEnvelope(e.hresult);
+        if (e instanceof SimError) return errorEnvelope(e.hresult, ctx.host);
         throw e;
       }
     },
