@@ -186,8 +186,9 @@ describe('daemonset.yaml', () => {
 
   it('installs into the containerd CNI directories, from a ConfigMap it mounts', () => {
     const env = Object.fromEntries((container.env as Obj[]).map((e) => [e.name, e.value ?? e.valueFrom]));
-    expect(env.CNI_BIN_DIR).toBe('C:\\opt\\cni\\bin');
-    expect(env.CNI_CONF_DIR).toBe('C:\\etc\\cni\\net.d');
+    // containerd's own Windows defaults (containerd internal/cri/config/config_windows.go).
+    expect(env.CNI_BIN_DIR).toBe('C:\\Program Files\\containerd\\cni\\bin');
+    expect(env.CNI_CONF_DIR).toBe('C:\\Program Files\\containerd\\cni\\conf');
     expect(env.NODE_NAME).toEqual({ fieldRef: { fieldPath: 'spec.nodeName' } });
     const volume = (pod.volumes as Obj[]).find((v) => v.configMap?.name === configMap.metadata.name);
     expect(volume).toBeDefined();
