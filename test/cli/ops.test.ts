@@ -249,6 +249,7 @@ describe('networks, endpoints, namespaces', () => {
       flags: 8,
       flagNames: ['EnableNonPersistent'],
       adapterName: 'Ethernet 2',
+      sourceMac: '00-15-5D-AA-00-02',
       subnets: [{ prefix: '10.9.0.0/24', gateway: '10.9.0.1' }],
       // No state knows the leak's owner: its name says it is ours and gives the owner's tag.
       owner: { tag: ownerTag(LEAK_OWNER) },
