@@ -80,12 +80,11 @@ function ensurePackage() {
 
 async function run() {
   if (!process.env.BENCH_EXE) ensurePackage();
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { startSimulator } = require(path.join(ROOT, 'dist', 'sim'));
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-bench-startup-'));
   const sim = await startSimulator({ logLevel: 'warn' });
   /** @type {Record<string, {median: number, p90: number, min: number, runs: number}>} */
-  let results = {};
+  let results;
   try {
     // A minimal environment, as a runtime gives its plugins. (NODE_EXTRA_CA_CERTS alone adds ~50 ms to every node start.)
     const baseEnv = { PATH: process.env.PATH, TMPDIR: tmp, HCN_SIM: sim.address };
@@ -94,8 +93,7 @@ async function run() {
     // One HCN namespace for the pod; the executable itself creates the network on the first (warm-up) ADD.
     const ns = crypto.randomUUID();
     process.env.HCN_SIM = sim.address;
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { Hcn } = require(path.join(ROOT, 'dist', 'hns', 'hcn'));
+      const { Hcn } = require(path.join(ROOT, 'dist', 'hns', 'hcn'));
     await Hcn.open({}).createNamespace({}, ns);
     const conf = JSON.stringify({
       cniVersion: '1.0.0', name: 'cbr0', type: 'hcn-cni', createNetwork: true, subnet: '10.244.1.0/24',

@@ -10,7 +10,7 @@ const fs = require('fs');
 const ts = require('typescript');
 
 /** @type {NodeJS.RequireExtensions} */
-const extensions = require.extensions; // eslint-disable-line n/no-deprecated-api
+const extensions = require.extensions;
 extensions['.ts'] = (module, filename) => {
   const source = fs.readFileSync(filename, 'utf8');
   const out = ts.transpileModule(source, {

@@ -8,7 +8,8 @@
  *   2. seed 001: the Docker sequence (sandbox netns "none" twice, then "container:<sandbox>") on an HCN host;
  *   3. seed 000: an ADD killed during HcnCreateNetwork, the runtime's DEL, the leaked network, and the next pod on
  *      the same NIC removing it;
- *   4. GC with a list of valid attachments.
+ *   4. GC with a list of valid attachments;
+ *   5. a dual-stack pod: an IPv4 and an IPv6 address, a default route per family, ADD, CHECK, DEL.
  * One line per step: what was expected and what happened. Exit status 1 if anything misbehaved.
  */
 'use strict';
@@ -209,6 +210,28 @@ async function main() {
     const dump4 = await sim.control.dump();
     const names = dump4.endpoints.map((e) => String(e.Name).split('_')[2]).sort();
     step('GC valid = [pod-keep, pod-next]', 'exit 0, pod-keep + pod-next left', `${outcome(gc)}, endpoints of ${names.join(', ')}`, gc.code === 0 && names.join(',') === 'pod-keep,pod-next');
+
+    // 5. Dual-stack.
+    heading('5. A dual-stack pod: one network with an IPv4 and an IPv6 subnet (HCN v2)');
+    await sim.control.reset();
+    const dual = { cniVersion: '1.1.0', name: 'dual', type: 'hcn-cni', createNetwork: true, subnet: ['10.244.5.0/24', 'fd00:10:244:5::/64'], adapterName: 'Ethernet', outboundNatExceptions: ['10.244.0.0/16', 'fd00:10:244::/56'] };
+    const dualPod = { containerId: 'd0a1d0a1', netns: await newNamespace() };
+    const dadd = await cni(sim, stateDir, 'ADD', dual, dualPod);
+    const addrs = (dadd.json?.ips ?? []).map((ip) => ip.address);
+    const dsts = (dadd.json?.routes ?? []).map((r) => r.dst);
+    step('ADD', 'an IPv4 and an IPv6 address', `${outcome(dadd).split(',')[0]}, ${addrs.join(' + ')}`, dadd.code === 0 && addrs.length === 2 && addrs[1].includes(':'));
+    step('default routes in the result', '0.0.0.0/0 and ::/0', dsts.join(' and ') || 'none', dsts.join(',') === '0.0.0.0/0,::/0');
+    const dump5 = await sim.control.dump();
+    const ipc = (dump5.endpoints[0]?.IpConfigurations ?? []).map((c) => c.IpAddress);
+    const nats = (dump5.endpoints[0]?.Policies ?? []).filter((p) => p.Type === 'OutBoundNAT').map((p) => p.Settings.Exceptions.join(','));
+    step('the HNS endpoint', '2 IpConfigurations', `${ipc.length}: ${ipc.join(', ')}`, ipc.length === 2);
+    step('OutBoundNAT policies', 'one per family', nats.join(' | ') || 'none', nats.length === 2 && !nats.some((n) => n.includes('.') && n.includes(':')));
+    const dcheck = await cni(sim, stateDir, 'CHECK', { ...dual, prevResult: dadd.json }, dualPod);
+    step('CHECK (both addresses in HNS)', 'exit 0', outcome(dcheck), dcheck.code === 0);
+    const ddel = await cni(sim, stateDir, 'DEL', dual, dualPod);
+    step('DEL', 'exit 0, endpoint gone', `${outcome(ddel)}, ${(await sim.control.dump()).endpoints.length} endpoint(s)`, ddel.code === 0);
+    const v1 = await cni(sim, stateDir, 'ADD', { ...dual, apiVersion: 1 }, { containerId: 'd0a1v1', netns: 'none' });
+    step('the same pod with "apiVersion": 1', 'code 2, nothing created', outcome(v1), v1.json?.code === 2 && (await sim.control.dump()).endpoints.length === 0);
   } finally {
     await sim.stop();
     fs.rmSync(tmp, { recursive: true, force: true });

@@ -401,7 +401,7 @@ async function inject(base, out, blob) {
     await postject(tmp, 'NODE_SEA_BLOB', fs.readFileSync(blob), { sentinelFuse: SEA_FUSE });
   } catch (e) {
     fs.rmSync(tmp, { force: true });
-    throw new Error(`postject ${path.basename(out)}: ${/** @type {Error} */ (e).message}\n${captured.join('')}`);
+    throw new Error(`postject ${path.basename(out)}: ${/** @type {Error} */ (e).message}\n${captured.join('')}`, { cause: e });
   } finally {
     [process.stdout.write, process.stderr.write] = writes;
   }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The hcn-cni executable. With CNI_COMMAND set it is the CNI plugin: env + stdin in, the result (or error) JSON on
- * stdout, nothing else there. Without it, it is the operator's tool (src/cli/ops.ts). This is the only module that
+ * stdout, nothing else there. Without it, it is the operator's tool (src/cli/operator.ts). This is the only module that
  * touches process.env, stdin, stdout and exit.
  */
 import * as fs from 'fs';
@@ -70,7 +70,7 @@ async function version(): Promise<number> {
       handlers: { add: never, del: never, check: never, gc: never, status: never },
       platform: process.platform,
       defaults: { stateDir: '' },
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded synchronously on demand: start-up pays only for what is used
       createLogger: (o) => (require('../log/logger') as typeof import('../log/logger')).createLogger(o),
     },
   );
@@ -92,8 +92,8 @@ async function cni(): Promise<number> {
   return exitCode;
 }
 
-async function ops(): Promise<number> {
-  const { runOps } = await import('./ops');
+async function operatorTool(): Promise<number> {
+  const { runOps } = await import('./operator');
   return runOps(process.argv.slice(2), { env: process.env, load: loadOptions(), out: (s) => fs.writeSync(1, s), err: (s) => fs.writeSync(2, s) });
 }
 
@@ -103,13 +103,13 @@ async function ops(): Promise<number> {
  * Everything — the result on stdout, the logs — has been written synchronously by now.
  */
 function exit(code: number): never {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded synchronously on demand: start-up pays only for what is used
   const loaded = (require('../hns/native') as typeof import('../hns/native')).loadedNative();
   if (loaded) loaded.native.exitNow(code);
   process.exit(code);
 }
 
-(process.env.CNI_COMMAND === 'VERSION' ? version() : process.env.CNI_COMMAND ? cni() : ops())
+(process.env.CNI_COMMAND === 'VERSION' ? version() : process.env.CNI_COMMAND ? cni() : operatorTool())
   .then((code) => exit(code))
   .catch((e: unknown) => {
     fs.writeSync(2, `hcn-cni: ${(e as Error)?.stack ?? e}\n`);

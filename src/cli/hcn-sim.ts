@@ -10,9 +10,10 @@
 import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ControlClient } from '../sim/control-client';
-import type { LogLevel } from '../cni/types';
+import { LOG_LEVELS, type LogLevel } from '../log/logger';
 import type { SimControlCommands, SimHost } from '../sim/control-types';
 import { parseHresultArg } from '../sim/hresult-arg';
+import { UsageError } from './usage-error';
 
 const USAGE = `usage:
   hcn-sim serve --listen ADDR [--state FILE] [--host FILE] [--log-level LEVEL]
@@ -38,9 +39,6 @@ const USAGE = `usage:
     wait-idle [--timeout-ms N]
     shutdown`;
 
-class UsageError extends Error {}
-
-const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
 function int(v: string | undefined, what: string): number | undefined {
   if (v === undefined) return undefined;

@@ -5,7 +5,8 @@
  * - Keys match case-insensitively at every level we interpret (the incumbents are Go, whose JSON decoding does);
  *   two spellings of one key in one object are code 7.
  * - A bad value is code 7 and names the key path and the value. A value we understand but cannot honour on Windows
- *   (ipMasq: true, IPv6 subnets and host IPs) is code 2.
+ *   (ipMasq: true) is code 2. Addresses of either family are accepted wherever an address is, each validated by its
+ *   family (dual-stack: `subnet` and `gateway` take one value per family).
  * - Unknown keys pass through (the spec says so) and are listed in `warnings` for the dispatcher to log.
  * - The incumbents' shapes are accepted: Azure/sdnbridge AdditionalArgs [{Name, Value}], win-bridge
  *   policies [{name, value}] and ipMasqNetwork, Azure windowsSettings, sdnbridge optionalFlags.loopbackDSR.
@@ -14,9 +15,11 @@ import * as path from 'node:path';
 
 import { TOLERATED_KEYS, TOP_LEVEL_KEYS } from './config-keys';
 import { CONTAINER_ID_PATTERN } from './env';
-import { CniCode, CniError } from './errors';
+import { CniCode, CniError } from './cni-error';
 import { Fields, invalidConfig, invalidConfigMsg, isPlainObject, unsupportedField, describeValue } from './fields';
-import { formatIpv4, formatMacDash, isIpAddress, isIpv6, isIpv6Cidr, parseIpv4, parseIpv4Cidr, parseMac, unicastMacProblem } from '../net/addr';
+import { formatIp, formatMacDash, isIpAddress, parseCidr, parseIp, parseMac, unicastMacProblem } from '../net/addr';
+import { firstHost } from '../net/ipv4';
+import { LOG_LEVELS } from '../log/logger';
 import { parsePrevResult } from './result';
 import {
   SUPPORTED_VERSIONS,
@@ -30,6 +33,7 @@ import {
   type PortMapping,
   type RawPolicy,
   type RuntimeDns,
+  type SubnetConf,
   type Verb,
 } from './types';
 import { isSupportedVersion } from './version';
@@ -56,7 +60,6 @@ export const DEFAULTS = {
 
 const MODES: readonly Mode[] = ['bridge', 'delegatedNic'];
 const NETWORK_TYPES: readonly BridgeNetworkType[] = ['L2Bridge', 'Overlay', 'NAT', 'L2Tunnel'];
-const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 const PROTOCOLS: readonly PortMapping['protocol'][] = ['tcp', 'udp', 'sctp'];
 
 /** parseNetConf: validate and normalise the stdin configuration (already JSON-parsed). */
@@ -91,14 +94,9 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
     warnings.push('"createNetwork" only applies to bridge mode and is ignored in delegatedNic mode');
   }
 
-  const subnet = parseSubnet(f);
-  if (createNetwork && subnet === undefined) {
+  const subnets = parseSubnets(f, createNetwork || mode === 'delegatedNic');
+  if (createNetwork && !subnets.some((s) => s.prefix)) {
     throw invalidConfigMsg(`"${f.pathOf('createNetwork')}" is true but "subnet" is not set; a network can only be created with a subnet`);
-  }
-  let gateway = parseGateway(f, subnet);
-  // The gateway default only exists where the plugin creates the network; for an existing network HNS knows it.
-  if (gateway === undefined && subnet !== undefined && (createNetwork || mode === 'delegatedNic')) {
-    gateway = formatIpv4(parseIpv4Cidr(subnet)!.network + 1);
   }
 
   const adapterName = f.nonEmptyString('adapterName');
@@ -175,8 +173,7 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
     warnings,
     raw,
   };
-  if (subnet !== undefined) conf.subnet = subnet;
-  if (gateway !== undefined) conf.gateway = gateway;
+  if (subnets.length > 0) conf.subnets = subnets;
   if (adapterName !== undefined) conf.adapterName = adapterName;
   if (mtu !== undefined) conf.mtu = mtu;
   if (disableHostPort !== undefined) conf.disableHostPort = disableHostPort;
@@ -211,35 +208,71 @@ function parseLogLevel(f: Fields): LogLevel {
   return oneOf(f, 'logLevel', LOG_LEVELS) ?? DEFAULTS.logLevel;
 }
 
-/** parseSubnet: an IPv4 network address in CIDR form; IPv6 is code 2 (the plugin is IPv4-only). */
-function parseSubnet(f: Fields): string | undefined {
-  const v = f.get('subnet');
-  if (v === undefined) return undefined;
-  const p = f.pathOf('subnet');
-  if (typeof v === 'string' && isIpv6Cidr(v)) throw unsupportedField(p, v, 'IPv6 networks are not supported; use an IPv4 subnet');
-  const cidr = typeof v === 'string' ? parseIpv4Cidr(v) : undefined;
-  if (typeof v !== 'string' || !cidr || cidr.prefix < 1 || cidr.prefix > 30) {
-    throw invalidConfig(p, 'an IPv4 CIDR with a prefix from /1 to /30', v);
-  }
-  if (cidr.address !== cidr.network) {
-    throw invalidConfig(p, `a network address (host bits zero, e.g. "${formatIpv4(cidr.network)}/${cidr.prefix}")`, v);
-  }
-  return v;
+const FAMILY_NAME = { 4: 'IPv4', 6: 'IPv6' } as const;
+/** The longest subnet prefix per family: room for a network address, a gateway and at least one pod. */
+const MAX_SUBNET_PREFIX = { 4: 30, 6: 126 } as const;
+
+/** stringOrList: a string, or a list of strings (each with its own path for error messages). */
+function stringOrList(f: Fields, name: string, expected: string): Array<[string, string]> {
+  const v = f.get(name);
+  if (v === undefined) return [];
+  const p = f.pathOf(name);
+  if (typeof v === 'string') return [[p, v]];
+  if (!Array.isArray(v) || v.length === 0 || v.length > 2) throw invalidConfig(p, `${expected}, or a list of one per address family`, v);
+  return v.map((e, i) => {
+    if (typeof e !== 'string') throw invalidConfig(`${p}[${i}]`, expected, e);
+    return [`${p}[${i}]`, e];
+  });
 }
 
-/** parseGateway: an IPv4 address, strictly inside `subnet` (not its network or broadcast address) when set. */
-function parseGateway(f: Fields, subnet: string | undefined): string | undefined {
-  const v = f.get('gateway');
-  if (v === undefined) return undefined;
-  const p = f.pathOf('gateway');
-  if (typeof v === 'string' && isIpv6(v)) throw unsupportedField(p, v, 'IPv6 is not supported; use an IPv4 gateway');
-  const addr = typeof v === 'string' ? parseIpv4(v) : undefined;
-  if (typeof v !== 'string' || addr === undefined) throw invalidConfig(p, 'an IPv4 address', v);
-  if (subnet !== undefined) {
-    const cidr = parseIpv4Cidr(subnet)!;
-    if (addr <= cidr.network || addr >= cidr.last) throw invalidConfig(p, `a host address inside subnet ${subnet}`, v);
+/**
+ * parseSubnets: `subnet` (an IPv4 or IPv6 CIDR, or a list of one per family for dual-stack) and `gateway` (likewise,
+ * each matched to the subnet of its family). Every value is validated by its family: a network address with a
+ * prefix that leaves room for a gateway and a pod, at most one subnet per family, and a gateway inside the subnet
+ * of its own family. The gateway default (the subnet's first address) only exists where the plugin creates the
+ * network; for an existing network HNS knows it.
+ */
+function parseSubnets(f: Fields, plannedNetwork: boolean): SubnetConf[] {
+  const out: SubnetConf[] = [];
+  for (const [p, v] of stringOrList(f, 'subnet', 'an IPv4 or IPv6 CIDR')) {
+    const cidr = parseCidr(v);
+    if (!cidr || cidr.prefix < 1 || cidr.prefix > MAX_SUBNET_PREFIX[cidr.family]) {
+      throw invalidConfig(p, cidr ? `an ${FAMILY_NAME[cidr.family]} CIDR with a prefix from /1 to /${MAX_SUBNET_PREFIX[cidr.family]}` : 'an IPv4 CIDR (/1 to /30) or an IPv6 CIDR (/1 to /126)', v);
+    }
+    if (cidr.address !== cidr.network) {
+      throw invalidConfig(p, `a network address (host bits zero, e.g. "${formatIp(cidr.family, cidr.network)}/${cidr.prefix}")`, v);
+    }
+    if (out.some((s) => s.family === cidr.family)) {
+      throw invalidConfig(p, `one subnet per address family (a second ${FAMILY_NAME[cidr.family]} subnet cannot be given to one HNS endpoint)`, v);
+    }
+    out.push({ family: cidr.family, prefix: v });
   }
-  return v;
+  const gateways = stringOrList(f, 'gateway', 'an IPv4 or IPv6 address');
+  const seen = new Set<number>();
+  const subnetsGiven = out.length > 0;
+  for (const [p, v] of gateways) {
+    const ip = parseIp(v);
+    if (!ip) throw invalidConfig(p, 'an IPv4 or IPv6 address', v);
+    if (seen.has(ip.family)) throw invalidConfig(p, `one gateway per address family (a second ${FAMILY_NAME[ip.family]} gateway)`, v);
+    seen.add(ip.family);
+    if (!subnetsGiven) {
+      out.push({ family: ip.family, gateway: v });
+      continue;
+    }
+    const s = out.find((x) => x.family === ip.family);
+    if (!s) {
+      throw invalidConfig(p, `an address of the family of a configured subnet (${out.map((x) => x.prefix).join(', ')}); no ${FAMILY_NAME[ip.family]} subnet is set`, v);
+    }
+    const cidr = parseCidr(s.prefix!)!;
+    const broadcast = cidr.family === 4 ? cidr.last : cidr.last + 1n;
+    if (ip.value <= cidr.network || ip.value >= broadcast) throw invalidConfig(p, `a host address inside subnet ${s.prefix}`, v);
+    s.gateway = v;
+  }
+  if (plannedNetwork) {
+    for (const s of out) if (s.prefix && !s.gateway) s.gateway = firstHost(s.prefix);
+  }
+  // IPv4 first: the order HNS, the peers and the results list the families in.
+  return out.sort((x, y) => x.family - y.family);
 }
 
 /**
@@ -278,18 +311,17 @@ function agree<T>(given: Array<[string, T]>): T | undefined {
   return given[0]?.[1];
 }
 
-/** ipv4CidrCheck: an entry of an IPv4 CIDR list; IPv6 entries are code 2. */
-function ipv4Cidr(f: Fields, value: string, p: string): void {
-  if (isIpv6Cidr(value)) throw unsupportedField(p, value, 'IPv6 is not supported; use IPv4 CIDRs');
-  if (!parseIpv4Cidr(value)) throw f.invalid(p, 'an IPv4 CIDR', value);
+/** ipCidr: an entry of a CIDR list, validated by its family. */
+function ipCidr(f: Fields, value: string, p: string): void {
+  if (!parseCidr(value)) throw f.invalid(p, 'an IPv4 or IPv6 CIDR', value);
 }
 
 function parseNatExceptions(f: Fields): string[] {
-  const list = f.stringArray('outboundNatExceptions', 'an IPv4 CIDR', (s, p) => ipv4Cidr(f, s, p)) ?? [];
+  const list = f.stringArray('outboundNatExceptions', 'an IPv4 or IPv6 CIDR', (s, p) => ipCidr(f, s, p)) ?? [];
   const masq = f.get('ipMasqNetwork');
   if (masq !== undefined) {
-    if (typeof masq !== 'string') throw invalidConfig(f.pathOf('ipMasqNetwork'), 'an IPv4 CIDR', masq);
-    ipv4Cidr(f, masq, f.pathOf('ipMasqNetwork'));
+    if (typeof masq !== 'string') throw invalidConfig(f.pathOf('ipMasqNetwork'), 'an IPv4 or IPv6 CIDR', masq);
+    ipCidr(f, masq, f.pathOf('ipMasqNetwork'));
     if (!list.includes(masq)) list.push(masq);
   }
   return list;
@@ -448,8 +480,7 @@ function parsePortMappings(rc: Fields, warnings: string[]): PortMapping[] {
     const pm: PortMapping = { hostPort, containerPort, protocol };
     const hostIP = m.string('hostIP');
     if (hostIP) {
-      if (isIpv6(hostIP)) throw unsupportedField(m.pathOf('hostIP'), hostIP, 'IPv6 host addresses are not supported; use an IPv4 hostIP');
-      if (parseIpv4(hostIP) === undefined) throw m.invalid(m.pathOf('hostIP'), 'an IPv4 address', hostIP);
+      if (!parseIp(hostIP)) throw m.invalid(m.pathOf('hostIP'), 'an IPv4 or IPv6 address', hostIP);
       pm.hostIP = hostIP;
     }
     for (const k of m.unknownKeys()) warnings.push(`unknown key "${p}.${k}" is ignored`);

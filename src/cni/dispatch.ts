@@ -10,7 +10,7 @@
  */
 import { parseNetConf } from './config';
 import { checkEnv, readAttachment, readCommand, splitCniPath, type Env } from './env';
-import { CniCode, CniError, isCniError } from './errors';
+import { CniCode, CniError, isCniError } from './cni-error';
 import { Fields, describeValue, isPlainObject } from './fields';
 import { createIpamClient, type IpamOptions } from './ipam';
 import { renderResult } from './result';

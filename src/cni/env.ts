@@ -3,7 +3,7 @@
  * Modelled on the Go skel's table (getCmdArgsFromEnv): a variable is checked only for the verbs that need it, an
  * empty value counts as missing, and every missing variable is named in one code-4 error.
  */
-import { CniCode, CniError } from './errors';
+import { CniCode, CniError } from './cni-error';
 import type { AttachmentArgs, Verb } from './types';
 
 /** VERBS: every CNI_COMMAND we answer (the spec's prose forgets STATUS in one list; it is specified all the same). */

@@ -6,7 +6,7 @@
  * Two keys that differ only by case in one object would make the result depend on key order, so that is refused.
  * Why paths: a code-7 message must name the key the operator has to fix, spelled as they spelled it.
  */
-import { CniCode, CniError } from './errors';
+import { CniCode, CniError } from './cni-error';
 
 /** describeValue: a short JSON rendering of a bad value for messages ("abc" → `"abc"`, absent → `nothing`). */
 export function describeValue(value: unknown): string {

@@ -10,5 +10,5 @@ export { createIpamClient, findPlugin, type IpamOptions } from './ipam';
 export { renderResult, parseResult, parsePrevResult, parseIpamResult } from './result';
 export { LATEST_VERSION, MIN_VERSION_FOR, compareVersions, isSupportedVersion, versionAtLeast } from './version';
 export { formatMacColon, formatMacDash, parseMac } from '../net/addr';
-export * from './errors';
+export * from './cni-error';
 export * from './types';

@@ -13,7 +13,7 @@ import { constants as fsConstants, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 
 import type { Env } from './env';
-import { CniCode, CniError } from './errors';
+import { CniCode, CniError } from './cni-error';
 import { isPlainObject } from './fields';
 import { parseIpamResult, renderResult } from './result';
 import { SUPPORTED_VERSIONS, type Attachment, type CniVersion, type IpamClient, type IpamResult, type NetConf } from './types';

@@ -8,7 +8,7 @@
  * - 1.1.0: interfaces gain mtu/socketPath/pciID, routes gain mtu/advmss/priority/table/scope.
  * Empty lists, empty strings and an empty dns are omitted, as Go's `omitempty` does for the reference types.
  */
-import { CniCode, CniError } from './errors';
+import { CniCode, CniError } from './cni-error';
 import { Fields, isPlainObject } from './fields';
 import { ipFamily, isIpAddress, isIpCidr, parseMac, formatMacColon } from '../net/addr';
 import type { CniResult, CniVersion, Dns, Interface, IpConfig, IpamResult, Route } from './types';

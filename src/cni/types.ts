@@ -1,6 +1,6 @@
 /**
  * The CNI vocabulary: versions, the parsed configuration, results and the handler interface through which the
- * protocol layer (src/cni) calls the plugin (src/plugin). This file and errors.ts import nothing of the project,
+ * protocol layer (src/cni) calls the plugin (src/plugin). This file and cni-error.ts import nothing of the project,
  * so the plugin may use them without reaching up into the dispatcher.
  */
 
@@ -66,6 +66,12 @@ export interface CniResult {
   dns: Dns;
 }
 
+export interface SubnetConf {
+  family: 4 | 6;
+  prefix?: string;
+  gateway?: string;
+}
+
 export interface PortMapping {
   hostPort: number;
   containerPort: number;
@@ -120,10 +126,12 @@ export interface NetConf {
   networkType: BridgeNetworkType;
   /** Create the bridge-mode network when it does not exist (needs `subnet`). Default false. */
   createNetwork: boolean;
-  /** IPv4 CIDR of the network (bridge-mode creation; delegated-NIC networks without IPAM). */
-  subnet?: string;
-  /** Default gateway. Default: for a created network, the subnet's first address. */
-  gateway?: string;
+  /**
+   * `subnet` / `gateway`: at most one per address family, IPv4 first (bridge-mode creation; delegated-NIC networks
+   * without IPAM). A gateway defaults to its subnet's first address where the plugin creates the network. An entry may
+   * have only a gateway (no subnet given: the gateway for an existing network's family).
+   */
+  subnets?: SubnetConf[];
   /** Host adapter the bridge-mode network binds when created (NetAdapterName policy). */
   adapterName?: string;
   /** Interface MTU (v2: InterfaceParameters policy); reported in 1.1.0 results. */

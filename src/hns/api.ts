@@ -6,8 +6,9 @@
  * by the other. The operations that only one API or HCS offers live here too (HostOps), so the plugin never talks
  * to the facade below.
  */
+import { defaultRoute, familyOf } from '../net/ipv4';
 import { canonicalMac } from '../net/mac';
-import { isComputeSystemMissing, isNotFound } from './errors';
+import { isComputeSystemMissing, isNotFound } from './hcn-error';
 import type { HnsVersion } from './features';
 import type { Hcn, HostAdapter } from './hcn';
 import { PolicyError, render } from './policies';
@@ -52,7 +53,10 @@ export interface EndpointInfo {
   /** "AA-BB-CC-DD-EE-FF". */
   mac?: string;
   ips: EndpointIp[];
+  /** Next hop of the IPv4 default route (0.0.0.0/0). */
   gateway?: string;
+  /** Next hop of the IPv6 default route (::/0). */
+  gateway6?: string;
   /** The HCN namespace it is in, if any. */
   namespaceId?: string;
   /** Containers it is attached to (v1 SharedContainers; the v2 view does not show them). */
@@ -72,7 +76,8 @@ export interface EndpointSpec {
   name: string;
   ips: EndpointIp[];
   mac?: string;
-  gateway?: string;
+  /** Default gateways, at most one per family: each becomes a default route of its family (0.0.0.0/0, ::/0). */
+  gateways?: string[];
   /** options: resolver options (ndots:5); HCN's Dns has Options (hcsshim hcn/hcnnetwork.go Dns), v1 has none. */
   dns: { servers: string[]; search: string[]; domain?: string; options?: string[] };
   policies: TypedPolicy[];
@@ -163,7 +168,12 @@ async function outcome(p: Promise<unknown>): Promise<DeleteOutcome> {
 }
 
 function defaultRoutePrefix(prefix: string): boolean {
-  return prefix === '0.0.0.0/0';
+  return prefix === '0.0.0.0/0' || prefix === '::/0';
+}
+
+/** The next hop of the default route of one family (hcsshim hcn/hcnnetwork.go reads both 0.0.0.0/0 and ::/0). */
+function defaultGateway(routes: Array<{ NextHop?: string; DestinationPrefix: string }> | undefined, family: 4 | 6): string | undefined {
+  return routes?.find((r) => r.DestinationPrefix === defaultRoute(family) && r.NextHop)?.NextHop;
 }
 
 // ---- v2 ----
@@ -173,7 +183,7 @@ export function networkFromV2(n: HostComputeNetwork): NetworkInfo {
   const subnets: SubnetInfo[] = [];
   for (const ipam of n.Ipams ?? []) {
     for (const s of ipam.Subnets ?? []) {
-      const gw = s.Routes?.find((r) => defaultRoutePrefix(r.DestinationPrefix))?.NextHop;
+      const gw = s.Routes?.find((r) => defaultRoutePrefix(r.DestinationPrefix) && familyOf(r.DestinationPrefix) === familyOf(s.IpAddressPrefix))?.NextHop;
       subnets.push(gw ? { prefix: s.IpAddressPrefix, gateway: gw } : { prefix: s.IpAddressPrefix });
     }
   }
@@ -188,7 +198,8 @@ export function networkFromV2(n: HostComputeNetwork): NetworkInfo {
 }
 
 export function endpointFromV2(e: HostComputeEndpoint): EndpointInfo {
-  const gw = e.Routes?.find((r) => defaultRoutePrefix(r.DestinationPrefix))?.NextHop;
+  const gw = defaultGateway(e.Routes, 4);
+  const gw6 = defaultGateway(e.Routes, 6);
   return {
     id: String(e.ID ?? ''),
     name: String(e.Name ?? ''),
@@ -196,6 +207,7 @@ export function endpointFromV2(e: HostComputeEndpoint): EndpointInfo {
     mac: normalizeMac(e.MacAddress),
     ips: (e.IpConfigurations ?? []).map((c) => (c.PrefixLength !== undefined ? { address: c.IpAddress, prefixLength: c.PrefixLength } : { address: c.IpAddress })),
     gateway: gw,
+    ...(gw6 ? { gateway6: gw6 } : {}),
     namespaceId: e.HostComputeNamespace || undefined,
   };
 }
@@ -309,7 +321,7 @@ export class V2Api extends HostOpsBase implements HnsApi {
           Type: 'Static',
           Subnets: spec.subnets.map((s) => ({
             IpAddressPrefix: s.prefix,
-            ...(s.gateway ? { Routes: [{ NextHop: s.gateway, DestinationPrefix: '0.0.0.0/0' }] } : {}),
+            ...(s.gateway ? { Routes: [{ NextHop: s.gateway, DestinationPrefix: defaultRoute(familyOf(s.prefix) ?? 4) }] } : {}),
           })),
         },
       ];
@@ -331,7 +343,8 @@ export class V2Api extends HostOpsBase implements HnsApi {
     const settings: HostComputeEndpoint = { Name: spec.name, Policies: spec.policies };
     if (spec.ips.length > 0) settings.IpConfigurations = spec.ips.map((ip) => ({ IpAddress: ip.address, PrefixLength: ip.prefixLength }));
     if (spec.mac) settings.MacAddress = spec.mac;
-    if (spec.gateway) settings.Routes = [{ NextHop: spec.gateway, DestinationPrefix: '0.0.0.0/0' }];
+    // One default route per family, as sdnbridge writes them (microsoft/windows-container-networking network/endpoint.go).
+    if (spec.gateways?.length) settings.Routes = spec.gateways.map((gw) => ({ NextHop: gw, DestinationPrefix: defaultRoute(familyOf(gw) ?? 4) }));
     const dns = {
       ServerList: spec.dns.servers,
       Search: spec.dns.search,
@@ -375,6 +388,8 @@ export function networkFromV1(n: HnsV1Network): NetworkInfo {
 
 export function endpointFromV1(e: HnsV1Endpoint): EndpointInfo {
   const ips: EndpointIp[] = e.IPAddress ? [e.PrefixLength !== undefined ? { address: e.IPAddress, prefixLength: e.PrefixLength } : { address: e.IPAddress }] : [];
+  // v1 shows an endpoint's IPv6 address in fields of its own (microsoft/hcsshim internal/hns/hnsendpoint.go).
+  if (e.IPv6Address) ips.push(e.IPv6PrefixLength ? { address: e.IPv6Address, prefixLength: e.IPv6PrefixLength } : { address: e.IPv6Address });
   return {
     id: String(e.ID ?? ''),
     name: String(e.Name ?? ''),
@@ -382,6 +397,7 @@ export function endpointFromV1(e: HnsV1Endpoint): EndpointInfo {
     mac: normalizeMac(e.MacAddress),
     ips,
     gateway: e.GatewayAddress || undefined,
+    ...(e.GatewayAddressV6 ? { gateway6: e.GatewayAddressV6 } : {}),
     namespaceId: e.Namespace?.ID || undefined,
     ...(e.SharedContainers?.length ? { containers: e.SharedContainers.map(String) } : {}),
   };
@@ -441,7 +457,9 @@ export class V1Api extends HostOpsBase implements HnsApi {
       if (ip.prefixLength !== undefined) body.PrefixLength = ip.prefixLength;
     }
     if (spec.mac) body.MacAddress = spec.mac;
-    if (spec.gateway) body.GatewayAddress = spec.gateway;
+    // The plugin refuses IPv6 on v1 before it gets here (dual-stack is an HCN feature); only IPv4 goes to v1.
+    const gw4 = spec.gateways?.find((g) => familyOf(g) === 4);
+    if (gw4) body.GatewayAddress = gw4;
     if (spec.dns.servers.length) body.DNSServerList = spec.dns.servers.join(',');
     if (spec.dns.search.length || spec.dns.domain) body.DNSSuffix = [...(spec.dns.domain ? [spec.dns.domain] : []), ...spec.dns.search].join(',');
     return endpointFromV1(await this.hcn.hnsCall<HnsV1Endpoint>('POST', '/endpoints/', body));

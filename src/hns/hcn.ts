@@ -3,8 +3,9 @@
  * every call bounded by a timeout, v1 envelopes turned into HcnError. Nothing above this file sees a JSON string
  * from HNS or the addon itself.
  */
+import { GUID_TEXT } from '../net/guid';
 import { canonicalMac } from '../net/mac';
-import { HcnError } from './errors';
+import { HcnError } from './hcn-error';
 import { HR } from './hresults';
 import { loadNative, type LoadOptions } from './native';
 import type { NativeCapabilities, NativeHcn } from './native-types';
@@ -53,6 +54,9 @@ function codeFromText(text: string | undefined): number | undefined {
   if (/endpoint was not found/i.test(text)) return HR.ENDPOINT_NOT_FOUND;
   return undefined;
 }
+
+/** Ids in an HNSCall path, replaced by {id} in the op name (faults and statistics match the route, not the id). */
+const GUID_IN_PATH = new RegExp(GUID_TEXT, 'g');
 
 export function query(filter?: Filter): string {
   const q: HostComputeQuery = { SchemaVersion: SCHEMA_V2 };
@@ -160,7 +164,7 @@ export class Hcn {
    * after the call ("HNSCall POST /networks") when Success is false or the call itself fails.
    */
   async hnsCall<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
-    const op = `HNSCall ${method} ${path.replace(/[0-9a-fA-F]{8}-[0-9a-fA-F-]{27}/g, '{id}').replace(/\/$/, '')}`;
+    const op = `HNSCall ${method} ${path.replace(GUID_IN_PATH, '{id}').replace(/\/$/, '')}`;
     const text = await this.call(op, () =>
       this.native.hnsCall(method, path, body === undefined ? null : typeof body === 'string' ? body : JSON.stringify(body)),
     );

@@ -10,7 +10,7 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { HcnError } from './errors';
+import { HcnError } from './hcn-error';
 import type { NativeCapabilities, NativeHcn } from './native-types';
 
 export interface LoadOptions {
@@ -86,7 +86,9 @@ function beside(addonPath: string): string | undefined {
 function fromSea(extractDir?: string): Located | undefined {
   let sea: { isSea(): boolean; getAsset(name: string): ArrayBuffer } | undefined;
   try {
-    // node:sea exists from Node 20.12; require() keeps older runtimes loading the rest of the module.
+    // node:sea exists from Node 20.12; a require() inside try (not an import) keeps older runtimes loading the rest
+    // of the module.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- see above: an import would fail to load
     sea = require('node:sea');
   } catch {
     return undefined;
@@ -177,7 +179,7 @@ function checkPrivateDir(dir: string): void {
  */
 /** hcn-cni-<16 hex of sha256(addon, library)>. */
 function hashedName(addon: Buffer, library: Buffer | undefined): string {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded synchronously on demand: start-up pays only for what is used
   const crypto = require('crypto') as typeof import('crypto');
   const hash = crypto.createHash('sha256').update(addon);
   if (library) hash.update(library);

@@ -168,20 +168,35 @@ export function render(policies: TypedPolicy[], api: 1 | 2): Array<TypedPolicy |
   return api === 2 ? policies : policies.map(toFlat);
 }
 
-export function portMapping(m: { protocol: string; hostPort: number; containerPort: number; hostIP?: string }): TypedPolicy {
+/** NatFlags.IPv6: a port mapping for the endpoint's IPv6 address (microsoft/hcsshim hcn/hcnpolicy.go NatFlagsIPv6 = 2). */
+export const NAT_FLAGS_IPV6 = 2;
+
+/**
+ * A PortMapping policy. `ipv6` marks the mapping for the IPv6 address (NatFlagsIPv6), as Azure CNI
+ * (cni/network/network_windows.go getPoliciesFromRuntimeCfg) and sdnbridge (cni/cni.go GetEndpointInfo) do.
+ */
+export function portMapping(m: { protocol: string; hostPort: number; containerPort: number; hostIP?: string }, ipv6 = false): TypedPolicy {
   const s: Obj = { Protocol: protocolNumber(m.protocol, 'portMappings'), InternalPort: m.containerPort, ExternalPort: m.hostPort };
-  if (m.hostIP && m.hostIP !== '0.0.0.0') s.VIP = m.hostIP;
+  if (m.hostIP && m.hostIP !== '0.0.0.0' && m.hostIP !== '::') s.VIP = m.hostIP;
+  if (ipv6) s.Flags = NAT_FLAGS_IPV6;
   return { Type: 'PortMapping', Settings: s };
 }
 
 /**
- * Adds outbound-NAT exceptions: into an existing OutBoundNAT policy without Destinations when there is one (HNS
- * wants one such policy per endpoint), else as a new policy.
+ * Adds outbound-NAT exceptions of one address family: into an existing OutBoundNAT policy without Destinations of
+ * that family when there is one (HNS wants one such policy per endpoint and family), else as a new policy. Families
+ * never share a policy: sdnbridge's dual-stack configuration carries one OutBoundNAT for the IPv4 exceptions and
+ * another for the IPv6 ones (microsoft/windows-container-networking example/l2bridgedualstack_host-local_ipam.conf).
+ * A policy without exceptions counts as IPv4's, the family every peer NATs.
  */
-export function withOutboundNatExceptions(policies: TypedPolicy[], exceptions: string[]): TypedPolicy[] {
+export function withOutboundNatExceptions(policies: TypedPolicy[], exceptions: string[], family: 4 | 6 = 4): TypedPolicy[] {
   if (exceptions.length === 0) return policies;
   const out = policies.map((p) => ({ ...p, Settings: { ...(p.Settings ?? {}) } }));
-  const existing = out.find((p) => p.Type === 'OutBoundNAT' && !p.Settings.Destinations);
+  const familyOfPolicy = (p: { Settings: Obj }): 4 | 6 => {
+    const list = Array.isArray(p.Settings.Exceptions) ? (p.Settings.Exceptions as unknown[]).map(String) : [];
+    return list.some((e) => e.includes(':')) ? 6 : 4;
+  };
+  const existing = out.find((p) => p.Type === 'OutBoundNAT' && !p.Settings.Destinations && familyOfPolicy(p) === family);
   if (existing) {
     const have = Array.isArray(existing.Settings.Exceptions) ? (existing.Settings.Exceptions as unknown[]).map(String) : [];
     existing.Settings.Exceptions = [...new Set([...have, ...exceptions])];

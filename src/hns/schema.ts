@@ -171,6 +171,10 @@ export interface HnsV1Endpoint {
   IPAddress?: string;
   PrefixLength?: number;
   GatewayAddress?: string;
+  /** v1's IPv6 fields (microsoft/hcsshim internal/hns/hnsendpoint.go): read, never written by the plugin. */
+  IPv6Address?: string;
+  IPv6PrefixLength?: number;
+  GatewayAddressV6?: string;
   DNSSuffix?: string;
   DNSServerList?: string;
   SharedContainers?: string[];

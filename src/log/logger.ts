@@ -4,7 +4,9 @@
  * soon as it has answered).
  */
 
-export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+/** pino's levels, most verbose first: the configuration's logLevel and hcn-sim's --log-level accept these. */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** pino's interface, reduced to what the project uses (so tests can pass a recorder). */
 export interface Logger {
@@ -40,7 +42,7 @@ export const silentLogger: Logger = {
 export function createLogger(options: LoggerOptions): Logger {
   if (options.level === 'silent') return silentLogger;
   // Loaded on demand: VERSION and other trivial invocations never pay for pino.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded synchronously on demand: start-up pays only for what is used
   const pino = require('pino') as typeof import('pino');
   const streams: Array<{ level: LogLevel; stream: import('pino').DestinationStream }> = [];
   if (options.stderr !== false) streams.push({ level: options.level, stream: pino.destination({ dest: 2, sync: true }) });

@@ -82,6 +82,87 @@ export function isIpv6Cidr(s: string): boolean {
   return isIpv6(s.slice(0, slash)) && /^(0|[1-9]\d{0,2})$/.test(prefix) && Number(prefix) <= 128;
 }
 
+/** parseIpv6: an IPv6 literal (no zone) → 128-bit number; undefined if it is not one. */
+export function parseIpv6(s: string): bigint | undefined {
+  if (!isIpv6(s) || s.includes('%')) return undefined;
+  let text = s;
+  const last = text.slice(text.lastIndexOf(':') + 1);
+  if (last.includes('.')) {
+    // An embedded IPv4 tail ("::ffff:10.0.0.1") is two groups.
+    const v4 = parseIpv4(last)!;
+    text = `${text.slice(0, text.length - last.length)}${Math.floor(v4 / 65536).toString(16)}:${(v4 % 65536).toString(16)}`;
+  }
+  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
+  const h = head ? head.split(':') : [];
+  const t = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
+  return groups.reduce((acc, g) => (acc << 16n) | BigInt(parseInt(g, 16)), 0n);
+}
+
+/** formatIpv6: 128-bit number → RFC 5952 text (lower case, the longest run of two or more zero groups as "::"). */
+export function formatIpv6(n: bigint): string {
+  const groups: number[] = [];
+  for (let i = 7; i >= 0; i--) groups.push(Number((n >> BigInt(i * 16)) & 0xffffn));
+  let bestStart = -1;
+  let bestLen = 1;
+  for (let i = 0; i < 8; ) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLen) [bestStart, bestLen] = [i, j - i];
+    i = j;
+  }
+  const hex = groups.map((g) => g.toString(16));
+  if (bestStart < 0) return hex.join(':');
+  return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLen).join(':')}`;
+}
+
+export interface IpCidr {
+  family: 4 | 6;
+  /** The address part as written (may have host bits). */
+  address: bigint;
+  prefix: number;
+  network: bigint;
+  last: bigint;
+}
+
+/** parseCidr: an IPv4 or IPv6 CIDR as numbers of its family; undefined if it is neither. */
+export function parseCidr(s: string): IpCidr | undefined {
+  const slash = s.lastIndexOf('/');
+  if (slash < 0 || !/^(0|[1-9]\d{0,2})$/.test(s.slice(slash + 1))) return undefined;
+  const prefix = Number(s.slice(slash + 1));
+  const v4 = parseIpv4(s.slice(0, slash));
+  const family = v4 !== undefined ? 4 : 6;
+  const address = v4 !== undefined ? BigInt(v4) : parseIpv6(s.slice(0, slash));
+  const width = family === 4 ? 32 : 128;
+  if (address === undefined || prefix > width) return undefined;
+  const size = 1n << BigInt(width - prefix);
+  const network = address - (address % size);
+  return { family, address, prefix, network, last: network + size - 1n };
+}
+
+/** parseIp: an IPv4 or IPv6 literal as a number of its family. */
+export function parseIp(s: string): { family: 4 | 6; value: bigint } | undefined {
+  const v4 = parseIpv4(s);
+  if (v4 !== undefined) return { family: 4, value: BigInt(v4) };
+  const v6 = parseIpv6(s);
+  return v6 === undefined ? undefined : { family: 6, value: v6 };
+}
+
+/** formatIp: a number of the given family as text (IPv6 in RFC 5952 form). */
+export function formatIp(family: 4 | 6, value: bigint): string {
+  return family === 4 ? formatIpv4(Number(value)) : formatIpv6(value);
+}
+
+/** canonicalIp: one text form per address ("FD00:0::0102" and "fd00::102" are the same address); others unchanged. */
+export function canonicalIp(s: string): string {
+  const ip = parseIp(s);
+  return ip ? formatIp(ip.family, ip.value) : s;
+}
+
 /** isIpCidr: an IPv4 or IPv6 CIDR (results may carry either). */
 export function isIpCidr(s: string): boolean {
   return parseIpv4Cidr(s) !== undefined || isIpv6Cidr(s);

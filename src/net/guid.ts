@@ -1,3 +1,9 @@
+/** A GUID's 36 characters (either case), for building patterns. */
+export const GUID_TEXT = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
+
+/** A GUID as Windows writes it, with or without braces; group 1 is the 36 characters. */
+export const GUID_PATTERN = new RegExp(`^\\{?(${GUID_TEXT})\\}?$`);
+
 /**
  * Random GUIDs (UUID v4) for the ids a create chooses in advance. They must be unique, not secret, so they come from
  * Math.random (seeded per process by V8 from the OS): loading node:crypto would cost every plugin start several ms.

@@ -4,7 +4,7 @@
  * an ADD may have claimed the owner since the listing. Not-found counts as done (someone else removed it).
  */
 import type { HnsApi } from '../hns/api';
-import { isNotFound, isUnreachable } from '../hns/errors';
+import { isNotFound, isUnreachable } from '../hns/hcn-error';
 import type { Logger } from '../log/logger';
 import type { AuditPlan, Judged } from './detect';
 

@@ -1,13 +1,15 @@
 /** What every step of an ADD needs, gathered once. */
-import { CniCode, CniError } from '../cni/errors';
+import { CniCode, CniError } from '../cni/cni-error';
 import type { Dns, IpConfig, NetConf, Route, VerbContext } from '../cni/types';
 import type { HnsApi, NetworkInfo } from '../hns/api';
 import { newGuid } from '../net/guid';
+import { familyOf } from '../net/ipv4';
 import type { TypedPolicy } from '../hns/schema';
 import type { Logger } from '../log/logger';
 import type { AttachmentRecord, IntentRecord, Owner, PlannedObject } from '../state/records';
 import type { StateStore } from '../state/store';
 import type { ApiChoice } from './api-version';
+import { requireIpv6 } from './families';
 import type { RecordedAttach } from './attach';
 import type { PluginRuntime } from './runtime';
 import type { Undo } from './undo';
@@ -53,11 +55,20 @@ export async function allocate(a: AddContext, reuse?: AttachmentRecord): Promise
   if (!a.ctx.ipam.configured) return { ips: [], routes: [], dns: undefined, ipamAllocated: false, ipamMac: undefined };
   const r = await a.ctx.ipam.add();
   a.undo.push('release the IPAM allocation', () => a.ctx.ipam.del());
-  const v6 = r.ips.find((ip) => ip.address.includes(':'));
-  if (v6) {
-    throw new CniError(CniCode.UNSUPPORTED_FIELD, `unsupported field: IPAM returned the IPv6 address ${v6.address}; hcn-cni attaches IPv4 only`);
-  }
   if (r.ips.length === 0) throw new CniError(CniCode.IPAM_FAILURE, `ipam plugin "${a.ctx.ipam.type}" returned no IP address`);
+  // An HNS endpoint has at most one address per family (Azure CNI network/endpoint_windows.go: "HNS currently
+  // supports one IP address and one IPv6 address per endpoint"; sdnbridge takes one of each).
+  for (const family of [4, 6] as const) {
+    const of = r.ips.filter((ip) => familyOf(ip.address) === family);
+    if (of.length > 1) {
+      throw new CniError(
+        CniCode.IPAM_FAILURE,
+        `ipam plugin "${a.ctx.ipam.type}" returned ${of.length} IPv${family} addresses (${of.map((ip) => ip.address).join(', ')}); an HNS endpoint takes one address per family`,
+      );
+    }
+  }
+  const v6 = r.ips.find((ip) => familyOf(ip.address) === 6);
+  if (v6) await requireIpv6(a.choice, a.api.hcn, `the address ${v6.address} from ipam plugin "${a.ctx.ipam.type}"`);
   return { ips: r.ips, routes: r.routes, dns: r.dns, ipamAllocated: true, ipamMac: r.interfaces.find((i) => i.mac)?.mac };
 }
 

@@ -5,9 +5,9 @@
  * answering (timeout or RPC failure): then the intent stays, and whatever HNS completes later is removed by the
  * next audit or by the DEL the runtime sends after a failed ADD.
  */
-import { CniCode, CniError } from '../cni/errors';
+import { CniCode, CniError } from '../cni/cni-error';
 import type { CniResult, VerbContext } from '../cni/types';
-import { isHcnError, isUnreachable } from '../hns/errors';
+import { isHcnError, isUnreachable } from '../hns/hcn-error';
 import { audit, graceMs } from '../orphans/audit';
 import { endpointName } from '../orphans/ownership';
 import { ownerKey, type AttachmentRecord, type Owner, type PlannedObject } from '../state/records';
@@ -16,7 +16,8 @@ import { recordedAttach, ensureAttached } from './attach';
 import { addBridge } from './bridge';
 import { addDelegatedNic, planDelegated } from './delegated-nic';
 import { endpointPolicies, networkPolicies, nicNetworkFlags } from './endpoint-config';
-import { step, toCniError } from './errors';
+import { requireIpv6, staticIpv6 } from './families';
+import { step, toCniError } from './to-cni-error';
 import { parseNetns } from './netns';
 import { releasePendingIpam } from './pending-ipam';
 import type { PluginRuntime } from './runtime';
@@ -31,6 +32,9 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
   log.debug({ api: choice.version, reason: choice.reason }, 'HNS API chosen by the host');
 
   if (target.kind === 'shared') return addShared(ctx, rt, owner, target.sandboxId);
+  // IPv6 in the configuration on an API or host that cannot carry it: refused before anything is written or created.
+  const v6 = staticIpv6(conf);
+  if (v6) await requireIpv6(choice, choice.api.hcn, `"${v6[0]}" ${JSON.stringify(v6[1])}`);
 
   const hnsVersion = choice.hnsVersion ?? (await step('asking HNS for its version', () => choice.api.hnsVersion()));
   let policies;

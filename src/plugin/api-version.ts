@@ -3,11 +3,11 @@
  * HCN (v2) when computenetwork.dll is there and HNS reports version 9.2 or later — hcsshim's V2ApiSupported rule —
  * else v1 (HNSCall). The netns plays no part in it.
  */
-import { CniCode, CniError } from '../cni/errors';
+import { CniCode, CniError } from '../cni/cni-error';
 import type { ApiVersionSetting } from '../cni/types';
 import { V1Api, V2Api, type HnsApi, type Listing } from '../hns/api';
 import type { Hcn } from '../hns/hcn';
-import { toCniError } from './errors';
+import { toCniError } from './to-cni-error';
 
 export interface ApiChoice {
   api: HnsApi;

@@ -5,9 +5,9 @@
  * HotAttachEndpoint): HNS v1's `/endpoints/{id}/attach` only records the container in SharedContainers and adds no
  * vNIC to a running container, so the pod would have no network while ADD reports success.
  */
-import { CniCode, CniError } from '../cni/errors';
+import { CniCode, CniError } from '../cni/cni-error';
 import { sameId, type EndpointInfo, type HnsApi } from '../hns/api';
-import { hasCode, isComputeSystemMissing, isNotFound } from '../hns/errors';
+import { hasCode, isComputeSystemMissing, isNotFound } from '../hns/hcn-error';
 import { HR } from '../hns/hresults';
 import type { AttachmentRecord } from '../state/records';
 import type { AttachTarget } from './netns';

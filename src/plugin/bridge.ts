@@ -3,14 +3,15 @@
  * that the operator names. The network is found by name, or created when the configuration asks for it; it is not
  * an attachment's, so it is never deleted by DEL or the audit (its name is not one of ours).
  */
-import { CniCode, CniError } from '../cni/errors';
+import { CniCode, CniError } from '../cni/cni-error';
 import type { NetworkInfo } from '../hns/api';
-import { isAlreadyExists } from '../hns/errors';
-import { firstHost, networkOf } from '../net/ipv4';
+import { isAlreadyExists } from '../hns/hcn-error';
+import { familyOf, firstHost, networkOf } from '../net/ipv4';
 import type { AttachmentRecord, IntentRecord } from '../state/records';
 import type { AddContext, Addressing } from './add-context';
 import { createAttachment } from './endpoint';
-import { step } from './errors';
+import { requireIpv6 } from './families';
+import { step } from './to-cni-error';
 
 export async function findOrCreateNetwork(a: AddContext): Promise<NetworkInfo> {
   const { conf } = a;
@@ -29,9 +30,15 @@ export async function findOrCreateNetwork(a: AddContext): Promise<NetworkInfo> {
       `HNS network "${conf.networkName}" does not exist; create it, or set "createNetwork": true with a "subnet"`,
     );
   }
-  const subnet = networkOf(conf.subnet!)!;
-  const gateway = conf.gateway ?? firstHost(subnet);
-  a.log.info({ network: conf.networkName, type: conf.networkType, subnet, adapter: conf.adapterName }, 'creating the bridge network');
+  // Both families' subnets when the configuration is dual-stack: one network, two subnets (HCN v2 Ipams).
+  const subnets = (conf.subnets ?? [])
+    .filter((s) => s.prefix)
+    .map((s) => {
+      const prefix = networkOf(s.prefix!)!;
+      const gateway = s.gateway ?? firstHost(prefix);
+      return gateway ? { prefix, gateway } : { prefix };
+    });
+  a.log.info({ network: conf.networkName, type: conf.networkType, subnets: subnets.map((s) => s.prefix), adapter: conf.adapterName }, 'creating the bridge network');
   try {
     return await step(`creating HNS network "${conf.networkName}"`, () =>
       a.api.createNetwork({
@@ -39,7 +46,7 @@ export async function findOrCreateNetwork(a: AddContext): Promise<NetworkInfo> {
         type: conf.networkType,
         flags: 0,
         ...(conf.adapterName ? { adapterName: conf.adapterName } : {}),
-        subnets: [{ prefix: subnet, ...(gateway ? { gateway } : {}) }],
+        subnets,
         policies: a.networkPolicies,
       }),
     );
@@ -56,7 +63,15 @@ export async function findOrCreateNetwork(a: AddContext): Promise<NetworkInfo> {
 /** Creates the endpoint the intent planned in the shared network and commits the attachment. */
 export async function addBridge(a: AddContext, addr: Addressing, intent: IntentRecord): Promise<AttachmentRecord> {
   const network = await findOrCreateNetwork(a);
-  const subnet = network.subnets[0];
-  const gateway = addr.ips[0]?.gateway ?? subnet?.gateway ?? a.conf.gateway;
-  return createAttachment(a, addr, intent, { network, networkOwned: false, mode: 'bridge', subnet, gateway });
+  // One subnet per family (the first of each, as sdnbridge reads an endpoint's first address of each family).
+  const subnets = ([4, 6] as const).flatMap((f) => network.subnets.filter((s) => familyOf(s.prefix) === f).slice(0, 1));
+  const v6 = subnets.find((s) => familyOf(s.prefix) === 6);
+  // HNS assigns the addresses: an IPv6 subnet means an IPv6 address, which HNS v1 or an old HNS cannot give.
+  if (addr.ips.length === 0 && v6) await requireIpv6(a.choice, a.api.hcn, `the subnet ${v6.prefix} of HNS network "${network.name}"`);
+  const families = addr.ips.length ? addr.ips.map((ip) => familyOf(ip.address)) : subnets.map((s) => familyOf(s.prefix));
+  const gateways = ([4, 6] as const)
+    .filter((f) => families.includes(f))
+    .map((f) => addr.ips.find((ip) => familyOf(ip.address) === f)?.gateway ?? subnets.find((s) => familyOf(s.prefix) === f)?.gateway ?? a.conf.subnets?.find((s) => s.family === f)?.gateway)
+    .filter((g): g is string => g !== undefined);
+  return createAttachment(a, addr, intent, { network, networkOwned: false, mode: 'bridge', subnets, gateways });
 }

@@ -2,11 +2,12 @@
  * CHECK verifies in HNS, not just in state (Azure CNI reads its state file; win-bridge and sdnbridge do nothing):
  * the endpoint exists, is attached where the netns says, and matches prevResult's IPs and MAC.
  */
-import { CniCode, CniError } from '../cni/errors';
+import { CniCode, CniError } from '../cni/cni-error';
 import type { VerbContext } from '../cni/types';
+import { canonicalIp } from '../net/addr';
 import { ownerKey } from '../state/records';
 import { isAttached } from './attach';
-import { step } from './errors';
+import { step } from './to-cni-error';
 import { cniMac } from './result';
 import type { PluginRuntime } from './runtime';
 
@@ -27,13 +28,18 @@ export async function check(ctx: VerbContext, rt: PluginRuntime): Promise<void> 
   } else if (!(await step('checking the attach', () => isAttached(api, ep, rec.attach)))) {
     throw fail(`endpoint ${ep.id} is not attached to ${rec.attach.kind} ${rec.attach.target}`);
   }
+  // Every address, of either family, must be on the endpoint: the recorded ones and prevResult's. Compared in one
+  // text form, since HNS and IPAM may spell an IPv6 address differently.
+  const have = new Set(ep.ips.map((ip) => canonicalIp(ip.address)));
+  const recorded = ((rec.result as { ips?: Array<{ address?: unknown }> }).ips ?? []).map((ip) => ip.address).filter((x): x is string => typeof x === 'string');
+  for (const [source, list] of [['the recorded', recorded], ['prevResult', conf.prevResult?.ips.map((ip) => ip.address) ?? []]] as const) {
+    for (const cidr of list) {
+      const addr = canonicalIp(cidr.split('/')[0]!);
+      if (!have.has(addr)) throw fail(`${source} IP ${addr} is not on endpoint ${ep.id} (it has ${[...have].join(', ') || 'none'})`);
+    }
+  }
   const prev = conf.prevResult;
   if (prev) {
-    const have = new Set(ep.ips.map((ip) => ip.address));
-    for (const ip of prev.ips) {
-      const addr = ip.address.split('/')[0]!;
-      if (!have.has(addr)) throw fail(`prevResult IP ${addr} is not on endpoint ${ep.id} (it has ${[...have].join(', ') || 'none'})`);
-    }
     const iface = prev.interfaces.find((i) => i.name === attachment.ifname) ?? prev.interfaces[0];
     if (iface?.mac && ep.mac && iface.mac.toLowerCase() !== cniMac(ep.mac)) {
       throw fail(`prevResult MAC ${iface.mac} differs from the endpoint's ${cniMac(ep.mac)}`);

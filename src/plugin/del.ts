@@ -9,16 +9,16 @@
  * When HNS refuses to delete an endpoint, its IP is still in use: the IPAM allocation is kept (the tombstone says
  * ipamPending) and released by the ADD or GC whose audit finally removes the endpoint — never handed out twice.
  */
-import { CniCode, CniError } from '../cni/errors';
+import { CniCode, CniError } from '../cni/cni-error';
 import type { NetConf, VerbContext } from '../cni/types';
 import { sameId, type HnsApi } from '../hns/api';
-import { isNotFound, isUnreachable } from '../hns/errors';
+import { isNotFound, isUnreachable } from '../hns/hcn-error';
 import type { Logger } from '../log/logger';
 import { endpointName, ownerTag, parseOwnedName } from '../orphans/ownership';
 import { type AttachmentRecord, type Owner, type PlannedObject } from '../state/records';
 import type { StateStore } from '../state/store';
 import { detach } from './attach';
-import { step, toCniError } from './errors';
+import { step, toCniError } from './to-cni-error';
 import type { PluginRuntime } from './runtime';
 
 export async function del(ctx: VerbContext, rt: PluginRuntime): Promise<void> {

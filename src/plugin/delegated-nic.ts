@@ -8,19 +8,21 @@
  * recorded, holding the NIC. The ADD therefore audits first (in add.ts), then looks the adapter up here and says
  * precisely who holds it if anyone does.
  */
-import { CniCode, CniError } from '../cni/errors';
+import { CniCode, CniError } from '../cni/cni-error';
 import { sameId, type NetworkInfo } from '../hns/api';
-import { isAdapterUnavailable, isAlreadyExists } from '../hns/errors';
+import { isAdapterUnavailable, isAlreadyExists } from '../hns/hcn-error';
 import type { HostAdapter } from '../hns/hcn';
 import { NetworkFlags } from '../hns/schema';
-import { firstHost, networkOf } from '../net/ipv4';
+import type { SubnetInfo } from '../hns/api';
+import { familyOf, firstHost, networkOf } from '../net/ipv4';
 import { normalizeMac } from '../net/mac';
 import { endpointName, nicNetworkName, ownerTag, parseOwnedName } from '../orphans/ownership';
 import { intentLiveness } from '../state/liveness';
 import { ownerKey, sameOwner, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../state/records';
 import { plannedId, updateIntent, type AddContext, type Addressing } from './add-context';
 import { createAttachment, keepClaim } from './endpoint';
-import { step } from './errors';
+import { requireIpv6 } from './families';
+import { step } from './to-cni-error';
 
 /**
  * The pod's NIC MAC. Precedence: runtimeConfig.mac (the runtime's "mac" capability, per pod), then CNI_ARGS MAC,
@@ -117,7 +119,7 @@ export interface NicDeps {
   reaudit(): Promise<void>;
 }
 
-async function createNicNetwork(a: AddContext, deps: NicDeps, spec: { name: string; id?: string; mac: string; subnet: string; gateway?: string }, adapter: HostAdapter): Promise<NetworkInfo> {
+async function createNicNetwork(a: AddContext, deps: NicDeps, spec: { name: string; id?: string; mac: string; subnets: SubnetInfo[] }, adapter: HostAdapter): Promise<NetworkInfo> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await step(`creating HNS network ${spec.name}`, () =>
@@ -127,7 +129,7 @@ async function createNicNetwork(a: AddContext, deps: NicDeps, spec: { name: stri
             type: 'Transparent',
             flags: a.nicFlags ?? NetworkFlags.EnableNonPersistent,
             adapterName: adapter.name,
-            subnets: [{ prefix: spec.subnet, ...(spec.gateway ? { gateway: spec.gateway } : {}) }],
+            subnets: spec.subnets,
             policies: a.networkPolicies,
           },
           spec.id,
@@ -173,12 +175,19 @@ export async function addDelegatedNic(
   const { conf, owner } = a;
   let intent = startIntent;
   const mac = intent.mac ?? chooseMac(a, addr.ipamMac);
-  const first = addr.ips[0];
-  const subnet = first ? networkOf(first.address) : conf.subnet ? networkOf(conf.subnet) : undefined;
-  if (!subnet) {
+  // The network's subnets: one per family of the pod's addresses (IPAM), else the configured ones (HNS assigns).
+  const subnets: SubnetInfo[] = (addr.ips.length
+    ? addr.ips.map((ip) => ({ prefix: networkOf(ip.address)!, family: familyOf(ip.address)!, gateway: ip.gateway }))
+    : (conf.subnets ?? []).filter((s) => s.prefix).map((s) => ({ prefix: networkOf(s.prefix!)!, family: s.family, gateway: undefined as string | undefined }))
+  ).map(({ prefix, family, gateway }) => {
+    const gw = gateway ?? conf.subnets?.find((s) => s.family === family)?.gateway ?? firstHost(prefix);
+    return gw ? { prefix, gateway: gw } : { prefix };
+  });
+  if (subnets.length === 0) {
     throw new CniError(CniCode.INVALID_NETWORK_CONFIG, 'delegatedNic mode needs addresses: configure "ipam", or a "subnet" for HNS to assign from');
   }
-  const gateway = first?.gateway ?? conf.gateway ?? firstHost(subnet);
+  const v6 = subnets.find((s) => familyOf(s.prefix) === 6);
+  if (v6 && addr.ips.length === 0) await requireIpv6(a.choice, a.api.hcn, `subnet ${v6.prefix}`);
   const netName = nicNetworkName(owner);
   if (!intent.mac) {
     // The MAC came from IPAM: now the intent can name the NIC and the network it will create.
@@ -191,7 +200,7 @@ export async function addDelegatedNic(
   const netId = intent.planned.find((p) => p.kind === 'network')?.id;
   let network = kept;
   if (!network) {
-    network = await createNicNetwork(a, deps, { name: netName, ...(netId ? { id: netId } : {}), mac, subnet, ...(gateway ? { gateway } : {}) }, adapter!);
+    network = await createNicNetwork(a, deps, { name: netName, ...(netId ? { id: netId } : {}), mac, subnets }, adapter!);
     const created = network;
     a.undo.push('delete the network', () => a.api.deleteNetwork(created.id));
     intent = await keepClaim(a, intent, 'network', netId, created.id);
@@ -200,8 +209,8 @@ export async function addDelegatedNic(
     network,
     networkOwned: true,
     mode: 'delegatedNic',
-    subnet: { prefix: subnet, ...(gateway ? { gateway } : {}) },
-    gateway,
+    subnets,
+    gateways: subnets.map((s) => s.gateway).filter((g): g is string => g !== undefined),
     mac,
   });
 }

@@ -4,33 +4,34 @@
  * configuration, the runtime and the pod's namespace. Policies are translated up front, before anything is created,
  * so a bad one fails the ADD with nothing to undo.
  */
-import { CniCode, CniError } from '../cni/errors';
+import { CniCode, CniError } from '../cni/cni-error';
 import type { Dns, NetConf } from '../cni/types';
 import { describeRequirement, supports, type HnsVersion } from '../hns/features';
 import type { Logger } from '../log/logger';
 import { loopbackDsr, portMapping, render, toTyped, withOutboundNatExceptions } from '../hns/policies';
+import { familyOf } from '../net/ipv4';
 import { NetworkFlags, type TypedPolicy } from '../hns/schema';
 
 /**
  * Endpoint policies in v2 typed form, validated for the API in use (render throws for v2-only policies on v1) and
- * for the host's HNS version (hns/features.ts, hcsshim's feature ranges).
+ * for the host's HNS version (hns/features.ts, hcsshim's feature ranges). The ones that depend on the pod's address
+ * families (port mappings, outbound-NAT exceptions, loopback DSR) are added by podPolicies once the addresses are
+ * known; they are rendered here too, so a bad one still fails up front.
  */
 export function endpointPolicies(conf: NetConf, api: 1 | 2, log: Logger, hnsVersion?: HnsVersion): TypedPolicy[] {
-  let policies = conf.endpointPolicies.map((p) => toTyped(p.value, p.source));
+  const policies = conf.endpointPolicies.map((p) => toTyped(p.value, p.source));
   for (const m of conf.portMappings) {
     if (m.protocol === 'sctp') {
       throw new CniError(CniCode.UNSUPPORTED_FIELD, `unsupported field: runtimeConfig.portMappings protocol "sctp" (HNS maps tcp and udp only)`);
     }
-    if (api === 1 && m.hostIP && m.hostIP !== '0.0.0.0') {
+    if (api === 1 && m.hostIP && m.hostIP !== '0.0.0.0' && m.hostIP !== '::') {
       // HNS v1's NAT policy has no host IP (microsoft/hcsshim internal/hns/hnspolicy.go NatPolicy).
       throw new CniError(
         CniCode.UNSUPPORTED_FIELD,
         `unsupported field: runtimeConfig.portMappings hostIP ${m.hostIP} (port ${m.hostPort}) needs the HCN (v2) API; HNS v1's NAT policy has no host IP, and this host uses HNS v1`,
       );
     }
-    policies.push(portMapping(m));
   }
-  policies = withOutboundNatExceptions(policies, conf.outboundNatExceptions);
   const shown = hnsVersion ? `${hnsVersion.major}.${hnsVersion.minor}` : 'unknown';
   if (conf.mtu !== undefined) {
     // mtu is optional tuning: where HNS cannot take it, the pod gets HNS's default and the log says so.
@@ -53,7 +54,7 @@ export function endpointPolicies(conf: NetConf, api: 1 | 2, log: Logger, hnsVers
     // InterruptModeration 0 (left out: hcsshim hcn/hcnpolicy.go IovPolicySetting fields are omitempty).
     policies.push({ Type: 'Iov', Settings: { IovOffloadWeight: 100, QueuePairsRequested: 1 } });
   }
-  render(policies, api); // throws PolicyError for what the API cannot express
+  render(podPolicies(policies, conf, new Set([4, 6]), undefined, log), api); // throws PolicyError for what the API cannot express
   return policies;
 }
 
@@ -74,7 +75,7 @@ function requireIov(conf: NetConf, api: 1 | 2, hnsVersion: HnsVersion | undefine
  */
 export function nicNetworkFlags(conf: NetConf, api: 1 | 2, hnsVersion: HnsVersion | undefined): number {
   const shown = hnsVersion ? `${hnsVersion.major}.${hnsVersion.minor}` : 'unknown';
-  let flags = NetworkFlags.EnableNonPersistent;
+  let flags: number = NetworkFlags.EnableNonPersistent;
   const hostPortGate = api === 2 && supports(hnsVersion, 'disableHostPort');
   if (conf.disableHostPort === true && !hostPortGate) {
     throw new CniError(
@@ -87,9 +88,43 @@ export function nicNetworkFlags(conf: NetConf, api: 1 | 2, hnsVersion: HnsVersio
   return flags;
 }
 
-/** Adds the policies that depend on the pod's IP. */
-export function withPodIp(policies: TypedPolicy[], conf: NetConf, podIp: string | undefined): TypedPolicy[] {
-  return conf.loopbackDSR && podIp ? [...policies, loopbackDsr(podIp)] : policies;
+/**
+ * Adds the policies that depend on the pod's address families, per family as the peers do:
+ * - a port mapping for each family the pod has: the IPv6 one flagged NatFlagsIPv6 (Azure CNI
+ *   cni/network/network_windows.go getPoliciesFromRuntimeCfg, sdnbridge cni/cni.go GetEndpointInfo); a hostIP
+ *   restricts the mapping to its own family, which the pod must have (code 7 otherwise);
+ * - outbound-NAT exceptions in one OutBoundNAT policy per family (withOutboundNatExceptions), for the families the
+ *   pod has: the plugin never adds an IPv6 OutBoundNAT of its own unless IPv6 exceptions are configured;
+ * - loopback DSR for the IPv4 address only: win-bridge (containernetworking/plugins pkg/hns/endpoint_windows.go
+ *   ApplyLoopbackDSRPolicy), sdnbridge (common/core/network.go, epInfo.IPAddress) and Azure CNI
+ *   (cni/network/network_windows.go getLoopbackDSRPolicy: "consider DSR policy only for ipv4 address") all do so.
+ */
+export function podPolicies(base: TypedPolicy[], conf: NetConf, families: ReadonlySet<number>, podIpv4: string | undefined, log: Logger): TypedPolicy[] {
+  let out = [...base];
+  conf.portMappings.forEach((m, i) => {
+    const hostFamily = m.hostIP && m.hostIP !== '0.0.0.0' && m.hostIP !== '::' ? familyOf(m.hostIP) : undefined;
+    if (hostFamily !== undefined && !families.has(hostFamily)) {
+      throw new CniError(
+        CniCode.INVALID_NETWORK_CONFIG,
+        `invalid network configuration: "runtimeConfig.portMappings[${i}].hostIP" ${JSON.stringify(m.hostIP)} is IPv${hostFamily}, and the pod has no IPv${hostFamily} address`,
+      );
+    }
+    if ((hostFamily ?? 4) === 4 && families.has(4)) out.push(portMapping(m));
+    if ((hostFamily ?? 6) === 6 && families.has(6)) out.push(portMapping(m, true));
+  });
+  for (const family of [4, 6] as const) {
+    const exceptions = conf.outboundNatExceptions.filter((c) => familyOf(c) === family);
+    if (!families.has(family)) {
+      if (exceptions.length) log.debug({ family, exceptions }, 'outbound-NAT exceptions of a family the pod does not have are not applied');
+      continue;
+    }
+    out = withOutboundNatExceptions(out, exceptions, family);
+  }
+  if (conf.loopbackDSR) {
+    if (podIpv4) out.push(loopbackDsr(podIpv4));
+    else if (!families.has(4)) log.warn({ families: [...families] }, 'loopbackDSR is not applied: the pod has no IPv4 address, and loopback DSR is IPv4-only (as in every peer)');
+  }
+  return out;
 }
 
 export function networkPolicies(conf: NetConf): TypedPolicy[] {

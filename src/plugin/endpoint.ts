@@ -2,15 +2,17 @@
  * The second half of every ADD, whatever the mode: create the endpoint the intent planned in the chosen network,
  * attach it where the netns says, build the CNI result, and commit the attachment record in place of the intent.
  */
-import { CniCode, CniError } from '../cni/errors';
+import { CniCode, CniError } from '../cni/cni-error';
 import type { IpConfig } from '../cni/types';
 import { sameId, type NetworkInfo, type SubnetInfo } from '../hns/api';
-import { contains, splitCidr } from '../net/ipv4';
+import { loopbackDsr } from '../hns/policies';
+import { canonicalIp } from '../net/addr';
+import { contains, defaultRoute, familyOf, splitCidr } from '../net/ipv4';
 import type { AttachmentRecord, IntentRecord } from '../state/records';
 import { commit, updateIntent, type AddContext, type Addressing } from './add-context';
 import { detach, ensureAttached } from './attach';
-import { podDns, withPodIp } from './endpoint-config';
-import { step } from './errors';
+import { podDns, podPolicies } from './endpoint-config';
+import { step } from './to-cni-error';
 import { buildResult } from './result';
 
 export interface EndpointPlacement {
@@ -18,19 +20,23 @@ export interface EndpointPlacement {
   /** Whether the network is this attachment's own (delegated NIC) or shared (bridge). */
   networkOwned: boolean;
   mode: 'bridge' | 'delegatedNic';
-  /** The subnet addresses come from when HNS assigns them (no IPAM). */
-  subnet: SubnetInfo | undefined;
-  gateway: string | undefined;
+  /** The subnets (at most one per family, IPv4 first) addresses come from when HNS assigns them (no IPAM). */
+  subnets: SubnetInfo[];
+  /** Default gateways, at most one per family. */
+  gateways: string[];
   /** A fixed MAC (delegated NIC); else HNS picks one from its pool. */
   mac?: string;
 }
 
 export async function createAttachment(a: AddContext, addr: Addressing, intent: IntentRecord, where: EndpointPlacement): Promise<AttachmentRecord> {
   const { conf, owner } = a;
-  const { network, gateway, mac, subnet } = where;
+  const { network, gateways, mac, subnets } = where;
   const dns = podDns(conf, a.ctx.attachment.args, addr.dns);
   const { name, id } = intent.planned.find((p) => p.kind === 'endpoint')!;
   const ips = addr.ips.map((ip) => splitCidr(ip.address)!).map((s) => ({ address: s.ip, prefixLength: s.prefix }));
+  // Families: the addresses IPAM gave, or (HNS assigns) one per subnet of the network.
+  const families = new Set(ips.length ? ips.map((ip) => familyOf(ip.address)!) : subnets.map((s) => familyOf(s.prefix)!));
+  const ipv4 = ips.find((ip) => familyOf(ip.address) === 4)?.address;
   const ep = await step(`creating endpoint ${name}`, () =>
     a.api.createEndpoint(
       network,
@@ -38,40 +44,50 @@ export async function createAttachment(a: AddContext, addr: Addressing, intent: 
         name,
         ips,
         ...(mac ? { mac } : {}),
-        ...(gateway ? { gateway } : {}),
+        gateways,
         dns: { servers: dns.nameservers, search: dns.search, ...(dns.domain ? { domain: dns.domain } : {}), ...(dns.options?.length ? { options: dns.options } : {}) },
-        policies: withPodIp(a.policies, conf, ips[0]?.address),
+        policies: podPolicies(a.policies, conf, families, ipv4, a.log),
       },
       id,
     ),
   );
   a.undo.push('delete the endpoint', () => a.api.deleteEndpoint(ep.id));
   const claim = await keepClaim(a, intent, 'endpoint', id, ep.id);
-  if (conf.loopbackDSR && !ips[0]) {
-    // HNS assigned the address: the loopback-DSR policy (OutBoundNAT to the pod's own IP) is added now that it is
-    // known, as HCN can modify an endpoint's policies (microsoft/hcsshim hcn/hcnendpoint.go ApplyPolicy).
-    const podIp = ep.ips[0]?.address;
-    if (!podIp) throw new CniError(CniCode.HNS_FAILURE, `loopbackDSR: HNS created endpoint ${ep.id} without an address, so there is no pod IP to loop back to`);
-    await step(`adding the loopback DSR policy for ${podIp}`, () => a.api.addEndpointPolicies(ep.id, withPodIp([], conf, podIp)));
+  if (conf.loopbackDSR && !ipv4 && families.has(4)) {
+    // HNS assigned the IPv4 address: the loopback-DSR policy (OutBoundNAT to the pod's own IP, IPv4 only as in every
+    // peer) is added now that it is known, as HCN can modify an endpoint's policies (microsoft/hcsshim
+    // hcn/hcnendpoint.go ApplyPolicy).
+    const podIp = ep.ips.find((ip) => familyOf(ip.address) === 4)?.address;
+    if (!podIp) throw new CniError(CniCode.HNS_FAILURE, `loopbackDSR: HNS created endpoint ${ep.id} without an IPv4 address, so there is no pod IP to loop back to`);
+    await step(`adding the loopback DSR policy for ${podIp}`, () => a.api.addEndpointPolicies(ep.id, [loopbackDsr(podIp)]));
   }
   await step(`attaching endpoint ${name}`, () => ensureAttached(a.api, ep, a.attach, { fresh: true }));
   a.undo.push('detach the endpoint', () => detach(a.api, ep.id, a.attach));
 
-  // Without IPAM, HNS chose the address: report it with the subnet's prefix and gateway.
+  // Without IPAM, HNS chose the addresses (one per family): report each with its subnet's prefix and gateway.
+  const gatewayOf = (family: 4 | 6): string | undefined => gateways.find((g) => familyOf(g) === family);
   const resultIps: IpConfig[] = addr.ips.length
     ? addr.ips
     : ep.ips.map((ip) => {
-        const prefix = ip.prefixLength ?? Number(subnet?.prefix.split('/')[1] ?? 32);
-        const gw = ep.gateway ?? (subnet && contains(subnet.prefix, ip.address) ? subnet.gateway ?? gateway : undefined);
-        return gw ? { address: `${ip.address}/${prefix}`, gateway: gw } : { address: `${ip.address}/${prefix}` };
+        const family = familyOf(ip.address) ?? 4;
+        const subnet = subnets.find((s) => contains(s.prefix, ip.address));
+        const prefix = ip.prefixLength ?? Number(subnet?.prefix.split('/')[1] ?? (family === 4 ? 32 : 128));
+        const gw = (family === 4 ? ep.gateway : ep.gateway6) ?? subnet?.gateway ?? gatewayOf(family);
+        const address = `${canonicalIp(ip.address)}/${prefix}`;
+        return gw ? { address, gateway: gw } : { address };
       });
-  const defaultGw = resultIps[0]?.gateway ?? gateway;
+  // One default route per family the pod has, via that family's gateway (0.0.0.0/0 and ::/0, as sdnbridge).
+  const defaults = resultIps.flatMap((ip) => {
+    const family = familyOf(ip.address) ?? 4;
+    const gw = ip.gateway ?? gatewayOf(family);
+    return gw ? [{ dst: defaultRoute(family), gw }] : [];
+  });
   const result = buildResult({
     ifname: owner.ifname,
     netns: a.ctx.attachment.netns,
     mac: ep.mac ?? mac,
     ips: resultIps,
-    routes: addr.routes.length ? addr.routes : defaultGw ? [{ dst: '0.0.0.0/0', gw: defaultGw }] : [],
+    routes: addr.routes.length ? addr.routes : defaults,
     dns,
     ...(conf.mtu !== undefined && a.choice.version === 2 ? { mtu: conf.mtu } : {}),
   });

@@ -5,7 +5,7 @@
  * ours that nothing claims. Errors are collected, GC continues past them, and they are all reported at the end. GC
  * is then forwarded to IPAM when it speaks 1.1.0.
  */
-import { CniCode, CniError } from '../cni/errors';
+import { CniCode, CniError } from '../cni/cni-error';
 import type { ConfContext } from '../cni/types';
 import { audit, graceMs } from '../orphans/audit';
 import { intentLiveness } from '../state/liveness';
@@ -13,7 +13,7 @@ import { ownerKey } from '../state/records';
 
 import { deleteByRecord, deleteUnrecorded } from './del';
 import { releasePendingIpam } from './pending-ipam';
-import { step, toCniError } from './errors';
+import { step, toCniError } from './to-cni-error';
 import type { PluginRuntime } from './runtime';
 
 export interface GcReport {

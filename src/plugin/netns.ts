@@ -5,20 +5,20 @@
  *  - `none` or empty (Docker/dockershim pod sandbox): attach the endpoint to the sandbox container by its id;
  *  - `container:<id>` (a workload container of that sandbox): share the sandbox's endpoint, create nothing.
  */
-import { CniCode, CniError } from '../cni/errors';
+import { CniCode, CniError } from '../cni/cni-error';
+import { GUID_PATTERN } from '../net/guid';
 
 export type AttachTarget =
   | { kind: 'namespace'; namespaceId: string }
   | { kind: 'container' }
   | { kind: 'shared'; sandboxId: string };
 
-const GUID = /^\{?([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\}?$/;
 const CONTAINER_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
 export function parseNetns(netns: string): AttachTarget {
   const s = netns.trim();
   if (s === '' || s.toLowerCase() === 'none') return { kind: 'container' };
-  const g = GUID.exec(s);
+  const g = GUID_PATTERN.exec(s);
   if (g) return { kind: 'namespace', namespaceId: g[1]!.toLowerCase() };
   if (s.toLowerCase().startsWith('container:')) {
     const id = s.slice('container:'.length);

@@ -5,10 +5,10 @@
  * (unreadable, so that pod can neither be checked nor cleaned up). containerd turns a failing STATUS into
  * NetworkReady=false, so only real degradation reports non-zero.
  */
-import { CniCode, CniError } from '../cni/errors';
+import { CniCode, CniError } from '../cni/cni-error';
 import type { ConfContext } from '../cni/types';
 import { ownerKey } from '../state/records';
-import { toCniError } from './errors';
+import { toCniError } from './to-cni-error';
 import type { PluginRuntime } from './runtime';
 
 export async function status(ctx: ConfContext, rt: PluginRuntime): Promise<void> {

@@ -39,7 +39,7 @@ import { checkAdapter, checkLatency } from './host';
 import { silentLogger, type Logger } from '../log/logger';
 import { isPersistent } from './model';
 import { tcpPeerPid } from './peer-pid';
-import { errorEnvelope, planRequest, type Plan } from './ops';
+import { errorEnvelope, planRequest, type Plan } from './op-table';
 import type { StateFile } from './persistence';
 import { seededRandom } from './rng';
 import { SimError, errorRecord, hcsResult } from './sim-error';

@@ -4,15 +4,15 @@
  * case-insensitive, so the map keys are the lowercase form.
  */
 import { randomUUID } from 'node:crypto';
+import { GUID_PATTERN } from '../net/guid';
 
 export const GUID_NULL = '00000000-0000-0000-0000-000000000000';
 
-const GUID_RE = /^\{?([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\}?$/;
 
 /** The 36-character form of a GUID string (braces dropped, case kept), or undefined when it is not a GUID. */
 export function parseGuid(s: unknown): string | undefined {
   if (typeof s !== 'string') return undefined;
-  const m = GUID_RE.exec(s.trim());
+  const m = GUID_PATTERN.exec(s.trim());
   return m ? m[1] : undefined;
 }
 

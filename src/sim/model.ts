@@ -104,8 +104,12 @@ export interface EndpointObj extends Base {
   name: string;
   /** Id of the network, as the network stores it. */
   networkId: string;
+  /** The IPv4 address (v2 IpConfigurations, v1 IPAddress). */
   ipAddress?: string;
   prefixLength?: number;
+  /** The IPv6 address: an endpoint has at most one per family (v2 IpConfigurations, v1 IPv6Address). */
+  ip6Address?: string;
+  ip6PrefixLength?: number;
   macAddress: string;
   policies: Policy[];
   dns: Dns;
@@ -138,9 +142,10 @@ export function emptyDns(): Dns {
   return { search: [], serverList: [], options: [] };
 }
 
-/** The subnet's gateway: the next hop of its default route. */
+/** The subnet's gateway: the next hop of its default route of the subnet's family (0.0.0.0/0 or ::/0). */
 export function subnetGateway(s: Subnet): string | undefined {
-  return s.routes.find((r) => r.destinationPrefix === '0.0.0.0/0' && r.nextHop)?.nextHop;
+  const dst = s.prefix.includes(':') ? '::/0' : '0.0.0.0/0';
+  return s.routes.find((r) => r.destinationPrefix === dst && r.nextHop)?.nextHop;
 }
 
 export function isPersistent(n: NetworkObj): boolean {

@@ -9,6 +9,9 @@ import { EndpointFlags, emptyDns, type Dns, type Policy, type Route } from './mo
 import { parseV2Dns } from './parse-network';
 import { parsePolicies } from './policies';
 import { fail } from './sim-error';
+import { canonicalIp, ipValue } from './ipv4';
+
+const HCN_E_INVALID_PREFIX = 0x803b0030;
 
 export interface EndpointInput {
   id?: string;
@@ -16,8 +19,12 @@ export interface EndpointInput {
   /** Network named inside the settings (v2 HostComputeNetwork, v1 VirtualNetwork / VirtualNetworkName). */
   networkId?: string;
   networkName?: string;
+  /** Requested IPv4 address (v2 IpConfigurations, v1 IPAddress). */
   ipAddress?: string;
   prefixLength?: number;
+  /** Requested IPv6 address (v2 IpConfigurations). */
+  ip6Address?: string;
+  ip6PrefixLength?: number;
   macAddress?: string;
   policies: Policy[];
   dns: Dns;
@@ -38,10 +45,40 @@ function parseMac(doc: Obj): string | undefined {
   return normalizeMac(raw) ?? fail(BAD, `MAC address ${raw}`);
 }
 
+/**
+ * IpConfigurations: at most one address per family — "HNS currently supports one IP address and one IPv6 address per
+ * endpoint" (Azure/azure-container-networking network/endpoint_windows.go); sdnbridge sends one of each
+ * (microsoft/windows-container-networking network/endpoint.go GetHostComputeEndpoint). A second address of a family is
+ * HCN_E_INVALID_ENDPOINT. A prefix length wider than the family (above /32, /128) is HCN_E_INVALID_PREFIX, "The prefix
+ * provided is invalid." (the HCN error-code reference; which check raises it in HNS is not public).
+ */
+function parseIpConfigurations(list: unknown[]): Pick<EndpointInput, 'ipAddress' | 'prefixLength' | 'ip6Address' | 'ip6PrefixLength'> {
+  const out: Pick<EndpointInput, 'ipAddress' | 'prefixLength' | 'ip6Address' | 'ip6PrefixLength'> = {};
+  for (const c of list) {
+    if (!isObj(c)) return fail(BAD, 'IpConfigurations entry is not an object');
+    const address = optString(c, 'IpAddress', BAD) || undefined;
+    const prefixLength = optNumber(c, 'PrefixLength', BAD);
+    if (!address) continue;
+    const ip = ipValue(address);
+    if (!ip) return fail(HR.INVALID_IP, `IpAddress ${address}`);
+    if (prefixLength !== undefined && (prefixLength < 0 || prefixLength > (ip.family === 4 ? 32 : 128))) {
+      return fail(HCN_E_INVALID_PREFIX, `PrefixLength ${prefixLength} for ${address}`);
+    }
+    if (ip.family === 4) {
+      if (out.ipAddress) return fail(BAD, `a second IPv4 address ${address} (an endpoint has one address per family)`);
+      out.ipAddress = address;
+      if (prefixLength !== undefined) out.prefixLength = prefixLength;
+    } else {
+      if (out.ip6Address) return fail(BAD, `a second IPv6 address ${address} (an endpoint has one address per family)`);
+      out.ip6Address = canonicalIp(address);
+      if (prefixLength !== undefined) out.ip6PrefixLength = prefixLength;
+    }
+  }
+  return out;
+}
+
 function parseV2(doc: Obj): EndpointInput {
   const ipConfigs = optArray(doc, 'IpConfigurations', BAD);
-  const first = ipConfigs[0];
-  if (first !== undefined && !isObj(first)) fail(BAD, 'IpConfigurations entry is not an object');
   const routes = optArray(doc, 'Routes', BAD).map((r): Route => {
     if (!isObj(r)) return fail(BAD, 'route is not an object');
     const metric = optNumber(r, 'Metric', BAD);
@@ -51,8 +88,7 @@ function parseV2(doc: Obj): EndpointInput {
     id: optString(doc, 'ID', BAD),
     name: optString(doc, 'Name', BAD) ?? '',
     networkId: optString(doc, 'HostComputeNetwork', BAD) || undefined,
-    ipAddress: first ? optString(first, 'IpAddress', BAD) || undefined : undefined,
-    prefixLength: first ? optNumber(first, 'PrefixLength', BAD) : undefined,
+    ...parseIpConfigurations(ipConfigs),
     macAddress: parseMac(doc),
     policies: parsePolicies(doc.Policies, 'v2', 'endpoint'),
     dns: parseV2Dns(doc.Dns, BAD),

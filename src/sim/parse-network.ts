@@ -5,7 +5,7 @@
  */
 import { HR } from '../hns/hresults';
 import { isIPv4, isIPv6 } from 'node:net';
-import { parseCidr, cidrContains, isNetworkOrBroadcast, isIpOrCidr } from './ipv4';
+import { parseCidr, cidrContains, defaultRoute, isNetworkOrBroadcast, isIpOrCidr } from './ipv4';
 import { macToInt, normalizeMac, type MacRange } from './mac';
 import {
   commaList,
@@ -134,7 +134,7 @@ export function parseV2Subnet(raw: unknown): SubnetInput {
     const metric = optNumber(r, 'Metric', BAD);
     return { nextHop, destinationPrefix, ...(metric !== undefined ? { metric } : {}) };
   });
-  const gateway = routes.find((r) => r.destinationPrefix === '0.0.0.0/0')?.nextHop;
+  const gateway = routes.find((r) => r.destinationPrefix === defaultRoute(cidr.family))?.nextHop;
   checkGateway(cidr.text, gateway);
   return { prefix: cidr.text, routes, policies: parsePolicies(raw.Policies, 'v2', 'subnet') };
 }
@@ -156,10 +156,7 @@ function parseV1Subnet(raw: unknown): SubnetInput {
 function checkGateway(prefix: string, gateway: string | undefined): void {
   if (gateway === undefined) return;
   const cidr = parseCidr(prefix)!;
-  if (cidr.family === 6) {
-    if (!isIPv6(gateway)) fail(BAD, `gateway ${gateway} for ${prefix}`);
-    return;
-  }
+  // The same rule for both families: HNS routes a subnet's default route to an address of that subnet.
   if (!cidrContains(cidr, gateway) || isNetworkOrBroadcast(cidr, gateway)) fail(BAD, `gateway ${gateway} is not usable in ${prefix}`);
 }
 

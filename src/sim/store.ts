@@ -6,7 +6,7 @@
 import { HR } from '../hns/hresults';
 import type { SimAdapter, SimHost } from './control-types';
 import { guidKey, newGuid, sameGuid, type ApiFlavour } from './guid';
-import { parseCidr, cidrContains, cidrsOverlap, intToIp, ipToInt, isNetworkOrBroadcast, type Cidr } from './ipv4';
+import { canonicalIp, cidrContains, cidrsOverlap, defaultRoute, intToIp, ipValue, isNetworkOrBroadcast, parseCidr, valueToIp, type Cidr } from './ipv4';
 import { enumValue, isObj, objectOrJson, type Obj } from './json-doc';
 import { DEFAULT_MAC_POOL, allocateMac } from './mac';
 import {
@@ -200,7 +200,7 @@ export class Store {
       for (const p of prefixes) {
         const s = n.subnets.find((x) => x.prefix === p) ?? fail(HCN_E_SUBNET_NOT_FOUND, String(p));
         const cidr = parseCidr(s.prefix)!;
-        if (this.endpointsOf(n.id).some((e) => e.ipAddress && cidrContains(cidr, e.ipAddress))) {
+        if (this.endpointsOf(n.id).some((e) => [e.ipAddress, e.ip6Address].some((ip) => ip && cidrContains(cidr, ip)))) {
           fail(HR.ENTITY_HAS_REFERENCES, `subnet ${s.prefix} has endpoints`);
         }
       }
@@ -224,12 +224,19 @@ export class Store {
         : input.networkName
           ? ([...this.networks.values()].find((n) => n.name === input.networkName) ?? fail(HR.NETWORK_NOT_FOUND, input.networkName))
           : fail(HR.INVALID_ENDPOINT, 'endpoint names no network');
-    const { ip, subnet } = this.pickAddress(network, input.ipAddress);
+    const picked = this.pickAddresses(network, input, api);
     const inUse = new Set([...this.endpoints.values()].map((e) => e.macAddress));
     const mac = input.macAddress ?? allocateMac(network.macPools, inUse) ?? fail(HR.E_FAIL, 'MAC pool exhausted');
     checkEndpointPolicies(input.policies, this.host().version);
     this.checkPortMappings(input.policies, undefined);
-    const gateway = subnet ? subnetGateway(subnet) : undefined;
+    // An endpoint that names no routes gets a default route per family via its subnet's gateway, as HNS fills
+    // GatewayAddress (and sdnbridge writes 0.0.0.0/0 and ::/0, microsoft/windows-container-networking network/endpoint.go).
+    const defaults = picked.flatMap((p) => {
+      const gw = subnetGateway(p.subnet);
+      return gw ? [{ nextHop: gw, destinationPrefix: defaultRoute(p.family) }] : [];
+    });
+    const v4 = picked.find((p) => p.family === 4);
+    const v6 = picked.find((p) => p.family === 6);
     const endpoint: EndpointObj = {
       id,
       createdBy: api,
@@ -237,13 +244,14 @@ export class Store {
       version: 1,
       name: input.name,
       networkId: network.id,
-      ipAddress: ip,
-      prefixLength: ip ? (input.prefixLength ?? parseCidr(subnet!.prefix)!.bits) : undefined,
+      ipAddress: v4?.ip,
+      prefixLength: v4 ? (input.prefixLength ?? parseCidr(v4.subnet.prefix)!.bits) : undefined,
+      ...(v6 ? { ip6Address: v6.ip, ip6PrefixLength: input.ip6PrefixLength ?? parseCidr(v6.subnet.prefix)!.bits } : {}),
       macAddress: mac,
       policies: input.policies,
       dns: input.dns,
       // An endpoint that names no routes gets its subnet's gateway as default route, as HNS fills GatewayAddress.
-      routes: input.routes.length > 0 || !gateway ? input.routes : [{ nextHop: gateway, destinationPrefix: '0.0.0.0/0' }],
+      routes: input.routes.length > 0 ? input.routes : defaults,
       flags: input.flags,
       sharedContainers: [],
       state: EndpointState.Created,
@@ -254,33 +262,66 @@ export class Store {
   }
 
   /**
-   * The endpoint's address: the one asked for (inside a subnet, else HCN_E_INVALID_IP; not reserved or held, else
-   * HCN_E_ADDR_INVALID_OR_RESERVED, docker/for-win#13965), or the first free one of the network's IPv4 subnets,
-   * skipping network, gateway and broadcast addresses. Networks without subnets (Transparent, Private) give none.
+   * The endpoint's addresses, one per family. Asked for: inside a subnet of its family, else HCN_E_INVALID_IP; not
+   * reserved or held, else HCN_E_ADDR_INVALID_OR_RESERVED (docker/for-win#13965). Asked for none: the first free one of
+   * the first subnet of each family (IPv6 as IPv4, moby/moby pull 48285), skipping network, gateway and broadcast
+   * addresses; networks without subnets (Transparent, Private) give none.
+   * v1 has one address field, IPAddress, for IPv4 (its IPv6 address has fields of its own, microsoft/hcsshim
+   * internal/hns/hnsendpoint.go, which the simulator does not model): an IPv6 literal there is HCN_E_INVALID_IP, and a
+   * v1 endpoint on a network whose only subnets are IPv6 fails as HNS answered it for an IPv6 l2bridge network,
+   * "The network does not have a subnet for this endpoint." (HCN_E_SUBNET_NOT_FOUND, microsoft/Windows-Containers
+   * issue 82).
    */
-  private pickAddress(network: NetworkObj, requested: string | undefined): { ip?: string; subnet?: Subnet } {
-    const v4 = network.subnets.map((s) => ({ s, c: parseCidr(s.prefix)! })).filter((x) => x.c.family === 4);
-    const held = new Set(this.endpointsOf(network.id).map((e) => e.ipAddress).filter((x): x is string => !!x));
-    const reserved = (c: Cidr, s: Subnet, ip: string) => isNetworkOrBroadcast(c, ip) || subnetGateway(s) === ip || held.has(ip);
-    if (requested !== undefined) {
-      const hit = ipToInt(requested) === undefined ? undefined : v4.find((x) => cidrContains(x.c, requested));
-      if (!hit) return fail(HR.INVALID_IP, `${requested} is in no subnet of ${network.id}`);
-      if (reserved(hit.c, hit.s, requested)) return fail(HR.ADDR_INVALID_OR_RESERVED, `${requested} is reserved or held`);
-      return { ip: requested, subnet: hit.s };
+  private pickAddresses(network: NetworkObj, input: EndpointInput, api: ApiFlavour): Array<{ family: 4 | 6; ip: string; subnet: Subnet }> {
+    const all = network.subnets.map((s) => ({ s, c: parseCidr(s.prefix)! }));
+    const held = new Set(this.endpointsOf(network.id).flatMap((e) => [e.ipAddress, e.ip6Address]).filter((x): x is string => !!x).map(canonicalIp));
+    const reserved = (c: Cidr, s: Subnet, ip: string) =>
+      isNetworkOrBroadcast(c, ip) || canonicalIp(subnetGateway(s) ?? '') === canonicalIp(ip) || held.has(canonicalIp(ip));
+    const requested = [input.ipAddress, input.ip6Address].filter((x): x is string => x !== undefined);
+    if (api === 'v1' && input.ipAddress && ipValue(input.ipAddress)?.family === 6) {
+      return fail(HR.INVALID_IP, `${input.ipAddress}: v1 IPAddress holds an IPv4 address`);
     }
-    if (v4.length === 0) return {};
-    for (const { s, c } of v4) {
-      for (let n = c.first; n <= c.last; n++) {
-        const ip = intToIp(n);
+    if (requested.length > 0) {
+      return requested.map((ip) => {
+        const hit = all.find((x) => cidrContains(x.c, ip));
+        if (!hit) return fail(HR.INVALID_IP, `${ip} is in no subnet of ${network.id}`);
+        if (reserved(hit.c, hit.s, ip)) return fail(HR.ADDR_INVALID_OR_RESERVED, `${ip} is reserved or held`);
+        return { family: hit.c.family, ip: canonicalIp(ip), subnet: hit.s };
+      });
+    }
+    const families: Array<4 | 6> = api === 'v1' ? [4] : [4, 6];
+    if (api === 'v1' && all.length > 0 && all.every((x) => x.c.family === 6)) {
+      return fail(HCN_E_SUBNET_NOT_FOUND, `network ${network.id} has only IPv6 subnets, and a v1 endpoint takes an IPv4 address`);
+    }
+    const out: Array<{ family: 4 | 6; ip: string; subnet: Subnet }> = [];
+    for (const family of families) {
+      const subnets = all.filter((x) => x.c.family === family);
+      if (subnets.length === 0) continue;
+      const found = this.firstFree(subnets, reserved);
+      if (!found) return fail(HCN_E_SUBNET_NOT_FOUND, `no free IPv${family} address in ${network.id}`);
+      out.push({ family, ...found });
+    }
+    return out;
+  }
+
+  /** The first free address of the subnets (IPv6 ranges are searched from the bottom, at most 65536 addresses each). */
+  private firstFree(subnets: Array<{ s: Subnet; c: Cidr }>, reserved: (c: Cidr, s: Subnet, ip: string) => boolean): { ip: string; subnet: Subnet } | undefined {
+    for (const { s, c } of subnets) {
+      const end = c.family === 4 ? c.hi : c.lo + 65535n < c.hi ? c.lo + 65535n : c.hi;
+      for (let n = c.lo; n <= end; n++) {
+        const ip = valueToIp(c.family, n);
         if (!reserved(c, s, ip)) return { ip, subnet: s };
       }
     }
-    return fail(HCN_E_SUBNET_NOT_FOUND, `no free address in ${network.id}`);
+    return undefined;
   }
 
   /** A host port can be mapped once per protocol and VIP (HCN_E_PORT_ALREADY_EXISTS, hcsshim's test). */
   private checkPortMappings(policies: Policy[], self: EndpointObj | undefined): void {
-    const key = (p: Policy) => `${String(p.settings.Protocol ?? 6)}/${String(p.settings.ExternalPort)}/${String(p.settings.VIP ?? '')}`;
+    // The IPv6 mapping of a port is another mapping (NatFlagsIPv6, microsoft/hcsshim hcn/hcnpolicy.go): Azure CNI adds
+    // one for IPv4 and one for IPv6 of the same host port (cni/network/network_windows.go getPoliciesFromRuntimeCfg).
+    const family = (p: Policy) => ((Number(p.settings.Flags ?? 0) & 2) !== 0 ? 6 : 4);
+    const key = (p: Policy) => `${String(p.settings.Protocol ?? 6)}/${String(p.settings.ExternalPort)}/${String(p.settings.VIP ?? '')}/v${family(p)}`;
     const mine = policies.filter((p) => p.type === 'PortMapping' && p.settings.ExternalPort);
     const others = [...this.endpoints.values()]
       .filter((e) => e !== self)

@@ -111,7 +111,10 @@ export function endpointV2(e: EndpointObj): Obj {
     HostComputeNetwork: e.networkId,
     HostComputeNamespace: e.namespaceId,
     Policies: e.policies.map(policyToV2),
-    IpConfigurations: e.ipAddress ? [{ IpAddress: e.ipAddress, PrefixLength: e.prefixLength }] : undefined,
+    IpConfigurations: [
+      ...(e.ipAddress ? [{ IpAddress: e.ipAddress, PrefixLength: e.prefixLength }] : []),
+      ...(e.ip6Address ? [{ IpAddress: e.ip6Address, PrefixLength: e.ip6PrefixLength }] : []),
+    ],
     Dns: dnsV2(e.dns),
     Routes: routesV2(e.routes),
     MacAddress: e.macAddress,
@@ -133,6 +136,10 @@ export function endpointV1(e: EndpointObj, store: Store): Obj {
     IPAddress: e.ipAddress,
     PrefixLength: e.prefixLength,
     GatewayAddress: e.routes.find((r) => r.destinationPrefix === '0.0.0.0/0')?.nextHop,
+    // v1's IPv6 fields (microsoft/hcsshim internal/hns/hnsendpoint.go), shown for an endpoint that has an IPv6 address.
+    IPv6Address: e.ip6Address,
+    IPv6PrefixLength: e.ip6PrefixLength,
+    GatewayAddressV6: e.routes.find((r) => r.destinationPrefix === '::/0')?.nextHop,
     DNSSuffix: e.dns.search.join(',') || undefined,
     DNSServerList: e.dns.serverList.join(',') || undefined,
     DNSDomain: e.dns.domain,

@@ -9,7 +9,7 @@ import * as path from 'path';
 import { parseAllDocuments } from 'yaml';
 import { parseNetConf } from '../../src/cni/config';
 import type { NetConf } from '../../src/cni/types';
-import { hcnPluginConf } from '../../src/cli/ops/conf';
+import { hcnPluginConf } from '../../src/cli/operator/conf';
 import { silentLogger } from '../../src/log/logger';
 import { runCni } from '../../src/run';
 import { ROOT, cni, startHarness, type Harness } from '../helpers/cni-harness';
@@ -19,7 +19,7 @@ const DEPLOY = path.join(ROOT, 'deploy');
 const CONFLISTS = ['bridge.conflist', 'overlay.conflist', 'delegated-nic.conflist'];
 const RUNTIME_CAPABILITIES = ['portMappings', 'dns', 'mac']; // what parseRuntimeConfig honours
 
-function readConflist(name: string): Record<string, any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+function readConflist(name: string): Record<string, any> {
   return JSON.parse(fs.readFileSync(path.join(DEPLOY, name), 'utf8'));
 }
 
@@ -48,7 +48,7 @@ describe('example conflists', () => {
 
   it('bridge: an L2Bridge network "cbr0" created on demand with a subnet, HNS assigning addresses', () => {
     const conf = parseWindows(pluginConf(readConflist('bridge.conflist')));
-    expect(conf).toMatchObject({ mode: 'bridge', networkName: 'cbr0', networkType: 'L2Bridge', createNetwork: true, subnet: '10.244.1.0/24', gateway: '10.244.1.1', logFile: 'C:\\ProgramData\\hcn-cni\\hcn-cni.log' });
+    expect(conf).toMatchObject({ mode: 'bridge', networkName: 'cbr0', networkType: 'L2Bridge', createNetwork: true, subnets: [{ family: 4, prefix: '10.244.1.0/24', gateway: '10.244.1.1' }], logFile: 'C:\\ProgramData\\hcn-cni\\hcn-cni.log' });
     expect(conf.ipam).toBeUndefined();
   });
 
@@ -63,7 +63,7 @@ describe('example conflists', () => {
   it('delegated NIC: mode delegatedNic with the mac, portMappings and dns capabilities', () => {
     const raw = pluginConf(readConflist('delegated-nic.conflist'));
     expect(raw.capabilities).toEqual({ mac: true, portMappings: true, dns: true });
-    expect(parseWindows(raw)).toMatchObject({ mode: 'delegatedNic', subnet: '172.30.8.0/24', gateway: '172.30.8.1' });
+    expect(parseWindows(raw)).toMatchObject({ mode: 'delegatedNic', subnets: [{ family: 4, prefix: '172.30.8.0/24', gateway: '172.30.8.1' }] });
   });
 });
 
@@ -130,6 +130,22 @@ describe('example conflists against the simulator', () => {
     expect((await cni(h, { verb: 'DEL', conf, containerId: 'pod-o' })).exitCode).toBe(0);
   });
 
+  it('dual-stack.conflist: valid with no warnings; ADD gives the pod an address of each family from host-local, CHECK and DEL', async () => {
+    const doc = readConflist('dual-stack.conflist');
+    const parsed = parseWindows(pluginConf(doc));
+    expect(parsed.warnings).toEqual([]);
+    expect(parsed.subnets?.map((s) => s.family)).toEqual([4, 6]);
+    const raw = local('dual-stack.conflist');
+    const conf = { ...raw, cniVersion: doc.cniVersion, name: doc.name, ipam: { ...(raw.ipam as object), dataDir: path.join(h.tmp, 'ipam') } };
+    const ns = await namespace();
+    const add = await cni(h, { verb: 'ADD', conf, containerId: 'pod-d', netns: ns });
+    expect(add.exitCode).toBe(0);
+    expect((add.json as { ips: Array<{ address: string }> }).ips.map((ip) => ip.address)).toEqual(['10.244.1.10/24', 'fd00:10:244:1::10/64']);
+    expect((await cni(h, { verb: 'CHECK', conf: { ...conf, prevResult: add.json }, containerId: 'pod-d', netns: ns })).exitCode).toBe(0);
+    expect((await cni(h, { verb: 'DEL', conf, containerId: 'pod-d', netns: ns })).exitCode).toBe(0);
+    expect((await h.sim.control.dump()).endpoints).toEqual([]);
+  });
+
   it('delegated-nic.conflist: ADD binds the NIC with the runtime MAC in its own network; DEL removes it', async () => {
     const conf = { ...local('delegated-nic.conflist'), runtimeConfig: { mac: '00:15:5d:aa:00:02', portMappings: [], dns: {} } };
     const add = await cni(h, { verb: 'ADD', conf, containerId: 'pod-n', netns: await namespace() });
@@ -144,7 +160,7 @@ describe('example conflists against the simulator', () => {
 });
 
 describe('daemonset.yaml', () => {
-  type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  type Obj = Record<string, any>;
   const docs = parseAllDocuments(fs.readFileSync(path.join(DEPLOY, 'daemonset.yaml'), 'utf8')).map((d) => {
     expect(d.errors).toEqual([]);
     return d.toJS() as Obj;
@@ -221,7 +237,7 @@ describe('daemonset.yaml', () => {
     expect(doc.cniVersion).toBe('1.1.0');
     const conf = parseWindows(pluginConf(doc));
     expect(conf.warnings).toEqual([]);
-    expect(conf).toMatchObject({ type: 'hcn-cni', createNetwork: true, subnet: '10.244.7.0/24', gateway: '10.244.7.1' });
+    expect(conf).toMatchObject({ type: 'hcn-cni', createNetwork: true, subnets: [{ family: 4, prefix: '10.244.7.0/24', gateway: '10.244.7.1' }] });
     // Same settings as the bridge example, apart from the per-node ones.
     const strip = ({ subnet, gateway, adapterName, ...rest }: Record<string, unknown>) => (void subnet, void gateway, void adapterName, rest);
     expect(strip(pluginConf(doc))).toEqual(strip(pluginConf(readConflist('bridge.conflist'))));

@@ -2,7 +2,7 @@
  * Bad inputs: each must produce its CNI code and a message naming the problem, in error JSON on stdout with exit
  * code 1, and must stop before the handler (and before IPAM) is reached.
  */
-import { CniCode } from '../../src/cni/errors';
+import { CniCode } from '../../src/cni/cni-error';
 import { baseConf, baseEnv, invoke } from './helpers';
 
 interface Case {
@@ -82,8 +82,8 @@ const cases: Case[] = [
   { name: 'unknown mode', env: baseEnv('ADD'), stdin: deep({ mode: 'transparent' }), code: 7, msg: '"mode" must be one of "bridge", "delegatedNic", got "transparent"' },
   { name: 'GC without valid attachments', env: { CNI_COMMAND: 'GC', CNI_PATH: '/opt/cni/bin' }, stdin: deep({}, '1.1.0'), code: 7, msg: /GC needs "cni.dev\/valid-attachments"/ },
   { name: 'ipMasq true', env: baseEnv('ADD'), stdin: deep({ ipMasq: true }), code: 2, msg: /^unsupported network configuration: "ipMasq": true is not supported: iptables masquerading does not exist on Windows; .*"outboundNatExceptions"/ },
-  { name: 'IPv6 subnet', env: baseEnv('ADD'), stdin: deep({ subnet: 'fd00::/64' }), code: 2, msg: '"subnet": "fd00::/64" is not supported' },
-  { name: 'IPv6 host IP in a port mapping', env: baseEnv('ADD'), stdin: deep({ runtimeConfig: { portMappings: [{ hostPort: 80, containerPort: 80, protocol: 'tcp', hostIP: '::1' }] } }), code: 2, msg: '"runtimeConfig.portMappings[0].hostIP": "::1" is not supported' },
+  { name: 'IPv6 subnet with host bits', env: baseEnv('ADD'), stdin: deep({ subnet: 'fd00::5/64' }), code: 7, msg: '"subnet" must be a network address (host bits zero, e.g. "fd00::/64"), got "fd00::5/64"' },
+  { name: 'malformed host IP in a port mapping', env: baseEnv('ADD'), stdin: deep({ runtimeConfig: { portMappings: [{ hostPort: 80, containerPort: 80, protocol: 'tcp', hostIP: '::g' }] } }), code: 7, msg: '"runtimeConfig.portMappings[0].hostIP" must be an IPv4 or IPv6 address, got "::g"' },
 ];
 
 describe.each(cases)('$name', (c) => {

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 
 import { parseNetConf, type ConfContextOptions } from '../../src/cni/config';
 import { CONFIG_KEYS, TOP_LEVEL_KEYS } from '../../src/cni/config-keys';
-import { CniError } from '../../src/cni/errors';
+import { CniError } from '../../src/cni/cni-error';
 import type { NetConf, Verb } from '../../src/cni/types';
 
 const fixture = (name: string): Record<string, unknown> =>
@@ -159,10 +159,10 @@ describe('defaults', () => {
   });
 
   it('the gateway defaults to the first address only when the plugin creates the network', () => {
-    expect(parse(base({ createNetwork: true, subnet: '10.5.0.0/24' })).gateway).toBe('10.5.0.1');
-    expect(parse(base({ mode: 'delegatedNic', subnet: '172.16.8.0/22' })).gateway).toBe('172.16.8.1');
-    expect(parse(base({ subnet: '10.5.0.0/24' })).gateway).toBeUndefined();
-    expect(parse(base({ createNetwork: true, subnet: '10.5.0.0/24', gateway: '10.5.0.254' })).gateway).toBe('10.5.0.254');
+    expect(parse(base({ createNetwork: true, subnet: '10.5.0.0/24' })).subnets?.[0]?.gateway).toBe('10.5.0.1');
+    expect(parse(base({ mode: 'delegatedNic', subnet: '172.16.8.0/22' })).subnets?.[0]?.gateway).toBe('172.16.8.1');
+    expect(parse(base({ subnet: '10.5.0.0/24' })).subnets?.[0]?.gateway).toBeUndefined();
+    expect(parse(base({ createNetwork: true, subnet: '10.5.0.0/24', gateway: '10.5.0.254' })).subnets?.[0]?.gateway).toBe('10.5.0.254');
   });
 });
 
@@ -264,12 +264,11 @@ describe('values', () => {
     [{ subnet: '10.0.0.0' }, 7, 'got "10.0.0.0"'],
     [{ subnet: '10.0.0.0/24', gateway: '10.0.1.1' }, 7, '"gateway" must be a host address inside subnet 10.0.0.0/24, got "10.0.1.1"'],
     [{ subnet: '10.0.0.0/24', gateway: '10.0.0.255' }, 7, 'inside subnet'],
-    [{ gateway: 'fd00::1' }, 2, '"gateway": "fd00::1" is not supported'],
-    [{ gateway: '10.0.0.256' }, 7, '"gateway" must be an IPv4 address, got "10.0.0.256"'],
-    [{ outboundNatExceptions: ['10.0.0.0/8', 'bogus'] }, 7, '"outboundNatExceptions[1]" must be an IPv4 CIDR, got "bogus"'],
-    [{ outboundNatExceptions: ['fd00::/8'] }, 2, '"outboundNatExceptions[0]": "fd00::/8" is not supported'],
-    [{ outboundNatExceptions: '10.0.0.0/8' }, 7, '"outboundNatExceptions" must be a list of strings (each an IPv4 CIDR), got "10.0.0.0/8"'],
-    [{ ipMasqNetwork: '10.244.0.0' }, 7, '"ipMasqNetwork" must be an IPv4 CIDR, got "10.244.0.0"'],
+    [{ gateway: '10.0.0.256' }, 7, '"gateway" must be an IPv4 or IPv6 address, got "10.0.0.256"'],
+    [{ outboundNatExceptions: ['10.0.0.0/8', 'bogus'] }, 7, '"outboundNatExceptions[1]" must be an IPv4 or IPv6 CIDR, got "bogus"'],
+    [{ outboundNatExceptions: ['fd00::/129'] }, 7, '"outboundNatExceptions[0]" must be an IPv4 or IPv6 CIDR, got "fd00::/129"'],
+    [{ outboundNatExceptions: '10.0.0.0/8' }, 7, '"outboundNatExceptions" must be a list of strings (each an IPv4 or IPv6 CIDR), got "10.0.0.0/8"'],
+    [{ ipMasqNetwork: '10.244.0.0' }, 7, '"ipMasqNetwork" must be an IPv4 or IPv6 CIDR, got "10.244.0.0"'],
     [{ ipMasq: 'false' }, 7, '"ipMasq" must be true or false, got "false"'],
     [{ dns: { nameservers: ['dns.example'] } }, 7, '"dns.nameservers[0]" must be an IP address, got "dns.example"'],
     [{ ipam: { type: '' } }, 7, '"ipam.type" must be a plain executable name'],
@@ -364,7 +363,7 @@ describe('runtimeConfig', () => {
     [{ hostPort: 80, containerPort: 65536 }, '"runtimeConfig.portMappings[0].containerPort" must be an integer from 1 to 65535, got 65536'],
     [{ containerPort: 80 }, '"runtimeConfig.portMappings[0].hostPort" must be an integer from 1 to 65535, got nothing'],
     [{ hostPort: 80, containerPort: 80, protocol: 'icmp' }, '"runtimeConfig.portMappings[0].protocol" must be one of "tcp", "udp", "sctp", got "icmp"'],
-    [{ hostPort: 80, containerPort: 80, hostIP: 'localhost' }, '"runtimeConfig.portMappings[0].hostIP" must be an IPv4 address, got "localhost"'],
+    [{ hostPort: 80, containerPort: 80, hostIP: 'localhost' }, '"runtimeConfig.portMappings[0].hostIP" must be an IPv4 or IPv6 address, got "localhost"'],
   ])('%j is refused', (pm, msg) => {
     expect(failure(base({ runtimeConfig: { portMappings: [pm] } }))).toEqual({ code: 7, msg: expect.stringContaining(msg) });
   });

@@ -2,7 +2,7 @@
  * The dispatcher with fake handlers: every verb, the result shape of every version, the error JSON, exit codes, what
  * the handlers and the IPAM factory receive, and the one log line per invocation.
  */
-import { CniCode, CniError } from '../../src/cni/errors';
+import { CniCode, CniError } from '../../src/cni/cni-error';
 import { SUPPORTED_VERSIONS, type VerbContext, type ConfContext } from '../../src/cni/types';
 import { FakeHandlers, FULL_RESULT, RecordingLogger, baseConf, baseEnv, invoke } from './helpers';
 

@@ -2,7 +2,7 @@
  * The environment table, CNI_ARGS and CNI_PATH, and version ordering.
  */
 import { checkEnv, parseCniArgs, splitCniPath } from '../../src/cni/env';
-import { CniError } from '../../src/cni/errors';
+import { CniError } from '../../src/cni/cni-error';
 import { compareVersions, isSupportedVersion, versionAtLeast } from '../../src/cni/version';
 
 function codeAndMessage(fn: () => unknown): [number, string] {

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 
 import { parseNetConf } from '../../src/cni/config';
 import { splitCniPath } from '../../src/cni/env';
-import { CniCode, CniError } from '../../src/cni/errors';
+import { CniCode, CniError } from '../../src/cni/cni-error';
 import { createIpamClient, findPlugin } from '../../src/cni/ipam';
 import type { CniResult, IpamClient, Verb } from '../../src/cni/types';
 import { FakeHandlers, baseEnv, invoke, tempDir, writeScript } from './helpers';

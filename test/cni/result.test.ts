@@ -1,7 +1,7 @@
 /**
  * Results: rendering per version (what each version may and must carry) and parsing any version's shape back.
  */
-import { CniCode, CniError } from '../../src/cni/errors';
+import { CniCode, CniError } from '../../src/cni/cni-error';
 import { parseIpamResult, parsePrevResult, renderResult } from '../../src/cni/result';
 import { SUPPORTED_VERSIONS, type CniResult } from '../../src/cni/types';
 import { FULL_RESULT } from './helpers';

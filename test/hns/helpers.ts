@@ -7,7 +7,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 
 import { Hcn } from '../../src/hns/hcn';
-import { HcnError, isAdapterUnavailable, isAlreadyExists, isNotFound, isUnreachable } from '../../src/hns/errors';
+import { HcnError, isAdapterUnavailable, isAlreadyExists, isNotFound, isUnreachable } from '../../src/hns/hcn-error';
 import { loadNative } from '../../src/hns/native';
 import type { HostComputeNetwork } from '../../src/hns/schema';
 import { startSimulator, type RunningSimulator, type SimControl, type StartSimulatorOptions } from '../../src/sim';
@@ -20,7 +20,7 @@ export const SIM_LIBRARY_PATH = path.join(NATIVE_DIR, 'libhcnsim.so');
 export const FIXTURES = path.join(__dirname, 'fixtures');
 
 export const GUID_NULL = '00000000-0000-0000-0000-000000000000';
-export const LOWER_GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+export { LOWER_GUID } from '../sim/helpers';
 export const UPPER_GUID = /^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$/;
 
 /** The child-process fixtures load dist/; fail with a clear message rather than a confusing child error. */

@@ -6,7 +6,7 @@
 import { spawn, spawnSync } from 'child_process';
 import * as path from 'path';
 
-import { isTimeout } from '../../src/hns/errors';
+import { isTimeout } from '../../src/hns/hcn-error';
 import { Hcn } from '../../src/hns/hcn';
 import { ADDON_PATH, FIXTURES, describeError, nat, rejectionOf, sleep, useHcn } from './helpers';
 

@@ -18,7 +18,6 @@ let tmp: string;
 
 beforeAll(async () => {
   const built = ensureLinuxPackage();
-  // eslint-disable-next-line no-console
   if (/building/.test(built.log)) console.log(`packaged dist/hcn-cni in ${(built.ms / 1000).toFixed(1)} s\n${built.log}`);
   h = await startHarness();
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-pkg-'));

@@ -19,7 +19,7 @@ let work: string;
 let loader: string;
 
 beforeAll(async () => {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded synchronously on demand: start-up pays only for what is used
   const esbuild = require('esbuild') as typeof import('esbuild');
   fs.mkdirSync(path.join(ROOT, '.cache'), { recursive: true });
   work = fs.mkdtempSync(path.join(ROOT, '.cache', 'loader-test-'));

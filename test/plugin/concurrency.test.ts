@@ -8,6 +8,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import type { AttachmentRecord } from '../../src/state/records';
+import { sameId } from '../../src/hns/api';
 import { cniProcess, startHarness, type Harness } from '../helpers/cni-harness';
 import { nicNetworkName } from '../../src/orphans/ownership';
 
@@ -25,6 +26,15 @@ afterAll(async () => {
   await h.stop();
 });
 
+/** Polls until `probe` gives a value (bounded: the suite's timeout ends a wait that never comes). */
+async function waitFor<T>(probe: () => Promise<T | undefined>): Promise<T> {
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 function conf(i: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     cniVersion: '1.1.0',
@@ -33,13 +43,15 @@ function conf(i: number, extra: Record<string, unknown> = {}): Record<string, un
     mode: 'delegatedNic',
     subnet: `10.20.${i}.0/24`,
     logLevel: 'info',
+    // Pod 1 is held in HNS while fifteen processes start: far from any timeout, even on a loaded machine.
+    hnsTimeoutSeconds: 300,
     runtimeConfig: { mac: nicOf(i).MacAddress },
     ...extra,
   };
 }
 
 describe('16 parallel ADDs on 16 NICs with a leak on NIC 0', () => {
-  jest.setTimeout(60_000);
+  jest.setTimeout(180_000);
 
   it('all succeed, the leak is deleted, no live in-flight network is ever deleted, every pod matches its record', async () => {
     // The leak: an ADD on NIC 0 killed during HcnCreateNetwork, its DEL, and HNS completing the network afterwards.
@@ -60,10 +72,25 @@ describe('16 parallel ADDs on 16 NICs with a leak on NIC 0', () => {
     expect(dump0.networks.find((n) => n.ID === leakId)?.Name).toMatch(nicNetworkName({ containerId: 'pod-killed', ifname: 'eth0' }));
     const seqBefore = (await h.sim.control.calls()).at(-1)!.seq;
 
-    // Sixteen pods at once; creates still take 200 ms each in HNS's single queue, so audits overlap creates.
-    const runs = await Promise.all(
-      Array.from({ length: N }, (_, i) => cniProcess(h, { verb: 'ADD', conf: conf(i), containerId: `pod-${i}`, netns: 'none' })),
-    );
+    // Pod 1 goes first and is held mid-ADD: its network is created, its endpoint create hangs in HNS (a hung
+    // mutation holds HNS's queue, reads are still served). Its network is then visible with a live intent and no
+    // record: exactly what an audit must judge in-flight, never orphan.
+    await h.sim.control.hang('HcnCreateEndpoint');
+    const first = cniProcess(h, { verb: 'ADD', conf: conf(1), containerId: 'pod-1', netns: 'none' });
+    const heldNet = await waitFor(async () => {
+      const d = await h.sim.control.dump();
+      const net = d.networks.find((n) => n.Name.startsWith('hcn-cni_nic_pod-1_eth0_'));
+      return net && d.stats.pendingMutations >= 1 ? net : undefined;
+    });
+    // The other fifteen at once. Each one's first mutation (a leak delete or its own create) comes after its audit
+    // has judged; those mutations queue behind the hang, so once fifteen more are pending every audit has run while
+    // pod 1 was held. Only then does HNS go on.
+    const rest = Array.from({ length: N }, (_, i) => i).filter((i) => i !== 1);
+    const others = rest.map((i) => cniProcess(h, { verb: 'ADD', conf: conf(i), containerId: `pod-${i}`, netns: 'none' }));
+    await waitFor(async () => ((await h.sim.control.stats()).pendingMutations >= 1 + rest.length ? true : undefined));
+    await h.sim.control.release();
+    const byPod = new Map([[1, await first], ...(await Promise.all(others)).map((r, k) => [rest[k]!, r] as const)]);
+    const runs = Array.from({ length: N }, (_, i) => byPod.get(i)!);
     const failed = runs.map((r, i) => (r.exitCode === 0 ? undefined : `pod-${i}: ${r.exitCode} ${r.stdout}`)).filter(Boolean);
     expect(failed).toEqual([]);
 
@@ -73,10 +100,21 @@ describe('16 parallel ADDs on 16 NICs with a leak on NIC 0', () => {
     expect(deletes.length).toBeGreaterThanOrEqual(1);
     expect([...new Set(deletes.map((c) => c.id?.toLowerCase()))]).toEqual([leakId.toLowerCase()]);
     expect(calls.filter((c) => c.op === 'HcnDeleteEndpoint')).toEqual([]);
-    // The audits did meet other pods' networks mid-flight: judged in-flight or live, never orphan.
-    const verdicts = runs.flatMap((r) => r.stderr.split('\n').filter((l) => l.includes('"audit":"in-flight"') || l.includes('"audit":"orphan"')));
-    const orphanLines = verdicts.filter((l) => l.includes('"audit":"orphan"'));
-    expect(orphanLines.every((l) => l.includes(leakId) || l.toLowerCase().includes(leakId.toLowerCase()))).toBe(true);
+    // Every one of the fifteen audits met pod 1's network mid-flight and judged it in-flight (never orphan); the
+    // only orphan any audit saw was the leak.
+    const verdicts = (r: { stderr: string }) =>
+      r.stderr
+        .split('\n')
+        .filter((l) => l.includes('"msg":"audit verdict"'))
+        .map((l) => JSON.parse(l) as { audit: string; id: string });
+    for (const i of rest) {
+      const mine = verdicts(runs[i]!);
+      expect({ pod: i, held: mine.find((v) => sameId(v.id, heldNet.ID))?.audit }).toEqual({ pod: i, held: 'in-flight' });
+      expect({ pod: i, orphans: [...new Set(mine.filter((v) => v.audit === 'orphan').map((v) => v.id.toLowerCase()))] }).toEqual({
+        pod: i,
+        orphans: mine.some((v) => v.audit === 'orphan') ? [leakId.toLowerCase()] : [],
+      });
+    }
 
     // The end state: one network per NIC, each pod's network and endpoint as its record says.
     await h.sim.control.waitIdle();

@@ -7,7 +7,7 @@ export const V2 = { SchemaVersion: { Major: 2, Minor: 0 } };
 export const Q2 = JSON.stringify(V2);
 export const Q1 = JSON.stringify({ SchemaVersion: { Major: 1, Minor: 0 } });
 
-export type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+export type Json = Record<string, any>;
 
 export function filterQuery(filter: Json, schema: 1 | 2 = 2): string {
   return JSON.stringify({ SchemaVersion: { Major: schema, Minor: 0 }, Flags: 0, Filter: JSON.stringify(filter) });
@@ -42,7 +42,7 @@ export function envelope(r: OpResponse): Json {
   return JSON.parse(r.result as string) as Json;
 }
 
-export function output(r: OpResponse): any { // eslint-disable-line @typescript-eslint/no-explicit-any
+export function output(r: OpResponse): any {
   const env = envelope(r);
   if (env.Success !== true) throw new Error(`HNSCall failed: ${r.result}`);
   return env.Output;

@@ -63,7 +63,6 @@ describeWine('win-x64 addon in Windows node.exe under wine', (build) => {
   afterAll(async () => {
     await sim?.stop();
     if (work) fs.rmSync(work, { recursive: true, force: true });
-    // eslint-disable-next-line no-console
     console.log(timings.format('wine timings (addon suite)'));
   });
 
@@ -157,7 +156,6 @@ describeWine('win-x64 addon in Windows node.exe under wine', (build) => {
       return `  ${fn.padEnd(30)}${String(calls[fn] ?? 0).padStart(6)}${LOCAL_ONLY.has(fn) ? '    (local)' : String(wire).padStart(11)}`;
     });
     const extra = Object.keys(calls).filter((k) => !HCN_FUNCTIONS.includes(k)).map((k) => `  ${k.padEnd(30)}${String(calls[k]).padStart(6)}`);
-    // eslint-disable-next-line no-console
     console.log(
       [
         'HCN coverage through the win-x64 addon under wine (addon stats(); "simulator" = calls the service received):',

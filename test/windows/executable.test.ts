@@ -55,7 +55,6 @@ describeWine('hcn-cni.exe under wine', (build) => {
   afterAll(async () => {
     await sim?.stop();
     if (work) fs.rmSync(work, { recursive: true, force: true });
-    // eslint-disable-next-line no-console
     console.log(timings.format('wine timings (hcn-cni.exe)'));
   });
 

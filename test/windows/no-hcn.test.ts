@@ -35,7 +35,6 @@ describeWine('hcn-cni.exe under wine without computenetwork.dll', (build) => {
   afterAll(async () => {
     await sim?.stop();
     if (work) fs.rmSync(work, { recursive: true, force: true });
-    // eslint-disable-next-line no-console
     console.log(timings.format('wine timings (no computenetwork.dll)'));
   });
 

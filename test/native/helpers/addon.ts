@@ -11,7 +11,7 @@ export const addonPath = path.join(nativeDir, 'hcn.node');
 export const simLibraryPath = path.join(nativeDir, 'libhcnsim.so');
 
 export function loadAddon(): NativeHcn {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a .node addon loads only through require
   return require(addonPath) as NativeHcn;
 }
 

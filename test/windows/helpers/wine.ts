@@ -89,7 +89,6 @@ export function describeWine(title: string, fn: (build: WindowsBuild) => void): 
     });
     return;
   }
-  // eslint-disable-next-line no-console
   console.warn(`SKIPPED "${title}": ${check.reason}`);
   describe(title, () => {
     test.skip(`SKIPPED: ${check.reason}`, () => undefined);
@@ -137,7 +136,7 @@ export function winePrefix(name: string): WinePrefix {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
       if (Date.now() - fs.statSync(lock).mtimeMs > 300_000) fs.rmSync(lock, { recursive: true, force: true });
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${lock}`);
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${lock}`, { cause: e });
       sleep(250);
     }
   }

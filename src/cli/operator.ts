@@ -4,8 +4,9 @@
  *
  * Output goes to io.out, diagnostics to io.err. Exit codes: 0 success, 1 failure, 2 usage error.
  */
-import { parseArgs, USAGE, UsageError, type Command, type OpsArgs } from './ops/args';
-import type { OpsContext, OpsWriters } from './ops/context';
+import { parseArgs, USAGE, type Command, type OpsArgs } from './operator/args';
+import { UsageError } from './usage-error';
+import type { OpsContext, OpsWriters } from './operator/context';
 
 export interface OpsIo extends OpsWriters {
   /** Default: process.platform. */
@@ -18,13 +19,13 @@ export interface OpsIo extends OpsWriters {
 type Runner = (ctx: OpsContext) => Promise<number>;
 
 const RUNNERS: Record<Exclude<Command, 'help'>, () => Promise<Runner>> = {
-  networks: async () => (await import('./ops/objects')).networks,
-  endpoints: async () => (await import('./ops/objects')).endpoints,
-  namespaces: async () => (await import('./ops/objects')).namespaces,
-  audit: async () => (await import('./ops/audit')).runAudit,
-  gc: async () => (await import('./ops/gc')).runGc,
-  state: async () => (await import('./ops/state')).runState,
-  version: async () => (await import('./ops/version')).runVersion,
+  networks: async () => (await import('./operator/objects')).networks,
+  endpoints: async () => (await import('./operator/objects')).endpoints,
+  namespaces: async () => (await import('./operator/objects')).namespaces,
+  audit: async () => (await import('./operator/audit')).runAudit,
+  gc: async () => (await import('./operator/gc')).runGc,
+  state: async () => (await import('./operator/state')).runState,
+  version: async () => (await import('./operator/version')).runVersion,
 };
 
 export async function runOps(argv: string[], io: OpsIo): Promise<number> {
@@ -48,8 +49,8 @@ export async function runOps(argv: string[], io: OpsIo): Promise<number> {
   const platform = io.platform ?? process.platform;
   let hnsTimeoutSeconds: number | undefined;
   try {
-    const { loadConf } = await import('./ops/conf');
-    const { OpsContext } = await import('./ops/context');
+    const { loadConf } = await import('./operator/conf');
+    const { OpsContext } = await import('./operator/context');
     const loaded = loadConf({
       platform,
       ...(args.conf !== undefined ? { file: args.conf } : {}),
@@ -60,8 +61,8 @@ export async function runOps(argv: string[], io: OpsIo): Promise<number> {
     const run = await RUNNERS[command]();
     return await run(ctx);
   } catch (e) {
-    const { describeFailure } = await import('./ops/errors');
-    const { OpsError } = await import('./ops/context');
+    const { describeFailure } = await import('./operator/describe-failure');
+    const { OpsError } = await import('./operator/context');
     const text = describeFailure(e, { platform, hcnSim: io.env.HCN_SIM, verbose: args.verbose, ...(hnsTimeoutSeconds ? { hnsTimeoutSeconds } : {}) });
     io.err(`hcn-cni ${command}: ${text}\n`);
     return e instanceof OpsError ? e.exitCode : 1;

@@ -1,5 +1,5 @@
 /**
- * Which configuration the ops tool works with: the hcn-cni entry of a .conflist (with the list's name and
+ * Which configuration the operator tool works with: the hcn-cni entry of a .conflist (with the list's name and
  * cniVersion, as libcni hands them to the plugin) or a .conf, validated by the plugin's own parseNetConf. Default:
  * the first file of the CNI configuration directory, in libcni's order (sorted names, .conf/.conflist/.json), that
  * holds an hcn-cni plugin; when there is none, the built-in defaults.
@@ -7,7 +7,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { parseNetConf } from '../../cni/config';
-import { isCniError } from '../../cni/errors';
+import { isCniError } from '../../cni/cni-error';
 import type { NetConf } from '../../cni/types';
 
 export const PLUGIN_TYPE = 'hcn-cni';

@@ -1,5 +1,5 @@
 /**
- * What every ops command gets: the parsed arguments, the configuration, the writers, a logger (pino to stderr with
+ * What every operator command gets: the parsed arguments, the configuration, the writers, a logger (pino to stderr with
  * --verbose, else silent) and the plugin runtime (created on first use, so commands that need no addon load none).
  */
 import * as fs from 'fs';
@@ -56,11 +56,11 @@ export class OpsContext {
   get log(): Logger {
     if (!this.logger) {
       if (this.args.verbose) {
-        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded synchronously on demand: start-up pays only for what is used
         const { createLogger } = require('../../log/logger') as typeof import('../../log/logger');
         this.logger = createLogger({ level: 'debug', base: { tool: 'hcn-cni', command: this.args.command } });
       } else {
-        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded synchronously on demand: start-up pays only for what is used
         this.logger = (require('../../log/logger') as typeof import('../../log/logger')).silentLogger;
       }
     }
@@ -69,7 +69,7 @@ export class OpsContext {
 
   rt(): PluginRuntime {
     if (!this.runtime) {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded synchronously on demand: start-up pays only for what is used
       const { PluginRuntime } = require('../../plugin/runtime') as typeof import('../../plugin/runtime');
       const load = this.io.load;
       this.runtime = new PluginRuntime({

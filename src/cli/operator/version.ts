@@ -11,8 +11,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { chooseApi } from '../../plugin/api-version';
 import { OpsError, type OpsContext } from './context';
-import { describeFailure, hcnErrorIn } from './errors';
-import { isUnreachable } from '../../hns/errors';
+import { describeFailure, hcnErrorIn } from './describe-failure';
+import { isUnreachable } from '../../hns/hcn-error';
 
 /** Inlined by the esbuild bundle (define: { __HCN_CNI_VERSION__: JSON.stringify(pkg.version) }). */
 declare const __HCN_CNI_VERSION__: string | undefined;

@@ -4,8 +4,8 @@
  * in details, an untranslatable policy → 7, a state lock that cannot be had → 11, file-system trouble in the state
  * directory → 5.
  */
-import { CniCode, CniError } from '../cni/errors';
-import { isHcnError, isUnreachable, type HcnError } from '../hns/errors';
+import { CniCode, CniError } from '../cni/cni-error';
+import { isHcnError, isUnreachable, type HcnError } from '../hns/hcn-error';
 import { HR, hresultHex } from '../hns/hresults';
 import { PolicyError } from '../hns/policies';
 import { StateLockTimeoutError } from '../state/lock';

@@ -1,5 +1,5 @@
 /**
- * The ops CLI's command line: one command and options, in any order. Anything the CLI does not know, an option
+ * The operator tool's command line: one command and options, in any order. Anything the CLI does not know, an option
  * that the command does not take, or a missing value is a UsageError (exit 2). Nothing here touches HNS or the disk.
  */
 
@@ -21,9 +21,7 @@ export interface OpsArgs {
   clearQuarantine: boolean;
 }
 
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
+import { UsageError } from '../usage-error';
 
 /** Options every command takes. */
 const GLOBAL_FLAGS: Record<string, 'help' | 'json' | 'verbose'> = { '--help': 'help', '-h': 'help', '--json': 'json', '--verbose': 'verbose', '-v': 'verbose' };

@@ -9,9 +9,10 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { endpointName, nicNetworkName, ownerTag } from '../../src/orphans/ownership';
-import { hcnPluginConf, loadConf } from '../../src/cli/ops/conf';
-import { parseArgs, UsageError } from '../../src/cli/ops/args';
-import { runOps } from '../../src/cli/ops';
+import { hcnPluginConf, loadConf } from '../../src/cli/operator/conf';
+import { parseArgs } from '../../src/cli/operator/args';
+import { UsageError } from '../../src/cli/usage-error';
+import { runOps } from '../../src/cli/operator';
 import { CLI, ROOT, cni, bridgeConf, startHarness, type Harness } from '../helpers/cni-harness';
 
 let h: Harness;
@@ -80,7 +81,7 @@ function opsConf(args: string[], env: Record<string, string | undefined> = {}): 
   return ops([...args, '--conf', confFile()], env);
 }
 
-function json<T = any>(r: Run): T { // eslint-disable-line @typescript-eslint/no-explicit-any
+function json<T = any>(r: Run): T {
   expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
   return JSON.parse(r.stdout) as T;
 }
@@ -234,6 +235,17 @@ describe('networks, endpoints, namespaces', () => {
     expect(row(nss.stdout, ns)).toEqual([ns, expect.any(String), expect.any(String), `endpoint ${ep[1]}`, 'pod-a@eth0']);
   });
 
+  it('a dual-stack endpoint shows both addresses, and its network both subnets', async () => {
+    fs.writeFileSync(confFile(), JSON.stringify(conflist({ subnet: ['10.244.1.0/24', 'fd00:10:244:1::/64'] })));
+    const r = await cni(h, { verb: 'ADD', conf: bridgeConf({ cniVersion: '1.1.0', stateDir: h.stateDir, subnet: ['10.244.1.0/24', 'fd00:10:244:1::/64'] }), containerId: 'pod-d', netns: await newNamespace() });
+    expect(r.exitCode).toBe(0);
+    const eps = await opsConf(['endpoints']);
+    const ep = eps.stdout.split('\n').map((l) => l.split(/ {2,}/)).find((c) => /^hcn-cni_ep_pod-d_eth0_/.test(c[1] ?? ''))!;
+    expect(ep[3]).toBe('10.244.1.2/24,fd00:10:244:1::2/64');
+    const nets = await opsConf(['networks']);
+    expect(nets.stdout).toContain('10.244.1.0/24 via 10.244.1.1,fd00:10:244:1::/64 via fd00:10:244:1::1');
+  });
+
   it('--json gives the objects with their owner (null for foreign ones)', async () => {
     const ns = await newNamespace();
     await addPod('pod-a', ns);
@@ -255,11 +267,11 @@ describe('networks, endpoints, namespaces', () => {
       owner: { tag: ownerTag(LEAK_OWNER) },
     });
 
-    const eps = json<Array<Record<string, any>>>(await opsConf(['endpoints', '--json'])); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const eps = json<Array<Record<string, any>>>(await opsConf(['endpoints', '--json']));
     expect(eps).toHaveLength(1);
     expect(eps[0]).toMatchObject({ networkName: 'cbr0', namespaceId: ns, owner: { containerId: 'pod-a', ifname: 'eth0' }, ips: [{ address: expect.stringMatching(/^10\.244\.1\./), prefixLength: 24 }] });
 
-    const nss = json<Array<Record<string, any>>>(await opsConf(['namespaces', '--json'])); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const nss = json<Array<Record<string, any>>>(await opsConf(['namespaces', '--json']));
     expect(nss).toEqual([{ id: ns, type: 'Host', compartment: expect.any(Number), resources: [{ type: 'Endpoint', id: eps[0].id, name: eps[0].name, owner: { containerId: 'pod-a', ifname: 'eth0' } }] }]);
   });
 
@@ -342,7 +354,7 @@ describe('audit', () => {
         pid: process.pid, pidStartTime: h.runtime.os().processStartTime(process.pid), createdAt: now, deadline: now + 120_000,
       }),
     );
-    const r = json<Record<string, any>>(await opsConf(['audit', '--json'])); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const r = json<Record<string, any>>(await opsConf(['audit', '--json']));
     expect(r.counts).toEqual({ foreign: 0, live: 0, 'in-flight': 1, protected: 0, orphan: 1 });
     expect(r.objects.find((o: { name: string }) => o.name === inflight.name)).toMatchObject({ verdict: 'in-flight', reason: `a running ADD (pid ${process.pid}) is creating it`, owner: { containerId: 'busy', ifname: 'eth0', mac: '00-15-5D-AA-00-01' } });
     expect(r.deleted.map((o: { id: string }) => o.id)).toEqual([leak.id]);
@@ -461,7 +473,7 @@ describe('state', () => {
     expect(q[4]).toMatch(/^not JSON: /);
     expect(fs.existsSync(path.join(h.stateDir, 'attachments', 'x@eth0.json'))).toBe(false);
 
-    const j = json<Record<string, any>>(await opsConf(['state', '--json'])); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const j = json<Record<string, any>>(await opsConf(['state', '--json']));
     expect(j.attachments).toEqual([expect.objectContaining({ owner: 'pod-a@eth0', mode: 'bridge', apiVersion: 2, ips: [expect.stringMatching(/^10\.244\.1\./)] })]);
     expect(j.intents).toEqual([expect.objectContaining({ owner: 'gone@eth0', alive: false, why: expect.stringMatching(/is gone$/) })]);
     expect(j.quarantined).toEqual([{ kind: 'attachment', owner: 'x@eth0', file: expect.any(String), reason: expect.stringMatching(/^not JSON/), at: expect.any(String) }]);
@@ -496,7 +508,7 @@ describe('version', () => {
     expect(kv['"auto" would pick']).toBe('v2 (auto: HCN present, HNS version 15.4 >= 9.2)');
     expect(kv.configuration).toBe(confFile());
 
-    const j = json<Record<string, any>>(await opsConf(['version', '--json'])); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const j = json<Record<string, any>>(await opsConf(['version', '--json']));
     expect(j).toMatchObject({ plugin: PKG_VERSION, cniVersions: ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'], hns: { version: '15.4' }, api: { configured: 'auto', auto: { version: 2 } } });
     expect(j.addon.capabilities).toMatchObject({ v2Supported: true, v1Supported: true, missing: [], loadError: null });
   });
@@ -504,7 +516,7 @@ describe('version', () => {
   it('on an old HNS, auto picks v1, and an explicit apiVersion 2 is shown too', async () => {
     await h.sim.control.setVersion(9, 1);
     fs.writeFileSync(confFile(), JSON.stringify(conflist({ apiVersion: 2 })));
-    const j = json<Record<string, any>>(await opsConf(['version', '--json'])); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const j = json<Record<string, any>>(await opsConf(['version', '--json']));
     expect(j.hns).toEqual({ version: '9.1' });
     expect(j.api).toEqual({ configured: '2', auto: { version: 1, reason: 'auto: HNS version 9.1 < 9.2' }, configuredPick: { version: 2, reason: 'apiVersion 2 in the configuration' } });
     await h.sim.control.setVersion(15, 4);

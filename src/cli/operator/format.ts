@@ -1,4 +1,4 @@
-/** Plain-text tables and the small renderings the ops commands share. */
+/** Plain-text tables and the small renderings the operator commands share. */
 import { NetworkFlags } from '../../hns/schema';
 import { parseOwnedName } from '../../orphans/ownership';
 

@@ -4,7 +4,7 @@
  * Every expected value is written out here by hand (not taken from src/hns/hresults.ts), so a wrong entry in the
  * shared table, a lost record, or a mangled HRESULT fails a test.
  */
-import { HcnError, isAdapterUnavailable, isAlreadyExists, isNotFound, isTimeout, isUnreachable } from '../../src/hns/errors';
+import { HcnError, isAdapterUnavailable, isAlreadyExists, isNotFound, isTimeout, isUnreachable } from '../../src/hns/hcn-error';
 import type { Hcn } from '../../src/hns/hcn';
 import type { SimControl } from '../../src/sim';
 import { describeError, l2bridge, nat, rejectionOf, sleep, useHcn } from './helpers';

@@ -7,7 +7,7 @@
  */
 import { parseNetConf } from '../../cni/config';
 import { splitCniPath } from '../../cni/env';
-import { CniCode, isCniError } from '../../cni/errors';
+import { CniCode, isCniError } from '../../cni/cni-error';
 import { createIpamClient } from '../../cni/ipam';
 import type { NetConf } from '../../cni/types';
 import type { EndpointInfo, NetworkInfo } from '../../hns/api';
@@ -15,7 +15,7 @@ import { gc } from '../../plugin/gc';
 import { ownerKey } from '../../state/records';
 import { ConfError, defaultCniBinDir, readJson } from './conf';
 import { OpsError, type OpsContext } from './context';
-import { describeFailure } from './errors';
+import { describeFailure } from './describe-failure';
 import { ownerOfName, plural } from './format';
 
 const VALID_KEYS = ['cni.dev/valid-attachments', 'cni.dev/attachments'];

@@ -2,8 +2,8 @@
  * Turning a failure into a message an operator can act on. HNS being unreachable is said plainly, with what to check;
  * CNI errors keep their code and details; anything else is its message (the stack only with --verbose).
  */
-import { CniError } from '../../cni/errors';
-import { HcnError, isUnreachable } from '../../hns/errors';
+import { CniError } from '../../cni/cni-error';
+import { HcnError, isUnreachable } from '../../hns/hcn-error';
 import { HR, hresultHex } from '../../hns/hresults';
 import { ConfError } from './conf';
 import { OpsError } from './context';

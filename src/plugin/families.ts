@@ -1,0 +1,49 @@
+/**
+ * Address families: what the host and the chosen API can carry. Dual-stack endpoints are an HCN (v2) feature of HNS
+ * 11.10 and later (microsoft/hcsshim hcn/hcnglobals.go IPv6DualStackVersion, checked client-side by hcsshim's
+ * hcn/hcn.go IPv6DualStackSupported); sdnbridge and win-bridge only do IPv6 on their HCN paths. So IPv6 on HNS v1
+ * (apiVersion 1, or a host without HCN) or on an older HNS is refused with a reason, before anything is created.
+ */
+import { CniCode, CniError } from '../cni/cni-error';
+import type { NetConf } from '../cni/types';
+import type { Hcn } from '../hns/hcn';
+import { familyOf } from '../net/ipv4';
+import type { ApiChoice } from './api-version';
+
+export const IPV6_MIN_HNS = { major: 11, minor: 10 };
+
+/** The first IPv6 value of the configuration that the pod's endpoint needs ([key path, value]), if any. */
+export function staticIpv6(conf: NetConf): [string, string] | undefined {
+  const s = conf.subnets?.find((x) => x.family === 6);
+  if (s) return s.prefix ? ['subnet', s.prefix] : ['gateway', s.gateway!];
+  const i = conf.portMappings.findIndex((m) => m.hostIP && familyOf(m.hostIP) === 6);
+  if (i >= 0) return [`runtimeConfig.portMappings[${i}].hostIP`, conf.portMappings[i]!.hostIP!];
+  return undefined;
+}
+
+/**
+ * requireIpv6: throws when the chosen API or the host cannot give an endpoint an IPv6 address. `what` names the
+ * value that needs IPv6 ("subnet \"fd00::/64\"", "the IPv6 address fd00::5 from IPAM").
+ */
+export async function requireIpv6(choice: ApiChoice, hcn: Hcn, what: string): Promise<void> {
+  if (choice.version === 1) {
+    throw new CniError(
+      CniCode.UNSUPPORTED_FIELD,
+      `unsupported field: ${what} is IPv6, which needs the HCN (v2) API, and this ADD uses HNS v1 (${choice.reason}); dual-stack endpoints exist only in HCN (HNS 11.10 and later): use "apiVersion": 2 or "auto"`,
+    );
+  }
+  let v = choice.hnsVersion;
+  if (!v && hcn.capabilities.v1Supported) {
+    try {
+      v = await hcn.version();
+    } catch {
+      v = undefined; // the version is only a courtesy check here; HNS itself has the last word
+    }
+  }
+  if (v && (v.major < IPV6_MIN_HNS.major || (v.major === IPV6_MIN_HNS.major && v.minor < IPV6_MIN_HNS.minor))) {
+    throw new CniError(
+      CniCode.API_UNAVAILABLE,
+      `${what} is IPv6, and HNS ${v.major}.${v.minor} on this host cannot give endpoints IPv6 addresses (IPv6 dual-stack needs HNS ${IPV6_MIN_HNS.major}.${IPV6_MIN_HNS.minor} or later)`,
+    );
+  }
+}
