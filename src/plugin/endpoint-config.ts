@@ -54,7 +54,8 @@ export function endpointPolicies(conf: NetConf, api: 1 | 2, log: Logger, hnsVers
     // InterruptModeration 0 (left out: hcsshim hcn/hcnpolicy.go IovPolicySetting fields are omitempty).
     policies.push({ Type: 'Iov', Settings: { IovOffloadWeight: 100, QueuePairsRequested: 1 } });
   }
-  render(podPolicies(policies, conf, new Set([4, 6]), undefined, log), api); // throws PolicyError for what the API cannot express
+  // HNS v1 has no IPv6 (an IPv6 address there is error 2 of its own), so only IPv4's share is rendered for it.
+  render(podPolicies(policies, conf, new Set(api === 1 ? [4] : [4, 6]), undefined, log), api); // throws PolicyError for what the API cannot express
   return policies;
 }
 

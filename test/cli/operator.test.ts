@@ -240,7 +240,7 @@ describe('networks, endpoints, namespaces', () => {
     const r = await cni(h, { verb: 'ADD', conf: bridgeConf({ cniVersion: '1.1.0', stateDir: h.stateDir, subnet: ['10.244.1.0/24', 'fd00:10:244:1::/64'] }), containerId: 'pod-d', netns: await newNamespace() });
     expect(r.exitCode).toBe(0);
     const eps = await opsConf(['endpoints']);
-    const ep = eps.stdout.split('\n').map((l) => l.split(/ {2,}/)).find((c) => /^hcn-cni_ep_pod-d_eth0_/.test(c[1] ?? ''))!;
+    const ep = eps.stdout.split('\n').map((l) => l.split(/ {2,}/)).find((c) => c[1] === endpointName({ containerId: 'pod-d', ifname: 'eth0' }))!;
     expect(ep[3]).toBe('10.244.1.2/24,fd00:10:244:1::2/64');
     const nets = await opsConf(['networks']);
     expect(nets.stdout).toContain('10.244.1.0/24 via 10.244.1.1,fd00:10:244:1::/64 via fd00:10:244:1::1');

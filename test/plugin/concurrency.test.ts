@@ -79,7 +79,7 @@ describe('16 parallel ADDs on 16 NICs with a leak on NIC 0', () => {
     const first = cniProcess(h, { verb: 'ADD', conf: conf(1), containerId: 'pod-1', netns: 'none' });
     const heldNet = await waitFor(async () => {
       const d = await h.sim.control.dump();
-      const net = d.networks.find((n) => n.Name.startsWith('hcn-cni_nic_pod-1_eth0_'));
+      const net = d.networks.find((n) => n.Name === nicNetworkName({ containerId: 'pod-1', ifname: 'eth0' }));
       return net && d.stats.pendingMutations >= 1 ? net : undefined;
     });
     // The other fifteen at once. Each one's first mutation (a leak delete or its own create) comes after its audit

@@ -9,6 +9,7 @@ import type { Logger } from '../../log/logger';
 import type { NetConf } from '../../cni/types';
 import type { OpsArgs } from './args';
 import type { LoadedConf } from './conf';
+import { ownerTag } from '../../orphans/ownership';
 
 export interface OpsWriters {
   env: NodeJS.ProcessEnv;
@@ -98,8 +99,6 @@ export class OpsContext {
   knownOwners(): Map<string, { containerId: string; ifname: string; mac?: string }> {
     const out = new Map<string, { containerId: string; ifname: string; mac?: string }>();
     if (!this.stateDirExists()) return out;
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { ownerTag } = require('../../orphans/ownership') as typeof import('../../orphans/ownership');
     const state = this.rt().store(this.conf, this.log).snapshot();
     for (const o of [...state.tombstones, ...state.intents, ...state.attachments] as Array<{ containerId: string; ifname: string; mac?: string }>) {
       out.set(ownerTag(o), { containerId: o.containerId, ifname: o.ifname, ...(o.mac ? { mac: o.mac } : {}) });
