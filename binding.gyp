@@ -1,6 +1,7 @@
-# node-gyp build (npm install / npm run build:native): build/Release/hcn.node and, off Windows, the simulator client
-# build/Release/libhcnsim.so. Source lists live in native/sources.json, shared with CMakeLists.txt (cmake-js and
-# the mingw cross build, which gyp cannot do).
+# node-gyp build (npm install / npm run build:native): build/Release/hcn.node, the shim build/Release/hcn-cni-shim
+# (a static executable without Node, native/shim) and, off Windows, the simulator client build/Release/libhcnsim.so.
+# Source lists live in native/sources.json, shared with CMakeLists.txt (cmake-js and the mingw cross build, which gyp
+# cannot do).
 {
   "target_defaults": {
     "include_dirs": ["native/include", "native/common"],
@@ -13,6 +14,17 @@
     }
   },
   "targets": [
+    {
+      "target_name": "hcn-cni-shim",
+      "type": "executable",
+      "sources": ["native/shim/shim_main.cc"],
+      "conditions": [
+        ["OS=='win'", { "sources": ["native/shim/shim_win.cc"] }, {
+          "sources": ["native/shim/shim_posix.cc"],
+          "ldflags": ["-static", "-s"]
+        }]
+      ]
+    },
     {
       "target_name": "hcn",
       "sources": [

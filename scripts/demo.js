@@ -10,6 +10,8 @@
  *      the same NIC removing it;
  *   4. GC with a list of valid attachments;
  *   5. a dual-stack pod: an IPv4 and an IPv6 address, a default route per family, ADD, CHECK, DEL.
+ *   6. service mode: the native shim in front of `hcn-cni serve`, a shim killed mid-ADD, the DEL that waits for it,
+ *      and the fallback to the standalone executable when the service stops.
  * One line per step: what was expected and what happened. Exit status 1 if anything misbehaved.
  */
 'use strict';
@@ -23,6 +25,7 @@ const path = require('path');
 const ROOT = path.resolve(__dirname, '..');
 const DIST = path.join(ROOT, 'dist');
 const EXE = path.join(DIST, 'hcn-cni');
+const SHIM = path.join(ROOT, 'build', 'Release', 'hcn-cni-shim');
 const tty = process.stdout.isTTY;
 const color = (code, s) => (tty ? `\x1b[${code}m${s}\x1b[0m` : s);
 const OK = color('32', 'ok  ');
@@ -39,7 +42,7 @@ function prepare() {
       process.exit(1);
     }
   };
-  if (!fs.existsSync(path.join(ROOT, 'build', 'Release', 'hcn.node'))) run(npm, ['run', 'build:native'], 'npm run build:native');
+  if (!fs.existsSync(path.join(ROOT, 'build', 'Release', 'hcn.node')) || !fs.existsSync(SHIM)) run(npm, ['run', 'build:native'], 'npm run build:native');
   run(npm, ['run', 'build:ts'], 'npm run build:ts');
   run(process.execPath, [path.join(__dirname, 'package.js'), '--target', 'linux', '--if-stale', '--quiet'], 'the single executable dist/hcn-cni');
 }
@@ -71,14 +74,15 @@ function heading(text) {
  * Runs the executable as a runtime does.
  * @returns {Promise<{code: number | null, signal: string | null, stdout: string, json: any, stderr: string}>}
  */
-function cni(sim, stateDir, verb, conf, attachment = {}) {
-  const env = { CNI_COMMAND: verb, CNI_PATH: '/usr/lib/cni', HCN_SIM: sim.address, PATH: process.env.PATH ?? '' };
+function cni(sim, stateDir, verb, conf, attachment = {}, via = { exe: EXE, env: {} }) {
+  const env = { CNI_COMMAND: verb, CNI_PATH: '/usr/lib/cni', HCN_SIM: sim.address, PATH: process.env.PATH ?? '', ...via.env };
   if (attachment.containerId) env.CNI_CONTAINERID = attachment.containerId;
   if (attachment.containerId) env.CNI_IFNAME = attachment.ifname ?? 'eth0';
   if (attachment.netns !== undefined) env.CNI_NETNS = attachment.netns;
   if (attachment.args) env.CNI_ARGS = attachment.args;
   return new Promise((resolve, reject) => {
-    const child = spawn(EXE, [], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(via.exe, [], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    via.onSpawn?.(child);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -232,6 +236,8 @@ async function main() {
     step('DEL', 'exit 0, endpoint gone', `${outcome(ddel)}, ${(await sim.control.dump()).endpoints.length} endpoint(s)`, ddel.code === 0);
     const v1 = await cni(sim, stateDir, 'ADD', { ...dual, apiVersion: 1 }, { containerId: 'd0a1v1', netns: 'none' });
     step('the same pod with "apiVersion": 1', 'code 2, nothing created', outcome(v1), v1.json?.code === 2 && (await sim.control.dump()).endpoints.length === 0);
+
+    await serviceMode(sim, stateDir, tmp, newNamespace, bridge);
   } finally {
     await sim.stop();
     fs.rmSync(tmp, { recursive: true, force: true });
@@ -239,6 +245,92 @@ async function main() {
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   console.log(`\n${failures === 0 ? color('32', `all ${stepNo} steps as expected`) : color('31', `${failures} of ${stepNo} steps misbehaved`)} (${seconds} s)`);
   process.exit(failures === 0 ? 0 : 1);
+}
+
+/** `hcn-cni service` (the ops tool) against the demo's service. */
+function opsService(address) {
+  const r = spawnSync(EXE, ['service'], { env: { PATH: process.env.PATH ?? '', HCN_CNI_SERVICE: address }, encoding: 'utf8' });
+  return { code: r.status, out: r.stdout };
+}
+
+/** Median wall time of `runs` sequential runs of `fn`. */
+async function medianMs(runs, fn) {
+  const t = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = process.hrtime.bigint();
+    await fn();
+    t.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  return t.sort((a, b) => a - b)[Math.floor(runs / 2)];
+}
+
+/** 6. The shim in front of the resident service, as deploy/daemonset.yaml installs them. */
+async function serviceMode(sim, stateDir, tmp, newNamespace, bridge) {
+  heading('6. Service mode: the native shim in front of `hcn-cni serve` (what the DaemonSet installs)');
+  await sim.control.reset();
+  const bin = path.join(tmp, 'bin');
+  fs.mkdirSync(bin);
+  fs.copyFileSync(SHIM, path.join(bin, 'hcn-cni'));
+  fs.chmodSync(path.join(bin, 'hcn-cni'), 0o755);
+  fs.symlinkSync(EXE, path.join(bin, 'hcn-cni-standalone'));
+  const address = path.join(tmp, 'run', 'service.sock');
+  const via = { exe: path.join(bin, 'hcn-cni'), env: { HCN_CNI_SERVICE: address } };
+  console.log(color('2', `     ${bin}: hcn-cni (the shim, static C++), hcn-cni-standalone (dist/hcn-cni)`));
+  const service = spawn(EXE, ['serve', '--listen', address], { env: { PATH: process.env.PATH ?? '', HCN_SIM: sim.address }, stdio: ['ignore', 'ignore', 'ignore'] });
+  const exited = new Promise((r) => service.on('exit', r));
+  try {
+    let st = opsService(address);
+    for (let i = 0; st.code !== 0 && i < 200; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      st = opsService(address);
+    }
+    step('hcn-cni serve; `hcn-cni service`', 'running', st.code === 0 ? st.out.split('\n')[0].replace(/ \(pid.*/, '') : `exit ${st.code}`, st.code === 0);
+
+    const served = (r) => r.stderr.split('\n').some((l) => l.includes('"service":true'));
+    const ns = await newNamespace();
+    const pod = { containerId: 'pod-svc', netns: ns };
+    const add = await cni(sim, stateDir, 'ADD', bridge, pod, via);
+    step('ADD through the shim', 'exit 0, run by the service', `${outcome(add)}${served(add) ? ', by the service' : ''}`, add.code === 0 && served(add));
+    const del = await cni(sim, stateDir, 'DEL', bridge, pod, via);
+    step('DEL through the shim', 'exit 0', outcome(del), del.code === 0 && served(del));
+
+    const shimMs = await medianMs(9, () => cni(sim, stateDir, 'VERSION', {}, {}, via));
+    const exeMs = await medianMs(9, () => cni(sim, stateDir, 'VERSION', {}, {}));
+    step('VERSION: shim + service vs the standalone executable', 'the shim faster', `${shimMs.toFixed(1)} ms vs ${exeMs.toFixed(1)} ms (median of 9)`, shimMs < exeMs);
+
+    // The runtime gives up on an ADD (kills the shim) while HNS is still creating the endpoint.
+    await sim.control.hang('HcnCreateEndpoint');
+    const ns2 = await newNamespace();
+    const pod2 = { containerId: 'pod-slow', netns: ns2 };
+    let shimChild;
+    const killedAdd = cni(sim, stateDir, 'ADD', bridge, pod2, { ...via, onSpawn: (c) => (shimChild = c) });
+    while ((await sim.control.stats()).pendingMutations === 0) await new Promise((r) => setTimeout(r, 20));
+    shimChild.kill('SIGKILL');
+    const k = await killedAdd;
+    step('ADD of pod-slow; the runtime kills the shim mid-ADD', 'killed (SIGKILL)', outcome(k), k.signal === 'SIGKILL');
+    const slowDel = cni(sim, stateDir, 'DEL', bridge, pod2, via);
+    let inflight = opsService(address).out;
+    for (let i = 0; !/DEL/.test(inflight) && i < 200; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      inflight = opsService(address).out;
+    }
+    console.log(color('2', inflight.trimEnd().split('\n').map((l) => `       ${l}`).join('\n')));
+    step("the runtime's DEL waits behind the ADD (same attachment)", 'ADD running, DEL queued', /ADD\s+running[\s\S]*DEL\s+queued/.test(inflight) ? 'ADD running, DEL queued' : 'not shown', /ADD\s+running[\s\S]*DEL\s+queued/.test(inflight));
+    await sim.control.release();
+    const d2 = await slowDel;
+    const left = (await sim.control.dump()).endpoints.length;
+    step('HNS finishes; the ADD commits, then the DEL removes it', 'exit 0, 0 endpoints', `${outcome(d2)}, ${left} endpoint(s)`, d2.code === 0 && left === 0);
+
+    service.kill('SIGTERM');
+    await exited;
+    const down = opsService(address);
+    step('service stopped; `hcn-cni service`', 'not running (exit 1)', down.code === 1 ? 'not running (exit 1)' : `exit ${down.code}`, down.code === 1);
+    const ns3 = await newNamespace();
+    const fb = await cni(sim, stateDir, 'ADD', bridge, { containerId: 'pod-fallback', netns: ns3 }, via);
+    step('ADD through the shim: it runs hcn-cni-standalone', 'exit 0, not the service', `${outcome(fb)}${served(fb) ? ', by the service?!' : ', standalone'}`, fb.code === 0 && !served(fb));
+  } finally {
+    if (service.exitCode === null && service.signalCode === null) service.kill('SIGKILL');
+  }
 }
 
 main().catch((e) => {

@@ -164,7 +164,7 @@ function acquireLock() {
 // Native builds.
 
 function nativeFiles(target) {
-  return target === 'linux' ? ['hcn.node', 'libhcnsim.so'] : ['hcn.node', 'computenetwork.dll', 'vmcompute.dll'];
+  return target === 'linux' ? ['hcn.node', 'libhcnsim.so'] : ['hcn.node', 'computenetwork.dll', 'vmcompute.dll', 'hcn-cni-shim.exe'];
 }
 
 function nativeSourcesMtime() {

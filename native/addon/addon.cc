@@ -55,6 +55,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
       {"unlockFile", JsUnlockFile},
       {"processStartTime", JsProcessStartTime},
       {"exitNow", JsExitNow},
+      {"peerCredentials", JsPeerCredentials},
   };
   for (const auto& entry : table) exports.Set(entry.name, Napi::Function::New(env, entry.fn, entry.name));
   return exports;

@@ -10,6 +10,7 @@ Napi::Value JsTryLockFile(const Napi::CallbackInfo& info);
 Napi::Value JsUnlockFile(const Napi::CallbackInfo& info);
 Napi::Value JsProcessStartTime(const Napi::CallbackInfo& info);
 Napi::Value JsExitNow(const Napi::CallbackInfo& info);
+Napi::Value JsPeerCredentials(const Napi::CallbackInfo& info);
 
 }  // namespace hcn
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * The hcn-cni executable. With CNI_COMMAND set it is the CNI plugin: env + stdin in, the result (or error) JSON on
- * stdout, nothing else there. Without it, it is the operator's tool (src/cli/operator.ts). This is the only module that
+ * stdout, nothing else there. Without it, it is the operator's tool (src/cli/operator.ts), or with `serve` the
+ * resident service behind the native shim (src/cli/serve.ts). This is the only module that
  * touches process.env, stdin, stdout and exit.
  */
 import * as fs from 'fs';
@@ -109,7 +110,23 @@ function exit(code: number): never {
   process.exit(code);
 }
 
-(process.env.CNI_COMMAND === 'VERSION' ? version() : process.env.CNI_COMMAND ? cni() : operatorTool())
+/** `hcn-cni serve`: the resident service behind the shim (src/cli/serve.ts). */
+async function serve(): Promise<number> {
+  // Every verb in flight may hold an HCN call on a thread-pool thread; libuv's default of 4 would queue the 5th pod
+  // behind them. Read once, when the pool starts (on first use, after this line).
+  process.env.UV_THREADPOOL_SIZE ??= '32';
+  const { serve: run } = await import('./serve');
+  return run(process.argv.slice(3), { env: process.env, load: loadOptions(), err: (s) => fs.writeSync(2, s) });
+}
+
+(process.env.CNI_COMMAND === 'VERSION'
+  ? version()
+  : process.env.CNI_COMMAND
+    ? cni()
+    : process.argv[2] === 'serve'
+      ? serve()
+      : operatorTool()
+)
   .then((code) => exit(code))
   .catch((e: unknown) => {
     fs.writeSync(2, `hcn-cni: ${(e as Error)?.stack ?? e}\n`);

@@ -26,6 +26,7 @@ const RUNNERS: Record<Exclude<Command, 'help'>, () => Promise<Runner>> = {
   gc: async () => (await import('./operator/gc')).runGc,
   state: async () => (await import('./operator/state')).runState,
   version: async () => (await import('./operator/version')).runVersion,
+  service: async () => (await import('./operator/service')).runService,
 };
 
 export async function runOps(argv: string[], io: OpsIo): Promise<number> {

@@ -118,4 +118,10 @@ export interface NativeHcn {
    * HCN call HNS never answers; the CNI executable must not outlive its timeout. Output must already be written.
    */
   exitNow(code: number): never;
+
+  /**
+   * Who connected to an accepted unix socket (Linux SO_PEERCRED); throws elsewhere. The service refuses a peer
+   * that is not its own user before it reads the request.
+   */
+  peerCredentials(fd: number): { pid: number; uid: number; gid: number };
 }

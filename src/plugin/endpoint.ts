@@ -36,6 +36,8 @@ export async function createAttachment(a: AddContext, addr: Addressing, intent: 
   const ips = addr.ips.map((ip) => splitCidr(ip.address)!).map((s) => ({ address: s.ip, prefixLength: s.prefix }));
   // Families: the addresses IPAM gave, or (HNS assigns) one per subnet of the network.
   const families = new Set(ips.length ? ips.map((ip) => familyOf(ip.address)!) : subnets.map((s) => familyOf(s.prefix)!));
+  // A network that shows no subnets (HNS decides): IPv4, as before dual-stack, so port mappings and NAT still apply.
+  if (families.size === 0) families.add(4);
   const ipv4 = ips.find((ip) => familyOf(ip.address) === 4)?.address;
   const ep = await step(`creating endpoint ${name}`, () =>
     a.api.createEndpoint(

@@ -25,6 +25,7 @@ const ALLOWED: Record<string, string[]> = {
   cli: ['*'],
   index: ['run', 'cni', 'plugin', 'orphans', 'state', 'hns', 'log', 'net'],
   run: ['cni', 'plugin', 'state', 'hns', 'log'],
+  service: ['run', 'cni', 'plugin', 'state', 'hns', 'log'],
   cni: ['log', 'net'],
   plugin: ['cni/types', 'cni/cni-error', 'orphans', 'state', 'hns', 'log', 'net'],
   orphans: ['state', 'hns', 'log', 'net'],

@@ -218,16 +218,20 @@ describe('daemonset.yaml', () => {
     expect(find('ClusterRole').rules).toEqual([{ apiGroups: [''], resources: ['nodes'], verbs: ['get'] }]);
   });
 
-  it('the installer copies under a temporary name and renames (atomic), fills in the pod subnet, then sleeps', () => {
+  it('the installer copies under a temporary name and renames (atomic), fills in the pod subnet, then runs the service', () => {
     const script = configMap.data['install.ps1'] as string;
     expect(script).toContain("$tmp = \"$To.tmp\"");
     expect(script).toContain('[System.IO.File]::Replace($tmp, $To');
     expect(script).toContain('[System.IO.File]::Move($tmp, $To)');
-    expect(script).toMatch(/Install-Atomically -From \(Join-Path \$sandbox 'hcn-cni\.exe'\) -To \(Join-Path \$binDir 'hcn-cni\.exe'\)/);
+    // The standalone executable (the shim's fallback) is installed before the shim that needs it.
+    const standalone = script.search(/Install-Atomically -From \(Join-Path \$sandbox 'hcn-cni\.exe'\) -To \(Join-Path \$binDir 'hcn-cni-standalone\.exe'\)/);
+    const shim = script.search(/Install-Atomically -From \(Join-Path \$sandbox 'hcn-cni-shim\.exe'\) -To \(Join-Path \$binDir 'hcn-cni\.exe'\)/);
+    expect(standalone).toBeGreaterThan(0);
+    expect(shim).toBeGreaterThan(standalone);
     expect(script).toMatch(/Install-Atomically -From \$staged -To \(Join-Path \$confDir '10-hcn-cni\.conflist'\)/);
     expect(script).toContain("'etc\\hcn-cni\\10-hcn-cni.conflist'");
     expect(script).toContain(".Replace('__POD_SUBNET__', $subnet)");
-    expect(script).toMatch(/while \(\$true\) \{ Start-Sleep/);
+    expect(script).toMatch(/& \(Join-Path \$binDir 'hcn-cni-standalone\.exe'\) serve\n/);
   });
 
   it("the ConfigMap's conflist is valid once the pod subnet is filled in, and matches bridge.conflist", () => {

@@ -3,7 +3,7 @@
  * that the command does not take, or a missing value is a UsageError (exit 2). Nothing here touches HNS or the disk.
  */
 
-export const COMMANDS = ['networks', 'endpoints', 'namespaces', 'audit', 'gc', 'state', 'version', 'help'] as const;
+export const COMMANDS = ['networks', 'endpoints', 'namespaces', 'audit', 'gc', 'state', 'version', 'service', 'help'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export interface OpsArgs {
@@ -19,6 +19,8 @@ export interface OpsArgs {
   valid?: string;
   /** state */
   clearQuarantine: boolean;
+  /** service: its address */
+  service?: string;
 }
 
 import { UsageError } from '../usage-error';
@@ -32,8 +34,9 @@ const COMMAND_FLAGS: Record<string, { key: 'dryRun' | 'clearQuarantine'; command
   '--dry-run': { key: 'dryRun', command: 'audit' },
   '--clear-quarantine': { key: 'clearQuarantine', command: 'state' },
 };
-const COMMAND_VALUES: Record<string, { key: 'valid'; command: Command }> = {
+const COMMAND_VALUES: Record<string, { key: 'valid' | 'service'; command: Command }> = {
   '--valid': { key: 'valid', command: 'gc' },
+  '--service': { key: 'service', command: 'service' },
 };
 
 export function parseArgs(argv: readonly string[]): OpsArgs {
@@ -107,6 +110,9 @@ Commands:
                             directory; --clear-quarantine deletes the quarantined files
   version                   plugin, CNI, addon and HNS versions, and the HNS API "apiVersion": "auto"
                             picks on this host
+  service [--service ADDR]  whether the hcn-cni service (hcn-cni serve) is running at ADDR (default
+                            HCN_CNI_SERVICE, else /run/hcn-cni/service.sock or \\\\.\\pipe\\hcn-cni), and
+                            the requests it is running or has queued; exit 1 when it is not running
   help                      this text
 
 Options (any command):

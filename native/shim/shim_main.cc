@@ -1,0 +1,70 @@
+// hcn-cni shim: what the container runtime runs as `hcn-cni` (`hcn-cni.exe`). It carries one CNI invocation —
+// the environment and stdin — to the resident service (`hcn-cni-standalone serve`), writes back its stdout and
+// stderr and exits with its code. When the service is absent, speaks another protocol version, or goes away before
+// it has accepted the request, the request is run by the standalone executable beside the shim instead, with the
+// same environment and stdin, so the runtime sees the same result either way. See docs/service-protocol.md.
+#include <string>
+
+#include "shim_platform.h"
+#include "shim_protocol.h"
+
+namespace hcnshim {
+namespace {
+
+// Used only when neither the service nor the standalone executable can run the request.
+const char kNoPlugin[] =
+    "{\"cniVersion\":\"1.1.0\",\"code\":11,\"msg\":\"hcn-cni: the service is not running and the standalone "
+    "executable beside the shim could not be started\"}\n";
+
+int Fallback(const std::string& stdin_bytes) {
+  const int code = RunStandalone(stdin_bytes);
+  if (code >= 0) return code;
+  WriteOut(1, kNoPlugin);
+  return 1;
+}
+
+// Reads a u32-length-prefixed byte string.
+bool ReadBytes(Connection* c, uint32_t n, std::string* out) {
+  if (n > kMaxReply) return false;
+  out->assign(n, '\0');
+  return n == 0 || c->ReadExact(&(*out)[0], n);
+}
+
+int Run() {
+  std::string stdin_bytes;
+  ReadStdin(&stdin_bytes, kStdinLimit);
+  // One byte past the limit is enough for the plugin to refuse the input (code 6), as the standalone one reads it.
+  if (stdin_bytes.size() > kStdinLimit + 1) stdin_bytes.resize(kStdinLimit + 1);
+
+  Connection conn;
+  if (!conn.Open(ServiceAddress())) return Fallback(stdin_bytes);
+  // Until the service accepts, nothing has run: any failure here means the standalone executable does the work.
+  if (!conn.WriteAll(EncodeRequest(EnvironmentBlock(), stdin_bytes))) return Fallback(stdin_bytes);
+  char head[8];
+  if (!conn.ReadExact(head, sizeof head)) return Fallback(stdin_bytes);
+  if (std::string(head, 4) != std::string(kMagicAccept, 4) || GetU32(head + 4) != kProtocolVersion) {
+    return Fallback(stdin_bytes);  // HCNV (the service speaks another version) or something that is not the service
+  }
+  // Accepted: the service now owns the verb and finishes it even if we die. What to print if the service itself dies
+  // before answering (a CNI "try again later" in the request's cniVersion) comes with the acceptance, so the shim
+  // needs no JSON of its own.
+  char len[4];
+  std::string if_service_dies;
+  if (!conn.ReadExact(len, 4) || !ReadBytes(&conn, GetU32(len), &if_service_dies)) return 1;
+
+  char result[16];
+  std::string out, err;
+  if (!conn.ReadExact(result, sizeof result) || std::string(result, 4) != std::string(kMagicResult, 4) ||
+      !ReadBytes(&conn, GetU32(result + 8), &out) || !ReadBytes(&conn, GetU32(result + 12), &err)) {
+    WriteOut(1, if_service_dies);
+    return 1;
+  }
+  WriteOut(2, err);
+  WriteOut(1, out);
+  return static_cast<int>(GetU32(result + 4));
+}
+
+}  // namespace
+}  // namespace hcnshim
+
+int main() { return hcnshim::Run(); }

@@ -1,0 +1,44 @@
+// What the shim needs from the OS, implemented once per platform (shim_posix.cc, shim_win.cc).
+#ifndef HCN_CNI_SHIM_PLATFORM_H_
+#define HCN_CNI_SHIM_PLATFORM_H_
+
+#include <cstddef>
+#include <string>
+
+namespace hcnshim {
+
+// Reads stdin until EOF or until more than `limit` bytes are in `out` (the plugin refuses oversized input itself).
+void ReadStdin(std::string* out, size_t limit);
+// The whole environment as "KEY=VALUE\0" entries (UTF-8), as the standalone executable would see it.
+std::string EnvironmentBlock();
+// The service address: HCN_CNI_SERVICE, else the platform default (/run/hcn-cni/service.sock, \\.\pipe\hcn-cni).
+std::string ServiceAddress();
+// Writes all of `data` to stdout (1) or stderr (2); errors are ignored (nobody is left to tell).
+void WriteOut(int stream, const std::string& data);
+
+// One connection to the service. Every method returns false on any failure (absent, refused, closed).
+class Connection {
+ public:
+  Connection() = default;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  ~Connection();
+  bool Open(const std::string& address);
+  bool WriteAll(const std::string& data);
+  bool ReadExact(char* buf, size_t n);
+
+ private:
+#ifdef _WIN32
+  void* handle_ = nullptr;
+#else
+  int fd_ = -1;
+#endif
+};
+
+// Runs the standalone executable beside this one with the same environment, `stdin_bytes` on its stdin and this
+// process's stdout and stderr; returns its exit code, or -1 when it could not be started (the reason is on stderr).
+int RunStandalone(const std::string& stdin_bytes);
+
+}  // namespace hcnshim
+
+#endif  // HCN_CNI_SHIM_PLATFORM_H_

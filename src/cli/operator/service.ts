@@ -1,0 +1,44 @@
+/**
+ * `hcn-cni service`: is the service behind the shim running, and what is it doing. Asks the service itself
+ * (KIND_STATUS on the same socket or pipe the shim uses); when nothing answers, the shim is running every request
+ * through the standalone executable, which is said plainly and gives exit 1 (usable as a liveness probe).
+ */
+import { defaultServiceAddress, queryStatus } from '../../service/client';
+import type { ServiceStatus } from '../../service/service';
+import type { OpsContext } from './context';
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)}s`;
+}
+
+function describe(s: ServiceStatus): string {
+  const lines = [
+    `service: running at ${s.address} (pid ${s.pid}, protocol ${s.protocol}, up ${seconds(s.uptimeMs)} since ${s.startedAt})`,
+    `requests: ${s.served} served, ${s.refused} refused, ${s.failed} failed, ${s.inFlight.length} in flight`,
+  ];
+  if (s.inFlight.length > 0) {
+    lines.push('', 'id      verb    state    age      container / ifname                        shim');
+    for (const r of s.inFlight) {
+      const who = r.containerId ? `${r.containerId} / ${r.ifname ?? ''}` : '-';
+      lines.push(
+        `${String(r.id).padEnd(8)}${r.verb.padEnd(8)}${r.state.padEnd(9)}${seconds(r.ageMs).padEnd(9)}${who.padEnd(42)}${r.shimConnected ? 'waiting' : 'gone (finishing anyway)'}`,
+      );
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+export async function runService(ctx: OpsContext): Promise<number> {
+  const address = ctx.args.service ?? (ctx.io.env.HCN_CNI_SERVICE || defaultServiceAddress(ctx.platform));
+  let status: ServiceStatus;
+  try {
+    status = await queryStatus(address);
+  } catch (e) {
+    const reason = (e as Error).message;
+    if (ctx.args.json) ctx.io.out(`${JSON.stringify({ running: false, address, reason })}\n`);
+    else ctx.io.out(`service: not running at ${address} (${reason}); the shim runs each request with hcn-cni-standalone\n`);
+    return 1;
+  }
+  ctx.io.out(ctx.args.json ? `${JSON.stringify({ running: true, ...status })}\n` : describe(status));
+  return 0;
+}

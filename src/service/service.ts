@@ -1,0 +1,261 @@
+/**
+ * The resident service behind the shim (`hcn-cni serve`): it runs the same plugin code as the standalone executable
+ * (runCni), in this one process, for many attachments at once.
+ *
+ * - A request is accepted (HCNA) as soon as it is read and checked; from then on it is the service's: a shim that
+ *   dies does not cancel it, the verb runs to its end and commits, so the runtime's DEL that follows finds a record.
+ * - Requests for one attachment (CNI_CONTAINERID + CNI_IFNAME) run one after another in arrival order
+ *   (KeyedQueue); other attachments, GC and STATUS run concurrently, as separate standalone processes would — the
+ *   state store's locks and the audit's intents are what make that safe, exactly as between processes.
+ * - What is kept between requests is only what is a property of the host (src/plugin/runtime.ts: the addon, the HNS
+ *   API choice, the OS helpers) and open log files. Configuration is parsed per request; HNS and the state are read
+ *   fresh by every verb, so the audit never judges from a cache.
+ * - Intents carry this process's pid and start time: if the service dies mid-verb, its intents are dead intents and
+ *   the audit treats them as it treats those of a killed standalone process.
+ * - The peer check runs before a byte is read (pauseOnConnect): on Linux the socket is 0600 in a 0700 directory and
+ *   the peer's uid (SO_PEERCRED) must be the service's own. On Windows see listen.ts.
+ */
+import * as net from 'net';
+import { CniCode } from '../cni/cni-error';
+import { isPlainObject } from '../cni/fields';
+import type { NativeHcn } from '../hns/native-types';
+import { loadNative, type LoadOptions } from '../hns/native';
+import { createLogger, type Logger } from '../log/logger';
+import { PluginRuntime } from '../plugin/runtime';
+import { runCni } from '../run';
+import { listenExclusive } from './listen';
+import {
+  encodeAccept,
+  encodeResult,
+  encodeVersionRefusal,
+  KIND_CNI,
+  KIND_STATUS,
+  parseRequest,
+  PROTOCOL_VERSION,
+  ProtocolError,
+  type Request,
+} from './protocol';
+import { KeyedQueue } from './queue';
+import { RequestLogs } from './request-log';
+
+export interface ServiceOptions {
+  /** Unix socket path, or a Windows pipe name (\\.\pipe\…). */
+  address: string;
+  platform: NodeJS.Platform;
+  /** This process (intents record it). */
+  pid: number;
+  /** The only uid allowed to connect (Linux): the service's own. Undefined: no uid check (Windows). */
+  allowUid?: number;
+  load?: LoadOptions;
+  native?: NativeHcn;
+  /** Where the audit's state lives by default (same as the standalone executable's). */
+  defaults?: { stateDir?: string; logFile?: string };
+  /** The service's own log (start, refusals, failures); request logs go back to their shim. */
+  log?: Logger;
+  /** Socket file mode (Linux). Only tests change it, to show the peer check refuses what the mode would let in. */
+  socketMode?: number;
+}
+
+export interface InFlight {
+  id: number;
+  verb: string;
+  containerId?: string;
+  ifname?: string;
+  state: 'queued' | 'running';
+  /** ms since the service accepted it. */
+  ageMs: number;
+  /** false once the shim that sent it has gone (killed, timed out): the verb still finishes. */
+  shimConnected: boolean;
+}
+
+export interface ServiceStatus {
+  pid: number;
+  protocol: number;
+  address: string;
+  startedAt: string;
+  uptimeMs: number;
+  served: number;
+  refused: number;
+  failed: number;
+  inFlight: InFlight[];
+}
+
+interface Entry {
+  id: number;
+  verb: string;
+  containerId?: string;
+  ifname?: string;
+  state: 'queued' | 'running';
+  since: number;
+  shimConnected: boolean;
+}
+
+export interface Service {
+  readonly address: string;
+  status(): ServiceStatus;
+  /** Stops accepting and resolves when every accepted request has finished. */
+  close(): Promise<void>;
+}
+
+/** What the shim prints if this service ends after accepting and before answering: "try again later". */
+function ifServiceDies(req: Request): string {
+  let cniVersion = '1.1.0';
+  try {
+    const raw: unknown = JSON.parse(req.stdin.toString('utf8').replace(/^\uFEFF/, ''));
+    if (isPlainObject(raw) && typeof raw.cniVersion === 'string') cniVersion = raw.cniVersion;
+  } catch {
+    // not JSON: the plugin would have said so; the default version is fine for a transport failure
+  }
+  const verb = req.env.CNI_COMMAND ?? 'the request';
+  return `${JSON.stringify({ cniVersion, code: CniCode.TRY_AGAIN_LATER, msg: `the hcn-cni service ended before it finished ${verb}; try again` })}\n`;
+}
+
+export async function startService(options: ServiceOptions): Promise<Service> {
+  const log = options.log ?? createLogger({ level: 'info' });
+  // Loaded now, not on the first verb: the peer check needs it, and the first pod should not pay for it.
+  const native = options.native ?? loadNative(options.load ?? {}).native;
+  const runtime = new PluginRuntime({ pid: options.pid, native });
+  const logs = new RequestLogs({ pid: options.pid, service: true });
+  const queue = new KeyedQueue();
+  const entries = new Map<number, Entry>();
+  const running = new Set<Promise<void>>();
+  const started = Date.now();
+  let nextId = 1;
+  const counts = { served: 0, refused: 0, failed: 0 };
+
+  const status = (): ServiceStatus => ({
+    pid: options.pid,
+    protocol: PROTOCOL_VERSION,
+    address: options.address,
+    startedAt: new Date(started).toISOString(),
+    uptimeMs: Date.now() - started,
+    ...counts,
+    inFlight: [...entries.values()].map((e) => ({
+      id: e.id,
+      verb: e.verb,
+      ...(e.containerId !== undefined ? { containerId: e.containerId } : {}),
+      ...(e.ifname !== undefined ? { ifname: e.ifname } : {}),
+      state: e.state,
+      ageMs: Date.now() - e.since,
+      shimConnected: e.shimConnected,
+    })),
+  });
+
+  /** The peer check: true if this connection may talk to us. Runs before anything is read from it. */
+  const peerAllowed = (socket: net.Socket): boolean => {
+    if (options.allowUid === undefined) return true;
+    const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
+    if (typeof fd !== 'number' || fd < 0) return false;
+    try {
+      return native.peerCredentials(fd).uid === options.allowUid;
+    } catch (e) {
+      log.error({ err: (e as Error).message }, 'service: peer check failed; refusing the connection');
+      return false;
+    }
+  };
+
+  const runRequest = async (req: Request, entry: Entry): Promise<{ stdout: string; exitCode: number; stderr: string }> => {
+    if (req.kind === KIND_STATUS) return { stdout: `${JSON.stringify(status())}\n`, exitCode: 0, stderr: '' };
+    const sink: string[] = [];
+    const work = async (): Promise<{ stdout: string; exitCode: number; stderr: string }> => {
+      entry.state = 'running';
+      const out = await runCni({
+        env: req.env,
+        stdin: req.stdin,
+        platform: options.platform,
+        runtime,
+        createLogger: (o) => logs.create(o, sink),
+        ...(options.defaults ? { defaults: options.defaults } : {}),
+      });
+      return { ...out, stderr: sink.join('') };
+    };
+    const verb = req.env.CNI_COMMAND;
+    if ((verb === 'ADD' || verb === 'DEL' || verb === 'CHECK') && req.env.CNI_CONTAINERID && req.env.CNI_IFNAME) {
+      return queue.run(`${req.env.CNI_CONTAINERID}\0${req.env.CNI_IFNAME}`, work);
+    }
+    return work();
+  };
+
+  const onConnection = (socket: net.Socket): void => {
+    if (!peerAllowed(socket)) {
+      counts.refused++;
+      log.warn({ address: options.address }, 'service: refused a connection from another user (nothing was read)');
+      socket.destroy();
+      return;
+    }
+    socket.on('error', () => undefined); // a shim that vanishes is normal; its request (if accepted) carries on
+    let buf = Buffer.alloc(0);
+    let accepted = false;
+    const onData = (chunk: Buffer): void => {
+      if (accepted) return; // nothing more is expected from the shim
+      buf = Buffer.concat([buf, chunk]);
+      let req: Request | undefined;
+      try {
+        req = parseRequest(buf);
+      } catch (e) {
+        if (!(e instanceof ProtocolError)) throw e;
+        counts.refused++;
+        socket.destroy();
+        return;
+      }
+      if (!req) return;
+      accepted = true;
+      socket.off('data', onData);
+      if (req.version !== PROTOCOL_VERSION || (req.kind !== KIND_CNI && req.kind !== KIND_STATUS)) {
+        socket.end(encodeVersionRefusal());
+        return;
+      }
+      accept(socket, req);
+    };
+    socket.on('data', onData);
+    socket.resume();
+  };
+
+  const accept = (socket: net.Socket, req: Request): void => {
+    const entry: Entry = {
+      id: nextId++,
+      verb: req.kind === KIND_STATUS ? 'service-status' : req.env.CNI_COMMAND ?? '',
+      ...(req.env.CNI_CONTAINERID ? { containerId: req.env.CNI_CONTAINERID } : {}),
+      ...(req.env.CNI_IFNAME ? { ifname: req.env.CNI_IFNAME } : {}),
+      state: 'queued',
+      since: Date.now(),
+      shimConnected: true,
+    };
+    if (req.kind === KIND_CNI) entries.set(entry.id, entry);
+    socket.once('close', () => {
+      entry.shimConnected = false;
+    });
+    socket.write(encodeAccept(ifServiceDies(req)));
+    const done = runRequest(req, entry)
+      .then(
+        (out) => {
+          if (req.kind === KIND_CNI) counts.served++;
+          if (!socket.destroyed) socket.end(encodeResult(out.exitCode, out.stdout, out.stderr));
+        },
+        (e: unknown) => {
+          // runCni never throws (dispatch turns every failure into error JSON); this is a bug in the service.
+          counts.failed++;
+          log.error({ err: (e as Error)?.stack ?? String(e) }, 'service: request failed');
+          socket.destroy();
+        },
+      )
+      .finally(() => {
+        entries.delete(entry.id);
+        running.delete(done);
+      });
+    running.add(done);
+  };
+
+  const server = net.createServer({ pauseOnConnect: true }, onConnection);
+  await listenExclusive(server, options.address, options.platform, options.socketMode ?? 0o600);
+  log.info({ address: options.address, protocol: PROTOCOL_VERSION }, 'service: listening');
+
+  return {
+    address: options.address,
+    status,
+    close: async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      while (running.size > 0) await Promise.allSettled([...running]);
+    },
+  };
+}

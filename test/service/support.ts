@@ -1,0 +1,117 @@
+/**
+ * The service-mode set-up for the suites in this directory: a CNI bin directory holding the native shim as
+ * `hcn-cni` and, beside it, `hcn-cni-standalone` (a wrapper that runs dist/cli/hcn-cni.js and records that it ran),
+ * and `hcn-cni serve` as a child process on a private unix socket. Not a test file itself.
+ */
+import { spawn, type ChildProcess } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import { queryStatus } from '../../src/service/client';
+import type { ServiceStatus } from '../../src/service/service';
+import { CLI, cniEnv, ROOT, type CniCall, type Harness, type ProcessOutcome } from '../helpers/cni-harness';
+import { until } from '../plugin/support';
+
+export const SHIM = path.join(ROOT, 'build', 'Release', 'hcn-cni-shim');
+
+export interface Bin {
+  dir: string;
+  shim: string;
+  /** One line per run of the standalone executable (the fallback path). */
+  standaloneRuns(): number;
+}
+
+export function makeBin(h: Harness, name = 'bin'): Bin {
+  const dir = path.join(h.tmp, name);
+  fs.mkdirSync(dir, { recursive: true });
+  const shim = path.join(dir, 'hcn-cni');
+  fs.copyFileSync(SHIM, shim);
+  fs.chmodSync(shim, 0o755);
+  const runs = path.join(dir, 'standalone.runs');
+  fs.writeFileSync(
+    path.join(dir, 'hcn-cni-standalone'),
+    `#!/bin/sh\necho run >> '${runs}'\nexec '${process.execPath}' '${CLI}' "$@"\n`,
+    { mode: 0o755 },
+  );
+  return {
+    dir,
+    shim,
+    standaloneRuns: () => (fs.existsSync(runs) ? fs.readFileSync(runs, 'utf8').split('\n').filter(Boolean).length : 0),
+  };
+}
+
+export interface RunningService {
+  address: string;
+  child: ChildProcess;
+  stderr(): string;
+  status(): Promise<ServiceStatus>;
+  /** SIGTERM and wait for the exit. */
+  stop(): Promise<void>;
+  kill(): Promise<void>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export async function startServiceProcess(h: Harness, address = path.join(h.tmp, 'run', 'service.sock')): Promise<RunningService> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--listen', address], {
+    env: { PATH: process.env.PATH, HCN_SIM: h.sim.address } as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  await until(async () => {
+    if (child.exitCode !== null) throw new Error(`hcn-cni serve exited: ${stderr}`);
+    return queryStatus(address).catch(() => undefined);
+  }, 20_000, 'the service to listen');
+  return {
+    address,
+    child,
+    stderr: () => stderr,
+    status: () => queryStatus(address),
+    exited,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+export interface ShimRun extends ProcessOutcome {
+  child: ChildProcess;
+}
+
+/** Runs the shim as the runtime would: CNI env + HCN_CNI_SERVICE, the configuration on stdin. */
+export function startShim(h: Harness, bin: Bin, address: string, c: CniCall, stdin?: string | Buffer): { child: ChildProcess; done: Promise<ProcessOutcome> } {
+  const child = spawn(bin.shim, [], {
+    env: { PATH: process.env.PATH, ...cniEnv(h, c), HCN_CNI_SERVICE: address } as NodeJS.ProcessEnv,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdin!.on('error', () => undefined);
+  child.stdin!.end(stdin ?? JSON.stringify({ stateDir: h.stateDir, logLevel: 'debug', ...c.conf }));
+  const done = new Promise<ProcessOutcome>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      let json: Record<string, unknown> | undefined;
+      try {
+        json = stdout.trim() ? (JSON.parse(stdout) as Record<string, unknown>) : undefined;
+      } catch {
+        json = undefined;
+      }
+      resolve({ exitCode: code ?? -1, signal, stdout, stderr, json, pid: child.pid ?? -1 });
+    });
+  });
+  return { child, done };
+}
+
+export function viaShim(h: Harness, bin: Bin, address: string, c: CniCall, stdin?: string | Buffer): Promise<ProcessOutcome> {
+  return startShim(h, bin, address, c, stdin).done;
+}

@@ -1,0 +1,105 @@
+/**
+ * Issue 14 on Windows: the native shim (hcn-cni-shim.exe from the mingw build, installed as hcn-cni.exe) under wine
+ * in front of `hcn-cni-standalone.exe serve` (dist/hcn-cni.exe) on a named pipe, against the simulator on
+ * tcp:127.0.0.1:
+ *  - ADD, CHECK, DEL through the shim are answered by the service (its request log lines carry "service": true);
+ *  - with the service gone, the shim runs hcn-cni-standalone.exe beside it and the same verbs succeed.
+ */
+import { spawn, type ChildProcess } from 'child_process';
+import * as crypto from 'crypto';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { startSimulator, type RunningSimulator } from '../../src/sim';
+import { WineCni, expectOnlyResult } from './helpers/cni-wine';
+import { describeWine, installSystem32, warmWineserver, WINE, winePrefix, WineTimings } from './helpers/wine';
+
+function bridgeConf(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { cniVersion: '1.1.0', name: 'cbr0', type: 'hcn-cni', createNetwork: true, subnet: '10.244.1.0/24', ...extra };
+}
+
+/** The request log lines on a stderr, parsed. */
+function logs(stderr: string): Array<Record<string, unknown>> {
+  return stderr
+    .split(/\r?\n/)
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+describeWine('the shim under wine with the service', (build) => {
+  let sim: RunningSimulator;
+  let work: string;
+  let cni: WineCni;
+  let service: ChildProcess | undefined;
+  let serviceErr = '';
+  const pipe = `\\\\.\\pipe\\hcn-cni-test-${crypto.randomBytes(4).toString('hex')}`;
+  const timings = new WineTimings();
+
+  beforeAll(async () => {
+    work = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-wine-svc-'));
+    const prefix = winePrefix('main');
+    installSystem32(prefix, ['computenetwork.dll', 'vmcompute.dll']);
+    warmWineserver(prefix, 60);
+    sim = await startSimulator({ listen: 'tcp:127.0.0.1:0', logLevel: 'warn' });
+    // The deployed layout: the shim as hcn-cni.exe, the single executable beside it as hcn-cni-standalone.exe.
+    const bin = path.join(work, 'bin');
+    fs.mkdirSync(bin);
+    fs.copyFileSync(path.join(build.winDir, 'hcn-cni-shim.exe'), path.join(bin, 'hcn-cni.exe'));
+    fs.symlinkSync(build.exe, path.join(bin, 'hcn-cni-standalone.exe'));
+    cni = new WineCni(prefix, path.join(bin, 'hcn-cni.exe'), sim, path.join(work, 'state'), timings);
+
+    service = spawn(WINE, [path.join(bin, 'hcn-cni-standalone.exe'), 'serve', '--listen', pipe], {
+      env: { ...prefix.env, HCN_SIM: sim.address },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    service.stderr!.on('data', (d: Buffer) => (serviceErr += d.toString()));
+    const t0 = Date.now();
+    while (!serviceErr.includes('service: listening')) {
+      if (service.exitCode !== null || Date.now() - t0 > 120_000) throw new Error(`hcn-cni serve did not start under wine: ${serviceErr}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    timings.add('hcn-cni-standalone.exe serve: listening', Date.now() - t0);
+  }, 240_000);
+
+  afterAll(async () => {
+    if (service && service.exitCode === null && service.signalCode === null) service.kill('SIGKILL');
+    service?.stderr?.destroy(); // wine processes may keep the pipe's other end open
+    await sim?.stop();
+    if (work) fs.rmSync(work, { recursive: true, force: true });
+    console.log(timings.format('wine timings (shim + service)'));
+  });
+
+  test('ADD, CHECK and DEL through the shim are answered by the service', async () => {
+    const ns = await cni.newNamespace();
+    const env = { HCN_CNI_SERVICE: pipe };
+    const add = await cni.call({ verb: 'ADD', conf: bridgeConf(), containerId: 'pod-svc', netns: ns, env }, 'shim ADD (service)');
+    expect(add.code).toBe(0);
+    expectOnlyResult(add);
+    expect(add.json!.interfaces[0].sandbox).toBe(ns);
+    const lines = logs(add.stderr);
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.every((l) => l.service === true)).toBe(true);
+    const check = await cni.call({ verb: 'CHECK', conf: bridgeConf({ prevResult: add.json }), containerId: 'pod-svc', netns: ns, env }, 'shim CHECK (service)');
+    expect({ code: check.code, out: check.stdout }).toEqual({ code: 0, out: '' });
+    const del = await cni.call({ verb: 'DEL', conf: bridgeConf(), containerId: 'pod-svc', netns: ns, env }, 'shim DEL (service)');
+    expect({ code: del.code, out: del.stdout }).toEqual({ code: 0, out: '' });
+    expect(logs(del.stderr).every((l) => l.service === true)).toBe(true);
+    expect((await sim.control.dump()).endpoints).toEqual([]);
+  }, 120_000);
+
+  test('with the service gone the shim runs hcn-cni-standalone.exe beside it', async () => {
+    service!.kill('SIGKILL');
+    await new Promise((r) => (service!.exitCode !== null || service!.signalCode !== null ? r(undefined) : service!.once('exit', r)));
+    const ns = await cni.newNamespace();
+    const env = { HCN_CNI_SERVICE: pipe };
+    const add = await cni.call({ verb: 'ADD', conf: bridgeConf(), containerId: 'pod-fb', netns: ns, env }, 'shim ADD (fallback)');
+    expect(add.code).toBe(0);
+    expectOnlyResult(add);
+    const lines = logs(add.stderr);
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.some((l) => l.service === true)).toBe(false);
+    const del = await cni.call({ verb: 'DEL', conf: bridgeConf(), containerId: 'pod-fb', netns: ns, env }, 'shim DEL (fallback)');
+    expect({ code: del.code, out: del.stdout }).toEqual({ code: 0, out: '' });
+    expect((await sim.control.dump()).endpoints).toEqual([]);
+  }, 180_000);
+});
