@@ -42,6 +42,7 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
     pid: process.pid,
     ...(process.platform !== 'win32' && typeof process.getuid === 'function' ? { allowUid: process.getuid() } : {}),
     load: io.load,
+    ...(io.env.HCN_CNI_CLAIMS_DIR ? { claimsDir: io.env.HCN_CNI_CLAIMS_DIR } : {}),
   });
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);

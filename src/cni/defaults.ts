@@ -17,3 +17,13 @@ export function defaultConfDir(platform: NodeJS.Platform): string {
 export function defaultBinDir(platform: NodeJS.Platform): string {
   return platform === 'win32' ? 'C:\\Program Files\\containerd\\cni\\bin' : '/opt/cni/bin';
 }
+
+/**
+ * The node-wide register of live claims (src/state/claims.ts), shared by every conflist whatever its stateDir.
+ * Windows: one fixed place beside the default state. Elsewhere the plugin drives only the simulator, where "one node"
+ * is one hcn-sim: there the register is used only when HCN_CNI_CLAIMS_DIR (or the embedder) names it — the test
+ * harness gives each simulator its own.
+ */
+export function defaultClaimsDir(platform: NodeJS.Platform): string | undefined {
+  return platform === 'win32' ? 'C:\\ProgramData\\hcn-cni\\claims' : undefined;
+}

@@ -1,7 +1,10 @@
 /**
  * The only module that loads the addon. It finds hcn.node (and, off Windows, the simulator client library that
  * stands in for computenetwork.dll) in one of three places, in this order:
- *  1. an explicit path (HCN_CNI_ADDON, passed in by the CLI);
+ *  1. an explicit path (HCN_CNI_ADDON, passed in by the CLI of a test build) — never inside a packaged single
+ *     executable: there the addon comes only from the executable itself and the HCN library only from its fixed
+ *     place (System32 on Windows; beside the extracted addon elsewhere), so no environment variable can make the
+ *     plugin, which runs with the runtime's privileges, load a library of someone else's choosing;
  *  2. inside the executable: a Node single-executable application carries both as SEA assets, and pkg as snapshot
  *     files. Neither can be dlopen'ed in place, so they are written once to a content-hashed directory under the
  *     temp dir and loaded from there (a hashed name never overwrites a DLL another process still has loaded);
@@ -42,8 +45,9 @@ export function seaAssetNames(platform: string = process.platform, arch: string 
 
 let cached: LoadedNative | undefined;
 
-export function loadNative(options: LoadOptions = {}): LoadedNative {
+export function loadNative(requested: LoadOptions = {}): LoadedNative {
   if (cached) return cached;
+  const options = isSeaRunning() ? { ...(requested.extractDir ? { extractDir: requested.extractDir } : {}) } : requested;
   const found = locate(options);
   const mod = { exports: {} as NativeHcn };
   process.dlopen(mod, found.addonPath);
@@ -77,6 +81,15 @@ function locate(options: LoadOptions): Located {
     if (path.dirname(dir) === dir) break;
   }
   throw new Error(`hcn-cni: native addon not found; looked in:\n  ${tried.join('\n  ')}\nbuild it with "npm run build:native"`);
+}
+
+function isSeaRunning(): boolean {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- node:sea exists from Node 20.12 only; require() keeps older runtimes loading
+    return (require('node:sea') as { isSea(): boolean }).isSea();
+  } catch {
+    return false;
+  }
 }
 
 function beside(addonPath: string): string | undefined {

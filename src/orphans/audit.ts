@@ -82,12 +82,24 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
 function stillOrphan(j: Judged, deps: AuditDeps, now: number): boolean {
   // A name carries only the owner's tag: an owner the listing-time state did not know may have appeared since.
   const owner = j.owner ?? (j.ownerTag ? ownerWithTag(deps, j.ownerTag) : undefined);
-  if (!owner) return !!j.ownerTag && again(j, { attachments: [], intents: [], tombstones: [], quarantined: [] }, new Map());
+  if (!owner) {
+    // Still nobody's: judge it against the whole state as it is now (an unreadable record of unknown owner, or
+    // another configuration's claim, still protects it).
+    if (!j.ownerTag) return false;
+    const snap = deps.store.snapshot();
+    return again(j, { ...snap, otherClaims: deps.store.otherClaims() }, new Map());
+  }
   const record = deps.store.getAttachment(owner);
   const intent = deps.store.getIntent(owner);
   const tomb = deps.store.getTombstone(owner);
   const intentLive = new Map(intent ? [[intent.id, intentLiveness(intent, tomb, now, deps.os.processStartTime)]] : []);
-  const state = { attachments: record ? [record] : [], intents: intent ? [intent] : [], tombstones: tomb ? [tomb] : [], quarantined: [] };
+  const state = {
+    attachments: record ? [record] : [],
+    intents: intent ? [intent] : [],
+    tombstones: tomb ? [tomb] : [],
+    quarantined: [],
+    otherClaims: deps.store.otherClaims(owner),
+  };
   return again(j, state, intentLive);
 }
 

@@ -4,7 +4,8 @@
  *  - foreign:   not named by us (nat, ext, shared bridge networks, anything without a valid owner name). Never touched.
  *  - live:      ours, and the owner's committed attachment record names this very object (by id).
  *  - in-flight: ours, and a live intent of the owner claims it (by planned id, or by name when the create did not
- *               choose its id). A live intent is a running ADD; deleting under it would be the HNS race of seed 000.
+ *               choose its id) — in this state directory, or registered node-wide by another one (claims.ts). A
+ *               live intent is a running ADD; deleting under it would be the HNS race of seed 000.
  *  - protected: ours, but we must not judge it: its owner's record is quarantined (unreadable); an endpoint that is
  *               attached to a namespace or container — in use — while nothing says its pod is gone (no DEL tombstone,
  *               no dead intent naming it, no record naming another endpoint); or a network that still holds
@@ -14,6 +15,8 @@
  */
 import type { EndpointInfo, NetworkInfo } from '../hns/api';
 import { sameId } from '../hns/api';
+import { fileKey } from '../state/file-names';
+import type { Claim } from '../state/claims';
 import { ownerKey, type AttachmentRecord, type IntentRecord, type Owner } from '../state/records';
 import type { StateSnapshot } from '../state/store';
 import { ownerTag, parseOwnedName } from './ownership';
@@ -80,14 +83,17 @@ export function detect(input: AuditInput): AuditPlan {
     s.intent = i;
     s.intentLive = input.intentLive.get(i.id) ?? { live: false, reason: 'liveness unknown' };
   }
-  for (const q of input.state.quarantined) if (q.owner && q.kind === 'attachment') get(q.owner).quarantined = true;
+  // By file key: a hashed file name (long or mixed-case ids) does not say its owner, but every owner has one key.
+  const quarantinedKeys = new Set(input.state.quarantined.filter((q) => q.kind === 'attachment').map((q) => q.key));
+  const otherClaims = input.state.otherClaims ?? [];
+  const unknownQuarantine = input.state.quarantined.some((q) => q.kind === 'attachment' && !q.owner);
   for (const t of input.state.tombstones) get(t).tombstoned = true;
 
   const judged: Judged[] = [];
   const endpointVerdicts = new Map<string, Judged>();
   for (const ep of input.endpoints) {
     const inUse = ep.namespaceId ? `namespace ${ep.namespaceId}` : ep.containers?.length ? `container ${ep.containers[0]}` : undefined;
-    const j = judge('endpoint', ep.id, ep.name, get, owners, byTag, inUse);
+    const j = judge('endpoint', ep.id, ep.name, get, owners, byTag, quarantinedKeys, otherClaims, unknownQuarantine, inUse);
     j.networkId = ep.networkId;
     if (ep.namespaceId) j.namespaceId = ep.namespaceId;
     if (ep.mac) j.mac = ep.mac;
@@ -95,7 +101,7 @@ export function detect(input: AuditInput): AuditPlan {
     endpointVerdicts.set(ep.id.toLowerCase(), j);
   }
   for (const net of input.networks) {
-    const j = judge('network', net.id, net.name, get, owners, byTag);
+    const j = judge('network', net.id, net.name, get, owners, byTag, quarantinedKeys, otherClaims, unknownQuarantine);
     if (net.adapterName) j.adapterName = net.adapterName;
     if (j.verdict === 'orphan') {
       // Deleting a network cascades to its endpoints in HNS: only when every one of them is an orphan too.
@@ -121,6 +127,9 @@ function judge(
   get: (o: Owner) => OwnerState,
   owners: Map<string, OwnerState>,
   byTag: ReadonlyMap<string, Owner>,
+  quarantinedKeys: ReadonlySet<string>,
+  otherClaims: readonly Claim[],
+  unknownQuarantine: boolean,
   inUse?: string,
 ): Judged {
   const parsed = parseOwnedName(name);
@@ -129,6 +138,9 @@ function judge(
   const who = owner ? ownerKey(owner) : `the attachment with owner tag ${parsed.tag}`;
   const known = !!owner && owners.has(ownerKey(owner));
   const s: OwnerState = known ? get(owner) : { quarantined: false };
+  // An unreadable record protects its owner's objects; one whose file name does not say its owner (hashed) cannot
+  // be tied to a tag, so it protects every object of ours whose owner the state does not know.
+  if (owner ? quarantinedKeys.has(fileKey(owner)) : unknownQuarantine) s.quarantined = true;
   // A delegated-NIC network's MAC: from a name of an earlier version, else from what the state says of its owner.
   const mac = parsed.mac ?? (kind === 'network' ? (s.record?.mac ?? s.intent?.mac) : undefined);
   const base = { kind, id, name, ownerTag: parsed.tag, ...(owner ? { owner } : {}), ...(mac ? { mac } : {}) };
@@ -140,6 +152,11 @@ function judge(
   if (s.intent && s.intentLive?.live) {
     const claims = s.intent.planned.some((p) => p.kind === kind && (p.id ? sameId(p.id, id) : p.name === name));
     if (claims) return { ...base, verdict: 'in-flight', reason: `a running ADD (pid ${s.intent.pid}) is creating it` };
+  }
+  // Another conflist's ADD (another state directory) registered this claim node-wide before creating the object.
+  const other = otherClaims.find((c) => ownerTag(c.intent) === parsed.tag && c.intent.planned.some((p) => p.kind === kind && (p.id ? sameId(p.id, id) : p.name === name)));
+  if (other) {
+    return { ...base, verdict: 'in-flight', reason: `a running ADD of another configuration (state ${other.stateDir}, pid ${other.intent.pid}) is creating it` };
   }
   if (!rec && s.quarantined) {
     return { ...base, verdict: 'protected', reason: `the attachment record of ${who} is quarantined; not judging` };

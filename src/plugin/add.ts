@@ -79,11 +79,13 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
   };
   await runAudit();
 
+  let intentId: string | undefined;
   try {
     // The intent comes first, before anything is allocated or created: a process killed at any later point leaves
     // a claim that names the owner, what it planned, and when it stops counting.
     const plan = conf.mode === 'delegatedNic' ? planDelegated(a, existing) : planBridge(a);
     const intent = await step('writing the intent', () => writeIntent(a, plan.planned, plan.mac));
+    intentId = intent.id;
     const addr = await allocate(a, existing);
     const record =
       conf.mode === 'delegatedNic'
@@ -101,6 +103,8 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
       await a.undo.run(log);
     }
     throw toCniError(e, 'ADD');
+  } finally {
+    if (intentId !== undefined) store.attemptEnded(intentId);
   }
 }
 

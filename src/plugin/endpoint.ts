@@ -3,6 +3,7 @@
  * attach it where the netns says, build the CNI result, and commit the attachment record in place of the intent.
  */
 import { CniCode, CniError } from '../cni/cni-error';
+import { endpointsListed } from './confirm-gone';
 import type { IpConfig } from '../cni/types';
 import { sameId, type NetworkInfo, type SubnetInfo } from '../hns/api';
 import { loopbackDsr } from '../hns/policies';
@@ -53,7 +54,13 @@ export async function createAttachment(a: AddContext, addr: Addressing, intent: 
       id,
     ),
   );
-  a.undo.push('delete the endpoint', () => a.api.deleteEndpoint(ep.id));
+  // A "not found" from HNS is confirmed by a listing before the rollback counts the endpoint as gone: only then may
+  // the rollback release its IP (Undo keeps the allocation when this step fails).
+  a.undo.push('delete the endpoint', async () => {
+    if ((await a.api.deleteEndpoint(ep.id)) === 'not-found' && (await endpointsListed(a.api, (e) => sameId(e.id, ep.id))).length > 0) {
+      throw new Error(`HNS answered "not found" for endpoint ${ep.id}, but still lists it`);
+    }
+  });
   const claim = await keepClaim(a, intent, 'endpoint', id, ep.id);
   if (conf.loopbackDSR && !ipv4 && families.has(4)) {
     // HNS assigned the IPv4 address: the loopback-DSR policy (OutBoundNAT to the pod's own IP, IPv4 only as in every

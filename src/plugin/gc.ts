@@ -57,9 +57,10 @@ export async function gc(ctx: ConfContext, rt: PluginRuntime): Promise<GcReport>
     if (valid.has(ownerKey(intent)) || !ours(intent)) continue;
     if (intentLiveness(intent, tombs.get(ownerKey(intent)), rt.now(), rt.os().processStartTime).live) continue;
     try {
-      await deleteUnrecorded(api, store, intent, log, { onlyIntent: intent.id, cniNetwork: conf.name });
-      // The unfinished ADD may have allocated before it died: release on its behalf (IPAM DEL is idempotent).
-      if (ctx.ipam.configured) await ctx.ipam.delFor(intent);
+      const { endpointGone } = await deleteUnrecorded(api, store, intent, log, { onlyIntent: intent.id, cniNetwork: conf.name });
+      // The unfinished ADD may have allocated before it died: release on its behalf (IPAM DEL is idempotent) —
+      // unless its endpoint survived: then the tombstone keeps the allocation until the audit removes it.
+      if (ctx.ipam.configured && endpointGone) await ctx.ipam.delFor(intent);
     } catch (e) {
       note(`removing the unfinished attachment ${ownerKey(intent)}`, e);
     }

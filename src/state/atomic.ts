@@ -16,7 +16,7 @@ let tmpCounter = 0;
  * On Windows a file another process is reading (or an antivirus scanning) cannot be renamed over or deleted for a
  * moment: EPERM, EACCES or EBUSY. Those are retried briefly there; everywhere else, and for any other error, not.
  */
-function windowsRetry<T>(op: () => T): T {
+export function windowsRetry<T>(op: () => T): T {
   for (let attempt = 0; ; attempt++) {
     try {
       return op();

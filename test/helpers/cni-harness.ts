@@ -36,12 +36,13 @@ export async function startHarness(host?: Partial<SimHost>): Promise<Harness> {
     sim,
     tmp,
     stateDir,
-    runtime: new PluginRuntime({ pid: process.pid }),
+    // One node = one simulator: its node-wide claims register lives in the harness's temp dir.
+    runtime: new PluginRuntime({ pid: process.pid, claimsDir: path.join(tmp, 'claims') }),
     async reset() {
       await sim.control.reset();
       for (const e of fs.readdirSync(tmp)) fs.rmSync(path.join(tmp, e), { recursive: true, force: true });
       // The API choice is cached per runtime (it is a property of the host, and tests change the host).
-      h.runtime = new PluginRuntime({ pid: process.pid });
+      h.runtime = new PluginRuntime({ pid: process.pid, claimsDir: path.join(tmp, 'claims') });
     },
     async stop() {
       await sim.stop();
@@ -106,6 +107,7 @@ export function cniEnv(h: Harness, c: CniCall): Record<string, string | undefine
     CNI_COMMAND: c.verb,
     CNI_PATH: c.path ?? CNI_BIN,
     HCN_SIM: h.sim.address,
+    HCN_CNI_CLAIMS_DIR: path.join(h.tmp, 'claims'),
   };
   if (c.verb !== 'VERSION' && c.verb !== 'GC' && c.verb !== 'STATUS') {
     env.CNI_CONTAINERID = c.containerId ?? 'ctr1';

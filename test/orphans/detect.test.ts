@@ -6,6 +6,7 @@
 import type { EndpointInfo, NetworkInfo } from '../../src/hns/api';
 import { detect, type AuditInput } from '../../src/orphans/detect';
 import { endpointName, nicNetworkName, ownerTag } from '../../src/orphans/ownership';
+import { fileKey } from '../../src/state/file-names';
 import type { AttachmentRecord, IntentRecord, Owner, TombstoneRecord } from '../../src/state/records';
 import type { StateSnapshot } from '../../src/state/store';
 
@@ -112,7 +113,7 @@ describe('detect', () => {
   });
 
   it('protects objects whose owner record is quarantined (unreadable), unless a record exists again', () => {
-    const q = { file: '/q', kind: 'attachment' as const, owner: A, reason: 'not JSON', at: 1 };
+    const q = { file: '/q', kind: 'attachment' as const, key: fileKey(A), owner: A, reason: 'not JSON', at: 1 };
     const plan = run({ networks: [leakNet], state: state({ quarantined: [q] }) });
     expect(verdicts(plan)).toEqual({ 'n-leak': 'protected' });
     const again = run({ networks: [leakNet], state: state({ quarantined: [q], attachments: [record(A, 'e9', 'n9')] }) });
