@@ -87,6 +87,7 @@ export function detect(input: AuditInput): AuditPlan {
   const quarantinedKeys = new Set(input.state.quarantined.filter((q) => q.kind === 'attachment').map((q) => q.key));
   const otherClaims = input.state.otherClaims ?? [];
   const unknownQuarantine = input.state.quarantined.some((q) => q.kind === 'attachment' && !q.owner);
+  for (const q of input.state.quarantined) if (q.owner && !byTag.has(ownerTag(q.owner))) byTag.set(ownerTag(q.owner), { containerId: q.owner.containerId, ifname: q.owner.ifname });
   for (const t of input.state.tombstones) get(t).tombstoned = true;
 
   const judged: Judged[] = [];
