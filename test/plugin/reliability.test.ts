@@ -11,6 +11,7 @@ import type { AttachmentRecord, TombstoneRecord } from '../../src/state/records'
 import { fileKey } from '../../src/state/file-names';
 import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
 import { heldIps, hostLocal, newNamespace, recordFiles } from './support';
+import { endpointName } from '../../src/orphans/ownership';
 
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
@@ -235,7 +236,7 @@ describe('two conflists with different state directories on one node', () => {
     await h.sim.control.hang('HcnOpenNamespace');
     const addB = cni(h, { verb: 'ADD', conf: conf({ stateDir: stateB, ipam: undefined }), containerId: 'pod-b', netns });
     await until(async () => (((await h.sim.control.stats()).calls.HcnOpenNamespace ?? 0) > seen ? true : undefined));
-    const created = (await h.sim.control.dump()).endpoints.find((e) => /pod-b/.test(e.Name))!;
+    const created = (await h.sim.control.dump()).endpoints.find((e) => e.Name === endpointName({ containerId: 'pod-b', ifname: 'eth0' }))!;
     expect(created).toBeDefined();
     // Conflist A's ADD of another pod audits HNS meanwhile: B's endpoint is unattached and A knows nothing of it.
     const addA = await cni(h, { verb: 'ADD', conf: conf(), containerId: 'pod-a', netns: await newNamespace(h) });
