@@ -52,6 +52,7 @@ export const DEFAULTS = {
   networkType: 'L2Bridge' as BridgeNetworkType,
   createNetwork: false,
   loopbackDSR: false,
+  iov: false,
   hnsTimeoutSeconds: 30,
   ipamTimeoutSeconds: 30,
   logLevel: 'info' as LogLevel,
@@ -127,6 +128,8 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
   const logFile = absolutePath(f, 'logFile', ctx.platform) ?? ctx.defaults.logFile;
   const logLevel = parseLogLevel(f);
   const audit = f.boolean('audit') ?? DEFAULTS.audit;
+  const iov = f.boolean('iov') ?? DEFAULTS.iov;
+  const disableHostPort = f.boolean('disableHostPort');
 
   const ipam = parseIpam(f, warnings);
   const dns = parseDns(f, warnings);
@@ -161,6 +164,7 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
     endpointPolicies,
     networkPolicies,
     loopbackDSR,
+    iov,
     outboundNatExceptions,
     portMappings: runtime.portMappings,
     hnsTimeoutSeconds,
@@ -174,6 +178,7 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
   if (subnets.length > 0) conf.subnets = subnets;
   if (adapterName !== undefined) conf.adapterName = adapterName;
   if (mtu !== undefined) conf.mtu = mtu;
+  if (disableHostPort !== undefined) conf.disableHostPort = disableHostPort;
   if (ipam !== undefined) conf.ipam = ipam;
   if (runtime.dns !== undefined) conf.runtimeDns = runtime.dns;
   if (runtime.mac !== undefined) conf.runtimeMac = runtime.mac;

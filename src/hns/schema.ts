@@ -123,6 +123,17 @@ export interface ModifyRequest {
   Settings: unknown;
 }
 
+/**
+ * HCS modify request for hot attach: microsoft/hcsshim internal/hcs/schema1/schema1.go
+ * ResourceModificationRequestResponse {Resource `json:"ResourceType"`, Data `json:"Settings"`, Request
+ * `json:"RequestType,omitempty"`}; hnsendpoint.go sends ResourceType "Network" with the endpoint id as Settings.
+ */
+export interface ResourceModificationRequestResponse {
+  ResourceType: 'Network';
+  Settings: string;
+  RequestType: 'Add' | 'Remove';
+}
+
 // ---- HNS v1 (HNSCall) ----
 
 export interface V1Envelope<T = unknown> {
@@ -140,6 +151,8 @@ export interface HnsV1Network {
   /** Lower-case on output ("l2bridge", "nat"). */
   Type?: string;
   NetworkAdapterName?: string;
+  /** The bound NIC's MAC (hcsshim internal/hns/hnsnetwork.go HNSNetwork.SourceMac). */
+  SourceMac?: string;
   Policies?: FlatPolicy[];
   MacPools?: MacRange[];
   Subnets?: Array<{ AddressPrefix: string; GatewayAddress?: string; Policies?: FlatPolicy[] }>;

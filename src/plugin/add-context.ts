@@ -28,6 +28,8 @@ export interface AddContext {
   policies: TypedPolicy[];
   /** Network policies (AdditionalArgs NetworkPolicy), for networks this ADD creates. */
   networkPolicies: TypedPolicy[];
+  /** Flags of a delegated-NIC network (nicNetworkFlags), decided before anything is created. */
+  nicFlags?: number;
   undo: Undo;
   /** What the audit just listed, so the bridge network is found without asking HNS again (undefined: ask). */
   listedNetworks?: NetworkInfo[];

@@ -15,7 +15,7 @@ import { allocate, plannedId, writeIntent, type AddContext } from './add-context
 import { recordedAttach, ensureAttached } from './attach';
 import { addBridge } from './bridge';
 import { addDelegatedNic, planDelegated } from './delegated-nic';
-import { endpointPolicies, networkPolicies } from './endpoint-config';
+import { endpointPolicies, networkPolicies, nicNetworkFlags } from './endpoint-config';
 import { requireIpv6, staticIpv6 } from './families';
 import { step, toCniError } from './to-cni-error';
 import { parseNetns } from './netns';
@@ -36,11 +36,14 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
   const v6 = staticIpv6(conf);
   if (v6) await requireIpv6(choice, choice.api.hcn, `"${v6[0]}" ${JSON.stringify(v6[1])}`);
 
+  const hnsVersion = choice.hnsVersion ?? (await step('asking HNS for its version', () => choice.api.hnsVersion()));
   let policies;
   let netPolicies;
+  let nicFlags: number | undefined;
   try {
-    policies = endpointPolicies(conf, choice.version, log);
+    policies = endpointPolicies(conf, choice.version, log, hnsVersion);
     netPolicies = networkPolicies(conf);
+    if (conf.mode === 'delegatedNic') nicFlags = nicNetworkFlags(conf, choice.version, hnsVersion);
   } catch (e) {
     throw toCniError(e, 'translating policies');
   }
@@ -56,6 +59,7 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
     attach: recordedAttach(target, owner.containerId),
     policies,
     networkPolicies: netPolicies,
+    ...(nicFlags !== undefined ? { nicFlags } : {}),
     undo: new Undo(),
   };
 

@@ -16,8 +16,8 @@ import type { NetConf, VerbContext } from '../cni/types';
 import { sameId, type HnsApi } from '../hns/api';
 import { isNotFound, isUnreachable } from '../hns/hcn-error';
 import type { Logger } from '../log/logger';
-import { endpointName, parseOwnedName } from '../orphans/ownership';
-import { sameOwner, type AttachmentRecord, type Owner, type PlannedObject } from '../state/records';
+import { endpointName, ownerTag, parseOwnedName } from '../orphans/ownership';
+import { type AttachmentRecord, type Owner, type PlannedObject } from '../state/records';
 import type { StateStore } from '../state/store';
 import { detach } from './attach';
 import { endpointsListed } from './confirm-gone';
@@ -124,9 +124,10 @@ export async function deleteUnrecorded(
   const planned = intent?.planned ?? [];
   try {
     const [endpoints, networks] = await Promise.all([api.listEndpoints(), api.listNetworks()]);
+    const tag = ownerTag(owner);
     const mine = (name: string, kind: 'endpoint' | 'network') => {
       const parsed = parseOwnedName(name);
-      return !!parsed && parsed.kind === kind && sameOwner(parsed.owner, owner);
+      return !!parsed && parsed.kind === kind && parsed.tag === tag;
     };
     const visible = (id: string) => endpoints.some((e) => sameId(e.id, id)) || networks.some((n) => sameId(n.id, id));
     const ownEndpoints = endpoints.filter((e) => mine(e.name, 'endpoint'));
@@ -141,6 +142,11 @@ export async function deleteUnrecorded(
     }
     for (const ep of ownEndpoints) {
       if (ep.namespaceId) await quiet(api.detachNamespace(ep.id, ep.namespaceId));
+      // The reference hot-detaches before deleting (containernetworking/plugins pkg/hns/endpoint_windows.go
+      // RemoveHnsEndpoint); a container already gone counts as detached.
+      if (ep.containers?.some((c) => c.toLowerCase() === owner.containerId.toLowerCase()) && !api.hotAttachUnavailable()) {
+        await quiet(api.hotDetach(ep.id, owner.containerId));
+      }
       await quiet(api.deleteEndpoint(ep.id));
     }
     for (const p of planned.filter((x) => x.kind === 'network' && x.id && !visible(x.id))) await quiet(api.deleteNetwork(p.id!));
@@ -154,7 +160,7 @@ export async function deleteUnrecorded(
   const left = await step('confirming the endpoint is gone', () =>
     endpointsListed(api, (e) => {
       const parsed = parseOwnedName(e.name);
-      return (!!parsed && parsed.kind === 'endpoint' && sameOwner(parsed.owner, owner)) || plannedIds.some((id) => sameId(id, e.id));
+      return (!!parsed && parsed.kind === 'endpoint' && parsed.tag === ownerTag(owner)) || plannedIds.some((id) => sameId(id, e.id));
     }),
   );
   if (left.length === 0) return { endpointGone: true };

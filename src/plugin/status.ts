@@ -18,12 +18,12 @@ export async function status(ctx: ConfContext, rt: PluginRuntime): Promise<void>
   let endpointIds: Set<string>;
   try {
     const choice = await rt.api(conf);
-    const { api, version } = choice;
+    const { api } = choice;
     const v6 = staticIpv6(conf);
     if (v6) await requireIpv6(choice, api.hcn, `"${v6[0]}" ${JSON.stringify(v6[1])}`);
     // Asked through the API that ADD will use: with HCN chosen, HcnEnumerateEndpoints (ids only). The v2 listing may
     // go through HNSCall, which answers on a host whose HCN does not work, and STATUS must not say 0 there.
-    const ids = version === 2 ? await api.hcn.enumerateEndpoints() : (await api.listEndpoints()).map((e) => e.id);
+    const ids = await api.endpointIds();
     endpointIds = new Set(ids.map((id) => id.toLowerCase()));
   } catch (e) {
     const err = toCniError(e, 'asking HNS');

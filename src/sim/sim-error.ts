@@ -29,3 +29,12 @@ export function errorRecord(hresult: number): string {
 export function fail(hresult: number, detail?: string): never {
   throw new SimError(hresult, detail);
 }
+
+/**
+ * The result document HCS fills in when a compute-system call fails: microsoft/hcsshim internal/hcs/errors.go
+ * hcsResult {Error int32, ErrorMessage string, ErrorEvents []ErrorEvent}.
+ */
+export function hcsResult(hresult: number): string {
+  const message = describeHresult(hresult).message;
+  return JSON.stringify({ Error: toUnsigned(hresult) | 0, ErrorMessage: message, ErrorEvents: [{ Message: message, Provider: 'hcn-sim' }] });
+}

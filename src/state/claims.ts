@@ -49,7 +49,7 @@ export class ClaimRegistry {
   register(stateDir: string, intent: IntentRecord): void {
     this.ensure();
     const file = this.file(intent, intent.id);
-    onState(file, 'registering the claim', () => writeFileAtomic(file, `${JSON.stringify({ stateDir, intent })}\n`, 'claim'));
+    onState(file, 'registering the claim', () => writeFileAtomic(file, `${JSON.stringify({ stateDir, intent })}\n`, 'claim', undefined, false));
   }
 
   /** Withdraws a claim; best effort (a leftover entry of a finished process claims nothing). */

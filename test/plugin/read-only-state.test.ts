@@ -5,11 +5,15 @@
  */
 import * as path from 'path';
 
-const failing = { unlink: undefined as undefined | ((p: string) => boolean) };
+const failing = { unlink: undefined as undefined | ((p: string) => boolean), open: undefined as undefined | ((p: string) => boolean) };
 jest.mock('fs', () => {
   const real = jest.requireActual<typeof import('fs')>('fs');
   return {
     ...real,
+    openSync: (p: import('fs').PathLike, ...rest: unknown[]) => {
+      if (failing.open?.(String(p))) throw Object.assign(new Error(`EROFS: read-only file system, open '${String(p)}'`), { code: 'EROFS' });
+      return (real.openSync as (...a: unknown[]) => number)(p, ...rest);
+    },
     unlinkSync: (p: import('fs').PathLike) => {
       if (failing.unlink?.(String(p))) throw Object.assign(new Error(`EROFS: read-only file system, unlink '${String(p)}'`), { code: 'EROFS' });
       return real.unlinkSync(p);
@@ -44,4 +48,20 @@ it('DEL whose record cannot be removed says it deleted the endpoint and released
   // The runtime retries the DEL once the file system is writable again: it finishes cleanly.
   expect((await cni(h, { verb: 'DEL', conf: conf(), containerId: 'pod-a', netns })).exitCode).toBe(0);
   expect(recordFiles(h, 'attachments')).toEqual([]);
+});
+
+it('ADD on a read-only state directory: 5 naming the file and saying the file system is read-only, nothing created', async () => {
+  const netns = await newNamespace(h);
+  // The directories exist already (a node that worked before its state volume went read-only).
+  expect((await cni(h, { verb: 'ADD', conf: conf(), containerId: 'pod-a', netns })).exitCode).toBe(0);
+  failing.open = (p) => p.startsWith(h.stateDir) && /\.tmp$/.test(p);
+  try {
+    const add = await cni(h, { verb: 'ADD', conf: conf(), containerId: 'pod-b', netns: await newNamespace(h) });
+    expect(add.json).toMatchObject({ code: 5, msg: expect.stringMatching(/intents\/pod-b@eth0\.json: the file system is read-only/) });
+    expect(String(add.json!.details ?? '')).not.toMatch(/\n\s+at /);
+  } finally {
+    failing.open = undefined;
+  }
+  expect((await h.sim.control.dump()).endpoints).toHaveLength(1);
+  expect(Object.values(heldIps(h, 'cbr0'))).toEqual(['pod-a']);
 });

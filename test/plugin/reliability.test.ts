@@ -11,6 +11,7 @@ import type { AttachmentRecord, TombstoneRecord } from '../../src/state/records'
 import { fileKey } from '../../src/state/file-names';
 import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
 import { heldIps, hostLocal, newNamespace, recordFiles } from './support';
+import { endpointName } from '../../src/orphans/ownership';
 
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
@@ -212,6 +213,19 @@ describe('two ADDs of one pod at once', () => {
   });
 });
 
+describe('an intent an ended attempt of this process left behind', () => {
+  it('item 13, in a resident service or an embedder: the retry of an ADD that lost HNS is not refused as concurrent', async () => {
+    const netns = await newNamespace(h);
+    // HNS stops answering mid-ADD: the intent stays for the audit, and this process (the same pid) lives on.
+    await h.sim.control.failCall('HcnCreateEndpoint', HR.RPC_S_CALL_FAILED);
+    // (No IPAM: HNS assigns the address, so the retry needs no DEL in between to free one.)
+    expect((await cni(h, { verb: 'ADD', conf: conf({ ipam: undefined }), containerId: 'pod-a', netns })).json).toMatchObject({ code: 11 });
+    expect(recordFiles(h, 'intents')).toEqual(['pod-a@eth0.json']);
+    const retry = await cni(h, { verb: 'ADD', conf: conf({ ipam: undefined }), containerId: 'pod-a', netns });
+    expect(retry.exitCode).toBe(0);
+  });
+});
+
 describe('two conflists with different state directories on one node', () => {
   it("item 15: one's audit leaves alone the endpoint the other's running ADD created and has not attached yet", async () => {
     const stateB = path.join(h.tmp, 'state-b');
@@ -222,7 +236,7 @@ describe('two conflists with different state directories on one node', () => {
     await h.sim.control.hang('HcnOpenNamespace');
     const addB = cni(h, { verb: 'ADD', conf: conf({ stateDir: stateB, ipam: undefined }), containerId: 'pod-b', netns });
     await until(async () => (((await h.sim.control.stats()).calls.HcnOpenNamespace ?? 0) > seen ? true : undefined));
-    const created = (await h.sim.control.dump()).endpoints.find((e) => /pod-b/.test(e.Name))!;
+    const created = (await h.sim.control.dump()).endpoints.find((e) => e.Name === endpointName({ containerId: 'pod-b', ifname: 'eth0' }))!;
     expect(created).toBeDefined();
     // Conflist A's ADD of another pod audits HNS meanwhile: B's endpoint is unattached and A knows nothing of it.
     const addA = await cni(h, { verb: 'ADD', conf: conf(), containerId: 'pod-a', netns: await newNamespace(h) });

@@ -133,6 +133,7 @@ Environment:
   HCN_SIM                   off Windows: address of the HNS simulator (hcn-sim)
   HCN_CNI_ADDON, HCN_CNI_HCN_LIBRARY
                             load the addon / HCN library from these paths
+  HCN_CNI_SERVICE           service, serve (and the shim): the service's socket or pipe
 
 Exit status: 0 success; 1 failure (HNS unreachable, bad configuration, errors while deleting);
 2 usage error.
