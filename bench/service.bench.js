@@ -6,6 +6,7 @@
  * round-robin (like startup.bench.js) so the machine's load spreads evenly over them.
  *
  *   VERSION                 shim → service  vs  host-local VERSION                      goal ≤ 1.0 ×
+ *                           (and vs `sh -c true`, the floor for a process that does nothing)
  *   ADD+DEL (bridge mode)   shim → service on a zero-latency simulator  vs  host-local ADD+DEL   goal ≤ 1.5 ×
  *                           (also with the plugin's state on tmpfs: host-local does not fsync, the plugin does)
  *   peak memory (max RSS)   the shim process (ADD) vs host-local (ADD), GNU time %M       goal ≤ 1.0 ×
@@ -48,13 +49,13 @@ function quantile(xs, q) {
   return s[lo] + (s[hi] - s[lo]) * (pos - lo);
 }
 
-/** @typedef {{ cmd: string, env: NodeJS.ProcessEnv, input: string, expect?: RegExp }} Spawn */
+/** @typedef {{ cmd: string, args?: string[], env: NodeJS.ProcessEnv, input: string, expect?: RegExp }} Spawn */
 /** @typedef {{ name: string, steps: Spawn[] }} Case */
 
 /** One spawn, wall time in ms. @param {Spawn} s */
 function spawnTimed(s) {
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(s.cmd, [], { env: s.env, input: s.input, stdio: ['pipe', 'pipe', 'pipe'] });
+  const r = spawnSync(s.cmd, s.args ?? [], { env: s.env, input: s.input, stdio: ['pipe', 'pipe', 'pipe'] });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   if (r.status !== 0) throw new Error(`${s.cmd} ${s.env.CNI_COMMAND}: exited ${r.status ?? r.signal}: ${r.stdout}${r.stderr}`);
   if (s.expect && !s.expect.test(String(r.stdout))) throw new Error(`${s.cmd} ${s.env.CNI_COMMAND}: unexpected output ${r.stdout}`);
@@ -144,6 +145,8 @@ async function run() {
       { cmd, env: cni('DEL', address), input: c },
     ];
     const timing = measureInterleaved([
+      // The floor for "start-up with nothing to do": a static shell doing nothing.
+      { name: 'sh -c true', steps: [{ cmd: '/bin/sh', args: ['-c', 'true'], env: base, input: '' }] },
       { name: 'host-local VERSION', steps: [version(HOST_LOCAL, socket)] },
       { name: 'shim VERSION (service)', steps: [version(shim, socket)] },
       { name: 'shim VERSION (fallback)', steps: [version(shim, absent)] },
@@ -205,6 +208,7 @@ async function run() {
     const hlAdd = timing['host-local ADD+DEL'].median;
     const ratios = {
       'VERSION: shim (service) / host-local': timing['shim VERSION (service)'].median / hl,
+      'VERSION: shim (service) / sh -c true': timing['shim VERSION (service)'].median / timing['sh -c true'].median,
       'ADD+DEL: shim (service) / host-local': timing['shim ADD+DEL (service)'].median / hlAdd,
       'ADD+DEL: shim (service, state on tmpfs) / host-local': timing['shim ADD+DEL (service, tmpfs)'].median / hlAdd,
       'peak memory: shim ADD (service) / host-local ADD': memory['shim ADD (service)'] / memory['host-local ADD'],

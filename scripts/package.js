@@ -379,11 +379,32 @@ function writeSeaBlob(target, opts) {
     useCodeCache: target === 'linux' && opts.codeCache,
     useSnapshot: false,
     assets,
+    // NODE_OPTIONS reaches a single executable as it reaches node: "--require x.js" runs x.js, "--import" any module,
+    // "--inspect" opens a debugger port, before a line of ours runs. Where the Node building the blob knows
+    // execArgvExtension (nodejs/node#59560, not in Node 20), "none" makes the executable ignore NODE_OPTIONS.
+    ...(seaKnowsExecArgvExtension() ? { execArgvExtension: 'none' } : {}),
   };
   const cfgFile = path.join(WORK, `${target}.sea-config.json`);
   fs.writeFileSync(cfgFile, JSON.stringify(config, null, 2));
   run(process.execPath, ['--experimental-sea-config', cfgFile]);
   return { blob, assets, useCodeCache: config.useCodeCache };
+}
+
+/**
+ * Whether this node's --experimental-sea-config honours "execArgvExtension": a Node that knows the field refuses a
+ * value outside none/env/cli, one that does not ignores it. Asked once, of the node that writes the blob.
+ */
+let execArgvExtensionKnown;
+function seaKnowsExecArgvExtension() {
+  if (execArgvExtensionKnown !== undefined) return execArgvExtensionKnown;
+  fs.mkdirSync(WORK, { recursive: true });
+  const probeMain = path.join(WORK, 'probe-main.js');
+  const probeCfg = path.join(WORK, 'probe.sea-config.json');
+  fs.writeFileSync(probeMain, '0;\n');
+  fs.writeFileSync(probeCfg, JSON.stringify({ main: probeMain, output: path.join(WORK, 'probe.blob'), execArgvExtension: 'probe-not-a-value' }));
+  const r = spawnSync(process.execPath, ['--experimental-sea-config', probeCfg], { cwd: ROOT, encoding: 'utf8' });
+  execArgvExtensionKnown = r.status !== 0 && /execArgvExtension/.test(`${r.stderr}${r.stdout}`);
+  return execArgvExtensionKnown;
 }
 
 async function inject(base, out, blob) {

@@ -26,6 +26,8 @@ export interface RunCniOptions {
   crash?: CrashHook;
   createLogger?: (options: { level: LogLevel; file?: string }) => Logger;
   defaults?: { stateDir?: string; logFile?: string };
+  /** The node-wide register of live claims (default: HCN_CNI_CLAIMS_DIR, else the platform's, see defaultClaimsDir). */
+  claimsDir?: string;
 }
 
 export interface RunCniResult {
@@ -34,14 +36,16 @@ export interface RunCniResult {
 }
 
 export { defaultStateDir } from './cni/defaults';
-import { defaultStateDir } from './cni/defaults';
+import { defaultClaimsDir, defaultStateDir } from './cni/defaults';
 
 export function runCni(options: RunCniOptions): Promise<RunCniResult> {
   const platform = options.platform ?? process.platform;
+  const claimsDir = options.claimsDir ?? (options.env.HCN_CNI_CLAIMS_DIR || undefined) ?? defaultClaimsDir(platform);
   const runtime =
     options.runtime ??
     new PluginRuntime({
       pid: options.pid ?? process.pid,
+      ...(claimsDir ? { claimsDir } : {}),
       ...(options.load ? { load: options.load } : {}),
       ...(options.native ? { native: options.native } : {}),
       ...(options.crash ? { crash: options.crash } : {}),

@@ -1,5 +1,7 @@
 #include <winsock2.h>
+#include <ws2ipdef.h>
 #include <iphlpapi.h>
+#include <netioapi.h>
 #include <windows.h>
 
 #include <memory>
@@ -21,6 +23,16 @@ std::string FormatMac(const BYTE* address, ULONG length) {
     mac.push_back(kHex[address[i] & 0xF]);
   }
   return mac;
+}
+
+// A hardware NIC, as Get-NetAdapter -Physical decides it: the interface is backed by hardware. A host vNIC of an
+// HNS switch ("vEthernet (…)", Hyper-V Virtual Ethernet Adapter) has the NIC's MAC but is not, and HNS refuses it
+// as a network's adapter (Azure network/network_windows.go: "the hns calls fails if passed a vSwitch interface").
+bool IsPhysical(const IP_ADAPTER_ADDRESSES* a) {
+  MIB_IF_ROW2 row = {};
+  row.InterfaceLuid = a->Luid;
+  if (GetIfEntry2(&row) != NO_ERROR) return false;
+  return row.InterfaceAndOperStatusFlags.HardwareInterface != FALSE;
 }
 
 }  // namespace
@@ -54,7 +66,8 @@ HRESULT OsListAdapters(std::string* json) {
     json::AppendString(json, FormatMac(a->PhysicalAddress, a->PhysicalAddressLength));
     json->append(",\"InterfaceDescription\":");
     json::AppendString(json, Utf16ToUtf8(View(a->Description)));
-    json->append(",\"InterfaceIndex\":" + std::to_string(a->IfIndex) + "}");
+    json->append(",\"InterfaceIndex\":" + std::to_string(a->IfIndex));
+    json->append(IsPhysical(a) ? ",\"Physical\":true}" : ",\"Physical\":false}");
   }
   json->push_back(']');
   return 0;

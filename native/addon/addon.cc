@@ -49,6 +49,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
 
       {"hnsCall", JsHnsCall},
       {"listAdapters", JsListAdapters},
+      {"modifyComputeSystem", JsModifyComputeSystem},
 
       {"tryLockFile", JsTryLockFile},
       {"unlockFile", JsUnlockFile},

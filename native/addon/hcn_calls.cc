@@ -27,7 +27,8 @@ static_assert(std::is_same_v<PFN_HcnQueryNetworkProperties, PFN_HcnQueryEndpoint
 static_assert(std::is_same_v<PFN_HcnDeleteNetwork, PFN_HcnDeleteEndpoint> &&
               std::is_same_v<PFN_HcnDeleteNetwork, PFN_HcnDeleteNamespace>);
 static_assert(std::is_same_v<PFN_HcnCloseNetwork, PFN_HcnCloseEndpoint> &&
-              std::is_same_v<PFN_HcnCloseNetwork, PFN_HcnCloseNamespace>);
+              std::is_same_v<PFN_HcnCloseNetwork, PFN_HcnCloseNamespace> &&
+              std::is_same_v<PFN_HcnCloseNetwork, PFN_HcsCloseComputeSystem>);
 
 struct Verbs {
   Fn enumerate, create, open, modify, query, remove, close;
@@ -330,6 +331,32 @@ CallOutcome ListAdapters() {
   const HRESULT hr = OsListAdapters(&json);
   if (Failed(hr)) return CallOutcome{true, "GetAdaptersAddresses", hr, std::nullopt, std::nullopt};
   s.outcome().value = Utf8ToUtf16(json);
+  return s.outcome();
+}
+
+CallOutcome ModifyComputeSystem(const std::u16string& id, const std::u16string& request) {
+  Session s;
+  if (!s.Begin(Fn::kHcsOpenComputeSystem) || !s.Has(Fn::kHcsModifyComputeSystem) || !s.Has(Fn::kHcsCloseComputeSystem)) {
+    return s.outcome();
+  }
+  // HCS's result document lists events even when the call succeeds (hcsshim internal/hcs/system.go Modify logs
+  // them and looks only at the HRESULT): a failure is a failing HRESULT, and only then is the document its record.
+  auto check = [&s](Fn fn, HRESULT hr, LibraryString& result) {
+    if (!Failed(hr)) return true;
+    LibraryString none(s.library());
+    s.Check(fn, hr, none);
+    if (!result.empty()) s.outcome().error_record = result.Take();
+    return false;
+  };
+  Handle system(s, Fn::kHcsCloseComputeSystem);
+  auto open = s.Get<PFN_HcsOpenComputeSystem>(Fn::kHcsOpenComputeSystem);
+  LibraryString open_result(s.library());
+  if (!open || !check(Fn::kHcsOpenComputeSystem, open(Wide(id), system.out(), open_result.out()), open_result)) {
+    return s.outcome();
+  }
+  auto modify = s.Get<PFN_HcsModifyComputeSystem>(Fn::kHcsModifyComputeSystem);
+  LibraryString modify_result(s.library());
+  if (modify) check(Fn::kHcsModifyComputeSystem, modify(system.get(), Wide(request), modify_result.out()), modify_result);
   return s.outcome();
 }
 

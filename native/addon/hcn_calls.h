@@ -35,6 +35,10 @@ CallOutcome DeleteObject(ObjectKind kind, const GUID& id);
 CallOutcome ListObjectsDetailed(ObjectKind kind, const OptionalText& query);
 CallOutcome CallHns(const std::u16string& method, const std::u16string& path, const OptionalText& body);
 CallOutcome ListAdapters();
+// HCS hot attach/detach (hcsshim hnsendpoint.go modifyContainer): HcsOpenComputeSystem(id) ->
+// HcsModifyComputeSystem(request) -> HcsCloseComputeSystem. A failure names the function and carries HCS's result
+// document as the error record.
+CallOutcome ModifyComputeSystem(const std::u16string& id, const std::u16string& request);
 
 }  // namespace hcn
 

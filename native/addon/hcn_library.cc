@@ -7,22 +7,26 @@ namespace hcn {
 namespace {
 
 constexpr const char* kNames[kFnCount] = {
-    "HcnEnumerateNetworks", "HcnCreateNetwork", "HcnOpenNetwork", "HcnModifyNetwork",
-    "HcnQueryNetworkProperties", "HcnDeleteNetwork", "HcnCloseNetwork",
-    "HcnEnumerateEndpoints", "HcnCreateEndpoint", "HcnOpenEndpoint", "HcnModifyEndpoint",
-    "HcnQueryEndpointProperties", "HcnDeleteEndpoint", "HcnCloseEndpoint",
-    "HcnEnumerateNamespaces", "HcnCreateNamespace", "HcnOpenNamespace", "HcnModifyNamespace",
-    "HcnQueryNamespaceProperties", "HcnDeleteNamespace", "HcnCloseNamespace",
-    "HNSCall",
-    "CoTaskMemFree",
-    "HcnSimEnumerateAdapters",
+#define HCN_FUNCTION(enumerator, name, group) #name,
+    HCN_FUNCTIONS(HCN_FUNCTION)
+#undef HCN_FUNCTION
 };
 
-bool IsOptional(Fn fn) { return fn == Fn::kSimEnumerateAdapters; }
+constexpr FnGroup kHCN = FnGroup::kHcn, kV1 = FnGroup::kV1, kHCS = FnGroup::kHcs, kFREE = FnGroup::kFree,
+                  kSIM = FnGroup::kSim;
+constexpr FnGroup kGroups[kFnCount] = {
+#define HCN_FUNCTION(enumerator, name, group) k##group,
+    HCN_FUNCTIONS(HCN_FUNCTION)
+#undef HCN_FUNCTION
+};
+
+bool IsOptional(Fn fn) { return GroupOf(fn) == FnGroup::kSim; }
 
 }  // namespace
 
 const char* FnName(Fn fn) { return kNames[static_cast<int>(fn)]; }
+
+FnGroup GroupOf(Fn fn) { return kGroups[static_cast<int>(fn)]; }
 
 Library& Library::Instance() {
   static Library library;
@@ -45,13 +49,15 @@ Capabilities Library::Init(const std::optional<std::string>& library_path) {
 Capabilities Library::GetCapabilities() const {
   Capabilities caps;
   const LoadedLibraries* loaded = Loaded();
-  caps.v2_supported = Has(Fn::kCoTaskMemFree);
+  caps.v2_supported = caps.v1_supported = caps.hcs_supported = Has(Fn::kCoTaskMemFree);
   for (int i = 0; i < kFnCount; ++i) {
     const Fn fn = static_cast<Fn>(i);
     if (!Has(fn) && !IsOptional(fn)) caps.missing.push_back(FnName(fn));
-    if (fn < Fn::kHnsCall) caps.v2_supported = caps.v2_supported && Has(fn);
+    const FnGroup group = GroupOf(fn);
+    if (group == FnGroup::kHcn) caps.v2_supported = caps.v2_supported && Has(fn);
+    if (group == FnGroup::kV1) caps.v1_supported = caps.v1_supported && Has(fn);
+    if (group == FnGroup::kHcs) caps.hcs_supported = caps.hcs_supported && Has(fn);
   }
-  caps.v1_supported = Has(Fn::kHnsCall) && Has(Fn::kCoTaskMemFree);
   caps.adapter_source = Has(Fn::kSimEnumerateAdapters) ? "library" : OsAdaptersAvailable() ? "os" : "none";
   if (loaded == nullptr) {
     caps.load_error = "init() has not been called";
@@ -72,7 +78,8 @@ HRESULT Library::MissingCode(Fn fn) const {
   const LoadedLibraries* loaded = Loaded();
   if (loaded == nullptr) return kModNotFound;
   if (loaded->symbols[static_cast<int>(fn)] != nullptr) return kOk;
-  const bool module_loaded = fn == Fn::kHnsCall ? loaded->v1_loaded : loaded->hcn_loaded;
+  const FnGroup group = GroupOf(fn);
+  const bool module_loaded = group == FnGroup::kV1 || group == FnGroup::kHcs ? loaded->v1_loaded : loaded->hcn_loaded;
   return module_loaded ? kProcNotFound : kModNotFound;
 }
 

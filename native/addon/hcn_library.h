@@ -12,19 +12,15 @@
 #include <vector>
 
 #include "hcn_abi.h"
+#include "hcn_functions.h"
 
 namespace hcn {
 
+// One enumerator per entry of native/include/hcn_functions.h, in its order.
 enum class Fn : int {
-  kEnumerateNetworks, kCreateNetwork, kOpenNetwork, kModifyNetwork, kQueryNetworkProperties, kDeleteNetwork,
-  kCloseNetwork,
-  kEnumerateEndpoints, kCreateEndpoint, kOpenEndpoint, kModifyEndpoint, kQueryEndpointProperties, kDeleteEndpoint,
-  kCloseEndpoint,
-  kEnumerateNamespaces, kCreateNamespace, kOpenNamespace, kModifyNamespace, kQueryNamespaceProperties,
-  kDeleteNamespace, kCloseNamespace,
-  kHnsCall,
-  kCoTaskMemFree,
-  kSimEnumerateAdapters,  // optional: only the simulator client has it
+#define HCN_FUNCTION(enumerator, name, group) enumerator,
+  HCN_FUNCTIONS(HCN_FUNCTION)
+#undef HCN_FUNCTION
   kCount
 };
 constexpr int kFnCount = static_cast<int>(Fn::kCount);
@@ -32,11 +28,15 @@ constexpr int kFnCount = static_cast<int>(Fn::kCount);
 // The exported name, e.g. "HcnOpenNetwork".
 const char* FnName(Fn fn);
 
+// Where a function comes from (the group column of hcn_functions.h).
+enum class FnGroup { kHcn, kV1, kHcs, kFree, kSim };
+FnGroup GroupOf(Fn fn);
+
 // What a platform loader (hcn_library_posix.cc / hcn_library_win.cc) found.
 struct LoadedLibraries {
   void* symbols[kFnCount] = {};
   bool hcn_loaded = false;  // the library of the Hcn* functions (and, off Windows, of everything)
-  bool v1_loaded = false;   // the library of HNSCall
+  bool v1_loaded = false;   // the library of HNSCall and the HCS functions (vmcompute.dll)
   std::optional<std::string> hcn_library;
   std::optional<std::string> v1_library;
   std::optional<std::string> load_error;
@@ -46,6 +46,7 @@ LoadedLibraries LoadLibraries(const std::optional<std::string>& library_path);
 struct Capabilities {
   bool v2_supported = false;
   bool v1_supported = false;
+  bool hcs_supported = false;  // HcsOpen/Modify/CloseComputeSystem: Docker-style hot attach
   std::optional<std::string> hcn_library;
   std::optional<std::string> v1_library;
   std::vector<std::string> missing;

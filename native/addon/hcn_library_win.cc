@@ -78,13 +78,20 @@ LoadedLibraries LoadLibraries(const std::optional<std::string>&) {
     loaded.hcn_library = ModulePath(hcn);
     for (int i = 0; i < kFnCount; ++i) {
       const Fn fn = static_cast<Fn>(i);
-      if (fn == Fn::kHnsCall || fn == Fn::kCoTaskMemFree) continue;
+      const FnGroup group = GroupOf(fn);
+      if (group != FnGroup::kHcn && group != FnGroup::kSim) continue;
       loaded.symbols[i] = reinterpret_cast<void*>(GetProcAddress(hcn, FnName(fn)));
     }
   }
   if (HMODULE v1 = LoadSystemLibrary(L"vmcompute.dll", &loaded.load_error)) {
     loaded.v1_loaded = true;
-    loaded.symbols[static_cast<int>(Fn::kHnsCall)] = reinterpret_cast<void*>(GetProcAddress(v1, "HNSCall"));
+    // HNSCall and the HCS compute-system functions; each may be missing on its own (a capability, not a crash).
+    for (int i = 0; i < kFnCount; ++i) {
+      const Fn fn = static_cast<Fn>(i);
+      const FnGroup group = GroupOf(fn);
+      if (group != FnGroup::kV1 && group != FnGroup::kHcs) continue;
+      loaded.symbols[i] = reinterpret_cast<void*>(GetProcAddress(v1, FnName(fn)));
+    }
     if (loaded.symbols[static_cast<int>(Fn::kHnsCall)] != nullptr) loaded.v1_library = ModulePath(v1);
   }
   loaded.symbols[static_cast<int>(Fn::kCoTaskMemFree)] = reinterpret_cast<void*>(&::CoTaskMemFree);

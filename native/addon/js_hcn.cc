@@ -114,6 +114,15 @@ Napi::Value JsListAdapters(const Napi::CallbackInfo& info) {
   return Async(info, [] { return [] { return ListAdapters(); }; });
 }
 
+Napi::Value JsModifyComputeSystem(const Napi::CallbackInfo& info) {
+  return Async(info, [&] {
+    const char* usage = "modifyComputeSystem(id: string, request: string)";
+    auto id = StringArg(info, 0, usage);
+    auto request = StringArg(info, 1, usage);
+    return [=] { return ModifyComputeSystem(id, request); };
+  });
+}
+
 #define HCN_DEFINE_VERBS(K)                                          \
   template Napi::Value JsEnumerate<K>(const Napi::CallbackInfo&);     \
   template Napi::Value JsCreate<K>(const Napi::CallbackInfo&);        \

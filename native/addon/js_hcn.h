@@ -17,6 +17,7 @@ template <ObjectKind K> Napi::Value JsListDetailed(const Napi::CallbackInfo& inf
 
 Napi::Value JsHnsCall(const Napi::CallbackInfo& info);
 Napi::Value JsListAdapters(const Napi::CallbackInfo& info);
+Napi::Value JsModifyComputeSystem(const Napi::CallbackInfo& info);
 
 #define HCN_DECLARE_VERBS(K)                                                \
   extern template Napi::Value JsEnumerate<K>(const Napi::CallbackInfo&);     \

@@ -13,6 +13,7 @@ Napi::Object ToJs(Napi::Env env, const Capabilities& caps) {
   Napi::Object out = Napi::Object::New(env);
   out.Set("v2Supported", caps.v2_supported);
   out.Set("v1Supported", caps.v1_supported);
+  out.Set("hcsSupported", caps.hcs_supported);
   out.Set("hcnLibrary", NullableString(env, caps.hcn_library));
   out.Set("v1Library", NullableString(env, caps.v1_library));
   Napi::Array missing = Napi::Array::New(env, caps.missing.size());

@@ -78,6 +78,17 @@ typedef HRESULT(WINAPI* PFN_HcnCloseNamespace)(HCN_NAMESPACE Namespace);
 // HNS v1 (vmcompute.dll; in no public header: hcsshim declares it as vmcompute.HNSCall).
 typedef HRESULT(WINAPI* PFN_HNSCall)(PCWSTR Method, PCWSTR Path, PCWSTR Request, PWSTR* Response);
 
+// HCS compute systems (vmcompute.dll), for hot-attaching an endpoint to a Docker-style container. These are the
+// vmcompute.dll functions hcsshim declares (microsoft/hcsshim internal/vmcompute/vmcompute.go:
+// hcsOpenComputeSystem(id, *HcsSystem, **result), hcsModifyComputeSystem(system, configuration, **result),
+// hcsCloseComputeSystem(system)); they are in no public header (computecore.h's HcsOpenComputeSystem is a different
+// function of another DLL). `Result` is a JSON document of error events that the caller frees; only the HRESULT
+// says whether the call failed (hcsshim internal/hcs/system.go Modify).
+typedef void* HCS_SYSTEM;
+typedef HRESULT(WINAPI* PFN_HcsOpenComputeSystem)(PCWSTR Id, HCS_SYSTEM* ComputeSystem, PWSTR* Result);
+typedef HRESULT(WINAPI* PFN_HcsModifyComputeSystem)(HCS_SYSTEM ComputeSystem, PCWSTR Configuration, PWSTR* Result);
+typedef HRESULT(WINAPI* PFN_HcsCloseComputeSystem)(HCS_SYSTEM ComputeSystem);
+
 // Frees every string the functions above return (CoTaskMemFree on Windows).
 typedef void(WINAPI* PFN_CoTaskMemFree)(void* pv);
 

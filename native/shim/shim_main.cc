@@ -2,7 +2,9 @@
 // the environment and stdin — to the resident service (`hcn-cni-standalone serve`), writes back its stdout and
 // stderr and exits with its code. When the service is absent, speaks another protocol version, or goes away before
 // it has accepted the request, the request is run by the standalone executable beside the shim instead, with the
-// same environment and stdin, so the runtime sees the same result either way. See docs/service-protocol.md.
+// same environment and stdin, so the runtime sees the same result either way. Without CNI_COMMAND it is the operator
+// running `hcn-cni <command>`: that is the standalone executable's job, so the shim hands over at once.
+// See docs/service-protocol.md.
 #include <string>
 
 #include "shim_platform.h"
@@ -30,7 +32,8 @@ bool ReadBytes(Connection* c, uint32_t n, std::string* out) {
   return n == 0 || c->ReadExact(&(*out)[0], n);
 }
 
-int Run() {
+int Run(int argc, char** argv) {
+  if (!IsCniInvocation()) return PassThrough(argc, argv);
   std::string stdin_bytes;
   ReadStdin(&stdin_bytes, kStdinLimit);
   // One byte past the limit is enough for the plugin to refuse the input (code 6), as the standalone one reads it.
@@ -67,4 +70,4 @@ int Run() {
 }  // namespace
 }  // namespace hcnshim
 
-int main() { return hcnshim::Run(); }
+int main(int argc, char** argv) { return hcnshim::Run(argc, argv); }

@@ -39,6 +39,12 @@ class Connection {
 // process's stdout and stderr; returns its exit code, or -1 when it could not be started (the reason is on stderr).
 int RunStandalone(const std::string& stdin_bytes);
 
+// True when CNI_COMMAND is set and not empty: the runtime is calling. Otherwise an operator is (`hcn-cni networks`).
+bool IsCniInvocation();
+// Runs the standalone executable with this process's arguments (after argv[0]) and stdin, stdout and stderr, and
+// returns its exit code (POSIX: replaces this process). The operator's tool is the standalone executable's.
+int PassThrough(int argc, char** argv);
+
 }  // namespace hcnshim
 
 #endif  // HCN_CNI_SHIM_PLATFORM_H_

@@ -127,4 +127,19 @@ int RunStandalone(const std::string& stdin_bytes) {
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
+bool IsCniInvocation() {
+  const char* c = getenv("CNI_COMMAND");
+  return c && *c;
+}
+
+int PassThrough(int argc, char** argv) {
+  (void)argc;
+  const std::string path = SelfDir() + "/hcn-cni-standalone";
+  argv[0] = const_cast<char*>(path.c_str());
+  execv(path.c_str(), argv);
+  const std::string msg = "hcn-cni: cannot run " + path + ": " + strerror(errno) + "\n";
+  WriteFd(2, msg.data(), msg.size());
+  return 127;
+}
+
 }  // namespace hcnshim

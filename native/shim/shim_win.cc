@@ -149,4 +149,38 @@ int RunStandalone(const std::string& stdin_bytes) {
   return static_cast<int>(code);
 }
 
+bool IsCniInvocation() {
+  wchar_t buf[16];
+  const DWORD n = GetEnvironmentVariableW(L"CNI_COMMAND", buf, 16);
+  return n > 0;
+}
+
+// The command line after argv[0], as Windows gave it (quoting intact), appended to the standalone's own name.
+int PassThrough(int, char**) {
+  const std::wstring path = SelfDir() + L"\\hcn-cni-standalone.exe";
+  const wchar_t* line = GetCommandLineW();
+  bool quoted = false;
+  for (; *line && (quoted || (*line != L' ' && *line != L'\t')); ++line) {
+    if (*line == L'"') quoted = !quoted;
+  }
+  std::wstring cmd = L"\"" + path + L"\"" + line;
+  STARTUPINFOW si{};
+  si.cb = sizeof si;
+  si.dwFlags = STARTF_USESTDHANDLES;
+  si.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
+  si.hStdOutput = GetStdHandle(STD_OUTPUT_HANDLE);
+  si.hStdError = GetStdHandle(STD_ERROR_HANDLE);
+  PROCESS_INFORMATION pi{};
+  if (!CreateProcessW(path.c_str(), &cmd[0], nullptr, nullptr, TRUE, 0, nullptr, nullptr, &si, &pi)) {
+    WriteOut(2, "hcn-cni: cannot run " + Narrow(path.c_str(), path.size()) + ": error " + std::to_string(GetLastError()) + "\n");
+    return 127;
+  }
+  CloseHandle(pi.hThread);
+  WaitForSingleObject(pi.hProcess, INFINITE);
+  DWORD code = 1;
+  GetExitCodeProcess(pi.hProcess, &code);
+  CloseHandle(pi.hProcess);
+  return static_cast<int>(code);
+}
+
 }  // namespace hcnshim

@@ -8,7 +8,8 @@
 
 namespace hcnsim {
 
-enum class Kind : uint32_t { kNetwork = 1, kEndpoint = 2, kNamespace = 3 };
+// kComputeSystem handles keep the compute system's id (a container id, not a GUID) where the others keep a GUID.
+enum class Kind : uint32_t { kNetwork = 1, kEndpoint = 2, kNamespace = 3, kComputeSystem = 4 };
 
 // nullptr when out of memory.
 void* NewHandle(Kind kind, const std::string& guid);

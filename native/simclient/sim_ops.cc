@@ -116,4 +116,38 @@ HRESULT HnsCall(PCWSTR method, PCWSTR path, PCWSTR request, PWSTR* response) {
   return Finish(reply, response, nullptr);
 }
 
+HRESULT HcsOpen(PCWSTR id, void** system, PWSTR* result) {
+  Clear(result);
+  if (system == nullptr) return hcn::kPointer;
+  *system = nullptr;
+  const std::optional<std::string> name = FromWide(id);
+  if (!name) return hcn::kPointer;
+  Reply reply = Call("HcsOpenComputeSystem", {{"id", name}});
+  // HCS answers failures with a result document of error events: the simulator's error record plays that part.
+  if (!hcn::Failed(reply.hr)) {
+    *system = NewHandle(Kind::kComputeSystem, *name);
+    if (*system == nullptr) return hcn::kOutOfMemory;
+  }
+  reply.result = std::move(reply.error_record);
+  reply.error_record.reset();
+  const HRESULT hr = Finish(reply, result, nullptr);
+  if (hcn::Failed(hr) && *system != nullptr) {
+    CloseHandle(*system, Kind::kComputeSystem);
+    *system = nullptr;
+  }
+  return hr;
+}
+
+HRESULT HcsModify(void* system, PCWSTR configuration, PWSTR* result) {
+  Clear(result);
+  const std::string* id = HandleGuid(system, Kind::kComputeSystem);
+  if (id == nullptr) return hcn::kHandle;
+  Reply reply = Call("HcsModifyComputeSystem", {{"id", *id}, {"settings", FromWide(configuration)}});
+  reply.result = std::move(reply.error_record);
+  reply.error_record.reset();
+  return Finish(reply, result, nullptr);
+}
+
+HRESULT HcsClose(void* system) { return CloseHandle(system, Kind::kComputeSystem) ? hcn::kOk : hcn::kHandle; }
+
 }  // namespace hcnsim

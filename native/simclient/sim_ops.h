@@ -21,6 +21,12 @@ HRESULT EnumerateAdapters(PWSTR* adapters, PWSTR* error_record);
 // client's own (its error records have the envelope's shape).
 HRESULT HnsCall(PCWSTR method, PCWSTR path, PCWSTR request, PWSTR* response);
 
+// vmcompute.dll's compute-system functions (hot attach). Open asks the simulator whether the compute system exists
+// and keeps its id in the handle; Modify sends the request with that id; Close is local, like the HCN closes.
+HRESULT HcsOpen(PCWSTR id, void** system, PWSTR* result);
+HRESULT HcsModify(void* system, PCWSTR configuration, PWSTR* result);
+HRESULT HcsClose(void* system);
+
 }  // namespace hcnsim
 
 #endif  // HCN_CNI_SIMCLIENT_SIM_OPS_H_

@@ -13,21 +13,34 @@ declare const __HCN_TEST_HOOKS__: boolean | undefined;
 /** CNI stdin is a small JSON document; read one byte past the limit so the dispatcher can refuse an oversized one. */
 const STDIN_LIMIT = 1024 * 1024;
 
+/**
+ * Reads stdin to its end (or one byte past the limit). A runtime may hand over a non-blocking stdin, where a read
+ * with nothing yet to read fails with EAGAIN at once: then the thread sleeps (1 ms, doubling to 50 ms) before the
+ * next try instead of spinning a core at 100 % while the writer takes its time. Node offers no poll() on fd 0
+ * without loading node:net, which every start would pay for.
+ */
 function readStdin(): Buffer {
   const chunks: Buffer[] = [];
   let total = 0;
   const buf = Buffer.alloc(64 * 1024);
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  let wait = 1;
   for (;;) {
     let n: number;
     try {
       n = fs.readSync(0, buf, 0, buf.length, null);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'EAGAIN') continue;
+      if (code === 'EAGAIN') {
+        Atomics.wait(nap, 0, 0, wait);
+        wait = Math.min(wait * 2, 50);
+        continue;
+      }
       if (code === 'EOF' || code === 'EBADF') break;
       throw e;
     }
     if (n === 0) break;
+    wait = 1;
     chunks.push(Buffer.from(buf.subarray(0, n)));
     total += n;
     if (total > STDIN_LIMIT) break;
@@ -39,9 +52,12 @@ function readStdin(): Buffer {
  * Test builds (the unbundled dist/) can kill themselves at named state-write points, for the crash-point matrix.
  * The packaged executables are built with __HCN_TEST_HOOKS__ = false, which removes this entirely.
  */
+function testBuild(): boolean {
+  return typeof __HCN_TEST_HOOKS__ === 'undefined' ? true : __HCN_TEST_HOOKS__;
+}
+
 function crashHook(): CrashHook | undefined {
-  const enabled = typeof __HCN_TEST_HOOKS__ === 'undefined' ? true : __HCN_TEST_HOOKS__;
-  const spec = enabled ? process.env.HCN_CNI_TEST_CRASH_AT : undefined;
+  const spec = testBuild() ? process.env.HCN_CNI_TEST_CRASH_AT : undefined;
   if (!spec) return undefined;
   const points = new Set(spec.split(','));
   return (point) => {
@@ -49,8 +65,14 @@ function crashHook(): CrashHook | undefined {
   };
 }
 
+/**
+ * Where the addon and the HCN library come from. Only a test build (the unbundled dist/) lets the environment name
+ * them: the packaged executables load code only from their fixed places (src/hns/native.ts), as they ignore
+ * HCN_CNI_TEST_CRASH_AT — the runtime's environment must not be a way to run a library as the CNI plugin.
+ */
 function loadOptions(): { addonPath?: string; libraryPath?: string } {
   const o: { addonPath?: string; libraryPath?: string } = {};
+  if (!testBuild()) return o;
   if (process.env.HCN_CNI_ADDON) o.addonPath = process.env.HCN_CNI_ADDON;
   if (process.env.HCN_CNI_HCN_LIBRARY) o.libraryPath = process.env.HCN_CNI_HCN_LIBRARY;
   return o;

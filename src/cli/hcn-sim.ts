@@ -33,6 +33,7 @@ const USAGE = `usage:
     version MAJOR.MINOR [--no-v2|--v2]
     adapter add NAME MAC [--description TEXT] [--index N]
     adapter rm NAME
+    container add ID | container rm ID   HCS compute systems (containers) for hot attach
     host | dump | stats | calls
     reset [--keep-objects]
     wait-idle [--timeout-ms N]
@@ -180,6 +181,9 @@ function controlRequest(argv: string[]): { address: string; ctl: Ctl; args: Reco
         return { address, ctl: 'adapter-rm', args: { name: rest[1] } };
       }
       throw new UsageError('adapter add NAME MAC | adapter rm NAME');
+    case 'container':
+      if ((rest[0] === 'add' || rest[0] === 'rm') && rest[1]) return { address, ctl: `container-${rest[0]}`, args: { id: rest[1] } };
+      throw new UsageError('container add ID | container rm ID');
     case 'reset':
       return { address, ctl: 'reset', args: { objects: !values['keep-objects'] } };
     case 'wait-idle':

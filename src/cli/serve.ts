@@ -1,6 +1,6 @@
 /**
- * `hcn-cni serve [--listen ADDRESS]`: the resident service behind the shim (src/service). It runs until SIGTERM or
- * SIGINT, then stops accepting, lets every accepted request finish (a verb is never cut short by a shutdown), and
+ * `hcn-cni serve [--listen ADDRESS]`: the resident service behind the shim (src/service). It runs until SIGTERM,
+ * SIGINT (or on Windows SIGBREAK/SIGHUP), then stops accepting, lets every accepted request finish (a verb is never cut short by a shutdown), and
  * exits 0. The address defaults to /run/hcn-cni/service.sock (Linux) or \\.\pipe\hcn-cni (Windows), or
  * HCN_CNI_SERVICE when set — the same address the shim uses.
  */
@@ -42,10 +42,11 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
     pid: process.pid,
     ...(process.platform !== 'win32' && typeof process.getuid === 'function' ? { allowUid: process.getuid() } : {}),
     load: io.load,
+    ...(io.env.HCN_CNI_CLAIMS_DIR ? { claimsDir: io.env.HCN_CNI_CLAIMS_DIR } : {}),
   });
   await new Promise<void>((resolve) => {
-    process.once('SIGTERM', resolve);
-    process.once('SIGINT', resolve);
+    // Windows has no SIGTERM: a console's Ctrl+Break and close arrive as SIGBREAK and SIGHUP.
+    for (const signal of ['SIGTERM', 'SIGINT', 'SIGBREAK', 'SIGHUP'] as const) process.once(signal, () => resolve());
   });
   await service.close();
   return 0;

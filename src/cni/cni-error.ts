@@ -48,8 +48,6 @@ export const CniCode = {
   INTERNAL: 999,
 } as const;
 
-export type CniCodeValue = (typeof CniCode)[keyof typeof CniCode];
-
 export class CniError extends Error {
   readonly code: number;
   readonly details: string;

@@ -18,7 +18,7 @@ export interface ConfigKey {
 export const CONFIG_KEYS: readonly ConfigKey[] = [
   // The spec's own keys.
   { key: 'cniVersion', type: 'string', default: '"0.1.0"', meaning: 'Spec version of the request and of the result: one of 0.1.0, 0.2.0, 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0 (exact match); absent means 0.1.0, as libcni reads it. 0.1.0 and 0.2.0 results have the legacy shape (ip4, ip6, dns). CHECK needs 0.4.0 or later, GC and STATUS 1.1.0.' },
-  { key: 'name', type: 'string', default: 'required', meaning: 'Network configuration name: a letter or digit, then letters, digits, "_", "." or "-".' },
+  { key: 'name', type: 'string', default: 'required', meaning: 'Network configuration name: a letter or digit, then letters, digits, "_", "." or "-"; at most 128 characters.' },
   { key: 'type', type: 'string', default: 'required', meaning: 'The plugin binary name (normally "hcn-cni").' },
   { key: 'capabilities', type: 'object', default: 'none', meaning: 'Capabilities the plugin accepts (portMappings, dns, mac). Tolerated on stdin because libcni leaves it there.' },
   { key: 'runtimeConfig', type: 'object', default: 'none', meaning: 'Set by the runtime from the capabilities: portMappings, dns, mac. Other capabilities are ignored with a warning.' },
@@ -35,7 +35,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   // Windows and HNS settings.
   { key: 'mode', type: '"bridge" | "delegatedNic"', default: '"bridge"', meaning: 'bridge: attach to an HNS network (networkName). delegatedNic: give the pod a host NIC found by its MAC.' },
   { key: 'apiVersion', type: '"auto" | 1 | 2', default: '"auto"', meaning: 'HNS API: 1 (v1 HNS), 2 (HCN v2), or auto (v2 when the host has it). "1" and "2" as strings are accepted.' },
-  { key: 'networkName', type: 'string', default: 'the value of name', meaning: 'Name of the HNS network to attach to in bridge mode.' },
+  { key: 'networkName', type: 'string', default: 'the value of name', meaning: 'Name of the HNS network to attach to in bridge mode: 1-256 characters, no control characters, lone surrogates, "/" or "\\", no leading or trailing spaces, not only dots.' },
   { key: 'networkType', type: '"L2Bridge" | "Overlay" | "NAT" | "L2Tunnel"', default: '"L2Bridge" (an existing network may then be L2Bridge or L2Tunnel)', meaning: 'Type of the network when it is created, and the type an existing one must have (any case); another type is error 7, as win-bridge and win-overlay refuse it.' },
   { key: 'createNetwork', type: 'boolean', default: 'false; true when master and a subnet are set (sdnbridge creates its network)', meaning: 'Create the bridge-mode network when it does not exist. Requires subnet.' },
   { key: 'subnet', type: 'IPv4 or IPv6 CIDR, or a list of one per family', default: 'none', meaning: 'Subnet(s) of a network the plugin creates (createNetwork, or delegatedNic without IPAM): an IPv6 one, or one of each family, makes IPv6-only or dual-stack pods. Must be a network address; prefix /1 to /30 (IPv4), /1 to /126 (IPv6). IPv6 needs HCN (v2) and HNS 11.10 or later.', aliases: ['ipam.subnet (sdnbridge; an IPv4 network address, when no IPv4 subnet is given)'] },
@@ -43,10 +43,12 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   { key: 'adapterName', type: 'string', default: 'none', meaning: 'Host adapter a created bridge-mode network binds to.', aliases: ['master'] },
   { key: 'master', type: 'string', default: 'none', meaning: 'sdnbridge\'s name for adapterName; with a subnet (or ipam.subnet) it also turns createNetwork on, and a network it creates needs networkType.' },
   { key: 'endpointMacPrefix', type: '"xx-xx"', default: '"0E-2A"', meaning: 'win-overlay: on an Overlay network with IPAM the endpoint MAC is the prefix followed by the four bytes of the pod\'s IPv4 address (0E-2A-0A-84-00-05).' },
-  { key: 'mtu', type: 'integer 576-9000', default: 'none (HNS default)', meaning: 'Interface MTU; reported in 1.1.0 results.' },
-  { key: 'loopbackDSR', type: 'boolean', default: 'false', meaning: 'Let a pod reach itself through a service VIP (OutBoundNAT with the pod IP as destination). For the IPv4 address only, as in every peer. Needs HCN (v2) with DSR (HNS 9.3+ or 10.2+) and the pod IP before the endpoint exists (ipam, or a chained prevResult); otherwise error 2 or 7, never silently dropped.', aliases: ['windowsSettings.enableLoopbackDSR', 'optionalFlags.loopbackDSR'] },
-  { key: 'outboundNatExceptions', type: 'list of IPv4 or IPv6 CIDRs', default: '[]', meaning: 'Destinations that are not source-NATed: one OutBoundNAT policy per family the pod has, each with that family\'s exceptions.', aliases: ['ipMasqNetwork (one CIDR, added to the list)'] },
-  { key: 'ipMasqNetwork', type: 'IPv4 or IPv6 CIDR', default: 'none', meaning: 'win-bridge\'s single NAT exception; added to outboundNatExceptions.' },
+  { key: 'iov', type: 'boolean', default: 'false', meaning: 'delegatedNic: SR-IOV (Accelnet) for the pod NIC, as Azure CNI does for FrontendNIC: network flag EnableIov and an Iov endpoint policy. Needs HCN (v2) and HNS 15.4 or later.' },
+  { key: 'disableHostPort', type: 'boolean', default: 'true where HNS is 15.1 or later', meaning: 'delegatedNic: no host vNIC (vEthernet) on the pod NIC\'s switch (network flag DisableHostPort, as Azure CNI sets it). true on an older HNS is error 2; false keeps the host vNIC.' },
+  { key: 'mtu', type: 'integer 576-9000', default: 'none (HNS default)', meaning: 'Interface MTU (InterfaceParameters policy, HCN only, HNS 10.0 or later; elsewhere not applied and logged); reported in 1.1.0 results.' },
+  { key: 'loopbackDSR', type: 'boolean', default: 'false', meaning: 'Let a pod reach itself through a service VIP (OutBoundNAT with the pod IP as destination; added after create when HNS assigns the address). For the IPv4 address only, as in every peer. Needs HCN and DSR (HNS 9.3-9.x or 10.2 or later): error 2 otherwise.', aliases: ['windowsSettings.enableLoopbackDSR', 'optionalFlags.loopbackDSR'] },
+  { key: 'outboundNatExceptions', type: 'list of IPv4 or IPv6 CIDRs', default: '[]', meaning: 'Destinations that are not source-NATed: one OutBoundNAT policy per family the pod has, each with that family\'s exceptions. Network addresses: host bits zero (10.0.0.0/8, not 10.0.0.1/8).', aliases: ['ipMasqNetwork (one CIDR, added to the list)'] },
+  { key: 'ipMasqNetwork', type: 'IPv4 or IPv6 CIDR', default: 'none', meaning: 'win-bridge\'s single NAT exception (a network address); added to outboundNatExceptions.' },
   { key: 'AdditionalArgs', type: 'list of {Name, Value}', default: '[]', meaning: 'Azure CNI / sdnbridge policies: Name "EndpointPolicy" or "NetworkPolicy", Value an HNS policy object with a Type. Other names are ignored with a warning.' },
   { key: 'policies', type: 'list of {name, value}', default: '[]', meaning: 'win-bridge policies, same meaning as AdditionalArgs.' },
   { key: 'windowsSettings', type: 'object', default: 'none', meaning: 'Azure CNI settings: enableLoopbackDSR (= loopbackDSR) and hnsTimeoutDurationInSeconds (= hnsTimeoutSeconds). Other keys are ignored with a warning.' },
@@ -55,8 +57,8 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   { key: 'ipamTimeoutSeconds', type: 'integer 1-3600', default: '30', meaning: 'Limit for each delegated IPAM run; on expiry the IPAM is killed and the verb fails with code 11.' },
 
   // The plugin's own housekeeping.
-  { key: 'stateDir', type: 'absolute path', default: 'C:\\ProgramData\\hcn-cni\\state on Windows, /var/lib/hcn-cni on Linux', meaning: 'Where attachment records and locks live.' },
-  { key: 'logFile', type: 'absolute path', default: 'none (stderr only)', meaning: 'JSON-lines log file, in addition to stderr.' },
+  { key: 'stateDir', type: 'absolute path', default: 'C:\\ProgramData\\hcn-cni\\state on Windows, /var/lib/hcn-cni on Linux', meaning: 'Where attachment records, intents, tombstones and the lock live. Anything at a record\'s path that is not a small regular file (a directory, FIFO, symlink) is quarantined, never followed or read.' },
+  { key: 'logFile', type: 'absolute path', default: 'none (stderr only)', meaning: 'JSON-lines log file, in addition to stderr. Best effort: a file that cannot be opened or written (full, a directory, a device, a symlink, which is never followed) costs a warning on stderr, never the verb. Created with mode 0640.' },
   { key: 'logLevel', type: '"trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent"', default: '"info"', meaning: 'Log verbosity (any case).' },
   { key: 'audit', type: 'boolean', default: 'true', meaning: 'Run the leak audit (ownerless HNS objects) during ADD.' },
 

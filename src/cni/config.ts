@@ -36,6 +36,7 @@ import {
   type SubnetConf,
   type Verb,
 } from './types';
+import { checkValueBounds } from './value-bounds';
 import { DEFAULT_CONF_VERSION, isSupportedVersion } from './version';
 
 export interface ConfContextOptions {
@@ -51,6 +52,7 @@ export const DEFAULTS = {
   networkType: 'L2Bridge' as BridgeNetworkType,
   createNetwork: false,
   loopbackDSR: false,
+  iov: false,
   hnsTimeoutSeconds: 30,
   ipamTimeoutSeconds: 30,
   logLevel: 'info' as LogLevel,
@@ -66,6 +68,7 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
   if (!isPlainObject(raw)) {
     throw new CniError(CniCode.DECODE_FAILURE, `network configuration must be a JSON object, got ${describeValue(raw)}`);
   }
+  checkValueBounds(raw);
   const warnings: string[] = [];
   const flat = flattenDelegate(raw, warnings);
   const f = new Fields(flat, '');
@@ -80,15 +83,15 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
   }
 
   const name = f.get('name');
-  if (typeof name !== 'string' || !CONTAINER_ID_PATTERN.test(name)) {
-    throw invalidConfig(f.pathOf('name'), 'a letter or digit followed by letters, digits, "_", "." or "-"', name);
+  if (typeof name !== 'string' || !CONTAINER_ID_PATTERN.test(name) || name.length > MAX_NAME_LENGTH) {
+    throw invalidConfig(f.pathOf('name'), `a letter or digit followed by letters, digits, "_", "." or "-" (at most ${MAX_NAME_LENGTH} characters)`, name);
   }
   const type = f.nonEmptyString('type');
   if (type === undefined) throw invalidConfig(f.pathOf('type'), 'a non-empty string', undefined);
 
   const mode = oneOf(f, 'mode', MODES) ?? DEFAULTS.mode;
   const apiVersion = parseApiVersion(f);
-  const networkName = f.nonEmptyString('networkName') ?? name;
+  const networkName = hnsNetworkName(f) ?? name;
   const givenType = oneOf(f, 'networkType', NETWORK_TYPES);
   const networkType = givenType ?? DEFAULTS.networkType;
   const adapterName = parseAdapterName(f);
@@ -140,6 +143,8 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
   const logFile = absolutePath(f, 'logFile', ctx.platform) ?? ctx.defaults.logFile;
   const logLevel = parseLogLevel(f);
   const audit = f.boolean('audit') ?? DEFAULTS.audit;
+  const iov = f.boolean('iov') ?? DEFAULTS.iov;
+  const disableHostPort = f.boolean('disableHostPort');
 
   const ipam = parseIpam(f, warnings, createNetwork && subnetFromIpam);
   const dns = parseDns(f, warnings);
@@ -178,6 +183,7 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
     endpointPolicies,
     networkPolicies,
     loopbackDSR,
+    iov,
     outboundNatExceptions,
     portMappings: runtime.portMappings,
     hnsTimeoutSeconds,
@@ -191,6 +197,7 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
   if (subnets.length > 0) conf.subnets = subnets;
   if (adapterName !== undefined) conf.adapterName = adapterName;
   if (mtu !== undefined) conf.mtu = mtu;
+  if (disableHostPort !== undefined) conf.disableHostPort = disableHostPort;
   if (ipam !== undefined) conf.ipam = ipam;
   if (runtime.dns !== undefined) conf.runtimeDns = runtime.dns;
   if (runtime.mac !== undefined) conf.runtimeMac = runtime.mac;
@@ -411,12 +418,55 @@ function ipCidr(f: Fields, value: string, p: string): void {
   if (!parseCidr(value)) throw f.invalid(p, 'an IPv4 or IPv6 CIDR', value);
 }
 
+/**
+ * A NAT exception is a destination network: its host bits must be zero ("10.0.0.1/8" is a typo for 10.0.0.0/8 or
+ * for 10.0.0.1/32, and HNS's reading of it is not something to guess). Either family.
+ */
+function ipNetworkCidr(f: Fields, value: string, p: string): void {
+  ipCidr(f, value, p);
+  const c = parseCidr(value)!;
+  if (c.address !== c.network) {
+    throw f.invalid(p, `a network address with its host bits zero (${formatIp(c.family, c.network)}/${c.prefix})`, value);
+  }
+}
+
+/**
+ * The CNI spec does not bound `name`, but runtimes and IPAM plugins use it as a file name (host-local keeps
+ * <dataDir>/<name>/), and it is written into every record: 128 characters is generous and fits every file system.
+ */
+const MAX_NAME_LENGTH = 128;
+
+/**
+ * networkName: the name of an HNS network, matched against HNS's list and sent in create requests. HNS stores
+ * names as UTF-16 strings (hcsshim's HostComputeNetwork.Name is a Go string sent as JSON); this accepts what can
+ * round-trip and be shown: 1–256 characters, no control characters (NUL ends a C string on the way), no lone
+ * UTF-16 surrogates (not representable in UTF-8 or JSON text the same way twice), no path separators or names
+ * made only of dots (they are never network names and suggest a path was pasted), no leading or trailing spaces.
+ */
+function hnsNetworkName(f: Fields): string | undefined {
+  const v = f.nonEmptyString('networkName');
+  if (v === undefined) return undefined;
+  const what = 'an HNS network name: 1 to 256 printable characters, without "/", "\\", leading or trailing spaces, and not only dots';
+  if (
+    v.length > 256 ||
+    // eslint-disable-next-line no-control-regex -- control characters are exactly what this rejects
+    /[\u0000-\u001f\u007f]/.test(v) ||
+    /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(v) ||
+    /[/\\]/.test(v) ||
+    /^\.+$/.test(v) ||
+    v.trim() !== v
+  ) {
+    throw invalidConfig(f.pathOf('networkName'), what, v);
+  }
+  return v;
+}
+
 function parseNatExceptions(f: Fields): string[] {
-  const list = f.stringArray('outboundNatExceptions', 'an IPv4 or IPv6 CIDR', (s, p) => ipCidr(f, s, p)) ?? [];
+  const list = f.stringArray('outboundNatExceptions', 'an IPv4 or IPv6 CIDR', (s, p) => ipNetworkCidr(f, s, p)) ?? [];
   const masq = f.get('ipMasqNetwork');
   if (masq !== undefined) {
     if (typeof masq !== 'string') throw invalidConfig(f.pathOf('ipMasqNetwork'), 'an IPv4 or IPv6 CIDR', masq);
-    ipCidr(f, masq, f.pathOf('ipMasqNetwork'));
+    ipNetworkCidr(f, masq, f.pathOf('ipMasqNetwork'));
     if (!list.includes(masq)) list.push(masq);
   }
   return list;

@@ -5,12 +5,25 @@ export function defaultStateDir(platform: NodeJS.Platform): string {
   return platform === 'win32' ? 'C:\\ProgramData\\hcn-cni\\state' : '/var/lib/hcn-cni';
 }
 
-/** containerd's CNI configuration directory. */
+/**
+ * containerd's CNI configuration directory when config.toml does not set conf_dir: on Windows
+ * %ProgramFiles%\containerd\cni\conf (containerd internal/cri/config/config_windows.go).
+ */
 export function defaultConfDir(platform: NodeJS.Platform): string {
-  return platform === 'win32' ? 'C:\\etc\\cni\\net.d' : '/etc/cni/net.d';
+  return platform === 'win32' ? 'C:\\Program Files\\containerd\\cni\\conf' : '/etc/cni/net.d';
 }
 
-/** containerd's CNI binary directory. */
+/** containerd's CNI binary directory when config.toml does not set bin_dir: %ProgramFiles%\containerd\cni\bin. */
 export function defaultBinDir(platform: NodeJS.Platform): string {
-  return platform === 'win32' ? 'C:\\opt\\cni\\bin' : '/opt/cni/bin';
+  return platform === 'win32' ? 'C:\\Program Files\\containerd\\cni\\bin' : '/opt/cni/bin';
+}
+
+/**
+ * The node-wide register of live claims (src/state/claims.ts), shared by every conflist whatever its stateDir.
+ * Windows: one fixed place beside the default state. Elsewhere the plugin drives only the simulator, where "one node"
+ * is one hcn-sim: there the register is used only when HCN_CNI_CLAIMS_DIR (or the embedder) names it — the test
+ * harness gives each simulator its own.
+ */
+export function defaultClaimsDir(platform: NodeJS.Platform): string | undefined {
+  return platform === 'win32' ? 'C:\\ProgramData\\hcn-cni\\claims' : undefined;
 }

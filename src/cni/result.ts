@@ -2,7 +2,7 @@
  * Results on the wire: rendering a version-neutral CniResult in the shape a spec version defines, and parsing a
  * result of any supported version (prevResult from the runtime, the output of delegated IPAM) back into neutral form.
  *
- * Shapes by version (SPEC.md at each tag):
+ * Shapes by version (containernetworking/cni SPEC.md at each version's tag):
  * - 0.1.0 / 0.2.0: no interfaces; `ip4` and `ip6` objects {ip, gateway, routes} holding the first address of each
  *   family and the routes of that family; `dns`. Converted as containernetworking/cni pkg/types/040/types.go
  *   (convertTo02x) does: later addresses of a family are dropped, a route goes with its destination's family.

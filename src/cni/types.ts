@@ -158,6 +158,10 @@ export interface NetConf {
   networkPolicies: RawPolicy[];
   /** Adds an OutBoundNAT policy whose destination is the pod's own IP (hairpin through a service VIP). */
   loopbackDSR: boolean;
+  /** delegatedNic: SR-IOV (EnableIov network flag + Iov endpoint policy). */
+  iov: boolean;
+  /** delegatedNic: DisableHostPort network flag; undefined: set where HNS supports it. */
+  disableHostPort?: boolean;
   /** CIDRs excluded from outbound NAT (`outboundNatExceptions`, or win-bridge's `ipMasqNetwork`). */
   outboundNatExceptions: string[];
 

@@ -1,14 +1,17 @@
 /**
  * One way to talk to HNS, whichever API the host offers. The plugin and the audit work with NetworkInfo and
  * EndpointInfo; V2Api does objects through HCN (computenetwork.dll), V1Api through HNSCall (vmcompute.dll).
- * Both attach to a Docker-style container through v1 (HCN has no container attach), and v1 and v2 are two views of
- * one object store, so objects created through one are seen by the other.
+ * Both hot-attach to a Docker-style container through HCS (HCN has no container attach), asking v1 first whether it
+ * is attached, as hcsshim does; v1 and v2 are two views of one object store, so objects created through one are seen
+ * by the other. The operations that only one API or HCS offers live here too (HostOps), so the plugin never talks
+ * to the facade below.
  */
 import { defaultRoute, familyOf } from '../net/ipv4';
 import { canonicalMac } from '../net/mac';
-import { isNotFound } from './hcn-error';
-import type { Hcn } from './hcn';
-import { render } from './policies';
+import { isComputeSystemMissing, isNotFound } from './hcn-error';
+import type { HnsVersion } from './features';
+import type { Hcn, HostAdapter } from './hcn';
+import { PolicyError, render } from './policies';
 import type {
   HnsV1Endpoint,
   HnsV1Network,
@@ -33,6 +36,8 @@ export interface NetworkInfo {
   flags: number;
   /** The host adapter the network binds (NetAdapterName policy / NetworkAdapterName). */
   adapterName?: string;
+  /** v1: the bound NIC's MAC (SourceMac), "AA-BB-CC-DD-EE-FF". */
+  sourceMac?: string;
   subnets: SubnetInfo[];
   /** The host's address on an Overlay network (v1 ManagementIP; HCN's network document has no such field). */
   managementIp?: string;
@@ -75,13 +80,17 @@ export interface EndpointSpec {
   mac?: string;
   /** Default gateways, at most one per family: each becomes a default route of its family (0.0.0.0/0, ::/0). */
   gateways?: string[];
-  dns: { servers: string[]; search: string[]; domain?: string };
+  /** options: resolver options (ndots:5); HCN's Dns has Options (hcsshim hcn/hcnnetwork.go Dns), v1 has none. */
+  dns: { servers: string[]; search: string[]; domain?: string; options?: string[] };
   policies: TypedPolicy[];
 }
 
 export type DeleteOutcome = 'deleted' | 'not-found';
 
-export interface HnsApi {
+/** How a hot attach or detach ended. */
+export type HotAttachOutcome = 'done' | 'already' | 'container-gone' | 'endpoint-gone';
+
+export interface HnsApi extends HostOps {
   readonly version: ApiVersion;
   readonly hcn: Hcn;
   listNetworks(): Promise<NetworkInfo[]>;
@@ -93,9 +102,34 @@ export interface HnsApi {
   getEndpoint(id: string): Promise<EndpointInfo | undefined>;
   createEndpoint(network: NetworkInfo, spec: EndpointSpec, id?: string): Promise<EndpointInfo>;
   deleteEndpoint(id: string): Promise<DeleteOutcome>;
+  /** Adds policies to an existing endpoint (HCN only: HcnModifyEndpoint, ResourceType Policy, RequestType Add). */
+  addEndpointPolicies(id: string, policies: TypedPolicy[]): Promise<void>;
   attachNamespace(endpointId: string, namespaceId: string): Promise<void>;
   detachNamespace(endpointId: string, namespaceId: string): Promise<DeleteOutcome>;
   namespaceExists(namespaceId: string): Promise<boolean>;
+}
+
+/** What both APIs do the same way: HCS hot attach, v1-only reads, the host's adapters. */
+export interface HostOps {
+  /** Why hot attach cannot work on this host (HCS or HNSCall missing), or undefined when it can. */
+  hotAttachUnavailable(): string | undefined;
+  /**
+   * hcsshim HotAttachEndpoint (hnsendpoint.go): IsAttached (v1 GET /endpoints/{id}, SharedContainers) and, when not
+   * attached, HCS Open → Modify {"ResourceType":"Network","RequestType":"Add","Settings":"<endpoint id>"} → Close.
+   * A compute system that does not exist rejects with the HCS error (see isComputeSystemMissing).
+   */
+  hotAttach(endpointId: string, containerId: string): Promise<HotAttachOutcome>;
+  /** hcsshim HotDetachEndpoint: the same with "Remove"; a container or endpoint already gone counts as detached. */
+  hotDetach(endpointId: string, containerId: string): Promise<HotAttachOutcome>;
+  /** The containers an endpoint is attached to (v1 SharedContainers), or undefined when the endpoint is gone. */
+  endpointContainers(endpointId: string): Promise<string[] | undefined>;
+  /** Whether the namespace lists the endpoint (HCN), for views that do not show the namespace on the endpoint. */
+  namespaceHasEndpoint(namespaceId: string, endpointId: string): Promise<boolean>;
+  /** The endpoint ids, through the API that ADD uses (STATUS). */
+  endpointIds(): Promise<string[]>;
+  listAdapters(): Promise<HostAdapter[]>;
+  /** HNS's version (v1 GET /globals/version, once per object), or undefined where HNSCall is missing. */
+  hnsVersion(): Promise<HnsVersion | undefined>;
 }
 
 // ---- shared helpers ----
@@ -188,14 +222,83 @@ export function endpointFromV2(e: HostComputeEndpoint): EndpointInfo {
  */
 export type Listing = 'auto' | 'hcn' | 'v1';
 
-export class V2Api implements HnsApi {
+abstract class HostOpsBase implements HostOps {
+  constructor(readonly hcn: Hcn) {}
+
+  hotAttachUnavailable(): string | undefined {
+    const caps = this.hcn.capabilities;
+    const missing = [...(caps.hcsSupported ? [] : ['HcsOpenComputeSystem/HcsModifyComputeSystem/HcsCloseComputeSystem']), ...(caps.v1Supported ? [] : ['HNSCall'])];
+    return missing.length ? `${missing.join(' and ')} (vmcompute.dll)` : undefined;
+  }
+
+  async endpointContainers(endpointId: string): Promise<string[] | undefined> {
+    const e = await orUndefined(this.hcn.hnsCall<HnsV1Endpoint>('GET', `/endpoints/${endpointId}`));
+    return e ? (e.SharedContainers ?? []).map(String) : undefined;
+  }
+
+  private async isAttachedTo(endpointId: string, containerId: string): Promise<boolean | undefined> {
+    // hcsshim IsAttached: a case-insensitive containment test on SharedContainers.
+    const containers = await this.endpointContainers(endpointId);
+    return containers && containers.some((c) => c.toLowerCase().includes(containerId.toLowerCase()));
+  }
+
+  private async modifyContainer(endpointId: string, containerId: string, request: 'Add' | 'Remove'): Promise<HotAttachOutcome> {
+    try {
+      await this.hcn.modifyComputeSystem(containerId, { ResourceType: 'Network', RequestType: request, Settings: endpointId });
+      return 'done';
+    } catch (e) {
+      if (request === 'Remove' && isComputeSystemMissing(e)) return 'container-gone';
+      throw e;
+    }
+  }
+
+  async hotAttach(endpointId: string, containerId: string): Promise<HotAttachOutcome> {
+    const attached = await this.isAttachedTo(endpointId, containerId);
+    if (attached === undefined) return 'endpoint-gone';
+    if (attached) return 'already';
+    return this.modifyContainer(endpointId, containerId, 'Add');
+  }
+
+  async hotDetach(endpointId: string, containerId: string): Promise<HotAttachOutcome> {
+    const attached = await this.isAttachedTo(endpointId, containerId);
+    if (attached === undefined) return 'endpoint-gone';
+    if (!attached) return 'already';
+    return this.modifyContainer(endpointId, containerId, 'Remove');
+  }
+
+  async namespaceHasEndpoint(namespaceId: string, endpointId: string): Promise<boolean> {
+    if (!this.hcn.capabilities.v2Supported) return false;
+    const ns = await orUndefined(this.hcn.getNamespace(namespaceId));
+    return (ns?.Resources ?? []).some((r) => r.Type === 'Endpoint' && sameId(r.Data?.Id, endpointId));
+  }
+
+  abstract endpointIds(): Promise<string[]>;
+
+  listAdapters(): Promise<HostAdapter[]> {
+    return this.hcn.listAdapters();
+  }
+
+  private versionAnswer: Promise<HnsVersion | undefined> | undefined;
+  hnsVersion(): Promise<HnsVersion | undefined> {
+    if (!this.versionAnswer) {
+      this.versionAnswer = this.hcn.capabilities.v1Supported ? this.hcn.version() : Promise.resolve(undefined);
+      this.versionAnswer.catch(() => (this.versionAnswer = undefined));
+    }
+    return this.versionAnswer;
+  }
+}
+
+export class V2Api extends HostOpsBase implements HnsApi {
   readonly version = 2 as const;
   private readonly bulkV1: boolean;
-  constructor(
-    readonly hcn: Hcn,
-    listing: Listing = 'auto',
-  ) {
+  constructor(hcn: Hcn, listing: Listing = 'auto') {
+    super(hcn);
     this.bulkV1 = listing === 'v1' || (listing === 'auto' && hcn.capabilities.v1Supported);
+  }
+
+  /** HcnEnumerateEndpoints (ids only): the v2 listing may go through HNSCall, which answers where HCN does not. */
+  endpointIds(): Promise<string[]> {
+    return this.hcn.enumerateEndpoints();
   }
 
   async listNetworks(): Promise<NetworkInfo[]> {
@@ -244,12 +347,21 @@ export class V2Api implements HnsApi {
     if (spec.mac) settings.MacAddress = spec.mac;
     // One default route per family, as sdnbridge writes them (microsoft/windows-container-networking network/endpoint.go).
     if (spec.gateways?.length) settings.Routes = spec.gateways.map((gw) => ({ NextHop: gw, DestinationPrefix: defaultRoute(familyOf(gw) ?? 4) }));
-    const dns = { ServerList: spec.dns.servers, Search: spec.dns.search, ...(spec.dns.domain ? { Domain: spec.dns.domain } : {}) };
-    if (dns.ServerList.length || dns.Search.length || dns.Domain) settings.Dns = dns;
+    const dns = {
+      ServerList: spec.dns.servers,
+      Search: spec.dns.search,
+      ...(spec.dns.domain ? { Domain: spec.dns.domain } : {}),
+      ...(spec.dns.options?.length ? { Options: spec.dns.options } : {}),
+    };
+    if (dns.ServerList.length || dns.Search.length || dns.Domain || dns.Options) settings.Dns = dns;
     return endpointFromV2(await this.hcn.createEndpoint(network.id, settings, id));
   }
   deleteEndpoint(id: string): Promise<DeleteOutcome> {
     return outcome(this.hcn.deleteEndpoint(id));
+  }
+  /** microsoft/hcsshim hcn/hcnendpoint.go ApplyPolicy: {"ResourceType":"Policy","RequestType":"Add","Settings":{"Policies":[…]}}. */
+  async addEndpointPolicies(id: string, policies: TypedPolicy[]): Promise<void> {
+    await this.hcn.modifyEndpoint(id, { ResourceType: 'Policy', RequestType: 'Add', Settings: { Policies: policies } });
   }
   async attachNamespace(endpointId: string, namespaceId: string): Promise<void> {
     await this.hcn.addNamespaceEndpoint(namespaceId, endpointId);
@@ -271,6 +383,7 @@ export function networkFromV1(n: HnsV1Network): NetworkInfo {
     type: canonicalType(n.Type),
     flags: Number(n.Flags ?? 0),
     adapterName: n.NetworkAdapterName || undefined,
+    ...(normalizeMac(n.SourceMac) ? { sourceMac: normalizeMac(n.SourceMac) } : {}),
     subnets: (n.Subnets ?? []).map((s) => (s.GatewayAddress ? { prefix: s.AddressPrefix, gateway: s.GatewayAddress } : { prefix: s.AddressPrefix })),
     ...(typeof n.ManagementIP === 'string' && n.ManagementIP !== '' ? { managementIp: n.ManagementIP } : {}),
   };
@@ -304,9 +417,12 @@ export function endpointFromV1(e: HnsV1Endpoint): EndpointInfo {
   };
 }
 
-export class V1Api implements HnsApi {
+export class V1Api extends HostOpsBase implements HnsApi {
   readonly version = 1 as const;
-  constructor(readonly hcn: Hcn) {}
+
+  async endpointIds(): Promise<string[]> {
+    return (await this.listEndpoints()).map((e) => e.id);
+  }
 
   async listNetworks(): Promise<NetworkInfo[]> {
     return ((await this.hcn.hnsCall<HnsV1Network[]>('GET', '/networks/')) ?? []).map(networkFromV1);
@@ -319,11 +435,11 @@ export class V1Api implements HnsApi {
     return n ? networkFromV1(n) : undefined;
   }
   async createNetwork(spec: NetworkSpec, id?: string): Promise<NetworkInfo> {
+    // No Flags: HNS v1's network has none (microsoft/hcsshim internal/hns/hnsnetwork.go HNSNetwork).
     const body: HnsV1Network = {
       Name: spec.name,
       // Docker and hcsshim send the v1 type in lower case.
       Type: spec.type.toLowerCase(),
-      Flags: spec.flags,
       Policies: render(spec.policies, 1) as HnsV1Network['Policies'],
       Subnets: spec.subnets.map((s) => (s.gateway ? { AddressPrefix: s.prefix, GatewayAddress: s.gateway } : { AddressPrefix: s.prefix })),
     };
@@ -365,6 +481,9 @@ export class V1Api implements HnsApi {
   deleteEndpoint(id: string): Promise<DeleteOutcome> {
     return outcome(this.hcn.hnsCall('DELETE', `/endpoints/${id}`));
   }
+  addEndpointPolicies(): Promise<void> {
+    return Promise.reject(new PolicyError('adding policies to an existing endpoint needs the HCN (v2) API; this host uses HNS v1'));
+  }
   async attachNamespace(endpointId: string, namespaceId: string): Promise<void> {
     await this.hcn.hnsCall('POST', `/namespaces/${namespaceId}/addresource`, { Type: 'Endpoint', Data: { Id: endpointId } });
   }
@@ -374,20 +493,4 @@ export class V1Api implements HnsApi {
   async namespaceExists(namespaceId: string): Promise<boolean> {
     return (await orUndefined(this.hcn.hnsCall('GET', `/namespaces/${namespaceId}`))) !== undefined;
   }
-}
-
-// ---- Docker-style container attach: v1 on both APIs ----
-
-export async function attachContainer(hcn: Hcn, endpointId: string, containerId: string): Promise<void> {
-  await hcn.hnsCall('POST', `/endpoints/${endpointId}/attach`, { ContainerId: containerId, SystemType: 'Container' });
-}
-
-export async function detachContainer(hcn: Hcn, endpointId: string, containerId: string): Promise<DeleteOutcome> {
-  return outcome(hcn.hnsCall('POST', `/endpoints/${endpointId}/detach`, { ContainerId: containerId, SystemType: 'Container' }));
-}
-
-/** The containers an endpoint is attached to (v1 SharedContainers), or undefined when the endpoint is gone. */
-export async function endpointContainers(hcn: Hcn, endpointId: string): Promise<string[] | undefined> {
-  const e = await orUndefined(hcn.hnsCall<HnsV1Endpoint>('GET', `/endpoints/${endpointId}`));
-  return e ? (e.SharedContainers ?? []).map(String) : undefined;
 }

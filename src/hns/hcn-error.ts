@@ -38,7 +38,8 @@ export class HcnError extends Error {
     let hr = toUnsigned(hresult);
     if (hr === 0) hr = typeof record?.ErrorCode === 'number' && record.ErrorCode !== 0 ? toUnsigned(record.ErrorCode) : HR.E_FAIL;
     const info = describeHresult(hr);
-    const text = record?.Error?.trim() || info.message;
+    // HCS result documents carry the code in Error and the text in ErrorMessage (hcsshim internal/hcs/errors.go).
+    const text = (typeof record?.Error === 'string' ? record.Error.trim() : '') || (typeof record?.ErrorMessage === 'string' ? record.ErrorMessage.trim() : '') || info.message;
     super(`${op} failed: ${text} (${hresultHex(hr)} ${info.code})${detail ? `: ${detail}` : ''}`);
     this.op = op;
     this.hresult = hr;
@@ -87,4 +88,12 @@ export function isAdapterUnavailable(e: unknown): boolean {
 
 export function hasCode(e: unknown, hresult: number): boolean {
   return isHcnError(e) && e.hresult === toUnsigned(hresult);
+}
+
+/**
+ * The compute system (container) does not exist: hcsshim's IsNotExist (internal/hcs/errors.go) is
+ * ErrComputeSystemDoesNotExist (0xc037010e) or ErrElementNotFound (0x490).
+ */
+export function isComputeSystemMissing(e: unknown): boolean {
+  return isHcnError(e) && e.op.startsWith('Hcs') && (e.hresult === HR.HCS_SYSTEM_NOT_FOUND || e.hresult === HR.ERROR_NOT_FOUND);
 }

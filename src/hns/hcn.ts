@@ -16,6 +16,7 @@ import {
   type HostComputeNetwork,
   type HostComputeQuery,
   type ModifyRequest,
+  type ResourceModificationRequestResponse,
   type V1Envelope,
 } from './schema';
 
@@ -28,6 +29,8 @@ export interface HostAdapter {
   mac: string;
   description?: string;
   index?: number;
+  /** Backed by hardware (Get-NetAdapter -Physical); false for a host vNIC ("vEthernet (…)"); undefined: not said. */
+  physical?: boolean;
 }
 
 export interface HcnOptions {
@@ -38,6 +41,19 @@ export interface HcnOptions {
 }
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
+
+/**
+ * HNS v1 envelopes may carry no ErrorCode (microsoft/hcsshim internal/hns/hnsnetwork.go hnsResponse reads only
+ * Success, Error, Output): then the text says what failed. hcsshim itself recognises a missing object by
+ * "Element not found." (internal/hns/namespace.go); the HCN messages for missing networks and endpoints count too.
+ */
+function codeFromText(text: string | undefined): number | undefined {
+  if (!text) return undefined;
+  if (text.includes('Element not found')) return HR.ERROR_NOT_FOUND;
+  if (/network was not found/i.test(text)) return HR.NETWORK_NOT_FOUND;
+  if (/endpoint was not found/i.test(text)) return HR.ENDPOINT_NOT_FOUND;
+  return undefined;
+}
 
 /** Ids in an HNSCall path, replaced by {id} in the op name (faults and statistics match the route, not the id). */
 const GUID_IN_PATH = new RegExp(GUID_TEXT, 'g');
@@ -159,7 +175,8 @@ export class Hcn {
       throw new HcnError(op, HR.INVALID_JSON, null, `HNS answered with something that is not JSON: ${text.slice(0, 200)}`);
     }
     if (!env.Success) {
-      throw new HcnError(op, env.ErrorCode ?? HR.E_FAIL, JSON.stringify({ Success: false, Error: env.Error, ErrorCode: env.ErrorCode }));
+      const code = env.ErrorCode ?? codeFromText(env.Error) ?? HR.E_FAIL;
+      throw new HcnError(op, code, JSON.stringify({ Success: false, Error: env.Error, ErrorCode: env.ErrorCode ?? code }));
     }
     return env.Output as T;
   }
@@ -177,7 +194,14 @@ export class Hcn {
       mac: canonicalMac(a.MacAddress) ?? String(a.MacAddress ?? ''),
       description: typeof a.InterfaceDescription === 'string' ? a.InterfaceDescription : undefined,
       index: typeof a.InterfaceIndex === 'number' ? a.InterfaceIndex : undefined,
+      physical: typeof a.Physical === 'boolean' ? a.Physical : undefined,
     }));
+  }
+
+  // ---- HCS ----
+  /** Hot-adds or removes an endpoint's vNIC in a running compute system (hcsshim hnsendpoint.go modifyContainer). */
+  async modifyComputeSystem(id: string, request: ResourceModificationRequestResponse): Promise<void> {
+    await this.call('HcsModifyComputeSystem', () => this.native.modifyComputeSystem(id, JSON.stringify(request)));
   }
 
   // ---- plumbing ----

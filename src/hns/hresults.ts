@@ -1,6 +1,7 @@
 /**
  * HRESULTs that HNS returns: every HCN_E_* (0x803B0001–0x803B0037, from the HCN reference "HCN Error Code")
- * and the Win32/RPC codes that HNS clients meet in the field. Shared by the facade (to name and classify
+ * and the Win32/RPC codes that HNS clients meet in the field, plus the two HCS codes hot attach meets (hcsshim
+ * internal/hcs/errors.go). Shared by the facade (to name and classify
  * errors) and by the simulator (to return them), so both speak the same table.
  */
 
@@ -88,6 +89,10 @@ const table: Array<[number, string, string]> = [
   [0x800706bf, 'RPC_S_CALL_FAILED_DNE', 'The remote procedure call failed and did not execute.'],
   [0x800706d9, 'EPT_S_NOT_REGISTERED', 'There are no more endpoints available from the endpoint mapper.'],
   [0x80010108, 'RPC_E_DISCONNECTED', 'The object invoked has disconnected from its clients.'],
+  // microsoft/hcsshim internal/hcs/errors.go: ErrComputeSystemDoesNotExist = 0xc037010e,
+  // ErrVmcomputeOperationInvalidState = 0xc0370105.
+  [0xc037010e, 'HCS_E_SYSTEM_NOT_FOUND', 'A virtual machine or container with the specified identifier does not exist.'],
+  [0xc0370105, 'HCS_E_INVALID_STATE', 'The requested virtual machine or container operation is not valid in the current state.'],
 ];
 
 const byValue = new Map<number, HresultInfo>(table.map(([v, code, message]) => [v, { code, message }]));
@@ -148,6 +153,9 @@ export const HR = {
   INVALID_PREFIX: 0x803b0030,
   INVALID_SUBNET: 0x803b0032,
   ENDPOINT_NOT_ATTACHED: 0x803b0034,
+  HCS_SYSTEM_NOT_FOUND: 0xc037010e,
+  HCS_INVALID_STATE: 0xc0370105,
+  ERROR_INVALID_DATA: 0x8007000d,
   E_NOTIMPL: 0x80004001,
   E_FAIL: 0x80004005,
   E_UNEXPECTED: 0x8000ffff,

@@ -19,6 +19,8 @@ export interface NativeCapabilities {
   readonly v2Supported: boolean;
   /** HNSCall (vmcompute) was resolved. */
   readonly v1Supported: boolean;
+  /** HcsOpenComputeSystem, HcsModifyComputeSystem and HcsCloseComputeSystem (vmcompute) were resolved: hot attach. */
+  readonly hcsSupported: boolean;
   /** Path or name of the library HCN functions came from, or null when none could be loaded. */
   readonly hcnLibrary: string | null;
   /** Path or name of the library HNSCall came from, or null. */
@@ -89,6 +91,13 @@ export interface NativeHcn {
 
   /** JSON array of {Name, MacAddress, InterfaceDescription, InterfaceIndex}. */
   listAdapters(): Promise<string>;
+
+  /**
+   * HCS: HcsOpenComputeSystem(id) → HcsModifyComputeSystem(request) → HcsCloseComputeSystem (vmcompute.dll), the
+   * sequence of hcsshim's modifyContainer (hnsendpoint.go). A failure names the function (a compute system that
+   * does not exist: HcsOpenComputeSystem, 0xC037010E) and carries HCS's result document as the error record.
+   */
+  modifyComputeSystem(id: string, request: string): Promise<void>;
 
   /**
    * OS file lock that the kernel releases when the process dies (fcntl OFD lock / LockFileEx), non-blocking:

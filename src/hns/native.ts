@@ -1,10 +1,16 @@
 /**
  * The only module that loads the addon. It finds hcn.node (and, off Windows, the simulator client library that
  * stands in for computenetwork.dll) in one of three places, in this order:
- *  1. an explicit path (HCN_CNI_ADDON, passed in by the CLI);
+ *  1. an explicit path (HCN_CNI_ADDON, passed in by the CLI of a test build) — never inside a packaged single
+ *     executable: there the addon comes only from the executable itself and the HCN library only from its fixed
+ *     place (System32 on Windows; beside the extracted addon elsewhere), so no environment variable can make the
+ *     plugin, which runs with the runtime's privileges, load a library of someone else's choosing;
  *  2. inside the executable: a Node single-executable application carries both as SEA assets, and pkg as snapshot
- *     files. Neither can be dlopen'ed in place, so they are written once to a content-hashed directory under the
- *     temp dir and loaded from there (a hashed name never overwrites a DLL another process still has loaded);
+ *     files. Neither can be dlopen'ed in place, so they are written once to a content-hashed directory — beside
+ *     the executable on Windows (the CNI bin dir, writable by administrators only), else under the temp dir — and
+ *     loaded from there (a hashed name never overwrites a DLL another process still has loaded). The pkg path is
+ *     tested only with pkg's layout simulated (test/package/loader.test.ts sets process.pkg); no test builds with
+ *     pkg itself, and the project packages with SEA;
  *  3. a source checkout or npm install: <package root>/build/Release/hcn.node.
  */
 import * as fs from 'fs';
@@ -42,8 +48,9 @@ export function seaAssetNames(platform: string = process.platform, arch: string 
 
 let cached: LoadedNative | undefined;
 
-export function loadNative(options: LoadOptions = {}): LoadedNative {
+export function loadNative(requested: LoadOptions = {}): LoadedNative {
   if (cached) return cached;
+  const options = isSeaRunning() ? { ...(requested.extractDir ? { extractDir: requested.extractDir } : {}) } : requested;
   const found = locate(options);
   const mod = { exports: {} as NativeHcn };
   process.dlopen(mod, found.addonPath);
@@ -77,6 +84,15 @@ function locate(options: LoadOptions): Located {
     if (path.dirname(dir) === dir) break;
   }
   throw new Error(`hcn-cni: native addon not found; looked in:\n  ${tried.join('\n  ')}\nbuild it with "npm run build:native"`);
+}
+
+function isSeaRunning(): boolean {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- node:sea exists from Node 20.12 only; require() keeps older runtimes loading
+    return (require('node:sea') as { isSea(): boolean }).isSea();
+  } catch {
+    return false;
+  }
 }
 
 function beside(addonPath: string): string | undefined {
@@ -170,13 +186,6 @@ function checkPrivateDir(dir: string): void {
   }
 }
 
-/**
- * Writes `content` to `file` unless it is already there, byte for byte (a size check alone would accept a stale or
- * planted file of the same length; reading ~0.4 MB back costs well under a millisecond). The new file is written
- * beside and renamed into place, so a reader never sees a torn file. Another process may win the race or hold the
- * file loaded (Windows refuses to replace a loaded DLL): then the rename fails, and what is there is fine if it
- * has the right bytes.
- */
 /** hcn-cni-<16 hex of sha256(addon, library)>. */
 function hashedName(addon: Buffer, library: Buffer | undefined): string {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded synchronously on demand: start-up pays only for what is used
@@ -186,6 +195,13 @@ function hashedName(addon: Buffer, library: Buffer | undefined): string {
   return `hcn-cni-${hash.digest('hex').slice(0, 16)}`;
 }
 
+/**
+ * Writes `content` to `file` unless it is already there, byte for byte (a size check alone would accept a stale or
+ * planted file of the same length; reading ~0.4 MB back costs well under a millisecond). The new file is written
+ * beside and renamed into place, so a reader never sees a torn file. Another process may win the race or hold the
+ * file loaded (Windows refuses to replace a loaded DLL): then the rename fails, and what is there is fine if it
+ * has the right bytes.
+ */
 function writeOnce(file: string, content: Buffer): void {
   if (sameBytes(file, content)) return;
   const tmp = `${file}.${process.pid}.tmp`;
@@ -209,9 +225,4 @@ function sameBytes(file: string, content: Buffer): boolean {
 /** The addon if this process has loaded it (nothing is loaded by asking). */
 export function loadedNative(): LoadedNative | undefined {
   return cached;
-}
-
-/** For tests: forget the cached addon handle (the shared object itself stays loaded). */
-export function resetNativeForTests(): void {
-  cached = undefined;
 }

@@ -47,7 +47,20 @@ const MAPPINGS: Mapping[] = [
     toV2: (flat, s) => {
       if (flat.Protocol !== undefined) s.Protocol = protocolNumber(flat.Protocol, 'NAT policy');
     },
+    // v1 NAT has Protocol, InternalPort, ExternalPort and ExternalPortReserved only (microsoft/hcsshim
+    // internal/hns/hnspolicy.go NatPolicy): a host IP or flags cannot be said in v1.
     toV1: (s, flat) => {
+      for (const k of Object.keys(s)) {
+        if (!V1_NAT_FIELDS.has(k)) {
+          throw new PolicyError(
+            k === 'VIP'
+              ? `a port mapping with a hostIP (${String(s.VIP)}) needs the HCN (v2) API: HNS v1's NAT policy has no host IP (this host uses HNS v1)`
+              : `PortMapping setting ${k} has no HNS v1 equivalent (v1 NAT has Protocol, InternalPort, ExternalPort, ExternalPortReserved)`,
+          );
+        }
+      }
+      delete flat.VIP;
+      delete flat.Flags;
       if (s.Protocol !== undefined) {
         const n = protocolNumber(s.Protocol, 'PortMapping policy');
         flat.Protocol = PROTOCOL_NAMES[n] ?? String(n);
@@ -73,15 +86,16 @@ const MAPPINGS: Mapping[] = [
       Priority: 'Priority',
       Id: 'Id',
     },
-    // v1 carries one protocol number, v2 a string list ("6" or "6,17").
+    // v2 has a string list ("6" or "6,17"); v1 has both a single Protocol number and the same Protocols string
+    // (microsoft/hcsshim internal/hns/hnspolicy.go ACLPolicy), so the list goes across whole.
     toV2: (flat, s) => {
       if (flat.Protocol !== undefined) s.Protocols = String(protocolNumber(flat.Protocol, 'ACL policy'));
       if (flat.Protocols !== undefined) s.Protocols = String(flat.Protocols);
     },
     toV1: (s, flat) => {
       if (s.Protocols !== undefined) {
-        const first = String(s.Protocols).split(',')[0]!.trim();
-        flat.Protocol = protocolNumber(first, 'ACL policy');
+        for (const p of String(s.Protocols).split(',')) protocolNumber(p.trim(), 'ACL policy');
+        flat.Protocols = String(s.Protocols);
       }
     },
   },
@@ -90,6 +104,8 @@ const MAPPINGS: Mapping[] = [
   { v1: 'VLAN', v2: 'VLAN', fields: { VLAN: 'IsolationId' } },
   { v1: 'VSID', v2: 'VSID', fields: { VSID: 'IsolationId' } },
 ];
+
+const V1_NAT_FIELDS = new Set(['Protocol', 'InternalPort', 'ExternalPort', 'ExternalPortReserved']);
 
 const BY_V1 = new Map(MAPPINGS.map((m) => [m.v1.toLowerCase(), m]));
 const BY_V2 = new Map(MAPPINGS.map((m) => [m.v2.toLowerCase(), m]));

@@ -1,7 +1,8 @@
 /**
  * HCN JSON schemas as HNS speaks them (PascalCase keys, string enums on output, numeric flags). Only the fields
  * this project reads or writes are typed; HNS sends more, and unknown keys are kept.
- * Reference: ../shared/reference/hcn-api.md §3 (v2) and §5 (v1).
+ * Sources: microsoft/hcsshim hcn/hcnnetwork.go, hcn/hcnendpoint.go, hcn/hcnnamespace.go (v2) and internal/hns/*.go
+ * (v1); MicrosoftDocs/Virtualization-Documentation virtualization/api/hcn/HNS_Schema.md.
  */
 
 export interface SchemaVersion {
@@ -122,6 +123,17 @@ export interface ModifyRequest {
   Settings: unknown;
 }
 
+/**
+ * HCS modify request for hot attach: microsoft/hcsshim internal/hcs/schema1/schema1.go
+ * ResourceModificationRequestResponse {Resource `json:"ResourceType"`, Data `json:"Settings"`, Request
+ * `json:"RequestType,omitempty"`}; hnsendpoint.go sends ResourceType "Network" with the endpoint id as Settings.
+ */
+export interface ResourceModificationRequestResponse {
+  ResourceType: 'Network';
+  Settings: string;
+  RequestType: 'Add' | 'Remove';
+}
+
 // ---- HNS v1 (HNSCall) ----
 
 export interface V1Envelope<T = unknown> {
@@ -139,6 +151,8 @@ export interface HnsV1Network {
   /** Lower-case on output ("l2bridge", "nat"). */
   Type?: string;
   NetworkAdapterName?: string;
+  /** The bound NIC's MAC (hcsshim internal/hns/hnsnetwork.go HNSNetwork.SourceMac). */
+  SourceMac?: string;
   Policies?: FlatPolicy[];
   MacPools?: MacRange[];
   Subnets?: Array<{ AddressPrefix: string; GatewayAddress?: string; Policies?: FlatPolicy[] }>;

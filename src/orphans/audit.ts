@@ -10,9 +10,10 @@ import type { HnsApi, NetworkInfo } from '../hns/api';
 import type { HostOs } from '../hns/host-os';
 import type { Logger } from '../log/logger';
 import { intentLiveness } from '../state/liveness';
-import { ownerKey } from '../state/records';
+import { ownerKey, type Owner } from '../state/records';
 import type { StateStore } from '../state/store';
-import { detect, type AuditPlan, type Judged, type Verdict } from './detect';
+import { detect, type AuditInput, type AuditPlan, type Judged, type Verdict } from './detect';
+import { ownerTag } from './ownership';
 import { sweep, type SweepResult } from './sweep';
 
 export interface AuditDeps {
@@ -47,7 +48,8 @@ export interface AuditReport {
 
 export async function audit(deps: AuditDeps): Promise<AuditReport> {
   const now = deps.now ?? Date.now;
-  const started = now();
+  // The duration on a monotonic clock (a wall-clock step would skew it); `now` is for deadlines and grace periods.
+  const started = performance.now();
   const [networks, endpoints] = await Promise.all([deps.api.listNetworks(), deps.api.listEndpoints()]);
   const state = deps.store.snapshot();
   const tombs = new Map(state.tombstones.map((t) => [ownerKey(t), t]));
@@ -72,25 +74,50 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
     report.networks = networks.filter((n) => !gone.has(n.id));
     report.remainingOwners = owners(plan, report.sweep);
   }
-  report.durationMs = now() - started;
+  report.durationMs = Math.round((performance.now() - started) * 100) / 100;
   deps.log.info({ audit: 'summary', ...counts, deleted: report.sweep?.deleted.length ?? 0, durationMs: report.durationMs, dryRun: !!deps.dryRun }, 'audit done');
   return report;
 }
 
 /** Re-judges one object against its owner's state as it is on disk now. */
 function stillOrphan(j: Judged, deps: AuditDeps, now: number): boolean {
-  if (!j.owner) return false;
-  const record = deps.store.getAttachment(j.owner);
-  const intent = deps.store.getIntent(j.owner);
-  const tomb = deps.store.getTombstone(j.owner);
+  // A name carries only the owner's tag: an owner the listing-time state did not know may have appeared since.
+  const owner = j.owner ?? (j.ownerTag ? ownerWithTag(deps, j.ownerTag) : undefined);
+  if (!owner) {
+    // Still nobody's: judge it against the whole state as it is now (an unreadable record of unknown owner, or
+    // another configuration's claim, still protects it).
+    if (!j.ownerTag) return false;
+    const snap = deps.store.snapshot();
+    return again(j, { ...snap, otherClaims: deps.store.otherClaims() }, new Map());
+  }
+  const record = deps.store.getAttachment(owner);
+  const intent = deps.store.getIntent(owner);
+  const tomb = deps.store.getTombstone(owner);
   const intentLive = new Map(intent ? [[intent.id, intentLiveness(intent, tomb, now, deps.os.processStartTime)]] : []);
-  const state = { attachments: record ? [record] : [], intents: intent ? [intent] : [], tombstones: tomb ? [tomb] : [], quarantined: [] };
+  const state = {
+    attachments: record ? [record] : [],
+    intents: intent ? [intent] : [],
+    tombstones: tomb ? [tomb] : [],
+    quarantined: [],
+    otherClaims: deps.store.otherClaims(owner),
+  };
+  return again(j, state, intentLive);
+}
+
+function again(j: Judged, state: AuditInput['state'], intentLive: AuditInput['intentLive']): boolean {
   const listed = { id: j.id, name: j.name };
-  const again =
+  const plan =
     j.kind === 'endpoint'
       ? detect({ networks: [], endpoints: [{ ...listed, networkId: j.networkId ?? '', ips: [] }], state, intentLive })
       : detect({ networks: [{ ...listed, type: '', flags: 0, subnets: [] }], endpoints: [], state, intentLive });
-  return again.judged[0]?.verdict === 'orphan';
+  return plan.judged[0]?.verdict === 'orphan';
+}
+
+/** The owner with this tag in the state as it is on disk now (quarantined records count: they protect). */
+function ownerWithTag(deps: AuditDeps, tag: string): Owner | undefined {
+  const s = deps.store.snapshot();
+  const all: Owner[] = [...s.attachments, ...s.intents, ...s.tombstones, ...s.quarantined.flatMap((q) => (q.owner ? [q.owner] : []))];
+  return all.find((o) => ownerTag(o) === tag);
 }
 
 function owners(plan: AuditPlan, swept: SweepResult | undefined): Set<string> {

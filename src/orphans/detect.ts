@@ -4,7 +4,8 @@
  *  - foreign:   not named by us (nat, ext, shared bridge networks, anything without a valid owner name). Never touched.
  *  - live:      ours, and the owner's committed attachment record names this very object (by id).
  *  - in-flight: ours, and a live intent of the owner claims it (by planned id, or by name when the create did not
- *               choose its id). A live intent is a running ADD; deleting under it would be the HNS race of seed 000.
+ *               choose its id) — in this state directory, or registered node-wide by another one (claims.ts). A
+ *               live intent is a running ADD; deleting under it would be the HNS race of seed 000.
  *  - protected: ours, but we must not judge it: its owner's record is quarantined (unreadable); an endpoint that is
  *               attached to a namespace or container — in use — while nothing says its pod is gone (no DEL tombstone,
  *               no dead intent naming it, no record naming another endpoint); or a network that still holds
@@ -14,9 +15,11 @@
  */
 import type { EndpointInfo, NetworkInfo } from '../hns/api';
 import { sameId } from '../hns/api';
+import { fileKey } from '../state/file-names';
+import type { Claim } from '../state/claims';
 import { ownerKey, type AttachmentRecord, type IntentRecord, type Owner } from '../state/records';
 import type { StateSnapshot } from '../state/store';
-import { parseOwnedName } from './ownership';
+import { ownerTag, parseOwnedName } from './ownership';
 
 export type Verdict = 'foreign' | 'live' | 'in-flight' | 'protected' | 'orphan';
 
@@ -26,7 +29,10 @@ export interface Judged {
   name: string;
   verdict: Verdict;
   reason: string;
+  /** The owning attachment, when its name or the state says who that is. */
   owner?: Owner;
+  /** ownerTag() of the owner, for every object of ours (short names carry only the tag). */
+  ownerTag?: string;
   /** Endpoints: their network; networks: the adapter they bind. */
   networkId?: string;
   adapterName?: string;
@@ -60,10 +66,15 @@ interface OwnerState {
 
 export function detect(input: AuditInput): AuditPlan {
   const owners = new Map<string, OwnerState>();
+  // Names carry the owner's tag, not the owner: every owner the state knows, by tag.
+  const byTag = new Map<string, Owner>();
   const get = (o: Owner): OwnerState => {
     const k = ownerKey(o);
     let s = owners.get(k);
-    if (!s) owners.set(k, (s = { quarantined: false }));
+    if (!s) {
+      owners.set(k, (s = { quarantined: false }));
+      byTag.set(ownerTag(o), { containerId: o.containerId, ifname: o.ifname });
+    }
     return s;
   };
   for (const r of input.state.attachments) get(r).record = r;
@@ -72,14 +83,18 @@ export function detect(input: AuditInput): AuditPlan {
     s.intent = i;
     s.intentLive = input.intentLive.get(i.id) ?? { live: false, reason: 'liveness unknown' };
   }
-  for (const q of input.state.quarantined) if (q.owner && q.kind === 'attachment') get(q.owner).quarantined = true;
+  // By file key: a hashed file name (long or mixed-case ids) does not say its owner, but every owner has one key.
+  const quarantinedKeys = new Set(input.state.quarantined.filter((q) => q.kind === 'attachment').map((q) => q.key));
+  const otherClaims = input.state.otherClaims ?? [];
+  const unknownQuarantine = input.state.quarantined.some((q) => q.kind === 'attachment' && !q.owner);
+  for (const q of input.state.quarantined) if (q.owner && !byTag.has(ownerTag(q.owner))) byTag.set(ownerTag(q.owner), { containerId: q.owner.containerId, ifname: q.owner.ifname });
   for (const t of input.state.tombstones) get(t).tombstoned = true;
 
   const judged: Judged[] = [];
   const endpointVerdicts = new Map<string, Judged>();
   for (const ep of input.endpoints) {
     const inUse = ep.namespaceId ? `namespace ${ep.namespaceId}` : ep.containers?.length ? `container ${ep.containers[0]}` : undefined;
-    const j = judge('endpoint', ep.id, ep.name, get, owners, inUse);
+    const j = judge('endpoint', ep.id, ep.name, get, owners, byTag, quarantinedKeys, otherClaims, unknownQuarantine, inUse);
     j.networkId = ep.networkId;
     if (ep.namespaceId) j.namespaceId = ep.namespaceId;
     if (ep.mac) j.mac = ep.mac;
@@ -87,7 +102,7 @@ export function detect(input: AuditInput): AuditPlan {
     endpointVerdicts.set(ep.id.toLowerCase(), j);
   }
   for (const net of input.networks) {
-    const j = judge('network', net.id, net.name, get, owners);
+    const j = judge('network', net.id, net.name, get, owners, byTag, quarantinedKeys, otherClaims, unknownQuarantine);
     if (net.adapterName) j.adapterName = net.adapterName;
     if (j.verdict === 'orphan') {
       // Deleting a network cascades to its endpoints in HNS: only when every one of them is an orphan too.
@@ -112,36 +127,51 @@ function judge(
   name: string,
   get: (o: Owner) => OwnerState,
   owners: Map<string, OwnerState>,
+  byTag: ReadonlyMap<string, Owner>,
+  quarantinedKeys: ReadonlySet<string>,
+  otherClaims: readonly Claim[],
+  unknownQuarantine: boolean,
   inUse?: string,
 ): Judged {
   const parsed = parseOwnedName(name);
   if (!parsed || parsed.kind !== kind) return { kind, id, name, verdict: 'foreign', reason: 'not named by hcn-cni' };
-  const owner = parsed.owner;
-  const base = { kind, id, name, owner, ...(parsed.mac ? { mac: parsed.mac } : {}) };
-  const known = owners.has(ownerKey(owner));
-  const s = known ? get(owner) : { quarantined: false };
+  const owner = parsed.owner ?? byTag.get(parsed.tag);
+  const who = owner ? ownerKey(owner) : `the attachment with owner tag ${parsed.tag}`;
+  const known = !!owner && owners.has(ownerKey(owner));
+  const s: OwnerState = known ? get(owner) : { quarantined: false };
+  // An unreadable record protects its owner's objects; one whose file name does not say its owner (hashed) cannot
+  // be tied to a tag, so it protects every object of ours whose owner the state does not know.
+  if (owner ? quarantinedKeys.has(fileKey(owner)) : unknownQuarantine) s.quarantined = true;
+  // A delegated-NIC network's MAC: from a name of an earlier version, else from what the state says of its owner.
+  const mac = parsed.mac ?? (kind === 'network' ? (s.record?.mac ?? s.intent?.mac) : undefined);
+  const base = { kind, id, name, ownerTag: parsed.tag, ...(owner ? { owner } : {}), ...(mac ? { mac } : {}) };
   const rec = s.record;
   if (rec) {
     const recorded = kind === 'endpoint' ? rec.endpoint.owned && sameId(rec.endpoint.id, id) : rec.network.owned && sameId(rec.network.id, id);
-    if (recorded) return { ...base, verdict: 'live', reason: `attachment ${ownerKey(owner)} is committed with it` };
+    if (recorded) return { ...base, verdict: 'live', reason: `attachment ${who} is committed with it` };
   }
   if (s.intent && s.intentLive?.live) {
     const claims = s.intent.planned.some((p) => p.kind === kind && (p.id ? sameId(p.id, id) : p.name === name));
     if (claims) return { ...base, verdict: 'in-flight', reason: `a running ADD (pid ${s.intent.pid}) is creating it` };
   }
+  // Another conflist's ADD (another state directory) registered this claim node-wide before creating the object.
+  const other = otherClaims.find((c) => ownerTag(c.intent) === parsed.tag && c.intent.planned.some((p) => p.kind === kind && (p.id ? sameId(p.id, id) : p.name === name)));
+  if (other) {
+    return { ...base, verdict: 'in-flight', reason: `a running ADD of another configuration (state ${other.stateDir}, pid ${other.intent.pid}) is creating it` };
+  }
   if (!rec && s.quarantined) {
-    return { ...base, verdict: 'protected', reason: `the attachment record of ${ownerKey(owner)} is quarantined; not judging` };
+    return { ...base, verdict: 'protected', reason: `the attachment record of ${who} is quarantined; not judging` };
   }
   if (inUse && !rec && !s.tombstoned) {
     const deadIntentNamesIt = s.intent && !s.intentLive?.live && s.intent.planned.some((p) => p.kind === kind && (p.id ? sameId(p.id, id) : p.name === name));
     if (!deadIntentNamesIt) {
-      return { ...base, verdict: 'protected', reason: `attached to ${inUse}, so in use, and nothing in this state says ${ownerKey(owner)} is gone` };
+      return { ...base, verdict: 'protected', reason: `attached to ${inUse}, so in use, and nothing in this state says ${who} is gone` };
     }
   }
   let reason: string;
-  if (rec) reason = `attachment ${ownerKey(owner)} is committed with another ${kind} (stale duplicate)`;
+  if (rec) reason = `attachment ${who} is committed with another ${kind} (stale duplicate)`;
   else if (s.intent) reason = `no committed attachment, and the intent is dead: ${s.intentLive?.reason ?? 'unknown'}`;
-  else if (s.tombstoned) reason = `${ownerKey(owner)} was deleted (DEL left a tombstone) and nothing claims it: HNS finished it afterwards`;
+  else if (s.tombstoned) reason = `${who} was deleted (DEL left a tombstone) and nothing claims it: HNS finished it afterwards`;
   else reason = 'no committed attachment and no intent claims it';
   return { ...base, verdict: 'orphan', reason };
 }

@@ -28,6 +28,8 @@ export interface AddContext {
   policies: TypedPolicy[];
   /** Network policies (AdditionalArgs NetworkPolicy), for networks this ADD creates. */
   networkPolicies: TypedPolicy[];
+  /** Flags of a delegated-NIC network (nicNetworkFlags), decided before anything is created. */
+  nicFlags?: number;
   undo: Undo;
   /** What the audit just listed, so the bridge network is found without asking HNS again (undefined: ask). */
   listedNetworks?: NetworkInfo[];
@@ -60,7 +62,7 @@ export async function allocate(a: AddContext, reuse?: AttachmentRecord): Promise
   }
   if (!a.ctx.ipam.configured) return { ips: [], routes: [], dns: undefined, ipamAllocated: false, ipamMac: undefined };
   const r = await a.ctx.ipam.add();
-  a.undo.push('release the IPAM allocation', () => a.ctx.ipam.del());
+  a.undo.push('release the IPAM allocation', () => a.ctx.ipam.del(), { onlyIfClean: true });
   if (r.ips.length === 0) throw new CniError(CniCode.IPAM_FAILURE, `ipam plugin "${a.ctx.ipam.type}" returned no IP address`);
   // An HNS endpoint has at most one address per family (Azure CNI network/endpoint_windows.go: "HNS currently
   // supports one IP address and one IPv6 address per endpoint"; sdnbridge takes one of each).
@@ -135,9 +137,8 @@ export async function writeIntent(a: AddContext, planned: PlannedObject[], mac?:
 /** Adds what became known after the intent was written (the NIC and its network, once IPAM named the MAC). */
 export async function updateIntent(a: AddContext, intent: IntentRecord, planned: PlannedObject[], mac?: string): Promise<IntentRecord> {
   const next: IntentRecord = { ...intent, planned, ...(mac ? { mac } : {}) };
-  if (!(await a.store.updateIntent(next))) {
-    throw new CniError(CniCode.TRY_AGAIN_LATER, 'the attachment was deleted (DEL) while this ADD ran; rolled back');
-  }
+  const outcome = await a.store.updateIntent(next);
+  if (outcome !== 'committed') throw gone(outcome);
   return next;
 }
 
@@ -152,8 +153,14 @@ export async function commit(a: AddContext, record: AttachmentRecord, intent: In
   if (outcome === 'expired') {
     throw new CniError(CniCode.TRY_AGAIN_LATER, 'ADD ran past its deadline; rolled back so the audit does not race it');
   }
-  if (outcome === 'superseded') {
-    throw new CniError(CniCode.TRY_AGAIN_LATER, 'the attachment was deleted (DEL) while this ADD ran; rolled back');
-  }
+  if (outcome !== 'committed') throw gone(outcome);
   a.undo.clear();
+}
+
+/** The message says what really happened to this attempt's claim (it used to blame a DEL for everything). */
+function gone(outcome: 'superseded' | 'deleted' | 'expired'): CniError {
+  if (outcome === 'expired') return new CniError(CniCode.TRY_AGAIN_LATER, 'ADD ran past its deadline; rolled back so the audit does not race it');
+  return outcome === 'deleted'
+    ? new CniError(CniCode.TRY_AGAIN_LATER, 'the attachment was deleted (DEL) while this ADD ran; rolled back')
+    : new CniError(CniCode.TRY_AGAIN_LATER, 'another ADD of this attachment took over while this one ran (its claim had expired); rolled back');
 }

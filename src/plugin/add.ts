@@ -11,11 +11,11 @@ import { isHcnError, isUnreachable } from '../hns/hcn-error';
 import { audit, graceMs } from '../orphans/audit';
 import { endpointName } from '../orphans/ownership';
 import { ownerKey, type AttachmentRecord, type Owner, type PlannedObject } from '../state/records';
-import { allocate, chainedAddresses, plannedId, writeIntent, type AddContext } from './add-context';
+import { allocate, plannedId, writeIntent, type AddContext } from './add-context';
 import { recordedAttach, ensureAttached } from './attach';
 import { addBridge } from './bridge';
 import { addDelegatedNic, planDelegated } from './delegated-nic';
-import { checkLoopbackDsr, endpointPolicies, networkPolicies } from './endpoint-config';
+import { endpointPolicies, networkPolicies, nicNetworkFlags } from './endpoint-config';
 import { requireIpv6, staticIpv6 } from './families';
 import { step, toCniError } from './to-cni-error';
 import { parseNetns } from './netns';
@@ -36,15 +36,14 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
   const v6 = staticIpv6(conf);
   if (v6) await requireIpv6(choice, choice.api.hcn, `"${v6[0]}" ${JSON.stringify(v6[1])}`);
 
-  const existingRecord = store.getAttachment(owner);
-  await step('checking loopbackDSR', () =>
-    checkLoopbackDsr(conf, choice, ctx.ipam.configured || chainedAddresses({ conf, ctx }) !== undefined || (existingRecord?.ipamAllocated ?? false)),
-  );
+  const hnsVersion = choice.hnsVersion ?? (await step('asking HNS for its version', () => choice.api.hnsVersion()));
   let policies;
   let netPolicies;
+  let nicFlags: number | undefined;
   try {
-    policies = endpointPolicies(conf, choice.version, log);
+    policies = endpointPolicies(conf, choice.version, log, hnsVersion);
     netPolicies = networkPolicies(conf);
+    if (conf.mode === 'delegatedNic') nicFlags = nicNetworkFlags(conf, choice.version, hnsVersion);
   } catch (e) {
     throw toCniError(e, 'translating policies');
   }
@@ -60,6 +59,7 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
     attach: recordedAttach(target, owner.containerId),
     policies,
     networkPolicies: netPolicies,
+    ...(nicFlags !== undefined ? { nicFlags } : {}),
     undo: new Undo(),
   };
 
@@ -79,11 +79,13 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
   };
   await runAudit();
 
+  let intentId: string | undefined;
   try {
     // The intent comes first, before anything is allocated or created: a process killed at any later point leaves
     // a claim that names the owner, what it planned, and when it stops counting.
     const plan = conf.mode === 'delegatedNic' ? planDelegated(a, existing) : planBridge(a);
     const intent = await step('writing the intent', () => writeIntent(a, plan.planned, plan.mac));
+    intentId = intent.id;
     const addr = await allocate(a, existing);
     const record =
       conf.mode === 'delegatedNic'
@@ -101,6 +103,8 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
       await a.undo.run(log);
     }
     throw toCniError(e, 'ADD');
+  } finally {
+    if (intentId !== undefined) store.attemptEnded(intentId);
   }
 }
 

@@ -1,12 +1,13 @@
 /**
  * Attaching an endpoint where the netns says (see netns.ts), checking that it is there, and detaching it.
- * A Docker sandbox is attached through v1 `/endpoints/{id}/attach` whichever API created the endpoint: HCN has no
- * container attach, and HNS lets the two APIs share objects (hcsshim and Microsoft's own scripts mix them too).
+ * A Docker sandbox gets the endpoint's vNIC hot-added through HCS, whichever API created the endpoint, as the
+ * reference plugins do (containernetworking/plugins pkg/hns/endpoint_windows.go AddHnsEndpoint → hcsshim
+ * HotAttachEndpoint): HNS v1's `/endpoints/{id}/attach` only records the container in SharedContainers and adds no
+ * vNIC to a running container, so the pod would have no network while ADD reports success.
  */
 import { CniCode, CniError } from '../cni/cni-error';
-import { attachContainer, detachContainer, endpointContainers, sameId, type EndpointInfo, type HnsApi } from '../hns/api';
-import { hasCode, isNotFound } from '../hns/hcn-error';
-import type { Hcn } from '../hns/hcn';
+import { sameId, type EndpointInfo, type HnsApi } from '../hns/api';
+import { hasCode, isComputeSystemMissing, isNotFound } from '../hns/hcn-error';
 import { HR } from '../hns/hresults';
 import type { AttachmentRecord } from '../state/records';
 import type { AttachTarget } from './netns';
@@ -17,11 +18,12 @@ export function recordedAttach(target: Exclude<AttachTarget, { kind: 'shared' }>
   return target.kind === 'namespace' ? { kind: 'namespace', target: target.namespaceId } : { kind: 'container', target: containerId };
 }
 
-function needV1(hcn: Hcn): void {
-  if (!hcn.capabilities.v1Supported) {
+function needHotAttach(api: HnsApi): void {
+  const missing = api.hotAttachUnavailable();
+  if (missing) {
     throw new CniError(
       CniCode.API_UNAVAILABLE,
-      'attaching to a Docker-style sandbox (CNI_NETNS "none") needs HNSCall (vmcompute.dll), which this host lacks',
+      `attaching to a Docker-style sandbox (CNI_NETNS "none") hot-adds the endpoint through HCS and needs ${missing}, which this host lacks`,
     );
   }
 }
@@ -30,35 +32,42 @@ function needV1(hcn: Hcn): void {
 export async function isAttached(api: HnsApi, ep: EndpointInfo, attach: RecordedAttach): Promise<boolean> {
   if (attach.kind === 'none') return true;
   if (attach.kind === 'container') {
-    const containers = await endpointContainers(api.hcn, ep.id);
+    const containers = await api.endpointContainers(ep.id);
     return !!containers?.some((c) => c.toLowerCase() === attach.target.toLowerCase());
   }
   if (ep.namespaceId) return sameId(ep.namespaceId, attach.target);
   // Some views do not show the namespace on the endpoint: ask the namespace instead.
-  if (api.hcn.capabilities.v2Supported) {
-    try {
-      const ns = await api.hcn.getNamespace(attach.target);
-      return (ns.Resources ?? []).some((r) => r.Type === 'Endpoint' && sameId(r.Data?.Id, ep.id));
-    } catch (e) {
-      if (isNotFound(e)) return false;
-      throw e;
-    }
-  }
-  return false;
+  return api.namespaceHasEndpoint(attach.target, ep.id);
 }
 
 /**
  * Attaches unless already attached (a repeated ADD re-verifies instead of failing on "already attached"). An
- * endpoint this ADD has just created is attached to nothing: `fresh` skips asking.
+ * endpoint this ADD has just created is attached to nothing: `fresh` skips asking for namespaces (hot attach asks
+ * anyway, as hcsshim's HotAttachEndpoint does).
  */
 export async function ensureAttached(api: HnsApi, ep: EndpointInfo, attach: RecordedAttach, options: { fresh?: boolean } = {}): Promise<void> {
-  if (!options.fresh && (await isAttached(api, ep, attach))) return;
   if (attach.kind === 'none') return;
   if (attach.kind === 'container') {
-    needV1(api.hcn);
-    await attachContainer(api.hcn, ep.id, attach.target);
+    needHotAttach(api);
+    let outcome;
+    try {
+      outcome = await api.hotAttach(ep.id, attach.target);
+    } catch (e) {
+      if (isComputeSystemMissing(e)) {
+        // CNI error 3: the runtime need not clean up (nothing of this ADD is left: the caller undoes the endpoint).
+        throw new CniError(
+          CniCode.UNKNOWN_CONTAINER,
+          `container ${attach.target} does not exist in HCS (it stopped or was removed before its network was attached)`,
+          '',
+          { cause: e },
+        );
+      }
+      throw e;
+    }
+    if (outcome === 'endpoint-gone') throw new CniError(CniCode.HNS_FAILURE, `endpoint ${ep.id} vanished from HNS before it could be attached`);
     return;
   }
+  if (!options.fresh && (await isAttached(api, ep, attach))) return;
   try {
     await api.attachNamespace(ep.id, attach.target);
   } catch (e) {
@@ -69,13 +78,13 @@ export async function ensureAttached(api: HnsApi, ep: EndpointInfo, attach: Reco
   }
 }
 
-/** Detaches; a missing endpoint, namespace or attachment counts as detached. */
+/** Detaches; a missing endpoint, namespace, container or attachment counts as detached. */
 export async function detach(api: HnsApi, endpointId: string, attach: RecordedAttach): Promise<void> {
   try {
     if (attach.kind === 'namespace') await api.detachNamespace(endpointId, attach.target);
-    else if (attach.kind === 'container' && api.hcn.capabilities.v1Supported) await detachContainer(api.hcn, endpointId, attach.target);
+    else if (attach.kind === 'container' && !api.hotAttachUnavailable()) await api.hotDetach(endpointId, attach.target);
   } catch (e) {
-    if (isNotFound(e) || hasCode(e, HR.ENDPOINT_NOT_ATTACHED)) return;
+    if (isNotFound(e) || hasCode(e, HR.ENDPOINT_NOT_ATTACHED) || isComputeSystemMissing(e)) return;
     throw e;
   }
 }

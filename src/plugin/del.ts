@@ -8,16 +8,19 @@
  *  - A shared attachment (container:<id>) only drops its record: the endpoint is the sandbox's.
  * When HNS refuses to delete an endpoint, its IP is still in use: the IPAM allocation is kept (the tombstone says
  * ipamPending) and released by the ADD or GC whose audit finally removes the endpoint — never handed out twice.
+ * A "not found" answer is a claim, not a fact (HNS has answered 0x80070490 for an endpoint it still had, attached):
+ * before an address is released, the endpoint's absence is confirmed through a listing, by id.
  */
 import { CniCode, CniError } from '../cni/cni-error';
 import type { NetConf, VerbContext } from '../cni/types';
 import { sameId, type HnsApi } from '../hns/api';
 import { isNotFound, isUnreachable } from '../hns/hcn-error';
 import type { Logger } from '../log/logger';
-import { endpointName, parseOwnedName } from '../orphans/ownership';
-import { sameOwner, type AttachmentRecord, type Owner, type PlannedObject } from '../state/records';
+import { endpointName, ownerTag, parseOwnedName } from '../orphans/ownership';
+import { type AttachmentRecord, type Owner, type PlannedObject } from '../state/records';
 import type { StateStore } from '../state/store';
 import { detach } from './attach';
+import { endpointsListed } from './confirm-gone';
 import { step, toCniError } from './to-cni-error';
 import type { PluginRuntime } from './runtime';
 
@@ -35,16 +38,25 @@ export async function del(ctx: VerbContext, rt: PluginRuntime): Promise<void> {
   if (rec) {
     if (!api) throw new CniError(CniCode.TRY_AGAIN_LATER, 'no HNS API is available on this host to delete the recorded attachment');
     const { endpointGone } = await deleteByRecord(api, store, rec, log);
-    if (endpointGone && rec.ipamAllocated && ctx.ipam.configured) await ctx.ipam.del();
-    await step('removing the attachment record', () => store.removeAttachment(owner));
+    const released = endpointGone && rec.ipamAllocated && ctx.ipam.configured;
+    if (released) await ctx.ipam.del();
+    try {
+      await store.removeAttachment(owner);
+    } catch (e) {
+      // The HNS objects and the IP are dealt with; the runtime (and the operator) must learn that, not only the error.
+      const done = endpointGone ? `deleted endpoint ${rec.endpoint.id}${released ? ' and released its IP' : ''}` : `could not delete endpoint ${rec.endpoint.id} (tombstoned, its IP kept)`;
+      const err = toCniError(e, 'removing the attachment record');
+      throw new CniError(err.code, `DEL ${done}, but ${err.message}`, err.details, { cause: e });
+    }
     return;
   }
-  if (api) await deleteUnrecorded(api, store, owner, log, { cniNetwork: conf.name });
-  // The killed ADD may have allocated: DEL must release it (IPAM DEL is idempotent). An IPAM that is not on CNI_PATH
-  // cannot have allocated anything for an ADD that left no record (that ADD could not have run it either), and
-  // failing here would make the pod impossible to tear down on a node without it: warn and succeed. With a record
-  // that says IPAM allocated (above), its error stands, as the spec asks.
-  if (ctx.ipam.configured) {
+  const { endpointGone } = api ? await deleteUnrecorded(api, store, owner, log, { cniNetwork: conf.name }) : { endpointGone: true };
+  // The killed ADD may have allocated: DEL must release it (IPAM DEL is idempotent) — unless an endpoint of this
+  // owner is still in HNS (it holds the IP): then the tombstone keeps the allocation (ipamPending) for the audit.
+  // An IPAM that is not on CNI_PATH cannot have allocated anything for an ADD that left no record (that ADD could not
+  // have run it either), and failing here would make the pod impossible to tear down on a node without it: warn and
+  // succeed. With a record that says IPAM allocated (above), its error stands, as the spec asks.
+  if (ctx.ipam.configured && endpointGone) {
     if (await ctx.ipam.installed()) await ctx.ipam.del();
     else log.warn({ ipam: ctx.ipam.type }, `DEL: ipam plugin "${ctx.ipam.type}" is not on CNI_PATH and no record says it allocated for this attachment; nothing to release`);
   }
@@ -77,7 +89,10 @@ export async function deleteByRecord(api: HnsApi, store: StateStore, rec: Attach
   let endpointGone = !rec.endpoint.owned;
   try {
     await detach(api, rec.endpoint.id, rec.attach);
-    if (rec.endpoint.owned) await api.deleteEndpoint(rec.endpoint.id);
+    if (rec.endpoint.owned && (await api.deleteEndpoint(rec.endpoint.id)) === 'not-found') {
+      const listed = await endpointsListed(api, (e) => sameId(e.id, rec.endpoint.id));
+      if (listed.length > 0) throw new Error(`HNS answered "not found" for endpoint ${rec.endpoint.id}, but still lists it`);
+    }
     endpointGone = true;
     if (rec.network.owned) await api.deleteNetwork(rec.network.id);
     log.info({ endpoint: rec.endpoint.id, network: rec.network.owned ? rec.network.id : undefined }, 'attachment deleted');
@@ -97,23 +112,28 @@ export async function deleteByRecord(api: HnsApi, store: StateStore, rec: Attach
   }
 }
 
-/** DEL without a record: tombstone first, then delete by planned ids (the create race) and by owner names. */
+/**
+ * DEL without a record: tombstone first, then delete by planned ids (the create race) and by owner names.
+ * `endpointGone`: no endpoint of the owner is listed afterwards, so an IPAM allocation may be released; when one
+ * survived (HNS refused, or answered a lying "not found"), the tombstone keeps the allocation (ipamPending).
+ */
 export async function deleteUnrecorded(
   api: HnsApi,
   store: StateStore,
   owner: Owner,
   log: Logger,
   options: { cniNetwork?: string; onlyIntent?: string } = {},
-): Promise<void> {
+): Promise<{ endpointGone: boolean }> {
   const intent = await step('tombstoning the attachment', () =>
     store.tombstone(owner, 'DEL without a committed attachment', { extra: [{ kind: 'endpoint', name: endpointName(owner) }], ...options }),
   );
   const planned = intent?.planned ?? [];
   try {
     const [endpoints, networks] = await Promise.all([api.listEndpoints(), api.listNetworks()]);
+    const tag = ownerTag(owner);
     const mine = (name: string, kind: 'endpoint' | 'network') => {
       const parsed = parseOwnedName(name);
-      return !!parsed && parsed.kind === kind && sameOwner(parsed.owner, owner);
+      return !!parsed && parsed.kind === kind && parsed.tag === tag;
     };
     const visible = (id: string) => endpoints.some((e) => sameId(e.id, id)) || networks.some((n) => sameId(n.id, id));
     const ownEndpoints = endpoints.filter((e) => mine(e.name, 'endpoint'));
@@ -128,6 +148,11 @@ export async function deleteUnrecorded(
     }
     for (const ep of ownEndpoints) {
       if (ep.namespaceId) await quiet(api.detachNamespace(ep.id, ep.namespaceId));
+      // The reference hot-detaches before deleting (containernetworking/plugins pkg/hns/endpoint_windows.go
+      // RemoveHnsEndpoint); a container already gone counts as detached.
+      if (ep.containers?.some((c) => c.toLowerCase() === owner.containerId.toLowerCase()) && !api.hotAttachUnavailable()) {
+        await quiet(api.hotDetach(ep.id, owner.containerId));
+      }
       await quiet(api.deleteEndpoint(ep.id));
     }
     for (const p of planned.filter((x) => x.kind === 'network' && x.id && !visible(x.id))) await quiet(api.deleteNetwork(p.id!));
@@ -137,6 +162,23 @@ export async function deleteUnrecorded(
     if (isUnreachable(e)) throw toCniError(e, 'deleting the unrecorded attachment');
     log.error({ err: (e as Error).message }, 'DEL could not delete everything; the tombstone lets the audit finish');
   }
+  const plannedIds = planned.filter((p) => p.kind === 'endpoint' && p.id).map((p) => p.id!);
+  const left = await step('confirming the endpoint is gone', () =>
+    endpointsListed(api, (e) => {
+      const parsed = parseOwnedName(e.name);
+      return (!!parsed && parsed.kind === 'endpoint' && parsed.tag === ownerTag(owner)) || plannedIds.some((id) => sameId(id, e.id));
+    }),
+  );
+  if (left.length === 0) return { endpointGone: true };
+  log.error({ endpoints: left.map((e) => e.id) }, 'an endpoint of this attachment survived the DEL; its IP stays allocated until the audit removes it');
+  await step('tombstoning the attachment', () =>
+    store.tombstone(owner, 'DEL could not delete its endpoint', {
+      extra: left.filter((e) => e.id !== 'unknown').map((e) => ({ kind: 'endpoint' as const, name: e.name, id: e.id })),
+      ipamPending: true,
+      ...(options.cniNetwork ? { cniNetwork: options.cniNetwork } : {}),
+    }),
+  );
+  return { endpointGone: false };
 }
 
 async function quiet(p: Promise<unknown>): Promise<void> {

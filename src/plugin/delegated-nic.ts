@@ -1,6 +1,8 @@
 /**
  * Delegated-NIC mode: the pod gets a host NIC of its own. Per attachment, one Transparent network bound to the
- * adapter with the pod's NIC MAC (flagged non-persistent, so a reboot clears it), and one endpoint in it.
+ * physical adapter with the pod's NIC MAC, flagged as Azure CNI flags FrontendNIC networks (non-persistent, so a
+ * reboot clears it; DisableHostPort where HNS has it; EnableIov with `iov`: endpoint-config.ts nicNetworkFlags), and
+ * one endpoint in it.
  *
  * This is where seed 000 bites: an ADD killed during HcnCreateNetwork leaves HNS to finish a network nobody
  * recorded, holding the NIC. The ADD therefore audits first (in add.ts), then looks the adapter up here and says
@@ -14,7 +16,7 @@ import { NetworkFlags } from '../hns/schema';
 import type { SubnetInfo } from '../hns/api';
 import { familyOf, firstHost, networkOf } from '../net/ipv4';
 import { normalizeMac } from '../net/mac';
-import { endpointName, nicNetworkName, parseOwnedName } from '../orphans/ownership';
+import { endpointName, nicNetworkName, ownerTag, parseOwnedName } from '../orphans/ownership';
 import { intentLiveness } from '../state/liveness';
 import { ownerKey, sameOwner, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../state/records';
 import { plannedId, updateIntent, type AddContext, type Addressing } from './add-context';
@@ -54,11 +56,18 @@ export function chooseMac(a: AddContext, ipamMac: string | undefined): string {
 
 /** Finds the host adapter with the MAC and makes sure nobody else holds it. */
 export async function lookupNic(a: AddContext, mac: string): Promise<HostAdapter> {
-  const adapters = await step('listing host adapters', () => a.api.hcn.listAdapters());
+  const listed = await step('listing host adapters', () => a.api.listAdapters());
+  // Physical adapters only: a host vNIC of an HNS switch ("vEthernet (…)") carries the NIC's MAC, and HNS refuses it
+  // as a network's adapter (Azure network/network_windows.go: "the hns calls fails if passed a vSwitch interface").
+  const adapters = listed.filter((x) => x.physical !== false && !/^vEthernet \(/i.test(x.name));
   const adapter = adapters.find((x) => x.mac === mac);
   if (!adapter) {
     const seen = adapters.map((x) => `${x.name} (${x.mac})`).join(', ') || 'none';
-    throw new CniError(CniCode.NIC_NOT_FOUND, `no host adapter has the pod's NIC MAC ${mac}; adapters: ${seen}`);
+    const vnic = listed.find((x) => x.mac === mac);
+    throw new CniError(
+      CniCode.NIC_NOT_FOUND,
+      `no physical host adapter has the pod's NIC MAC ${mac}${vnic ? ` (only the host vNIC "${vnic.name}" has it)` : ''}; physical adapters: ${seen}`,
+    );
   }
   const state = a.store.snapshot();
   const tombs = new Map(state.tombstones.map((t) => [ownerKey(t), t]));
@@ -73,7 +82,9 @@ export async function lookupNic(a: AddContext, mac: string): Promise<HostAdapter
     }
   }
   const networks = await step('listing HNS networks', () => a.api.listNetworks());
-  const holder = networks.find((n) => n.adapterName?.toLowerCase() === adapter.name.toLowerCase());
+  // v1 listings name the NIC in NetworkAdapterName and its MAC in SourceMac (microsoft/hcsshim internal/hns/hnsnetwork.go
+  // HNSNetwork), v2 in the NetAdapterName policy (hcn/hcnpolicy.go): either one identifies the holder.
+  const holder = networks.find((n) => n.adapterName?.toLowerCase() === adapter.name.toLowerCase() || (!!n.sourceMac && n.sourceMac === mac));
   if (!holder) return adapter;
   const where = `NIC ${mac} (adapter "${adapter.name}")`;
   const parsed = parseOwnedName(holder.name);
@@ -83,18 +94,21 @@ export async function lookupNic(a: AddContext, mac: string): Promise<HostAdapter
       `${where} is bound by HNS network "${holder.name}" (${holder.id}, ${holder.type}), which hcn-cni did not create; remove that network or give the pod another NIC`,
     );
   }
-  const rec = state.attachments.find((r) => sameOwner(r, parsed.owner));
+  // The name carries the owner's tag: the state says whose it is.
+  const ofHolder = (o: Parameters<typeof ownerTag>[0]) => ownerTag(o) === parsed.tag;
+  const rec = state.attachments.find(ofHolder);
   if (rec && sameId(rec.network.id, holder.id)) {
     throw new CniError(CniCode.NIC_IN_USE, `${where} is in use by attachment ${ownerKey(rec)} (network "${holder.name}"); DEL that attachment first`);
   }
   // Our own intent claims nothing here: a network of this very owner that is still there is a leftover.
-  const intent = sameOwner(parsed.owner, a.owner) ? undefined : state.intents.find((i) => sameOwner(i, parsed.owner));
+  const intent = ofHolder(a.owner) ? undefined : state.intents.find(ofHolder);
   if (intent && live(intent).live) {
     throw new CniError(CniCode.TRY_AGAIN_LATER, `${where} is held by network "${holder.name}", which a running ADD (pid ${intent.pid}) is creating; try again later`);
   }
+  const holderOwner = parsed.owner ?? [...state.intents, ...state.tombstones].find(ofHolder);
   throw new CniError(
     CniCode.NIC_IN_USE,
-    `${where} is held by network "${holder.name}" (${holder.id}) left behind by ${ownerKey(parsed.owner)}, which has no live attachment: a leaked network${
+    `${where} is held by network "${holder.name}" (${holder.id}) left behind by ${holderOwner ? ownerKey(holderOwner) : `owner tag ${parsed.tag}`}, which has no live attachment: a leaked network${
       a.conf.audit ? ' that the audit could not remove (see the log)' : ', and the audit is switched off ("audit": false)'
     }`,
   );
@@ -113,7 +127,7 @@ async function createNicNetwork(a: AddContext, deps: NicDeps, spec: { name: stri
           {
             name: spec.name,
             type: 'Transparent',
-            flags: NetworkFlags.EnableNonPersistent,
+            flags: a.nicFlags ?? NetworkFlags.EnableNonPersistent,
             adapterName: adapter.name,
             subnets: spec.subnets,
             policies: a.networkPolicies,
@@ -147,7 +161,7 @@ export function planDelegated(a: AddContext, reuse: AttachmentRecord | undefined
   const epId = plannedId(a);
   const netId = plannedId(a);
   const planned: PlannedObject[] = [{ kind: 'endpoint', name: endpointName(a.owner), ...(epId ? { id: epId } : {}) }];
-  if (mac) planned.unshift({ kind: 'network', name: nicNetworkName(a.owner, mac), ...(netId ? { id: netId } : {}) });
+  if (mac) planned.unshift({ kind: 'network', name: nicNetworkName(a.owner), ...(netId ? { id: netId } : {}) });
   return { planned, ...(mac ? { mac } : {}) };
 }
 
@@ -174,7 +188,7 @@ export async function addDelegatedNic(
   }
   const v6 = subnets.find((s) => familyOf(s.prefix) === 6);
   if (v6 && addr.ips.length === 0) await requireIpv6(a.choice, a.api.hcn, `subnet ${v6.prefix}`);
-  const netName = nicNetworkName(owner, mac);
+  const netName = nicNetworkName(owner);
   if (!intent.mac) {
     // The MAC came from IPAM: now the intent can name the NIC and the network it will create.
     const netId = plannedId(a);

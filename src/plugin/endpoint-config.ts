@@ -6,59 +6,87 @@
  */
 import { CniCode, CniError } from '../cni/cni-error';
 import type { Dns, NetConf } from '../cni/types';
+import { describeRequirement, supports, type HnsVersion } from '../hns/features';
 import type { Logger } from '../log/logger';
 import { loopbackDsr, portMapping, render, toTyped, withOutboundNatExceptions } from '../hns/policies';
 import { familyOf } from '../net/ipv4';
-import type { TypedPolicy } from '../hns/schema';
-import type { ApiChoice } from './api-version';
+import { NetworkFlags, type TypedPolicy } from '../hns/schema';
 
 /**
- * Endpoint policies in v2 typed form, validated for the API in use (render throws for v2-only policies on v1). The
- * ones that depend on the pod's address families (port mappings, outbound-NAT exceptions, loopback DSR) are added
- * by podPolicies once the addresses are known; they are rendered here too, so a bad one still fails up front.
+ * Endpoint policies in v2 typed form, validated for the API in use (render throws for v2-only policies on v1) and
+ * for the host's HNS version (hns/features.ts, hcsshim's feature ranges). The ones that depend on the pod's address
+ * families (port mappings, outbound-NAT exceptions, loopback DSR) are added by podPolicies once the addresses are
+ * known; they are rendered here too, so a bad one still fails up front.
  */
-export function endpointPolicies(conf: NetConf, api: 1 | 2, log: Logger): TypedPolicy[] {
+export function endpointPolicies(conf: NetConf, api: 1 | 2, log: Logger, hnsVersion?: HnsVersion): TypedPolicy[] {
   const policies = conf.endpointPolicies.map((p) => toTyped(p.value, p.source));
   for (const m of conf.portMappings) {
     if (m.protocol === 'sctp') {
       throw new CniError(CniCode.UNSUPPORTED_FIELD, `unsupported field: runtimeConfig.portMappings protocol "sctp" (HNS maps tcp and udp only)`);
     }
+    if (api === 1 && m.hostIP && m.hostIP !== '0.0.0.0' && m.hostIP !== '::') {
+      // HNS v1's NAT policy has no host IP (microsoft/hcsshim internal/hns/hnspolicy.go NatPolicy).
+      throw new CniError(
+        CniCode.UNSUPPORTED_FIELD,
+        `unsupported field: runtimeConfig.portMappings hostIP ${m.hostIP} (port ${m.hostPort}) needs the HCN (v2) API; HNS v1's NAT policy has no host IP, and this host uses HNS v1`,
+      );
+    }
   }
+  const shown = hnsVersion ? `${hnsVersion.major}.${hnsVersion.minor}` : 'unknown';
   if (conf.mtu !== undefined) {
-    if (api === 2) policies.push({ Type: 'InterfaceParameters', Settings: { Mtu: conf.mtu } });
-    else log.warn({ mtu: conf.mtu }, 'mtu is not applied: HNS v1 has no InterfaceParameters policy');
+    // mtu is optional tuning: where HNS cannot take it, the pod gets HNS's default and the log says so.
+    if (api !== 2) log.warn({ mtu: conf.mtu }, 'mtu is not applied: HNS v1 has no InterfaceParameters policy');
+    else if (!supports(hnsVersion, 'interfaceParameters')) {
+      log.warn({ mtu: conf.mtu, hnsVersion: shown }, `mtu is not applied: the InterfaceParameters policy needs HNS ${describeRequirement('interfaceParameters')} (HCN schema 2.4)`);
+    } else policies.push({ Type: 'InterfaceParameters', Settings: { Mtu: conf.mtu } });
   }
   if (conf.loopbackDSR && api === 1) {
     throw new CniError(CniCode.UNSUPPORTED_FIELD, 'unsupported field: loopbackDSR true needs the HCN (v2) API, and this host uses HNS v1');
   }
-  render(podPolicies(policies, conf, new Set([4, 6]), undefined, log), api); // throws PolicyError for what the API cannot express
+  if (conf.loopbackDSR && !supports(hnsVersion, 'dsr')) {
+    // win-bridge skips the policy silently here (containernetworking/plugins pkg/hns/netconf_windows.go
+    // ApplyLoopbackDSRPolicy checks hcn.DSRSupported()); a pod that cannot reach itself through its service is worse.
+    throw new CniError(CniCode.UNSUPPORTED_FIELD, `unsupported field: loopbackDSR true needs DSR, which HNS ${shown} lacks (DSR: HNS ${describeRequirement('dsr')})`);
+  }
+  if (conf.iov) {
+    requireIov(conf, api, hnsVersion, shown);
+    // Azure network/policy/policy_windows.go AddAccelnetPolicySetting: IovOffloadWeight 100, QueuePairsRequested 1,
+    // InterruptModeration 0 (left out: hcsshim hcn/hcnpolicy.go IovPolicySetting fields are omitempty).
+    policies.push({ Type: 'Iov', Settings: { IovOffloadWeight: 100, QueuePairsRequested: 1 } });
+  }
+  // HNS v1 has no IPv6 (an IPv6 address there is error 2 of its own), so only IPv4's share is rendered for it.
+  render(podPolicies(policies, conf, new Set(api === 1 ? [4] : [4, 6]), undefined, log), api); // throws PolicyError for what the API cannot express
   return policies;
 }
 
-/** hcsshim hcn/hcnglobals.go DSRVersion: HNS 9.3 to 9.x, or 10.2 and later. */
-export function dsrSupported(v: { major: number; minor: number }): boolean {
-  return (v.major === 9 && v.minor >= 3) || (v.major === 10 && v.minor >= 2) || v.major > 10;
+function requireIov(conf: NetConf, api: 1 | 2, hnsVersion: HnsVersion | undefined, shown: string): void {
+  if (conf.mode !== 'delegatedNic') throw new CniError(CniCode.INVALID_NETWORK_CONFIG, 'invalid network configuration: "iov" applies to mode "delegatedNic" only');
+  if (api !== 2) throw new CniError(CniCode.UNSUPPORTED_FIELD, 'unsupported field: iov true needs the HCN (v2) API (HNS v1 networks have no flags, v1 endpoints no Iov policy), and this host uses HNS v1');
+  if (!supports(hnsVersion, 'iov')) {
+    throw new CniError(CniCode.UNSUPPORTED_FIELD, `unsupported field: iov true needs HNS ${describeRequirement('iov')} (Accelnet), and this host's HNS is ${shown}`);
+  }
 }
 
 /**
- * loopbackDSR is never dropped silently (win-bridge skips it when hcn.DSRSupported() fails or the IP is unknown;
- * sdnbridge fails): on a host without DSR it is code 2; without the pod's IP before the endpoint is created — HNS
- * assigns the address (no ipam, no chained prevResult) — the OutBoundNAT-to-self policy cannot be part of the
- * endpoint, and that is code 7 saying what to change.
+ * The flags of a delegated-NIC network, as Azure CNI creates FrontendNIC networks (Azure network/network_windows.go):
+ * EnableNonPersistent (a reboot clears it), DisableHostPort (no host vNIC on the pod's NIC) and, with iov,
+ * EnableIov. DisableHostPort is gated on HNS 15.1 as hcsshim gates it (hcn/hcnsupport.go DisableHostPort): by
+ * default it is set where HNS has it; asked for explicitly on a host without it, it is error 2. HNS v1 networks have
+ * no flags (hcsshim internal/hns/hnsnetwork.go), so on v1 none are sent.
  */
-export async function checkLoopbackDsr(conf: NetConf, choice: ApiChoice, addressKnown: boolean): Promise<void> {
-  if (!conf.loopbackDSR || choice.version !== 2) return; // v1: endpointPolicies refuses it (code 2)
-  const hcn = choice.api.hcn;
-  const v = choice.hnsVersion ?? (hcn.capabilities.v1Supported ? await hcn.version() : undefined);
-  if (v && !dsrSupported(v)) {
-    throw new CniError(CniCode.UNSUPPORTED_FIELD, `unsupported field: loopbackDSR true needs DSR, which HNS ${v.major}.${v.minor} lacks (9.3+ or 10.2+)`);
-  }
-  if (!addressKnown) {
+export function nicNetworkFlags(conf: NetConf, api: 1 | 2, hnsVersion: HnsVersion | undefined): number {
+  const shown = hnsVersion ? `${hnsVersion.major}.${hnsVersion.minor}` : 'unknown';
+  let flags: number = NetworkFlags.EnableNonPersistent;
+  const hostPortGate = api === 2 && supports(hnsVersion, 'disableHostPort');
+  if (conf.disableHostPort === true && !hostPortGate) {
     throw new CniError(
-      CniCode.INVALID_NETWORK_CONFIG,
-      'invalid network configuration: "loopbackDSR" is true, but HNS assigns the pod\'s address (no "ipam"), so the OutBoundNAT policy to the pod\'s own IP cannot be given when the endpoint is created; add an "ipam" section or set "loopbackDSR" to false',
+      CniCode.UNSUPPORTED_FIELD,
+      `unsupported field: disableHostPort true needs the HCN (v2) API and HNS ${describeRequirement('disableHostPort')}; this host has ${api === 2 ? `HNS ${shown}` : 'HNS v1'}`,
     );
   }
+  if (conf.disableHostPort ?? hostPortGate) flags |= NetworkFlags.DisableHostPort;
+  if (conf.iov) flags |= NetworkFlags.EnableIov;
+  return flags;
 }
 
 /**

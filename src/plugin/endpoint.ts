@@ -2,8 +2,11 @@
  * The second half of every ADD, whatever the mode: create the endpoint the intent planned in the chosen network,
  * attach it where the netns says, build the CNI result, and commit the attachment record in place of the intent.
  */
+import { CniCode, CniError } from '../cni/cni-error';
+import { endpointsListed } from './confirm-gone';
 import type { IpConfig } from '../cni/types';
 import { sameId, type NetworkInfo, type SubnetInfo } from '../hns/api';
+import { loopbackDsr } from '../hns/policies';
 import { canonicalIp } from '../net/addr';
 import { contains, defaultRoute, familyOf, splitCidr } from '../net/ipv4';
 import type { AttachmentRecord, IntentRecord } from '../state/records';
@@ -34,6 +37,8 @@ export async function createAttachment(a: AddContext, addr: Addressing, intent: 
   const ips = addr.ips.map((ip) => splitCidr(ip.address)!).map((s) => ({ address: s.ip, prefixLength: s.prefix }));
   // Families: the addresses IPAM gave, or (HNS assigns) one per subnet of the network.
   const families = new Set(ips.length ? ips.map((ip) => familyOf(ip.address)!) : subnets.map((s) => familyOf(s.prefix)!));
+  // A network that shows no subnets (HNS decides): IPv4, as before dual-stack, so port mappings and NAT still apply.
+  if (families.size === 0) families.add(4);
   const ipv4 = ips.find((ip) => familyOf(ip.address) === 4)?.address;
   const ep = await step(`creating endpoint ${name}`, () =>
     a.api.createEndpoint(
@@ -43,14 +48,28 @@ export async function createAttachment(a: AddContext, addr: Addressing, intent: 
         ips,
         ...(mac ? { mac } : {}),
         gateways,
-        dns: { servers: dns.nameservers, search: dns.search, ...(dns.domain ? { domain: dns.domain } : {}) },
+        dns: { servers: dns.nameservers, search: dns.search, ...(dns.domain ? { domain: dns.domain } : {}), ...(dns.options?.length ? { options: dns.options } : {}) },
         policies: podPolicies(a.policies, conf, families, ipv4, a.log),
       },
       id,
     ),
   );
-  a.undo.push('delete the endpoint', () => a.api.deleteEndpoint(ep.id));
+  // A "not found" from HNS is confirmed by a listing before the rollback counts the endpoint as gone: only then may
+  // the rollback release its IP (Undo keeps the allocation when this step fails).
+  a.undo.push('delete the endpoint', async () => {
+    if ((await a.api.deleteEndpoint(ep.id)) === 'not-found' && (await endpointsListed(a.api, (e) => sameId(e.id, ep.id))).length > 0) {
+      throw new Error(`HNS answered "not found" for endpoint ${ep.id}, but still lists it`);
+    }
+  });
   const claim = await keepClaim(a, intent, 'endpoint', id, ep.id);
+  if (conf.loopbackDSR && !ipv4 && families.has(4)) {
+    // HNS assigned the IPv4 address: the loopback-DSR policy (OutBoundNAT to the pod's own IP, IPv4 only as in every
+    // peer) is added now that it is known, as HCN can modify an endpoint's policies (microsoft/hcsshim
+    // hcn/hcnendpoint.go ApplyPolicy).
+    const podIp = ep.ips.find((ip) => familyOf(ip.address) === 4)?.address;
+    if (!podIp) throw new CniError(CniCode.HNS_FAILURE, `loopbackDSR: HNS created endpoint ${ep.id} without an IPv4 address, so there is no pod IP to loop back to`);
+    await step(`adding the loopback DSR policy for ${podIp}`, () => a.api.addEndpointPolicies(ep.id, [loopbackDsr(podIp)]));
+  }
   await step(`attaching endpoint ${name}`, () => ensureAttached(a.api, ep, a.attach, { fresh: true }));
   a.undo.push('detach the endpoint', () => detach(a.api, ep.id, a.attach));
 

@@ -1,7 +1,8 @@
 /**
  * GC (spec 1.1): remove every object and record of ours whose attachment is not in cni.dev/valid-attachments.
- * Records not listed are deleted like DEL would (IPAM released per attachment); quarantined records of unlisted
- * owners have their IPAM released too and stop protecting their objects; then the audit removes every object of
+ * Records not listed (of this network) are deleted like DEL would (IPAM released per attachment); unfinished ADDs
+ * whose intents are dead are cleaned up like a DEL without a record; quarantined (unreadable) records are left
+ * alone, with their objects (they cannot say which network they are of); then the audit removes every object of
  * ours that nothing claims. Errors are collected, GC continues past them, and they are all reported at the end. GC
  * is then forwarded to IPAM when it speaks 1.1.0.
  */
@@ -57,9 +58,10 @@ export async function gc(ctx: ConfContext, rt: PluginRuntime): Promise<GcReport>
     if (valid.has(ownerKey(intent)) || !ours(intent)) continue;
     if (intentLiveness(intent, tombs.get(ownerKey(intent)), rt.now(), rt.os().processStartTime).live) continue;
     try {
-      await deleteUnrecorded(api, store, intent, log, { onlyIntent: intent.id, cniNetwork: conf.name });
-      // The unfinished ADD may have allocated before it died: release on its behalf (IPAM DEL is idempotent).
-      if (ctx.ipam.configured) await ctx.ipam.delFor(intent);
+      const { endpointGone } = await deleteUnrecorded(api, store, intent, log, { onlyIntent: intent.id, cniNetwork: conf.name });
+      // The unfinished ADD may have allocated before it died: release on its behalf (IPAM DEL is idempotent) —
+      // unless its endpoint survived: then the tombstone keeps the allocation until the audit removes it.
+      if (ctx.ipam.configured && endpointGone) await ctx.ipam.delFor(intent);
     } catch (e) {
       note(`removing the unfinished attachment ${ownerKey(intent)}`, e);
     }

@@ -15,12 +15,17 @@ export type AttachTarget =
 
 const CONTAINER_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
+/**
+ * Exact spellings only: "none" and "container:" are what Docker and dockershim pass (the CNI spec leaves CNI_NETNS
+ * to the runtime); "NONE" or "none " are not those values misspelt harmlessly but something else, and guessing
+ * would attach a pod the wrong way. A GUID is case-insensitive (it is a number).
+ */
 export function parseNetns(netns: string): AttachTarget {
-  const s = netns.trim();
-  if (s === '' || s.toLowerCase() === 'none') return { kind: 'container' };
+  const s = netns;
+  if (s === '' || s === 'none') return { kind: 'container' };
   const g = GUID_PATTERN.exec(s);
   if (g) return { kind: 'namespace', namespaceId: g[1]!.toLowerCase() };
-  if (s.toLowerCase().startsWith('container:')) {
+  if (s.startsWith('container:')) {
     const id = s.slice('container:'.length);
     if (CONTAINER_ID.test(id)) return { kind: 'shared', sandboxId: id };
   }

@@ -10,6 +10,7 @@ import type { LoadOptions } from '../hns/native';
 import type { NativeHcn } from '../hns/native-types';
 import type { Logger } from '../log/logger';
 import type { CrashHook } from '../state/atomic';
+import { ClaimRegistry } from '../state/claims';
 import { StateStore } from '../state/store';
 import { chooseApi, type ApiChoice } from './api-version';
 
@@ -25,6 +26,8 @@ export interface RuntimeOptions {
   crash?: CrashHook;
   /** How V2Api lists all objects (default auto: one v1 GET when HNSCall exists). */
   listing?: Listing;
+  /** The node-wide register of live claims (src/state/claims.ts); none when undefined. */
+  claimsDir?: string;
 }
 
 export class PluginRuntime {
@@ -61,7 +64,17 @@ export class PluginRuntime {
   }
 
   store(conf: Pick<NetConf, 'stateDir'>, log: Logger): StateStore {
-    return new StateStore(conf.stateDir, { os: this.os(), now: this.now, log, ...(this.crash ? { crash: this.crash } : {}) });
+    return new StateStore(conf.stateDir, {
+      os: this.os(),
+      now: this.now,
+      log,
+      ...(this.crash ? { crash: this.crash } : {}),
+      ...(this.options.claimsDir ? { registry: new ClaimRegistry(this.options.claimsDir) } : {}),
+    });
+  }
+
+  get claimsDir(): string | undefined {
+    return this.options.claimsDir;
   }
 
   /** The HNS API for this host, decided once per process (per apiVersion setting). */

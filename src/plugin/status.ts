@@ -1,6 +1,7 @@
 /**
  * STATUS (spec 1.1): 0 when HNS answers and the state is healthy. 50 when the plugin cannot serve ADD: HNS does
- * not answer, or the configured API is not on this host. 51 when it can, but existing pods may have limited
+ * not answer, the configured API is not on this host, or the configuration has IPv6 addresses that the API or HNS
+ * in use cannot carry (every ADD would fail with 2 or 107). 51 when it can, but existing pods may have limited
  * connectivity: a recorded endpoint is missing from HNS (HNS restarted and dropped it), or a record is quarantined
  * (unreadable, so that pod can neither be checked nor cleaned up). containerd turns a failing STATUS into
  * NetworkReady=false, so only real degradation reports non-zero.
@@ -8,6 +9,7 @@
 import { CniCode, CniError } from '../cni/cni-error';
 import type { ConfContext } from '../cni/types';
 import { ownerKey } from '../state/records';
+import { requireIpv6, staticIpv6 } from './families';
 import { toCniError } from './to-cni-error';
 import type { PluginRuntime } from './runtime';
 
@@ -15,10 +17,13 @@ export async function status(ctx: ConfContext, rt: PluginRuntime): Promise<void>
   const { conf, log } = ctx;
   let endpointIds: Set<string>;
   try {
-    const { api, version } = await rt.api(conf);
+    const choice = await rt.api(conf);
+    const { api } = choice;
+    const v6 = staticIpv6(conf);
+    if (v6) await requireIpv6(choice, api.hcn, `"${v6[0]}" ${JSON.stringify(v6[1])}`);
     // Asked through the API that ADD will use: with HCN chosen, HcnEnumerateEndpoints (ids only). The v2 listing may
     // go through HNSCall, which answers on a host whose HCN does not work, and STATUS must not say 0 there.
-    const ids = version === 2 ? await api.hcn.enumerateEndpoints() : (await api.listEndpoints()).map((e) => e.id);
+    const ids = await api.endpointIds();
     endpointIds = new Set(ids.map((id) => id.toLowerCase()));
   } catch (e) {
     const err = toCniError(e, 'asking HNS');

@@ -8,7 +8,9 @@ import { CniCode, CniError } from '../cni/cni-error';
 import { isHcnError, isUnreachable, type HcnError } from '../hns/hcn-error';
 import { HR, hresultHex } from '../hns/hresults';
 import { PolicyError } from '../hns/policies';
+import { StateIoError } from '../state/io-error';
 import { StateLockTimeoutError } from '../state/lock';
+import { ConcurrentAddError } from '../state/store';
 
 export function hnsDetails(e: HcnError): string {
   return JSON.stringify({ op: e.op, hresult: hresultHex(e.hresult), code: e.code, errorRecord: e.errorRecord });
@@ -33,11 +35,32 @@ export function toCniError(e: unknown, doing: string): CniError {
   }
   if (e instanceof PolicyError) return new CniError(CniCode.INVALID_NETWORK_CONFIG, `invalid network configuration: ${e.message}`, '', { cause: e });
   if (e instanceof StateLockTimeoutError) return new CniError(CniCode.TRY_AGAIN_LATER, e.message, '', { cause: e });
+  if (e instanceof ConcurrentAddError) {
+    return new CniError(CniCode.TRY_AGAIN_LATER, `${e.message}; this ADD changed nothing — try again when that one has finished`, '', { cause: e });
+  }
+  if (e instanceof StateIoError) return new CniError(CniCode.IO_FAILURE, `I/O failure in the state directory while ${doing}: ${e.message}`, '', { cause: e });
   const code = (e as NodeJS.ErrnoException | undefined)?.code;
   if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) {
     return new CniError(CniCode.IO_FAILURE, `I/O failure while ${doing}: ${(e as Error).message}`, '', { cause: e });
   }
   return new CniError(CniCode.INTERNAL, `unexpected failure while ${doing}`, String((e as Error)?.stack ?? e), { cause: e });
+}
+
+/**
+ * The last line of a verb: a state-directory or file-system failure that no step converted is still error 5 naming
+ * the path (never 999 with a stack trace); anything else passes through to the dispatcher unchanged.
+ */
+export async function verbGuard<T>(verb: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (e) {
+    if (e instanceof CniError) throw e;
+    const code = (e as NodeJS.ErrnoException | undefined)?.code;
+    if (e instanceof StateIoError || e instanceof ConcurrentAddError || (typeof code === 'string' && /^E[A-Z]+$/.test(code))) {
+      throw toCniError(e, verb);
+    }
+    throw e;
+  }
 }
 
 /** Runs one step and converts its failure, naming the step. */

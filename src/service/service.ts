@@ -15,6 +15,7 @@
  * - The peer check runs before a byte is read (pauseOnConnect): on Linux the socket is 0600 in a 0700 directory and
  *   the peer's uid (SO_PEERCRED) must be the service's own. On Windows see listen.ts.
  */
+import { defaultClaimsDir } from '../cni/defaults';
 import * as net from 'net';
 import { CniCode } from '../cni/cni-error';
 import { isPlainObject } from '../cni/fields';
@@ -54,6 +55,8 @@ export interface ServiceOptions {
   log?: Logger;
   /** Socket file mode (Linux). Only tests change it, to show the peer check refuses what the mode would let in. */
   socketMode?: number;
+  /** The node-wide register of live claims (src/state/claims.ts); default: the platform's (defaultClaimsDir). */
+  claimsDir?: string;
 }
 
 export interface InFlight {
@@ -114,7 +117,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const log = options.log ?? createLogger({ level: 'info' });
   // Loaded now, not on the first verb: the peer check needs it, and the first pod should not pay for it.
   const native = options.native ?? loadNative(options.load ?? {}).native;
-  const runtime = new PluginRuntime({ pid: options.pid, native });
+  const claimsDir = options.claimsDir ?? defaultClaimsDir(options.platform);
+  const runtime = new PluginRuntime({ pid: options.pid, native, ...(claimsDir ? { claimsDir } : {}) });
   const logs = new RequestLogs({ pid: options.pid, service: true });
   const queue = new KeyedQueue();
   const entries = new Map<number, Entry>();

@@ -50,6 +50,12 @@ export class ControlClient implements SimControl {
   async removeAdapter(name: string): Promise<void> {
     await this.send('adapter-rm', { name });
   }
+  async addContainer(id: string): Promise<void> {
+    await this.send('container-add', { id });
+  }
+  async removeContainer(id: string): Promise<void> {
+    await this.send('container-rm', { id });
+  }
   host(): Promise<SimHost> {
     return this.send('host');
   }

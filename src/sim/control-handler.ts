@@ -64,6 +64,10 @@ export async function handleControl(engine: Engine, ctl: string, args: Args = {}
       return engine.addAdapter((args.adapter ?? args) as SimAdapter);
     case 'adapter-rm':
       return engine.removeAdapter(str(args, 'name', true)!);
+    case 'container-add':
+      return void engine.store.computeSystems.add(str(args, 'id', true)!);
+    case 'container-rm':
+      return engine.store.computeSystems.remove(str(args, 'id', true)!);
     case 'host':
       return structuredClone(engine.host);
     case 'dump':

@@ -16,6 +16,8 @@ export interface SimAdapter {
   MacAddress: string;
   InterfaceDescription?: string;
   InterfaceIndex?: number;
+  /** Backed by hardware (default true for host adapters; the host vNICs HNS adds are false). */
+  Physical?: boolean;
 }
 
 /** The simulated host: what `--host FILE` contains and what `host` returns. */
@@ -31,6 +33,11 @@ export interface SimHost {
   race: RaceMode;
   /** Seed for `race: random`. */
   seed: number;
+  /**
+   * Whether failed HNSCall envelopes carry ErrorCode (default true). false: {Success, Error} only, the shape hcsshim's
+   * hnsResponse reads (internal/hns/hnsnetwork.go), so clients must recognise failures by text.
+   */
+  v1ErrorCodes?: boolean;
   /** Per-operation latency in ms; key `*` is the default. Default all 0. */
   latencyMs: Record<SimOp, number>;
 }
@@ -44,8 +51,8 @@ export interface SimObjectCounts {
 export interface SimCallRecord {
   seq: number;
   op: SimOp;
-  /** `v1` for HNSCall, `v2` for Hcn*, `sim` for simulator-only exports. */
-  api: 'v1' | 'v2' | 'sim';
+  /** `v1` for HNSCall, `v2` for Hcn*, `hcs` for Hcs* (compute systems), `sim` for simulator-only exports. */
+  api: 'v1' | 'v2' | 'hcs' | 'sim';
   pid: number;
   /** Object id the call named or created, when there is one. */
   id?: string;
@@ -83,6 +90,8 @@ export interface SimDump {
   namespaces: Array<Record<string, unknown> & { ID: string; CreatedBy: 'v1' | 'v2' }>;
   /** Adapter name → id of the network that binds it. */
   boundAdapters: Record<string, string>;
+  /** HCS compute systems (containers, `ctl container add`) with the endpoints hot-added to them. */
+  computeSystems: Array<{ ID: string; Endpoints: string[] }>;
   stats: SimStats;
 }
 
@@ -123,6 +132,10 @@ export interface SimControl {
   setVersion(major: number, minor: number, options?: { v2?: boolean }): Promise<void>;
   addAdapter(adapter: SimAdapter): Promise<void>;
   removeAdapter(name: string): Promise<void>;
+  /** Starts an HCS compute system (a container) that endpoints can be hot-attached to. */
+  addContainer(id: string): Promise<void>;
+  /** Removes it, as a runtime does when the container is gone; endpoints attached to it stay as they are. */
+  removeContainer(id: string): Promise<void>;
   host(): Promise<SimHost>;
   dump(): Promise<SimDump>;
   stats(): Promise<SimStats>;
@@ -159,6 +172,8 @@ export interface SimControlCommands {
   version: { args: { major: number; minor: number; v2?: boolean }; result: void };
   'adapter-add': { args: { adapter: SimAdapter }; result: SimAdapter };
   'adapter-rm': { args: { name: string }; result: void };
+  'container-add': { args: { id: string }; result: void };
+  'container-rm': { args: { id: string }; result: void };
   host: { args: Record<string, never>; result: SimHost };
   dump: { args: Record<string, never>; result: SimDump };
   stats: { args: Record<string, never>; result: SimStats };

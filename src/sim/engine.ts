@@ -8,7 +8,8 @@
  *    create the CNI process started keeps going after that process is killed).
  * 2. READS (HcnEnumerate*, HcnOpen*, HcnQuery*Properties, HNSCall GET, HcnSimEnumerateAdapters) run concurrently,
  *    each after its own latency, against COMMITTED state. An object whose create has not committed is invisible to
- *    them: there is no evidence that HNS shows half-created objects (hcn-api.md §7.2).
+ *    them: there is no public evidence that HNS shows half-created objects (an assumption, see
+ *    README "Not done").
  * 3. MUTATIONS (HcnCreate*, HcnModify*, HcnDelete*, HNSCall POST/DELETE) run ONE AT A TIME, in acceptance order, on a
  *    single executor (HNS serialises; Azure/azure-container-networking#3297). Each takes its configured latency and
  *    its whole effect — validation included — commits atomically at the end of it. So a second create of the same
@@ -42,7 +43,7 @@ import { tcpPeerPid } from './peer-pid';
 import { errorEnvelope, planRequest, type Plan } from './op-table';
 import type { StateFile } from './persistence';
 import { seededRandom } from './rng';
-import { SimError, errorRecord } from './sim-error';
+import { SimError, errorRecord, hcsResult } from './sim-error';
 import { Store } from './store';
 import { endpointV2, namespaceV2, networkV2 } from './views';
 import type { OpRequest, OpResponse } from './wire-types';
@@ -326,7 +327,7 @@ export class Engine {
     const { plan } = call;
     if (call.failWith !== undefined) {
       const hr = call.failWith;
-      return plan.envelope ? { hr: 0, result: errorEnvelope(hr), errorRecord: null } : { hr, result: null, errorRecord: errorRecord(hr) };
+      return plan.envelope ? { hr: 0, result: errorEnvelope(hr, this.host), errorRecord: null } : { hr, result: null, errorRecord: recordOf(plan, hr) };
     }
     try {
       const result = plan.run({ store: this.store, host: this.host });
@@ -335,10 +336,10 @@ export class Engine {
     } catch (e) {
       if (e instanceof SimError) {
         this.logger.debug({ seq: call.seq, op: plan.op, hr: e.hresult, detail: e.detail }, 'call failed');
-        return { hr: e.hresult, result: null, errorRecord: errorRecord(e.hresult) };
+        return { hr: e.hresult, result: null, errorRecord: recordOf(plan, e.hresult) };
       }
       this.logger.error({ seq: call.seq, op: plan.op, err: (e as Error).stack }, 'simulator bug');
-      return { hr: E_UNEXPECTED, result: null, errorRecord: errorRecord(E_UNEXPECTED) };
+      return { hr: E_UNEXPECTED, result: null, errorRecord: recordOf(plan, E_UNEXPECTED) };
     }
   }
 
@@ -537,6 +538,7 @@ export class Engine {
       })),
       namespaces: [...s.namespaces.values()].map((ns) => ({ ...namespaceV2(ns), ID: ns.id, CreatedBy: ns.createdBy })),
       boundAdapters: s.boundAdapters(),
+      computeSystems: s.computeSystems.list().map((c) => ({ ID: c.id, Endpoints: c.endpoints })),
       stats: this.stats(),
     };
   }
@@ -576,6 +578,11 @@ export class Engine {
       this.idleWaiters.push(waiter);
     });
   }
+}
+
+/** HCS answers with its result document, HNS with its error record. */
+function recordOf(plan: Plan, hr: number): string {
+  return plan.api === 'hcs' ? hcsResult(hr) : errorRecord(hr);
 }
 
 /** Notes a disturbance on the call's log record ("failed,hung"). */

@@ -1,6 +1,7 @@
 /**
  * GUIDs as HNS shows them: 36 characters, no braces. Objects created through HCN (v2) carry lowercase ids and
- * objects created through HNSCall (v1) uppercase ones, as real HNS output does (hcn-api.md §2); every comparison is
+ * objects created through HNSCall (v1) uppercase ones, (ids are 36 characters without braces: microsoft/hcsshim hcn/hcnnetwork.go
+ * parses enumerate output with guid.FromString; the case split is reconstructed, not captured); every comparison is
  * case-insensitive, so the map keys are the lowercase form.
  */
 import { randomUUID } from 'node:crypto';

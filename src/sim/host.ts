@@ -52,6 +52,7 @@ export function makeHost(partial: Partial<SimHost> = {}): SimHost {
     host.version = { major: v.major, minor: v.minor };
   }
   if (partial.v2 !== undefined) host.v2 = Boolean(partial.v2);
+  if (partial.v1ErrorCodes !== undefined) host.v1ErrorCodes = Boolean(partial.v1ErrorCodes);
   if (partial.deleteNetworkWithEndpoints !== undefined) {
     if (!['cascade', 'refuse'].includes(partial.deleteNetworkWithEndpoints)) throw new Error('host.deleteNetworkWithEndpoints: cascade or refuse');
     host.deleteNetworkWithEndpoints = partial.deleteNetworkWithEndpoints;

@@ -1,7 +1,8 @@
 /**
  * Reading the JSON documents callers hand to HNS: settings, queries, modify requests, HNSCall bodies. Unparsable text
  * is HCN_E_INVALID_JSON (0x803B001B, windows-container-networking#69). A settings document is v2 when it carries
- * SchemaVersion.Major >= 2 and v1 otherwise (hcsshim passes v1 JSON to HcnCreateNetwork; hcn-api.md §5).
+ * SchemaVersion.Major >= 2 and v1 otherwise (microsoft/hcsshim hcn/hcnv1schema_test.go passes v1 JSON to
+ * HcnCreateNetwork).
  */
 import { HR } from '../hns/hresults';
 import { fail } from './sim-error';
@@ -91,7 +92,11 @@ export function objectOrJson(v: unknown, hr: number, what: string): Obj {
   return isObj(v) ? v : fail(hr, `${what} is not an object`);
 }
 
-/** An enum given by name (case-insensitive) or by its position, as HNS accepts both (hcn-api.md §3). */
+/**
+ * An enum given by name (case-insensitive) or by its position, as HNS accepts both (names: MicrosoftDocs/
+ * Virtualization-Documentation virtualization/api/hcn/HNS_Schema.md; positions: the C++ samples there send
+ * "Type": 0).
+ */
 export function enumValue<T extends string>(v: unknown, names: readonly T[]): T | undefined {
   if (typeof v === 'number' && Number.isInteger(v)) return names[v];
   if (typeof v === 'string') return names.find((n) => n.toLowerCase() === v.toLowerCase());

@@ -1,6 +1,7 @@
 /**
  * MAC addresses as HNS writes them: dash-separated uppercase ("00-15-5D-52-C3-A1"). Endpoints get theirs from the
- * network's MacPool, or from the host's default pool in the Hyper-V OUI (hcn-api.md §7.7).
+ * network's MacPool, or from the host's default pool in the Hyper-V OUI 00-15-5D (the v2 MacPool
+ * ranges of MicrosoftDocs/Virtualization-Documentation virtualization/api/hcn/HNS_Schema.md samples).
  */
 export interface MacRange {
   start: string;

@@ -9,6 +9,7 @@ import type { SimHost } from './control-types';
 import { inCase, isNullGuid, newGuid, parseGuid, type ApiFlavour } from './guid';
 import { parseJsonDoc, type Obj } from './json-doc';
 import type { ObjectKind } from './model';
+import { adapterListing } from './host-vnics';
 import { parseEndpointInput } from './parse-endpoint';
 import { parseNamespaceInput, parseNamespaceModify, parseV1Resource } from './parse-namespace';
 import { parseNetworkInput } from './parse-network';
@@ -25,7 +26,7 @@ export interface RunContext {
 
 export interface Plan {
   op: string;
-  api: 'v1' | 'v2' | 'sim';
+  api: 'v1' | 'v2' | 'hcs' | 'sim';
   kind: 'read' | 'mutation';
   /** Object id the call names or creates. */
   id?: string;
@@ -67,8 +68,9 @@ export function planRequest(req: OpRequest): Plan {
     if (v !== undefined && v !== null && typeof v !== 'string') fail(HR.E_INVALIDARG, `${f} must be a string or null`);
   }
   if (req.op === 'HNSCall') return planHnsCall(req);
+  if (req.op === 'HcsOpenComputeSystem' || req.op === 'HcsModifyComputeSystem') return planHcs(req);
   if (req.op === 'HcnSimEnumerateAdapters') {
-    return { op: req.op, api: 'sim', kind: 'read', envelope: false, run: ({ host }) => JSON.stringify(host.adapters) };
+    return { op: req.op, api: 'sim', kind: 'read', envelope: false, run: ({ host, store }) => JSON.stringify(adapterListing(host, store)) };
   }
   const m = /^Hcn(Enumerate|Create|Open|Query|Modify|Delete)(Network|Endpoint|Namespace)(s|Properties)?$/.exec(req.op);
   if (!m) return fail(HR.E_INVALIDARG, `unknown op ${req.op}`);
@@ -172,6 +174,32 @@ export function planRequest(req: OpRequest): Plan {
   }
 }
 
+// ---- HCS (vmcompute.dll compute systems: hot attach) ----------------------------------------------------------
+
+function planHcs(req: OpRequest): Plan {
+  const id = typeof req.id === 'string' && req.id !== '' ? req.id : fail(HR.E_INVALIDARG, 'compute system id missing');
+  const base = { op: req.op, api: 'hcs' as const, envelope: false, id };
+  if (req.op === 'HcsOpenComputeSystem') {
+    return {
+      ...base,
+      kind: 'read',
+      run: ({ store }) => {
+        store.computeSystems.get(id);
+        return id;
+      },
+    };
+  }
+  return {
+    ...base,
+    kind: 'mutation',
+    run: ({ store }) => {
+      store.computeSystems.get(id); // a vanished container wins over a bad request
+      store.computeSystems.modify(id, parseJsonDoc(req.settings, 'configuration'));
+      return null;
+    },
+  };
+}
+
 // ---- HNS v1 ------------------------------------------------------------------------------------------------
 
 const ID_COLLECTIONS = new Set(['networks', 'endpoints', 'namespaces', 'endpointstats', 'policylists']);
@@ -181,8 +209,15 @@ export function okEnvelope(output?: unknown): string {
   return JSON.stringify(output === undefined ? { Success: true } : { Success: true, Output: output });
 }
 
-export function errorEnvelope(hr: number): string {
-  return JSON.stringify(errorRecordObject(hr));
+/**
+ * A failed HNSCall. With `v1ErrorCodes: false` the envelope is only {Success, Error}: the shape hcsshim reads
+ * (microsoft/hcsshim internal/hns/hnsnetwork.go hnsResponse has no ErrorCode), so a client must then know failures
+ * by their text, as hcsshim does ("Element not found.", internal/hns/namespace.go).
+ */
+export function errorEnvelope(hr: number, host?: Pick<SimHost, 'v1ErrorCodes'>): string {
+  const record = errorRecordObject(hr);
+  if (host?.v1ErrorCodes === false) return JSON.stringify({ Success: record.Success, Error: record.Error });
+  return JSON.stringify(record);
 }
 
 /** `HNSCall <METHOD> <path pattern>` with ids replaced by {id}: the name faults and statistics use. */
@@ -208,7 +243,7 @@ function planHnsCall(req: OpRequest): Plan {
       try {
         return okEnvelope(fn(ctx));
       } catch (e) {
-        if (e instanceof SimError) return errorEnvelope(e.hresult);
+        if (e instanceof SimError) return errorEnvelope(e.hresult, ctx.host);
         throw e;
       }
     },

@@ -2,7 +2,8 @@
  * HostComputeQuery: `{"SchemaVersion":{"Major":2,"Minor":0},"Flags":0,"Filter":"<JSON object as a string>"}`.
  * The SchemaVersion picks the shape Query*Properties returns (Major 2 → v2; Major 1, none, or a NULL/empty query →
  * v1). The Filter is a set of equality conditions on the internal (v1) field names — ID, Name, VirtualNetwork,
- * VirtualNetworkName, Flags… (hcn-api.md §1) — with GUID-valued fields compared case-insensitively.
+ * VirtualNetworkName, Flags… (microsoft/hcsshim hcn/hcnnetwork.go GetNetworkByName, hcn/hcnendpoint.go
+ * ListEndpointsOfNetwork's {"VirtualNetwork": id}) — with GUID-valued fields compared case-insensitively.
  */
 import { HR } from '../hns/hresults';
 import { sameGuid, parseGuid } from './guid';

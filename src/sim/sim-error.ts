@@ -1,7 +1,8 @@
 /**
  * A failed HNS operation: an HRESULT plus the error record HNS hands back. The record is the exact shape HNS writes,
  * `{"Success":false,"Error":"<message> ","ErrorCode":<unsigned>}`, with the trailing space FormatMessage leaves
- * (hcn-api.md §3 "Error record JSON"); the messages come from the shared table in src/hns/hresults.ts.
+ * (microsoft/hcsshim hcn/hcnerrors.go checkForErrors; MicrosoftDocs/Virtualization-Documentation
+ * virtualization/api/hcn/HNS_Schema.md "ErrorSchema"); the messages come from the shared table in src/hns/hresults.ts.
  */
 import { describeHresult, hresultHex, toUnsigned } from '../hns/hresults';
 
@@ -27,4 +28,13 @@ export function errorRecord(hresult: number): string {
 /** Shorthand for throwing inside validation code. */
 export function fail(hresult: number, detail?: string): never {
   throw new SimError(hresult, detail);
+}
+
+/**
+ * The result document HCS fills in when a compute-system call fails: microsoft/hcsshim internal/hcs/errors.go
+ * hcsResult {Error int32, ErrorMessage string, ErrorEvents []ErrorEvent}.
+ */
+export function hcsResult(hresult: number): string {
+  const message = describeHresult(hresult).message;
+  return JSON.stringify({ Error: toUnsigned(hresult) | 0, ErrorMessage: message, ErrorEvents: [{ Message: message, Provider: 'hcn-sim' }] });
 }

@@ -25,20 +25,24 @@ import {
 import type { EndpointInput } from './parse-endpoint';
 import { REQUEST_TYPES, type NamespaceInput, type ResourceRequest } from './parse-namespace';
 import { parseV2Dns, parseV2Subnet, type NetworkInput, type SubnetInput } from './parse-network';
+import { ComputeSystems } from './compute-systems';
 import { parsePolicies, samePolicy } from './policies';
 import { fail } from './sim-error';
+import { checkEndpointPolicies, checkNetworkFlags } from './version-gates';
 
 const HCN_E_SUBNET_NOT_FOUND = 0x803b0005;
 const HCN_E_POLICY_NOT_FOUND = 0x803b0008;
 const HCN_E_POLICY_ALREADY_EXISTS = 0x803b0012;
 
 /** What the store needs from the simulated host, read live so control changes apply to the next call. */
-export type HostSource = () => Pick<SimHost, 'adapters' | 'deleteNetworkWithEndpoints'>;
+export type HostSource = () => Pick<SimHost, 'adapters' | 'deleteNetworkWithEndpoints' | 'version'>;
 
 export class Store {
   readonly networks = new Map<string, NetworkObj>();
   readonly endpoints = new Map<string, EndpointObj>();
   readonly namespaces = new Map<string, NamespaceObj>();
+  /** HCS compute systems (containers) for hot attach: compute-systems.ts. */
+  readonly computeSystems = new ComputeSystems(this);
   private nextCompartment = 2;
 
   constructor(private readonly host: HostSource) {}
@@ -102,6 +106,7 @@ export class Store {
     if (input.name && [...this.networks.values()].some((n) => n.name === input.name)) {
       fail(HR.NETWORK_ALREADY_EXISTS, input.name);
     }
+    checkNetworkFlags(input.flags, this.host().version);
     const adapter = ADAPTER_BOUND_TYPES.has(input.type) ? this.pickAdapter(input.adapterName) : undefined;
     const subnets = input.subnets.length > 0 || !DEFAULT_SUBNET_TYPES.has(input.type) ? input.subnets : [this.defaultNatSubnet()];
     const network: NetworkObj = {
@@ -143,7 +148,7 @@ export class Store {
     return adapters.find((x) => !bound.has(x.Name.toLowerCase())) ?? fail(HR.ADAPTER_NOT_FOUND, 'every adapter is bound');
   }
 
-  /** HNS gives a NAT network without subnets a 172.x.y.0/20 of its own (hcn-api.md sample H). */
+  /** HNS gives a NAT network without subnets a 172.x.y.0/20 of its own (reconstructed from public outputs, not captured). */
   private defaultNatSubnet(): SubnetInput {
     const taken = [...this.networks.values()].flatMap((n) => n.subnets.map((s) => parseCidr(s.prefix)!));
     for (let second = 16; second < 32; second++) {
@@ -222,6 +227,7 @@ export class Store {
     const picked = this.pickAddresses(network, input, api);
     const inUse = new Set([...this.endpoints.values()].map((e) => e.macAddress));
     const mac = input.macAddress ?? allocateMac(network.macPools, inUse) ?? fail(HR.E_FAIL, 'MAC pool exhausted');
+    checkEndpointPolicies(input.policies, this.host().version);
     this.checkPortMappings(input.policies, undefined);
     // An endpoint that names no routes gets a default route per family via its subnet's gateway, as HNS fills
     // GatewayAddress (and sdnbridge writes 0.0.0.0/0 and ::/0, microsoft/windows-container-networking network/endpoint.go).
@@ -343,7 +349,9 @@ export class Store {
     const e = this.endpoint(id);
     const { resourceType, request, settings } = modifyRequest(doc, ['Port', 'Policy']);
     if (resourceType !== 'Policy') fail(HR.REQUEST_UNSUPPORTED, `endpoint ${resourceType} ${request}`);
-    const policies = applyPolicyRequest(e.policies, parsePolicies(settings.Policies, 'v2', 'endpoint'), request);
+    const given = parsePolicies(settings.Policies, 'v2', 'endpoint');
+    checkEndpointPolicies(given, this.host().version);
+    const policies = applyPolicyRequest(e.policies, given, request);
     this.checkPortMappings(policies, e);
     e.policies = policies;
     e.version++;
@@ -354,6 +362,7 @@ export class Store {
     const e = this.endpoint(id);
     if (doc.Policies !== undefined) {
       const policies = parsePolicies(doc.Policies, 'v1', 'endpoint');
+      checkEndpointPolicies(policies, this.host().version);
       this.checkPortMappings(policies, e);
       e.policies = policies;
     }
@@ -437,6 +446,7 @@ export class Store {
     this.byNetwork = undefined;
     this.namespaces.clear();
     for (const [k, n] of this.networks) if (!isPersistent(n)) this.networks.delete(k);
+    this.computeSystems.forgetEndpoints();
   }
 
   clear(): void {
@@ -444,6 +454,7 @@ export class Store {
     this.endpoints.clear();
     this.byNetwork = undefined;
     this.namespaces.clear();
+    this.computeSystems.clear();
     this.nextCompartment = 2;
   }
 

@@ -2,7 +2,8 @@
  * Rendering the canonical objects in HNS's two schemas. v2 (HCN, a query with SchemaVersion.Major 2) writes enums
  * as names, omits zero-valued enums and flags (a NAT network has no Type, hcsshim hcnnetwork.go) and empty lists;
  * v1 (HNSCall, and HCN queries with Major 1, no SchemaVersion or a NULL query) writes lowercase network types,
- * Subnets/MacPools, flat policies and its bookkeeping fields with zeros included (sample H in hcn-api.md).
+ * Subnets/MacPools, flat policies and its bookkeeping fields with zeros included (microsoft/hcsshim
+ * internal/hns/hnsnetwork.go and hnsendpoint.go: the v1 structs; the exact field set is reconstructed).
  */
 import type { SimHost } from './control-types';
 import type { Obj } from './json-doc';

@@ -22,10 +22,4 @@ export interface OpResponse {
   errorRecord: string | null;
 }
 
-export interface ControlRequest {
-  v?: number;
-  ctl: string;
-  args?: Record<string, unknown>;
-}
-
 export type ControlResponse = { ok: true; result?: unknown } | { ok: false; error: string };

@@ -16,7 +16,7 @@ let tmpCounter = 0;
  * On Windows a file another process is reading (or an antivirus scanning) cannot be renamed over or deleted for a
  * moment: EPERM, EACCES or EBUSY. Those are retried briefly there; everywhere else, and for any other error, not.
  */
-function windowsRetry<T>(op: () => T): T {
+export function windowsRetry<T>(op: () => T): T {
   for (let attempt = 0; ; attempt++) {
     try {
       return op();
@@ -28,20 +28,24 @@ function windowsRetry<T>(op: () => T): T {
   }
 }
 
-export function writeFileAtomic(file: string, data: string, point: string, crash?: CrashHook): void {
+/**
+ * `durable: false` skips both fsyncs where losing the write to a power cut is harmless: the rename still makes it
+ * atomic for readers (a node-wide claim only matters while its process runs, and a power cut ends them all).
+ */
+export function writeFileAtomic(file: string, data: string, point: string, crash?: CrashHook, durable = true): void {
   const dir = path.dirname(file);
   // Unique per process and write; 'wx' below refuses a leftover of a crashed process that had the same pid.
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}-${Date.now().toString(36)}-${++tmpCounter}.tmp`);
   const fd = fs.openSync(tmp, 'wx', 0o600);
   try {
     fs.writeSync(fd, data);
-    fs.fsyncSync(fd);
+    if (durable) fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
   }
   crash?.(`${point}:tmp-written`);
   windowsRetry(() => fs.renameSync(tmp, file));
-  fsyncDir(dir);
+  if (durable) fsyncDir(dir);
   crash?.(`${point}:written`);
 }
 

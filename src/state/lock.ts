@@ -5,7 +5,9 @@
  * The critical section is a synchronous function on purpose: no HNS or IPAM call can happen while the lock is held,
  * because nothing can be awaited inside it. Parallel pods therefore only ever wait for each other's file writes.
  */
+import * as fs from 'fs';
 import type { HostOs } from '../hns/host-os';
+import { StateIoError } from './io-error';
 
 export class StateLockTimeoutError extends Error {
   override readonly name = 'StateLockTimeoutError';
@@ -33,11 +35,27 @@ export class StateLock {
     }
   }
 
+  /** The addon's errors carry an errno number only; say what is wrong with the path instead. */
+  private tryLock(): number | null {
+    try {
+      return this.os.tryLockFile(this.file);
+    } catch (e) {
+      let problem = (e as Error).message;
+      try {
+        const st = fs.lstatSync(this.file);
+        if (!st.isFile()) problem = `is ${st.isDirectory() ? 'a directory' : 'not a regular file'}; the state lock must be a file (${problem})`;
+      } catch {
+        // Missing, or its directory is unusable: the addon's message says which.
+      }
+      throw new StateIoError(this.file, problem, undefined);
+    }
+  }
+
   private async acquire(): Promise<number> {
     const start = Date.now();
     let wait = 1;
     for (;;) {
-      const h = this.os.tryLockFile(this.file);
+      const h = this.tryLock();
       if (h !== null) return h;
       if (Date.now() - start > this.timeoutMs) {
         throw new StateLockTimeoutError(`state lock ${this.file} still held after ${this.timeoutMs} ms`);

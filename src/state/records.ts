@@ -107,17 +107,49 @@ function num(o: Record<string, unknown>, k: string): number {
   return v;
 }
 
+function bool(o: Record<string, unknown>, k: string): boolean {
+  const v = o[k];
+  if (typeof v !== 'boolean') throw new RecordFormatError(`"${k}" must be true or false`);
+  return v;
+}
+
+function obj(o: Record<string, unknown>, k: string): Record<string, unknown> {
+  const v = o[k];
+  if (!isObj(v)) throw new RecordFormatError(`"${k}" must be an object`);
+  return v;
+}
+
+function optional(o: Record<string, unknown>, k: string, check: (o: Record<string, unknown>, k: string) => unknown): void {
+  if (o[k] !== undefined) check(o, k);
+}
+
+function oneOf<T>(o: Record<string, unknown>, k: string, allowed: readonly T[]): void {
+  if (!allowed.includes(o[k] as T)) throw new RecordFormatError(`"${k}" must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}`);
+}
+
 function planned(v: unknown): PlannedObject[] {
   if (!Array.isArray(v)) throw new RecordFormatError('"planned" must be an array');
   return v.map((p) => {
     if (!isObj(p) || (p.kind !== 'network' && p.kind !== 'endpoint') || typeof p.name !== 'string') {
       throw new RecordFormatError('"planned" entries need kind and name');
     }
-    return p.id === undefined ? { kind: p.kind, name: p.name } : { kind: p.kind, name: p.name, id: String(p.id) };
+    if (p.id !== undefined && typeof p.id !== 'string') throw new RecordFormatError('"planned" ids must be strings');
+    return p.id === undefined ? { kind: p.kind, name: p.name } : { kind: p.kind, name: p.name, id: p.id };
   });
 }
 
-/** Parses and checks a record of the expected kind; anything else throws RecordFormatError. */
+function hnsObject(o: Record<string, unknown>, k: string): void {
+  const v = obj(o, k);
+  for (const f of ['id', 'name']) if (typeof v[f] !== 'string') throw new RecordFormatError(`"${k}.${f}" must be a string`);
+  if (typeof v.owned !== 'boolean') throw new RecordFormatError(`"${k}.owned" must be true or false`);
+}
+
+/**
+ * Parses and checks a record of the expected kind against its schema: every required field present with its type,
+ * every optional one of its type when present (unknown extra fields are tolerated, for records of newer versions
+ * that add one). Anything else throws RecordFormatError and the file is quarantined: a record that parses but lacks,
+ * say, ipamAllocated used to be accepted, and DEL then kept the IP for good.
+ */
 export function parseRecord<K extends RecordKind>(text: string, kind: K): Extract<AnyRecord, { kind: K }> {
   let v: unknown;
   try {
@@ -131,25 +163,39 @@ export function parseRecord<K extends RecordKind>(text: string, kind: K): Extrac
   str(v, 'containerId');
   str(v, 'ifname');
   num(v, 'createdAt');
+  optional(v, 'cniNetwork', str);
   if (kind === 'attachment') {
     str(v, 'netns');
-    if (!isObj(v.network) || !isObj(v.endpoint) || !isObj(v.attach) || !isObj(v.result)) {
-      throw new RecordFormatError('attachment needs network, endpoint, attach and result objects');
-    }
-    str(v.network, 'id');
-    str(v.endpoint, 'id');
+    oneOf(v, 'mode', ['bridge', 'delegatedNic', 'shared']);
     if (v.apiVersion !== 1 && v.apiVersion !== 2) throw new RecordFormatError('"apiVersion" must be 1 or 2');
-    if (v.cniNetwork !== undefined) str(v, 'cniNetwork');
+    hnsObject(v, 'network');
+    hnsObject(v, 'endpoint');
+    bool(v, 'ipamAllocated');
+    const attach = obj(v, 'attach');
+    oneOf(attach, 'kind', ['namespace', 'container', 'none']);
+    str(attach, 'target');
+    obj(v, 'result');
+    optional(v, 'mac', str);
+    if (v.sharedWith !== undefined) {
+      const w = obj(v, 'sharedWith');
+      str(w, 'containerId');
+      str(w, 'ifname');
+    }
+    if (v.mode === 'shared' && v.sharedWith === undefined) throw new RecordFormatError('a shared attachment needs "sharedWith"');
   } else if (kind === 'intent') {
     str(v, 'id');
     num(v, 'pid');
     num(v, 'deadline');
+    if (v.pidStartTime !== null) str(v, 'pidStartTime');
+    optional(v, 'mac', str);
     v.planned = planned(v.planned);
   } else {
+    str(v, 'reason');
     v.planned = planned(v.planned ?? []);
     if (v.voids !== undefined && !(Array.isArray(v.voids) && v.voids.every((x) => typeof x === 'string'))) {
       throw new RecordFormatError('"voids" must be a list of intent ids');
     }
+    optional(v, 'ipamPending', bool);
   }
   return v as unknown as Extract<AnyRecord, { kind: K }>;
 }

@@ -1,7 +1,11 @@
 /**
- * The state store: one file per owner and kind under <stateDir>/{attachments,intents,tombstones}/<cid>@<ifname>.json.
+ * The state store: one file per owner and kind under <stateDir>/{attachments,intents,tombstones}/<key>.json, where
+ * <key> is `<cid>@<ifname>` or, when that is too long or has upper case, a hashed form (file-names.ts).
  * One file per attachment means one unreadable file costs one pod, never the node (Azure CNI keeps every pod in one
- * file; when it is corrupt every ADD and DEL fails). Unreadable files are moved to quarantine/ and reported.
+ * file; when it is corrupt every ADD and DEL fails). Unreadable files — and anything at a record's path that is not
+ * a small regular file (a directory, a FIFO, a symlink) — are moved to quarantine/ and reported; what cannot be moved
+ * is skipped with a warning and still protects its owner's objects. File-system failures are StateIoErrors that
+ * name the path and what is wrong with it.
  *
  * Reads take no lock (files are replaced atomically). Writes that depend on what is there (commit an attachment
  * only if this attempt's intent is still current, and no newer tombstone voids it) run under the state lock, which
@@ -10,7 +14,11 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import type { HostOs } from '../hns/host-os';
-import { readIfExists, removeFile, writeFileAtomic, type CrashHook } from './atomic';
+import { removeFile, windowsRetry, writeFileAtomic, type CrashHook } from './atomic';
+import type { Claim, ClaimRegistry } from './claims';
+import { fileKey, ownerFromFileKey } from './file-names';
+import { onState } from './io-error';
+import { intentLiveness } from './liveness';
 import { StateLock } from './lock';
 import {
   ownerKey,
@@ -24,12 +32,15 @@ import {
   type RecordKind,
   type TombstoneRecord,
 } from './records';
+import { readStateFile } from './safe-read';
 
 export interface QuarantinedFile {
-  /** Path of the moved file. */
+  /** Path of the moved file (or of the unmovable one, left where it was). */
   file: string;
   kind: RecordKind;
-  /** From the file name, so the audit still knows whose objects it must not touch. */
+  /** The file key (file-names.ts) it was found under: how the audit knows whose objects it must not touch. */
+  key: string;
+  /** From the file name, when the name says it (not for hashed names). */
   owner: Owner | undefined;
   reason: string;
   at: number;
@@ -40,6 +51,8 @@ export interface StateSnapshot {
   intents: IntentRecord[];
   tombstones: TombstoneRecord[];
   quarantined: QuarantinedFile[];
+  /** Live claims of other state directories on this node (the node-wide register), when there is one. */
+  otherClaims?: Claim[];
 }
 
 export interface StoreWarn {
@@ -52,13 +65,27 @@ export interface StoreOptions {
   crash?: CrashHook;
   lockTimeoutMs?: number;
   log?: StoreWarn;
+  /** The node-wide register of live claims (claims.ts): intents are registered there too. */
+  registry?: ClaimRegistry;
 }
 
 const DIRS: Record<RecordKind, string> = { attachment: 'attachments', intent: 'intents', tombstone: 'tombstones' };
 const QUARANTINE = 'quarantine';
 const STALE_TMP_MS = 10 * 60_000;
 
-export type CommitOutcome = 'committed' | 'superseded' | 'expired';
+/** superseded: another attempt replaced this one's intent; deleted: a DEL voided it (its tombstone names it). */
+export type CommitOutcome = 'committed' | 'superseded' | 'deleted' | 'expired';
+
+/** Another attempt of the same owner is running (a live intent with another id): the new ADD must not take over. */
+export class ConcurrentAddError extends Error {
+  override readonly name = 'ConcurrentAddError';
+  constructor(readonly running: IntentRecord) {
+    super(`another ADD of ${ownerKey(running)} is running (pid ${running.pid}, since ${new Date(running.createdAt).toISOString()})`);
+  }
+}
+
+/** Intent ids of ADD attempts running in this process (writeIntent adds, attemptEnded removes). */
+const attemptsHere = new Set<string>();
 
 export class StateStore {
   readonly dir: string;
@@ -66,20 +93,33 @@ export class StateStore {
   private readonly now: () => number;
   private readonly crash: CrashHook | undefined;
   private readonly log: StoreWarn | undefined;
+  private readonly os: HostOs;
+  private readonly registry: ClaimRegistry | undefined;
   private ready = false;
+  /** Bad files that could not be moved to quarantine (read-only, permissions): skipped, but they still protect. */
+  private readonly unmovable = new Map<string, QuarantinedFile>();
 
   constructor(dir: string, options: StoreOptions) {
     this.dir = dir;
     this.now = options.now ?? Date.now;
     this.crash = options.crash;
     this.log = options.log;
+    this.os = options.os;
+    this.registry = options.registry;
     this.lock = new StateLock(path.join(dir, 'lock'), options.os, options.lockTimeoutMs);
   }
 
   /** Creates the directories (0700) on first use. */
   ensure(): void {
     if (this.ready) return;
-    for (const d of [...Object.values(DIRS), QUARANTINE]) fs.mkdirSync(path.join(this.dir, d), { recursive: true, mode: 0o700 });
+    for (const d of [...Object.values(DIRS), QUARANTINE]) {
+      const dir = path.join(this.dir, d);
+      onState(dir, 'creating the state directory', () => {
+        fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+        // mkdir -p accepts an existing directory only; a symlink to one is fine too, anything else is named.
+        if (!fs.statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+      });
+    }
     this.ready = true;
   }
 
@@ -95,7 +135,7 @@ export class StateStore {
     return this.read('tombstone', owner);
   }
 
-  /** Everything on disk (unreadable files are quarantined on the way). */
+  /** Everything on disk (unreadable files are quarantined on the way), and other state directories' live claims. */
   snapshot(): StateSnapshot {
     this.ensure();
     return {
@@ -103,22 +143,31 @@ export class StateStore {
       intents: this.readAll('intent'),
       tombstones: this.readAll('tombstone'),
       quarantined: this.quarantined(),
+      ...(this.registry ? { otherClaims: this.otherClaims() } : {}),
     };
+  }
+
+  /** Live claims of other state directories on this node (all, or an owner's). */
+  otherClaims(owner?: Owner): Claim[] {
+    return this.registry?.liveClaims(this.dir, this.now(), this.os.processStartTime, this.log, owner) ?? [];
   }
 
   quarantined(): QuarantinedFile[] {
     this.ensure();
-    const out: QuarantinedFile[] = [];
-    for (const name of fs.readdirSync(path.join(this.dir, QUARANTINE))) {
+    const out: QuarantinedFile[] = [...this.unmovable.values()];
+    const qdir = path.join(this.dir, QUARANTINE);
+    for (const name of onState(qdir, 'listing', () => fs.readdirSync(qdir))) {
       if (name.endsWith('.why')) continue;
       const m = /^(attachment|intent|tombstone)--(.+)\.json\.(\d+)$/.exec(name);
       if (!m) continue;
-      const file = path.join(this.dir, QUARANTINE, name);
+      const file = path.join(qdir, name);
+      const why = readStateFile(`${file}.why`, 64 * 1024);
       out.push({
         file,
         kind: m[1] as RecordKind,
-        owner: ownerFromKey(m[2]!),
-        reason: readIfExists(`${file}.why`) ?? 'unknown',
+        key: m[2]!,
+        owner: ownerFromFileKey(m[2]!),
+        reason: why.kind === 'text' ? why.text : 'unknown',
         at: Number(m[3]),
       });
     }
@@ -127,20 +176,49 @@ export class StateStore {
 
   // ---- writes ----
 
+  /**
+   * Writes this attempt's intent. An intent of another attempt that is still live (its process runs, its deadline
+   * has not passed, no DEL voided it) is a concurrent ADD of the same pod: it keeps the owner and this one gets a
+   * ConcurrentAddError, rather than both overwriting each other's claims and both failing.
+   */
   async writeIntent(intent: IntentRecord): Promise<void> {
     this.ensure();
-    await this.lock.run(() => this.write(intent, 'intent'));
+    await this.lock.run(() => {
+      const current = this.read('intent', intent);
+      // An intent of this very process (a resident service, or an embedder) whose attempt has ended is not a
+      // concurrent ADD however alive its pid is: it is what an ADD left for the audit when HNS stopped answering.
+      const endedHere = current !== undefined && current.pid === intent.pid && !attemptsHere.has(current.id);
+      if (current && current.id !== intent.id && !endedHere) {
+        const live = intentLiveness(current, this.read('tombstone', intent), this.now(), this.os.processStartTime);
+        if (live.live) throw new ConcurrentAddError(current);
+      }
+      // Registered node-wide before the intent counts, so no audit of any state directory misses it.
+      this.registry?.register(this.dir, intent);
+      this.write(intent, 'intent');
+      attemptsHere.add(intent.id);
+    });
+  }
+
+  /** The ADD attempt that wrote this intent has returned (whatever became of its intent). */
+  attemptEnded(intentId: string): void {
+    attemptsHere.delete(intentId);
   }
 
   /** Rewrites this attempt's intent (what it plans became known), unless a DEL or another ADD replaced it. */
-  async updateIntent(intent: IntentRecord): Promise<boolean> {
+  async updateIntent(intent: IntentRecord): Promise<CommitOutcome> {
     this.ensure();
     return this.lock.run(() => {
       const current = this.read('intent', intent);
-      if (!current || current.id !== intent.id) return false;
+      if (!current || current.id !== intent.id) return this.whyGone(intent);
+      this.registry?.register(this.dir, intent);
       this.write(intent, 'intent-update');
-      return true;
+      return 'committed' as const;
     });
+  }
+
+  /** Why an attempt's intent is no longer current: a DEL voided it, or another attempt replaced it. */
+  private whyGone(owner: Owner & { id: string }): 'deleted' | 'superseded' {
+    return this.read('tombstone', owner)?.voids?.includes(owner.id) ? 'deleted' : 'superseded';
   }
 
   /**
@@ -154,21 +232,23 @@ export class StateStore {
     return this.lock.run(() => {
       if (intentId !== undefined) {
         const current = this.read('intent', record);
-        if (!current || current.id !== intentId) return 'superseded' as const;
+        if (!current || current.id !== intentId) return this.whyGone({ ...record, id: intentId });
         if (this.now() >= current.deadline) return 'expired' as const;
         const tomb = this.read('tombstone', record);
-        if (tomb?.voids?.includes(current.id)) return 'superseded' as const;
+        if (tomb?.voids?.includes(current.id)) return 'deleted' as const;
       }
       this.write(record, 'attachment');
-      removeFile(this.path('intent', record), 'intent', this.crash, false);
-      removeFile(this.path('tombstone', record), 'tombstone', this.crash);
+      this.remove('intent', record, 'intent', false);
+      this.remove('tombstone', record, 'tombstone');
+      // Attached now: an audit of another state directory protects it as an endpoint in use.
+      if (intentId !== undefined) this.registry?.withdraw(record, intentId, this.log);
       return 'committed' as const;
     });
   }
 
   async removeAttachment(owner: Owner): Promise<boolean> {
     this.ensure();
-    return this.lock.run(() => removeFile(this.path('attachment', owner), 'attachment', this.crash));
+    return this.lock.run(() => this.remove('attachment', owner, 'attachment'));
   }
 
   /** Removes the owner's intent, only if it is still the one with this id (when given). */
@@ -177,7 +257,9 @@ export class StateStore {
     return this.lock.run(() => {
       const current = this.read('intent', owner);
       if (!current || (intentId !== undefined && current.id !== intentId)) return false;
-      return removeFile(this.path('intent', owner), 'intent', this.crash);
+      const removed = this.remove('intent', owner, 'intent');
+      this.registry?.withdraw(owner, current.id, this.log);
+      return removed;
     });
   }
 
@@ -213,7 +295,10 @@ export class StateStore {
         ...(options.ipamPending || prior?.ipamPending ? { ipamPending: true } : {}),
       };
       this.write(tomb, 'tombstone');
-      if (intent) removeFile(this.path('intent', owner), 'intent', this.crash);
+      if (intent) {
+        this.remove('intent', owner, 'intent');
+        this.registry?.withdraw(owner, intent.id, this.log);
+      }
       return intent;
     });
   }
@@ -235,17 +320,23 @@ export class StateStore {
     return this.lock.run(() => {
       const t = this.read('tombstone', owner);
       if (!t || t.ipamPending || (olderThan !== undefined && t.createdAt >= olderThan)) return false;
-      return removeFile(this.path('tombstone', owner), 'tombstone', this.crash);
+      return this.remove('tombstone', owner, 'tombstone');
     });
   }
 
   /** Deletes quarantined files (the operator's `hcn-cni state --clear-quarantine`). */
   clearQuarantine(owner?: Owner): number {
     let n = 0;
+    const key = owner ? fileKey(owner) : undefined;
     for (const q of this.quarantined()) {
-      if (owner && !(q.owner && ownerKey(q.owner) === ownerKey(owner))) continue;
-      fs.rmSync(q.file, { force: true });
-      fs.rmSync(`${q.file}.why`, { force: true });
+      if (key !== undefined && q.key !== key) continue;
+      if (this.unmovable.has(q.file)) continue; // could not even be moved: the operator's to remove
+      // A quarantined "record" may be a directory someone created at a record's path: remove it whole (rm does not
+      // follow symlinks inside it).
+      onState(q.file, 'clearing the quarantine', () => {
+        fs.rmSync(q.file, { force: true, recursive: true });
+        fs.rmSync(`${q.file}.why`, { force: true });
+      });
       n++;
     }
     return n;
@@ -254,33 +345,75 @@ export class StateStore {
   // ---- plumbing ----
 
   private path(kind: RecordKind, owner: Owner): string {
-    return path.join(this.dir, DIRS[kind], `${ownerKey(owner)}.json`);
+    return path.join(this.dir, DIRS[kind], `${fileKey(owner)}.json`);
   }
 
+  /**
+   * Writes a record. Something that is not a file at its path (a directory someone created) is moved to quarantine
+   * first, so it costs its owner nothing more than a warning.
+   */
   private write(record: AnyRecord, point: string): void {
-    writeFileAtomic(this.path(record.kind, record), JSON.stringify(record, null, 1) + '\n', point, this.crash);
+    const file = this.path(record.kind, record);
+    const data = JSON.stringify(record, null, 1) + '\n';
+    onState(file, 'writing', () => {
+      try {
+        writeFileAtomic(file, data, point, this.crash);
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code !== 'EISDIR' && code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'EPERM') throw e;
+        if (!this.notAFile(file)) throw e;
+        this.quarantine(record.kind, file, 'not a regular file (found where a record was being written)');
+        writeFileAtomic(file, data, point, this.crash);
+      }
+    });
+  }
+
+  private notAFile(file: string): boolean {
+    try {
+      return !fs.lstatSync(file).isFile();
+    } catch {
+      return false;
+    }
+  }
+
+  /** Removes a record file; a directory (or anything else) at its path is moved to quarantine instead. */
+  private remove(kind: RecordKind, owner: Owner, point: string, durable = true): boolean {
+    const file = this.path(kind, owner);
+    return onState(file, 'removing', () => {
+      if (this.notAFile(file)) {
+        this.quarantine(kind, file, 'not a regular file (found where a record was being removed)');
+        return true;
+      }
+      return removeFile(file, point, this.crash, durable);
+    });
   }
 
   private read<K extends RecordKind>(kind: K, owner: Owner): Extract<AnyRecord, { kind: K }> | undefined {
     this.ensure();
-    const file = this.path(kind, owner);
-    const text = readIfExists(file);
-    return text === undefined ? undefined : this.parseOrQuarantine(kind, file, text);
+    return this.readFile(kind, this.path(kind, owner));
+  }
+
+  private readFile<K extends RecordKind>(kind: K, file: string): Extract<AnyRecord, { kind: K }> | undefined {
+    const got = onState(file, 'reading', () => windowsRetry(() => readStateFile(file)));
+    if (got.kind === 'missing') return undefined;
+    if (got.kind === 'bad') {
+      this.quarantine(kind, file, got.reason);
+      return undefined;
+    }
+    return this.parseOrQuarantine(kind, file, got.text);
   }
 
   private readAll<K extends RecordKind>(kind: K): Array<Extract<AnyRecord, { kind: K }>> {
     const dir = path.join(this.dir, DIRS[kind]);
     const out: Array<Extract<AnyRecord, { kind: K }>> = [];
-    for (const name of fs.readdirSync(dir)) {
+    for (const name of onState(dir, 'listing', () => fs.readdirSync(dir))) {
       const file = path.join(dir, name);
       if (name.endsWith('.tmp')) {
         this.removeStaleTmp(file);
         continue;
       }
       if (!name.endsWith('.json')) continue;
-      const text = readIfExists(file);
-      if (text === undefined) continue;
-      const rec = this.parseOrQuarantine(kind, file, text);
+      const rec = this.readFile(kind, file);
       if (rec) out.push(rec);
     }
     return out;
@@ -289,7 +422,7 @@ export class StateStore {
   private parseOrQuarantine<K extends RecordKind>(kind: K, file: string, text: string): Extract<AnyRecord, { kind: K }> | undefined {
     try {
       const rec = parseRecord(text, kind);
-      if (ownerKey(rec) !== path.basename(file, '.json')) throw new RecordFormatError('owner does not match the file name');
+      if (fileKey(rec) !== path.basename(file, '.json')) throw new RecordFormatError('owner does not match the file name');
       return rec;
     } catch (e) {
       if (!(e instanceof RecordFormatError)) throw e;
@@ -298,31 +431,38 @@ export class StateStore {
     }
   }
 
+  /**
+   * Moves a bad file out of the way. When it cannot be moved (read-only file system, permissions), it is skipped
+   * with a warning and remembered, so the audit still treats its owner as quarantined (protected) in this process.
+   */
   private quarantine(kind: RecordKind, file: string, reason: string): void {
     const at = this.now();
+    const key = path.basename(file, '.json');
     const target = path.join(this.dir, QUARANTINE, `${kind}--${path.basename(file)}.${at}`);
     try {
       fs.renameSync(file, target);
-      fs.writeFileSync(`${target}.why`, reason, { mode: 0o600 });
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e; // another process moved it first
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return; // another process moved it first
+      this.unmovable.set(file, { file, kind, key, owner: ownerFromFileKey(key), reason: `${reason}; could not be moved to quarantine (${code})`, at });
+      this.log?.warn({ file, reason, err: (e as Error).message }, 'unreadable state file could not be moved to quarantine; skipped');
+      return;
+    }
+    try {
+      fs.writeFileSync(`${target}.why`, reason, { mode: 0o600 });
+    } catch {
+      // The reason is a courtesy to the operator; the move is what matters.
     }
     this.log?.warn({ file, quarantinedAs: target, reason }, 'unreadable state record moved to quarantine');
   }
 
   private removeStaleTmp(file: string): void {
     try {
-      if (this.now() - fs.statSync(file).mtimeMs > STALE_TMP_MS) fs.rmSync(file, { force: true });
+      if (this.now() - fs.lstatSync(file).mtimeMs > STALE_TMP_MS) fs.rmSync(file, { force: true });
     } catch {
       // gone already
     }
   }
-}
-
-export function ownerFromKey(key: string): Owner | undefined {
-  const at = key.lastIndexOf('@');
-  if (at <= 0 || at === key.length - 1) return undefined;
-  return { containerId: key.slice(0, at), ifname: key.slice(at + 1) };
 }
 
 function dedupe(list: PlannedObject[]): PlannedObject[] {

@@ -13,6 +13,7 @@ import { hcnPluginConf } from '../../src/cli/operator/conf';
 import { silentLogger } from '../../src/log/logger';
 import { runCni } from '../../src/run';
 import { ROOT, cni, startHarness, type Harness } from '../helpers/cni-harness';
+import { nicNetworkName } from '../../src/orphans/ownership';
 
 const DEPLOY = path.join(ROOT, 'deploy');
 const CONFLISTS = ['bridge.conflist', 'overlay.conflist', 'delegated-nic.conflist'];
@@ -152,7 +153,7 @@ describe('example conflists against the simulator', () => {
     expect((add.json as { ips: Array<{ address: string; gateway: string }> }).ips).toEqual([{ address: expect.stringMatching(/^172\.30\.8\.\d+\/24$/), gateway: '172.30.8.1', interface: 0 }]);
     const dump = await h.sim.control.dump();
     expect(dump.boundAdapters['Ethernet 2']).toBeDefined();
-    expect(dump.networks.map((n) => n.Name)).toEqual([expect.stringMatching(/^hcn-cni_nic_pod-n_eth0_00155DAA0002_/)]);
+    expect(dump.networks.map((n) => n.Name)).toEqual([nicNetworkName({ containerId: 'pod-n', ifname: 'eth0' })]);
     expect((await cni(h, { verb: 'DEL', conf, containerId: 'pod-n' })).exitCode).toBe(0);
     expect((await h.sim.control.dump()).networks).toEqual([]);
   });
@@ -201,8 +202,9 @@ describe('daemonset.yaml', () => {
 
   it('installs into the containerd CNI directories, from a ConfigMap it mounts', () => {
     const env = Object.fromEntries((container.env as Obj[]).map((e) => [e.name, e.value ?? e.valueFrom]));
-    expect(env.CNI_BIN_DIR).toBe('C:\\opt\\cni\\bin');
-    expect(env.CNI_CONF_DIR).toBe('C:\\etc\\cni\\net.d');
+    // containerd's own Windows defaults (containerd internal/cri/config/config_windows.go).
+    expect(env.CNI_BIN_DIR).toBe('C:\\Program Files\\containerd\\cni\\bin');
+    expect(env.CNI_CONF_DIR).toBe('C:\\Program Files\\containerd\\cni\\conf');
     expect(env.NODE_NAME).toEqual({ fieldRef: { fieldPath: 'spec.nodeName' } });
     const volume = (pod.volumes as Obj[]).find((v) => v.configMap?.name === configMap.metadata.name);
     expect(volume).toBeDefined();

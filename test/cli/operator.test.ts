@@ -8,7 +8,7 @@ import { randomUUID } from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { nicNetworkName } from '../../src/orphans/ownership';
+import { endpointName, nicNetworkName, ownerTag } from '../../src/orphans/ownership';
 import { hcnPluginConf, loadConf } from '../../src/cli/operator/conf';
 import { parseArgs } from '../../src/cli/operator/args';
 import { UsageError } from '../../src/cli/usage-error';
@@ -30,7 +30,6 @@ beforeEach(async () => {
 
 const PKG_VERSION = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const LEAK_OWNER = { containerId: 'leaked', ifname: 'eth0' };
-const LEAK_MAC = '00-15-5D-AA-00-02';
 
 function confFile(): string {
   return path.join(h.tmp, '10-hcn.conflist');
@@ -107,9 +106,9 @@ async function addPod(containerId: string, netns?: string): Promise<void> {
 }
 
 /** A delegated-NIC network named like ours that no state claims: the seed-000 leak. */
-async function leakNetwork(owner = LEAK_OWNER, mac = LEAK_MAC, adapterName = 'Ethernet 2'): Promise<{ id: string; name: string }> {
+async function leakNetwork(owner = LEAK_OWNER, adapterName = 'Ethernet 2'): Promise<{ id: string; name: string }> {
   const { api } = await h.runtime.api({ apiVersion: 2, hnsTimeoutSeconds: 10 });
-  const name = nicNetworkName(owner, mac);
+  const name = nicNetworkName(owner);
   const n = await api.createNetwork({ name, type: 'Transparent', flags: 8, adapterName, subnets: [{ prefix: '10.9.0.0/24', gateway: '10.9.0.1' }], policies: [] });
   return { id: n.id, name };
 }
@@ -152,7 +151,12 @@ describe('usage', () => {
   it('parses options in any order, with = or a separate value', () => {
     expect(parseArgs(['--state-dir=/x', 'audit', '--dry-run', '--json'])).toMatchObject({ command: 'audit', stateDir: '/x', dryRun: true, json: true });
     expect(parseArgs(['gc', '--valid', 'f.json', '-v'])).toMatchObject({ command: 'gc', valid: 'f.json', verbose: true });
-    expect(() => parseArgs(['--json=yes', 'state'])).toThrow(UsageError);
+    expect(() => parseArgs(['--json=yes', 'state'])).toThrow(new UsageError('--json takes no value'));
+    expect(() => parseArgs(['state', '--conf='])).toThrow(new UsageError('--conf needs a value'));
+    expect(() => parseArgs(['state', '--conf', '--json'])).toThrow(new UsageError('--conf needs a value'));
+    expect(() => parseArgs(['state', '-x'])).toThrow(new UsageError('unknown option -x'));
+    expect(() => parseArgs(['audit', '--valid=f'])).toThrow(new UsageError('--valid only applies to "gc"'));
+    expect(parseArgs(['state', '-h', '--valid=f'])).toMatchObject({ command: 'state', help: true });
   });
 
   it('runs in process through runOps with the given writers', async () => {
@@ -215,15 +219,15 @@ describe('networks, endpoints, namespaces', () => {
     const byName = (name: string) => nets.stdout.split('\n').map((l) => l.split(/ {2,}/)).find((c) => c[1] === name);
     // No adapterName in the configuration: HCN shows none, HNS v1 the adapter it bound; either is right here.
     expect(byName('cbr0')?.slice(1)).toEqual(['cbr0', 'L2Bridge', expect.stringMatching(/^(-|Ethernet)$/), '10.244.1.0/24 via 10.244.1.1', '-', '-']);
-    expect(byName(leak.name)).toEqual([leak.id, leak.name, 'Transparent', 'Ethernet 2', '10.9.0.0/24 via 10.9.0.1', '8 (EnableNonPersistent)', 'leaked@eth0']);
+    expect(byName(leak.name)).toEqual([leak.id, leak.name, 'Transparent', 'Ethernet 2', '10.9.0.0/24 via 10.9.0.1', '8 (EnableNonPersistent)', `? (owner tag ${ownerTag(LEAK_OWNER)})`]);
 
     const eps = await opsConf(['endpoints']);
     expect(eps.code).toBe(0);
     expect(row(eps.stdout, 'ID')).toEqual(['ID', 'NAME', 'NETWORK', 'IPS', 'MAC', 'NAMESPACE', 'OWNER']);
-    const ep = eps.stdout.split('\n').map((l) => l.split(/ {2,}/)).find((c) => /^hcn-cni_ep_pod-a_eth0_/.test(c[1] ?? ''))!;
+    const ep = eps.stdout.split('\n').map((l) => l.split(/ {2,}/)).find((c) => c[1] === endpointName({ containerId: 'pod-a', ifname: 'eth0' }))!;
     expect(ep).toEqual([
       expect.stringMatching(/^[0-9a-f-]{36}$/),
-      expect.stringMatching(/^hcn-cni_ep_pod-a_eth0_[0-9a-f]{8}$/),
+      endpointName({ containerId: 'pod-a', ifname: 'eth0' }),
       'cbr0',
       expect.stringMatching(/^10\.244\.1\.\d+\/24$/),
       expect.stringMatching(/^00-15-5D(-[0-9A-F]{2}){3}$/),
@@ -241,7 +245,7 @@ describe('networks, endpoints, namespaces', () => {
     const r = await cni(h, { verb: 'ADD', conf: bridgeConf({ cniVersion: '1.1.0', stateDir: h.stateDir, subnet: ['10.244.1.0/24', 'fd00:10:244:1::/64'] }), containerId: 'pod-d', netns: await newNamespace() });
     expect(r.exitCode).toBe(0);
     const eps = await opsConf(['endpoints']);
-    const ep = eps.stdout.split('\n').map((l) => l.split(/ {2,}/)).find((c) => /^hcn-cni_ep_pod-d_eth0_/.test(c[1] ?? ''))!;
+    const ep = eps.stdout.split('\n').map((l) => l.split(/ {2,}/)).find((c) => c[1] === endpointName({ containerId: 'pod-d', ifname: 'eth0' }))!;
     expect(ep[3]).toBe('10.244.1.2/24,fd00:10:244:1::2/64');
     const nets = await opsConf(['networks']);
     expect(nets.stdout).toContain('10.244.1.0/24 via 10.244.1.1,fd00:10:244:1::/64 via fd00:10:244:1::1');
@@ -262,8 +266,10 @@ describe('networks, endpoints, namespaces', () => {
       flags: 8,
       flagNames: ['EnableNonPersistent'],
       adapterName: 'Ethernet 2',
+      sourceMac: '00-15-5D-AA-00-02',
       subnets: [{ prefix: '10.9.0.0/24', gateway: '10.9.0.1' }],
-      owner: { containerId: 'leaked', ifname: 'eth0', mac: LEAK_MAC },
+      // No state knows the leak's owner: its name says it is ours and gives the owner's tag.
+      owner: { tag: ownerTag(LEAK_OWNER) },
     });
 
     const eps = json<Array<Record<string, any>>>(await opsConf(['endpoints', '--json']));
@@ -313,8 +319,8 @@ describe('audit', () => {
     expect(dry.code).toBe(0);
     expect(dry.stderr).toBe('');
     expect(row(dry.stdout, 'VERDICT')).toEqual(['VERDICT', 'KIND', 'NAME', 'ID', 'OWNER', 'REASON']);
-    expect(row(dry.stdout, 'orphan')).toEqual(['orphan', 'network', leak.name, leak.id, 'leaked@eth0', 'no committed attachment and no intent claims it']);
-    expect(row(dry.stdout, 'live')).toEqual(['live', 'endpoint', expect.stringMatching(/^hcn-cni_ep_pod-a_eth0_/), expect.any(String), 'pod-a@eth0', 'attachment pod-a@eth0 is committed with it']);
+    expect(row(dry.stdout, 'orphan')).toEqual(['orphan', 'network', leak.name, leak.id, `? (owner tag ${ownerTag(LEAK_OWNER)})`, 'no committed attachment and no intent claims it']);
+    expect(row(dry.stdout, 'live')).toEqual(['live', 'endpoint', endpointName({ containerId: 'pod-a', ifname: 'eth0' }), expect.any(String), 'pod-a@eth0', 'attachment pod-a@eth0 is committed with it']);
     expect(row(dry.stdout, 'foreign').slice(0, 3)).toEqual(['foreign', 'network', 'cbr0']);
     expect(dry.stdout).toContain(`would delete network ${leak.name} (${leak.id})`);
     expect(dry.stdout).not.toMatch(/^deleted /m);
@@ -341,7 +347,7 @@ describe('audit', () => {
 
   it('leaves an object that a live ADD is creating (in-flight) and reports it in --json', async () => {
     const busy = { containerId: 'busy', ifname: 'eth0' };
-    const inflight = await leakNetwork(busy, '00-15-5D-AA-00-01', 'Ethernet');
+    const inflight = await leakNetwork(busy, 'Ethernet');
     const leak = await leakNetwork();
     const now = Date.now();
     fs.mkdirSync(path.join(h.stateDir, 'intents'), { recursive: true });
@@ -383,7 +389,7 @@ describe('gc', () => {
     const leak = await leakNetwork();
     const valid = path.join(h.tmp, 'valid.json');
     fs.writeFileSync(valid, JSON.stringify([{ containerID: 'pod-a', ifname: 'eth0' }]));
-    const epB = (await hnsNames()).endpoints.find((n) => n.startsWith('hcn-cni_ep_pod-b_'))!;
+    const epB = (await hnsNames()).endpoints.find((n) => n === endpointName({ containerId: 'pod-b', ifname: 'eth0' }))!;
 
     const r = await opsConf(['gc', '--valid', valid]);
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
@@ -394,7 +400,7 @@ describe('gc', () => {
     expect(fs.readdirSync(path.join(h.stateDir, 'attachments'))).toEqual(['pod-a@eth0.json']);
     const after = await hnsNames();
     expect(after.networks).toEqual(['cbr0']);
-    expect(after.endpoints).toEqual([expect.stringMatching(/^hcn-cni_ep_pod-a_eth0_/)]);
+    expect(after.endpoints).toEqual([endpointName({ containerId: 'pod-a', ifname: 'eth0' })]);
   });
 
   it('reports every error, keeps going, and exits 1 when HNS refuses a delete', async () => {
@@ -410,13 +416,13 @@ describe('gc', () => {
     const lines = r.stdout.trimEnd().split('\n');
     // DEL-by-record hands a refused delete to the audit (tombstone); the audit's failed delete is the error.
     expect(lines.filter((l) => l.startsWith('ERROR '))).toEqual([
-      expect.stringMatching(/^ERROR deleting endpoint hcn-cni_ep_pod-b_eth0_[0-9a-f]{8}: HcnDeleteEndpoint failed: .*\(0x80070005 E_ACCESSDENIED\)$/),
+      expect.stringMatching(new RegExp(`^ERROR deleting endpoint ${endpointName({ containerId: 'pod-b', ifname: 'eth0' })}: HcnDeleteEndpoint failed: .*\\(0x80070005 E_ACCESSDENIED\\)$`)),
     ]);
     expect(lines).toContain('removed attachment pod-b@eth0');
     expect(lines).toContain(`deleted network ${leak.name} (${leak.id})`);
     expect(lines.pop()).toBe('gc: 1 valid attachment; removed 1 attachment, deleted 1 HNS object, 1 error');
     expect(fs.readdirSync(path.join(h.stateDir, 'attachments'))).toEqual(['pod-a@eth0.json']);
-    expect((await hnsNames()).endpoints).toEqual([expect.stringMatching(/^hcn-cni_ep_pod-a_/), expect.stringMatching(/^hcn-cni_ep_pod-b_/)]);
+    expect((await hnsNames()).endpoints).toEqual([endpointName({ containerId: 'pod-a', ifname: 'eth0' }), endpointName({ containerId: 'pod-b', ifname: 'eth0' })].sort());
     const st = json<Record<string, Array<Record<string, unknown>>>>(await opsConf(['state', '--json']));
     expect(st.tombstones).toEqual([expect.objectContaining({ owner: 'pod-b@eth0', reason: expect.stringMatching(/^DEL could not delete: .*0x80070005/) })]);
   });
@@ -426,7 +432,7 @@ describe('gc', () => {
     const doc = path.join(h.tmp, 'gc-request.json');
     fs.writeFileSync(doc, JSON.stringify({ cniVersion: '1.1.0', name: 'cbr0', type: 'hcn-cni', 'cni.dev/valid-attachments': null }));
     const r = json<Record<string, unknown>>(await opsConf(['gc', '--valid', doc, '--json']));
-    expect(r).toMatchObject({ valid: [], removedAttachments: ['pod-a@eth0'], errors: [], ipam: null, deletedObjects: [{ id: expect.any(String), object: expect.stringMatching(/^endpoint hcn-cni_ep_pod-a_eth0_/) }] });
+    expect(r).toMatchObject({ valid: [], removedAttachments: ['pod-a@eth0'], errors: [], ipam: null, deletedObjects: [{ id: expect.any(String), object: `endpoint ${endpointName({ containerId: 'pod-a', ifname: 'eth0' })}` }] });
     expect((await hnsNames()).endpoints).toEqual([]);
   });
 
@@ -450,7 +456,7 @@ describe('state', () => {
     fs.mkdirSync(path.join(h.stateDir, 'intents'), { recursive: true });
     fs.writeFileSync(
       path.join(h.stateDir, 'intents', 'gone@eth0.json'),
-      JSON.stringify({ kind: 'intent', schema: 1, containerId: 'gone', ifname: 'eth0', id: 'i1', planned: [{ kind: 'endpoint', name: 'hcn-cni_ep_gone_eth0_00000000' }], pid: 2 ** 22 + 7, pidStartTime: '1', createdAt: now, deadline: now + 60_000 }),
+      JSON.stringify({ kind: 'intent', schema: 1, containerId: 'gone', ifname: 'eth0', id: 'i1', planned: [{ kind: 'endpoint', name: endpointName({ containerId: 'gone', ifname: 'eth0' }) }], pid: 2 ** 22 + 7, pidStartTime: '1', createdAt: now, deadline: now + 60_000 }),
     );
 
     const r = await opsConf(['state']);
@@ -459,7 +465,7 @@ describe('state', () => {
     expect(r.stdout).toContain('attachments (1):');
     const att = row(r.stdout, 'pod-a@eth0');
     expect(att.slice(0, 3)).toEqual(['pod-a@eth0', 'bridge', 'v2']);
-    expect(att[3]).toMatch(/^[0-9a-f-]{36} \(hcn-cni_ep_pod-a_eth0_[0-9a-f]{8}\)$/);
+    expect(att[3]).toMatch(new RegExp(`^[0-9a-f-]{36} \\(${endpointName({ containerId: 'pod-a', ifname: 'eth0' })}\\)$`));
     expect(att[4]).toMatch(/^[0-9a-f-]{36} \(cbr0\)$/);
     expect(att[5]).toMatch(/^10\.244\.1\.\d+\/24$/);
     const intent = row(r.stdout, 'gone@eth0');

@@ -36,12 +36,13 @@ export async function startHarness(host?: Partial<SimHost>): Promise<Harness> {
     sim,
     tmp,
     stateDir,
-    runtime: new PluginRuntime({ pid: process.pid }),
+    // One node = one simulator: its node-wide claims register lives in the harness's temp dir.
+    runtime: new PluginRuntime({ pid: process.pid, claimsDir: path.join(tmp, 'claims') }),
     async reset() {
       await sim.control.reset();
       for (const e of fs.readdirSync(tmp)) fs.rmSync(path.join(tmp, e), { recursive: true, force: true });
       // The API choice is cached per runtime (it is a property of the host, and tests change the host).
-      h.runtime = new PluginRuntime({ pid: process.pid });
+      h.runtime = new PluginRuntime({ pid: process.pid, claimsDir: path.join(tmp, 'claims') });
     },
     async stop() {
       await sim.stop();
@@ -78,6 +79,21 @@ export interface CniCall {
   args?: string;
   path?: string;
   env?: Record<string, string | undefined>;
+  /**
+   * Docker-style ADD (netns "none" or empty): the runtime has started the sandbox container before it calls CNI, so
+   * the harness starts it in the simulator's HCS (`ctl container add`) unless this is false (a container that is gone).
+   */
+  startContainer?: boolean;
+}
+
+/** What a Docker runtime does before the sandbox ADD: the compute system exists (idempotent). */
+export async function startSandboxContainer(h: Harness, c: CniCall): Promise<void> {
+  const netns = 'netns' in c ? (c.netns ?? '') : 'guid';
+  if (c.verb !== 'ADD' || c.startContainer === false || !(netns.trim() === '' || netns.trim().toLowerCase() === 'none')) return;
+  const id = c.containerId ?? 'ctr1';
+  await h.sim.control.addContainer(id).catch((e: Error) => {
+    if (!/exists/.test(e.message)) throw e;
+  });
 }
 
 export interface CniOutcome {
@@ -91,6 +107,7 @@ export function cniEnv(h: Harness, c: CniCall): Record<string, string | undefine
     CNI_COMMAND: c.verb,
     CNI_PATH: c.path ?? CNI_BIN,
     HCN_SIM: h.sim.address,
+    HCN_CNI_CLAIMS_DIR: path.join(h.tmp, 'claims'),
   };
   if (c.verb !== 'VERSION' && c.verb !== 'GC' && c.verb !== 'STATUS') {
     env.CNI_CONTAINERID = c.containerId ?? 'ctr1';
@@ -113,6 +130,7 @@ function parse(stdout: string): Record<string, unknown> | undefined {
 
 /** In process, through runCni (the same dispatcher and plugin the executable runs). */
 export async function cni(h: Harness, c: CniCall): Promise<CniOutcome> {
+  await startSandboxContainer(h, c);
   const { stdout, exitCode } = await runCni({
     env: cniEnv(h, c),
     stdin: JSON.stringify({ stateDir: h.stateDir, ...c.conf }),
@@ -129,7 +147,8 @@ export interface ProcessOutcome extends CniOutcome {
   pid: number;
 }
 
-export function cniProcess(h: Harness, c: CniCall, extraEnv: Record<string, string> = {}): Promise<ProcessOutcome> {
+export async function cniProcess(h: Harness, c: CniCall, extraEnv: Record<string, string> = {}): Promise<ProcessOutcome> {
+  await startSandboxContainer(h, c);
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI], {
       env: { PATH: process.env.PATH, ...cniEnv(h, c), ...extraEnv } as NodeJS.ProcessEnv,

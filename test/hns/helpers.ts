@@ -72,7 +72,7 @@ export function useHcn(options: StartSimulatorOptions = {}): HcnFixture {
   return fx;
 }
 
-/** A v2 L2Bridge network document (sample A of hcn-api.md) without SchemaVersion: the facade adds it. */
+/** A v2 L2Bridge network document (microsoft/hcsshim hcn/hcnnetwork.go's shape) without SchemaVersion: the facade adds it. */
 export function l2bridge(name: string, prefix = '10.10.0.0/24', gateway = '10.10.0.1', extra: HostComputeNetwork = {}): HostComputeNetwork {
   return {
     Name: name,

@@ -6,6 +6,7 @@
 import type { NativeStats } from '../../src/hns/native-types';
 import type { HostComputeEndpoint, HostComputeNamespace, HostComputeNetwork } from '../../src/hns/schema';
 import { GUID_NULL, LOWER_GUID, describeError, l2bridge, nat, rejectionOf, useHcn } from './helpers';
+import { functionsIn } from '../helpers/hcn-functions';
 
 const fx = useHcn();
 
@@ -230,8 +231,8 @@ describe('HNS v1 (HNSCall) paths the plugin uses', () => {
   test('listAdapters: the simulated host adapters, normalised by the facade', async () => {
     const { hcn, control } = fx;
     expect(await hcn.listAdapters()).toEqual([
-      { name: 'Ethernet', mac: '00-15-5D-AA-00-01', description: expect.any(String), index: expect.any(Number) },
-      { name: 'Ethernet 2', mac: '00-15-5D-AA-00-02', description: expect.any(String), index: expect.any(Number) },
+      { name: 'Ethernet', physical: true, mac: '00-15-5D-AA-00-01', description: expect.any(String), index: expect.any(Number) },
+      { name: 'Ethernet 2', physical: true, mac: '00-15-5D-AA-00-02', description: expect.any(String), index: expect.any(Number) },
     ]);
     await control.addAdapter({ Name: 'Ethernet 3', MacAddress: '00-15-5D-AA-00-03' });
     expect((await hcn.listAdapters()).map((a) => `${a.name}=${a.mac}`)).toEqual(['Ethernet=00-15-5D-AA-00-01', 'Ethernet 2=00-15-5D-AA-00-02', 'Ethernet 3=00-15-5D-AA-00-03']);
@@ -240,13 +241,8 @@ describe('HNS v1 (HNSCall) paths the plugin uses', () => {
 });
 
 describe('native.stats()', () => {
-  // Function names the addon resolves (hcn_library.cc); Close* and CoTaskMemFree are local to the client library.
-  const HCN_FUNCTIONS = [
-    'HcnEnumerateNetworks', 'HcnCreateNetwork', 'HcnOpenNetwork', 'HcnModifyNetwork', 'HcnQueryNetworkProperties', 'HcnDeleteNetwork', 'HcnCloseNetwork',
-    'HcnEnumerateEndpoints', 'HcnCreateEndpoint', 'HcnOpenEndpoint', 'HcnModifyEndpoint', 'HcnQueryEndpointProperties', 'HcnDeleteEndpoint', 'HcnCloseEndpoint',
-    'HcnEnumerateNamespaces', 'HcnCreateNamespace', 'HcnOpenNamespace', 'HcnModifyNamespace', 'HcnQueryNamespaceProperties', 'HcnDeleteNamespace', 'HcnCloseNamespace',
-    'HNSCall', 'HcnSimEnumerateAdapters',
-  ];
+  // Function names the addon resolves (native/include/hcn_functions.h); CoTaskMemFree is counted apart (frees).
+  const HCN_FUNCTIONS = functionsIn('HCN', 'V1', 'HCS', 'SIM');
 
   function delta(before: NativeStats, after: NativeStats): Record<string, number> {
     return Object.fromEntries(Object.keys(after.calls).map((k) => [k, after.calls[k] - (before.calls[k] ?? 0)]));
@@ -273,6 +269,10 @@ describe('native.stats()', () => {
     await hcn.addNamespaceEndpoint(ns.ID!, ep.ID!);
     await hcn.removeNamespaceEndpoint(ns.ID!, ep.ID!);
     await hcn.deleteNamespace(ns.ID!);
+    // HCS hot attach and detach (a container must exist in HCS first).
+    await control.addContainer('stats-ctr');
+    await hcn.modifyComputeSystem('stats-ctr', { ResourceType: 'Network', RequestType: 'Add', Settings: ep.ID! });
+    await hcn.modifyComputeSystem('stats-ctr', { ResourceType: 'Network', RequestType: 'Remove', Settings: ep.ID! });
     await hcn.deleteEndpoint(ep.ID!);
     await hcn.deleteNetwork(net.ID!);
     await hcn.version();
@@ -287,6 +287,7 @@ describe('native.stats()', () => {
     expect(d.HcnCloseNetwork).toBe(d.HcnOpenNetwork + d.HcnCreateNetwork);
     expect(d.HcnCloseEndpoint).toBe(d.HcnOpenEndpoint + d.HcnCreateEndpoint);
     expect(d.HcnCloseNamespace).toBe(d.HcnOpenNamespace + d.HcnCreateNamespace);
+    expect(d.HcsCloseComputeSystem).toBe(d.HcsOpenComputeSystem);
     // Every returned string freed: at least one per query, enumerate, HNSCall and adapter list.
     const returning = d.HcnQueryNetworkProperties + d.HcnQueryEndpointProperties + d.HcnQueryNamespaceProperties + d.HcnEnumerateNetworks +
       d.HcnEnumerateEndpoints + d.HcnEnumerateNamespaces + d.HNSCall + d.HcnSimEnumerateAdapters;
@@ -295,7 +296,7 @@ describe('native.stats()', () => {
     // The simulator saw each forwarded call exactly once (its counters were reset before this test).
     const sim = (await control.stats()).calls;
     const simHnsCalls = Object.entries(sim).filter(([op]) => op.startsWith('HNSCall ')).reduce((n, [, c]) => n + c, 0);
-    for (const f of HCN_FUNCTIONS.filter((x) => !x.startsWith('HcnClose') && x !== 'HNSCall')) expect([f, sim[f] ?? 0]).toEqual([f, d[f]]);
+    for (const f of HCN_FUNCTIONS.filter((x) => !/^Hc[ns]Close/.test(x) && x !== 'HNSCall')) expect([f, sim[f] ?? 0]).toEqual([f, d[f]]);
     expect(simHnsCalls).toBe(d.HNSCall);
   });
 });

@@ -43,6 +43,7 @@ describe('capabilities', () => {
     expect(hcn.capabilities()).toEqual({
       v2Supported: true,
       v1Supported: true,
+      hcsSupported: true,
       hcnLibrary: simLibraryPath,
       v1Library: simLibraryPath,
       missing: [],

@@ -5,6 +5,7 @@
 import { spawnSync } from 'child_process';
 
 import { addonPath, simLibraryPath } from './helpers/addon';
+import { functionsIn } from '../helpers/hcn-functions';
 
 // Runs in a child node: loads the addon, optionally registers an error class, inits, and reports as JSON.
 const childScript = `
@@ -31,18 +32,15 @@ function runChild(libraryPath: string, errorClass = 'none'): Record<string, any>
   return JSON.parse(child.stdout);
 }
 
-const ALL = [
-  'HcnEnumerateNetworks', 'HcnCreateNetwork', 'HcnOpenNetwork', 'HcnModifyNetwork', 'HcnQueryNetworkProperties', 'HcnDeleteNetwork', 'HcnCloseNetwork',
-  'HcnEnumerateEndpoints', 'HcnCreateEndpoint', 'HcnOpenEndpoint', 'HcnModifyEndpoint', 'HcnQueryEndpointProperties', 'HcnDeleteEndpoint', 'HcnCloseEndpoint',
-  'HcnEnumerateNamespaces', 'HcnCreateNamespace', 'HcnOpenNamespace', 'HcnModifyNamespace', 'HcnQueryNamespaceProperties', 'HcnDeleteNamespace', 'HcnCloseNamespace',
-  'HNSCall', 'CoTaskMemFree',
-];
+/** Every function the addon needs (native/include/hcn_functions.h), simulator-only ones excepted. */
+const ALL = functionsIn('HCN', 'V1', 'HCS', 'FREE');
 
 test('a library that does not exist: capabilities say so, calls reject with ERROR_MOD_NOT_FOUND', () => {
   const out = runChild('/nonexistent/libhcnsim.so');
   expect(out.caps).toEqual({
     v2Supported: false,
     v1Supported: false,
+    hcsSupported: false,
     hcnLibrary: null,
     v1Library: null,
     missing: ALL,

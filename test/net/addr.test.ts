@@ -1,6 +1,6 @@
 /** Our IP syntax checks (no node:net: it costs start-up time) agree with node:net's on hand-picked and random inputs. */
 import * as net from 'net';
-import { isIpv4, isIpv6 } from '../../src/net/addr';
+import { canonicalIp, formatIpv6, isIpv4, isIpv6, parseCidr, parseIpv4, parseIpv6 } from '../../src/net/addr';
 
 const CASES = [
   '::', '::1', '1::', 'fe80::1%eth0', '2001:db8::8a2e:370:7334', '1:2:3:4:5:6:7:8', '1:2:3:4:5:6:7:8:9', '1::2::3',
@@ -30,5 +30,25 @@ describe('IP syntax', () => {
       if (isIpv4(s) !== net.isIPv4(s) || isIpv6(s) !== net.isIPv6(s)) mismatches.push(s);
     }
     expect(mismatches).toEqual([]);
+  });
+});
+
+describe('IPv6 numbers and text (dual-stack arithmetic)', () => {
+  it.each([
+    ['::', '::'],
+    ['::1', '::1'],
+    ['FD00:0:0::0102', 'fd00::102'],
+    ['2001:db8:0:0:1:0:0:1', '2001:db8::1:0:0:1'],
+    ['2001:0db8:0000:0000:0000:ff00:0042:8329', '2001:db8::ff00:42:8329'],
+    ['1:0:2:3:4:5:6:7', '1:0:2:3:4:5:6:7'],
+    ['::ffff:10.0.0.1', '::ffff:a00:1'],
+  ])('%s is %s in RFC 5952 form', (text, canonical) => {
+    expect(canonicalIp(text)).toBe(canonical);
+    expect(formatIpv6(parseIpv6(text)!)).toBe(canonical);
+  });
+  it('parseCidr gives network and last address per family', () => {
+    expect(parseCidr('fd00:10::5/64')).toMatchObject({ family: 6, prefix: 64, network: parseIpv6('fd00:10::'), last: parseIpv6('fd00:10::ffff:ffff:ffff:ffff') });
+    expect(parseCidr('10.1.2.5/24')).toMatchObject({ family: 4, prefix: 24, network: BigInt(parseIpv4('10.1.2.0')!), last: BigInt(parseIpv4('10.1.2.255')!) });
+    expect([parseCidr('fd00::/129'), parseCidr('10.0.0.0/33'), parseCidr('fd00::'), parseCidr('fe80::1%eth0/64')]).toEqual([undefined, undefined, undefined, undefined]);
   });
 });

@@ -123,14 +123,22 @@ describe('containernetworking/plugins win-bridge', () => {
     });
   });
 
-  it('sample-v1.conf (no cniVersion = 0.1.0): loopbackDSR with HNS-assigned addresses is refused with what to change; with ipam it runs', async () => {
-    const e = await refused(peerList('win-bridge.sample-v1.conf'), await pod('wb1'));
-    expect(e.code).toBe(7);
-    expect(e.msg).toBe(
-      'invalid network configuration: "loopbackDSR" is true, but HNS assigns the pod\'s address (no "ipam"), so the OutBoundNAT policy to the pod\'s own IP cannot be given when the endpoint is created; add an "ipam" section or set "loopbackDSR" to false',
-    );
+  it('sample-v1.conf (no cniVersion = 0.1.0) runs unchanged: HNS assigns the address, loopback DSR is added after create; with ipam too', async () => {
+    // As win-bridge: no ipam, HNS assigns the pod's address; the OutBoundNAT-to-self policy then needs the address
+    // HNS chose, so it is added with HcnModifyEndpoint (win-bridge sends it only when it knows the IP up front).
+    const plain = peerList('win-bridge.sample-v1.conf');
+    const p = await pod('wb0');
+    const assigned = (await rt.cni.add(plain, p)) as { cniVersion: string; ip4: { ip: string } };
+    expect(assigned.cniVersion).toBe('0.1.0');
+    expect(assigned.ip4.ip).toMatch(/^10\.244\.1\.\d+\/24$/);
+    const [hnsEp] = await endpoints(h);
+    expect(ofType(hnsEp!, 'OutBoundNAT')).toEqual([
+      { Exceptions: ['192.168.0.0/16', '11.0.0.0/8', '10.137.196.0/23'] },
+      { Destinations: [assigned.ip4.ip.split('/')[0]] },
+    ]);
+    await tearDown(plain, p);
 
-    // The change the message asks for: an ipam section.
+    // With an ipam section, the address is known up front and the policy is part of the create.
     const list = peerList('win-bridge.sample-v1.conf', {
       ipam: { type: 'host-local', dataDir: path.join(h.tmp, 'ipam'), subnet: '10.244.1.0/24' },
     });
@@ -160,14 +168,13 @@ describe('containernetworking/plugins win-bridge', () => {
   });
 
   it("sample-v2.conf (a flannel wrapper): the delegate's settings are used, with their own warn line", async () => {
-    const e = await refused(peerList('win-bridge.sample-v2.conf'), await pod('wb2'));
-    expect([e.code, e.msg]).toEqual([
-      7,
-      expect.stringContaining('"loopbackDSR" is true, but HNS assigns the pod\'s address'),
-    ]);
+    const plain = peerList('win-bridge.sample-v2.conf');
+    const p = await pod('wb3');
+    await rt.cni.add(plain, p);
     expect(warnings()).toContain(
       '"delegate" (a flannel-style wrapper for "win-bridge"): its settings are applied as top-level keys; flannel\'s subnet lease is not read, so HNS assigns addresses unless "ipam" is set',
     );
+    await tearDown(plain, p);
 
     // flannel itself fills in ipam from its subnet lease; the operator states it instead.
     const list = peerList('win-bridge.sample-v2.conf', {

@@ -280,7 +280,7 @@ describe('peer semantics', () => {
     const e = await addFails(list({ loopbackDSR: true, ipam: hostLocal() }), await pod('d'));
     expect([e.code, e.msg]).toEqual([
       2,
-      'unsupported field: loopbackDSR true needs DSR, which HNS 9.2 lacks (9.3+ or 10.2+)',
+      'unsupported field: loopbackDSR true needs DSR, which HNS 9.2 lacks (DSR: HNS 9.3–9.x or 10.2 or later)',
     ]);
     expect(heldIps(h, 'cbr0')).toEqual({});
   });

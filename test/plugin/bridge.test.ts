@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'crypto';
 import { bridgeConf, cni, useHarness, stateFiles, type Harness } from '../helpers/cni-harness';
+import { endpointName } from '../../src/orphans/ownership';
 
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
@@ -30,7 +31,7 @@ describe('bridge mode', () => {
     expect(dump.networks.map((n) => [n.Name, n.Type])).toEqual([['cbr0', 'L2Bridge']]);
     expect(dump.endpoints).toHaveLength(1);
     const ep = dump.endpoints[0]!;
-    expect(ep.Name).toMatch(/^hcn-cni_ep_pod-a_eth0_[0-9a-f]{8}$/);
+    expect(ep.Name).toMatch(endpointName({ containerId: 'pod-a', ifname: 'eth0' }));
     expect(ep.CreatedBy).toBe('v2');
     expect(String(ep.HostComputeNamespace).toLowerCase()).toBe(ns);
     expect(stateFiles(h)).toEqual(['attachments/pod-a@eth0.json']);

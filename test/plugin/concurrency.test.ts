@@ -10,6 +10,7 @@ import * as path from 'path';
 import type { AttachmentRecord } from '../../src/state/records';
 import { sameId } from '../../src/hns/api';
 import { cniProcess, startHarness, type Harness } from '../helpers/cni-harness';
+import { nicNetworkName } from '../../src/orphans/ownership';
 
 const N = 16;
 const hex = (i: number) => i.toString(16).toUpperCase().padStart(2, '0');
@@ -68,7 +69,7 @@ describe('16 parallel ADDs on 16 NICs with a leak on NIC 0', () => {
     const dump0 = await h.sim.control.dump();
     const leakId = dump0.boundAdapters[nicOf(0).Name]!;
     expect(leakId).toBeDefined();
-    expect(dump0.networks.find((n) => n.ID === leakId)?.Name).toMatch(/^hcn-cni_nic_pod-killed_eth0_/);
+    expect(dump0.networks.find((n) => n.ID === leakId)?.Name).toMatch(nicNetworkName({ containerId: 'pod-killed', ifname: 'eth0' }));
     const seqBefore = (await h.sim.control.calls()).at(-1)!.seq;
 
     // Pod 1 goes first and is held mid-ADD: its network is created, its endpoint create hangs in HNS (a hung
@@ -78,7 +79,7 @@ describe('16 parallel ADDs on 16 NICs with a leak on NIC 0', () => {
     const first = cniProcess(h, { verb: 'ADD', conf: conf(1), containerId: 'pod-1', netns: 'none' });
     const heldNet = await waitFor(async () => {
       const d = await h.sim.control.dump();
-      const net = d.networks.find((n) => n.Name.startsWith('hcn-cni_nic_pod-1_eth0_'));
+      const net = d.networks.find((n) => n.Name === nicNetworkName({ containerId: 'pod-1', ifname: 'eth0' }));
       return net && d.stats.pendingMutations >= 1 ? net : undefined;
     });
     // The other fifteen at once. Each one's first mutation (a leak delete or its own create) comes after its audit

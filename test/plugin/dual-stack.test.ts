@@ -142,6 +142,51 @@ describe('existing network, host-local hands out both families', () => {
   });
 });
 
+describe('IP reuse, repeats and the NIC mode, per family', () => {
+  it('a DEL that HNS refuses keeps both addresses until the endpoint is gone; the next ADD removes it and frees both', async () => {
+    const conf = dualConf({ ipam: dualHostLocal() });
+    const ns = await newNamespace(h);
+    expect((await cni(h, { verb: 'ADD', conf, containerId: 'pod-a', netns: ns })).exitCode).toBe(0);
+    await h.sim.control.failCall('HcnDeleteEndpoint', HR.E_FAIL);
+    expect((await cni(h, { verb: 'DEL', conf, containerId: 'pod-a', netns: ns })).exitCode).toBe(0);
+    // HNS still shows the endpoint with both addresses: host-local must hand out neither again.
+    expect(await endpoints()).toHaveLength(1);
+    expect(held()).toEqual(['10.244.1.10', 'fd00:10:244:1::10']);
+    const next = await cni(h, { verb: 'ADD', conf, containerId: 'pod-b', netns: await newNamespace(h) });
+    expect(next.json).toMatchObject({ ips: [{ address: '10.244.1.11/24' }, { address: 'fd00:10:244:1::11/64' }] });
+    expect(held()).toEqual(['10.244.1.11', 'fd00:10:244:1::11']);
+  });
+
+  it('after an HNS restart, a repeated ADD re-creates the endpoint with both recorded addresses (IPAM not asked again)', async () => {
+    const conf = dualConf({ ipam: dualHostLocal() });
+    const ns = await newNamespace(h);
+    const first = await cni(h, { verb: 'ADD', conf, containerId: 'pod-r', netns: ns });
+    expect(first.exitCode).toBe(0);
+    await h.sim.control.restart();
+    const ns2 = await newNamespace(h); // the restart dropped every namespace; the runtime's is re-created
+    const rec = path.join(h.stateDir, 'attachments', 'pod-r@eth0.json');
+    fs.writeFileSync(rec, fs.readFileSync(rec, 'utf8').split(ns).join(ns2));
+    const again = await cni(h, { verb: 'ADD', conf, containerId: 'pod-r', netns: ns2 });
+    expect(again.json).toEqual(first.json ? JSON.parse(JSON.stringify(first.json).split(ns).join(ns2)) : undefined);
+    expect((await endpoints())[0]!.IpConfigurations).toEqual([
+      { IpAddress: '10.244.1.10', PrefixLength: 24 },
+      { IpAddress: 'fd00:10:244:1::10', PrefixLength: 64 },
+    ]);
+    expect(held()).toEqual(['10.244.1.10', 'fd00:10:244:1::10']);
+  });
+
+  it('delegated NIC: a Transparent network on the NIC with both subnets, and a dual-stack endpoint in it', async () => {
+    const conf = { cniVersion: '1.1.0', name: 'nic', type: 'hcn-cni', mode: 'delegatedNic', subnet: ['10.10.2.0/24', 'fd00:10:2::/64'], runtimeConfig: { mac: '00-15-5D-AA-00-02' } };
+    const add = await cni(h, { verb: 'ADD', conf, containerId: 'pod-n', netns: await newNamespace(h) });
+    expect(add.json).toMatchObject({ ips: [{ address: '10.10.2.2/24', gateway: '10.10.2.1' }, { address: 'fd00:10:2::2/64', gateway: 'fd00:10:2::1' }] });
+    const dump = await h.sim.control.dump();
+    const net = dump.networks[0] as unknown as { Type: string; Ipams: Array<{ Subnets: Array<{ IpAddressPrefix: string }> }> };
+    expect([net.Type, net.Ipams[0]!.Subnets.map((x) => x.IpAddressPrefix)]).toEqual(['Transparent', ['10.10.2.0/24', 'fd00:10:2::/64']]);
+    expect((await cni(h, { verb: 'DEL', conf, containerId: 'pod-n', netns: 'none' })).exitCode).toBe(0);
+    expect((await h.sim.control.dump()).networks).toEqual([]);
+  });
+});
+
 describe('policies per family', () => {
   it('one OutBoundNAT per family with its own exceptions; a port mapping per family, the IPv6 one flagged; loopback DSR for IPv4 only', async () => {
     const conf = dualConf({
@@ -191,6 +236,13 @@ describe('policies per family', () => {
     expect(await endpoints()).toHaveLength(1);
   });
 
+  it('a network that shows no subnets still gets the (IPv4) port mapping and OutBoundNAT, as before dual-stack', async () => {
+    await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNetwork({ Name: 'bare', Type: 'Transparent', SchemaVersion: { Major: 2, Minor: 0 } });
+    const conf = bridgeConf({ networkName: 'bare', createNetwork: false, subnet: undefined, outboundNatExceptions: ['10.0.0.0/8'], runtimeConfig: { portMappings: [{ hostPort: 8080, containerPort: 80 }] } });
+    expect((await cni(h, { verb: 'ADD', conf, netns: await newNamespace(h) })).exitCode).toBe(0);
+    expect(policiesOf((await endpoints())[0]!).map((p) => p.Type)).toEqual(['PortMapping', 'OutBoundNAT']);
+  });
+
   it('an IPv6 hostIP maps only the IPv6 address, with its VIP and the IPv6 flag', async () => {
     const conf = dualConf({ runtimeConfig: { portMappings: [{ hostPort: 8443, containerPort: 443, protocol: 'tcp', hostIP: 'fd00::1' }] } });
     expect((await cni(h, { verb: 'ADD', conf, netns: await newNamespace(h) })).exitCode).toBe(0);
@@ -217,6 +269,12 @@ describe('where IPv6 cannot be carried: a clear error before anything is created
     expect(r.json).toMatchObject({ code: 2, msg: expect.stringMatching(/^unsupported field: "subnet" "fd00:10:244:1::\/64" is IPv6, which needs the HCN \(v2\) API, and this ADD uses HNS v1 \(apiVersion 1 in the configuration\)/) });
     expect(await mutationsSince(h, seq)).toEqual([]);
     expect(stateFiles(h)).toEqual([]);
+  });
+
+  it('STATUS says 50 (cannot serve ADD) when the configuration has IPv6 and the API in use cannot carry it', async () => {
+    const status = (extra: Record<string, unknown>) => cni(h, { verb: 'STATUS', conf: dualConf({ cniVersion: '1.1.0', ...extra }) });
+    expect((await status({})).exitCode).toBe(0);
+    expect((await status({ apiVersion: 1 })).json).toMatchObject({ code: 50, msg: expect.stringContaining('"subnet" "fd00:10:244:1::/64" is IPv6, which needs the HCN (v2) API') });
   });
 
   it('an HNS older than 11.10 is code 107 naming the version; nothing created', async () => {

@@ -67,7 +67,7 @@ async function strangers(): Promise<{ leakedEndpoint: string; leakedNetwork: str
   const leakedEndpoint = (await ep(cbr0, endpointName({ containerId: 'ghost', ifname: 'eth0' }))).id;
   const leakedNetwork = (
     await api().createNetwork({
-      name: nicNetworkName({ containerId: 'ghost2', ifname: 'eth0' }, SPARE.MacAddress),
+      name: nicNetworkName({ containerId: 'ghost2', ifname: 'eth0' }),
       type: 'Transparent',
       flags: 8,
       adapterName: SPARE.Name,
@@ -77,7 +77,7 @@ async function strangers(): Promise<{ leakedEndpoint: string; leakedNetwork: str
   ).id;
   const nat = await api().createNetwork({ name: 'nat', type: 'NAT', flags: 0, subnets: [{ prefix: '172.20.0.0/16', gateway: '172.20.0.1' }], policies: [] });
   const docker = await ep(nat, 'ethernet_5c1b2a9e8f7d');
-  const forged = await ep(cbr0, 'hcn-cni_ep_ghost_eth0_00000000'); // our pattern, a hash that does not match
+  const forged = await ep(cbr0, endpointName({ containerId: 'ghost', ifname: 'eth0' }).replace(/.$/, (c) => (c === '0' ? '1' : '0'))); // our pattern, a check that does not match
   return { leakedEndpoint, leakedNetwork, foreign: [cbr0.id, nat.id, docker.id, forged.id].map((x) => x.toLowerCase()) };
 }
 
@@ -164,7 +164,7 @@ describe('GC', () => {
     // Only c owns a network: its delete fails in DEL's path and again in the audit.
     await h.sim.control.failCall('HcnDeleteNetwork', HR.E_FAIL, { count: 2 });
     const r = await cni(h, { verb: 'GC', conf: { ...bridge(), 'cni.dev/valid-attachments': valid('a') } });
-    expect(r.json).toMatchObject({ code: 108, msg: 'GC finished with 1 error(s)', details: expect.stringMatching(/^deleting network hcn-cni_nic_c_eth0_00155DAA0002_[0-9a-f]{8}: HcnDeleteNetwork failed/) });
+    expect(r.json).toMatchObject({ code: 108, msg: 'GC finished with 1 error(s)', details: expect.stringMatching(new RegExp(`^deleting network ${nicNetworkName({ containerId: 'c', ifname: 'eth0' })}: HcnDeleteNetwork failed`)) });
     const now = await ids();
     expect(now.endpoints).toEqual([pods.a.endpoint.toLowerCase()]);
     expect(now.networks).toContain(pods.c.network.toLowerCase());

@@ -10,6 +10,7 @@ import * as path from 'path';
 import { HR } from '../../src/hns/hresults';
 import { bridgeConf, cni, CNI_BIN, startHarness, stateFiles, type Harness } from '../helpers/cni-harness';
 import { heldIps, hostLocal, lastSeq, mutationsSince, newNamespace, script } from './support';
+import { endpointName } from '../../src/orphans/ownership';
 
 let h: Harness;
 /** A wrapper around host-local that logs every CNI_COMMAND it is run with, to count IPAM calls. */
@@ -131,7 +132,7 @@ describe('rollback after IPAM allocated', () => {
     await h.sim.control.failCall('HcnCreateEndpoint', HR.E_FAIL);
     const r = await cni(h, { verb: 'ADD', conf, containerId: 'pod-r', netns: await newNamespace(h), path: withPath() });
     expect(r.exitCode).toBe(1);
-    expect(r.json).toMatchObject({ code: 100, msg: expect.stringMatching(/^creating endpoint hcn-cni_ep_pod-r_eth0_[0-9a-f]{8}: HcnCreateEndpoint failed/) });
+    expect(r.json).toMatchObject({ code: 100, msg: expect.stringMatching(new RegExp(`^creating endpoint ${endpointName({ containerId: 'pod-r', ifname: 'eth0' })}: HcnCreateEndpoint failed`)) });
     expect(JSON.parse(String(r.json!.details))).toMatchObject({ op: 'HcnCreateEndpoint', hresult: '0x80004005' });
     expect(ipamCalls()).toEqual(['ADD pod-r', 'DEL pod-r']);
     expect(heldIps(h, 'cbr0')).toEqual({});

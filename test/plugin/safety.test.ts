@@ -69,7 +69,7 @@ describe('safety', () => {
   it("a network of the pod's own left on its NIC (audit off) is NIC busy, 104 — not 11 from its own running ADD", async () => {
     const owner = { containerId: 'pod-n', ifname: 'eth0' };
     await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNetwork(
-      { Name: nicNetworkName(owner, NIC.MacAddress), Type: 'Transparent', Flags: 8, Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: NIC.Name } }] },
+      { Name: nicNetworkName(owner), Type: 'Transparent', Flags: 8, Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: NIC.Name } }] },
       randomUUID(),
     );
     const conf = { cniVersion: '1.1.0', name: 'nic', type: 'hcn-cni', mode: 'delegatedNic', subnet: '10.10.2.0/24', audit: false, runtimeConfig: { mac: NIC.MacAddress } };

@@ -5,6 +5,7 @@
  * the same sequence fails with the NIC-busy error: the test can fail.
  */
 import { cniProcess, useHarness, type Harness } from '../helpers/cni-harness';
+import { nicNetworkName } from '../../src/orphans/ownership';
 
 const NIC = { Name: 'Ethernet 3', MacAddress: '00-15-5D-AA-00-03' };
 const HOST = {
@@ -53,7 +54,7 @@ async function leakOne(audit: boolean): Promise<string> {
   await h.sim.control.waitIdle();
   const leaked = await networksOnNic();
   expect(leaked).toHaveLength(1);
-  expect(leaked[0]!.Name).toMatch(/^hcn-cni_nic_pod-killed_eth0_00155DAA0003_[0-9a-f]{8}$/);
+  expect(leaked[0]!.Name).toMatch(nicNetworkName({ containerId: 'pod-killed', ifname: 'eth0' }));
   return leaked[0]!.ID;
 }
 
@@ -66,7 +67,7 @@ describe('seed 000: an ADD killed during HcnCreateNetwork', () => {
     const now = await networksOnNic();
     expect(now).toHaveLength(1);
     expect(now[0]!.ID).not.toBe(leakId);
-    expect(now[0]!.Name).toMatch(/^hcn-cni_nic_pod-next_eth0_00155DAA0003_/);
+    expect(now[0]!.Name).toMatch(nicNetworkName({ containerId: 'pod-next', ifname: 'eth0' }));
     // The audit said why it deleted the leak.
     expect(add.stderr).toMatch(/"audit":"deleted".*"kind":"network"/);
     expect(add.stderr).toMatch(/tombstone|intent is dead|no committed attachment/);
@@ -78,7 +79,7 @@ describe('seed 000: an ADD killed during HcnCreateNetwork', () => {
     expect(add.exitCode).toBe(1);
     expect(add.json).toMatchObject({
       code: 104,
-      msg: expect.stringMatching(/^NIC 00-15-5D-AA-00-03 \(adapter "Ethernet 3"\) is held by network "hcn-cni_nic_pod-killed_eth0_.*a leaked network, and the audit is switched off/),
+      msg: expect.stringMatching(new RegExp(`^NIC 00-15-5D-AA-00-03 \\(adapter "Ethernet 3"\\) is held by network "${nicNetworkName({ containerId: 'pod-killed', ifname: 'eth0' })}".*a leaked network, and the audit is switched off`)),
     });
     expect((await networksOnNic()).map((n) => n.ID)).toEqual([leakId]);
   });

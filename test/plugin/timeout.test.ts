@@ -14,12 +14,17 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { CLI, cniEnv, useHarness, type CniCall, type Harness } from '../helpers/cni-harness';
 import { outcomeLines, recordFiles, until } from './support';
+import { nicNetworkName } from '../../src/orphans/ownership';
 
 const NIC = { Name: 'Ethernet 2', MacAddress: '00-15-5D-AA-00-02' };
 const HOST = { adapters: [{ Name: 'Ethernet', MacAddress: '00-15-5D-AA-00-01' }, NIC] };
 
 let h: Harness;
 useHarness(HOST, (x) => (h = x));
+// The pods' sandbox containers exist in HCS before their Docker-style ADD, as a runtime starts them first.
+beforeEach(async () => {
+  for (const id of ['pod-hung', 'pod-next', 'pod-r']) await h.sim.control.addContainer(id);
+});
 
 function conf(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -76,7 +81,7 @@ describe('HNS hanging or restarting during an ADD', () => {
     expect(json).toMatchObject({
       cniVersion: '1.1.0',
       code: 11,
-      msg: expect.stringMatching(/^HNS did not answer while creating HNS network hcn-cni_nic_pod-hung_eth0_00155DAA0002_[0-9a-f]{8}: .*ERROR_TIMEOUT/),
+      msg: expect.stringMatching(new RegExp(`^HNS did not answer while creating HNS network ${nicNetworkName({ containerId: 'pod-hung', ifname: 'eth0' })}: .*ERROR_TIMEOUT`)),
     });
     expect(afterMs).toBeGreaterThanOrEqual(1000);
     expect(afterMs).toBeLessThan(3000);
@@ -105,7 +110,7 @@ describe('HNS hanging or restarting during an ADD', () => {
     expect(next.exitCode).toBe(0);
     expect(next.stderr).toMatch(new RegExp(`"audit":"deleted".*"id":"${leaked!.ID}"`, 'i'));
     expect(next.stderr).toMatch(new RegExp(`its process ${hung.pid} is gone`));
-    expect((await onNic())?.Name).toMatch(/^hcn-cni_nic_pod-next_eth0_00155DAA0002_/);
+    expect((await onNic())?.Name).toMatch(nicNetworkName({ containerId: 'pod-next', ifname: 'eth0' }));
     expect((await h.sim.control.dump()).networks).toHaveLength(1);
   });
 
@@ -126,7 +131,7 @@ describe('HNS hanging or restarting during an ADD', () => {
     await new Promise((res) => setTimeout(res, Math.max(0, downUntil - Date.now()) + 50));
     const retry = await start({ verb: 'ADD', conf: conf({ hnsTimeoutSeconds: 10 }), containerId: 'pod-r', netns: 'none' }).exited;
     expect(retry.exitCode).toBe(0);
-    expect((await onNic())?.Name).toMatch(/^hcn-cni_nic_pod-r_eth0_/);
+    expect((await onNic())?.Name).toMatch(nicNetworkName({ containerId: 'pod-r', ifname: 'eth0' }));
     expect(recordFiles(h, 'attachments')).toEqual(['pod-r@eth0.json']);
     expect(recordFiles(h, 'intents')).toEqual([]);
   });

@@ -85,6 +85,16 @@ describe.each(SUPPORTED_VERSIONS.map((v) => [v]))('cniVersion %s through the shi
   });
 });
 
+describe('without CNI_COMMAND the shim is the operator tool', () => {
+  it('hands `hcn-cni service --json` to the standalone executable, which asks the service', async () => {
+    const { spawnSync } = await import('child_process');
+    const r = spawnSync(bin.shim, ['service', '--json'], { env: { PATH: process.env.PATH, HCN_CNI_SERVICE: service.address }, encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ running: true, address: service.address, pid: service.child.pid, served: 0 });
+    expect(bin.standaloneRuns()).toBe(1);
+  });
+});
+
 describe('bad input through the shim', () => {
   it('gives byte for byte what the standalone executable gives', async () => {
     const conf = bridgeConf({ cniVersion: '1.1.0' });

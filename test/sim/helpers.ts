@@ -53,7 +53,7 @@ export function expectEnvelopeFailure(r: OpResponse, hr: number, message: string
   expect(r.result).toBe(errorRecordFor(hr, message));
 }
 
-/** A v2 L2Bridge network document (sample A of hcn-api.md). */
+/** A v2 L2Bridge network document (the request shape of microsoft/hcsshim hcn/hcnnetwork.go HostComputeNetwork). */
 export function l2bridge(name: string, prefix = '10.10.0.0/24', gateway = '10.10.0.1', extra: Json = {}): string {
   return JSON.stringify({
     ...V2,

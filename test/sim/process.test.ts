@@ -258,7 +258,7 @@ test('startSimulator applies a host and reports a simulator that cannot start', 
   try {
     const c = new WireClient(sim.address);
     expect(JSON.parse(ok(await c.enumerateAdapters()))).toEqual([
-      { Name: 'NIC1', MacAddress: '00-15-5D-00-00-01', InterfaceDescription: 'Microsoft Hyper-V Network Adapter #4', InterfaceIndex: 4 },
+      { Name: 'NIC1', MacAddress: '00-15-5D-00-00-01', InterfaceDescription: 'Microsoft Hyper-V Network Adapter #4', InterfaceIndex: 4, Physical: true },
     ]);
     expect(output(await c.hnsCall('GET', '/globals/version'))).toEqual({ Major: 10, Minor: 2 });
     // The address is taken: a second simulator on it fails to start, with the reason.

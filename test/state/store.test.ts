@@ -49,7 +49,7 @@ describe('state store', () => {
     const voided = await store.tombstone(owner, 'DEL');
     expect(voided?.id).toBe('i2');
     expect(store.getTombstone(owner)?.voids).toEqual(['i2']);
-    expect(await store.commitAttachment(record(), 'i2')).toBe('superseded');
+    expect(await store.commitAttachment(record(), 'i2')).toBe('deleted');
   });
 
   it('judges an intent voided by the id its tombstone names, whatever the clocks say', () => {

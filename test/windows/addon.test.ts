@@ -12,16 +12,11 @@ import * as os from 'os';
 import * as path from 'path';
 import { startSimulator, type RunningSimulator } from '../../src/sim';
 import { describeWine, installSystem32, runWine, warmWineserver, winePrefix, winPath, WineTimings, type WinePrefix } from './helpers/wine';
+import { functionsIn, LOCAL_ONLY } from '../helpers/hcn-functions';
 
-/** The ABI functions the addon resolves (src/hns/native-types.ts, native/addon/hcn_library.h). */
-const HCN_FUNCTIONS = [
-  'HcnEnumerateNetworks', 'HcnCreateNetwork', 'HcnOpenNetwork', 'HcnModifyNetwork', 'HcnQueryNetworkProperties', 'HcnDeleteNetwork', 'HcnCloseNetwork',
-  'HcnEnumerateEndpoints', 'HcnCreateEndpoint', 'HcnOpenEndpoint', 'HcnModifyEndpoint', 'HcnQueryEndpointProperties', 'HcnDeleteEndpoint', 'HcnCloseEndpoint',
-  'HcnEnumerateNamespaces', 'HcnCreateNamespace', 'HcnOpenNamespace', 'HcnModifyNamespace', 'HcnQueryNamespaceProperties', 'HcnDeleteNamespace', 'HcnCloseNamespace',
-  'HNSCall',
-];
-/** Resolved and called but never sent to the service: the client library handles them itself. */
-const LOCAL_ONLY = new Set(['HcnCloseNetwork', 'HcnCloseEndpoint', 'HcnCloseNamespace']);
+/** The ABI functions the addon resolves (native/include/hcn_functions.h); LOCAL_ONLY: closes the client library
+ *  handles itself, never sent to the service. */
+const HCN_FUNCTIONS = functionsIn('HCN', 'V1', 'HCS');
 const HCN_E_NETWORK_NOT_FOUND = 0x803b0001;
 const HCN_E_ENDPOINT_NOT_FOUND = 0x803b0002;
 
@@ -52,6 +47,7 @@ describeWine('win-x64 addon in Windows node.exe under wine', (build) => {
     installSystem32(prefix, ['computenetwork.dll', 'vmcompute.dll']);
     warmWineserver(prefix);
     sim = await startSimulator({ listen: 'tcp:127.0.0.1:0', logLevel: 'warn' });
+    await sim.control.addContainer('wine-ctr');
 
     const reportFile = path.join(work, 'report.json');
     const run = await runWine(
@@ -79,7 +75,7 @@ describeWine('win-x64 addon in Windows node.exe under wine', (build) => {
   test('the addon loads through the delay-load hook and finds both DLLs in System32', () => {
     expect(report.crash).toBeUndefined();
     expect(report.before).toMatchObject({ v2Supported: false, v1Supported: false });
-    expect(report.caps).toMatchObject({ v2Supported: true, v1Supported: true, missing: [], adapterSource: 'library', loadError: null });
+    expect(report.caps).toMatchObject({ v2Supported: true, v1Supported: true, hcsSupported: true, missing: [], adapterSource: 'library', loadError: null });
     expect(report.caps.hcnLibrary.toLowerCase()).toBe('c:\\windows\\system32\\computenetwork.dll');
     expect(report.caps.v1Library.toLowerCase()).toBe('c:\\windows\\system32\\vmcompute.dll');
     expect(report.capsAgain).toEqual(report.caps);
@@ -124,6 +120,16 @@ describeWine('win-x64 addon in Windows node.exe under wine', (build) => {
     const parallel = ok('parallelEnumerate') as unknown[];
     expect(parallel).toHaveLength(50);
     expect(new Set(parallel.map((p) => JSON.stringify(p))).size).toBe(1);
+  });
+
+  test('HCS hot attach through vmcompute.dll: Open → Modify → Close, and a missing container named by its HRESULT', () => {
+    ok('hotAttach');
+    expect(ok('hotAttached').Output.SharedContainers).toEqual(['wine-ctr']);
+    ok('hotDetach');
+    // hcsshim internal/hcs/errors.go ErrComputeSystemDoesNotExist; the error record is HCS's result document.
+    const gone = report.steps.hotAttachMissingContainer!.error!;
+    expect(gone).toMatchObject({ name: 'HcnError', op: 'HcsOpenComputeSystem', hresult: 0xc037010e });
+    expect(JSON.parse(gone.errorRecord!)).toMatchObject({ Error: 0xc037010e | 0, ErrorMessage: expect.any(String) });
   });
 
   test('the client library reports a Unix pid beside the Windows pid', async () => {

@@ -16,6 +16,7 @@ import * as path from 'path';
 import { startSimulator, type RunningSimulator } from '../../src/sim';
 import { expectOnlyResult, WineCni } from './helpers/cni-wine';
 import { describeWine, installSystem32, warmWineserver, winePrefix, WineTimings } from './helpers/wine';
+import { endpointName, nicNetworkName } from '../../src/orphans/ownership';
 
 const NIC2 = { Name: 'Ethernet 2', MacAddress: '00-15-5D-AA-00-02' };
 
@@ -116,7 +117,7 @@ describeWine('hcn-cni.exe under wine', (build) => {
     let dump = await sim.control.dump();
     expect(dump.networks.map((n) => [n.Name, n.Type, n.CreatedBy])).toEqual([['cbr0', 'L2Bridge', 'v2']]);
     expect(dump.endpoints).toHaveLength(1);
-    expect(dump.endpoints[0]).toMatchObject({ CreatedBy: 'v2', Name: expect.stringMatching(/^hcn-cni_ep_pod-a_eth0_/) });
+    expect(dump.endpoints[0]).toMatchObject({ CreatedBy: 'v2', Name: endpointName({ containerId: 'pod-a', ifname: 'eth0' }) });
     expect(String(dump.endpoints[0]!.HostComputeNamespace).toLowerCase()).toBe(ns);
     // State landed in the Z:\ state directory, as Windows paths.
     expect(fs.readdirSync(path.join(cni.stateDir, 'attachments'))).toEqual(['pod-a@eth0.json']);
@@ -135,7 +136,7 @@ describeWine('hcn-cni.exe under wine', (build) => {
     const gc = await cni.call({ verb: 'GC', conf: bridgeConf({ 'cni.dev/valid-attachments': [{ containerID: 'pod-a', ifname: 'eth0' }] }) });
     expect({ code: gc.code, stdout: gc.stdout }).toEqual({ code: 0, stdout: '' });
     dump = await sim.control.dump();
-    expect(dump.endpoints.map((e) => e.Name)).toEqual([expect.stringMatching(/^hcn-cni_ep_pod-a_eth0_/)]);
+    expect(dump.endpoints.map((e) => e.Name)).toEqual([endpointName({ containerId: 'pod-a', ifname: 'eth0' })]);
     expect(fs.readdirSync(path.join(cni.stateDir, 'attachments'))).toEqual(['pod-a@eth0.json']);
 
     const del = await cni.call({ verb: 'DEL', conf: bridgeConf(), containerId: 'pod-a', netns: ns });
@@ -155,7 +156,7 @@ describeWine('hcn-cni.exe under wine', (build) => {
       ips: [{ address: expect.stringMatching(/^10\.250\.2\.\d+\/24$/) }],
     });
     const nets = await nicNetworks();
-    expect(nets).toEqual([{ ID: expect.any(String), Name: expect.stringMatching(/^hcn-cni_nic_pod-nic_eth0_00155DAA0002_[0-9a-f]{8}$/) }]);
+    expect(nets).toEqual([{ ID: expect.any(String), Name: nicNetworkName({ containerId: 'pod-nic', ifname: 'eth0' }) }]);
     expect((await sim.control.dump()).networks.find((n) => n.ID === nets[0]!.ID)).toMatchObject({ Type: 'Transparent', CreatedBy: 'v2' });
 
     const check = await cni.call({ verb: 'CHECK', conf: nicConf({ prevResult: add.json }), containerId: 'pod-nic' });
@@ -203,7 +204,7 @@ describeWine('hcn-cni.exe under wine', (build) => {
     // The simulator (not this test) killed it: the call log says so once HNS has finished the create.
     expect((await sim.control.calls()).filter((c) => c.op === 'HcnCreateNetwork').map((c) => c.fault)).toEqual(['killed-client']);
     const leaked = await nicNetworks();
-    expect(leaked).toEqual([{ ID: expect.any(String), Name: expect.stringMatching(/^hcn-cni_nic_pod-killed_eth0_00155DAA0002_/) }]);
+    expect(leaked).toEqual([{ ID: expect.any(String), Name: nicNetworkName({ containerId: 'pod-killed', ifname: 'eth0' }) }]);
     await sim.control.setLatency('HcnCreateNetwork', 0);
 
     const next = await cni.call({ verb: 'ADD', conf: nicConf(), containerId: 'pod-next' });
@@ -212,7 +213,7 @@ describeWine('hcn-cni.exe under wine', (build) => {
     const now = await nicNetworks();
     expect(now).toHaveLength(1);
     expect(now[0]!.ID).not.toBe(leaked[0]!.ID);
-    expect(now[0]!.Name).toMatch(/^hcn-cni_nic_pod-next_eth0_00155DAA0002_/);
+    expect(now[0]!.Name).toMatch(nicNetworkName({ containerId: 'pod-next', ifname: 'eth0' }));
     // Exactly one network binds the adapter, and the leak is gone from HNS altogether.
     const dump = await sim.control.dump();
     expect(dump.networks.filter((n) => n.ID === leaked[0]!.ID)).toEqual([]);

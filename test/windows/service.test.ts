@@ -85,6 +85,11 @@ describeWine('the shim under wine with the service', (build) => {
     expect({ code: del.code, out: del.stdout }).toEqual({ code: 0, out: '' });
     expect(logs(del.stderr).every((l) => l.service === true)).toBe(true);
     expect((await sim.control.dump()).endpoints).toEqual([]);
+
+    // The operator's view of it, over the same pipe.
+    const status = await cni.call({ args: ['service', '--json'], env }, 'hcn-cni.exe service (shim → standalone)');
+    expect(status.code).toBe(0);
+    expect(status.json).toMatchObject({ running: true, address: pipe, served: 3, inFlight: [] });
   }, 120_000);
 
   test('with the service gone the shim runs hcn-cni-standalone.exe beside it', async () => {

@@ -2,6 +2,8 @@
  * The operator tool's command line: one command and options, in any order. Anything the CLI does not know, an option
  * that the command does not take, or a missing value is a UsageError (exit 2). Nothing here touches HNS or the disk.
  */
+import { parseArgs as parseUtilArgs } from 'node:util';
+import { UsageError } from '../usage-error';
 
 export const COMMANDS = ['networks', 'endpoints', 'namespaces', 'audit', 'gc', 'state', 'version', 'service', 'help'] as const;
 export type Command = (typeof COMMANDS)[number];
@@ -23,73 +25,73 @@ export interface OpsArgs {
   service?: string;
 }
 
-import { UsageError } from '../usage-error';
+/**
+ * The options, for node:util parseArgs. `command` marks an option that belongs to one command; the others apply to
+ * every command.
+ */
+const OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  json: { type: 'boolean' },
+  verbose: { type: 'boolean', short: 'v' },
+  conf: { type: 'string' },
+  'state-dir': { type: 'string' },
+  'dry-run': { type: 'boolean', command: 'audit' },
+  'clear-quarantine': { type: 'boolean', command: 'state' },
+  valid: { type: 'string', command: 'gc' },
+  service: { type: 'string', command: 'service' },
+} as const satisfies Record<string, { type: 'boolean' | 'string'; short?: string; command?: Command }>;
 
-/** Options every command takes. */
-const GLOBAL_FLAGS: Record<string, 'help' | 'json' | 'verbose'> = { '--help': 'help', '-h': 'help', '--json': 'json', '--verbose': 'verbose', '-v': 'verbose' };
-const GLOBAL_VALUES: Record<string, 'conf' | 'stateDir'> = { '--conf': 'conf', '--state-dir': 'stateDir' };
-
-/** Options that belong to one command. */
-const COMMAND_FLAGS: Record<string, { key: 'dryRun' | 'clearQuarantine'; command: Command }> = {
-  '--dry-run': { key: 'dryRun', command: 'audit' },
-  '--clear-quarantine': { key: 'clearQuarantine', command: 'state' },
-};
-const COMMAND_VALUES: Record<string, { key: 'valid' | 'service'; command: Command }> = {
-  '--valid': { key: 'valid', command: 'gc' },
-  '--service': { key: 'service', command: 'service' },
-};
+/** parseArgs' own errors, said the way the rest of the tool says them (and named by the option as typed). */
+function usageError(e: unknown): UsageError {
+  const err = e as { code?: string; message?: string };
+  const option = /'(-[^' ]+)/.exec(err.message ?? '')?.[1] ?? '';
+  if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return new UsageError(`unknown option ${option}`);
+  if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    return new UsageError(/does not take an argument/.test(err.message ?? '') ? `${option} takes no value` : `${option} needs a value`);
+  }
+  return new UsageError(err.message ?? String(e));
+}
 
 export function parseArgs(argv: readonly string[]): OpsArgs {
-  const out: OpsArgs = { help: false, json: false, verbose: false, dryRun: false, clearQuarantine: false };
-  const commandOnly: Array<{ option: string; command: Command }> = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg.startsWith('-') && arg !== '-') {
-      const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
-      const name = eq > 0 ? arg.slice(0, eq) : arg;
-      const inline = eq > 0 ? arg.slice(eq + 1) : undefined;
-      const value = (): string => {
-        if (inline !== undefined) {
-          if (inline === '') throw new UsageError(`${name} needs a value`);
-          return inline;
-        }
-        const next = argv[i + 1];
-        if (next === undefined || (next.startsWith('-') && next !== '-')) throw new UsageError(`${name} needs a value`);
-        i++;
-        return next;
-      };
-      const flag = (): void => {
-        if (inline !== undefined) throw new UsageError(`${name} takes no value`);
-      };
-      if (GLOBAL_FLAGS[name]) {
-        flag();
-        out[GLOBAL_FLAGS[name]] = true;
-      } else if (GLOBAL_VALUES[name]) {
-        out[GLOBAL_VALUES[name]] = value();
-      } else if (COMMAND_FLAGS[name]) {
-        flag();
-        out[COMMAND_FLAGS[name].key] = true;
-        commandOnly.push({ option: name, command: COMMAND_FLAGS[name].command });
-      } else if (COMMAND_VALUES[name]) {
-        out[COMMAND_VALUES[name].key] = value();
-        commandOnly.push({ option: name, command: COMMAND_VALUES[name].command });
-      } else {
-        throw new UsageError(`unknown option ${name}`);
-      }
-      continue;
-    }
-    if (out.command !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(arg)} (the command is ${out.command})`);
-    if (!(COMMANDS as readonly string[]).includes(arg)) throw new UsageError(`unknown command ${JSON.stringify(arg)}`);
-    out.command = arg as Command;
+  let parsed: ReturnType<typeof parseCommandLine>;
+  try {
+    parsed = parseCommandLine(argv);
+  } catch (e) {
+    if (typeof (e as { code?: unknown }).code === 'string' && (e as { code: string }).code.startsWith('ERR_PARSE_ARGS')) throw usageError(e);
+    throw e;
   }
+  const { values, positionals, tokens } = parsed;
+  for (const t of tokens) {
+    if (t.kind === 'option' && OPTIONS[t.name as keyof typeof OPTIONS].type === 'string' && t.value === '') throw new UsageError(`${t.rawName} needs a value`);
+  }
+  const [command, extra] = positionals;
+  if (command !== undefined && !(COMMANDS as readonly string[]).includes(command)) throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+  if (extra !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(extra)} (the command is ${command})`);
+  const out: OpsArgs = {
+    help: values.help ?? false,
+    json: values.json ?? false,
+    verbose: values.verbose ?? false,
+    dryRun: values['dry-run'] ?? false,
+    clearQuarantine: values['clear-quarantine'] ?? false,
+    ...(command !== undefined ? { command: command as Command } : {}),
+    ...(values.conf !== undefined ? { conf: values.conf } : {}),
+    ...(values['state-dir'] !== undefined ? { stateDir: values['state-dir'] } : {}),
+    ...(values.valid !== undefined ? { valid: values.valid } : {}),
+    ...(values.service !== undefined ? { service: values.service } : {}),
+  };
   if (out.help) return out;
-  for (const c of commandOnly) {
-    if (out.command !== c.command) throw new UsageError(`${c.option} only applies to "${c.command}"`);
+  for (const t of tokens) {
+    const only: Command | undefined = t.kind === 'option' ? (OPTIONS[t.name as keyof typeof OPTIONS] as { command?: Command }).command : undefined;
+    if (only && out.command !== only) throw new UsageError(`${t.kind === 'option' ? t.rawName : ''} only applies to "${only}"`);
   }
   if (out.command === 'gc' && out.valid === undefined) {
     throw new UsageError('gc needs --valid FILE: the attachments that are still in use (a JSON list of {containerID, ifname}); everything else of ours is removed');
   }
   return out;
+}
+
+function parseCommandLine(argv: readonly string[]) {
+  return parseUtilArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
 }
 
 export const USAGE = `usage: hcn-cni <command> [options]
@@ -131,6 +133,7 @@ Environment:
   HCN_SIM                   off Windows: address of the HNS simulator (hcn-sim)
   HCN_CNI_ADDON, HCN_CNI_HCN_LIBRARY
                             load the addon / HCN library from these paths
+  HCN_CNI_SERVICE           service, serve (and the shim): the service's socket or pipe
 
 Exit status: 0 success; 1 failure (HNS unreachable, bad configuration, errors while deleting);
 2 usage error.

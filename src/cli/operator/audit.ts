@@ -20,7 +20,7 @@ function objectJson(j: Judged): Record<string, unknown> {
     name: j.name,
     verdict: j.verdict,
     reason: j.reason,
-    owner: j.owner ? { ...j.owner, ...(j.mac ? { mac: j.mac } : {}) } : null,
+    owner: j.owner ? { ...j.owner, ...(j.mac ? { mac: j.mac } : {}) } : j.ownerTag ? { tag: j.ownerTag } : null,
     ...(j.networkId ? { networkId: j.networkId } : {}),
     ...(j.namespaceId ? { namespaceId: j.namespaceId } : {}),
     ...(j.adapterName ? { adapterName: j.adapterName } : {}),
@@ -78,7 +78,7 @@ export async function runAudit(ctx: OpsContext): Promise<number> {
         ctx.out(
           table(
             ['VERDICT', 'KIND', 'NAME', 'ID', 'OWNER', 'REASON'],
-            judged.map((j) => [j.verdict, j.kind, j.name, j.id, ownerText(j.owner), j.reason]),
+            judged.map((j) => [j.verdict, j.kind, j.name, j.id, ownerText(j.owner ?? (j.ownerTag ? { tag: j.ownerTag } : undefined)), j.reason]),
           ),
         );
       }

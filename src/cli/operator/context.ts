@@ -9,6 +9,7 @@ import type { Logger } from '../../log/logger';
 import type { NetConf } from '../../cni/types';
 import type { OpsArgs } from './args';
 import type { LoadedConf } from './conf';
+import { ownerTag } from '../../orphans/ownership';
 
 export interface OpsWriters {
   env: NodeJS.ProcessEnv;
@@ -72,9 +73,13 @@ export class OpsContext {
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded synchronously on demand: start-up pays only for what is used
       const { PluginRuntime } = require('../../plugin/runtime') as typeof import('../../plugin/runtime');
       const load = this.io.load;
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded synchronously on demand: start-up pays only for what is used
+      const { defaultClaimsDir } = require('../../cni/defaults') as typeof import('../../cni/defaults');
+      const claimsDir = this.io.env.HCN_CNI_CLAIMS_DIR || defaultClaimsDir(process.platform);
       this.runtime = new PluginRuntime({
         pid: this.sys.pid,
         now: this.sys.now,
+        ...(claimsDir ? { claimsDir } : {}),
         ...(load.addonPath || load.libraryPath ? { load } : {}),
       });
     }
@@ -92,6 +97,17 @@ export class OpsContext {
 
   json(value: unknown): void {
     this.io.out(`${JSON.stringify(value, null, 2)}\n`);
+  }
+
+  /** The owners the state knows (records, intents, tombstones) by owner tag, for naming the owners of HNS objects. */
+  knownOwners(): Map<string, { containerId: string; ifname: string; mac?: string }> {
+    const out = new Map<string, { containerId: string; ifname: string; mac?: string }>();
+    if (!this.stateDirExists()) return out;
+    const state = this.rt().store(this.conf, this.log).snapshot();
+    for (const o of [...state.tombstones, ...state.intents, ...state.attachments] as Array<{ containerId: string; ifname: string; mac?: string }>) {
+      out.set(ownerTag(o), { containerId: o.containerId, ifname: o.ifname, ...(o.mac ? { mac: o.mac } : {}) });
+    }
+    return out;
   }
 
   stateDirExists(): boolean {

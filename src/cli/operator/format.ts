@@ -23,15 +23,23 @@ export function dash(v: string | number | undefined | null): string {
   return v === undefined || v === null || v === '' ? '-' : String(v);
 }
 
-/** The owner an HNS name of ours encodes ("<containerId>@<ifname>"), or undefined for any other name. */
-export function ownerOfName(name: string): { containerId: string; ifname: string; mac?: string } | undefined {
+/** The owner of an object of ours: known (from its name or the state), or only its owner tag. */
+export type NamedOwner = { containerId: string; ifname: string; mac?: string } | { tag: string };
+
+/**
+ * The owner an HNS name of ours stands for, or undefined for any other name. Names carry the owner's tag (see
+ * orphans/ownership.ts): `known` (the state's owners, by tag) turns it into the attachment.
+ */
+export function ownerOfName(name: string, known?: ReadonlyMap<string, { containerId: string; ifname: string; mac?: string }>): NamedOwner | undefined {
   const p = parseOwnedName(name);
   if (!p) return undefined;
-  return p.mac ? { ...p.owner, mac: p.mac } : { ...p.owner };
+  const owner = p.owner ? { ...p.owner, ...(p.mac ? { mac: p.mac } : {}) } : known?.get(p.tag);
+  return owner ? { ...owner } : { tag: p.tag };
 }
 
-export function ownerText(o: { containerId: string; ifname: string } | undefined): string {
-  return o ? `${o.containerId}@${o.ifname}` : '-';
+export function ownerText(o: NamedOwner | { containerId: string; ifname: string } | undefined): string {
+  if (!o) return '-';
+  return 'tag' in o ? `? (owner tag ${o.tag})` : `${o.containerId}@${o.ifname}`;
 }
 
 const FLAG_NAMES = Object.entries(NetworkFlags).filter(([, v]) => v !== 0) as Array<[string, number]>;

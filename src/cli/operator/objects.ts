@@ -28,13 +28,14 @@ export interface NamespaceView {
   resources: Array<{ type: string; id: string; name?: string; owner: Owner | null }>;
 }
 
-export function networkView(n: NetworkInfo): NetworkView {
-  return { ...n, flagNames: flagNames(n.flags), owner: ownerOfName(n.name) ?? null };
+export function networkView(n: NetworkInfo, known?: Parameters<typeof ownerOfName>[1]): NetworkView {
+  return { ...n, flagNames: flagNames(n.flags), owner: ownerOfName(n.name, known) ?? null };
 }
 
 export async function networks(ctx: OpsContext): Promise<number> {
   const { api } = await ctx.api();
-  const views = (await api.listNetworks()).map(networkView);
+  const known = ctx.knownOwners();
+  const views = (await api.listNetworks()).map((n) => networkView(n, known));
   if (ctx.args.json) {
     ctx.json(views);
     return 0;
@@ -63,9 +64,10 @@ export async function networks(ctx: OpsContext): Promise<number> {
 export async function endpoints(ctx: OpsContext): Promise<number> {
   const { api } = await ctx.api();
   const [eps, nets] = await Promise.all([api.listEndpoints(), api.listNetworks()]);
+  const known = ctx.knownOwners();
   const views: EndpointView[] = eps.map((e) => {
     const net = nets.find((n) => sameId(n.id, e.networkId));
-    return { ...e, ...(net ? { networkName: net.name } : {}), owner: ownerOfName(e.name) ?? null };
+    return { ...e, ...(net ? { networkName: net.name } : {}), owner: ownerOfName(e.name, known) ?? null };
   });
   if (ctx.args.json) {
     ctx.json(views);
@@ -95,11 +97,12 @@ export async function endpoints(ctx: OpsContext): Promise<number> {
 export async function namespaces(ctx: OpsContext): Promise<number> {
   const { api } = await ctx.api();
   const [raw, eps] = await Promise.all([listNamespaces(api), api.listEndpoints()]);
+  const known = ctx.knownOwners();
   const views = raw.map((ns) => ({
     ...ns,
     resources: ns.resources.map((r) => {
       const ep = r.type.toLowerCase() === 'endpoint' ? eps.find((e) => sameId(e.id, r.id)) : undefined;
-      return { ...r, ...(ep ? { name: ep.name } : {}), owner: (ep && ownerOfName(ep.name)) ?? null };
+      return { ...r, ...(ep ? { name: ep.name } : {}), owner: (ep && ownerOfName(ep.name, known)) ?? null };
     }),
   }));
   if (ctx.args.json) {

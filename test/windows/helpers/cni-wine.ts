@@ -17,6 +17,8 @@ export interface ExeCall {
   netns?: string;
   args?: string[];
   env?: Record<string, string | undefined>;
+  /** Docker-style ADD: start the sandbox container in the simulator's HCS first, as the runtime has (default true). */
+  startContainer?: boolean;
 }
 
 export interface ExeOutcome extends WineRun {
@@ -55,6 +57,13 @@ export class WineCni {
       env.CNI_NETNS = c.netns ?? 'none';
     }
     Object.assign(env, c.env);
+    const netns = (c.netns ?? 'none').trim().toLowerCase();
+    if (c.verb === 'ADD' && c.startContainer !== false && (netns === '' || netns === 'none')) {
+      const id = env.CNI_CONTAINERID!;
+      await this.sim.control.addContainer(id).catch((e: Error) => {
+        if (!/exists/.test(e.message)) throw e;
+      });
+    }
     const stdin = c.conf ? JSON.stringify({ stateDir: winPath(this.stateDir), logLevel: 'debug', ...c.conf }) : '';
     const run = await runWine(this.prefix, [this.exe, ...(c.args ?? [])], { env, stdin, timeoutMs: 60_000, ...(onSpawn ? { onSpawn } : {}) });
     this.timings.add(label ?? `hcn-cni.exe ${c.verb ?? (c.args ?? []).join(' ')}${c.containerId ? ` ${c.containerId}` : ''}`, run.ms);

@@ -1,0 +1,19 @@
+// vmcompute.dll's compute-system functions that hot attach uses (microsoft/hcsshim internal/vmcompute/vmcompute.go),
+// as the simulator client implements them. They live beside HNSCall: the mingw build exports them from the stand-in
+// vmcompute.dll, as Windows does.
+#include <type_traits>
+
+#include "sim_export.h"
+#include "sim_ops.h"
+
+HCNSIM_V1_API HRESULT WINAPI HcsOpenComputeSystem(PCWSTR Id, HCS_SYSTEM* ComputeSystem, PWSTR* Result) {
+  return hcnsim::HcsOpen(Id, ComputeSystem, Result);
+}
+HCNSIM_V1_API HRESULT WINAPI HcsModifyComputeSystem(HCS_SYSTEM ComputeSystem, PCWSTR Configuration, PWSTR* Result) {
+  return hcnsim::HcsModify(ComputeSystem, Configuration, Result);
+}
+HCNSIM_V1_API HRESULT WINAPI HcsCloseComputeSystem(HCS_SYSTEM ComputeSystem) { return hcnsim::HcsClose(ComputeSystem); }
+
+static_assert(std::is_same_v<decltype(&HcsOpenComputeSystem), PFN_HcsOpenComputeSystem>, "differs from hcn_abi.h");
+static_assert(std::is_same_v<decltype(&HcsModifyComputeSystem), PFN_HcsModifyComputeSystem>, "differs from hcn_abi.h");
+static_assert(std::is_same_v<decltype(&HcsCloseComputeSystem), PFN_HcsCloseComputeSystem>, "differs from hcn_abi.h");

@@ -1,0 +1,91 @@
+/**
+ * HCS compute systems (containers), as far as hot attach needs them. HCS is not HNS: these survive an HNS restart
+ * (only the endpoints they held vanish) and are added and removed by the operator (`ctl container add|rm`), as a
+ * container runtime would start and remove containers.
+ *
+ * Modify accepts what hcsshim sends for a hot attach (microsoft/hcsshim hnsendpoint.go modifyNetworkEndpoint, with
+ * the schema of internal/hcs/schema1/schema1.go ResourceModificationRequestResponse):
+ *   {"ResourceType":"Network","RequestType":"Add"|"Remove","Settings":"<endpoint id>"}
+ * and it has HNS record the container on the endpoint, where hcsshim's IsAttached looks for it (microsoft/hcsshim
+ * internal/hns/hnsendpoint.go IsAttached: v1 GET /endpoints/{id}, SharedContainers contains the container id).
+ */
+import { HR } from '../hns/hresults';
+import { isObj, type Obj } from './json-doc';
+import { parseGuid } from './guid';
+import { fail } from './sim-error';
+import type { Store } from './store';
+
+export interface ComputeSystemObj {
+  /** As the runtime named it (Docker: 64 hex digits). */
+  id: string;
+  /** Endpoints hot-added to it, as HNS stores their ids. */
+  endpoints: string[];
+}
+
+const CONTAINER_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+export class ComputeSystems {
+  private readonly systems = new Map<string, ComputeSystemObj>();
+
+  constructor(private readonly store: Store) {}
+
+  list(): ComputeSystemObj[] {
+    return [...this.systems.values()].map((s) => ({ id: s.id, endpoints: [...s.endpoints] }));
+  }
+
+  add(id: string): ComputeSystemObj {
+    if (typeof id !== 'string' || !CONTAINER_ID.test(id)) throw new Error(`not a container id: ${JSON.stringify(id)}`);
+    if (this.systems.has(id.toLowerCase())) throw new Error(`compute system ${id} exists`);
+    const s = { id, endpoints: [] };
+    this.systems.set(id.toLowerCase(), s);
+    return s;
+  }
+
+  /**
+   * The container is gone. Whether HNS then drops the container from the endpoint's SharedContainers is not in the
+   * public sources; the simulator leaves the endpoint as it was, so a DEL must cope with a recorded attach to a
+   * container that no longer exists (hcsshim returns ErrComputeSystemDoesNotExist for it).
+   */
+  remove(id: string): void {
+    if (!this.systems.delete(String(id).toLowerCase())) throw new Error(`no compute system ${id}`);
+  }
+
+  /** HcsOpenComputeSystem: hcsshim internal/hcs/errors.go ErrComputeSystemDoesNotExist (0xc037010e) when absent. */
+  get(id: string): ComputeSystemObj {
+    return this.systems.get(id.toLowerCase()) ?? fail(HR.HCS_SYSTEM_NOT_FOUND, id);
+  }
+
+  /** HcsModifyComputeSystem with a network request: hot-adds or removes the endpoint's vNIC. */
+  modify(id: string, doc: Obj): void {
+    const system = this.get(id);
+    // schema1: "Supported resource types are Network and Request Types are Add/Remove"; anything else is what
+    // hcsshim calls ErrInvalidData (internal/hcs/errors.go: "the request being sent to hcs is invalid/unsupported").
+    if (doc.ResourceType !== 'Network' || (doc.RequestType !== 'Add' && doc.RequestType !== 'Remove')) {
+      fail(HR.ERROR_INVALID_DATA, `ResourceType ${String(doc.ResourceType)} / RequestType ${String(doc.RequestType)}`);
+    }
+    // Settings is the endpoint id as a JSON string (hcsshim sends Data: endpointID).
+    const settings = doc.Settings;
+    const endpointId = typeof settings === 'string' ? parseGuid(settings) : undefined;
+    if (!endpointId || isObj(settings)) fail(HR.ERROR_INVALID_DATA, `Settings must be the endpoint id, got ${JSON.stringify(settings)}`);
+    const ep = this.store.endpoint(endpointId);
+    const has = system.endpoints.findIndex((e) => e.toLowerCase() === ep.id.toLowerCase());
+    if (doc.RequestType === 'Add') {
+      if (has >= 0) fail(HR.ENDPOINT_ALREADY_ATTACHED, `${ep.id} on ${system.id}`);
+      this.store.attach(ep.id, { ContainerId: system.id });
+      system.endpoints.push(ep.id);
+    } else {
+      if (has < 0) fail(HR.ENDPOINT_NOT_ATTACHED, `${ep.id} on ${system.id}`);
+      this.store.detach(ep.id, { ContainerId: system.id });
+      system.endpoints.splice(has, 1);
+    }
+  }
+
+  /** An HNS restart drops every endpoint, and with them the vNICs they had in containers. */
+  forgetEndpoints(): void {
+    for (const s of this.systems.values()) s.endpoints = s.endpoints.filter((e) => this.store.has('endpoint', e));
+  }
+
+  clear(): void {
+    this.systems.clear();
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * sweep() re-judges each condemned object against the state as it is just before deleting it: no lock is held
+ * across HNS calls, so an ADD may claim an owner between the audit's listing and the delete. Deterministic: HNS
+ * holds the sweep's first HNS call (a hang), the owners are claimed meanwhile, and only then does HNS go on. The
+ * object already being removed is gone; the other one must be left alone.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { V2Api } from '../../src/hns/api';
+import { hostOs } from '../../src/hns/host-os';
+import { loadNative } from '../../src/hns/native';
+import { silentLogger } from '../../src/log/logger';
+import { audit } from '../../src/orphans/audit';
+import type { AttachmentRecord } from '../../src/state/records';
+import { StateStore } from '../../src/state/store';
+import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
+import { newNamespace } from '../plugin/support';
+
+let h: Harness;
+useHarness(undefined, (x) => (h = x));
+
+const PODS = ['pod-x', 'pod-y'];
+
+it('leaves alone an orphan that an ADD claimed after the listing, while the sweep was busy with another', async () => {
+  const conf = bridgeConf({ cniVersion: '1.1.0' });
+  for (const pod of PODS) expect((await cni(h, { verb: 'ADD', conf, containerId: pod, netns: await newNamespace(h) })).exitCode).toBe(0);
+  const os = hostOs(loadNative().native);
+  const store = new StateStore(h.stateDir, { os });
+  // Both pods become orphans: their records are gone and a DEL tombstoned them (HNS refused its deletes).
+  const records = PODS.map((pod) => store.getAttachment({ containerId: pod, ifname: 'eth0' })!);
+  for (const r of records) {
+    fs.rmSync(path.join(h.stateDir, 'attachments', `${r.containerId}@eth0.json`));
+    await store.tombstone(r, 'DEL refused');
+  }
+
+  // The sweep detaches each orphan endpoint first; HNS holds the first detach.
+  await h.sim.control.hang('HcnModifyNamespace');
+  const api = new V2Api(h.runtime.hcn({ hnsTimeoutSeconds: 60 }));
+  const running = audit({ api, store, os, log: silentLogger, graceMs: 60_000 });
+  while ((await h.sim.control.stats()).pendingMutations < 1) await new Promise((r) => setTimeout(r, 20));
+  // Meanwhile both pods are committed again (an ADD of each owner), naming the very same endpoints.
+  for (const r of records) expect(await store.commitAttachment(r as AttachmentRecord)).toBe('committed');
+  await h.sim.control.release();
+  const report = await running;
+
+  expect(report.counts.orphan).toBe(2);
+  expect(report.sweep!.deleted).toHaveLength(1);
+  expect(report.sweep!.skipped.map((s) => s.reason)).toEqual(['claimed since the listing']);
+  const left = (await h.sim.control.dump()).endpoints.map((e) => e.ID.toLowerCase());
+  const skipped = report.sweep!.skipped[0]!.object.id.toLowerCase();
+  expect(left).toContain(skipped);
+  expect(left).not.toContain(report.sweep!.deleted[0]!.id.toLowerCase());
+});

@@ -1,0 +1,67 @@
+/**
+ * DEL without a record must leave a tombstone, not merely drop the intent: the tombstone is what tells a later audit
+ * that the pod is gone. The case that needs it: an ADD killed once HNS had attached its endpoint (HNS finishes a call
+ * whose caller died), and a DEL that HNS refused to detach. The endpoint is then attached, with no record and no
+ * intent; without the tombstone it looks exactly like a live pod of a lost state directory (protected, never
+ * deleted) and stays forever. The kill and the refusal are simulator faults, so the sequence is deterministic.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import type { IntentRecord, TombstoneRecord } from '../../src/state/records';
+import { bridgeConf, cni, cniProcess, useHarness, type Harness } from '../helpers/cni-harness';
+import { newNamespace, recordFiles } from './support';
+
+let h: Harness;
+useHarness(undefined, (x) => (h = x));
+
+const conf = bridgeConf({ cniVersion: '1.1.0' });
+
+function readJson<T>(dir: 'intents' | 'tombstones'): T {
+  return JSON.parse(fs.readFileSync(path.join(h.stateDir, dir, 'pod-killed@eth0.json'), 'utf8')) as T;
+}
+
+async function endpointsOf(pod: string): Promise<Array<{ id: string; attached: boolean }>> {
+  const dump = await h.sim.control.dump();
+  return dump.endpoints
+    .filter((e) => e.Name.startsWith(`hcn-cni_ep_${pod}_eth0_`))
+    .map((e) => ({ id: e.ID.toLowerCase(), attached: !!e.HostComputeNamespace }));
+}
+
+describe('DEL without a record', () => {
+  it('tombstones the owner (voiding its intent by id) and keeps what the intent planned', async () => {
+    const ns = await newNamespace(h);
+    // Killed when HNS accepted the attach: the endpoint exists and is attached, the intent is still on disk.
+    await h.sim.control.killClient('HcnModifyNamespace');
+    const add = await cniProcess(h, { verb: 'ADD', conf, containerId: 'pod-killed', netns: ns });
+    expect(add.signal).toBe('SIGKILL');
+    expect(recordFiles(h, 'intents')).toEqual(['pod-killed@eth0.json']);
+    const intent = readJson<IntentRecord>('intents');
+    const del = await cni(h, { verb: 'DEL', conf, containerId: 'pod-killed', netns: ns });
+    expect(del.exitCode).toBe(0);
+    expect(recordFiles(h, 'intents')).toEqual([]);
+    expect(recordFiles(h, 'tombstones')).toEqual(['pod-killed@eth0.json']);
+    const tomb = readJson<TombstoneRecord>('tombstones');
+    expect(tomb.voids).toEqual([intent.id]);
+    expect(tomb.planned).toEqual(expect.arrayContaining(intent.planned));
+  });
+
+  it('after an ADD killed at its attach and a DEL that HNS refused to detach, the next audit removes the endpoint', async () => {
+    const ns = await newNamespace(h);
+    await h.sim.control.killClient('HcnModifyNamespace');
+    const add = await cniProcess(h, { verb: 'ADD', conf, containerId: 'pod-killed', netns: ns });
+    expect(add.signal).toBe('SIGKILL');
+    const [leaked] = await endpointsOf('pod-killed');
+    expect(leaked).toMatchObject({ attached: true });
+
+    // HNS refuses the detach: the DEL still exits 0 (best effort) and leaves the audit to finish.
+    await h.sim.control.failCall('HcnModifyNamespace', 0x80070005); // E_ACCESSDENIED
+    const del = await cni(h, { verb: 'DEL', conf, containerId: 'pod-killed', netns: ns });
+    expect(del.exitCode).toBe(0);
+    expect(await endpointsOf('pod-killed')).toEqual([leaked]);
+
+    // The next pod's ADD audits HNS: the attached endpoint of a pod whose DEL ran is an orphan, not a live pod.
+    const next = await cni(h, { verb: 'ADD', conf, containerId: 'pod-next', netns: await newNamespace(h) });
+    expect(next.exitCode).toBe(0);
+    expect(await endpointsOf('pod-killed')).toEqual([]);
+  });
+});
