@@ -75,6 +75,7 @@ it(`${LIFECYCLES} lifecycles, ${PARALLEL} in parallel, random faults and an HNS 
       get type() {
         return real.type;
       },
+      installed: () => real.installed(),
       add: () => real.add(),
       check: () => real.check(),
       gc: () => real.gc(),
