@@ -365,7 +365,7 @@ describe('microsoft/windows-container-networking example/*.conf (sdnbridge)', ()
     expect([e.code, e.msg]).toEqual([
       7,
       expect.stringContaining(
-        '"name" must be a letter or digit followed by letters, digits, "_", "." or "-", got "{{NAME}}"',
+        '"name" must be a letter or digit followed by letters, digits, "_", "." or "-" (at most 128 characters), got "{{NAME}}"',
       ),
     ]);
   });

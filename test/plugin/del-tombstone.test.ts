@@ -10,6 +10,7 @@ import * as path from 'path';
 import type { IntentRecord, TombstoneRecord } from '../../src/state/records';
 import { bridgeConf, cni, cniProcess, useHarness, type Harness } from '../helpers/cni-harness';
 import { newNamespace, recordFiles } from './support';
+import { endpointName } from '../../src/orphans/ownership';
 
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
@@ -23,7 +24,7 @@ function readJson<T>(dir: 'intents' | 'tombstones'): T {
 async function endpointsOf(pod: string): Promise<Array<{ id: string; attached: boolean }>> {
   const dump = await h.sim.control.dump();
   return dump.endpoints
-    .filter((e) => e.Name.startsWith(`hcn-cni_ep_${pod}_eth0_`))
+    .filter((e) => e.Name === endpointName({ containerId: pod, ifname: 'eth0' }))
     .map((e) => ({ id: e.ID.toLowerCase(), attached: !!e.HostComputeNamespace }));
 }
 

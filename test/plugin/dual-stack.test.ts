@@ -236,13 +236,6 @@ describe('policies per family', () => {
     expect(await endpoints()).toHaveLength(1);
   });
 
-  it('a network that shows no subnets still gets the (IPv4) port mapping and OutBoundNAT, as before dual-stack', async () => {
-    await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNetwork({ Name: 'bare', Type: 'Transparent', SchemaVersion: { Major: 2, Minor: 0 } });
-    const conf = bridgeConf({ networkName: 'bare', createNetwork: false, subnet: undefined, outboundNatExceptions: ['10.0.0.0/8'], runtimeConfig: { portMappings: [{ hostPort: 8080, containerPort: 80 }] } });
-    expect((await cni(h, { verb: 'ADD', conf, netns: await newNamespace(h) })).exitCode).toBe(0);
-    expect(policiesOf((await endpoints())[0]!).map((p) => p.Type)).toEqual(['PortMapping', 'OutBoundNAT']);
-  });
-
   it('an IPv6 hostIP maps only the IPv6 address, with its VIP and the IPv6 flag', async () => {
     const conf = dualConf({ runtimeConfig: { portMappings: [{ hostPort: 8443, containerPort: 443, protocol: 'tcp', hostIP: 'fd00::1' }] } });
     expect((await cni(h, { verb: 'ADD', conf, netns: await newNamespace(h) })).exitCode).toBe(0);

@@ -16,6 +16,7 @@ import type { IntentRecord } from '../../src/state/records';
 import { StateStore } from '../../src/state/store';
 import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
 import { newNamespace } from '../plugin/support';
+import { endpointName } from '../../src/orphans/ownership';
 
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
@@ -59,10 +60,10 @@ describe('the audit and an ADD hung past its deadline', () => {
     const api = new V2Api(h.runtime.hcn({ hnsTimeoutSeconds: 10 }));
     const verdictAt = async (now: number, dryRun: boolean) => {
       const report = await audit({ api, store, os, log: silentLogger, graceMs: 60_000, now: () => now, dryRun });
-      return report.plan.judged.filter((j) => j.name.startsWith('hcn-cni_ep_pod-hung_')).map((j) => j.verdict);
+      return report.plan.judged.filter((j) => j.name === endpointName({ containerId: 'pod-hung', ifname: 'eth0' })).map((j) => j.verdict);
     };
     expect(await verdictAt(intent.deadline - 1, true)).toEqual(['in-flight']);
     expect(await verdictAt(intent.deadline, false)).toEqual(['orphan']);
-    expect((await h.sim.control.dump()).endpoints.map((e) => e.Name).filter((n) => n.includes('pod-hung'))).toEqual([]);
+    expect((await h.sim.control.dump()).endpoints.map((e) => e.Name).filter((n) => n === endpointName({ containerId: 'pod-hung', ifname: 'eth0' }))).toEqual([]);
   });
 });
