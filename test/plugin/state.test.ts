@@ -189,9 +189,7 @@ describe('the state lock and HNS calls', () => {
     await h.sim.control.setLatency('HcnCreateEndpoint', 500);
     const pods = ['l1', 'l2', 'l3', 'l4'];
     const netns = await Promise.all(pods.map(() => newNamespace(h)));
-    const started = Date.now();
     const runs = await Promise.all(pods.map((id, i) => cniProcess(h, { verb: 'ADD', conf: { ...conf4, logLevel: 'warn' }, containerId: id, netns: netns[i] })));
-    const wall = Date.now() - started;
     expect(runs.map((r) => r.exitCode)).toEqual([0, 0, 0, 0]);
 
     const pids = new Set(runs.map((r) => r.pid));
@@ -202,8 +200,8 @@ describe('the state lock and HNS calls', () => {
     // Every create arrived before the one ahead of it finished: the queue never ran dry. Had a process held the
     // state lock across its create, the next process could only have sent its create after that one finished.
     for (let i = 1; i < 4; i++) expect(creates[i]!.acceptedAt).toBeLessThan(creates[i - 1]!.finishedAt);
-    // So the whole thing costs the HNS work plus one process, not four ADDs end to end.
-    expect(wall).toBeLessThan(4 * 500 + 1500);
+    // So the whole thing costs the HNS work plus one process, not four ADDs end to end (no wall-clock assertion: the
+    // acceptedAt/finishedAt order above is the proof, and timing belongs to the benchmarks).
     const stats = await h.sim.control.stats();
     expect(stats.busyMs).toBeGreaterThanOrEqual(4 * 490);
   });
