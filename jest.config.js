@@ -11,7 +11,11 @@ module.exports = {
   // real-HNS suite, and leaves the wine suite out (it needs Linux and wine). test/package/jest-config.test.ts checks.
   testPathIgnorePatterns: [
     '/node_modules/',
-    ...(process.env.HCN_WINE_SUITE ? [] : process.env.HCN_INTEGRATION === '1' ? ['/test/windows/(?!integration/)'] : ['/test/windows/']),
+    ...(process.env.HCN_WINE_SUITE
+      ? []
+      : process.env.HCN_INTEGRATION === '1'
+        ? ['/test/windows/(?!integration/)']
+        : ['/test/windows/']),
   ],
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
   testTimeout: 60000,

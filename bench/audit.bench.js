@@ -41,7 +41,9 @@ const ALL_SIZES = [
   { label: '1 000', networks: 80, endpoints: 920 },
   { label: '5 000', networks: 400, endpoints: 4600 },
 ];
-const SIZES = ONLY ? ALL_SIZES.filter((z) => ONLY.includes(z.label.replace(/[ +]+/g, (m) => (m.includes('+') ? '+' : '')))) : ALL_SIZES;
+const SIZES = ONLY
+  ? ALL_SIZES.filter((z) => ONLY.includes(z.label.replace(/[ +]+/g, (m) => (m.includes('+') ? '+' : ''))))
+  : ALL_SIZES;
 
 /** @param {number[]} xs */
 function median(xs) {
@@ -101,22 +103,43 @@ async function populateOurs(hcn, store, bridge, mix) {
     const owner = { containerId: `live-${i}`, ifname: 'eth0' };
     const ep = await hcn.createEndpoint(bridge.ID, { Name: endpointName(owner) });
     await store.commitAttachment({
-      kind: 'attachment', schema: 1, ...owner, cniNetwork: 'cbr0', netns: crypto.randomUUID(), mode: 'bridge', apiVersion: 2,
-      network: { id: bridge.ID, name: bridge.Name, owned: false }, endpoint: { id: ep.ID, name: ep.Name, owned: true },
-      ipamAllocated: false, attach: { kind: 'namespace', target: crypto.randomUUID() }, result: {}, createdAt: now,
+      kind: 'attachment',
+      schema: 1,
+      ...owner,
+      cniNetwork: 'cbr0',
+      netns: crypto.randomUUID(),
+      mode: 'bridge',
+      apiVersion: 2,
+      network: { id: bridge.ID, name: bridge.Name, owned: false },
+      endpoint: { id: ep.ID, name: ep.Name, owned: true },
+      ipamAllocated: false,
+      attach: { kind: 'namespace', target: crypto.randomUUID() },
+      result: {},
+      createdAt: now,
     });
   }
   for (let i = 0; i < mix.inFlight; i++) {
     const owner = { containerId: `adding-${i}`, ifname: 'eth0' };
     const id = crypto.randomUUID();
     await store.writeIntent({
-      kind: 'intent', schema: 1, id: crypto.randomUUID(), ...owner, cniNetwork: 'cbr0', planned: [{ kind: 'endpoint', name: endpointName(owner), id }],
-      pid: process.pid, pidStartTime: startTime, createdAt: now, deadline: now + 3_600_000,
+      kind: 'intent',
+      schema: 1,
+      id: crypto.randomUUID(),
+      ...owner,
+      cniNetwork: 'cbr0',
+      planned: [{ kind: 'endpoint', name: endpointName(owner), id }],
+      pid: process.pid,
+      pidStartTime: startTime,
+      createdAt: now,
+      deadline: now + 3_600_000,
     });
     await hcn.createEndpoint(bridge.ID, { Name: endpointName(owner) }, id);
   }
   for (let i = 0; i < mix.tombstones; i++) {
-    await store.tombstone({ containerId: `deleted-${i}`, ifname: 'eth0' }, 'DEL could not delete', { cniNetwork: 'cbr0', ipamPending: true });
+    await store.tombstone({ containerId: `deleted-${i}`, ifname: 'eth0' }, 'DEL could not delete', {
+      cniNetwork: 'cbr0',
+      ipamPending: true,
+    });
   }
 }
 
@@ -135,30 +158,59 @@ async function main() {
       const mix = { live: Math.round(size.endpoints * 0.5), inFlight: 0, tombstones: Math.round(size.endpoints * 0.1) };
       mix.inFlight = size.endpoints - foreignEndpoints - mix.live;
       await populateForeign(hcn, size, foreignEndpoints);
-      const conf = (audit) => JSON.stringify({ cniVersion: '1.0.0', name: 'cbr0', type: 'hcn-cni', createNetwork: true, subnet: '10.244.0.0/16', stateDir, audit });
+      const conf = (audit) =>
+        JSON.stringify({
+          cniVersion: '1.0.0',
+          name: 'cbr0',
+          type: 'hcn-cni',
+          createNetwork: true,
+          subnet: '10.244.0.0/16',
+          stateDir,
+          audit,
+        });
       const rt = new PluginRuntime({ pid: process.pid });
       const rtHcn = new PluginRuntime({ pid: process.pid, listing: 'hcn' });
       const one = async (audit, audits, runtime = rt, counts = {}) => {
         const ns = crypto.randomUUID();
         await hcn.createNamespace({}, ns);
-        const env = { CNI_COMMAND: 'ADD', CNI_CONTAINERID: `bench-${crypto.randomBytes(4).toString('hex')}`, CNI_IFNAME: 'eth0', CNI_NETNS: ns, CNI_PATH: '/usr/lib/cni' };
+        const env = {
+          CNI_COMMAND: 'ADD',
+          CNI_CONTAINERID: `bench-${crypto.randomBytes(4).toString('hex')}`,
+          CNI_IFNAME: 'eth0',
+          CNI_NETNS: ns,
+          CNI_PATH: '/usr/lib/cni',
+        };
         const t0 = process.hrtime.bigint();
         const r = await runCni({ env, stdin: conf(audit), runtime, createLogger: () => recorder(audits, counts) });
         const ms = Number(process.hrtime.bigint() - t0) / 1e6;
         if (r.exitCode !== 0) throw new Error(`ADD failed: ${r.stdout}`);
-        await runCni({ env: { ...env, CNI_COMMAND: 'DEL' }, stdin: conf(audit), runtime, createLogger: () => recorder([]) });
+        await runCni({
+          env: { ...env, CNI_COMMAND: 'DEL' },
+          stdin: conf(audit),
+          runtime,
+          createLogger: () => recorder([]),
+        });
         return ms;
       };
       // Warm-up (the first ADD creates the bridge network and loads everything); then ours, in that network.
       for (let i = 0; i < 3; i++) await one(true, []);
       const bridge = (await hcn.listNetworks({ Name: 'cbr0' }))[0];
       await populateOurs(hcn, new StateStore(stateDir, { os: hostOs() }), bridge, mix);
-      process.stderr.write(`populated ${size.label} in ${(Number(process.hrtime.bigint() - p0) / 1e6).toFixed(0)} ms\n`);
+      process.stderr.write(
+        `populated ${size.label} in ${(Number(process.hrtime.bigint() - p0) / 1e6).toFixed(0)} ms\n`,
+      );
       const counts = {};
       await one(true, [], rt, counts);
       // Everything of ours is judged as populated (the timed pod itself is created after the audit).
-      const want = { foreign: size.networks + 1 + foreignEndpoints, live: mix.live, 'in-flight': mix.inFlight, protected: 0, orphan: 0 };
-      if (JSON.stringify(counts) !== JSON.stringify(want)) throw new Error(`audit verdicts ${JSON.stringify(counts)}, expected ${JSON.stringify(want)}`);
+      const want = {
+        foreign: size.networks + 1 + foreignEndpoints,
+        live: mix.live,
+        'in-flight': mix.inFlight,
+        protected: 0,
+        orphan: 0,
+      };
+      if (JSON.stringify(counts) !== JSON.stringify(want))
+        throw new Error(`audit verdicts ${JSON.stringify(counts)}, expected ${JSON.stringify(want)}`);
       const on = [];
       const off = [];
       const audits = [];
@@ -170,17 +222,50 @@ async function main() {
         if (size.networks + size.endpoints <= 1000 || i < 3) await one(true, hcnAudits, rtHcn);
       }
       const objects = (await sim.control.stats()).counts;
-      results.push({ size: size.label, networks: objects.networks, endpoints: objects.endpoints, mix: { foreign: want.foreign, ...mix }, addOn: median(on), addOff: median(off), audit: median(audits), auditHcn: median(hcnAudits) });
+      results.push({
+        size: size.label,
+        networks: objects.networks,
+        endpoints: objects.endpoints,
+        mix: { foreign: want.foreign, ...mix },
+        addOn: median(on),
+        addOff: median(off),
+        audit: median(audits),
+        auditHcn: median(hcnAudits),
+      });
     }
   } finally {
     await sim.stop();
     fs.rmSync(tmp, { recursive: true, force: true });
   }
-  console.log(`ADD latency (median of ${RUNS}) with the audit on and off; zero-latency simulator; ${os.cpus().length} CPUs, node ${process.version}`);
-  const rows = [['objects in HNS', 'networks', 'endpoints', 'foreign / live / in-flight / tombstones', 'ADD, audit on ms', 'ADD, audit off ms', 'audit ms', 'audit µs / object', 'audit via HCN listing ms']];
+  console.log(
+    `ADD latency (median of ${RUNS}) with the audit on and off; zero-latency simulator; ${os.cpus().length} CPUs, node ${process.version}`,
+  );
+  const rows = [
+    [
+      'objects in HNS',
+      'networks',
+      'endpoints',
+      'foreign / live / in-flight / tombstones',
+      'ADD, audit on ms',
+      'ADD, audit off ms',
+      'audit ms',
+      'audit µs / object',
+      'audit via HCN listing ms',
+    ],
+  ];
   for (const r of results) {
     const n = r.networks + r.endpoints;
-    rows.push([r.size, String(r.networks), String(r.endpoints), `${r.mix.foreign} / ${r.mix.live} / ${r.mix.inFlight} / ${r.mix.tombstones}`, r.addOn.toFixed(1), r.addOff.toFixed(1), r.audit.toFixed(1), n ? ((r.audit * 1000) / n).toFixed(1) : '-', r.auditHcn.toFixed(1)]);
+    rows.push([
+      r.size,
+      String(r.networks),
+      String(r.endpoints),
+      `${r.mix.foreign} / ${r.mix.live} / ${r.mix.inFlight} / ${r.mix.tombstones}`,
+      r.addOn.toFixed(1),
+      r.addOff.toFixed(1),
+      r.audit.toFixed(1),
+      n ? ((r.audit * 1000) / n).toFixed(1) : '-',
+      r.auditHcn.toFixed(1),
+    ]);
   }
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
   for (const r of rows) console.log(r.map((v, c) => v.padEnd(widths[c])).join('  '));

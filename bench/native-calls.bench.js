@@ -101,7 +101,16 @@ async function main() {
 
     // ---- 1. single-call latency ----
     const probe = JSON.parse(
-      await native.createNetwork(null, JSON.stringify({ SchemaVersion: { Major: 2, Minor: 0 }, Name: 'probe', Type: 'NAT', Ipams: [{ Subnets: [{ IpAddressPrefix: '172.16.0.0/24' }] }] }), Q2),
+      await native.createNetwork(
+        null,
+        JSON.stringify({
+          SchemaVersion: { Major: 2, Minor: 0 },
+          Name: 'probe',
+          Type: 'NAT',
+          Ipams: [{ Subnets: [{ IpAddressPrefix: '172.16.0.0/24' }] }],
+        }),
+        Q2,
+      ),
     );
     const id = probe.ID;
     const single = {
@@ -122,7 +131,17 @@ async function main() {
           SchemaVersion: { Major: 2, Minor: 0 },
           Name: `bench-net-${j}`,
           Type: 'NAT',
-          Ipams: [{ Type: 'Static', Subnets: [{ IpAddressPrefix: `10.${j >> 8}.${j & 255}.0/24`, Routes: [{ NextHop: `10.${j >> 8}.${j & 255}.1`, DestinationPrefix: '0.0.0.0/0' }] }] }],
+          Ipams: [
+            {
+              Type: 'Static',
+              Subnets: [
+                {
+                  IpAddressPrefix: `10.${j >> 8}.${j & 255}.0/24`,
+                  Routes: [{ NextHop: `10.${j >> 8}.${j & 255}.1`, DestinationPrefix: '0.0.0.0/0' }],
+                },
+              ],
+            },
+          ],
           Dns: { ServerList: ['10.0.0.10'] },
         };
         batch.push(native.createNetwork(null, JSON.stringify(settings), Q2));
@@ -150,7 +169,9 @@ async function main() {
     // Same content both ways (a sanity check of what was timed, not an assertion on the numbers).
     const fromList = JSON.parse(await native.listNetworksDetailed(Q2));
     const ids = JSON.parse(await native.enumerateNetworks(Q2));
-    const fromJs = await Promise.all(ids.map((/** @type {string} */ x) => native.getNetworkProperties(x, Q2).then(JSON.parse)));
+    const fromJs = await Promise.all(
+      ids.map((/** @type {string} */ x) => native.getNetworkProperties(x, Q2).then(JSON.parse)),
+    );
     const consistent = fromList.length === OBJECTS && JSON.stringify(fromList) === JSON.stringify(fromJs);
 
     const stats = native.stats();
@@ -176,34 +197,62 @@ async function main() {
       listNetworksDetailed: detailed,
       jsEnumeratePlusGetsSequential: jsSequential,
       jsEnumeratePlusGetsParallel: jsParallel,
-      perObjectUs: { listNetworksDetailed: (detailed.p50 / OBJECTS) * 1000, jsSequential: (jsSequential.p50 / OBJECTS) * 1000, jsParallel: (jsParallel.p50 / OBJECTS) * 1000 },
-      ratio: { jsSequentialOverDetailed: jsSequential.p50 / detailed.p50, jsParallelOverDetailed: jsParallel.p50 / detailed.p50 },
+      perObjectUs: {
+        listNetworksDetailed: (detailed.p50 / OBJECTS) * 1000,
+        jsSequential: (jsSequential.p50 / OBJECTS) * 1000,
+        jsParallel: (jsParallel.p50 / OBJECTS) * 1000,
+      },
+      ratio: {
+        jsSequentialOverDetailed: jsSequential.p50 / detailed.p50,
+        jsParallelOverDetailed: jsParallel.p50 / detailed.p50,
+      },
       consistent,
     };
 
     const line = '-'.repeat(100);
-    console.log(`machine: ${machine.cpus} x ${machine.cpuModel}, ${machine.memoryGiB} GiB, node ${machine.node} ${machine.platform}, libuv threadpool ${machine.uvThreadpool}, loadavg ${machine.loadavg.join(' ')}`);
-    console.log(`simulator: zero latency, unix socket; ${CALLS} sequential calls per row after ${WARMUP} warm-up calls`);
+    console.log(
+      `machine: ${machine.cpus} x ${machine.cpuModel}, ${machine.memoryGiB} GiB, node ${machine.node} ${machine.platform}, libuv threadpool ${machine.uvThreadpool}, loadavg ${machine.loadavg.join(' ')}`,
+    );
+    console.log(
+      `simulator: zero latency, unix socket; ${CALLS} sequential calls per row after ${WARMUP} warm-up calls`,
+    );
     console.log(line);
-    console.log(`${'single call'.padEnd(32)}${'wire req'.padStart(9)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'mean ms'.padStart(10)}${'max ms'.padStart(10)}${'calls/s'.padStart(11)}`);
+    console.log(
+      `${'single call'.padEnd(32)}${'wire req'.padStart(9)}${'p50 ms'.padStart(10)}${'p99 ms'.padStart(10)}${'mean ms'.padStart(10)}${'max ms'.padStart(10)}${'calls/s'.padStart(11)}`,
+    );
     for (const [name, r] of Object.entries(single)) {
-      console.log(`${name.padEnd(32)}${String(r.wireRequests).padStart(9)}${f(r.p50).padStart(10)}${f(r.p99).padStart(10)}${f(r.mean).padStart(10)}${f(r.max).padStart(10)}${f(r.callsPerSecond, 0).padStart(11)}`);
+      console.log(
+        `${name.padEnd(32)}${String(r.wireRequests).padStart(9)}${f(r.p50).padStart(10)}${f(r.p99).padStart(10)}${f(r.mean).padStart(10)}${f(r.max).padStart(10)}${f(r.callsPerSecond, 0).padStart(11)}`,
+      );
     }
     console.log(line);
-    console.log(`${OBJECTS} networks (created in ${f(createMs, 0)} ms, ${f(list.createsPerSecond, 0)} creates/s); list = ${(listBytes / 1024).toFixed(0)} KiB of JSON; ${LIST_RUNS} runs each`);
-    console.log(`${'list all networks with properties'.padEnd(44)}${'min ms'.padStart(10)}${'median ms'.padStart(11)}${'max ms'.padStart(10)}${'µs/object'.padStart(11)}${'× native'.padStart(10)}`);
+    console.log(
+      `${OBJECTS} networks (created in ${f(createMs, 0)} ms, ${f(list.createsPerSecond, 0)} creates/s); list = ${(listBytes / 1024).toFixed(0)} KiB of JSON; ${LIST_RUNS} runs each`,
+    );
+    console.log(
+      `${'list all networks with properties'.padEnd(44)}${'min ms'.padStart(10)}${'median ms'.padStart(11)}${'max ms'.padStart(10)}${'µs/object'.padStart(11)}${'× native'.padStart(10)}`,
+    );
     const rows = [
       ['listNetworksDetailed (1 native call)', detailed, 1],
       ['JS: enumerate + N gets, sequential', jsSequential, list.ratio.jsSequentialOverDetailed],
       ['JS: enumerate + N gets, all in flight', jsParallel, list.ratio.jsParallelOverDetailed],
     ];
     for (const [name, r, ratio] of /** @type {Array<[string, ReturnType<typeof summary>, number]>} */ (rows)) {
-      console.log(`${name.padEnd(44)}${f(r.min, 1).padStart(10)}${f(r.p50, 1).padStart(11)}${f(r.max, 1).padStart(10)}${f((r.p50 / OBJECTS) * 1000, 1).padStart(11)}${f(ratio, 2).padStart(10)}`);
+      console.log(
+        `${name.padEnd(44)}${f(r.min, 1).padStart(10)}${f(r.p50, 1).padStart(11)}${f(r.max, 1).padStart(10)}${f((r.p50 / OBJECTS) * 1000, 1).padStart(11)}${f(ratio, 2).padStart(10)}`,
+      );
     }
     console.log(`same documents both ways: ${consistent}`);
     console.log(line);
-    console.log(`native calls this run: ${Object.entries(stats.calls).filter(([, n]) => n > 0).map(([k, n]) => `${k}=${n}`).join(' ')} frees=${stats.frees}; simulator busy ${f(simStats.busyMs / 1000, 2)} s since the reset`);
-    console.log('BENCH_JSON ' + JSON.stringify({ bench: 'native-calls', machine, calls: CALLS, warmup: WARMUP, single, list }));
+    console.log(
+      `native calls this run: ${Object.entries(stats.calls)
+        .filter(([, n]) => n > 0)
+        .map(([k, n]) => `${k}=${n}`)
+        .join(' ')} frees=${stats.frees}; simulator busy ${f(simStats.busyMs / 1000, 2)} s since the reset`,
+    );
+    console.log(
+      'BENCH_JSON ' + JSON.stringify({ bench: 'native-calls', machine, calls: CALLS, warmup: WARMUP, single, list }),
+    );
   } finally {
     await sim.stop();
   }

@@ -29,8 +29,23 @@ const { runCni } = require(path.join(DIST, 'run'));
 const { PluginRuntime } = require(path.join(DIST, 'plugin', 'runtime'));
 
 const PODS = Number(process.env.BENCH_PODS || 50);
-const LATENCY = { '*': 2, HcnCreateEndpoint: 60, HcnModifyNamespace: 20, HcnDeleteEndpoint: 30, 'HNSCall POST /endpoints/{id}/attach': 20 };
-const silent = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, child() { return silent; } };
+const LATENCY = {
+  '*': 2,
+  HcnCreateEndpoint: 60,
+  HcnModifyNamespace: 20,
+  HcnDeleteEndpoint: 30,
+  'HNSCall POST /endpoints/{id}/attach': 20,
+};
+const silent = {
+  trace() {},
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  child() {
+    return silent;
+  },
+};
 
 /** CPU seconds spent by this process's reaped children (Linux /proc/self/stat cutime + cstime). */
 function childCpuSeconds() {
@@ -46,17 +61,35 @@ function childCpuSeconds() {
 /** The packaged executable when `npm run package` built it, else the compiled CLI. */
 function cliCommand() {
   const exe = path.join(DIST, 'hcn-cni');
-  return fs.existsSync(exe) ? { file: exe, args: [], label: 'dist/hcn-cni (single executable)' } : { file: process.execPath, args: [path.join(DIST, 'cli', 'hcn-cni.js')], label: 'node dist/cli/hcn-cni.js' };
+  return fs.existsSync(exe)
+    ? { file: exe, args: [], label: 'dist/hcn-cni (single executable)' }
+    : { file: process.execPath, args: [path.join(DIST, 'cli', 'hcn-cni.js')], label: 'node dist/cli/hcn-cni.js' };
 }
 
 /** @param {string} stateDir */
 function conf(stateDir) {
-  return JSON.stringify({ cniVersion: '1.0.0', name: 'cbr0', type: 'hcn-cni', createNetwork: true, subnet: '10.88.0.0/16', stateDir, hnsTimeoutSeconds: 60 });
+  return JSON.stringify({
+    cniVersion: '1.0.0',
+    name: 'cbr0',
+    type: 'hcn-cni',
+    createNetwork: true,
+    subnet: '10.88.0.0/16',
+    stateDir,
+    hnsTimeoutSeconds: 60,
+  });
 }
 
 /** @param {string} sim @param {string} verb @param {string} id @param {string} netns */
 function env(sim, verb, id, netns) {
-  return { CNI_COMMAND: verb, CNI_CONTAINERID: id, CNI_IFNAME: 'eth0', CNI_NETNS: netns, CNI_PATH: '/usr/lib/cni', HCN_SIM: sim, PATH: process.env.PATH };
+  return {
+    CNI_COMMAND: verb,
+    CNI_CONTAINERID: id,
+    CNI_IFNAME: 'eth0',
+    CNI_NETNS: netns,
+    CNI_PATH: '/usr/lib/cni',
+    HCN_SIM: sim,
+    PATH: process.env.PATH,
+  };
 }
 
 /** @param {import('../dist/sim').RunningSimulator} sim */
@@ -84,7 +117,12 @@ async function round(sim, stateDir, add) {
   // Warm: the shared network exists, the addon is loaded; then realistic latency for the measured round.
   const rt = new PluginRuntime({ pid: process.pid });
   const warmNs = (await namespaces(sim, 1))[0];
-  await runCni({ env: env(sim.address, 'ADD', 'warm', warmNs), stdin: conf(stateDir), runtime: rt, createLogger: () => silent });
+  await runCni({
+    env: env(sim.address, 'ADD', 'warm', warmNs),
+    stdin: conf(stateDir),
+    runtime: rt,
+    createLogger: () => silent,
+  });
   const ns = await namespaces(sim, PODS);
   for (const [op, ms] of Object.entries(LATENCY)) await sim.control.setLatency(op, ms);
   const before = await sim.control.stats();
@@ -94,7 +132,10 @@ async function round(sim, stateDir, add) {
   await sim.control.waitIdle();
   const after = await sim.control.stats();
   const busy = after.busyMs - before.busyMs;
-  const mutations = ['HcnCreateEndpoint', 'HcnModifyNamespace'].reduce((s, op) => s + ((after.calls[op] ?? 0) - (before.calls[op] ?? 0)) * LATENCY[op], 0);
+  const mutations = ['HcnCreateEndpoint', 'HcnModifyNamespace'].reduce(
+    (s, op) => s + ((after.calls[op] ?? 0) - (before.calls[op] ?? 0)) * LATENCY[op],
+    0,
+  );
   return { ok: codes.filter((c) => c === 0).length, makespan, busy, mutationMs: mutations, ratio: makespan / busy };
 }
 
@@ -106,30 +147,61 @@ async function main() {
     const inProcessDir = path.join(tmp, 'state-a');
     const rt = new PluginRuntime({ pid: process.pid });
     const inProcess = await round(sim, inProcessDir, async (i, ns) => {
-      const r = await runCni({ env: env(sim.address, 'ADD', `pod-${i}`, ns), stdin: conf(inProcessDir), runtime: rt, createLogger: () => silent });
+      const r = await runCni({
+        env: env(sim.address, 'ADD', `pod-${i}`, ns),
+        stdin: conf(inProcessDir),
+        runtime: rt,
+        createLogger: () => silent,
+      });
       return r.exitCode;
     });
     const procDir = path.join(tmp, 'state-b');
     const cli = cliCommand();
     const cpu0 = childCpuSeconds();
-    const processes = await round(sim, procDir, (i, ns) =>
-      new Promise((resolve) => {
-        const child = spawn(cli.file, cli.args, { env: { ...env(sim.address, 'ADD', `pod-${i}`, ns) }, stdio: ['pipe', 'ignore', 'ignore'] });
-        child.on('close', (code) => resolve(code ?? -1));
-        child.stdin.end(JSON.stringify({ ...JSON.parse(conf(procDir)), logLevel: 'silent' }));
-      }),
+    const processes = await round(
+      sim,
+      procDir,
+      (i, ns) =>
+        new Promise((resolve) => {
+          const child = spawn(cli.file, cli.args, {
+            env: { ...env(sim.address, 'ADD', `pod-${i}`, ns) },
+            stdio: ['pipe', 'ignore', 'ignore'],
+          });
+          child.on('close', (code) => resolve(code ?? -1));
+          child.stdin.end(JSON.stringify({ ...JSON.parse(conf(procDir)), logLevel: 'silent' }));
+        }),
     );
     const childCpu = childCpuSeconds() - cpu0;
     const rows = [
       ['run', 'ADDs ok', 'makespan ms', 'sim busy ms', 'serial mutation ms', 'makespan ÷ busy'],
-      ['in process', `${inProcess.ok}/${PODS}`, inProcess.makespan.toFixed(0), inProcess.busy.toFixed(0), String(inProcess.mutationMs), inProcess.ratio.toFixed(3)],
-      ['50 processes', `${processes.ok}/${PODS}`, processes.makespan.toFixed(0), processes.busy.toFixed(0), String(processes.mutationMs), processes.ratio.toFixed(3)],
+      [
+        'in process',
+        `${inProcess.ok}/${PODS}`,
+        inProcess.makespan.toFixed(0),
+        inProcess.busy.toFixed(0),
+        String(inProcess.mutationMs),
+        inProcess.ratio.toFixed(3),
+      ],
+      [
+        '50 processes',
+        `${processes.ok}/${PODS}`,
+        processes.makespan.toFixed(0),
+        processes.busy.toFixed(0),
+        String(processes.mutationMs),
+        processes.ratio.toFixed(3),
+      ],
     ];
     const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
-    console.log(`${PODS} pods in parallel, bridge mode, latencies ${JSON.stringify(LATENCY)}; ${os.cpus().length} CPUs, node ${process.version}`);
+    console.log(
+      `${PODS} pods in parallel, bridge mode, latencies ${JSON.stringify(LATENCY)}; ${os.cpus().length} CPUs, node ${process.version}`,
+    );
     for (const r of rows) console.log(r.map((v, c) => v.padEnd(widths[c])).join('  '));
-    console.log(`processes: ${cli.label}; their CPU time ${childCpu.toFixed(1)} s in all (${((childCpu / PODS) * 1000).toFixed(0)} ms each) on ${os.cpus().length} CPUs`);
-    console.log(`BENCH_JSON ${JSON.stringify({ bench: 'pods50', pods: PODS, latency: LATENCY, inProcess, processes: { ...processes, cli: cli.label, childCpuSeconds: childCpu }, cpus: os.cpus().length })}`);
+    console.log(
+      `processes: ${cli.label}; their CPU time ${childCpu.toFixed(1)} s in all (${((childCpu / PODS) * 1000).toFixed(0)} ms each) on ${os.cpus().length} CPUs`,
+    );
+    console.log(
+      `BENCH_JSON ${JSON.stringify({ bench: 'pods50', pods: PODS, latency: LATENCY, inProcess, processes: { ...processes, cli: cli.label, childCpuSeconds: childCpu }, cpus: os.cpus().length })}`,
+    );
   } finally {
     await sim.stop();
     fs.rmSync(tmp, { recursive: true, force: true });

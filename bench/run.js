@@ -46,7 +46,9 @@ function select(args) {
     }
     const hits = all.filter((f) => path.basename(f).includes(a));
     if (hits.length === 0) {
-      console.error(`bench/run.js: no benchmark matches "${a}" (have: ${all.map((f) => path.basename(f)).join(', ') || 'none'})`);
+      console.error(
+        `bench/run.js: no benchmark matches "${a}" (have: ${all.map((f) => path.basename(f)).join(', ') || 'none'})`,
+      );
       process.exit(2);
     }
     out.push(...hits);

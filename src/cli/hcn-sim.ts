@@ -39,7 +39,6 @@ const USAGE = `usage:
     wait-idle [--timeout-ms N]
     shutdown`;
 
-
 function int(v: string | undefined, what: string): number | undefined {
   if (v === undefined) return undefined;
   if (!/^\d+$/.test(v)) throw new UsageError(`${what} must be a non-negative integer, not ${JSON.stringify(v)}`);
@@ -61,7 +60,8 @@ async function serve(argv: string[]): Promise<void> {
   if (!values.listen) throw new UsageError('serve needs --listen ADDR');
   // Loaded here, not at the top: `ctl` runs once per command and should start fast.
   const level = values['log-level'] ?? process.env.HCN_SIM_LOG_LEVEL ?? 'info';
-  if (!LOG_LEVELS.includes(level as LogLevel)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
+  if (!LOG_LEVELS.includes(level as LogLevel))
+    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
   const [{ Engine }, { makeHost }, { createLogger }, { StateFile }, { SimServer }] = await Promise.all([
     import('../sim/engine'),
     import('../sim/host'),
@@ -72,7 +72,11 @@ async function serve(argv: string[]): Promise<void> {
   const logger = createLogger({ level: level as LogLevel, base: { name: 'hcn-sim' } });
   let partial: Partial<SimHost> = {};
   if (values.host) partial = JSON.parse(fs.readFileSync(values.host, 'utf8')) as Partial<SimHost>;
-  const engine = new Engine({ host: makeHost(partial), stateFile: values.state ? new StateFile(values.state) : undefined, logger });
+  const engine = new Engine({
+    host: makeHost(partial),
+    stateFile: values.state ? new StateFile(values.state) : undefined,
+    logger,
+  });
   const server = new SimServer(engine, logger);
   const listening = await server.listen(values.listen);
 
@@ -173,7 +177,12 @@ function controlRequest(argv: string[]): { address: string; ctl: Ctl; args: Reco
     case 'adapter':
       if (rest[0] === 'add') {
         if (rest.length < 3) throw new UsageError('adapter add needs NAME MAC');
-        const adapter = { Name: rest[1], MacAddress: rest[2], InterfaceDescription: values.description, InterfaceIndex: int(values.index, '--index') };
+        const adapter = {
+          Name: rest[1],
+          MacAddress: rest[2],
+          InterfaceDescription: values.description,
+          InterfaceIndex: int(values.index, '--index'),
+        };
         return { address, ctl: 'adapter-add', args: { adapter } };
       }
       if (rest[0] === 'rm') {
@@ -182,7 +191,8 @@ function controlRequest(argv: string[]): { address: string; ctl: Ctl; args: Reco
       }
       throw new UsageError('adapter add NAME MAC | adapter rm NAME');
     case 'container':
-      if ((rest[0] === 'add' || rest[0] === 'rm') && rest[1]) return { address, ctl: `container-${rest[0]}`, args: { id: rest[1] } };
+      if ((rest[0] === 'add' || rest[0] === 'rm') && rest[1])
+        return { address, ctl: `container-${rest[0]}`, args: { id: rest[1] } };
       throw new UsageError('container add ID | container rm ID');
     case 'reset':
       return { address, ctl: 'reset', args: { objects: !values['keep-objects'] } };

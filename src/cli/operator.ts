@@ -64,7 +64,12 @@ export async function runOps(argv: string[], io: OpsIo): Promise<number> {
   } catch (e) {
     const { describeFailure } = await import('./operator/describe-failure');
     const { OpsError } = await import('./operator/context');
-    const text = describeFailure(e, { platform, hcnSim: io.env.HCN_SIM, verbose: args.verbose, ...(hnsTimeoutSeconds ? { hnsTimeoutSeconds } : {}) });
+    const text = describeFailure(e, {
+      platform,
+      hcnSim: io.env.HCN_SIM,
+      verbose: args.verbose,
+      ...(hnsTimeoutSeconds ? { hnsTimeoutSeconds } : {}),
+    });
     io.err(`hcn-cni ${command}: ${text}\n`);
     return e instanceof OpsError ? e.exitCode : 1;
   }

@@ -61,7 +61,9 @@ export class CniError extends Error {
 
   /** The spec's wire form (cniVersion is added by the dispatcher). */
   toJSON(): { code: number; msg: string; details?: string } {
-    return this.details ? { code: this.code, msg: this.message, details: this.details } : { code: this.code, msg: this.message };
+    return this.details
+      ? { code: this.code, msg: this.message, details: this.details }
+      : { code: this.code, msg: this.message };
   }
 }
 

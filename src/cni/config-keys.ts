@@ -17,54 +17,286 @@ export interface ConfigKey {
 
 export const CONFIG_KEYS: readonly ConfigKey[] = [
   // The spec's own keys.
-  { key: 'cniVersion', type: 'string', default: '"0.1.0"', meaning: 'Spec version of the request and of the result: one of 0.1.0, 0.2.0, 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0 (exact match); absent means 0.1.0, as libcni reads it. 0.1.0 and 0.2.0 results have the legacy shape (ip4, ip6, dns). CHECK needs 0.4.0 or later, GC and STATUS 1.1.0.' },
-  { key: 'name', type: 'string', default: 'required', meaning: 'Network configuration name: a letter or digit, then letters, digits, "_", "." or "-"; at most 128 characters.' },
+  {
+    key: 'cniVersion',
+    type: 'string',
+    default: '"0.1.0"',
+    meaning:
+      'Spec version of the request and of the result: one of 0.1.0, 0.2.0, 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0 (exact match); absent means 0.1.0, as libcni reads it. 0.1.0 and 0.2.0 results have the legacy shape (ip4, ip6, dns). CHECK needs 0.4.0 or later, GC and STATUS 1.1.0.',
+  },
+  {
+    key: 'name',
+    type: 'string',
+    default: 'required',
+    meaning:
+      'Network configuration name: a letter or digit, then letters, digits, "_", "." or "-"; at most 128 characters.',
+  },
   { key: 'type', type: 'string', default: 'required', meaning: 'The plugin binary name (normally "hcn-cni").' },
-  { key: 'capabilities', type: 'object', default: 'none', meaning: 'Capabilities the plugin accepts (portMappings, dns, mac). Tolerated on stdin because libcni leaves it there.' },
-  { key: 'runtimeConfig', type: 'object', default: 'none', meaning: 'Set by the runtime from the capabilities: portMappings, dns, mac. Other capabilities are ignored with a warning.' },
-  { key: 'runtimeConfig.portMappings', type: 'list of {hostPort, containerPort, protocol, hostIP?}', default: '[]', meaning: 'Host port publishing. Ports 1-65535; protocol tcp, udp or sctp (any case; default tcp); hostIP an optional IPv4 or IPv6 address. A mapping is made for each address family the pod has (the IPv6 one flagged NatFlagsIPv6); a hostIP limits it to its family, which the pod must have.' },
-  { key: 'runtimeConfig.dns', type: '{servers, searches, options}', default: 'none', meaning: 'DNS from the runtime; replaces the static dns servers and search list when present.' },
-  { key: 'runtimeConfig.mac', type: 'string', default: 'none', meaning: 'MAC for the pod interface: colon, dash or bare hex; unicast only. Normalised to AA-BB-CC-DD-EE-FF.' },
-  { key: 'args', type: 'object', default: 'none', meaning: 'Reserved for the runtime (e.g. args.cni); passed through untouched.' },
-  { key: 'prevResult', type: 'result object', default: 'none', meaning: 'The previous result (DEL, CHECK; ADD in a chain), in any supported version\'s shape. In an ADD without ipam, its IPv4 addresses, routes and dns are the pod\'s (chained after an IPAM-like plugin); with ipam as well it is error 7.' },
-  { key: 'ipam', type: 'object', default: 'none (HNS assigns addresses)', meaning: 'Delegated IPAM. ipam.type is an executable name (no path) looked up on CNI_PATH only; the whole configuration is passed to it on stdin. The endpoint\'s gateway is the IPAM\'s; win-bridge instead always uses the subnet\'s .2 with ipam (containernetworking/plugins plugins/main/windows/win-bridge/win-bridge_windows.go): set host-local\'s gateway to .2 for the same.' },
-  { key: 'dns', type: '{nameservers, domain, search, options}', default: 'none', meaning: 'Static DNS for the pod (keys in any case: Nameservers, Search, ...).' },
-  { key: 'ipMasq', type: 'boolean', default: 'false', meaning: 'win-overlay\'s meaning: true adds the network\'s subnet as an OutBoundNAT exception (traffic inside the pod network is not source-NATed).' },
-  { key: 'delegate', type: 'object', default: 'none', meaning: 'A flannel-style wrapper: its keys are read as top-level keys (its type is ignored); a key set both here and at the top level with different values is error 7. flannel\'s subnet lease is not read: without ipam, HNS assigns addresses.' },
+  {
+    key: 'capabilities',
+    type: 'object',
+    default: 'none',
+    meaning:
+      'Capabilities the plugin accepts (portMappings, dns, mac). Tolerated on stdin because libcni leaves it there.',
+  },
+  {
+    key: 'runtimeConfig',
+    type: 'object',
+    default: 'none',
+    meaning:
+      'Set by the runtime from the capabilities: portMappings, dns, mac. Other capabilities are ignored with a warning.',
+  },
+  {
+    key: 'runtimeConfig.portMappings',
+    type: 'list of {hostPort, containerPort, protocol, hostIP?}',
+    default: '[]',
+    meaning:
+      'Host port publishing. Ports 1-65535; protocol tcp, udp or sctp (any case; default tcp); hostIP an optional IPv4 or IPv6 address. A mapping is made for each address family the pod has (the IPv6 one flagged NatFlagsIPv6); a hostIP limits it to its family, which the pod must have.',
+  },
+  {
+    key: 'runtimeConfig.dns',
+    type: '{servers, searches, options}',
+    default: 'none',
+    meaning: 'DNS from the runtime; replaces the static dns servers and search list when present.',
+  },
+  {
+    key: 'runtimeConfig.mac',
+    type: 'string',
+    default: 'none',
+    meaning: 'MAC for the pod interface: colon, dash or bare hex; unicast only. Normalised to AA-BB-CC-DD-EE-FF.',
+  },
+  {
+    key: 'args',
+    type: 'object',
+    default: 'none',
+    meaning: 'Reserved for the runtime (e.g. args.cni); passed through untouched.',
+  },
+  {
+    key: 'prevResult',
+    type: 'result object',
+    default: 'none',
+    meaning:
+      "The previous result (DEL, CHECK; ADD in a chain), in any supported version's shape. In an ADD without ipam, its IPv4 addresses, routes and dns are the pod's (chained after an IPAM-like plugin); with ipam as well it is error 7.",
+  },
+  {
+    key: 'ipam',
+    type: 'object',
+    default: 'none (HNS assigns addresses)',
+    meaning:
+      "Delegated IPAM. ipam.type is an executable name (no path) looked up on CNI_PATH only; the whole configuration is passed to it on stdin. The endpoint's gateway is the IPAM's; win-bridge instead always uses the subnet's .2 with ipam (containernetworking/plugins plugins/main/windows/win-bridge/win-bridge_windows.go): set host-local's gateway to .2 for the same.",
+  },
+  {
+    key: 'dns',
+    type: '{nameservers, domain, search, options}',
+    default: 'none',
+    meaning: 'Static DNS for the pod (keys in any case: Nameservers, Search, ...).',
+  },
+  {
+    key: 'ipMasq',
+    type: 'boolean',
+    default: 'false',
+    meaning:
+      "win-overlay's meaning: true adds the network's subnet as an OutBoundNAT exception (traffic inside the pod network is not source-NATed).",
+  },
+  {
+    key: 'delegate',
+    type: 'object',
+    default: 'none',
+    meaning:
+      "A flannel-style wrapper: its keys are read as top-level keys (its type is ignored); a key set both here and at the top level with different values is error 7. flannel's subnet lease is not read: without ipam, HNS assigns addresses.",
+  },
 
   // Windows and HNS settings.
-  { key: 'mode', type: '"bridge" | "delegatedNic"', default: '"bridge"', meaning: 'bridge: attach to an HNS network (networkName). delegatedNic: give the pod a host NIC found by its MAC.' },
-  { key: 'apiVersion', type: '"auto" | 1 | 2', default: '"auto"', meaning: 'HNS API: 1 (v1 HNS), 2 (HCN v2), or auto (v2 when the host has it). "1" and "2" as strings are accepted.' },
-  { key: 'networkName', type: 'string', default: 'the value of name', meaning: 'Name of the HNS network to attach to in bridge mode: 1-256 characters, no control characters, lone surrogates, "/" or "\\", no leading or trailing spaces, not only dots.' },
-  { key: 'networkType', type: '"L2Bridge" | "Overlay" | "NAT" | "L2Tunnel"', default: '"L2Bridge" (an existing network may then be L2Bridge or L2Tunnel)', meaning: 'Type of the network when it is created, and the type an existing one must have (any case); another type is error 7, as win-bridge and win-overlay refuse it.' },
-  { key: 'createNetwork', type: 'boolean', default: 'false; true when master and a subnet are set (sdnbridge creates its network)', meaning: 'Create the bridge-mode network when it does not exist. Requires subnet.' },
-  { key: 'subnet', type: 'IPv4 or IPv6 CIDR, or a list of one per family', default: 'none', meaning: 'Subnet(s) of a network the plugin creates (createNetwork, or delegatedNic without IPAM): an IPv6 one, or one of each family, makes IPv6-only or dual-stack pods. Must be a network address; prefix /1 to /30 (IPv4), /1 to /126 (IPv6). IPv6 needs HCN (v2) and HNS 11.10 or later.', aliases: ['ipam.subnet (sdnbridge; an IPv4 network address, when no IPv4 subnet is given)'] },
-  { key: 'gateway', type: 'IPv4 or IPv6 address, or a list of one per family', default: 'the first address of each subnet, when the plugin creates the network', meaning: 'Default gateway per family (a default route 0.0.0.0/0 or ::/0 each); must lie inside the subnet of its family when subnet is set.', aliases: ['ipam.routes[0].GW (sdnbridge, with ipam.subnet)'] },
-  { key: 'adapterName', type: 'string', default: 'none', meaning: 'Host adapter a created bridge-mode network binds to.', aliases: ['master'] },
-  { key: 'master', type: 'string', default: 'none', meaning: 'sdnbridge\'s name for adapterName; with a subnet (or ipam.subnet) it also turns createNetwork on, and a network it creates needs networkType.' },
-  { key: 'endpointMacPrefix', type: '"xx-xx"', default: '"0E-2A"', meaning: 'win-overlay: on an Overlay network with IPAM the endpoint MAC is the prefix followed by the four bytes of the pod\'s IPv4 address (0E-2A-0A-84-00-05).' },
-  { key: 'iov', type: 'boolean', default: 'false', meaning: 'delegatedNic: SR-IOV (Accelnet) for the pod NIC, as Azure CNI does for FrontendNIC: network flag EnableIov and an Iov endpoint policy. Needs HCN (v2) and HNS 15.4 or later.' },
-  { key: 'disableHostPort', type: 'boolean', default: 'true where HNS is 15.1 or later', meaning: 'delegatedNic: no host vNIC (vEthernet) on the pod NIC\'s switch (network flag DisableHostPort, as Azure CNI sets it). true on an older HNS is error 2; false keeps the host vNIC.' },
-  { key: 'mtu', type: 'integer 576-9000', default: 'none (HNS default)', meaning: 'Interface MTU (InterfaceParameters policy, HCN only, HNS 10.0 or later; elsewhere not applied and logged); reported in 1.1.0 results.' },
-  { key: 'loopbackDSR', type: 'boolean', default: 'false', meaning: 'Let a pod reach itself through a service VIP (OutBoundNAT with the pod IP as destination; added after create when HNS assigns the address). For the IPv4 address only, as in every peer. Needs HCN and DSR (HNS 9.3-9.x or 10.2 or later): error 2 otherwise.', aliases: ['windowsSettings.enableLoopbackDSR', 'optionalFlags.loopbackDSR'] },
-  { key: 'outboundNatExceptions', type: 'list of IPv4 or IPv6 CIDRs', default: '[]', meaning: 'Destinations that are not source-NATed: one OutBoundNAT policy per family the pod has, each with that family\'s exceptions. Network addresses: host bits zero (10.0.0.0/8, not 10.0.0.1/8).', aliases: ['ipMasqNetwork (one CIDR, added to the list)'] },
-  { key: 'ipMasqNetwork', type: 'IPv4 or IPv6 CIDR', default: 'none', meaning: 'win-bridge\'s single NAT exception (a network address); added to outboundNatExceptions.' },
-  { key: 'AdditionalArgs', type: 'list of {Name, Value}', default: '[]', meaning: 'Azure CNI / sdnbridge policies: Name "EndpointPolicy" or "NetworkPolicy", Value an HNS policy object with a Type. Other names are ignored with a warning.' },
-  { key: 'policies', type: 'list of {name, value}', default: '[]', meaning: 'win-bridge policies, same meaning as AdditionalArgs.' },
-  { key: 'windowsSettings', type: 'object', default: 'none', meaning: 'Azure CNI settings: enableLoopbackDSR (= loopbackDSR) and hnsTimeoutDurationInSeconds (= hnsTimeoutSeconds). Other keys are ignored with a warning.' },
-  { key: 'optionalFlags', type: 'object', default: 'none', meaning: 'sdnbridge flags: loopbackDSR (= loopbackDSR) is honoured; the others are ignored with a warning.' },
-  { key: 'hnsTimeoutSeconds', type: 'integer 1-3600', default: '30', meaning: 'Limit for each HNS call; on expiry the verb fails with code 11 (try again later).', aliases: ['windowsSettings.hnsTimeoutDurationInSeconds'] },
-  { key: 'ipamTimeoutSeconds', type: 'integer 1-3600', default: '30', meaning: 'Limit for each delegated IPAM run; on expiry the IPAM is killed and the verb fails with code 11.' },
+  {
+    key: 'mode',
+    type: '"bridge" | "delegatedNic"',
+    default: '"bridge"',
+    meaning: 'bridge: attach to an HNS network (networkName). delegatedNic: give the pod a host NIC found by its MAC.',
+  },
+  {
+    key: 'apiVersion',
+    type: '"auto" | 1 | 2',
+    default: '"auto"',
+    meaning: 'HNS API: 1 (v1 HNS), 2 (HCN v2), or auto (v2 when the host has it). "1" and "2" as strings are accepted.',
+  },
+  {
+    key: 'networkName',
+    type: 'string',
+    default: 'the value of name',
+    meaning:
+      'Name of the HNS network to attach to in bridge mode: 1-256 characters, no control characters, lone surrogates, "/" or "\\", no leading or trailing spaces, not only dots.',
+  },
+  {
+    key: 'networkType',
+    type: '"L2Bridge" | "Overlay" | "NAT" | "L2Tunnel"',
+    default: '"L2Bridge" (an existing network may then be L2Bridge or L2Tunnel)',
+    meaning:
+      'Type of the network when it is created, and the type an existing one must have (any case); another type is error 7, as win-bridge and win-overlay refuse it.',
+  },
+  {
+    key: 'createNetwork',
+    type: 'boolean',
+    default: 'false; true when master and a subnet are set (sdnbridge creates its network)',
+    meaning: 'Create the bridge-mode network when it does not exist. Requires subnet.',
+  },
+  {
+    key: 'subnet',
+    type: 'IPv4 or IPv6 CIDR, or a list of one per family',
+    default: 'none',
+    meaning:
+      'Subnet(s) of a network the plugin creates (createNetwork, or delegatedNic without IPAM): an IPv6 one, or one of each family, makes IPv6-only or dual-stack pods. Must be a network address; prefix /1 to /30 (IPv4), /1 to /126 (IPv6). IPv6 needs HCN (v2) and HNS 11.10 or later.',
+    aliases: ['ipam.subnet (sdnbridge; an IPv4 network address, when no IPv4 subnet is given)'],
+  },
+  {
+    key: 'gateway',
+    type: 'IPv4 or IPv6 address, or a list of one per family',
+    default: 'the first address of each subnet, when the plugin creates the network',
+    meaning:
+      'Default gateway per family (a default route 0.0.0.0/0 or ::/0 each); must lie inside the subnet of its family when subnet is set.',
+    aliases: ['ipam.routes[0].GW (sdnbridge, with ipam.subnet)'],
+  },
+  {
+    key: 'adapterName',
+    type: 'string',
+    default: 'none',
+    meaning: 'Host adapter a created bridge-mode network binds to.',
+    aliases: ['master'],
+  },
+  {
+    key: 'master',
+    type: 'string',
+    default: 'none',
+    meaning:
+      "sdnbridge's name for adapterName; with a subnet (or ipam.subnet) it also turns createNetwork on, and a network it creates needs networkType.",
+  },
+  {
+    key: 'endpointMacPrefix',
+    type: '"xx-xx"',
+    default: '"0E-2A"',
+    meaning:
+      "win-overlay: on an Overlay network with IPAM the endpoint MAC is the prefix followed by the four bytes of the pod's IPv4 address (0E-2A-0A-84-00-05).",
+  },
+  {
+    key: 'iov',
+    type: 'boolean',
+    default: 'false',
+    meaning:
+      'delegatedNic: SR-IOV (Accelnet) for the pod NIC, as Azure CNI does for FrontendNIC: network flag EnableIov and an Iov endpoint policy. Needs HCN (v2) and HNS 15.4 or later.',
+  },
+  {
+    key: 'disableHostPort',
+    type: 'boolean',
+    default: 'true where HNS is 15.1 or later',
+    meaning:
+      "delegatedNic: no host vNIC (vEthernet) on the pod NIC's switch (network flag DisableHostPort, as Azure CNI sets it). true on an older HNS is error 2; false keeps the host vNIC.",
+  },
+  {
+    key: 'mtu',
+    type: 'integer 576-9000',
+    default: 'none (HNS default)',
+    meaning:
+      'Interface MTU (InterfaceParameters policy, HCN only, HNS 10.0 or later; elsewhere not applied and logged); reported in 1.1.0 results.',
+  },
+  {
+    key: 'loopbackDSR',
+    type: 'boolean',
+    default: 'false',
+    meaning:
+      'Let a pod reach itself through a service VIP (OutBoundNAT with the pod IP as destination; added after create when HNS assigns the address). For the IPv4 address only, as in every peer. Needs HCN and DSR (HNS 9.3-9.x or 10.2 or later): error 2 otherwise.',
+    aliases: ['windowsSettings.enableLoopbackDSR', 'optionalFlags.loopbackDSR'],
+  },
+  {
+    key: 'outboundNatExceptions',
+    type: 'list of IPv4 or IPv6 CIDRs',
+    default: '[]',
+    meaning:
+      "Destinations that are not source-NATed: one OutBoundNAT policy per family the pod has, each with that family's exceptions. Network addresses: host bits zero (10.0.0.0/8, not 10.0.0.1/8).",
+    aliases: ['ipMasqNetwork (one CIDR, added to the list)'],
+  },
+  {
+    key: 'ipMasqNetwork',
+    type: 'IPv4 or IPv6 CIDR',
+    default: 'none',
+    meaning: "win-bridge's single NAT exception (a network address); added to outboundNatExceptions.",
+  },
+  {
+    key: 'AdditionalArgs',
+    type: 'list of {Name, Value}',
+    default: '[]',
+    meaning:
+      'Azure CNI / sdnbridge policies: Name "EndpointPolicy" or "NetworkPolicy", Value an HNS policy object with a Type. Other names are ignored with a warning.',
+  },
+  {
+    key: 'policies',
+    type: 'list of {name, value}',
+    default: '[]',
+    meaning: 'win-bridge policies, same meaning as AdditionalArgs.',
+  },
+  {
+    key: 'windowsSettings',
+    type: 'object',
+    default: 'none',
+    meaning:
+      'Azure CNI settings: enableLoopbackDSR (= loopbackDSR) and hnsTimeoutDurationInSeconds (= hnsTimeoutSeconds). Other keys are ignored with a warning.',
+  },
+  {
+    key: 'optionalFlags',
+    type: 'object',
+    default: 'none',
+    meaning: 'sdnbridge flags: loopbackDSR (= loopbackDSR) is honoured; the others are ignored with a warning.',
+  },
+  {
+    key: 'hnsTimeoutSeconds',
+    type: 'integer 1-3600',
+    default: '30',
+    meaning: 'Limit for each HNS call; on expiry the verb fails with code 11 (try again later).',
+    aliases: ['windowsSettings.hnsTimeoutDurationInSeconds'],
+  },
+  {
+    key: 'ipamTimeoutSeconds',
+    type: 'integer 1-3600',
+    default: '30',
+    meaning: 'Limit for each delegated IPAM run; on expiry the IPAM is killed and the verb fails with code 11.',
+  },
 
   // The plugin's own housekeeping.
-  { key: 'stateDir', type: 'absolute path', default: 'C:\\ProgramData\\hcn-cni\\state on Windows, /var/lib/hcn-cni on Linux', meaning: 'Where attachment records, intents, tombstones and the lock live. Anything at a record\'s path that is not a small regular file (a directory, FIFO, symlink) is quarantined, never followed or read.' },
-  { key: 'logFile', type: 'absolute path', default: 'none (stderr only)', meaning: 'JSON-lines log file, in addition to stderr. Best effort: a file that cannot be opened or written (full, a directory, a device, a symlink, which is never followed) costs a warning on stderr, never the verb. Created with mode 0640.' },
-  { key: 'logLevel', type: '"trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent"', default: '"info"', meaning: 'Log verbosity (any case).' },
+  {
+    key: 'stateDir',
+    type: 'absolute path',
+    default: 'C:\\ProgramData\\hcn-cni\\state on Windows, /var/lib/hcn-cni on Linux',
+    meaning:
+      "Where attachment records, intents, tombstones and the lock live. Anything at a record's path that is not a small regular file (a directory, FIFO, symlink) is quarantined, never followed or read.",
+  },
+  {
+    key: 'logFile',
+    type: 'absolute path',
+    default: 'none (stderr only)',
+    meaning:
+      'JSON-lines log file, in addition to stderr. Best effort: a file that cannot be opened or written (full, a directory, a device, a symlink, which is never followed) costs a warning on stderr, never the verb. Created with mode 0640.',
+  },
+  {
+    key: 'logLevel',
+    type: '"trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent"',
+    default: '"info"',
+    meaning: 'Log verbosity (any case).',
+  },
   { key: 'audit', type: 'boolean', default: 'true', meaning: 'Run the leak audit (ownerless HNS objects) during ADD.' },
 
   // GC input.
-  { key: 'cni.dev/valid-attachments', type: 'list of {containerID, ifname}', default: 'none valid', meaning: 'GC: attachments that are still valid; everything else the plugin owns may be removed. null means an empty list; absent (libcni\'s GC without arguments) means none is valid, with a warning.', aliases: ['cni.dev/attachments (spec 1.1.0 tag spelling; read when valid-attachments is absent)'] },
-  { key: 'cni.dev/attachments', type: 'list of {containerID, ifname}', default: 'none', meaning: 'Older spelling of cni.dev/valid-attachments.' },
+  {
+    key: 'cni.dev/valid-attachments',
+    type: 'list of {containerID, ifname}',
+    default: 'none valid',
+    meaning:
+      "GC: attachments that are still valid; everything else the plugin owns may be removed. null means an empty list; absent (libcni's GC without arguments) means none is valid, with a warning.",
+    aliases: ['cni.dev/attachments (spec 1.1.0 tag spelling; read when valid-attachments is absent)'],
+  },
+  {
+    key: 'cni.dev/attachments',
+    type: 'list of {containerID, ifname}',
+    default: 'none',
+    meaning: 'Older spelling of cni.dev/valid-attachments.',
+  },
 ];
 
 /**

@@ -17,7 +17,17 @@ import { TOLERATED_KEYS, TOP_LEVEL_KEYS } from './config-keys';
 import { CONTAINER_ID_PATTERN } from './env';
 import { CniCode, CniError } from './cni-error';
 import { Fields, invalidConfig, invalidConfigMsg, isPlainObject, describeValue } from './fields';
-import { formatIp, formatMacDash, isIpAddress, parseCidr, parseIp, parseIpv4, parseIpv4Cidr, parseMac, unicastMacProblem } from '../net/addr';
+import {
+  formatIp,
+  formatMacDash,
+  isIpAddress,
+  parseCidr,
+  parseIp,
+  parseIpv4,
+  parseIpv4Cidr,
+  parseMac,
+  unicastMacProblem,
+} from '../net/addr';
 import { firstHost } from '../net/ipv4';
 import { LOG_LEVELS } from '../log/logger';
 import { parsePrevResult } from './result';
@@ -66,7 +76,10 @@ const PROTOCOLS: readonly PortMapping['protocol'][] = ['tcp', 'udp', 'sctp'];
 /** parseNetConf: validate and normalise the stdin configuration (already JSON-parsed). */
 export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
   if (!isPlainObject(raw)) {
-    throw new CniError(CniCode.DECODE_FAILURE, `network configuration must be a JSON object, got ${describeValue(raw)}`);
+    throw new CniError(
+      CniCode.DECODE_FAILURE,
+      `network configuration must be a JSON object, got ${describeValue(raw)}`,
+    );
   }
   checkValueBounds(raw);
   const warnings: string[] = [];
@@ -84,7 +97,11 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
 
   const name = f.get('name');
   if (typeof name !== 'string' || !CONTAINER_ID_PATTERN.test(name) || name.length > MAX_NAME_LENGTH) {
-    throw invalidConfig(f.pathOf('name'), `a letter or digit followed by letters, digits, "_", "." or "-" (at most ${MAX_NAME_LENGTH} characters)`, name);
+    throw invalidConfig(
+      f.pathOf('name'),
+      `a letter or digit followed by letters, digits, "_", "." or "-" (at most ${MAX_NAME_LENGTH} characters)`,
+      name,
+    );
   }
   const type = f.nonEmptyString('type');
   if (type === undefined) throw invalidConfig(f.pathOf('type'), 'a non-empty string', undefined);
@@ -118,7 +135,9 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
     else subnets.unshift(entry);
   }
   if (createNetwork && !subnets.some((s) => s.prefix)) {
-    throw invalidConfigMsg(`"${f.pathOf('createNetwork')}" is true but "subnet" is not set; a network can only be created with a subnet`);
+    throw invalidConfigMsg(
+      `"${f.pathOf('createNetwork')}" is true but "subnet" is not set; a network can only be created with a subnet`,
+    );
   }
 
   const mtu = f.integer('mtu', 576, 9000);
@@ -134,7 +153,8 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
   const hnsTimeoutSeconds = parseHnsTimeout(f, windowsSettings);
   const ipamTimeoutSeconds = f.integer('ipamTimeoutSeconds', 1, 3600) ?? DEFAULTS.ipamTimeoutSeconds;
   for (const extra of [windowsSettings, optionalFlags]) {
-    if (extra) for (const k of extra.unknownKeys()) warnings.push(`"${extra.path}.${k}" is not supported and is ignored`);
+    if (extra)
+      for (const k of extra.unknownKeys()) warnings.push(`"${extra.path}.${k}" is not supported and is ignored`);
   }
 
   const outboundNatExceptions = parseNatExceptions(f);
@@ -219,7 +239,8 @@ function flattenDelegate(raw: Record<string, unknown>, warnings: string[]): Reco
   const key = Object.keys(raw).find((k) => k.toLowerCase() === 'delegate');
   if (key === undefined || raw[key] === null) return raw;
   const delegate = raw[key];
-  if (!isPlainObject(delegate)) throw invalidConfig(key, 'an object (the settings of a flannel-style wrapper)', delegate);
+  if (!isPlainObject(delegate))
+    throw invalidConfig(key, 'an object (the settings of a flannel-style wrapper)', delegate);
   const out: Record<string, unknown> = {};
   const lowerOut = new Map<string, string>();
   for (const [k, v] of Object.entries(delegate)) {
@@ -232,7 +253,9 @@ function flattenDelegate(raw: Record<string, unknown>, warnings: string[]): Reco
     const dk = lowerOut.get(k.toLowerCase());
     if (dk !== undefined) {
       if (JSON.stringify(raw[k]) !== JSON.stringify(out[dk])) {
-        throw invalidConfigMsg(`"${k}" is set both at the top level (${describeValue(v)}) and in "${key}.${dk}" (${describeValue(out[dk])}); keep one`);
+        throw invalidConfigMsg(
+          `"${k}" is set both at the top level (${describeValue(v)}) and in "${key}.${dk}" (${describeValue(out[dk])}); keep one`,
+        );
       }
       delete out[dk];
     }
@@ -242,7 +265,7 @@ function flattenDelegate(raw: Record<string, unknown>, warnings: string[]): Reco
   const hasIpam = Object.keys(delegate).some((k) => k.toLowerCase() === 'ipam');
   warnings.push(
     `"${key}" (a flannel-style wrapper${typeof dt === 'string' ? ` for ${JSON.stringify(dt)}` : ''}): its settings are applied as top-level keys` +
-      (hasIpam ? '' : "; flannel's subnet lease is not read, so HNS assigns addresses unless \"ipam\" is set"),
+      (hasIpam ? '' : '; flannel\'s subnet lease is not read, so HNS assigns addresses unless "ipam" is set'),
   );
   return out;
 }
@@ -269,7 +292,10 @@ function sdnbridgeNetwork(f: Fields): { subnet?: string; gateway?: string } {
   const cidr = typeof s === 'string' ? parseIpv4Cidr(s) : undefined;
   if (typeof s !== 'string' || !cidr || cidr.address !== cidr.network || cidr.prefix < 1 || cidr.prefix > 30) return {};
   const routes = ipam.get('routes');
-  const first = Array.isArray(routes) && isPlainObject(routes[0]) ? f.nested(routes[0], `${ipam.pathOf('routes')}[0]`, false) : undefined;
+  const first =
+    Array.isArray(routes) && isPlainObject(routes[0])
+      ? f.nested(routes[0], `${ipam.pathOf('routes')}[0]`, false)
+      : undefined;
   const gw = first?.get('GW');
   if (typeof gw === 'string' && parseIpv4(gw) !== undefined) {
     const a = parseIpv4(gw)!;
@@ -320,7 +346,8 @@ function stringOrList(f: Fields, name: string, expected: string): Array<[string,
   if (v === undefined) return [];
   const p = f.pathOf(name);
   if (typeof v === 'string') return [[p, v]];
-  if (!Array.isArray(v) || v.length === 0 || v.length > 2) throw invalidConfig(p, `${expected}, or a list of one per address family`, v);
+  if (!Array.isArray(v) || v.length === 0 || v.length > 2)
+    throw invalidConfig(p, `${expected}, or a list of one per address family`, v);
   return v.map((e, i) => {
     if (typeof e !== 'string') throw invalidConfig(`${p}[${i}]`, expected, e);
     return [`${p}[${i}]`, e];
@@ -339,13 +366,27 @@ function parseSubnets(f: Fields, plannedNetwork: boolean): SubnetConf[] {
   for (const [p, v] of stringOrList(f, 'subnet', 'an IPv4 or IPv6 CIDR')) {
     const cidr = parseCidr(v);
     if (!cidr || cidr.prefix < 1 || cidr.prefix > MAX_SUBNET_PREFIX[cidr.family]) {
-      throw invalidConfig(p, cidr ? `an ${FAMILY_NAME[cidr.family]} CIDR with a prefix from /1 to /${MAX_SUBNET_PREFIX[cidr.family]}` : 'an IPv4 CIDR (/1 to /30) or an IPv6 CIDR (/1 to /126)', v);
+      throw invalidConfig(
+        p,
+        cidr
+          ? `an ${FAMILY_NAME[cidr.family]} CIDR with a prefix from /1 to /${MAX_SUBNET_PREFIX[cidr.family]}`
+          : 'an IPv4 CIDR (/1 to /30) or an IPv6 CIDR (/1 to /126)',
+        v,
+      );
     }
     if (cidr.address !== cidr.network) {
-      throw invalidConfig(p, `a network address (host bits zero, e.g. "${formatIp(cidr.family, cidr.network)}/${cidr.prefix}")`, v);
+      throw invalidConfig(
+        p,
+        `a network address (host bits zero, e.g. "${formatIp(cidr.family, cidr.network)}/${cidr.prefix}")`,
+        v,
+      );
     }
     if (out.some((s) => s.family === cidr.family)) {
-      throw invalidConfig(p, `one subnet per address family (a second ${FAMILY_NAME[cidr.family]} subnet cannot be given to one HNS endpoint)`, v);
+      throw invalidConfig(
+        p,
+        `one subnet per address family (a second ${FAMILY_NAME[cidr.family]} subnet cannot be given to one HNS endpoint)`,
+        v,
+      );
     }
     out.push({ family: cidr.family, prefix: v });
   }
@@ -355,7 +396,8 @@ function parseSubnets(f: Fields, plannedNetwork: boolean): SubnetConf[] {
   for (const [p, v] of gateways) {
     const ip = parseIp(v);
     if (!ip) throw invalidConfig(p, 'an IPv4 or IPv6 address', v);
-    if (seen.has(ip.family)) throw invalidConfig(p, `one gateway per address family (a second ${FAMILY_NAME[ip.family]} gateway)`, v);
+    if (seen.has(ip.family))
+      throw invalidConfig(p, `one gateway per address family (a second ${FAMILY_NAME[ip.family]} gateway)`, v);
     seen.add(ip.family);
     if (!subnetsGiven) {
       out.push({ family: ip.family, gateway: v });
@@ -363,11 +405,16 @@ function parseSubnets(f: Fields, plannedNetwork: boolean): SubnetConf[] {
     }
     const s = out.find((x) => x.family === ip.family);
     if (!s) {
-      throw invalidConfig(p, `an address of the family of a configured subnet (${out.map((x) => x.prefix).join(', ')}); no ${FAMILY_NAME[ip.family]} subnet is set`, v);
+      throw invalidConfig(
+        p,
+        `an address of the family of a configured subnet (${out.map((x) => x.prefix).join(', ')}); no ${FAMILY_NAME[ip.family]} subnet is set`,
+        v,
+      );
     }
     const cidr = parseCidr(s.prefix!)!;
     const broadcast = cidr.family === 4 ? cidr.last : cidr.last + 1n;
-    if (ip.value <= cidr.network || ip.value >= broadcast) throw invalidConfig(p, `a host address inside subnet ${s.prefix}`, v);
+    if (ip.value <= cidr.network || ip.value >= broadcast)
+      throw invalidConfig(p, `a host address inside subnet ${s.prefix}`, v);
     s.gateway = v;
   }
   if (plannedNetwork) {
@@ -426,7 +473,11 @@ function ipNetworkCidr(f: Fields, value: string, p: string): void {
   ipCidr(f, value, p);
   const c = parseCidr(value)!;
   if (c.address !== c.network) {
-    throw f.invalid(p, `a network address with its host bits zero (${formatIp(c.family, c.network)}/${c.prefix})`, value);
+    throw f.invalid(
+      p,
+      `a network address with its host bits zero (${formatIp(c.family, c.network)}/${c.prefix})`,
+      value,
+    );
   }
 }
 
@@ -446,7 +497,8 @@ const MAX_NAME_LENGTH = 128;
 function hnsNetworkName(f: Fields): string | undefined {
   const v = f.nonEmptyString('networkName');
   if (v === undefined) return undefined;
-  const what = 'an HNS network name: 1 to 256 printable characters, without "/", "\\", leading or trailing spaces, and not only dots';
+  const what =
+    'an HNS network name: 1 to 256 printable characters, without "/", "\\", leading or trailing spaces, and not only dots';
   if (
     v.length > 256 ||
     // eslint-disable-next-line no-control-regex -- control characters are exactly what this rejects
@@ -501,7 +553,9 @@ function parseIpam(f: Fields, warnings: string[], subnetUsed: boolean): NetConf[
     const keys = Object.keys(ipam.obj).filter((k) => !subnetUsed || !['subnet', 'routes'].includes(k.toLowerCase()));
     if (keys.length === 0) return undefined;
     if (keys.length > 0) {
-      warnings.push(`"${ipam.path}" has no "type"; HNS assigns addresses and ${keys.map((k) => `"${ipam.path}.${k}"`).join(', ')} ignored`);
+      warnings.push(
+        `"${ipam.path}" has no "type"; HNS assigns addresses and ${keys.map((k) => `"${ipam.path}.${k}"`).join(', ')} ignored`,
+      );
     }
     return undefined;
   }
@@ -556,16 +610,23 @@ function parsePolicies(
     const value = e.get(valueKey);
     for (const k of e.unknownKeys()) warnings.push(`unknown key "${p}.${k}" is ignored`);
     const target =
-      kind?.toLowerCase() === 'endpointpolicy' ? endpoint : kind?.toLowerCase() === 'networkpolicy' ? network : undefined;
+      kind?.toLowerCase() === 'endpointpolicy'
+        ? endpoint
+        : kind?.toLowerCase() === 'networkpolicy'
+          ? network
+          : undefined;
     if (!target) {
-      warnings.push(`"${p}" (${nameKey} ${describeValue(kind)}) is ignored: only EndpointPolicy and NetworkPolicy are applied`);
+      warnings.push(
+        `"${p}" (${nameKey} ${describeValue(kind)}) is ignored: only EndpointPolicy and NetworkPolicy are applied`,
+      );
       return;
     }
     const vp = e.pathOf(valueKey);
     if (!isPlainObject(value)) throw f.invalid(vp, 'an HNS policy object', value);
     const v = f.nested(value, vp, false);
     const policyType = v.get('Type');
-    if (typeof policyType !== 'string' || policyType === '') throw f.invalid(v.pathOf('Type'), 'a non-empty string', policyType);
+    if (typeof policyType !== 'string' || policyType === '')
+      throw f.invalid(v.pathOf('Type'), 'a non-empty string', policyType);
     target.push({ source: vp, value });
   });
 }
@@ -600,13 +661,15 @@ function parseRuntimeConfig(f: Fields, warnings: string[]): RuntimeSettings {
   const mac = rc.string('mac', 'a MAC address');
   if (mac) {
     const bytes = parseMac(mac);
-    if (!bytes) throw rc.invalid(rc.pathOf('mac'), 'a MAC address (AA:BB:CC:DD:EE:FF, AA-BB-CC-DD-EE-FF or AABBCCDDEEFF)', mac);
+    if (!bytes)
+      throw rc.invalid(rc.pathOf('mac'), 'a MAC address (AA:BB:CC:DD:EE:FF, AA-BB-CC-DD-EE-FF or AABBCCDDEEFF)', mac);
     const problem = unicastMacProblem(bytes);
     if (problem) throw rc.invalid(rc.pathOf('mac'), `a unicast MAC address, not ${problem}`, mac);
     out.mac = formatMacDash(bytes);
   }
 
-  for (const k of rc.unknownKeys()) warnings.push(`"${rc.path}.${k}" (capability ${k}) is not supported and is ignored`);
+  for (const k of rc.unknownKeys())
+    warnings.push(`"${rc.path}.${k}" (capability ${k}) is not supported and is ignored`);
   return out;
 }
 
@@ -621,7 +684,8 @@ function parsePortMappings(rc: Fields, warnings: string[]): PortMapping[] {
     const hostPort = m.integer('hostPort', 1, 65535);
     if (hostPort === undefined) throw m.invalid(m.pathOf('hostPort'), 'an integer from 1 to 65535', undefined);
     const containerPort = m.integer('containerPort', 1, 65535);
-    if (containerPort === undefined) throw m.invalid(m.pathOf('containerPort'), 'an integer from 1 to 65535', undefined);
+    if (containerPort === undefined)
+      throw m.invalid(m.pathOf('containerPort'), 'an integer from 1 to 65535', undefined);
     // Kubernetes always sends a protocol; hand-written CAP_ARGS often do not, and tcp is what they mean.
     const protocol = oneOf(m, 'protocol', PROTOCOLS) ?? 'tcp';
     const pm: PortMapping = { hostPort, containerPort, protocol };
@@ -634,7 +698,8 @@ function parsePortMappings(rc: Fields, warnings: string[]): PortMapping[] {
     // HNS refuses a second mapping of the same host port; saying which entries collide is kinder than its HRESULT.
     const id = `${protocol}/${hostIP ?? '*'}/${hostPort}`;
     const first = seen.get(id);
-    if (first !== undefined) throw invalidConfigMsg(`"${p}" maps ${protocol} host port ${hostPort} again (already mapped by "${first}")`);
+    if (first !== undefined)
+      throw invalidConfigMsg(`"${p}" maps ${protocol} host port ${hostPort} again (already mapped by "${first}")`);
     seen.set(id, p);
     return pm;
   });
@@ -646,12 +711,19 @@ function parsePortMappings(rc: Fields, warnings: string[]): PortMapping[] {
  * (Go marshals an empty slice that way). Neither key: libcni's GC without arguments (an empty list, see below).
  */
 function parseAttachments(f: Fields, warnings: string[]): Attachment[] {
-  const name = f.key('cni.dev/valid-attachments') !== undefined ? 'cni.dev/valid-attachments' : f.key('cni.dev/attachments') !== undefined ? 'cni.dev/attachments' : undefined;
+  const name =
+    f.key('cni.dev/valid-attachments') !== undefined
+      ? 'cni.dev/valid-attachments'
+      : f.key('cni.dev/attachments') !== undefined
+        ? 'cni.dev/attachments'
+        : undefined;
   if (name === undefined) {
     // containernetworking/cni libcni/api.go GCNetworkList: without GC arguments from the runtime, libcni DELs every
     // attachment it has cached for the network and then sends GC with neither key. Its meaning is "no attachment
     // is valid", and that is how it is read here.
-    warnings.push('GC without "cni.dev/valid-attachments": as libcni means it, no attachment of this network is valid; all are removed');
+    warnings.push(
+      'GC without "cni.dev/valid-attachments": as libcni means it, no attachment of this network is valid; all are removed',
+    );
     return [];
   }
   const list = f.array(name, 'a list of {containerID, ifname} objects') ?? [];

@@ -24,7 +24,14 @@ import {
   type NetConf,
   type Verb,
 } from './types';
-import { DEFAULT_CONF_VERSION, LATEST_VERSION, MIN_VERSION_FOR, isSupportedVersion, isVersionString, versionAtLeast } from './version';
+import {
+  DEFAULT_CONF_VERSION,
+  LATEST_VERSION,
+  MIN_VERSION_FOR,
+  isSupportedVersion,
+  isVersionString,
+  versionAtLeast,
+} from './version';
 
 /** MAX_STDIN_BYTES: 1 MiB. Real configurations are a few KiB; more is a runaway producer, not a network config. */
 export const MAX_STDIN_BYTES = 1024 * 1024;
@@ -98,7 +105,10 @@ async function run(input: DispatchInput, deps: DispatchDeps, progress: Progress)
   const top = new Fields(raw, '');
   const requested = top.get('cniVersion');
   if (requested !== undefined && typeof requested !== 'string') {
-    throw new CniError(CniCode.DECODE_FAILURE, `failed to decode the network configuration: "${top.pathOf('cniVersion')}" must be a string, got ${describeValue(requested)}`);
+    throw new CniError(
+      CniCode.DECODE_FAILURE,
+      `failed to decode the network configuration: "${top.pathOf('cniVersion')}" must be a string, got ${describeValue(requested)}`,
+    );
   }
   // No cniVersion means 0.1.0 (libcni and skel read it so); errors then carry 0.1.0 too.
   progress.requestedVersion = requested === undefined || requested === '' ? DEFAULT_CONF_VERSION : requested;
@@ -194,7 +204,8 @@ function decodeText(stdin: Buffer): string {
 /** decodeStdin: stdin as a JSON object (code 6 for empty, oversized, malformed or non-object input). */
 function decodeStdin(stdin: Buffer): Record<string, unknown> {
   const text = decodeText(stdin);
-  if (text.trim() === '') throw new CniError(CniCode.DECODE_FAILURE, 'stdin is empty; expected the network configuration as JSON');
+  if (text.trim() === '')
+    throw new CniError(CniCode.DECODE_FAILURE, 'stdin is empty; expected the network configuration as JSON');
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -202,7 +213,10 @@ function decodeStdin(stdin: Buffer): Record<string, unknown> {
     throw new CniError(CniCode.DECODE_FAILURE, `failed to decode the network configuration: ${(e as Error).message}`);
   }
   if (!isPlainObject(raw)) {
-    throw new CniError(CniCode.DECODE_FAILURE, `failed to decode the network configuration: expected a JSON object, got ${describeValue(raw)}`);
+    throw new CniError(
+      CniCode.DECODE_FAILURE,
+      `failed to decode the network configuration: expected a JSON object, got ${describeValue(raw)}`,
+    );
   }
   return raw;
 }
@@ -233,9 +247,13 @@ function toCniError(e: unknown, verb: Verb | undefined): CniError {
  */
 function makeLogger(deps: DispatchDeps, conf: NetConf, progress: Progress): Logger {
   try {
-    return deps.createLogger(conf.logFile !== undefined ? { level: conf.logLevel, file: conf.logFile } : { level: conf.logLevel });
+    return deps.createLogger(
+      conf.logFile !== undefined ? { level: conf.logLevel, file: conf.logFile } : { level: conf.logLevel },
+    );
   } catch (e) {
-    progress.warnings.push(`log file ${JSON.stringify(conf.logFile)} is unusable (${e instanceof Error ? e.message : String(e)}); logging to stderr only`);
+    progress.warnings.push(
+      `log file ${JSON.stringify(conf.logFile)} is unusable (${e instanceof Error ? e.message : String(e)}); logging to stderr only`,
+    );
     return deps.createLogger({ level: conf.logLevel });
   }
 }
@@ -244,7 +262,14 @@ function makeLogger(deps: DispatchDeps, conf: NetConf, progress: Progress): Logg
  * logOutcome: a warn line per configuration warning, then the one line per invocation: who, what, how long, and how
  * it ended. Logging never fails the verb.
  */
-function logOutcome(env: Env, deps: DispatchDeps, progress: Progress, durationMs: number, failure: CniError | undefined, cause: unknown): void {
+function logOutcome(
+  env: Env,
+  deps: DispatchDeps,
+  progress: Progress,
+  durationMs: number,
+  failure: CniError | undefined,
+  cause: unknown,
+): void {
   try {
     const log = progress.log ?? deps.createLogger({ level: 'info' });
     const who: Record<string, unknown> = { verb: progress.verb ?? env.CNI_COMMAND ?? null };

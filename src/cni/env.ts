@@ -64,7 +64,10 @@ export function readCommand(env: Env): Verb {
     throw new CniError(CniCode.INVALID_ENV, 'required env variables [CNI_COMMAND] missing');
   }
   if (!(VERBS as readonly string[]).includes(cmd)) {
-    throw new CniError(CniCode.INVALID_ENV, `unknown CNI_COMMAND ${JSON.stringify(cmd)}; expected one of ${VERBS.join(', ')}`);
+    throw new CniError(
+      CniCode.INVALID_ENV,
+      `unknown CNI_COMMAND ${JSON.stringify(cmd)}; expected one of ${VERBS.join(', ')}`,
+    );
   }
   return cmd as Verb;
 }
@@ -112,7 +115,10 @@ export function parseCniArgs(value: string | undefined): Record<string, string> 
     if (segment === '') continue;
     const eq = segment.indexOf('=');
     if (eq <= 0) {
-      throw new CniError(CniCode.INVALID_ENV, `invalid CNI_ARGS pair ${JSON.stringify(segment)}: expected KEY=VALUE pairs separated by ";"`);
+      throw new CniError(
+        CniCode.INVALID_ENV,
+        `invalid CNI_ARGS pair ${JSON.stringify(segment)}: expected KEY=VALUE pairs separated by ";"`,
+      );
     }
     const key = segment.slice(0, eq);
     if (Object.prototype.hasOwnProperty.call(out, key)) {

@@ -16,7 +16,14 @@ import type { Env } from './env';
 import { CniCode, CniError } from './cni-error';
 import { isPlainObject } from './fields';
 import { parseIpamResult, renderResult } from './result';
-import { SUPPORTED_VERSIONS, type Attachment, type CniVersion, type IpamClient, type IpamResult, type NetConf } from './types';
+import {
+  SUPPORTED_VERSIONS,
+  type Attachment,
+  type CniVersion,
+  type IpamClient,
+  type IpamResult,
+  type NetConf,
+} from './types';
 import { compareVersions } from './version';
 
 export interface IpamOptions {
@@ -36,7 +43,11 @@ export interface IpamOptions {
 export const MAX_IPAM_OUTPUT = 4 * 1024 * 1024;
 
 /** findPlugin: the first regular (executable) file for `type` on `dirs`, or undefined. */
-export async function findPlugin(type: string, dirs: readonly string[], platform: NodeJS.Platform): Promise<string | undefined> {
+export async function findPlugin(
+  type: string,
+  dirs: readonly string[],
+  platform: NodeJS.Platform,
+): Promise<string | undefined> {
   // The file system is the host's, so the host's path.join; `platform` only decides ".exe" and the execute bit.
   const names = platform === 'win32' && !type.toLowerCase().endsWith('.exe') ? [`${type}.exe`, type] : [type];
   for (const dir of dirs) {
@@ -100,7 +111,8 @@ class ExecIpamClient implements IpamClient {
     try {
       return await this.run(verb, {});
     } catch (e) {
-      if (!(e instanceof CniError) || (e.cause as ErrorJson | undefined)?.code !== CniCode.INCOMPATIBLE_VERSION) throw e;
+      if (!(e instanceof CniError) || (e.cause as ErrorJson | undefined)?.code !== CniCode.INCOMPATIBLE_VERSION)
+        throw e;
       const version = await this.commonVersion();
       if (version === this.opts.conf.cniVersion) throw e;
       return this.run(verb, {}, this.requestAt(version, verb === 'CHECK'));
@@ -114,7 +126,11 @@ class ExecIpamClient implements IpamClient {
     const common = SUPPORTED_VERSIONS.filter((v) => theirs.includes(v) && compareVersions(v, ours) <= 0);
     const version = theirs.includes(ours) ? ours : common[common.length - 1];
     if (version === undefined) {
-      throw new CniError(CniCode.IPAM_FAILURE, `ipam plugin ${this.name()} supports none of our versions up to ${ours}`, `it supports ${theirs.join(', ')}`);
+      throw new CniError(
+        CniCode.IPAM_FAILURE,
+        `ipam plugin ${this.name()} supports none of our versions up to ${ours}`,
+        `it supports ${theirs.join(', ')}`,
+      );
     }
     return version;
   }
@@ -128,7 +144,8 @@ class ExecIpamClient implements IpamClient {
       conf[k] = v;
     }
     conf.cniVersion = version;
-    if (keepPrevResult && this.opts.conf.prevResult) conf.prevResult = renderResult(this.opts.conf.prevResult, version as CniVersion);
+    if (keepPrevResult && this.opts.conf.prevResult)
+      conf.prevResult = renderResult(this.opts.conf.prevResult, version as CniVersion);
     return Buffer.from(JSON.stringify(conf));
   }
 
@@ -140,7 +157,11 @@ class ExecIpamClient implements IpamClient {
   async delFor(attachment: Attachment): Promise<void> {
     this.requireConfigured();
     const version = await this.commonVersion();
-    await this.run('DEL', { CNI_CONTAINERID: attachment.containerId, CNI_IFNAME: attachment.ifname }, this.requestAt(version, false));
+    await this.run(
+      'DEL',
+      { CNI_CONTAINERID: attachment.containerId, CNI_IFNAME: attachment.ifname },
+      this.requestAt(version, false),
+    );
   }
 
   async installed(): Promise<boolean> {
@@ -209,14 +230,21 @@ class ExecIpamClient implements IpamClient {
     this.located ??= (async () => {
       const found = await findPlugin(this.type!, this.opts.path, this.opts.platform);
       if (found === undefined) {
-        throw new CniError(CniCode.IPAM_FAILURE, `ipam plugin ${this.name()} not found on CNI_PATH [${this.opts.path.join(', ')}]`);
+        throw new CniError(
+          CniCode.IPAM_FAILURE,
+          `ipam plugin ${this.name()} not found on CNI_PATH [${this.opts.path.join(', ')}]`,
+        );
       }
       return found;
     })();
     return this.located;
   }
 
-  private async run(verb: string, overrides: Record<string, string>, stdin: Buffer = this.opts.stdin): Promise<RunOutput> {
+  private async run(
+    verb: string,
+    overrides: Record<string, string>,
+    stdin: Buffer = this.opts.stdin,
+  ): Promise<RunOutput> {
     this.requireConfigured();
     const file = await this.locate();
     const env: Record<string, string> = {};
@@ -251,14 +279,23 @@ function parseErrorJson(stdout: string): ErrorJson | undefined {
     return undefined;
   }
   if (!isPlainObject(v) || typeof v.code !== 'number' || typeof v.msg !== 'string') return undefined;
-  return { code: v.code, msg: v.msg, ...(typeof v.details === 'string' && v.details !== '' ? { details: v.details } : {}) };
+  return {
+    code: v.code,
+    msg: v.msg,
+    ...(typeof v.details === 'string' && v.details !== '' ? { details: v.details } : {}),
+  };
 }
 
 /** ipamError: the IPAM's error JSON as ours; its code 11 stays 11, anything else is 102 with its code in details. */
 function ipamError(name: string, verb: string, e: ErrorJson): CniError {
   const msg = `ipam plugin ${name} failed: ${e.msg}`;
   const details = `${verb}: ipam error code ${e.code}${e.details ? `: ${e.details}` : ''}`;
-  return new CniError(e.code === CniCode.TRY_AGAIN_LATER ? CniCode.TRY_AGAIN_LATER : CniCode.IPAM_FAILURE, msg, details, { cause: e });
+  return new CniError(
+    e.code === CniCode.TRY_AGAIN_LATER ? CniCode.TRY_AGAIN_LATER : CniCode.IPAM_FAILURE,
+    msg,
+    details,
+    { cause: e },
+  );
 }
 
 function parseJson(stdout: string, name: string, verb: string): unknown {
@@ -291,7 +328,14 @@ interface ExecResult {
  * execPlugin: spawn without a shell, feed stdin, collect output, enforce the timeout. On timeout the promise settles
  * at once (a grandchild that inherited the pipes must not keep us waiting) and the pipes are destroyed.
  */
-function execPlugin(file: string, env: Record<string, string>, stdin: Buffer, timeoutMs: number, name: string, verb: string): Promise<ExecResult> {
+function execPlugin(
+  file: string,
+  env: Record<string, string>,
+  stdin: Buffer,
+  timeoutMs: number,
+  name: string,
+  verb: string,
+): Promise<ExecResult> {
   return new Promise<ExecResult>((resolve, reject) => {
     let settled = false;
     const out: Buffer[] = [];
@@ -322,14 +366,24 @@ function execPlugin(file: string, env: Record<string, string>, stdin: Buffer, ti
       });
 
     const timer = setTimeout(() => {
-      abort(new CniError(CniCode.TRY_AGAIN_LATER, `ipam plugin ${name} timed out after ${timeoutMs / 1000}s (${verb}) and was killed`));
+      abort(
+        new CniError(
+          CniCode.TRY_AGAIN_LATER,
+          `ipam plugin ${name} timed out after ${timeoutMs / 1000}s (${verb}) and was killed`,
+        ),
+      );
     }, timeoutMs);
 
     child.on('error', (e) => finish(() => reject(startError(name, file, e))));
     child.stdout!.on('data', (chunk: Buffer) => {
       outBytes += chunk.length;
       if (outBytes > MAX_IPAM_OUTPUT) {
-        abort(new CniError(CniCode.IPAM_FAILURE, `ipam plugin ${name} wrote more than ${MAX_IPAM_OUTPUT} bytes (${verb}) and was killed`));
+        abort(
+          new CniError(
+            CniCode.IPAM_FAILURE,
+            `ipam plugin ${name} wrote more than ${MAX_IPAM_OUTPUT} bytes (${verb}) and was killed`,
+          ),
+        );
       } else out.push(chunk);
     });
     child.stderr!.on('data', (chunk: Buffer) => {
@@ -338,7 +392,14 @@ function execPlugin(file: string, env: Record<string, string>, stdin: Buffer, ti
       errBytes += chunk.length;
     });
     child.on('close', (code, signal) =>
-      finish(() => resolve({ code, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') })),
+      finish(() =>
+        resolve({
+          code,
+          signal,
+          stdout: Buffer.concat(out).toString('utf8'),
+          stderr: Buffer.concat(err).toString('utf8'),
+        }),
+      ),
     );
     // A plugin may exit without reading stdin (VERSION, or a crash); the resulting EPIPE is not our failure.
     child.stdin!.on('error', () => undefined);
@@ -347,5 +408,8 @@ function execPlugin(file: string, env: Record<string, string>, stdin: Buffer, ti
 }
 
 function startError(name: string, file: string, e: unknown): CniError {
-  return new CniError(CniCode.IPAM_FAILURE, `ipam plugin ${name} could not be started from ${file}: ${(e as Error).message}`);
+  return new CniError(
+    CniCode.IPAM_FAILURE,
+    `ipam plugin ${name} could not be started from ${file}: ${(e as Error).message}`,
+  );
 }

@@ -42,7 +42,8 @@ export function renderResult(result: CniResult, version: CniVersion): Record<str
       const o: Record<string, unknown> = {};
       if (withIpVersion) {
         const family = ipFamily(ip.address);
-        if (family === undefined) throw new TypeError(`result ips[].address ${JSON.stringify(ip.address)} is not a CIDR`);
+        if (family === undefined)
+          throw new TypeError(`result ips[].address ${JSON.stringify(ip.address)} is not a CIDR`);
         o.version = family;
       }
       o.address = ip.address;
@@ -74,7 +75,9 @@ export function renderResult(result: CniResult, version: CniVersion): Record<str
  */
 export function renderLegacy(result: CniResult, version: CniVersion): Record<string, unknown> {
   const out: Record<string, unknown> = { cniVersion: version };
-  const byFamily: Partial<Record<'4' | '6', { ip: string; gateway?: string; routes?: Array<{ dst: string; gw?: string }> }>> = {};
+  const byFamily: Partial<
+    Record<'4' | '6', { ip: string; gateway?: string; routes?: Array<{ dst: string; gw?: string }> }>
+  > = {};
   for (const ip of result.ips) {
     const family = ipFamily(ip.address);
     if (family === undefined) throw new TypeError(`result ips[].address ${JSON.stringify(ip.address)} is not a CIDR`);
@@ -114,12 +117,16 @@ export function parseResult(
   fail: (sentence: string) => CniError,
   options: { dropInterfaceIndex?: boolean } = {},
 ): CniResult {
-  if (!isPlainObject(raw)) throw fail(`"${path}" must be an object, got ${raw === null ? 'null' : Array.isArray(raw) ? 'a list' : typeof raw}`);
+  if (!isPlainObject(raw))
+    throw fail(
+      `"${path}" must be an object, got ${raw === null ? 'null' : Array.isArray(raw) ? 'a list' : typeof raw}`,
+    );
   const f = new Fields(raw, path, { strict: false, fail });
 
   // 0.1/0.2 results: an IPAM asked at those versions (host-local answers a 0.2.0 conflist so), or a 0.2.0 prevResult.
   if (f.has('ip4') || f.has('ip6')) {
-    if (f.has('ips') || f.has('interfaces')) throw fail(`"${path}" mixes the 0.2.0 shape (ip4/ip6) with ips/interfaces`);
+    if (f.has('ips') || f.has('interfaces'))
+      throw fail(`"${path}" mixes the 0.2.0 shape (ip4/ip6) with ips/interfaces`);
     return { ...parseLegacy(f), dns: parseDnsField(f) };
   }
 
@@ -133,7 +140,10 @@ export function parseResult(
 function parseLegacy(f: Fields): Pick<CniResult, 'interfaces' | 'ips' | 'routes'> {
   const ips: IpConfig[] = [];
   const routes: Route[] = [];
-  for (const [key, family] of [['ip4', '4'], ['ip6', '6']] as const) {
+  for (const [key, family] of [
+    ['ip4', '4'],
+    ['ip6', '6'],
+  ] as const) {
     const c = f.child(key, false);
     if (!c) continue;
     const address = c.get('ip');
@@ -143,7 +153,8 @@ function parseLegacy(f: Fields): Pick<CniResult, 'interfaces' | 'ips' | 'routes'
     const ip: IpConfig = { address };
     const gateway = c.string('gateway');
     if (gateway) {
-      if (!isIpAddress(gateway) || ipFamily(gateway) !== family) throw c.invalid(c.pathOf('gateway'), `an IPv${family} address`, gateway);
+      if (!isIpAddress(gateway) || ipFamily(gateway) !== family)
+        throw c.invalid(c.pathOf('gateway'), `an IPv${family} address`, gateway);
       ip.gateway = gateway;
     }
     ips.push(ip);
@@ -183,7 +194,11 @@ export function parseIpamResult(raw: unknown, type: string): IpamResult {
 
 /** parsePrevResult: parseResult for the runtime's `prevResult` (code 6, decode failure). */
 export function parsePrevResult(raw: unknown, path: string): CniResult {
-  return parseResult(raw, path, (sentence) => new CniError(CniCode.DECODE_FAILURE, `failed to decode prevResult: ${sentence}`));
+  return parseResult(
+    raw,
+    path,
+    (sentence) => new CniError(CniCode.DECODE_FAILURE, `failed to decode prevResult: ${sentence}`),
+  );
 }
 
 function listOf<T>(f: Fields, name: string, parse: (entry: Fields) => T): T[] {
@@ -219,7 +234,8 @@ function parseInterface(f: Fields): Interface {
 
 function parseIp(f: Fields, interfaceCount: number, dropInterfaceIndex: boolean): IpConfig {
   const address = f.get('address');
-  if (typeof address !== 'string' || !isIpCidr(address)) throw f.invalid(f.pathOf('address'), 'an IP address in CIDR form', address);
+  if (typeof address !== 'string' || !isIpCidr(address))
+    throw f.invalid(f.pathOf('address'), 'an IP address in CIDR form', address);
   const out: IpConfig = { address };
   const version = f.get('version');
   if (version !== undefined && version !== '' && version !== ipFamily(address)) {

@@ -48,10 +48,14 @@ export function checkValueBounds(raw: Record<string, unknown>): void {
     const { v, depth, path } = stack.pop()!;
     if (v === null || typeof v !== 'object') continue;
     if (depth > MAX_CONFIG_DEPTH) {
-      throw invalidConfigMsg(`"${path}" is nested more than ${MAX_CONFIG_DEPTH} levels deep; no network configuration needs that`);
+      throw invalidConfigMsg(
+        `"${path}" is nested more than ${MAX_CONFIG_DEPTH} levels deep; no network configuration needs that`,
+      );
     }
     if (Array.isArray(v)) v.forEach((x, i) => stack.push({ v: x, depth: depth + 1, path: `${path}[${i}]` }));
-    else for (const [k, x] of Object.entries(v as Record<string, unknown>)) stack.push({ v: x, depth: depth + 1, path: key(path, k) });
+    else
+      for (const [k, x] of Object.entries(v as Record<string, unknown>))
+        stack.push({ v: x, depth: depth + 1, path: key(path, k) });
   }
   for (const [k, v] of Object.entries(raw)) {
     const lower = k.toLowerCase();
@@ -67,7 +71,9 @@ export function checkValueBounds(raw: Record<string, unknown>): void {
     }
     for (const [p, value] of values) {
       if (approxSize(value, MAX_PASSTHROUGH_BYTES) > MAX_PASSTHROUGH_BYTES) {
-        throw invalidConfigMsg(`"${p}" is larger than ${MAX_PASSTHROUGH_BYTES / 1024} KiB; a value passed on to HNS or the runtime may be at most that`);
+        throw invalidConfigMsg(
+          `"${p}" is larger than ${MAX_PASSTHROUGH_BYTES / 1024} KiB; a value passed on to HNS or the runtime may be at most that`,
+        );
       }
     }
   }

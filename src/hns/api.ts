@@ -174,7 +174,10 @@ function defaultRoutePrefix(prefix: string): boolean {
 }
 
 /** The next hop of the default route of one family (hcsshim hcn/hcnnetwork.go reads both 0.0.0.0/0 and ::/0). */
-function defaultGateway(routes: Array<{ NextHop?: string; DestinationPrefix: string }> | undefined, family: 4 | 6): string | undefined {
+function defaultGateway(
+  routes: Array<{ NextHop?: string; DestinationPrefix: string }> | undefined,
+  family: 4 | 6,
+): string | undefined {
   return routes?.find((r) => r.DestinationPrefix === defaultRoute(family) && r.NextHop)?.NextHop;
 }
 
@@ -185,7 +188,9 @@ export function networkFromV2(n: HostComputeNetwork): NetworkInfo {
   const subnets: SubnetInfo[] = [];
   for (const ipam of n.Ipams ?? []) {
     for (const s of ipam.Subnets ?? []) {
-      const gw = s.Routes?.find((r) => defaultRoutePrefix(r.DestinationPrefix) && familyOf(r.DestinationPrefix) === familyOf(s.IpAddressPrefix))?.NextHop;
+      const gw = s.Routes?.find(
+        (r) => defaultRoutePrefix(r.DestinationPrefix) && familyOf(r.DestinationPrefix) === familyOf(s.IpAddressPrefix),
+      )?.NextHop;
       subnets.push(gw ? { prefix: s.IpAddressPrefix, gateway: gw } : { prefix: s.IpAddressPrefix });
     }
   }
@@ -207,7 +212,9 @@ export function endpointFromV2(e: HostComputeEndpoint): EndpointInfo {
     name: String(e.Name ?? ''),
     networkId: String(e.HostComputeNetwork ?? ''),
     mac: normalizeMac(e.MacAddress),
-    ips: (e.IpConfigurations ?? []).map((c) => (c.PrefixLength !== undefined ? { address: c.IpAddress, prefixLength: c.PrefixLength } : { address: c.IpAddress })),
+    ips: (e.IpConfigurations ?? []).map((c) =>
+      c.PrefixLength !== undefined ? { address: c.IpAddress, prefixLength: c.PrefixLength } : { address: c.IpAddress },
+    ),
     gateway: gw,
     ...(gw6 ? { gateway6: gw6 } : {}),
     namespaceId: e.HostComputeNamespace || undefined,
@@ -227,7 +234,10 @@ abstract class HostOpsBase implements HostOps {
 
   hotAttachUnavailable(): string | undefined {
     const caps = this.hcn.capabilities;
-    const missing = [...(caps.hcsSupported ? [] : ['HcsOpenComputeSystem/HcsModifyComputeSystem/HcsCloseComputeSystem']), ...(caps.v1Supported ? [] : ['HNSCall'])];
+    const missing = [
+      ...(caps.hcsSupported ? [] : ['HcsOpenComputeSystem/HcsModifyComputeSystem/HcsCloseComputeSystem']),
+      ...(caps.v1Supported ? [] : ['HNSCall']),
+    ];
     return missing.length ? `${missing.join(' and ')} (vmcompute.dll)` : undefined;
   }
 
@@ -242,9 +252,17 @@ abstract class HostOpsBase implements HostOps {
     return containers && containers.some((c) => c.toLowerCase().includes(containerId.toLowerCase()));
   }
 
-  private async modifyContainer(endpointId: string, containerId: string, request: 'Add' | 'Remove'): Promise<HotAttachOutcome> {
+  private async modifyContainer(
+    endpointId: string,
+    containerId: string,
+    request: 'Add' | 'Remove',
+  ): Promise<HotAttachOutcome> {
     try {
-      await this.hcn.modifyComputeSystem(containerId, { ResourceType: 'Network', RequestType: request, Settings: endpointId });
+      await this.hcn.modifyComputeSystem(containerId, {
+        ResourceType: 'Network',
+        RequestType: request,
+        Settings: endpointId,
+      });
       return 'done';
     } catch (e) {
       if (request === 'Remove' && isComputeSystemMissing(e)) return 'container-gone';
@@ -315,7 +333,8 @@ export class V2Api extends HostOpsBase implements HnsApi {
   }
   async createNetwork(spec: NetworkSpec, id?: string): Promise<NetworkInfo> {
     const policies: TypedPolicy[] = [...spec.policies];
-    if (spec.adapterName) policies.unshift({ Type: 'NetAdapterName', Settings: { NetworkAdapterName: spec.adapterName } });
+    if (spec.adapterName)
+      policies.unshift({ Type: 'NetAdapterName', Settings: { NetworkAdapterName: spec.adapterName } });
     const settings: HostComputeNetwork = { Name: spec.name, Type: spec.type, Flags: spec.flags, Policies: policies };
     if (spec.subnets.length > 0) {
       settings.Ipams = [
@@ -323,7 +342,9 @@ export class V2Api extends HostOpsBase implements HnsApi {
           Type: 'Static',
           Subnets: spec.subnets.map((s) => ({
             IpAddressPrefix: s.prefix,
-            ...(s.gateway ? { Routes: [{ NextHop: s.gateway, DestinationPrefix: defaultRoute(familyOf(s.prefix) ?? 4) }] } : {}),
+            ...(s.gateway
+              ? { Routes: [{ NextHop: s.gateway, DestinationPrefix: defaultRoute(familyOf(s.prefix) ?? 4) }] }
+              : {}),
           })),
         },
       ];
@@ -343,10 +364,15 @@ export class V2Api extends HostOpsBase implements HnsApi {
   }
   async createEndpoint(network: NetworkInfo, spec: EndpointSpec, id?: string): Promise<EndpointInfo> {
     const settings: HostComputeEndpoint = { Name: spec.name, Policies: spec.policies };
-    if (spec.ips.length > 0) settings.IpConfigurations = spec.ips.map((ip) => ({ IpAddress: ip.address, PrefixLength: ip.prefixLength }));
+    if (spec.ips.length > 0)
+      settings.IpConfigurations = spec.ips.map((ip) => ({ IpAddress: ip.address, PrefixLength: ip.prefixLength }));
     if (spec.mac) settings.MacAddress = spec.mac;
     // One default route per family, as sdnbridge writes them (microsoft/windows-container-networking network/endpoint.go).
-    if (spec.gateways?.length) settings.Routes = spec.gateways.map((gw) => ({ NextHop: gw, DestinationPrefix: defaultRoute(familyOf(gw) ?? 4) }));
+    if (spec.gateways?.length)
+      settings.Routes = spec.gateways.map((gw) => ({
+        NextHop: gw,
+        DestinationPrefix: defaultRoute(familyOf(gw) ?? 4),
+      }));
     const dns = {
       ServerList: spec.dns.servers,
       Search: spec.dns.search,
@@ -384,7 +410,9 @@ export function networkFromV1(n: HnsV1Network): NetworkInfo {
     flags: Number(n.Flags ?? 0),
     adapterName: n.NetworkAdapterName || undefined,
     ...(normalizeMac(n.SourceMac) ? { sourceMac: normalizeMac(n.SourceMac) } : {}),
-    subnets: (n.Subnets ?? []).map((s) => (s.GatewayAddress ? { prefix: s.AddressPrefix, gateway: s.GatewayAddress } : { prefix: s.AddressPrefix })),
+    subnets: (n.Subnets ?? []).map((s) =>
+      s.GatewayAddress ? { prefix: s.AddressPrefix, gateway: s.GatewayAddress } : { prefix: s.AddressPrefix },
+    ),
     ...(typeof n.ManagementIP === 'string' && n.ManagementIP !== '' ? { managementIp: n.ManagementIP } : {}),
   };
 }
@@ -401,9 +429,14 @@ export async function managementIpOf(api: HnsApi, network: NetworkInfo): Promise
 }
 
 export function endpointFromV1(e: HnsV1Endpoint): EndpointInfo {
-  const ips: EndpointIp[] = e.IPAddress ? [e.PrefixLength !== undefined ? { address: e.IPAddress, prefixLength: e.PrefixLength } : { address: e.IPAddress }] : [];
+  const ips: EndpointIp[] = e.IPAddress
+    ? [e.PrefixLength !== undefined ? { address: e.IPAddress, prefixLength: e.PrefixLength } : { address: e.IPAddress }]
+    : [];
   // v1 shows an endpoint's IPv6 address in fields of its own (microsoft/hcsshim internal/hns/hnsendpoint.go).
-  if (e.IPv6Address) ips.push(e.IPv6PrefixLength ? { address: e.IPv6Address, prefixLength: e.IPv6PrefixLength } : { address: e.IPv6Address });
+  if (e.IPv6Address)
+    ips.push(
+      e.IPv6PrefixLength ? { address: e.IPv6Address, prefixLength: e.IPv6PrefixLength } : { address: e.IPv6Address },
+    );
   return {
     id: String(e.ID ?? ''),
     name: String(e.Name ?? ''),
@@ -441,7 +474,9 @@ export class V1Api extends HostOpsBase implements HnsApi {
       // Docker and hcsshim send the v1 type in lower case.
       Type: spec.type.toLowerCase(),
       Policies: render(spec.policies, 1) as HnsV1Network['Policies'],
-      Subnets: spec.subnets.map((s) => (s.gateway ? { AddressPrefix: s.prefix, GatewayAddress: s.gateway } : { AddressPrefix: s.prefix })),
+      Subnets: spec.subnets.map((s) =>
+        s.gateway ? { AddressPrefix: s.prefix, GatewayAddress: s.gateway } : { AddressPrefix: s.prefix },
+      ),
     };
     if (id) body.ID = id;
     if (spec.adapterName) body.NetworkAdapterName = spec.adapterName;
@@ -475,20 +510,31 @@ export class V1Api extends HostOpsBase implements HnsApi {
     const gw4 = spec.gateways?.find((g) => familyOf(g) === 4);
     if (gw4) body.GatewayAddress = gw4;
     if (spec.dns.servers.length) body.DNSServerList = spec.dns.servers.join(',');
-    if (spec.dns.search.length || spec.dns.domain) body.DNSSuffix = [...(spec.dns.domain ? [spec.dns.domain] : []), ...spec.dns.search].join(',');
+    if (spec.dns.search.length || spec.dns.domain)
+      body.DNSSuffix = [...(spec.dns.domain ? [spec.dns.domain] : []), ...spec.dns.search].join(',');
     return endpointFromV1(await this.hcn.hnsCall<HnsV1Endpoint>('POST', '/endpoints/', body));
   }
   deleteEndpoint(id: string): Promise<DeleteOutcome> {
     return outcome(this.hcn.hnsCall('DELETE', `/endpoints/${id}`));
   }
   addEndpointPolicies(): Promise<void> {
-    return Promise.reject(new PolicyError('adding policies to an existing endpoint needs the HCN (v2) API; this host uses HNS v1'));
+    return Promise.reject(
+      new PolicyError('adding policies to an existing endpoint needs the HCN (v2) API; this host uses HNS v1'),
+    );
   }
   async attachNamespace(endpointId: string, namespaceId: string): Promise<void> {
-    await this.hcn.hnsCall('POST', `/namespaces/${namespaceId}/addresource`, { Type: 'Endpoint', Data: { Id: endpointId } });
+    await this.hcn.hnsCall('POST', `/namespaces/${namespaceId}/addresource`, {
+      Type: 'Endpoint',
+      Data: { Id: endpointId },
+    });
   }
   detachNamespace(endpointId: string, namespaceId: string): Promise<DeleteOutcome> {
-    return outcome(this.hcn.hnsCall('POST', `/namespaces/${namespaceId}/removeresource`, { Type: 'Endpoint', Data: { Id: endpointId } }));
+    return outcome(
+      this.hcn.hnsCall('POST', `/namespaces/${namespaceId}/removeresource`, {
+        Type: 'Endpoint',
+        Data: { Id: endpointId },
+      }),
+    );
   }
   async namespaceExists(namespaceId: string): Promise<boolean> {
     return (await orUndefined(this.hcn.hnsCall('GET', `/namespaces/${namespaceId}`))) !== undefined;

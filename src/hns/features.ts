@@ -10,8 +10,14 @@ export interface HnsVersion {
 
 type Range = readonly [min: HnsVersion, max: HnsVersion];
 const MAX = Number.MAX_SAFE_INTEGER;
-const from = (major: number, minor: number): Range => [{ major, minor }, { major: MAX, minor: MAX }];
-const within = (major: number, minor: number, maxMajor: number): Range => [{ major, minor }, { major: maxMajor, minor: MAX }];
+const from = (major: number, minor: number): Range => [
+  { major, minor },
+  { major: MAX, minor: MAX },
+];
+const within = (major: number, minor: number, maxMajor: number): Range => [
+  { major, minor },
+  { major: maxMajor, minor: MAX },
+];
 
 /** hcsshim hcn/hcnglobals.go. */
 const RANGES = {
@@ -50,6 +56,8 @@ export function supports(version: HnsVersion | undefined, feature: HnsFeature): 
 /** "HNS 9.3–9.x or 10.2 or later", for error messages. */
 export function describeRequirement(feature: HnsFeature): string {
   return RANGES[feature]
-    .map(([min, max]) => (max.major === MAX ? `${min.major}.${min.minor} or later` : `${min.major}.${min.minor}–${max.major}.x`))
+    .map(([min, max]) =>
+      max.major === MAX ? `${min.major}.${min.minor} or later` : `${min.major}.${min.minor}–${max.major}.x`,
+    )
     .join(' or ');
 }

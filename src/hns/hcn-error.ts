@@ -36,10 +36,14 @@ export class HcnError extends Error {
     const record = parseRecord(errorRecord);
     // hcsshim's rule: S_OK with a non-empty record is a failure; take the record's code, else E_FAIL.
     let hr = toUnsigned(hresult);
-    if (hr === 0) hr = typeof record?.ErrorCode === 'number' && record.ErrorCode !== 0 ? toUnsigned(record.ErrorCode) : HR.E_FAIL;
+    if (hr === 0)
+      hr = typeof record?.ErrorCode === 'number' && record.ErrorCode !== 0 ? toUnsigned(record.ErrorCode) : HR.E_FAIL;
     const info = describeHresult(hr);
     // HCS result documents carry the code in Error and the text in ErrorMessage (hcsshim internal/hcs/errors.go).
-    const text = (typeof record?.Error === 'string' ? record.Error.trim() : '') || (typeof record?.ErrorMessage === 'string' ? record.ErrorMessage.trim() : '') || info.message;
+    const text =
+      (typeof record?.Error === 'string' ? record.Error.trim() : '') ||
+      (typeof record?.ErrorMessage === 'string' ? record.ErrorMessage.trim() : '') ||
+      info.message;
     super(`${op} failed: ${text} (${hresultHex(hr)} ${info.code})${detail ? `: ${detail}` : ''}`);
     this.op = op;
     this.hresult = hr;
@@ -95,5 +99,9 @@ export function hasCode(e: unknown, hresult: number): boolean {
  * ErrComputeSystemDoesNotExist (0xc037010e) or ErrElementNotFound (0x490).
  */
 export function isComputeSystemMissing(e: unknown): boolean {
-  return isHcnError(e) && e.op.startsWith('Hcs') && (e.hresult === HR.HCS_SYSTEM_NOT_FOUND || e.hresult === HR.ERROR_NOT_FOUND);
+  return (
+    isHcnError(e) &&
+    e.op.startsWith('Hcs') &&
+    (e.hresult === HR.HCS_SYSTEM_NOT_FOUND || e.hresult === HR.ERROR_NOT_FOUND)
+  );
 }

@@ -166,17 +166,30 @@ export class Hcn {
   async hnsCall<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
     const op = `HNSCall ${method} ${path.replace(GUID_IN_PATH, '{id}').replace(/\/$/, '')}`;
     const text = await this.call(op, () =>
-      this.native.hnsCall(method, path, body === undefined ? null : typeof body === 'string' ? body : JSON.stringify(body)),
+      this.native.hnsCall(
+        method,
+        path,
+        body === undefined ? null : typeof body === 'string' ? body : JSON.stringify(body),
+      ),
     );
     let env: V1Envelope<T>;
     try {
       env = JSON.parse(text) as V1Envelope<T>;
     } catch {
-      throw new HcnError(op, HR.INVALID_JSON, null, `HNS answered with something that is not JSON: ${text.slice(0, 200)}`);
+      throw new HcnError(
+        op,
+        HR.INVALID_JSON,
+        null,
+        `HNS answered with something that is not JSON: ${text.slice(0, 200)}`,
+      );
     }
     if (!env.Success) {
       const code = env.ErrorCode ?? codeFromText(env.Error) ?? HR.E_FAIL;
-      throw new HcnError(op, code, JSON.stringify({ Success: false, Error: env.Error, ErrorCode: env.ErrorCode ?? code }));
+      throw new HcnError(
+        op,
+        code,
+        JSON.stringify({ Success: false, Error: env.Error, ErrorCode: env.ErrorCode ?? code }),
+      );
     }
     return env.Output as T;
   }
@@ -188,7 +201,9 @@ export class Hcn {
   }
 
   async listAdapters(): Promise<HostAdapter[]> {
-    const raw = await this.json<Array<Record<string, unknown>>>('HcnSimEnumerateAdapters', () => this.native.listAdapters());
+    const raw = await this.json<Array<Record<string, unknown>>>('HcnSimEnumerateAdapters', () =>
+      this.native.listAdapters(),
+    );
     return raw.map((a) => ({
       name: String(a.Name ?? ''),
       mac: canonicalMac(a.MacAddress) ?? String(a.MacAddress ?? ''),
@@ -231,7 +246,8 @@ export class Hcn {
     });
     return Promise.race([pending, timeout])
       .catch((e: unknown) => {
-        if (e instanceof Error && site.stack) e.stack = `${e.name}: ${e.message}\n${site.stack.split('\n').slice(1).join('\n')}`;
+        if (e instanceof Error && site.stack)
+          e.stack = `${e.name}: ${e.message}\n${site.stack.split('\n').slice(1).join('\n')}`;
         throw e;
       })
       .finally(() => clearTimeout(timer));

@@ -53,8 +53,16 @@ const table: Array<[number, string, string]> = [
   [0x803b0027, 'GCN_E_NETCOMPARTMENT_NOT_FOUND', 'Network compartment not found for the given id.'],
   [0x803b0028, 'GCN_E_NETINTERFACE_NOT_FOUND', 'Network interface not found for the given id.'],
   [0x803b0029, 'GCN_E_DEFAULTNAMESPACE_EXISTS', 'Default Namespace already exists.'],
-  [0x803b002a, 'HCN_E_ICS_DISABLED', 'Internet Connection Sharing service (SharedAccess) is disabled and cannot be started.'],
-  [0x803b002b, 'HCN_E_ENDPOINT_NAMESPACE_ALREADY_EXISTS', 'This requested operation is invalid as endpoint is already part of a network namespace.'],
+  [
+    0x803b002a,
+    'HCN_E_ICS_DISABLED',
+    'Internet Connection Sharing service (SharedAccess) is disabled and cannot be started.',
+  ],
+  [
+    0x803b002b,
+    'HCN_E_ENDPOINT_NAMESPACE_ALREADY_EXISTS',
+    'This requested operation is invalid as endpoint is already part of a network namespace.',
+  ],
   [0x803b002c, 'HCN_E_ENTITY_HAS_REFERENCES', 'The specified entity cannot be removed while it still has references.'],
   [0x803b002d, 'HCN_E_INVALID_INTERNAL_PORT', 'The internal port must exist and cannot be zero.'],
   [0x803b002e, 'HCN_E_NAMESPACE_ATTACH_FAILED', 'The requested operation for attach namespace failed.'],
@@ -91,8 +99,16 @@ const table: Array<[number, string, string]> = [
   [0x80010108, 'RPC_E_DISCONNECTED', 'The object invoked has disconnected from its clients.'],
   // microsoft/hcsshim internal/hcs/errors.go: ErrComputeSystemDoesNotExist = 0xc037010e,
   // ErrVmcomputeOperationInvalidState = 0xc0370105.
-  [0xc037010e, 'HCS_E_SYSTEM_NOT_FOUND', 'A virtual machine or container with the specified identifier does not exist.'],
-  [0xc0370105, 'HCS_E_INVALID_STATE', 'The requested virtual machine or container operation is not valid in the current state.'],
+  [
+    0xc037010e,
+    'HCS_E_SYSTEM_NOT_FOUND',
+    'A virtual machine or container with the specified identifier does not exist.',
+  ],
+  [
+    0xc0370105,
+    'HCS_E_INVALID_STATE',
+    'The requested virtual machine or container operation is not valid in the current state.',
+  ],
 ];
 
 const byValue = new Map<number, HresultInfo>(table.map(([v, code, message]) => [v, { code, message }]));
@@ -113,7 +129,8 @@ export function describeHresult(hr: number): HresultInfo {
   const u = toUnsigned(hr);
   const known = byValue.get(u);
   if (known) return known;
-  if ((u & 0xffff0000) >>> 0 === 0x80070000) return { code: `WIN32_${u & 0xffff}`, message: `Win32 error ${u & 0xffff}.` };
+  if ((u & 0xffff0000) >>> 0 === 0x80070000)
+    return { code: `WIN32_${u & 0xffff}`, message: `Win32 error ${u & 0xffff}.` };
   return { code: hresultHex(u), message: `HRESULT ${hresultHex(u)}` };
 }
 

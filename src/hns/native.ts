@@ -42,7 +42,10 @@ const SIM_LIBRARY = 'libhcnsim.so';
 const isWindows = process.platform === 'win32';
 
 /** SEA asset names; scripts/package.js stores the binaries under the same names. */
-export function seaAssetNames(platform: string = process.platform, arch: string = process.arch): { addon: string; library: string } {
+export function seaAssetNames(
+  platform: string = process.platform,
+  arch: string = process.arch,
+): { addon: string; library: string } {
   return { addon: `hcn-${platform}-${arch}.node`, library: `libhcnsim-${platform}-${arch}.so` };
 }
 
@@ -50,13 +53,15 @@ let cached: LoadedNative | undefined;
 
 export function loadNative(requested: LoadOptions = {}): LoadedNative {
   if (cached) return cached;
-  const options = isSeaRunning() ? { ...(requested.extractDir ? { extractDir: requested.extractDir } : {}) } : requested;
+  const options = isSeaRunning()
+    ? { ...(requested.extractDir ? { extractDir: requested.extractDir } : {}) }
+    : requested;
   const found = locate(options);
   const mod = { exports: {} as NativeHcn };
   process.dlopen(mod, found.addonPath);
   const native = mod.exports;
   native.setErrorClass(HcnError);
-  const libraryPath = isWindows ? undefined : options.libraryPath ?? found.libraryPath;
+  const libraryPath = isWindows ? undefined : (options.libraryPath ?? found.libraryPath);
   const capabilities = native.init(libraryPath ? { libraryPath } : {});
   cached = { native, capabilities, addonPath: found.addonPath, libraryPath, source: found.source };
   return cached;
@@ -83,7 +88,9 @@ function locate(options: LoadOptions): Located {
     if (fs.existsSync(candidate)) return { addonPath: candidate, libraryPath: beside(candidate), source: 'package' };
     if (path.dirname(dir) === dir) break;
   }
-  throw new Error(`hcn-cni: native addon not found; looked in:\n  ${tried.join('\n  ')}\nbuild it with "npm run build:native"`);
+  throw new Error(
+    `hcn-cni: native addon not found; looked in:\n  ${tried.join('\n  ')}\nbuild it with "npm run build:native"`,
+  );
 }
 
 function isSeaRunning(): boolean {
@@ -150,7 +157,12 @@ function fromPkgSnapshot(extractDir?: string): Located | undefined {
  * administrators only) when it can be written — %TEMP% of SYSTEM is C:\Windows\Temp, where any user could create a
  * directory of that name first.
  */
-function extract(addon: Buffer, library: Buffer | undefined, extractDir?: string, dirName?: string): { addonPath: string; libraryPath?: string } {
+function extract(
+  addon: Buffer,
+  library: Buffer | undefined,
+  extractDir?: string,
+  dirName?: string,
+): { addonPath: string; libraryPath?: string } {
   const name = dirName && /^hcn-cni-[0-9a-f]{16}$/.test(dirName) ? dirName : hashedName(addon, library);
   let dir = path.join(extractDir ?? os.tmpdir(), name);
   if (isWindows && extractDir === undefined) {
@@ -182,7 +194,9 @@ function checkPrivateDir(dir: string): void {
   if (isWindows || typeof process.getuid !== 'function') return;
   const st = fs.lstatSync(dir);
   if (!st.isDirectory() || st.uid !== process.getuid() || (st.mode & 0o022) !== 0) {
-    throw new Error(`hcn-cni: refusing to load the embedded addon from ${dir}: it is not a directory owned by uid ${process.getuid()} and writable only by it`);
+    throw new Error(
+      `hcn-cni: refusing to load the embedded addon from ${dir}: it is not a directory owned by uid ${process.getuid()} and writable only by it`,
+    );
   }
 }
 

@@ -122,15 +122,25 @@ function isObj(v: unknown): v is Obj {
 export function toTyped(policy: unknown, where = 'policy'): TypedPolicy {
   const typed = translate(policy, where);
   const typeKey = isObj(policy) && 'type' in policy && !('Type' in policy) ? 'type' : 'Type';
-  const settingsKey = isObj(policy) ? (policy.Settings !== undefined ? 'Settings' : policy.settings !== undefined ? 'settings' : undefined) : undefined;
+  const settingsKey = isObj(policy)
+    ? policy.Settings !== undefined
+      ? 'Settings'
+      : policy.settings !== undefined
+        ? 'settings'
+        : undefined
+    : undefined;
   const m = BY_V2.get(typed.Type.toLowerCase());
   const reverse = m && !settingsKey ? Object.fromEntries(Object.entries(m.fields).map(([v1, v2]) => [v2, v1])) : {};
   const keyOf = (field: string) =>
-    settingsKey ? `${where}.${settingsKey}.${field}` : `${where}.${reverse[field] ?? (field === 'Protocols' && isObj(policy) && 'Protocol' in policy ? 'Protocol' : field)}`;
+    settingsKey
+      ? `${where}.${settingsKey}.${field}`
+      : `${where}.${reverse[field] ?? (field === 'Protocols' && isObj(policy) && 'Protocol' in policy ? 'Protocol' : field)}`;
   const problem = policyProblem(typed.Type, typed.Settings ?? {}, keyOf);
   if (problem) {
     const got = problem.value === undefined ? 'nothing' : JSON.stringify(problem.value);
-    throw new PolicyError(`"${problem.key}" must be ${problem.what}, got ${got} (${String((policy as Obj)[typeKey])} policy)`);
+    throw new PolicyError(
+      `"${problem.key}" must be ${problem.what}, got ${got} (${String((policy as Obj)[typeKey])} policy)`,
+    );
   }
   return typed;
 }
@@ -183,7 +193,15 @@ export function toFlat(policy: TypedPolicy): FlatPolicy {
   return flat;
 }
 
-const V2_ONLY = new Set(['interfaceparameters', 'l4wfpproxy', 'portname', 'encapoverhead', 'iov', 'tieracl', 'netadaptername']);
+const V2_ONLY = new Set([
+  'interfaceparameters',
+  'l4wfpproxy',
+  'portname',
+  'encapoverhead',
+  'iov',
+  'tieracl',
+  'netadaptername',
+]);
 
 export function render(policies: TypedPolicy[], api: 1 | 2): Array<TypedPolicy | FlatPolicy> {
   return api === 2 ? policies : policies.map(toFlat);
@@ -196,8 +214,15 @@ export const NAT_FLAGS_IPV6 = 2;
  * A PortMapping policy. `ipv6` marks the mapping for the IPv6 address (NatFlagsIPv6), as Azure CNI
  * (cni/network/network_windows.go getPoliciesFromRuntimeCfg) and sdnbridge (cni/cni.go GetEndpointInfo) do.
  */
-export function portMapping(m: { protocol: string; hostPort: number; containerPort: number; hostIP?: string }, ipv6 = false): TypedPolicy {
-  const s: Obj = { Protocol: protocolNumber(m.protocol, 'portMappings'), InternalPort: m.containerPort, ExternalPort: m.hostPort };
+export function portMapping(
+  m: { protocol: string; hostPort: number; containerPort: number; hostIP?: string },
+  ipv6 = false,
+): TypedPolicy {
+  const s: Obj = {
+    Protocol: protocolNumber(m.protocol, 'portMappings'),
+    InternalPort: m.containerPort,
+    ExternalPort: m.hostPort,
+  };
   if (m.hostIP && m.hostIP !== '0.0.0.0' && m.hostIP !== '::') s.VIP = m.hostIP;
   if (ipv6) s.Flags = NAT_FLAGS_IPV6;
   return { Type: 'PortMapping', Settings: s };
@@ -210,16 +235,24 @@ export function portMapping(m: { protocol: string; hostPort: number; containerPo
  * another for the IPv6 ones (microsoft/windows-container-networking example/l2bridgedualstack_host-local_ipam.conf).
  * A policy without exceptions counts as IPv4's, the family every peer NATs.
  */
-export function withOutboundNatExceptions(policies: TypedPolicy[], exceptions: string[], family: 4 | 6 = 4): TypedPolicy[] {
+export function withOutboundNatExceptions(
+  policies: TypedPolicy[],
+  exceptions: string[],
+  family: 4 | 6 = 4,
+): TypedPolicy[] {
   if (exceptions.length === 0) return policies;
   const out = policies.map((p) => ({ ...p, Settings: { ...(p.Settings ?? {}) } }));
   const familyOfPolicy = (p: { Settings: Obj }): 4 | 6 => {
     const list = Array.isArray(p.Settings.Exceptions) ? (p.Settings.Exceptions as unknown[]).map(String) : [];
     return list.some((e) => e.includes(':')) ? 6 : 4;
   };
-  const existing = out.find((p) => p.Type === 'OutBoundNAT' && !p.Settings.Destinations && familyOfPolicy(p) === family);
+  const existing = out.find(
+    (p) => p.Type === 'OutBoundNAT' && !p.Settings.Destinations && familyOfPolicy(p) === family,
+  );
   if (existing) {
-    const have = Array.isArray(existing.Settings.Exceptions) ? (existing.Settings.Exceptions as unknown[]).map(String) : [];
+    const have = Array.isArray(existing.Settings.Exceptions)
+      ? (existing.Settings.Exceptions as unknown[]).map(String)
+      : [];
     existing.Settings.Exceptions = [...new Set([...have, ...exceptions])];
     return out;
   }

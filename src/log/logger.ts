@@ -58,16 +58,23 @@ export function createLogger(options: LoggerOptions): Logger {
   }
   if (streams.length === 0) return silentLogger;
   const base = { pid: process.pid, ...options.base };
-  const logger = streams.length === 1
-    ? pino.default({ level: options.level, base, timestamp: pino.stdTimeFunctions.isoTime }, streams[0]!.stream)
-    : pino.default({ level: options.level, base, timestamp: pino.stdTimeFunctions.isoTime }, pino.multistream(streams as never));
+  const logger =
+    streams.length === 1
+      ? pino.default({ level: options.level, base, timestamp: pino.stdTimeFunctions.isoTime }, streams[0]!.stream)
+      : pino.default(
+          { level: options.level, base, timestamp: pino.stdTimeFunctions.isoTime },
+          pino.multistream(streams as never),
+        );
   return logger as unknown as Logger;
 }
 
 /** One warning line on stderr, in the same JSON-lines shape as the log (level 40 is pino's warn). */
 function warnOnStderr(msg: string, extra: Record<string, unknown>): void {
   try {
-    fs.writeSync(2, `${JSON.stringify({ level: 40, time: new Date().toISOString(), pid: process.pid, ...extra, msg })}\n`);
+    fs.writeSync(
+      2,
+      `${JSON.stringify({ level: 40, time: new Date().toISOString(), pid: process.pid, ...extra, msg })}\n`,
+    );
   } catch {
     // Nowhere left to say it.
   }
@@ -87,7 +94,8 @@ export function openLogFile(file: string): number | undefined {
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o750 });
     if (C.O_NOFOLLOW === undefined) {
       const st = lstatOrUndefined(file);
-      if (st && !st.isFile()) throw Object.assign(new Error('not a regular file'), { code: st.isDirectory() ? 'EISDIR' : 'EINVAL' });
+      if (st && !st.isFile())
+        throw Object.assign(new Error('not a regular file'), { code: st.isDirectory() ? 'EISDIR' : 'EINVAL' });
     }
     try {
       fd = fs.openSync(file, base | C.O_CREAT | C.O_EXCL, 0o640);
@@ -97,12 +105,22 @@ export function openLogFile(file: string): number | undefined {
       fd = fs.openSync(file, base);
     }
     const st = fs.fstatSync(fd);
-    if (!st.isFile()) throw Object.assign(new Error(`is ${st.isDirectory() ? 'a directory' : 'not a regular file'}`), { code: 'EINVAL' });
+    if (!st.isFile())
+      throw Object.assign(new Error(`is ${st.isDirectory() ? 'a directory' : 'not a regular file'}`), {
+        code: 'EINVAL',
+      });
     return fd;
   } catch (e) {
     if (fd !== undefined) fs.closeSync(fd);
     const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'ELOOP' ? 'it is a symbolic link' : code === 'EISDIR' ? 'it is a directory' : code === 'ENXIO' ? 'it is a FIFO or device' : (e as Error).message;
+    const why =
+      code === 'ELOOP'
+        ? 'it is a symbolic link'
+        : code === 'EISDIR'
+          ? 'it is a directory'
+          : code === 'ENXIO'
+            ? 'it is a FIFO or device'
+            : (e as Error).message;
     warnOnStderr('log file unusable; logging to stderr only', { logFile: file, err: why });
     return undefined;
   }
@@ -130,7 +148,7 @@ class FdStream {
   write(line: string): boolean {
     try {
       const buf = Buffer.from(line);
-      for (let off = 0, tries = 0; off < buf.length; ) {
+      for (let off = 0, tries = 0; off < buf.length;) {
         try {
           off += fs.writeSync(this.fd, buf, off);
         } catch (e) {
@@ -142,7 +160,10 @@ class FdStream {
     } catch (e) {
       if (this.file !== undefined && !this.warned) {
         this.warned = true;
-        warnOnStderr('writing the log file failed; log lines are dropped, the verb goes on', { logFile: this.file, err: (e as Error).message });
+        warnOnStderr('writing the log file failed; log lines are dropped, the verb goes on', {
+          logFile: this.file,
+          err: (e as Error).message,
+        });
       }
     }
     return true;

@@ -105,7 +105,7 @@ export function formatIpv6(n: bigint): string {
   for (let i = 7; i >= 0; i--) groups.push(Number((n >> BigInt(i * 16)) & 0xffffn));
   let bestStart = -1;
   let bestLen = 1;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (groups[i] !== 0) {
       i++;
       continue;
@@ -172,7 +172,6 @@ export function isIpCidr(s: string): boolean {
 export function isIpAddress(s: string): boolean {
   return isIP(s) !== 0;
 }
-
 
 /** ipFamily: "4" or "6" for an address or CIDR (the pre-1.0.0 `ips[].version`); undefined if neither. */
 export function ipFamily(addressOrCidr: string): '4' | '6' | undefined {

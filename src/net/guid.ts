@@ -10,7 +10,12 @@ export const GUID_PATTERN = new RegExp(`^\\{?(${GUID_TEXT})\\}?$`);
  */
 export function newGuid(): string {
   const hex: string[] = [];
-  for (let i = 0; i < 4; i++) hex.push(Math.floor(Math.random() * 2 ** 32).toString(16).padStart(8, '0'));
+  for (let i = 0; i < 4; i++)
+    hex.push(
+      Math.floor(Math.random() * 2 ** 32)
+        .toString(16)
+        .padStart(8, '0'),
+    );
   const h = hex.join('');
   const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;

@@ -54,7 +54,9 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
   const state = deps.store.snapshot();
   const tombs = new Map(state.tombstones.map((t) => [ownerKey(t), t]));
   const intentLive = new Map(
-    state.intents.map((i) => [i.id, intentLiveness(i, tombs.get(ownerKey(i)), now(), deps.os.processStartTime)] as const),
+    state.intents.map(
+      (i) => [i.id, intentLiveness(i, tombs.get(ownerKey(i)), now(), deps.os.processStartTime)] as const,
+    ),
   );
   const plan = detect({ networks, endpoints, state, intentLive });
   const counts: Record<Verdict, number> = { foreign: 0, live: 0, 'in-flight': 0, protected: 0, orphan: 0 };
@@ -67,7 +69,11 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
   const report: AuditReport = { plan, networks, counts, durationMs: 0, remainingOwners: owners(plan, undefined) };
   if (!deps.dryRun) {
     if (plan.endpoints.length + plan.networks.length > 0) {
-      report.sweep = await sweep(plan, { api: deps.api, log: deps.log, stillOrphan: (j) => stillOrphan(j, deps, now()) });
+      report.sweep = await sweep(plan, {
+        api: deps.api,
+        log: deps.log,
+        stillOrphan: (j) => stillOrphan(j, deps, now()),
+      });
     }
     await tidy(deps, plan, report.sweep, now());
     const gone = new Set((report.sweep?.deleted ?? []).filter((j) => j.kind === 'network').map((j) => j.id));
@@ -75,7 +81,16 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
     report.remainingOwners = owners(plan, report.sweep);
   }
   report.durationMs = Math.round((performance.now() - started) * 100) / 100;
-  deps.log.info({ audit: 'summary', ...counts, deleted: report.sweep?.deleted.length ?? 0, durationMs: report.durationMs, dryRun: !!deps.dryRun }, 'audit done');
+  deps.log.info(
+    {
+      audit: 'summary',
+      ...counts,
+      deleted: report.sweep?.deleted.length ?? 0,
+      durationMs: report.durationMs,
+      dryRun: !!deps.dryRun,
+    },
+    'audit done',
+  );
   return report;
 }
 
@@ -116,7 +131,12 @@ function again(j: Judged, state: AuditInput['state'], intentLive: AuditInput['in
 /** The owner with this tag in the state as it is on disk now (quarantined records count: they protect). */
 function ownerWithTag(deps: AuditDeps, tag: string): Owner | undefined {
   const s = deps.store.snapshot();
-  const all: Owner[] = [...s.attachments, ...s.intents, ...s.tombstones, ...s.quarantined.flatMap((q) => (q.owner ? [q.owner] : []))];
+  const all: Owner[] = [
+    ...s.attachments,
+    ...s.intents,
+    ...s.tombstones,
+    ...s.quarantined.flatMap((q) => (q.owner ? [q.owner] : [])),
+  ];
   return all.find((o) => ownerTag(o) === tag);
 }
 
@@ -133,6 +153,7 @@ function owners(plan: AuditPlan, swept: SweepResult | undefined): Set<string> {
 async function tidy(deps: AuditDeps, plan: AuditPlan, swept: SweepResult | undefined, now: number): Promise<void> {
   const remaining = owners(plan, swept);
   for (const t of deps.store.snapshot().tombstones) {
-    if (!remaining.has(ownerKey(t)) && now - t.createdAt > deps.graceMs) await deps.store.removeTombstone(t, t.createdAt + 1);
+    if (!remaining.has(ownerKey(t)) && now - t.createdAt > deps.graceMs)
+      await deps.store.removeTombstone(t, t.createdAt + 1);
   }
 }

@@ -87,14 +87,31 @@ export function detect(input: AuditInput): AuditPlan {
   const quarantinedKeys = new Set(input.state.quarantined.filter((q) => q.kind === 'attachment').map((q) => q.key));
   const otherClaims = input.state.otherClaims ?? [];
   const unknownQuarantine = input.state.quarantined.some((q) => q.kind === 'attachment' && !q.owner);
-  for (const q of input.state.quarantined) if (q.owner && !byTag.has(ownerTag(q.owner))) byTag.set(ownerTag(q.owner), { containerId: q.owner.containerId, ifname: q.owner.ifname });
+  for (const q of input.state.quarantined)
+    if (q.owner && !byTag.has(ownerTag(q.owner)))
+      byTag.set(ownerTag(q.owner), { containerId: q.owner.containerId, ifname: q.owner.ifname });
   for (const t of input.state.tombstones) get(t).tombstoned = true;
 
   const judged: Judged[] = [];
   const endpointVerdicts = new Map<string, Judged>();
   for (const ep of input.endpoints) {
-    const inUse = ep.namespaceId ? `namespace ${ep.namespaceId}` : ep.containers?.length ? `container ${ep.containers[0]}` : undefined;
-    const j = judge('endpoint', ep.id, ep.name, get, owners, byTag, quarantinedKeys, otherClaims, unknownQuarantine, inUse);
+    const inUse = ep.namespaceId
+      ? `namespace ${ep.namespaceId}`
+      : ep.containers?.length
+        ? `container ${ep.containers[0]}`
+        : undefined;
+    const j = judge(
+      'endpoint',
+      ep.id,
+      ep.name,
+      get,
+      owners,
+      byTag,
+      quarantinedKeys,
+      otherClaims,
+      unknownQuarantine,
+      inUse,
+    );
     j.networkId = ep.networkId;
     if (ep.namespaceId) j.namespaceId = ep.namespaceId;
     if (ep.mac) j.mac = ep.mac;
@@ -106,7 +123,9 @@ export function detect(input: AuditInput): AuditPlan {
     if (net.adapterName) j.adapterName = net.adapterName;
     if (j.verdict === 'orphan') {
       // Deleting a network cascades to its endpoints in HNS: only when every one of them is an orphan too.
-      const keep = input.endpoints.filter((e) => sameId(e.networkId, net.id) && endpointVerdicts.get(e.id.toLowerCase())?.verdict !== 'orphan');
+      const keep = input.endpoints.filter(
+        (e) => sameId(e.networkId, net.id) && endpointVerdicts.get(e.id.toLowerCase())?.verdict !== 'orphan',
+      );
       if (keep.length > 0) {
         j.verdict = 'protected';
         j.reason = `it still holds ${keep.length} endpoint(s) that are not orphans (${keep.map((e) => e.name).join(', ')})`;
@@ -147,7 +166,10 @@ function judge(
   const base = { kind, id, name, ownerTag: parsed.tag, ...(owner ? { owner } : {}), ...(mac ? { mac } : {}) };
   const rec = s.record;
   if (rec) {
-    const recorded = kind === 'endpoint' ? rec.endpoint.owned && sameId(rec.endpoint.id, id) : rec.network.owned && sameId(rec.network.id, id);
+    const recorded =
+      kind === 'endpoint'
+        ? rec.endpoint.owned && sameId(rec.endpoint.id, id)
+        : rec.network.owned && sameId(rec.network.id, id);
     if (recorded) return { ...base, verdict: 'live', reason: `attachment ${who} is committed with it` };
   }
   if (s.intent && s.intentLive?.live) {
@@ -155,23 +177,39 @@ function judge(
     if (claims) return { ...base, verdict: 'in-flight', reason: `a running ADD (pid ${s.intent.pid}) is creating it` };
   }
   // Another conflist's ADD (another state directory) registered this claim node-wide before creating the object.
-  const other = otherClaims.find((c) => ownerTag(c.intent) === parsed.tag && c.intent.planned.some((p) => p.kind === kind && (p.id ? sameId(p.id, id) : p.name === name)));
+  const other = otherClaims.find(
+    (c) =>
+      ownerTag(c.intent) === parsed.tag &&
+      c.intent.planned.some((p) => p.kind === kind && (p.id ? sameId(p.id, id) : p.name === name)),
+  );
   if (other) {
-    return { ...base, verdict: 'in-flight', reason: `a running ADD of another configuration (state ${other.stateDir}, pid ${other.intent.pid}) is creating it` };
+    return {
+      ...base,
+      verdict: 'in-flight',
+      reason: `a running ADD of another configuration (state ${other.stateDir}, pid ${other.intent.pid}) is creating it`,
+    };
   }
   if (!rec && s.quarantined) {
     return { ...base, verdict: 'protected', reason: `the attachment record of ${who} is quarantined; not judging` };
   }
   if (inUse && !rec && !s.tombstoned) {
-    const deadIntentNamesIt = s.intent && !s.intentLive?.live && s.intent.planned.some((p) => p.kind === kind && (p.id ? sameId(p.id, id) : p.name === name));
+    const deadIntentNamesIt =
+      s.intent &&
+      !s.intentLive?.live &&
+      s.intent.planned.some((p) => p.kind === kind && (p.id ? sameId(p.id, id) : p.name === name));
     if (!deadIntentNamesIt) {
-      return { ...base, verdict: 'protected', reason: `attached to ${inUse}, so in use, and nothing in this state says ${who} is gone` };
+      return {
+        ...base,
+        verdict: 'protected',
+        reason: `attached to ${inUse}, so in use, and nothing in this state says ${who} is gone`,
+      };
     }
   }
   let reason: string;
   if (rec) reason = `attachment ${who} is committed with another ${kind} (stale duplicate)`;
   else if (s.intent) reason = `no committed attachment, and the intent is dead: ${s.intentLive?.reason ?? 'unknown'}`;
-  else if (s.tombstoned) reason = `${who} was deleted (DEL left a tombstone) and nothing claims it: HNS finished it afterwards`;
+  else if (s.tombstoned)
+    reason = `${who} was deleted (DEL left a tombstone) and nothing claims it: HNS finished it afterwards`;
   else reason = 'no committed attachment and no intent claims it';
   return { ...base, verdict: 'orphan', reason };
 }

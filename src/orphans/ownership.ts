@@ -41,7 +41,11 @@ function fnv(text: string, seed = 0x811c9dc5): number {
   return h >>> 0;
 }
 
-const hex = (n: number, digits: number) => n.toString(16).padStart(8, '0').slice(8 - digits);
+const hex = (n: number, digits: number) =>
+  n
+    .toString(16)
+    .padStart(8, '0')
+    .slice(8 - digits);
 
 /** 12 hex digits naming the owner (two FNV-1a passes with different offsets: 48 bits, no collisions in practice). */
 export function ownerTag(owner: Owner): string {

@@ -48,10 +48,18 @@ async function stillListed(j: Judged, deps: SweepDeps): Promise<boolean> {
   }
 }
 
-async function removeOne(j: Judged, deps: SweepDeps, result: SweepResult, remove: () => Promise<'deleted' | 'not-found'>): Promise<void> {
+async function removeOne(
+  j: Judged,
+  deps: SweepDeps,
+  result: SweepResult,
+  remove: () => Promise<'deleted' | 'not-found'>,
+): Promise<void> {
   if (!deps.stillOrphan(j)) {
     result.skipped.push({ object: j, reason: 'claimed since the listing' });
-    deps.log.info({ audit: 'skip', kind: j.kind, id: j.id, name: j.name }, 'orphan claimed since the listing; left alone');
+    deps.log.info(
+      { audit: 'skip', kind: j.kind, id: j.id, name: j.name },
+      'orphan claimed since the listing; left alone',
+    );
     return;
   }
   try {
@@ -59,7 +67,10 @@ async function removeOne(j: Judged, deps: SweepDeps, result: SweepResult, remove
       throw new Error(`HNS answered "not found" for ${j.kind} ${j.id}, but still lists it`);
     }
     result.deleted.push(j);
-    deps.log.info({ audit: 'deleted', kind: j.kind, id: j.id, name: j.name, reason: j.reason }, `deleted orphan ${j.kind}`);
+    deps.log.info(
+      { audit: 'deleted', kind: j.kind, id: j.id, name: j.name, reason: j.reason },
+      `deleted orphan ${j.kind}`,
+    );
   } catch (caught) {
     let e = caught;
     if (isNotFound(e)) {
@@ -72,6 +83,9 @@ async function removeOne(j: Judged, deps: SweepDeps, result: SweepResult, remove
     // HNS gone: stop here, the caller reports it; the next audit finishes the job.
     if (isUnreachable(e)) throw e;
     result.failed.push({ object: j, error: (e as Error).message });
-    deps.log.error({ audit: 'failed', kind: j.kind, id: j.id, name: j.name, err: (e as Error).message }, `could not delete orphan ${j.kind}`);
+    deps.log.error(
+      { audit: 'failed', kind: j.kind, id: j.id, name: j.name, err: (e as Error).message },
+      `could not delete orphan ${j.kind}`,
+    );
   }
 }

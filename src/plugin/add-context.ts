@@ -52,7 +52,14 @@ export interface Addressing {
 export async function allocate(a: AddContext, reuse?: AttachmentRecord): Promise<Addressing> {
   if (reuse) {
     const r = reuse.result as { ips?: IpConfig[]; routes?: Route[]; dns?: Dns };
-    return { ips: r.ips ?? [], routes: r.routes ?? [], dns: r.dns, ipamAllocated: reuse.ipamAllocated, ipamMac: undefined, fromIpam: reuse.ipamAllocated };
+    return {
+      ips: r.ips ?? [],
+      routes: r.routes ?? [],
+      dns: r.dns,
+      ipamAllocated: reuse.ipamAllocated,
+      ipamMac: undefined,
+      fromIpam: reuse.ipamAllocated,
+    };
   }
   const chained = chainedAddresses(a);
   if (chained) {
@@ -63,7 +70,8 @@ export async function allocate(a: AddContext, reuse?: AttachmentRecord): Promise
   if (!a.ctx.ipam.configured) return { ips: [], routes: [], dns: undefined, ipamAllocated: false, ipamMac: undefined };
   const r = await a.ctx.ipam.add();
   a.undo.push('release the IPAM allocation', () => a.ctx.ipam.del(), { onlyIfClean: true });
-  if (r.ips.length === 0) throw new CniError(CniCode.IPAM_FAILURE, `ipam plugin "${a.ctx.ipam.type}" returned no IP address`);
+  if (r.ips.length === 0)
+    throw new CniError(CniCode.IPAM_FAILURE, `ipam plugin "${a.ctx.ipam.type}" returned no IP address`);
   // An HNS endpoint has at most one address per family (Azure CNI network/endpoint_windows.go: "HNS currently
   // supports one IP address and one IPv6 address per endpoint"; sdnbridge takes one of each).
   for (const family of [4, 6] as const) {
@@ -77,7 +85,14 @@ export async function allocate(a: AddContext, reuse?: AttachmentRecord): Promise
   }
   const v6 = r.ips.find((ip) => familyOf(ip.address) === 6);
   if (v6) await requireIpv6(a.choice, a.api.hcn, `the address ${v6.address} from ipam plugin "${a.ctx.ipam.type}"`);
-  return { ips: r.ips, routes: r.routes, dns: r.dns, ipamAllocated: true, ipamMac: r.interfaces.find((i) => i.mac)?.mac, fromIpam: true };
+  return {
+    ips: r.ips,
+    routes: r.routes,
+    dns: r.dns,
+    ipamAllocated: true,
+    ipamMac: r.interfaces.find((i) => i.mac)?.mac,
+    fromIpam: true,
+  };
 }
 
 /**
@@ -104,7 +119,9 @@ export function chainedAddresses(a: Pick<AddContext, 'conf' | 'ctx'>): Addressin
       );
     }
   }
-  const ips = prev.ips.map((ip) => (ip.gateway ? { address: ip.address, gateway: ip.gateway } : { address: ip.address }));
+  const ips = prev.ips.map((ip) =>
+    ip.gateway ? { address: ip.address, gateway: ip.gateway } : { address: ip.address },
+  );
   const dns = prev.dns.nameservers?.length || prev.dns.search?.length || prev.dns.domain ? prev.dns : undefined;
   return { ips, routes: prev.routes, dns, ipamAllocated: false, ipamMac: undefined, fromIpam: true };
 }
@@ -135,7 +152,12 @@ export async function writeIntent(a: AddContext, planned: PlannedObject[], mac?:
 }
 
 /** Adds what became known after the intent was written (the NIC and its network, once IPAM named the MAC). */
-export async function updateIntent(a: AddContext, intent: IntentRecord, planned: PlannedObject[], mac?: string): Promise<IntentRecord> {
+export async function updateIntent(
+  a: AddContext,
+  intent: IntentRecord,
+  planned: PlannedObject[],
+  mac?: string,
+): Promise<IntentRecord> {
   const next: IntentRecord = { ...intent, planned, ...(mac ? { mac } : {}) };
   const outcome = await a.store.updateIntent(next);
   if (outcome !== 'committed') throw gone(outcome);
@@ -159,8 +181,15 @@ export async function commit(a: AddContext, record: AttachmentRecord, intent: In
 
 /** The message says what really happened to this attempt's claim (it used to blame a DEL for everything). */
 function gone(outcome: 'superseded' | 'deleted' | 'expired'): CniError {
-  if (outcome === 'expired') return new CniError(CniCode.TRY_AGAIN_LATER, 'ADD ran past its deadline; rolled back so the audit does not race it');
+  if (outcome === 'expired')
+    return new CniError(
+      CniCode.TRY_AGAIN_LATER,
+      'ADD ran past its deadline; rolled back so the audit does not race it',
+    );
   return outcome === 'deleted'
     ? new CniError(CniCode.TRY_AGAIN_LATER, 'the attachment was deleted (DEL) while this ADD ran; rolled back')
-    : new CniError(CniCode.TRY_AGAIN_LATER, 'another ADD of this attachment took over while this one ran (its claim had expired); rolled back');
+    : new CniError(
+        CniCode.TRY_AGAIN_LATER,
+        'another ADD of this attachment took over while this one ran (its claim had expired); rolled back',
+      );
 }

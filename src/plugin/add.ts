@@ -91,7 +91,10 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
       conf.mode === 'delegatedNic'
         ? await addDelegatedNic(a, addr, intent, { reaudit: runAudit }, existing)
         : await addBridge(a, addr, intent);
-    log.info({ endpoint: record.endpoint.id, network: record.network.name, api: choice.version, attach: record.attach.kind }, 'attachment created');
+    log.info(
+      { endpoint: record.endpoint.id, network: record.network.name, api: choice.version, attach: record.attach.kind },
+      'attachment created',
+    );
     return record.result as unknown as CniResult;
   } catch (e) {
     const cause = (e as { cause?: unknown }).cause ?? e;
@@ -113,7 +116,6 @@ function planBridge(a: AddContext): { planned: PlannedObject[]; mac?: string } {
   return { planned: [{ kind: 'endpoint', name: endpointName(a.owner), ...(id ? { id } : {}) }] };
 }
 
-
 /** A repeated ADD: the same result if the endpoint is still there (re-attached if needed), else undefined. */
 async function repeat(a: AddContext, rec: AttachmentRecord): Promise<CniResult | undefined> {
   const netns = a.ctx.attachment.netns;
@@ -125,7 +127,10 @@ async function repeat(a: AddContext, rec: AttachmentRecord): Promise<CniResult |
   }
   const ep = await step('looking up the recorded endpoint', () => a.api.getEndpoint(rec.endpoint.id));
   if (!ep) {
-    a.log.warn({ endpoint: rec.endpoint.id }, 'the recorded endpoint is gone from HNS (HNS restart?); re-creating it with the recorded addresses');
+    a.log.warn(
+      { endpoint: rec.endpoint.id },
+      'the recorded endpoint is gone from HNS (HNS restart?); re-creating it with the recorded addresses',
+    );
     return undefined;
   }
   await step('re-verifying the attach', () => ensureAttached(a.api, ep, rec.attach));
@@ -140,12 +145,18 @@ async function addShared(ctx: VerbContext, rt: PluginRuntime, owner: Owner, sand
   const sandboxOwner = { containerId: sandboxId, ifname: owner.ifname };
   const sandbox = store.getAttachment(sandboxOwner);
   if (!sandbox || sandbox.mode === 'shared') {
-    throw new CniError(CniCode.SANDBOX_NOT_FOUND, `CNI_NETNS container:${sandboxId}: the sandbox has no attachment on ${owner.ifname}; ADD the sandbox first`);
+    throw new CniError(
+      CniCode.SANDBOX_NOT_FOUND,
+      `CNI_NETNS container:${sandboxId}: the sandbox has no attachment on ${owner.ifname}; ADD the sandbox first`,
+    );
   }
   const choice = await step('choosing the HNS API', () => rt.api(conf));
   const ep = await step('looking up the sandbox endpoint', () => choice.api.getEndpoint(sandbox.endpoint.id));
   if (!ep) {
-    throw new CniError(CniCode.SANDBOX_NOT_FOUND, `CNI_NETNS container:${sandboxId}: the sandbox's endpoint ${sandbox.endpoint.id} is gone from HNS`);
+    throw new CniError(
+      CniCode.SANDBOX_NOT_FOUND,
+      `CNI_NETNS container:${sandboxId}: the sandbox's endpoint ${sandbox.endpoint.id} is gone from HNS`,
+    );
   }
   const record: AttachmentRecord = {
     kind: 'attachment',

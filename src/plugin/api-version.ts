@@ -30,11 +30,19 @@ function why(hcn: Hcn): string {
 export async function chooseApi(setting: ApiVersionSetting, hcn: Hcn, listing: Listing = 'auto'): Promise<ApiChoice> {
   const caps = hcn.capabilities;
   if (setting === 2) {
-    if (!caps.v2Supported) throw new CniError(CniCode.API_UNAVAILABLE, `apiVersion 2 needs HCN (computenetwork.dll), which this host lacks: ${why(hcn)}`);
+    if (!caps.v2Supported)
+      throw new CniError(
+        CniCode.API_UNAVAILABLE,
+        `apiVersion 2 needs HCN (computenetwork.dll), which this host lacks: ${why(hcn)}`,
+      );
     return { api: new V2Api(hcn, listing), version: 2, reason: 'apiVersion 2 in the configuration' };
   }
   if (setting === 1) {
-    if (!caps.v1Supported) throw new CniError(CniCode.API_UNAVAILABLE, `apiVersion 1 needs HNSCall (vmcompute.dll), which this host lacks: ${why(hcn)}`);
+    if (!caps.v1Supported)
+      throw new CniError(
+        CniCode.API_UNAVAILABLE,
+        `apiVersion 1 needs HNSCall (vmcompute.dll), which this host lacks: ${why(hcn)}`,
+      );
     return { api: new V1Api(hcn), version: 1, reason: 'apiVersion 1 in the configuration' };
   }
   let hnsVersion: { major: number; minor: number } | undefined;
@@ -47,11 +55,19 @@ export async function chooseApi(setting: ApiVersionSetting, hcn: Hcn, listing: L
   }
   const shown = hnsVersion ? `${hnsVersion.major}.${hnsVersion.minor}` : 'unknown (no HNSCall)';
   if (caps.v2Supported && (!hnsVersion || atLeast(hnsVersion, V2_MIN))) {
-    return { api: new V2Api(hcn, listing), version: 2, reason: `auto: HCN present, HNS version ${shown} >= 9.2`, ...(hnsVersion ? { hnsVersion } : {}) };
+    return {
+      api: new V2Api(hcn, listing),
+      version: 2,
+      reason: `auto: HCN present, HNS version ${shown} >= 9.2`,
+      ...(hnsVersion ? { hnsVersion } : {}),
+    };
   }
   if (caps.v1Supported) {
     const because = caps.v2Supported ? `HNS version ${shown} < 9.2` : `HCN absent (${why(hcn)})`;
     return { api: new V1Api(hcn), version: 1, reason: `auto: ${because}`, ...(hnsVersion ? { hnsVersion } : {}) };
   }
-  throw new CniError(CniCode.API_UNAVAILABLE, `neither HCN (computenetwork.dll) nor HNSCall (vmcompute.dll) is available: ${why(hcn)}`);
+  throw new CniError(
+    CniCode.API_UNAVAILABLE,
+    `neither HCN (computenetwork.dll) nor HNSCall (vmcompute.dll) is available: ${why(hcn)}`,
+  );
 }

@@ -15,7 +15,9 @@ import type { AttachTarget } from './netns';
 export type RecordedAttach = AttachmentRecord['attach'];
 
 export function recordedAttach(target: Exclude<AttachTarget, { kind: 'shared' }>, containerId: string): RecordedAttach {
-  return target.kind === 'namespace' ? { kind: 'namespace', target: target.namespaceId } : { kind: 'container', target: containerId };
+  return target.kind === 'namespace'
+    ? { kind: 'namespace', target: target.namespaceId }
+    : { kind: 'container', target: containerId };
 }
 
 function needHotAttach(api: HnsApi): void {
@@ -45,7 +47,12 @@ export async function isAttached(api: HnsApi, ep: EndpointInfo, attach: Recorded
  * endpoint this ADD has just created is attached to nothing: `fresh` skips asking for namespaces (hot attach asks
  * anyway, as hcsshim's HotAttachEndpoint does).
  */
-export async function ensureAttached(api: HnsApi, ep: EndpointInfo, attach: RecordedAttach, options: { fresh?: boolean } = {}): Promise<void> {
+export async function ensureAttached(
+  api: HnsApi,
+  ep: EndpointInfo,
+  attach: RecordedAttach,
+  options: { fresh?: boolean } = {},
+): Promise<void> {
   if (attach.kind === 'none') return;
   if (attach.kind === 'container') {
     needHotAttach(api);
@@ -64,7 +71,8 @@ export async function ensureAttached(api: HnsApi, ep: EndpointInfo, attach: Reco
       }
       throw e;
     }
-    if (outcome === 'endpoint-gone') throw new CniError(CniCode.HNS_FAILURE, `endpoint ${ep.id} vanished from HNS before it could be attached`);
+    if (outcome === 'endpoint-gone')
+      throw new CniError(CniCode.HNS_FAILURE, `endpoint ${ep.id} vanished from HNS before it could be attached`);
     return;
   }
   if (!options.fresh && (await isAttached(api, ep, attach))) return;
@@ -72,7 +80,10 @@ export async function ensureAttached(api: HnsApi, ep: EndpointInfo, attach: Reco
     await api.attachNamespace(ep.id, attach.target);
   } catch (e) {
     if (hasCode(e, HR.ERROR_NOT_FOUND)) {
-      throw new CniError(CniCode.HNS_FAILURE, `HCN namespace ${attach.target} does not exist (CNI_NETNS); the runtime must create it before ADD`);
+      throw new CniError(
+        CniCode.HNS_FAILURE,
+        `HCN namespace ${attach.target} does not exist (CNI_NETNS); the runtime must create it before ADD`,
+      );
     }
     throw e;
   }

@@ -60,7 +60,15 @@ export async function findOrCreateNetwork(a: AddContext): Promise<NetworkInfo> {
       const gateway = s.gateway ?? firstHost(prefix);
       return gateway ? { prefix, gateway } : { prefix };
     });
-  a.log.info({ network: conf.networkName, type: conf.networkType, subnets: subnets.map((s) => s.prefix), adapter: conf.adapterName }, 'creating the bridge network');
+  a.log.info(
+    {
+      network: conf.networkName,
+      type: conf.networkType,
+      subnets: subnets.map((s) => s.prefix),
+      adapter: conf.adapterName,
+    },
+    'creating the bridge network',
+  );
   try {
     return await step(`creating HNS network "${conf.networkName}"`, () =>
       a.api.createNetwork({
@@ -89,17 +97,32 @@ export async function addBridge(a: AddContext, addr: Addressing, intent: IntentR
   const subnets = ([4, 6] as const).flatMap((f) => network.subnets.filter((s) => familyOf(s.prefix) === f).slice(0, 1));
   const v6 = subnets.find((s) => familyOf(s.prefix) === 6);
   // HNS assigns the addresses: an IPv6 subnet means an IPv6 address, which HNS v1 or an old HNS cannot give.
-  if (addr.ips.length === 0 && v6) await requireIpv6(a.choice, a.api.hcn, `the subnet ${v6.prefix} of HNS network "${network.name}"`);
-  const families = addr.ips.length ? addr.ips.map((ip) => familyOf(ip.address)) : subnets.map((s) => familyOf(s.prefix));
+  if (addr.ips.length === 0 && v6)
+    await requireIpv6(a.choice, a.api.hcn, `the subnet ${v6.prefix} of HNS network "${network.name}"`);
+  const families = addr.ips.length
+    ? addr.ips.map((ip) => familyOf(ip.address))
+    : subnets.map((s) => familyOf(s.prefix));
   const gateways = ([4, 6] as const)
     .filter((f) => families.includes(f))
-    .map((f) => addr.ips.find((ip) => familyOf(ip.address) === f)?.gateway ?? subnets.find((s) => familyOf(s.prefix) === f)?.gateway ?? a.conf.subnets?.find((s) => s.family === f)?.gateway)
+    .map(
+      (f) =>
+        addr.ips.find((ip) => familyOf(ip.address) === f)?.gateway ??
+        subnets.find((s) => familyOf(s.prefix) === f)?.gateway ??
+        a.conf.subnets?.find((s) => s.family === f)?.gateway,
+    )
     .filter((g): g is string => g !== undefined);
   const overlay = await overlaySettings(a, network, addr);
   // win-overlay's ipMasq: its network's (IPv4) subnet is not source-NATed.
   const masq = a.conf.ipMasq ? subnets.filter((s) => familyOf(s.prefix) === 4).map((s) => s.prefix) : [];
   a.policies = withOutboundNatExceptions([...a.policies, ...overlay.policies], masq, 4);
-  return createAttachment(a, addr, intent, { network, networkOwned: false, mode: 'bridge', subnets, gateways, ...(overlay.mac ? { mac: overlay.mac } : {}) });
+  return createAttachment(a, addr, intent, {
+    network,
+    networkOwned: false,
+    mode: 'bridge',
+    subnets,
+    gateways,
+    ...(overlay.mac ? { mac: overlay.mac } : {}),
+  });
 }
 
 /**
@@ -108,14 +131,23 @@ export async function addBridge(a: AddContext, addr: Addressing, intent: IntentR
  * one with that address is configured, and, when IPAM chose the IPv4 address, the MAC endpointMacPrefix + its four
  * bytes (0E-2A-0A-84-00-05 for 10.132.0.5), so the MAC of a pod is known from its IP across the cluster.
  */
-async function overlaySettings(a: AddContext, network: NetworkInfo, addr: Addressing): Promise<{ policies: TypedPolicy[]; mac?: string }> {
+async function overlaySettings(
+  a: AddContext,
+  network: NetworkInfo,
+  addr: Addressing,
+): Promise<{ policies: TypedPolicy[]; mac?: string }> {
   if (network.type !== 'Overlay') return { policies: [] };
   const policies: TypedPolicy[] = [];
-  const pa = await step(`reading the ManagementIP of HNS network "${network.name}"`, () => managementIpOf(a.api, network));
+  const pa = await step(`reading the ManagementIP of HNS network "${network.name}"`, () =>
+    managementIpOf(a.api, network),
+  );
   const havePa = a.policies.some((p) => p.Type === 'ProviderAddress' && p.Settings?.ProviderAddress === pa);
   if (pa && !havePa) policies.push({ Type: 'ProviderAddress', Settings: { ProviderAddress: pa } });
   const v4 = addr.ips.map((ip) => ip.address.split('/')[0]!).find((ip) => parseIpv4(ip) !== undefined);
   if (!addr.fromIpam || v4 === undefined) return { policies };
-  const mac = `${a.conf.endpointMacPrefix}-${v4.split('.').map((b) => Number(b).toString(16).padStart(2, '0').toUpperCase()).join('-')}`;
+  const mac = `${a.conf.endpointMacPrefix}-${v4
+    .split('.')
+    .map((b) => Number(b).toString(16).padStart(2, '0').toUpperCase())
+    .join('-')}`;
   return { policies, mac };
 }

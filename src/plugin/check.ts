@@ -18,7 +18,8 @@ export async function check(ctx: VerbContext, rt: PluginRuntime): Promise<void> 
   const rec = store.getAttachment(owner);
   if (!rec) throw new CniError(CniCode.UNKNOWN_CONTAINER, `no attachment for ${ownerKey(owner)}`);
   const fail = (msg: string) => new CniError(CniCode.CHECK_FAILED, `CHECK ${ownerKey(owner)}: ${msg}`);
-  if (rec.netns !== attachment.netns) throw fail(`attached to netns ${JSON.stringify(rec.netns)}, not ${JSON.stringify(attachment.netns)}`);
+  if (rec.netns !== attachment.netns)
+    throw fail(`attached to netns ${JSON.stringify(rec.netns)}, not ${JSON.stringify(attachment.netns)}`);
   const { api } = await step('choosing the HNS API', () => rt.api(conf));
   const ep = await step('looking up the endpoint', () => api.getEndpoint(rec.endpoint.id));
   if (!ep) throw fail(`endpoint ${rec.endpoint.id} (${rec.endpoint.name}) is missing from HNS`);
@@ -31,11 +32,17 @@ export async function check(ctx: VerbContext, rt: PluginRuntime): Promise<void> 
   // Every address, of either family, must be on the endpoint: the recorded ones and prevResult's. Compared in one
   // text form, since HNS and IPAM may spell an IPv6 address differently.
   const have = new Set(ep.ips.map((ip) => canonicalIp(ip.address)));
-  const recorded = ((rec.result as { ips?: Array<{ address?: unknown }> }).ips ?? []).map((ip) => ip.address).filter((x): x is string => typeof x === 'string');
-  for (const [source, list] of [['the recorded', recorded], ['prevResult', conf.prevResult?.ips.map((ip) => ip.address) ?? []]] as const) {
+  const recorded = ((rec.result as { ips?: Array<{ address?: unknown }> }).ips ?? [])
+    .map((ip) => ip.address)
+    .filter((x): x is string => typeof x === 'string');
+  for (const [source, list] of [
+    ['the recorded', recorded],
+    ['prevResult', conf.prevResult?.ips.map((ip) => ip.address) ?? []],
+  ] as const) {
     for (const cidr of list) {
       const addr = canonicalIp(cidr.split('/')[0]!);
-      if (!have.has(addr)) throw fail(`${source} IP ${addr} is not on endpoint ${ep.id} (it has ${[...have].join(', ') || 'none'})`);
+      if (!have.has(addr))
+        throw fail(`${source} IP ${addr} is not on endpoint ${ep.id} (it has ${[...have].join(', ') || 'none'})`);
     }
   }
   const prev = conf.prevResult;

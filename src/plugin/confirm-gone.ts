@@ -10,7 +10,10 @@ import { isUnreachable } from '../hns/hcn-error';
  * The endpoints HNS lists that match. A listing that fails (other than HNS being unreachable, which the caller
  * reports as 11) cannot confirm anything, so it counts as "still there": the IP is kept, the audit finishes later.
  */
-export async function endpointsListed(api: HnsApi, match: (e: EndpointInfo) => boolean): Promise<Array<Pick<EndpointInfo, 'id' | 'name'>>> {
+export async function endpointsListed(
+  api: HnsApi,
+  match: (e: EndpointInfo) => boolean,
+): Promise<Array<Pick<EndpointInfo, 'id' | 'name'>>> {
   try {
     return (await api.listEndpoints()).filter(match);
   } catch (e) {

@@ -36,7 +36,11 @@ export async function del(ctx: VerbContext, rt: PluginRuntime): Promise<void> {
   }
   const api = await apiForDel(conf, rt);
   if (rec) {
-    if (!api) throw new CniError(CniCode.TRY_AGAIN_LATER, 'no HNS API is available on this host to delete the recorded attachment');
+    if (!api)
+      throw new CniError(
+        CniCode.TRY_AGAIN_LATER,
+        'no HNS API is available on this host to delete the recorded attachment',
+      );
     const { endpointGone } = await deleteByRecord(api, store, rec, log);
     const released = endpointGone && rec.ipamAllocated && ctx.ipam.configured;
     if (released) await ctx.ipam.del();
@@ -44,13 +48,17 @@ export async function del(ctx: VerbContext, rt: PluginRuntime): Promise<void> {
       await store.removeAttachment(owner);
     } catch (e) {
       // The HNS objects and the IP are dealt with; the runtime (and the operator) must learn that, not only the error.
-      const done = endpointGone ? `deleted endpoint ${rec.endpoint.id}${released ? ' and released its IP' : ''}` : `could not delete endpoint ${rec.endpoint.id} (tombstoned, its IP kept)`;
+      const done = endpointGone
+        ? `deleted endpoint ${rec.endpoint.id}${released ? ' and released its IP' : ''}`
+        : `could not delete endpoint ${rec.endpoint.id} (tombstoned, its IP kept)`;
       const err = toCniError(e, 'removing the attachment record');
       throw new CniError(err.code, `DEL ${done}, but ${err.message}`, err.details, { cause: e });
     }
     return;
   }
-  const { endpointGone } = api ? await deleteUnrecorded(api, store, owner, log, { cniNetwork: conf.name }) : { endpointGone: true };
+  const { endpointGone } = api
+    ? await deleteUnrecorded(api, store, owner, log, { cniNetwork: conf.name })
+    : { endpointGone: true };
   // The killed ADD may have allocated: DEL must release it (IPAM DEL is idempotent) — unless an endpoint of this
   // owner is still in HNS (it holds the IP): then the tombstone keeps the allocation (ipamPending) for the audit.
   // An IPAM that is not on CNI_PATH cannot have allocated anything for an ADD that left no record (that ADD could not
@@ -58,7 +66,11 @@ export async function del(ctx: VerbContext, rt: PluginRuntime): Promise<void> {
   // succeed. With a record that says IPAM allocated (above), its error stands, as the spec asks.
   if (ctx.ipam.configured && endpointGone) {
     if (await ctx.ipam.installed()) await ctx.ipam.del();
-    else log.warn({ ipam: ctx.ipam.type }, `DEL: ipam plugin "${ctx.ipam.type}" is not on CNI_PATH and no record says it allocated for this attachment; nothing to release`);
+    else
+      log.warn(
+        { ipam: ctx.ipam.type },
+        `DEL: ipam plugin "${ctx.ipam.type}" is not on CNI_PATH and no record says it allocated for this attachment; nothing to release`,
+      );
   }
   // An unreadable record of this attachment protected its objects from the audit; the DEL has dealt with them.
   if (store.clearQuarantine(owner) > 0) log.info({}, 'dropped the quarantined record of this attachment');
@@ -85,22 +97,34 @@ async function apiForDel(conf: NetConf, rt: PluginRuntime): Promise<HnsApi | und
  * tombstone, and the audit finishes it. `endpointGone` says whether the endpoint (the holder of the IP) is gone, i.e.
  * whether the IPAM allocation may be released now; if not, the tombstone keeps it (ipamPending).
  */
-export async function deleteByRecord(api: HnsApi, store: StateStore, rec: AttachmentRecord, log: Logger): Promise<{ endpointGone: boolean }> {
+export async function deleteByRecord(
+  api: HnsApi,
+  store: StateStore,
+  rec: AttachmentRecord,
+  log: Logger,
+): Promise<{ endpointGone: boolean }> {
   let endpointGone = !rec.endpoint.owned;
   try {
     await detach(api, rec.endpoint.id, rec.attach);
     if (rec.endpoint.owned && (await api.deleteEndpoint(rec.endpoint.id)) === 'not-found') {
       const listed = await endpointsListed(api, (e) => sameId(e.id, rec.endpoint.id));
-      if (listed.length > 0) throw new Error(`HNS answered "not found" for endpoint ${rec.endpoint.id}, but still lists it`);
+      if (listed.length > 0)
+        throw new Error(`HNS answered "not found" for endpoint ${rec.endpoint.id}, but still lists it`);
     }
     endpointGone = true;
     if (rec.network.owned) await api.deleteNetwork(rec.network.id);
-    log.info({ endpoint: rec.endpoint.id, network: rec.network.owned ? rec.network.id : undefined }, 'attachment deleted');
+    log.info(
+      { endpoint: rec.endpoint.id, network: rec.network.owned ? rec.network.id : undefined },
+      'attachment deleted',
+    );
     return { endpointGone };
   } catch (e) {
     if (isUnreachable(e)) throw toCniError(e, 'deleting the attachment');
     // HNS refused (e.g. 0x803B002C): hand it to the audit rather than fail the runtime's DEL forever.
-    log.error({ err: (e as Error).message, endpointGone }, 'HNS refused a delete; tombstoning the attachment for the audit');
+    log.error(
+      { err: (e as Error).message, endpointGone },
+      'HNS refused a delete; tombstoning the attachment for the audit',
+    );
     const extra: PlannedObject[] = [{ kind: 'endpoint', name: rec.endpoint.name, id: rec.endpoint.id }];
     if (rec.network.owned) extra.push({ kind: 'network', name: rec.network.name, id: rec.network.id });
     await store.tombstone(rec, `DEL could not delete: ${(e as Error).message}`, {
@@ -125,7 +149,10 @@ export async function deleteUnrecorded(
   options: { cniNetwork?: string; onlyIntent?: string } = {},
 ): Promise<{ endpointGone: boolean }> {
   const intent = await step('tombstoning the attachment', () =>
-    store.tombstone(owner, 'DEL without a committed attachment', { extra: [{ kind: 'endpoint', name: endpointName(owner) }], ...options }),
+    store.tombstone(owner, 'DEL without a committed attachment', {
+      extra: [{ kind: 'endpoint', name: endpointName(owner) }],
+      ...options,
+    }),
   );
   const planned = intent?.planned ?? [];
   try {
@@ -150,14 +177,21 @@ export async function deleteUnrecorded(
       if (ep.namespaceId) await quiet(api.detachNamespace(ep.id, ep.namespaceId));
       // The reference hot-detaches before deleting (containernetworking/plugins pkg/hns/endpoint_windows.go
       // RemoveHnsEndpoint); a container already gone counts as detached.
-      if (ep.containers?.some((c) => c.toLowerCase() === owner.containerId.toLowerCase()) && !api.hotAttachUnavailable()) {
+      if (
+        ep.containers?.some((c) => c.toLowerCase() === owner.containerId.toLowerCase()) &&
+        !api.hotAttachUnavailable()
+      ) {
         await quiet(api.hotDetach(ep.id, owner.containerId));
       }
       await quiet(api.deleteEndpoint(ep.id));
     }
-    for (const p of planned.filter((x) => x.kind === 'network' && x.id && !visible(x.id))) await quiet(api.deleteNetwork(p.id!));
+    for (const p of planned.filter((x) => x.kind === 'network' && x.id && !visible(x.id)))
+      await quiet(api.deleteNetwork(p.id!));
     for (const n of ownNetworks) await quiet(api.deleteNetwork(n.id));
-    log.info({ intent: intent?.id, planned: planned.length }, 'DEL without a record: tombstoned and deleted what HNS shows');
+    log.info(
+      { intent: intent?.id, planned: planned.length },
+      'DEL without a record: tombstoned and deleted what HNS shows',
+    );
   } catch (e) {
     if (isUnreachable(e)) throw toCniError(e, 'deleting the unrecorded attachment');
     log.error({ err: (e as Error).message }, 'DEL could not delete everything; the tombstone lets the audit finish');
@@ -166,11 +200,17 @@ export async function deleteUnrecorded(
   const left = await step('confirming the endpoint is gone', () =>
     endpointsListed(api, (e) => {
       const parsed = parseOwnedName(e.name);
-      return (!!parsed && parsed.kind === 'endpoint' && parsed.tag === ownerTag(owner)) || plannedIds.some((id) => sameId(id, e.id));
+      return (
+        (!!parsed && parsed.kind === 'endpoint' && parsed.tag === ownerTag(owner)) ||
+        plannedIds.some((id) => sameId(id, e.id))
+      );
     }),
   );
   if (left.length === 0) return { endpointGone: true };
-  log.error({ endpoints: left.map((e) => e.id) }, 'an endpoint of this attachment survived the DEL; its IP stays allocated until the audit removes it');
+  log.error(
+    { endpoints: left.map((e) => e.id) },
+    'an endpoint of this attachment survived the DEL; its IP stays allocated until the audit removes it',
+  );
   await step('tombstoning the attachment', () =>
     store.tombstone(owner, 'DEL could not delete its endpoint', {
       extra: left.filter((e) => e.id !== 'unknown').map((e) => ({ kind: 'endpoint' as const, name: e.name, id: e.id })),

@@ -35,10 +35,14 @@ export function runtimeMac(a: Pick<AddContext, 'conf' | 'ctx'>): string | undefi
   let fromArgs: string | undefined;
   if (argText !== undefined) {
     fromArgs = normalizeMac(argText);
-    if (!fromArgs) throw new CniError(CniCode.INVALID_ENV, `CNI_ARGS MAC=${JSON.stringify(argText)} is not a unicast MAC address`);
+    if (!fromArgs)
+      throw new CniError(CniCode.INVALID_ENV, `CNI_ARGS MAC=${JSON.stringify(argText)} is not a unicast MAC address`);
   }
   if (fromRuntime && fromArgs && fromRuntime !== fromArgs) {
-    throw new CniError(CniCode.INVALID_NETWORK_CONFIG, `runtimeConfig.mac ${fromRuntime} and CNI_ARGS MAC ${fromArgs} disagree`);
+    throw new CniError(
+      CniCode.INVALID_NETWORK_CONFIG,
+      `runtimeConfig.mac ${fromRuntime} and CNI_ARGS MAC ${fromArgs} disagree`,
+    );
   }
   return fromRuntime ?? fromArgs;
 }
@@ -71,7 +75,8 @@ export async function lookupNic(a: AddContext, mac: string): Promise<HostAdapter
   }
   const state = a.store.snapshot();
   const tombs = new Map(state.tombstones.map((t) => [ownerKey(t), t]));
-  const live = (i: (typeof state.intents)[number]) => intentLiveness(i, tombs.get(ownerKey(i)), a.rt.now(), a.rt.os().processStartTime);
+  const live = (i: (typeof state.intents)[number]) =>
+    intentLiveness(i, tombs.get(ownerKey(i)), a.rt.now(), a.rt.os().processStartTime);
   // An ADD of another attachment that is creating a network on this NIC right now (HNS may not show it yet).
   for (const i of state.intents) {
     if (i.mac === mac && !sameOwner(i, a.owner) && live(i).live) {
@@ -84,7 +89,9 @@ export async function lookupNic(a: AddContext, mac: string): Promise<HostAdapter
   const networks = await step('listing HNS networks', () => a.api.listNetworks());
   // v1 listings name the NIC in NetworkAdapterName and its MAC in SourceMac (microsoft/hcsshim internal/hns/hnsnetwork.go
   // HNSNetwork), v2 in the NetAdapterName policy (hcn/hcnpolicy.go): either one identifies the holder.
-  const holder = networks.find((n) => n.adapterName?.toLowerCase() === adapter.name.toLowerCase() || (!!n.sourceMac && n.sourceMac === mac));
+  const holder = networks.find(
+    (n) => n.adapterName?.toLowerCase() === adapter.name.toLowerCase() || (!!n.sourceMac && n.sourceMac === mac),
+  );
   if (!holder) return adapter;
   const where = `NIC ${mac} (adapter "${adapter.name}")`;
   const parsed = parseOwnedName(holder.name);
@@ -98,18 +105,26 @@ export async function lookupNic(a: AddContext, mac: string): Promise<HostAdapter
   const ofHolder = (o: Parameters<typeof ownerTag>[0]) => ownerTag(o) === parsed.tag;
   const rec = state.attachments.find(ofHolder);
   if (rec && sameId(rec.network.id, holder.id)) {
-    throw new CniError(CniCode.NIC_IN_USE, `${where} is in use by attachment ${ownerKey(rec)} (network "${holder.name}"); DEL that attachment first`);
+    throw new CniError(
+      CniCode.NIC_IN_USE,
+      `${where} is in use by attachment ${ownerKey(rec)} (network "${holder.name}"); DEL that attachment first`,
+    );
   }
   // Our own intent claims nothing here: a network of this very owner that is still there is a leftover.
   const intent = ofHolder(a.owner) ? undefined : state.intents.find(ofHolder);
   if (intent && live(intent).live) {
-    throw new CniError(CniCode.TRY_AGAIN_LATER, `${where} is held by network "${holder.name}", which a running ADD (pid ${intent.pid}) is creating; try again later`);
+    throw new CniError(
+      CniCode.TRY_AGAIN_LATER,
+      `${where} is held by network "${holder.name}", which a running ADD (pid ${intent.pid}) is creating; try again later`,
+    );
   }
   const holderOwner = parsed.owner ?? [...state.intents, ...state.tombstones].find(ofHolder);
   throw new CniError(
     CniCode.NIC_IN_USE,
     `${where} is held by network "${holder.name}" (${holder.id}) left behind by ${holderOwner ? ownerKey(holderOwner) : `owner tag ${parsed.tag}`}, which has no live attachment: a leaked network${
-      a.conf.audit ? ' that the audit could not remove (see the log)' : ', and the audit is switched off ("audit": false)'
+      a.conf.audit
+        ? ' that the audit could not remove (see the log)'
+        : ', and the audit is switched off ("audit": false)'
     }`,
   );
 }
@@ -119,7 +134,12 @@ export interface NicDeps {
   reaudit(): Promise<void>;
 }
 
-async function createNicNetwork(a: AddContext, deps: NicDeps, spec: { name: string; id?: string; mac: string; subnets: SubnetInfo[] }, adapter: HostAdapter): Promise<NetworkInfo> {
+async function createNicNetwork(
+  a: AddContext,
+  deps: NicDeps,
+  spec: { name: string; id?: string; mac: string; subnets: SubnetInfo[] },
+  adapter: HostAdapter,
+): Promise<NetworkInfo> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await step(`creating HNS network ${spec.name}`, () =>
@@ -140,15 +160,28 @@ async function createNicNetwork(a: AddContext, deps: NicDeps, spec: { name: stri
       if (isAdapterUnavailable(cause)) {
         // HNS finished a network on this NIC after we looked (a leaked create committing late): audit, look, retry once.
         if (attempt === 1 && a.conf.audit) {
-          a.log.warn({ mac: spec.mac, adapter: adapter.name }, 'HNS says the NIC is taken although it looked free; auditing again');
+          a.log.warn(
+            { mac: spec.mac, adapter: adapter.name },
+            'HNS says the NIC is taken although it looked free; auditing again',
+          );
           await deps.reaudit();
           adapter = await lookupNic(a, spec.mac);
           continue;
         }
-        throw new CniError(CniCode.TRY_AGAIN_LATER, `HNS reports NIC ${spec.mac} (adapter "${adapter.name}") as taken: a network on it is still being completed; try again later`, '', { cause });
+        throw new CniError(
+          CniCode.TRY_AGAIN_LATER,
+          `HNS reports NIC ${spec.mac} (adapter "${adapter.name}") as taken: a network on it is still being completed; try again later`,
+          '',
+          { cause },
+        );
       }
       if (isAlreadyExists(cause)) {
-        throw new CniError(CniCode.TRY_AGAIN_LATER, `HNS network ${spec.name} already exists or is still being created by an earlier attempt for this pod; try again later (the audit removes it)`, '', { cause });
+        throw new CniError(
+          CniCode.TRY_AGAIN_LATER,
+          `HNS network ${spec.name} already exists or is still being created by an earlier attempt for this pod; try again later (the audit removes it)`,
+          '',
+          { cause },
+        );
       }
       throw e;
     }
@@ -156,7 +189,10 @@ async function createNicNetwork(a: AddContext, deps: NicDeps, spec: { name: stri
 }
 
 /** What a delegated-NIC ADD plans before it allocates anything: the endpoint, and the NIC network once the MAC is known. */
-export function planDelegated(a: AddContext, reuse: AttachmentRecord | undefined): { planned: PlannedObject[]; mac?: string } {
+export function planDelegated(
+  a: AddContext,
+  reuse: AttachmentRecord | undefined,
+): { planned: PlannedObject[]; mac?: string } {
   const mac = reuse?.mac ?? runtimeMac(a);
   const epId = plannedId(a);
   const netId = plannedId(a);
@@ -176,15 +212,21 @@ export async function addDelegatedNic(
   let intent = startIntent;
   const mac = intent.mac ?? chooseMac(a, addr.ipamMac);
   // The network's subnets: one per family of the pod's addresses (IPAM), else the configured ones (HNS assigns).
-  const subnets: SubnetInfo[] = (addr.ips.length
-    ? addr.ips.map((ip) => ({ prefix: networkOf(ip.address)!, family: familyOf(ip.address)!, gateway: ip.gateway }))
-    : (conf.subnets ?? []).filter((s) => s.prefix).map((s) => ({ prefix: networkOf(s.prefix!)!, family: s.family, gateway: undefined as string | undefined }))
+  const subnets: SubnetInfo[] = (
+    addr.ips.length
+      ? addr.ips.map((ip) => ({ prefix: networkOf(ip.address)!, family: familyOf(ip.address)!, gateway: ip.gateway }))
+      : (conf.subnets ?? [])
+          .filter((s) => s.prefix)
+          .map((s) => ({ prefix: networkOf(s.prefix!)!, family: s.family, gateway: undefined as string | undefined }))
   ).map(({ prefix, family, gateway }) => {
     const gw = gateway ?? conf.subnets?.find((s) => s.family === family)?.gateway ?? firstHost(prefix);
     return gw ? { prefix, gateway: gw } : { prefix };
   });
   if (subnets.length === 0) {
-    throw new CniError(CniCode.INVALID_NETWORK_CONFIG, 'delegatedNic mode needs addresses: configure "ipam", or a "subnet" for HNS to assign from');
+    throw new CniError(
+      CniCode.INVALID_NETWORK_CONFIG,
+      'delegatedNic mode needs addresses: configure "ipam", or a "subnet" for HNS to assign from',
+    );
   }
   const v6 = subnets.find((s) => familyOf(s.prefix) === 6);
   if (v6 && addr.ips.length === 0) await requireIpv6(a.choice, a.api.hcn, `subnet ${v6.prefix}`);
@@ -192,15 +234,27 @@ export async function addDelegatedNic(
   if (!intent.mac) {
     // The MAC came from IPAM: now the intent can name the NIC and the network it will create.
     const netId = plannedId(a);
-    intent = await updateIntent(a, intent, [{ kind: 'network', name: netName, ...(netId ? { id: netId } : {}) }, ...intent.planned], mac);
+    intent = await updateIntent(
+      a,
+      intent,
+      [{ kind: 'network', name: netName, ...(netId ? { id: netId } : {}) }, ...intent.planned],
+      mac,
+    );
   }
   // A recorded network that survived (only the endpoint is gone) is reused; otherwise the NIC must be free.
-  const kept = reuse?.network.owned ? await step('looking up the recorded network', () => a.api.getNetwork(reuse.network.id)) : undefined;
+  const kept = reuse?.network.owned
+    ? await step('looking up the recorded network', () => a.api.getNetwork(reuse.network.id))
+    : undefined;
   const adapter = kept ? undefined : await lookupNic(a, mac);
   const netId = intent.planned.find((p) => p.kind === 'network')?.id;
   let network = kept;
   if (!network) {
-    network = await createNicNetwork(a, deps, { name: netName, ...(netId ? { id: netId } : {}), mac, subnets }, adapter!);
+    network = await createNicNetwork(
+      a,
+      deps,
+      { name: netName, ...(netId ? { id: netId } : {}), mac, subnets },
+      adapter!,
+    );
     const created = network;
     a.undo.push('delete the network', () => a.api.deleteNetwork(created.id));
     intent = await keepClaim(a, intent, 'network', netId, created.id);

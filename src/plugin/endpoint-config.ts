@@ -22,7 +22,10 @@ export function endpointPolicies(conf: NetConf, api: 1 | 2, log: Logger, hnsVers
   const policies = conf.endpointPolicies.map((p) => toTyped(p.value, p.source));
   for (const m of conf.portMappings) {
     if (m.protocol === 'sctp') {
-      throw new CniError(CniCode.UNSUPPORTED_FIELD, `unsupported field: runtimeConfig.portMappings protocol "sctp" (HNS maps tcp and udp only)`);
+      throw new CniError(
+        CniCode.UNSUPPORTED_FIELD,
+        `unsupported field: runtimeConfig.portMappings protocol "sctp" (HNS maps tcp and udp only)`,
+      );
     }
     if (api === 1 && m.hostIP && m.hostIP !== '0.0.0.0' && m.hostIP !== '::') {
       // HNS v1's NAT policy has no host IP (microsoft/hcsshim internal/hns/hnspolicy.go NatPolicy).
@@ -37,16 +40,25 @@ export function endpointPolicies(conf: NetConf, api: 1 | 2, log: Logger, hnsVers
     // mtu is optional tuning: where HNS cannot take it, the pod gets HNS's default and the log says so.
     if (api !== 2) log.warn({ mtu: conf.mtu }, 'mtu is not applied: HNS v1 has no InterfaceParameters policy');
     else if (!supports(hnsVersion, 'interfaceParameters')) {
-      log.warn({ mtu: conf.mtu, hnsVersion: shown }, `mtu is not applied: the InterfaceParameters policy needs HNS ${describeRequirement('interfaceParameters')} (HCN schema 2.4)`);
+      log.warn(
+        { mtu: conf.mtu, hnsVersion: shown },
+        `mtu is not applied: the InterfaceParameters policy needs HNS ${describeRequirement('interfaceParameters')} (HCN schema 2.4)`,
+      );
     } else policies.push({ Type: 'InterfaceParameters', Settings: { Mtu: conf.mtu } });
   }
   if (conf.loopbackDSR && api === 1) {
-    throw new CniError(CniCode.UNSUPPORTED_FIELD, 'unsupported field: loopbackDSR true needs the HCN (v2) API, and this host uses HNS v1');
+    throw new CniError(
+      CniCode.UNSUPPORTED_FIELD,
+      'unsupported field: loopbackDSR true needs the HCN (v2) API, and this host uses HNS v1',
+    );
   }
   if (conf.loopbackDSR && !supports(hnsVersion, 'dsr')) {
     // win-bridge skips the policy silently here (containernetworking/plugins pkg/hns/netconf_windows.go
     // ApplyLoopbackDSRPolicy checks hcn.DSRSupported()); a pod that cannot reach itself through its service is worse.
-    throw new CniError(CniCode.UNSUPPORTED_FIELD, `unsupported field: loopbackDSR true needs DSR, which HNS ${shown} lacks (DSR: HNS ${describeRequirement('dsr')})`);
+    throw new CniError(
+      CniCode.UNSUPPORTED_FIELD,
+      `unsupported field: loopbackDSR true needs DSR, which HNS ${shown} lacks (DSR: HNS ${describeRequirement('dsr')})`,
+    );
   }
   if (conf.iov) {
     requireIov(conf, api, hnsVersion, shown);
@@ -60,10 +72,21 @@ export function endpointPolicies(conf: NetConf, api: 1 | 2, log: Logger, hnsVers
 }
 
 function requireIov(conf: NetConf, api: 1 | 2, hnsVersion: HnsVersion | undefined, shown: string): void {
-  if (conf.mode !== 'delegatedNic') throw new CniError(CniCode.INVALID_NETWORK_CONFIG, 'invalid network configuration: "iov" applies to mode "delegatedNic" only');
-  if (api !== 2) throw new CniError(CniCode.UNSUPPORTED_FIELD, 'unsupported field: iov true needs the HCN (v2) API (HNS v1 networks have no flags, v1 endpoints no Iov policy), and this host uses HNS v1');
+  if (conf.mode !== 'delegatedNic')
+    throw new CniError(
+      CniCode.INVALID_NETWORK_CONFIG,
+      'invalid network configuration: "iov" applies to mode "delegatedNic" only',
+    );
+  if (api !== 2)
+    throw new CniError(
+      CniCode.UNSUPPORTED_FIELD,
+      'unsupported field: iov true needs the HCN (v2) API (HNS v1 networks have no flags, v1 endpoints no Iov policy), and this host uses HNS v1',
+    );
   if (!supports(hnsVersion, 'iov')) {
-    throw new CniError(CniCode.UNSUPPORTED_FIELD, `unsupported field: iov true needs HNS ${describeRequirement('iov')} (Accelnet), and this host's HNS is ${shown}`);
+    throw new CniError(
+      CniCode.UNSUPPORTED_FIELD,
+      `unsupported field: iov true needs HNS ${describeRequirement('iov')} (Accelnet), and this host's HNS is ${shown}`,
+    );
   }
 }
 
@@ -100,7 +123,13 @@ export function nicNetworkFlags(conf: NetConf, api: 1 | 2, hnsVersion: HnsVersio
  *   ApplyLoopbackDSRPolicy), sdnbridge (common/core/network.go, epInfo.IPAddress) and Azure CNI
  *   (cni/network/network_windows.go getLoopbackDSRPolicy: "consider DSR policy only for ipv4 address") all do so.
  */
-export function podPolicies(base: TypedPolicy[], conf: NetConf, families: ReadonlySet<number>, podIpv4: string | undefined, log: Logger): TypedPolicy[] {
+export function podPolicies(
+  base: TypedPolicy[],
+  conf: NetConf,
+  families: ReadonlySet<number>,
+  podIpv4: string | undefined,
+  log: Logger,
+): TypedPolicy[] {
   let out = [...base];
   conf.portMappings.forEach((m, i) => {
     const hostFamily = m.hostIP && m.hostIP !== '0.0.0.0' && m.hostIP !== '::' ? familyOf(m.hostIP) : undefined;
@@ -116,14 +145,19 @@ export function podPolicies(base: TypedPolicy[], conf: NetConf, families: Readon
   for (const family of [4, 6] as const) {
     const exceptions = conf.outboundNatExceptions.filter((c) => familyOf(c) === family);
     if (!families.has(family)) {
-      if (exceptions.length) log.debug({ family, exceptions }, 'outbound-NAT exceptions of a family the pod does not have are not applied');
+      if (exceptions.length)
+        log.debug({ family, exceptions }, 'outbound-NAT exceptions of a family the pod does not have are not applied');
       continue;
     }
     out = withOutboundNatExceptions(out, exceptions, family);
   }
   if (conf.loopbackDSR) {
     if (podIpv4) out.push(loopbackDsr(podIpv4));
-    else if (!families.has(4)) log.warn({ families: [...families] }, 'loopbackDSR is not applied: the pod has no IPv4 address, and loopback DSR is IPv4-only (as in every peer)');
+    else if (!families.has(4))
+      log.warn(
+        { families: [...families] },
+        'loopbackDSR is not applied: the pod has no IPv4 address, and loopback DSR is IPv4-only (as in every peer)',
+      );
   }
   return out;
 }
@@ -137,20 +171,28 @@ export function networkPolicies(conf: NetConf): TypedPolicy[] {
  * runtime search list, the pod namespace's service domain is put first, as sdnbridge does:
  * search ["svc.cluster.local"] in namespace "web" becomes ["web.svc.cluster.local", "svc.cluster.local"].
  */
-export function podDns(conf: NetConf, args: Readonly<Record<string, string>>, ipamDns: Dns | undefined): Required<Pick<Dns, 'nameservers' | 'search'>> & Dns {
+export function podDns(
+  conf: NetConf,
+  args: Readonly<Record<string, string>>,
+  ipamDns: Dns | undefined,
+): Required<Pick<Dns, 'nameservers' | 'search'>> & Dns {
   const rt = conf.runtimeDns;
-  const nameservers = rt?.servers?.length ? rt.servers : conf.dns.nameservers?.length ? conf.dns.nameservers : ipamDns?.nameservers ?? [];
+  const nameservers = rt?.servers?.length
+    ? rt.servers
+    : conf.dns.nameservers?.length
+      ? conf.dns.nameservers
+      : (ipamDns?.nameservers ?? []);
   let search: string[];
   if (rt?.searches?.length) search = [...rt.searches];
   else {
-    search = [...(conf.dns.search?.length ? conf.dns.search : ipamDns?.search ?? [])];
+    search = [...(conf.dns.search?.length ? conf.dns.search : (ipamDns?.search ?? []))];
     const ns = args.K8S_POD_NAMESPACE;
     if (ns && search[0] && !search[0].startsWith(`${ns}.`)) search.unshift(`${ns}.${search[0]}`);
   }
   const out: Required<Pick<Dns, 'nameservers' | 'search'>> & Dns = { nameservers: [...nameservers], search };
   const domain = conf.dns.domain ?? ipamDns?.domain;
   if (domain) out.domain = domain;
-  const options = rt?.options?.length ? rt.options : conf.dns.options ?? ipamDns?.options;
+  const options = rt?.options?.length ? rt.options : (conf.dns.options ?? ipamDns?.options);
   if (options?.length) out.options = [...options];
   return out;
 }

@@ -29,14 +29,21 @@ export interface EndpointPlacement {
   mac?: string;
 }
 
-export async function createAttachment(a: AddContext, addr: Addressing, intent: IntentRecord, where: EndpointPlacement): Promise<AttachmentRecord> {
+export async function createAttachment(
+  a: AddContext,
+  addr: Addressing,
+  intent: IntentRecord,
+  where: EndpointPlacement,
+): Promise<AttachmentRecord> {
   const { conf, owner } = a;
   const { network, gateways, mac, subnets } = where;
   const dns = podDns(conf, a.ctx.attachment.args, addr.dns);
   const { name, id } = intent.planned.find((p) => p.kind === 'endpoint')!;
   const ips = addr.ips.map((ip) => splitCidr(ip.address)!).map((s) => ({ address: s.ip, prefixLength: s.prefix }));
   // Families: the addresses IPAM gave, or (HNS assigns) one per subnet of the network.
-  const families = new Set(ips.length ? ips.map((ip) => familyOf(ip.address)!) : subnets.map((s) => familyOf(s.prefix)!));
+  const families = new Set(
+    ips.length ? ips.map((ip) => familyOf(ip.address)!) : subnets.map((s) => familyOf(s.prefix)!),
+  );
   // A network that shows no subnets (HNS decides): IPv4, as before dual-stack, so port mappings and NAT still apply.
   if (families.size === 0) families.add(4);
   const ipv4 = ips.find((ip) => familyOf(ip.address) === 4)?.address;
@@ -48,7 +55,12 @@ export async function createAttachment(a: AddContext, addr: Addressing, intent: 
         ips,
         ...(mac ? { mac } : {}),
         gateways,
-        dns: { servers: dns.nameservers, search: dns.search, ...(dns.domain ? { domain: dns.domain } : {}), ...(dns.options?.length ? { options: dns.options } : {}) },
+        dns: {
+          servers: dns.nameservers,
+          search: dns.search,
+          ...(dns.domain ? { domain: dns.domain } : {}),
+          ...(dns.options?.length ? { options: dns.options } : {}),
+        },
         policies: podPolicies(a.policies, conf, families, ipv4, a.log),
       },
       id,
@@ -57,7 +69,10 @@ export async function createAttachment(a: AddContext, addr: Addressing, intent: 
   // A "not found" from HNS is confirmed by a listing before the rollback counts the endpoint as gone: only then may
   // the rollback release its IP (Undo keeps the allocation when this step fails).
   a.undo.push('delete the endpoint', async () => {
-    if ((await a.api.deleteEndpoint(ep.id)) === 'not-found' && (await endpointsListed(a.api, (e) => sameId(e.id, ep.id))).length > 0) {
+    if (
+      (await a.api.deleteEndpoint(ep.id)) === 'not-found' &&
+      (await endpointsListed(a.api, (e) => sameId(e.id, ep.id))).length > 0
+    ) {
       throw new Error(`HNS answered "not found" for endpoint ${ep.id}, but still lists it`);
     }
   });
@@ -67,8 +82,14 @@ export async function createAttachment(a: AddContext, addr: Addressing, intent: 
     // peer) is added now that it is known, as HCN can modify an endpoint's policies (microsoft/hcsshim
     // hcn/hcnendpoint.go ApplyPolicy).
     const podIp = ep.ips.find((ip) => familyOf(ip.address) === 4)?.address;
-    if (!podIp) throw new CniError(CniCode.HNS_FAILURE, `loopbackDSR: HNS created endpoint ${ep.id} without an IPv4 address, so there is no pod IP to loop back to`);
-    await step(`adding the loopback DSR policy for ${podIp}`, () => a.api.addEndpointPolicies(ep.id, [loopbackDsr(podIp)]));
+    if (!podIp)
+      throw new CniError(
+        CniCode.HNS_FAILURE,
+        `loopbackDSR: HNS created endpoint ${ep.id} without an IPv4 address, so there is no pod IP to loop back to`,
+      );
+    await step(`adding the loopback DSR policy for ${podIp}`, () =>
+      a.api.addEndpointPolicies(ep.id, [loopbackDsr(podIp)]),
+    );
   }
   await step(`attaching endpoint ${name}`, () => ensureAttached(a.api, ep, a.attach, { fresh: true }));
   a.undo.push('detach the endpoint', () => detach(a.api, ep.id, a.attach));
@@ -125,8 +146,22 @@ export async function createAttachment(a: AddContext, addr: Addressing, intent: 
  * The intent claims planned objects by the id it chose. Should HNS have assigned another id, the claim follows the
  * real one at once — else an audit could judge the new object unclaimed while this ADD is still working on it.
  */
-export async function keepClaim(a: AddContext, intent: IntentRecord, kind: 'network' | 'endpoint', planned: string | undefined, actual: string): Promise<IntentRecord> {
+export async function keepClaim(
+  a: AddContext,
+  intent: IntentRecord,
+  kind: 'network' | 'endpoint',
+  planned: string | undefined,
+  actual: string,
+): Promise<IntentRecord> {
   if (!planned || sameId(planned, actual)) return intent;
-  a.log.warn({ kind, planned, actual }, 'HNS did not keep the id chosen for the object; the intent now claims the id HNS gave it');
-  return updateIntent(a, intent, intent.planned.map((p) => (p.kind === kind && p.id && sameId(p.id, planned) ? { ...p, id: actual } : p)), intent.mac);
+  a.log.warn(
+    { kind, planned, actual },
+    'HNS did not keep the id chosen for the object; the intent now claims the id HNS gave it',
+  );
+  return updateIntent(
+    a,
+    intent,
+    intent.planned.map((p) => (p.kind === kind && p.id && sameId(p.id, planned) ? { ...p, id: actual } : p)),
+    intent.mac,
+  );
 }

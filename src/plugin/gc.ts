@@ -26,7 +26,10 @@ export interface GcReport {
 export async function gc(ctx: ConfContext, rt: PluginRuntime): Promise<GcReport> {
   const { conf, log } = ctx;
   if (!conf.validAttachments) {
-    throw new CniError(CniCode.INVALID_NETWORK_CONFIG, 'GC needs "cni.dev/valid-attachments" (or "cni.dev/attachments"): without it every attachment would look invalid');
+    throw new CniError(
+      CniCode.INVALID_NETWORK_CONFIG,
+      'GC needs "cni.dev/valid-attachments" (or "cni.dev/attachments"): without it every attachment would look invalid',
+    );
   }
   const valid = new Set(conf.validAttachments.map(ownerKey));
   const store = rt.store(conf, log);
@@ -44,7 +47,8 @@ export async function gc(ctx: ConfContext, rt: PluginRuntime): Promise<GcReport>
   for (const rec of state.attachments) {
     if (valid.has(ownerKey(rec)) || !ours(rec)) continue;
     try {
-      const { endpointGone } = rec.mode === 'shared' ? { endpointGone: true } : await deleteByRecord(api, store, rec, log);
+      const { endpointGone } =
+        rec.mode === 'shared' ? { endpointGone: true } : await deleteByRecord(api, store, rec, log);
       // Refused by HNS: the endpoint (and its IP) lives on; the tombstone keeps the allocation until it is gone.
       if (endpointGone && rec.ipamAllocated && ctx.ipam.configured) await ctx.ipam.delFor(rec);
       await store.removeAttachment(rec);
@@ -58,7 +62,10 @@ export async function gc(ctx: ConfContext, rt: PluginRuntime): Promise<GcReport>
     if (valid.has(ownerKey(intent)) || !ours(intent)) continue;
     if (intentLiveness(intent, tombs.get(ownerKey(intent)), rt.now(), rt.os().processStartTime).live) continue;
     try {
-      const { endpointGone } = await deleteUnrecorded(api, store, intent, log, { onlyIntent: intent.id, cniNetwork: conf.name });
+      const { endpointGone } = await deleteUnrecorded(api, store, intent, log, {
+        onlyIntent: intent.id,
+        cniNetwork: conf.name,
+      });
       // The unfinished ADD may have allocated before it died: release on its behalf (IPAM DEL is idempotent) —
       // unless its endpoint survived: then the tombstone keeps the allocation until the audit removes it.
       if (ctx.ipam.configured && endpointGone) await ctx.ipam.delFor(intent);
@@ -69,12 +76,14 @@ export async function gc(ctx: ConfContext, rt: PluginRuntime): Promise<GcReport>
   // An unreadable record cannot say which network it belongs to: GC leaves its objects alone (the audit protects
   // them) rather than guess. Its own DEL, or the operator (hcn-cni state --clear-quarantine), deals with it.
   for (const q of state.quarantined) {
-    if (q.owner && !valid.has(ownerKey(q.owner))) log.warn({ owner: ownerKey(q.owner), file: q.file }, 'GC leaves an unreadable record and its objects alone');
+    if (q.owner && !valid.has(ownerKey(q.owner)))
+      log.warn({ owner: ownerKey(q.owner), file: q.file }, 'GC leaves an unreadable record and its objects alone');
   }
   try {
     const result = await audit({ api, store, os: rt.os(), log, now: rt.now, graceMs: graceMs(conf.hnsTimeoutSeconds) });
     report.deletedObjects.push(...(result.sweep?.deleted ?? []).map((j) => `${j.kind} ${j.name}`));
-    for (const f of result.sweep?.failed ?? []) report.errors.push(`deleting ${f.object.kind} ${f.object.name}: ${f.error}`);
+    for (const f of result.sweep?.failed ?? [])
+      report.errors.push(`deleting ${f.object.kind} ${f.object.name}: ${f.error}`);
     report.errors.push(...(await releasePendingIpam(store, ctx.ipam, conf.name, result, log)));
   } catch (e) {
     note('auditing HNS', e);
@@ -82,14 +91,29 @@ export async function gc(ctx: ConfContext, rt: PluginRuntime): Promise<GcReport>
   if (ctx.ipam.configured) {
     try {
       const forwarded = await ctx.ipam.gc();
-      log.info({ ipam: ctx.ipam.type, forwarded }, forwarded ? 'GC forwarded to IPAM' : 'IPAM does not speak GC (1.1.0); released per attachment instead');
+      log.info(
+        { ipam: ctx.ipam.type, forwarded },
+        forwarded ? 'GC forwarded to IPAM' : 'IPAM does not speak GC (1.1.0); released per attachment instead',
+      );
     } catch (e) {
       note(`forwarding GC to ipam ${ctx.ipam.type}`, e);
     }
   }
-  log.info({ gc: 'done', removed: report.removedAttachments.length, deleted: report.deletedObjects.length, errors: report.errors.length }, 'GC done');
+  log.info(
+    {
+      gc: 'done',
+      removed: report.removedAttachments.length,
+      deleted: report.deletedObjects.length,
+      errors: report.errors.length,
+    },
+    'GC done',
+  );
   if (report.errors.length > 0) {
-    throw new CniError(CniCode.GC_INCOMPLETE, `GC finished with ${report.errors.length} error(s)`, report.errors.join('\n'));
+    throw new CniError(
+      CniCode.GC_INCOMPLETE,
+      `GC finished with ${report.errors.length} error(s)`,
+      report.errors.join('\n'),
+    );
   }
   return report;
 }

@@ -14,9 +14,10 @@ export function createHandlers(runtime: PluginRuntime | RuntimeOptions): CniHand
     add: (ctx) => verbGuard('ADD', () => add(ctx, rt)),
     del: (ctx) => verbGuard('DEL', () => del(ctx, rt)),
     check: (ctx) => verbGuard('CHECK', () => check(ctx, rt)),
-    gc: (ctx) => verbGuard('GC', async () => {
-      await gc(ctx, rt);
-    }),
+    gc: (ctx) =>
+      verbGuard('GC', async () => {
+        await gc(ctx, rt);
+      }),
     status: (ctx) => verbGuard('STATUS', () => status(ctx, rt)),
   };
 }

@@ -9,9 +9,7 @@ import { CniCode, CniError } from '../cni/cni-error';
 import { GUID_PATTERN } from '../net/guid';
 
 export type AttachTarget =
-  | { kind: 'namespace'; namespaceId: string }
-  | { kind: 'container' }
-  | { kind: 'shared'; sandboxId: string };
+  { kind: 'namespace'; namespaceId: string } | { kind: 'container' } | { kind: 'shared'; sandboxId: string };
 
 const CONTAINER_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 

@@ -33,7 +33,10 @@ export async function status(ctx: ConfContext, rt: PluginRuntime): Promise<void>
   const missing = state.attachments.filter((r) => r.mode !== 'shared' && !endpointIds.has(r.endpoint.id.toLowerCase()));
   const problems = [
     ...missing.map((r) => `attachment ${ownerKey(r)}: endpoint ${r.endpoint.id} is missing from HNS`),
-    ...state.quarantined.map((q) => `unreadable ${q.kind} record${q.owner ? ` of ${ownerKey(q.owner)}` : ''} quarantined as ${q.file}: ${q.reason}`),
+    ...state.quarantined.map(
+      (q) =>
+        `unreadable ${q.kind} record${q.owner ? ` of ${ownerKey(q.owner)}` : ''} quarantined as ${q.file}: ${q.reason}`,
+    ),
   ];
   if (problems.length > 0) {
     throw new CniError(

@@ -19,7 +19,10 @@ export function hnsDetails(e: HcnError): string {
 export function toCniError(e: unknown, doing: string): CniError {
   if (e instanceof CniError) return e;
   if (isHcnError(e)) {
-    if (isUnreachable(e)) return new CniError(CniCode.TRY_AGAIN_LATER, `HNS did not answer while ${doing}: ${e.message}`, hnsDetails(e), { cause: e });
+    if (isUnreachable(e))
+      return new CniError(CniCode.TRY_AGAIN_LATER, `HNS did not answer while ${doing}: ${e.message}`, hnsDetails(e), {
+        cause: e,
+      });
     // HNS answers E_NOTIMPL for a whole API it does not have (HCN on a host without it, e.g. apiVersion 2 forced on
     // an older Windows): that is the host lacking the configured API, not an HNS failure.
     if (e.hresult === HR.E_NOTIMPL) {
@@ -33,17 +36,30 @@ export function toCniError(e: unknown, doing: string): CniError {
     }
     return new CniError(CniCode.HNS_FAILURE, `${doing}: ${e.message}`, hnsDetails(e), { cause: e });
   }
-  if (e instanceof PolicyError) return new CniError(CniCode.INVALID_NETWORK_CONFIG, `invalid network configuration: ${e.message}`, '', { cause: e });
+  if (e instanceof PolicyError)
+    return new CniError(CniCode.INVALID_NETWORK_CONFIG, `invalid network configuration: ${e.message}`, '', {
+      cause: e,
+    });
   if (e instanceof StateLockTimeoutError) return new CniError(CniCode.TRY_AGAIN_LATER, e.message, '', { cause: e });
   if (e instanceof ConcurrentAddError) {
-    return new CniError(CniCode.TRY_AGAIN_LATER, `${e.message}; this ADD changed nothing — try again when that one has finished`, '', { cause: e });
+    return new CniError(
+      CniCode.TRY_AGAIN_LATER,
+      `${e.message}; this ADD changed nothing — try again when that one has finished`,
+      '',
+      { cause: e },
+    );
   }
-  if (e instanceof StateIoError) return new CniError(CniCode.IO_FAILURE, `I/O failure in the state directory while ${doing}: ${e.message}`, '', { cause: e });
+  if (e instanceof StateIoError)
+    return new CniError(CniCode.IO_FAILURE, `I/O failure in the state directory while ${doing}: ${e.message}`, '', {
+      cause: e,
+    });
   const code = (e as NodeJS.ErrnoException | undefined)?.code;
   if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) {
     return new CniError(CniCode.IO_FAILURE, `I/O failure while ${doing}: ${(e as Error).message}`, '', { cause: e });
   }
-  return new CniError(CniCode.INTERNAL, `unexpected failure while ${doing}`, String((e as Error)?.stack ?? e), { cause: e });
+  return new CniError(CniCode.INTERNAL, `unexpected failure while ${doing}`, String((e as Error)?.stack ?? e), {
+    cause: e,
+  });
 }
 
 /**
@@ -56,7 +72,11 @@ export async function verbGuard<T>(verb: string, run: () => Promise<T>): Promise
   } catch (e) {
     if (e instanceof CniError) throw e;
     const code = (e as NodeJS.ErrnoException | undefined)?.code;
-    if (e instanceof StateIoError || e instanceof ConcurrentAddError || (typeof code === 'string' && /^E[A-Z]+$/.test(code))) {
+    if (
+      e instanceof StateIoError ||
+      e instanceof ConcurrentAddError ||
+      (typeof code === 'string' && /^E[A-Z]+$/.test(code))
+    ) {
       throw toCniError(e, verb);
     }
     throw e;

@@ -28,7 +28,10 @@ export class Undo {
       const s = this.steps.pop()!;
       if (only && !only(s.what)) continue;
       if (s.onlyIfClean && !clean) {
-        log.warn({ undo: s.what }, 'rollback step skipped: an HNS object of this ADD could not be removed; the DEL that follows finishes it');
+        log.warn(
+          { undo: s.what },
+          'rollback step skipped: an HNS object of this ADD could not be removed; the DEL that follows finishes it',
+        );
         continue;
       }
       try {

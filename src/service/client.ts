@@ -28,6 +28,7 @@ export function sendRequest(address: string, request: Buffer): Promise<Reply> {
 
 export async function queryStatus(address: string): Promise<ServiceStatus> {
   const reply = await sendRequest(address, encodeRequest(KIND_STATUS, {}, Buffer.alloc(0)));
-  if (reply.type === 'refused') throw new Error(`the hcn-cni service at ${address} speaks protocol version ${reply.version}`);
+  if (reply.type === 'refused')
+    throw new Error(`the hcn-cni service at ${address} speaks protocol version ${reply.version}`);
   return JSON.parse(reply.stdout) as ServiceStatus;
 }

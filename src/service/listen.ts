@@ -32,7 +32,12 @@ export function answers(address: string): Promise<boolean> {
   });
 }
 
-export async function listenExclusive(server: net.Server, address: string, platform: NodeJS.Platform, mode: number): Promise<void> {
+export async function listenExclusive(
+  server: net.Server,
+  address: string,
+  platform: NodeJS.Platform,
+  mode: number,
+): Promise<void> {
   const listen = (): Promise<void> =>
     new Promise((resolve, reject) => {
       server.once('error', reject);

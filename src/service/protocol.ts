@@ -50,7 +50,10 @@ export function parseRequest(buf: Buffer): Request | undefined {
   if (buf.length < HEADER + envBytes + stdinBytes) return undefined;
   if (buf.length > HEADER + envBytes + stdinBytes) throw new ProtocolError('bytes after the request');
   const env: Record<string, string> = {};
-  for (const entry of buf.subarray(HEADER, HEADER + envBytes).toString('utf8').split('\0')) {
+  for (const entry of buf
+    .subarray(HEADER, HEADER + envBytes)
+    .toString('utf8')
+    .split('\0')) {
     const eq = entry.indexOf('=');
     if (eq > 0) env[entry.slice(0, eq)] = entry.slice(eq + 1);
   }
@@ -58,7 +61,12 @@ export function parseRequest(buf: Buffer): Request | undefined {
 }
 
 /** encodeRequest: what the shim sends (the ops CLI and tests use it; the shim has its own in C++). */
-export function encodeRequest(kind: number, env: Record<string, string | undefined>, stdin: Buffer, version = PROTOCOL_VERSION): Buffer {
+export function encodeRequest(
+  kind: number,
+  env: Record<string, string | undefined>,
+  stdin: Buffer,
+  version = PROTOCOL_VERSION,
+): Buffer {
   const envBuf = Buffer.from(
     Object.entries(env)
       .filter((e): e is [string, string] => e[1] !== undefined)
@@ -93,7 +101,14 @@ export function encodeVersionRefusal(): Buffer {
 export function encodeResult(exitCode: number, stdout: string, stderr: string): Buffer {
   const out = Buffer.from(stdout, 'utf8');
   const err = Buffer.from(stderr, 'utf8');
-  return Buffer.concat([Buffer.from(MAGIC.result, 'latin1'), u32(exitCode), u32(out.length), u32(err.length), out, err]);
+  return Buffer.concat([
+    Buffer.from(MAGIC.result, 'latin1'),
+    u32(exitCode),
+    u32(out.length),
+    u32(err.length),
+    out,
+    err,
+  ]);
 }
 
 export type Reply =

@@ -158,7 +158,10 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     }
   };
 
-  const runRequest = async (req: Request, entry: Entry): Promise<{ stdout: string; exitCode: number; stderr: string }> => {
+  const runRequest = async (
+    req: Request,
+    entry: Entry,
+  ): Promise<{ stdout: string; exitCode: number; stderr: string }> => {
     if (req.kind === KIND_STATUS) return { stdout: `${JSON.stringify(status())}\n`, exitCode: 0, stderr: '' };
     const sink: string[] = [];
     const work = async (): Promise<{ stdout: string; exitCode: number; stderr: string }> => {
@@ -218,7 +221,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const accept = (socket: net.Socket, req: Request): void => {
     const entry: Entry = {
       id: nextId++,
-      verb: req.kind === KIND_STATUS ? 'service-status' : req.env.CNI_COMMAND ?? '',
+      verb: req.kind === KIND_STATUS ? 'service-status' : (req.env.CNI_COMMAND ?? ''),
       ...(req.env.CNI_CONTAINERID ? { containerId: req.env.CNI_CONTAINERID } : {}),
       ...(req.env.CNI_IFNAME ? { ifname: req.env.CNI_IFNAME } : {}),
       state: 'queued',

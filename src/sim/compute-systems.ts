@@ -66,7 +66,8 @@ export class ComputeSystems {
     // Settings is the endpoint id as a JSON string (hcsshim sends Data: endpointID).
     const settings = doc.Settings;
     const endpointId = typeof settings === 'string' ? parseGuid(settings) : undefined;
-    if (!endpointId || isObj(settings)) fail(HR.ERROR_INVALID_DATA, `Settings must be the endpoint id, got ${JSON.stringify(settings)}`);
+    if (!endpointId || isObj(settings))
+      fail(HR.ERROR_INVALID_DATA, `Settings must be the endpoint id, got ${JSON.stringify(settings)}`);
     const ep = this.store.endpoint(endpointId);
     const has = system.endpoints.findIndex((e) => e.toLowerCase() === ep.id.toLowerCase());
     if (doc.RequestType === 'Add') {

@@ -1,5 +1,16 @@
 /** SimControl over the wire: each method is one control request line (control-types.ts, SimControlCommands). */
-import type { FaultOptions, RaceMode, SimAdapter, SimCallRecord, SimControl, SimControlCommands, SimDump, SimHost, SimOp, SimStats } from './control-types';
+import type {
+  FaultOptions,
+  RaceMode,
+  SimAdapter,
+  SimCallRecord,
+  SimControl,
+  SimControlCommands,
+  SimDump,
+  SimHost,
+  SimOp,
+  SimStats,
+} from './control-types';
 import { requestLine } from './line-client';
 
 type Name = keyof SimControlCommands;
@@ -8,8 +19,15 @@ export class ControlClient implements SimControl {
   constructor(readonly address: string) {}
 
   /** Sends one control command; rejects with the service's message when it answers ok:false. */
-  async send<K extends Name>(ctl: K, args: SimControlCommands[K]['args'] | Record<string, unknown> = {}): Promise<SimControlCommands[K]['result']> {
-    const res = (await requestLine(this.address, { v: 1, ctl, args })) as { ok?: boolean; result?: unknown; error?: string };
+  async send<K extends Name>(
+    ctl: K,
+    args: SimControlCommands[K]['args'] | Record<string, unknown> = {},
+  ): Promise<SimControlCommands[K]['result']> {
+    const res = (await requestLine(this.address, { v: 1, ctl, args })) as {
+      ok?: boolean;
+      result?: unknown;
+      error?: string;
+    };
     if (res.ok !== true) throw new Error(`hcn-sim ${ctl}: ${res.error ?? 'malformed control response'}`);
     return res.result as SimControlCommands[K]['result'];
   }

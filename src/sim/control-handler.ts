@@ -44,7 +44,11 @@ export async function handleControl(engine: Engine, ctl: string, args: Args = {}
         count: num(args, 'count'),
       });
     case 'hang':
-      return engine.addFault('hang', str(args, 'op', true)!, { ms: num(args, 'ms'), nth: num(args, 'nth'), count: num(args, 'count') });
+      return engine.addFault('hang', str(args, 'op', true)!, {
+        ms: num(args, 'ms'),
+        nth: num(args, 'nth'),
+        count: num(args, 'count'),
+      });
     case 'release':
       return { released: engine.release(str(args, 'op')) };
     case 'kill-client':

@@ -33,7 +33,16 @@
  */
 import { performance } from 'node:perf_hooks';
 import { HR, hresultOf } from '../hns/hresults';
-import type { FaultOptions, RaceMode, SimAdapter, SimCallRecord, SimDump, SimHost, SimOp, SimStats } from './control-types';
+import type {
+  FaultOptions,
+  RaceMode,
+  SimAdapter,
+  SimCallRecord,
+  SimDump,
+  SimHost,
+  SimOp,
+  SimStats,
+} from './control-types';
 import { FaultBook, normalizeOp, type FaultHits } from './faults';
 import { guidKey } from './guid';
 import { checkAdapter, checkLatency } from './host';
@@ -173,7 +182,16 @@ export class Engine {
       const hr = e instanceof SimError ? e.hresult : HR.E_INVALIDARG;
       const op = typeof req.op === 'string' ? req.op : '?';
       this.count(op);
-      this.record({ seq, op, api: op === 'HNSCall' ? 'v1' : 'v2', pid, hr, acceptedAt, finishedAt: Date.now(), fault: 'bad-request' });
+      this.record({
+        seq,
+        op,
+        api: op === 'HNSCall' ? 'v1' : 'v2',
+        pid,
+        hr,
+        acceptedAt,
+        finishedAt: Date.now(),
+        fault: 'bad-request',
+      });
       return Promise.resolve({ hr, result: null, errorRecord: errorRecord(hr) });
     }
     this.count(plan.op);
@@ -183,7 +201,17 @@ export class Engine {
     const down = Date.now() < this.downUntil ? HR.RPC_S_CALL_FAILED_DNE : undefined;
     if (down !== undefined || refuse !== undefined) {
       const hr = (down ?? refuse)!;
-      this.record({ seq, op: plan.op, api: plan.api, pid, id: plan.id, hr, acceptedAt, finishedAt: Date.now(), fault: down ? 'down' : 'v2-disabled' });
+      this.record({
+        seq,
+        op: plan.op,
+        api: plan.api,
+        pid,
+        id: plan.id,
+        hr,
+        acceptedAt,
+        finishedAt: Date.now(),
+        fault: down ? 'down' : 'v2-disabled',
+      });
       return Promise.resolve({ hr, result: null, errorRecord: errorRecord(hr) });
     }
 
@@ -233,7 +261,7 @@ export class Engine {
   private killClient(call: Call): void {
     // A wine client cannot know its Unix pid (see peer-pid.ts): ask the connection, and never trust the pid it sent
     // (it is the wineserver's: killing it would take every wine process down).
-    const pid = call.winpid ? (call.tcpPort !== undefined ? tcpPeerPid(call.tcpPort) : undefined) ?? -1 : call.pid;
+    const pid = call.winpid ? ((call.tcpPort !== undefined ? tcpPeerPid(call.tcpPort) : undefined) ?? -1) : call.pid;
     // Never ourselves, init, a process group (pid <= 0) or our parent (the test runner that started us).
     if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid || pid === process.ppid) {
       mark(call, 'kill-refused');
@@ -327,7 +355,9 @@ export class Engine {
     const { plan } = call;
     if (call.failWith !== undefined) {
       const hr = call.failWith;
-      return plan.envelope ? { hr: 0, result: errorEnvelope(hr, this.host), errorRecord: null } : { hr, result: null, errorRecord: recordOf(plan, hr) };
+      return plan.envelope
+        ? { hr: 0, result: errorEnvelope(hr, this.host), errorRecord: null }
+        : { hr, result: null, errorRecord: recordOf(plan, hr) };
     }
     try {
       const result = plan.run({ store: this.store, host: this.host });
@@ -424,8 +454,16 @@ export class Engine {
     if (kind === 'fail' && (!Number.isInteger(options.hresult) || options.hresult! >>> 0 === 0)) {
       throw new Error('fail needs a failing HRESULT');
     }
-    if (options.ms !== undefined && !(Number.isFinite(options.ms) && options.ms >= 0)) throw new Error('ms must be >= 0');
-    this.faults.add({ kind, op, nth, count, hresult: options.hresult === undefined ? undefined : options.hresult >>> 0, ms: options.ms });
+    if (options.ms !== undefined && !(Number.isFinite(options.ms) && options.ms >= 0))
+      throw new Error('ms must be >= 0');
+    this.faults.add({
+      kind,
+      op,
+      nth,
+      count,
+      hresult: options.hresult === undefined ? undefined : options.hresult >>> 0,
+      ms: options.ms,
+    });
   }
 
   /** Lets hung calls (of `op`, or all) continue, and spares calls already selected to hang that have not started. */
@@ -445,7 +483,8 @@ export class Engine {
   }
 
   setRace(mode: RaceMode, seed?: number): void {
-    if (!['delete-wins', 'create-wins', 'random'].includes(mode)) throw new Error('race mode: delete-wins, create-wins or random');
+    if (!['delete-wins', 'create-wins', 'random'].includes(mode))
+      throw new Error('race mode: delete-wins, create-wins or random');
     if (seed !== undefined && !Number.isInteger(seed)) throw new Error('seed must be an integer');
     this.host.race = mode;
     if (seed !== undefined) this.host.seed = seed;
@@ -484,7 +523,8 @@ export class Engine {
   }
 
   setVersion(major: number, minor: number, v2?: boolean): void {
-    if (!Number.isInteger(major) || !Number.isInteger(minor) || major < 0 || minor < 0) throw new Error('version must be MAJOR.MINOR');
+    if (!Number.isInteger(major) || !Number.isInteger(minor) || major < 0 || minor < 0)
+      throw new Error('version must be MAJOR.MINOR');
     this.host.version = { major, minor };
     if (v2 !== undefined) this.host.v2 = v2;
   }
@@ -573,7 +613,11 @@ export class Engine {
       };
       const t = setTimeout(() => {
         this.idleWaiters = this.idleWaiters.filter((w) => w !== waiter);
-        reject(new Error(`not idle after ${timeoutMs} ms: ${this.stats().pendingMutations} mutations pending, ${this.hung.size} hung`));
+        reject(
+          new Error(
+            `not idle after ${timeoutMs} ms: ${this.stats().pendingMutations} mutations pending, ${this.hung.size} hung`,
+          ),
+        );
       }, timeoutMs);
       this.idleWaiters.push(waiter);
     });

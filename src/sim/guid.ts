@@ -9,7 +9,6 @@ import { GUID_PATTERN } from '../net/guid';
 
 export const GUID_NULL = '00000000-0000-0000-0000-000000000000';
 
-
 /** The 36-character form of a GUID string (braces dropped, case kept), or undefined when it is not a GUID. */
 export function parseGuid(s: unknown): string | undefined {
   if (typeof s !== 'string') return undefined;

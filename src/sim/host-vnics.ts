@@ -19,7 +19,13 @@ export function adapterListing(host: Pick<SimHost, 'adapters'>, store: Store): S
     if (!n.adapter || (n.flags & DISABLE_HOST_PORT) !== 0) continue;
     const nic = host.adapters.find((a) => a.Name === n.adapter);
     if (!nic) continue;
-    vnics.push({ Name: `vEthernet (${nic.Name})`, MacAddress: nic.MacAddress, InterfaceDescription: 'Hyper-V Virtual Ethernet Adapter', InterfaceIndex: ++index, Physical: false });
+    vnics.push({
+      Name: `vEthernet (${nic.Name})`,
+      MacAddress: nic.MacAddress,
+      InterfaceDescription: 'Hyper-V Virtual Ethernet Adapter',
+      InterfaceIndex: ++index,
+      Physical: false,
+    });
   }
   // The host vNIC comes first, as Windows often lists it: a lookup by MAC that does not check Physical picks it.
   return [...vnics, ...physical];

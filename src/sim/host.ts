@@ -5,8 +5,18 @@ import { normalizeMac } from './mac';
 export function defaultHost(): SimHost {
   return {
     adapters: [
-      { Name: 'Ethernet', MacAddress: '00-15-5D-AA-00-01', InterfaceDescription: 'Microsoft Hyper-V Network Adapter', InterfaceIndex: 4 },
-      { Name: 'Ethernet 2', MacAddress: '00-15-5D-AA-00-02', InterfaceDescription: 'Microsoft Hyper-V Network Adapter #2', InterfaceIndex: 7 },
+      {
+        Name: 'Ethernet',
+        MacAddress: '00-15-5D-AA-00-01',
+        InterfaceDescription: 'Microsoft Hyper-V Network Adapter',
+        InterfaceIndex: 4,
+      },
+      {
+        Name: 'Ethernet 2',
+        MacAddress: '00-15-5D-AA-00-02',
+        InterfaceDescription: 'Microsoft Hyper-V Network Adapter #2',
+        InterfaceIndex: 7,
+      },
     ],
     version: { major: 15, minor: 4 },
     v2: true,
@@ -23,7 +33,8 @@ export function checkAdapter(a: unknown, taken: readonly SimAdapter[]): SimAdapt
   if (!x || typeof x.Name !== 'string' || x.Name.trim() === '') throw new Error('adapter needs a Name');
   const mac = normalizeMac(x.MacAddress);
   if (!mac) throw new Error(`adapter ${x.Name}: MacAddress ${JSON.stringify(x.MacAddress)} is not a MAC address`);
-  if (taken.some((t) => t.Name.toLowerCase() === x.Name!.toLowerCase())) throw new Error(`adapter ${x.Name} already exists`);
+  if (taken.some((t) => t.Name.toLowerCase() === x.Name!.toLowerCase()))
+    throw new Error(`adapter ${x.Name} already exists`);
   const index = x.InterfaceIndex ?? Math.max(3, ...taken.map((t) => t.InterfaceIndex ?? 0)) + 1;
   return {
     Name: x.Name,
@@ -34,7 +45,8 @@ export function checkAdapter(a: unknown, taken: readonly SimAdapter[]): SimAdapt
 }
 
 export function checkLatency(op: string, ms: unknown): number {
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) throw new Error(`latency for ${op} must be a number of ms >= 0`);
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0)
+    throw new Error(`latency for ${op} must be a number of ms >= 0`);
   return ms;
 }
 
@@ -48,17 +60,20 @@ export function makeHost(partial: Partial<SimHost> = {}): SimHost {
   }
   if (partial.version !== undefined) {
     const v = partial.version;
-    if (!Number.isInteger(v?.major) || !Number.isInteger(v?.minor)) throw new Error('host.version must be {major, minor}');
+    if (!Number.isInteger(v?.major) || !Number.isInteger(v?.minor))
+      throw new Error('host.version must be {major, minor}');
     host.version = { major: v.major, minor: v.minor };
   }
   if (partial.v2 !== undefined) host.v2 = Boolean(partial.v2);
   if (partial.v1ErrorCodes !== undefined) host.v1ErrorCodes = Boolean(partial.v1ErrorCodes);
   if (partial.deleteNetworkWithEndpoints !== undefined) {
-    if (!['cascade', 'refuse'].includes(partial.deleteNetworkWithEndpoints)) throw new Error('host.deleteNetworkWithEndpoints: cascade or refuse');
+    if (!['cascade', 'refuse'].includes(partial.deleteNetworkWithEndpoints))
+      throw new Error('host.deleteNetworkWithEndpoints: cascade or refuse');
     host.deleteNetworkWithEndpoints = partial.deleteNetworkWithEndpoints;
   }
   if (partial.race !== undefined) {
-    if (!['delete-wins', 'create-wins', 'random'].includes(partial.race)) throw new Error('host.race: delete-wins, create-wins or random');
+    if (!['delete-wins', 'create-wins', 'random'].includes(partial.race))
+      throw new Error('host.race: delete-wins, create-wins or random');
     host.race = partial.race;
   }
   if (partial.seed !== undefined) {
@@ -68,4 +83,3 @@ export function makeHost(partial: Partial<SimHost> = {}): SimHost {
   for (const [op, ms] of Object.entries(partial.latencyMs ?? {})) host.latencyMs[op] = checkLatency(op, ms);
   return host;
 }
-

@@ -53,7 +53,15 @@ export function simulatorCliPath(): string {
 export async function startSimulator(options: StartSimulatorOptions = {}): Promise<RunningSimulator> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-sim-'));
   const listen = options.listen ?? `unix:${path.join(tmp, 'hns.sock')}`;
-  const args = [simulatorCliPath(), 'serve', '--listen', listen, '--log-level', options.logLevel ?? 'info', '--exit-with-stdin'];
+  const args = [
+    simulatorCliPath(),
+    'serve',
+    '--listen',
+    listen,
+    '--log-level',
+    options.logLevel ?? 'info',
+    '--exit-with-stdin',
+  ];
   if (options.stateFile) args.push('--state', options.stateFile);
   if (options.host) {
     const hostFile = path.join(tmp, 'host.json');
@@ -113,7 +121,11 @@ function within(p: Promise<void>, ms: number): Promise<boolean> {
 }
 
 /** The one JSON line `hcn-sim serve` prints on stdout when it listens. */
-function readyLine(child: ChildProcess, timeoutMs: number, stderr: () => string): Promise<{ listening: string; pid: number }> {
+function readyLine(
+  child: ChildProcess,
+  timeoutMs: number,
+  stderr: () => string,
+): Promise<{ listening: string; pid: number }> {
   return new Promise((resolve, reject) => {
     let out = '';
     const fail = (why: string) => {
@@ -127,7 +139,8 @@ function readyLine(child: ChildProcess, timeoutMs: number, stderr: () => string)
       if (nl < 0) return;
       try {
         const line = JSON.parse(out.slice(0, nl)) as { listening?: string; pid?: number };
-        if (typeof line.listening !== 'string' || typeof line.pid !== 'number') return fail(`unexpected output ${out.slice(0, nl)}`);
+        if (typeof line.listening !== 'string' || typeof line.pid !== 'number')
+          return fail(`unexpected output ${out.slice(0, nl)}`);
         cleanup();
         resolve({ listening: line.listening, pid: line.pid });
       } catch {

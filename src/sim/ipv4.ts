@@ -40,7 +40,7 @@ export function valueToIp(family: 4 | 6, value: bigint): string {
   for (let i = 7; i >= 0; i--) groups.push(Number((value >> BigInt(i * 16)) & 0xffffn));
   let best = -1;
   let bestLen = 1;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     let j = i;
     while (j < 8 && groups[j] === 0) j++;
     if (j - i > bestLen) [best, bestLen] = [i, j - i];

@@ -75,7 +75,12 @@ export function stringList(v: unknown, hr: number, what: string): string[] {
 
 /** v1 writes lists as comma-separated strings ("10.0.0.10,168.63.129.16"). */
 export function commaList(v: string | undefined): string[] {
-  return v ? v.split(',').map((s) => s.trim()).filter(Boolean) : [];
+  return v
+    ? v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : [];
 }
 
 /** A Settings value given as an object or as its JSON serialisation (both appear in clients); else `hr`. */

@@ -8,7 +8,10 @@ import { netOptions, parseAddress } from './address';
 export class LineError extends Error {
   override readonly name = 'LineError';
   /** connect: no connection; broken: the connection ended before a full response line; bad-response: not JSON. */
-  constructor(readonly stage: 'connect' | 'broken' | 'bad-response', message: string) {
+  constructor(
+    readonly stage: 'connect' | 'broken' | 'bad-response',
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -32,7 +35,10 @@ export function requestLine(address: string, payload: unknown, timeoutMs?: numbe
       if (err) reject(err);
       else resolve(value);
     };
-    if (timeoutMs !== undefined) socket.setTimeout(timeoutMs, () => finish(new LineError('broken', `no response from ${address} within ${timeoutMs} ms`)));
+    if (timeoutMs !== undefined)
+      socket.setTimeout(timeoutMs, () =>
+        finish(new LineError('broken', `no response from ${address} within ${timeoutMs} ms`)),
+      );
     socket.on('connect', () => {
       connected = true;
       socket.write(JSON.stringify(payload) + '\n');
@@ -52,6 +58,8 @@ export function requestLine(address: string, payload: unknown, timeoutMs?: numbe
       }
     });
     socket.on('error', (e) => finish(new LineError(connected ? 'broken' : 'connect', `${address}: ${e.message}`)));
-    socket.on('close', () => finish(new LineError(connected ? 'broken' : 'connect', `${address}: connection closed before a response`)));
+    socket.on('close', () =>
+      finish(new LineError(connected ? 'broken' : 'connect', `${address}: connection closed before a response`)),
+    );
   });
 }

@@ -23,7 +23,12 @@ export const NETWORK_TYPES = [
 export type NetworkType = (typeof NETWORK_TYPES)[number];
 
 /** Network types whose creation binds a physical adapter to an external vSwitch. */
-export const ADAPTER_BOUND_TYPES: ReadonlySet<NetworkType> = new Set(['Transparent', 'L2Bridge', 'L2Tunnel', 'Overlay']);
+export const ADAPTER_BOUND_TYPES: ReadonlySet<NetworkType> = new Set([
+  'Transparent',
+  'L2Bridge',
+  'L2Tunnel',
+  'Overlay',
+]);
 /** Network types that HNS refuses without at least one subnet (HCN_E_INVALID_NETWORK). */
 export const SUBNET_REQUIRED_TYPES: ReadonlySet<NetworkType> = new Set(['L2Bridge', 'L2Tunnel', 'Overlay']);
 /** Network types that get a default 172.x.y.0/20 subnet when none is configured, as HNS's "nat" network does. */

@@ -46,7 +46,11 @@ function requireGuid(v: string | null | undefined, what: string): string {
 }
 
 /** The id a create will store: the caller's, else the one inside the settings, else a fresh one — in the API's case. */
-function createId(requested: string | null | undefined, settingsText: string | null | undefined, api: ApiFlavour): string {
+function createId(
+  requested: string | null | undefined,
+  settingsText: string | null | undefined,
+  api: ApiFlavour,
+): string {
   if (!isNullGuid(requested)) return inCase(requireGuid(requested, 'id'), api);
   try {
     const inner = parseGuid((JSON.parse(settingsText ?? '') as Obj).ID);
@@ -70,7 +74,13 @@ export function planRequest(req: OpRequest): Plan {
   if (req.op === 'HNSCall') return planHnsCall(req);
   if (req.op === 'HcsOpenComputeSystem' || req.op === 'HcsModifyComputeSystem') return planHcs(req);
   if (req.op === 'HcnSimEnumerateAdapters') {
-    return { op: req.op, api: 'sim', kind: 'read', envelope: false, run: ({ host, store }) => JSON.stringify(adapterListing(host, store)) };
+    return {
+      op: req.op,
+      api: 'sim',
+      kind: 'read',
+      envelope: false,
+      run: ({ host, store }) => JSON.stringify(adapterListing(host, store)),
+    };
   }
   const m = /^Hcn(Enumerate|Create|Open|Query|Modify|Delete)(Network|Endpoint|Namespace)(s|Properties)?$/.exec(req.op);
   if (!m) return fail(HR.E_INVALIDARG, `unknown op ${req.op}`);
@@ -90,7 +100,10 @@ export function planRequest(req: OpRequest): Plan {
         kind: 'read',
         run: ({ store, host }) => {
           const q = parseQuery(req.query);
-          const ids = store.all(kind).filter((o) => matchesFilter(view(kind, o.id, 'v1', store, host), q.filter)).map((o) => o.id);
+          const ids = store
+            .all(kind)
+            .filter((o) => matchesFilter(view(kind, o.id, 'v1', store, host), q.filter))
+            .map((o) => o.id);
           return JSON.stringify(ids);
         },
       };
@@ -229,7 +242,10 @@ export function hnsOpName(method: string, segments: string[]): string {
 function planHnsCall(req: OpRequest): Plan {
   const method = (req.method ?? '').toUpperCase();
   const path = (req.path ?? '').split('?')[0];
-  const seg = path.split('/').filter(Boolean).map((s) => s.toLowerCase());
+  const seg = path
+    .split('/')
+    .filter(Boolean)
+    .map((s) => s.toLowerCase());
   const rawSeg = path.split('/').filter(Boolean);
   const op = hnsOpName(method, seg);
   const kind: 'read' | 'mutation' = method === 'GET' ? 'read' : 'mutation';
@@ -259,8 +275,10 @@ function planHnsCall(req: OpRequest): Plan {
     return wrap(({ host }) => ({ Major: host.version.major, Minor: host.version.minor }));
   }
   if (coll === 'networks') {
-    if (method === 'GET' && !id) return wrap(({ store, host }) => [...store.networks.values()].map((n) => networkV1(n, store, host)));
-    if (method === 'GET' && id && !action) return wrap(({ store, host }) => networkV1(store.network(id), store, host), { id });
+    if (method === 'GET' && !id)
+      return wrap(({ store, host }) => [...store.networks.values()].map((n) => networkV1(n, store, host)));
+    if (method === 'GET' && id && !action)
+      return wrap(({ store, host }) => networkV1(store.network(id), store, host), { id });
     if (method === 'POST' && !id) {
       const newId = createId(null, req.request, 'v1');
       return wrap(
@@ -271,11 +289,13 @@ function planHnsCall(req: OpRequest): Plan {
         { id: newId, creates: { kind: 'network', id: newId } },
       );
     }
-    if (method === 'DELETE' && id && !action) return wrap(({ store }) => void store.deleteNetwork(id), { id, deletes: { kind: 'network', id } });
+    if (method === 'DELETE' && id && !action)
+      return wrap(({ store }) => void store.deleteNetwork(id), { id, deletes: { kind: 'network', id } });
     return unknown;
   }
   if (coll === 'endpoints') {
-    if (method === 'GET' && !id) return wrap(({ store }) => [...store.endpoints.values()].map((e) => endpointV1(e, store)));
+    if (method === 'GET' && !id)
+      return wrap(({ store }) => [...store.endpoints.values()].map((e) => endpointV1(e, store)));
     if (method === 'GET' && id && !action) return wrap(({ store }) => endpointV1(store.endpoint(id), store), { id });
     if (method === 'POST' && !id) {
       const newId = createId(null, req.request, 'v1');
@@ -305,7 +325,8 @@ function planHnsCall(req: OpRequest): Plan {
         { id },
       );
     }
-    if (method === 'DELETE' && id && !action) return wrap(({ store }) => void store.deleteEndpoint(id), { id, deletes: { kind: 'endpoint', id } });
+    if (method === 'DELETE' && id && !action)
+      return wrap(({ store }) => void store.deleteEndpoint(id), { id, deletes: { kind: 'endpoint', id } });
     return unknown;
   }
   if (coll === 'namespaces') {
@@ -325,19 +346,31 @@ function planHnsCall(req: OpRequest): Plan {
       return wrap(
         ({ store }) => {
           store.namespace(id);
-          return namespaceV1(store.namespaceResource(id, parseV1Resource(body(), action === 'addresource' ? 'Add' : 'Remove')));
+          return namespaceV1(
+            store.namespaceResource(id, parseV1Resource(body(), action === 'addresource' ? 'Add' : 'Remove')),
+          );
         },
         { id },
       );
     }
-    if (method === 'DELETE' && id && !action) return wrap(({ store }) => void store.deleteNamespace(id), { id, deletes: { kind: 'namespace', id } });
+    if (method === 'DELETE' && id && !action)
+      return wrap(({ store }) => void store.deleteNamespace(id), { id, deletes: { kind: 'namespace', id } });
     return unknown;
   }
   if (coll === 'endpointstats' && method === 'GET' && id && !action) {
     return wrap(
       ({ store }) => {
         const e = store.endpoint(id);
-        return { BytesReceived: 0, BytesSent: 0, DroppedPacketsIncoming: 0, DroppedPacketsOutgoing: 0, EndpointId: e.id, InstanceId: e.id, PacketsReceived: 0, PacketsSent: 0 };
+        return {
+          BytesReceived: 0,
+          BytesSent: 0,
+          DroppedPacketsIncoming: 0,
+          DroppedPacketsOutgoing: 0,
+          EndpointId: e.id,
+          InstanceId: e.id,
+          PacketsReceived: 0,
+          PacketsSent: 0,
+        };
       },
       { id },
     );

@@ -11,7 +11,9 @@ export function findPackageRoot(start: string = __dirname): string {
 
 export function packageVersion(): string {
   try {
-    const pkg = JSON.parse(fs.readFileSync(path.join(findPackageRoot(), 'package.json'), 'utf8')) as { version?: string };
+    const pkg = JSON.parse(fs.readFileSync(path.join(findPackageRoot(), 'package.json'), 'utf8')) as {
+      version?: string;
+    };
     return pkg.version ?? '0.0.0';
   } catch {
     return '0.0.0';

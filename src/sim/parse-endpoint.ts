@@ -4,7 +4,18 @@
  */
 import { HR } from '../hns/hresults';
 import { normalizeMac } from './mac';
-import { commaList, isObj, isV2Doc, optArray, optBool, optNumber, optString, schemaVersionOf, type Obj, type SchemaVersion } from './json-doc';
+import {
+  commaList,
+  isObj,
+  isV2Doc,
+  optArray,
+  optBool,
+  optNumber,
+  optString,
+  schemaVersionOf,
+  type Obj,
+  type SchemaVersion,
+} from './json-doc';
 import { EndpointFlags, emptyDns, type Dns, type Policy, type Route } from './model';
 import { parseV2Dns } from './parse-network';
 import { parsePolicies } from './policies';
@@ -52,7 +63,9 @@ function parseMac(doc: Obj): string | undefined {
  * HCN_E_INVALID_ENDPOINT. A prefix length wider than the family (above /32, /128) is HCN_E_INVALID_PREFIX, "The prefix
  * provided is invalid." (the HCN error-code reference; which check raises it in HNS is not public).
  */
-function parseIpConfigurations(list: unknown[]): Pick<EndpointInput, 'ipAddress' | 'prefixLength' | 'ip6Address' | 'ip6PrefixLength'> {
+function parseIpConfigurations(
+  list: unknown[],
+): Pick<EndpointInput, 'ipAddress' | 'prefixLength' | 'ip6Address' | 'ip6PrefixLength'> {
   const out: Pick<EndpointInput, 'ipAddress' | 'prefixLength' | 'ip6Address' | 'ip6PrefixLength'> = {};
   for (const c of list) {
     if (!isObj(c)) return fail(BAD, 'IpConfigurations entry is not an object');
@@ -82,7 +95,11 @@ function parseV2(doc: Obj): EndpointInput {
   const routes = optArray(doc, 'Routes', BAD).map((r): Route => {
     if (!isObj(r)) return fail(BAD, 'route is not an object');
     const metric = optNumber(r, 'Metric', BAD);
-    return { nextHop: optString(r, 'NextHop', BAD), destinationPrefix: optString(r, 'DestinationPrefix', BAD), ...(metric !== undefined ? { metric } : {}) };
+    return {
+      nextHop: optString(r, 'NextHop', BAD),
+      destinationPrefix: optString(r, 'DestinationPrefix', BAD),
+      ...(metric !== undefined ? { metric } : {}),
+    };
   });
   return {
     id: optString(doc, 'ID', BAD),

@@ -5,7 +5,16 @@
  * docs' C++ samples send (ResourceType 1 = Endpoint, 0 = Container; RequestType 0 = Add, 1 = Remove).
  */
 import { HR } from '../hns/hresults';
-import { enumValue, isObj, isV2Doc, objectOrJson, optNumber, schemaVersionOf, type Obj, type SchemaVersion } from './json-doc';
+import {
+  enumValue,
+  isObj,
+  isV2Doc,
+  objectOrJson,
+  optNumber,
+  schemaVersionOf,
+  type Obj,
+  type SchemaVersion,
+} from './json-doc';
 import type { NamespaceResource, NamespaceType } from './model';
 import { fail } from './sim-error';
 
@@ -22,7 +31,10 @@ export interface NamespaceInput {
 
 export function parseNamespaceInput(doc: Obj): NamespaceInput {
   if (isV2Doc(doc)) {
-    const type = doc.Type === undefined ? 'Host' : enumValue(doc.Type, NAMESPACE_TYPES) ?? fail(HR.E_INVALIDARG, `namespace type ${String(doc.Type)}`);
+    const type =
+      doc.Type === undefined
+        ? 'Host'
+        : (enumValue(doc.Type, NAMESPACE_TYPES) ?? fail(HR.E_INVALIDARG, `namespace type ${String(doc.Type)}`));
     return {
       id: typeof doc.ID === 'string' ? doc.ID : undefined,
       type,
@@ -31,7 +43,8 @@ export function parseNamespaceInput(doc: Obj): NamespaceInput {
     };
   }
   // v1, or a v2 caller that sent no SchemaVersion at all (hcsshim's minimal form always has one).
-  const type = doc.Type !== undefined ? enumValue(doc.Type, NAMESPACE_TYPES) : doc.IsDefault === true ? 'HostDefault' : 'Host';
+  const type =
+    doc.Type !== undefined ? enumValue(doc.Type, NAMESPACE_TYPES) : doc.IsDefault === true ? 'HostDefault' : 'Host';
   return {
     id: typeof doc.ID === 'string' ? doc.ID : undefined,
     type: type ?? fail(HR.E_INVALIDARG, `namespace type ${String(doc.Type)}`),
@@ -48,7 +61,8 @@ export interface ResourceRequest {
 export function parseNamespaceModify(doc: Obj): ResourceRequest {
   const resourceType = enumValue(doc.ResourceType, ['Container', 'Endpoint'] as const);
   const request = enumValue(doc.RequestType, REQUEST_TYPES);
-  if (!resourceType || !request) return fail(HR.REQUEST_UNSUPPORTED, `${String(doc.ResourceType)}/${String(doc.RequestType)}`);
+  if (!resourceType || !request)
+    return fail(HR.REQUEST_UNSUPPORTED, `${String(doc.ResourceType)}/${String(doc.RequestType)}`);
   if (request !== 'Add' && request !== 'Remove') return fail(HR.REQUEST_UNSUPPORTED, `namespace ${request}`);
   if (doc.Settings === undefined || doc.Settings === null) return fail(HR.E_INVALIDARG, 'Settings missing');
   const settings = objectOrJson(doc.Settings, HR.INVALID_JSON, 'Settings');

@@ -21,7 +21,16 @@ import {
   type Obj,
   type SchemaVersion,
 } from './json-doc';
-import { NETWORK_TYPES, NetworkFlags, SUBNET_REQUIRED_TYPES, emptyDns, type Dns, type NetworkType, type Policy, type Route } from './model';
+import {
+  NETWORK_TYPES,
+  NetworkFlags,
+  SUBNET_REQUIRED_TYPES,
+  emptyDns,
+  type Dns,
+  type NetworkType,
+  type Policy,
+  type Route,
+} from './model';
 import { parsePolicies } from './policies';
 import { fail } from './sim-error';
 
@@ -66,7 +75,8 @@ function parseV2(doc: Obj): NetworkInput {
   let ipamType: 'Static' | 'Dhcp' = 'Static';
   for (const ipam of ipams) {
     if (!isObj(ipam)) fail(BAD, 'Ipams entry is not an object');
-    if (ipam.Type !== undefined) ipamType = enumValue(ipam.Type, ['Static', 'Dhcp'] as const) ?? fail(BAD, `Ipam type ${String(ipam.Type)}`);
+    if (ipam.Type !== undefined)
+      ipamType = enumValue(ipam.Type, ['Static', 'Dhcp'] as const) ?? fail(BAD, `Ipam type ${String(ipam.Type)}`);
     for (const s of optArray(ipam, 'Subnets', HR.INVALID_SUBNET)) subnets.push(parseV2Subnet(s));
   }
   return finish({
@@ -113,7 +123,8 @@ function parseV1(doc: Obj): NetworkInput {
 }
 
 function finish(input: NetworkInput): NetworkInput {
-  input.adapterName = input.policies.find((p) => p.type === 'NetAdapterName')?.settings.NetworkAdapterName as string | undefined;
+  input.adapterName = input.policies.find((p) => p.type === 'NetAdapterName')?.settings.NetworkAdapterName as
+    string | undefined;
   if (SUBNET_REQUIRED_TYPES.has(input.type) && input.subnets.length === 0) {
     fail(BAD, `${input.type} network without a subnet`);
   }
@@ -130,7 +141,8 @@ export function parseV2Subnet(raw: unknown): SubnetInput {
     const nextHop = optString(r, 'NextHop', BAD);
     const destinationPrefix = optString(r, 'DestinationPrefix', BAD);
     if (nextHop !== undefined && !isIPv4(nextHop) && !isIPv6(nextHop)) fail(BAD, `route next hop ${nextHop}`);
-    if (destinationPrefix !== undefined && !isIpOrCidr(destinationPrefix)) fail(BAD, `route destination ${destinationPrefix}`);
+    if (destinationPrefix !== undefined && !isIpOrCidr(destinationPrefix))
+      fail(BAD, `route destination ${destinationPrefix}`);
     const metric = optNumber(r, 'Metric', BAD);
     return { nextHop, destinationPrefix, ...(metric !== undefined ? { metric } : {}) };
   });
@@ -157,7 +169,8 @@ function checkGateway(prefix: string, gateway: string | undefined): void {
   if (gateway === undefined) return;
   const cidr = parseCidr(prefix)!;
   // The same rule for both families: HNS routes a subnet's default route to an address of that subnet.
-  if (!cidrContains(cidr, gateway) || isNetworkOrBroadcast(cidr, gateway)) fail(BAD, `gateway ${gateway} is not usable in ${prefix}`);
+  if (!cidrContains(cidr, gateway) || isNetworkOrBroadcast(cidr, gateway))
+    fail(BAD, `gateway ${gateway} is not usable in ${prefix}`);
 }
 
 function parseMacPools(ranges: unknown[]): MacRange[] {

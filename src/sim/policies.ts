@@ -26,7 +26,10 @@ const isIp: Check = (v) => typeof v === 'string' && (v === '' || isIPv4(v) || is
 const isPrefix: Check = (v) => isIpOrCidr(v);
 const isPrefixList: Check = (v) => Array.isArray(v) && v.every(isPrefix);
 const isProtocolNumber: Check = (v) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 255;
-const oneOf = (...names: string[]): Check => (v) => typeof v === 'string' && names.some((n) => n.toLowerCase() === v.toLowerCase());
+const oneOf =
+  (...names: string[]): Check =>
+  (v) =>
+    typeof v === 'string' && names.some((n) => n.toLowerCase() === v.toLowerCase());
 const isVlan: Check = (v) => isUint(v) && (v as number) <= 4095;
 
 interface Spec {
@@ -62,7 +65,13 @@ const SPECS: Spec[] = [
     v2: 'OutBoundNAT',
     v1: 'OutBoundNAT',
     scopes: ['endpoint'],
-    fields: { VirtualIP: isIp, Exceptions: isPrefixList, Destinations: isPrefixList, Flags: isUint, MaxPortPoolUsage: isUint },
+    fields: {
+      VirtualIP: isIp,
+      Exceptions: isPrefixList,
+      Destinations: isPrefixList,
+      Flags: isUint,
+      MaxPortPoolUsage: isUint,
+    },
     rename: { ExceptionList: 'Exceptions', VIP: 'VirtualIP' },
   },
   {
@@ -116,7 +125,8 @@ const SPECS: Spec[] = [
       delete s.ServiceName;
       if (s.Protocols === undefined && flat.Protocol !== undefined) s.Protocols = String(protocolFromV1(flat.Protocol));
       if (s.LocalPorts === undefined && isPort(flat.LocalPort) && flat.LocalPort) s.LocalPorts = String(flat.LocalPort);
-      if (s.RemotePorts === undefined && isPort(flat.RemotePort) && flat.RemotePort) s.RemotePorts = String(flat.RemotePort);
+      if (s.RemotePorts === undefined && isPort(flat.RemotePort) && flat.RemotePort)
+        s.RemotePorts = String(flat.RemotePort);
     },
     toV1: (s, flat) => {
       if (typeof s.Protocols === 'string' && /^\s*\d{1,3}\s*$/.test(s.Protocols)) {
@@ -125,7 +135,13 @@ const SPECS: Spec[] = [
       }
     },
   },
-  { v2: 'QOS', v1: 'QOS', scopes: ['endpoint'], fields: { MaximumOutgoingBandwidthInBytes: isUint }, required: ['MaximumOutgoingBandwidthInBytes'] },
+  {
+    v2: 'QOS',
+    v1: 'QOS',
+    scopes: ['endpoint'],
+    fields: { MaximumOutgoingBandwidthInBytes: isUint },
+    required: ['MaximumOutgoingBandwidthInBytes'],
+  },
   {
     v2: 'InterfaceParameters',
     v1: 'InterfaceParameters',
@@ -141,8 +157,22 @@ const SPECS: Spec[] = [
     required: ['NetworkAdapterName'],
   },
   // v1 writes isolation as {"Type":"VLAN","VLAN":1} (network, subnet or endpoint); v2 as Settings.IsolationId.
-  { v2: 'VLAN', v1: 'VLAN', scopes: ['endpoint', 'subnet'], fields: { IsolationId: isVlan }, required: ['IsolationId'], rename: { VLAN: 'IsolationId' } },
-  { v2: 'VSID', v1: 'VSID', scopes: ['endpoint', 'subnet'], fields: { IsolationId: isUint }, required: ['IsolationId'], rename: { VSID: 'IsolationId' } },
+  {
+    v2: 'VLAN',
+    v1: 'VLAN',
+    scopes: ['endpoint', 'subnet'],
+    fields: { IsolationId: isVlan },
+    required: ['IsolationId'],
+    rename: { VLAN: 'IsolationId' },
+  },
+  {
+    v2: 'VSID',
+    v1: 'VSID',
+    scopes: ['endpoint', 'subnet'],
+    fields: { IsolationId: isUint },
+    required: ['IsolationId'],
+    rename: { VSID: 'IsolationId' },
+  },
   {
     v2: 'ProviderAddress',
     v1: 'PA',
@@ -151,7 +181,12 @@ const SPECS: Spec[] = [
     required: ['ProviderAddress'],
     rename: { PA: 'ProviderAddress' },
   },
-  { v2: 'L4Proxy', v1: 'PROXY', scopes: ['network', 'endpoint'], fields: { IP: isIp, Port: isStr, ExceptionList: isPrefixList, Destination: isStr, OutboundNat: isBool } },
+  {
+    v2: 'L4Proxy',
+    v1: 'PROXY',
+    scopes: ['network', 'endpoint'],
+    fields: { IP: isIp, Port: isStr, ExceptionList: isPrefixList, Destination: isStr, OutboundNat: isBool },
+  },
   { v2: 'L2Driver', v1: 'L2Driver', scopes: ['endpoint'] },
   { v2: 'EncapOverhead', v1: 'EncapOverhead', scopes: ['endpoint'], fields: { Overhead: isUint } },
   { v2: 'PortName', v1: 'PortName', scopes: ['endpoint'], fields: { Name: isStr } },
@@ -162,14 +197,23 @@ const SPECS: Spec[] = [
     v2: 'RemoteSubnetRoute',
     v1: 'RemoteSubnetRoute',
     scopes: ['network'],
-    fields: { DestinationPrefix: isPrefix, IsolationId: isUint, ProviderAddress: isIp, DistributedRouterMacAddress: isStr },
+    fields: {
+      DestinationPrefix: isPrefix,
+      IsolationId: isUint,
+      ProviderAddress: isIp,
+      DistributedRouterMacAddress: isStr,
+    },
   },
   { v2: 'DrMacAddress', v1: 'DrMacAddress', scopes: ['network'], fields: { Address: isStr } },
   { v2: 'InterfaceConstraint', v1: 'InterfaceConstraint', scopes: ['network', 'endpoint'] },
   ...['SourceMacAddress', 'VSwitchExtension', 'SetPolicy', 'LayerConstraint', 'NetworkACL', 'NeighborDiscovery'].map(
     (t): Spec => ({ v2: t, v1: t, scopes: ['network'] }),
   ),
-  ...['L4WFPPROXY', 'Encryption', 'Iov', 'TierAcl', 'Firewall'].map((t): Spec => ({ v2: t, v1: t, scopes: ['endpoint'] })),
+  ...['L4WFPPROXY', 'Encryption', 'Iov', 'TierAcl', 'Firewall'].map((t): Spec => ({
+    v2: t,
+    v1: t,
+    scopes: ['endpoint'],
+  })),
   // v1-only types, kept as they come.
   ...['VNET', 'Isolation', 'ELB'].map((t): Spec => ({ v2: t, v1: t, scopes: ['network', 'endpoint'] })),
 ];
@@ -182,7 +226,8 @@ function validate(spec: Spec, settings: Obj): void {
     if (settings[f] === undefined || settings[f] === null) fail(HR.INVALID_POLICY, `${spec.v2} without ${f}`);
   }
   for (const [f, ok] of Object.entries(spec.fields ?? {})) {
-    if (settings[f] !== undefined && !ok(settings[f])) fail(HR.INVALID_POLICY, `${spec.v2}.${f} = ${JSON.stringify(settings[f])}`);
+    if (settings[f] !== undefined && !ok(settings[f]))
+      fail(HR.INVALID_POLICY, `${spec.v2}.${f} = ${JSON.stringify(settings[f])}`);
   }
   spec.check?.(settings);
 }
@@ -191,7 +236,8 @@ function validate(spec: Spec, settings: Obj): void {
 export function policyFromV2(raw: unknown, scope: PolicyScope): Policy {
   if (!isObj(raw) || typeof raw.Type !== 'string') return fail(HR.INVALID_POLICY, 'policy without a Type');
   const spec = byV2.get(raw.Type.toLowerCase());
-  if (!spec || !spec.scopes.includes(scope)) return fail(HR.INVALID_POLICY_TYPE, `${raw.Type} is not a ${scope} policy`);
+  if (!spec || !spec.scopes.includes(scope))
+    return fail(HR.INVALID_POLICY_TYPE, `${raw.Type} is not a ${scope} policy`);
   const s: Obj = { ...objectOrJson(raw.Settings ?? {}, HR.INVALID_POLICY, `${spec.v2} Settings`) };
   if (spec.v2 === 'PortMapping' && typeof s.Protocol === 'string') s.Protocol = protocolFromV1(s.Protocol);
   validate(spec, s);
@@ -238,6 +284,11 @@ export function samePolicy(a: Policy, b: Policy): boolean {
 
 function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeys);
-  if (isObj(v)) return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys(v[k])]));
+  if (isObj(v))
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sortKeys(v[k])]),
+    );
   return v;
 }

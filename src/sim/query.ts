@@ -35,7 +35,9 @@ function fieldOf(view: Obj, key: string): unknown {
 
 function equal(actual: unknown, wanted: unknown): boolean {
   if (typeof actual === 'string' && typeof wanted === 'string') {
-    return parseGuid(actual) !== undefined && parseGuid(wanted) !== undefined ? sameGuid(actual, wanted) : actual === wanted;
+    return parseGuid(actual) !== undefined && parseGuid(wanted) !== undefined
+      ? sameGuid(actual, wanted)
+      : actual === wanted;
   }
   if (wanted === null) return actual === undefined || actual === null;
   if (typeof wanted === 'object') return JSON.stringify(actual) === JSON.stringify(wanted);

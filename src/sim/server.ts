@@ -104,7 +104,8 @@ export class SimServer {
     } catch {
       return this.badRequest('request is not JSON');
     }
-    if (typeof req !== 'object' || req === null || Array.isArray(req)) return this.badRequest('request is not a JSON object');
+    if (typeof req !== 'object' || req === null || Array.isArray(req))
+      return this.badRequest('request is not a JSON object');
     const r = req as Record<string, unknown>;
     if (r.v !== undefined && r.v !== 1) return this.badRequest(`protocol version ${String(r.v)} is not 1`);
     if (typeof r.ctl === 'string') return this.handleControl(r.ctl, r.args);

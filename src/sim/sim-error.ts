@@ -11,7 +11,10 @@ export class SimError extends Error {
   readonly hresult: number;
 
   /** `detail` is for logs only; HNS's error record carries just the table message. */
-  constructor(hresult: number, readonly detail?: string) {
+  constructor(
+    hresult: number,
+    readonly detail?: string,
+  ) {
     super(`${hresultHex(hresult)} ${describeHresult(hresult).message}${detail ? ` (${detail})` : ''}`);
     this.hresult = toUnsigned(hresult);
   }
@@ -36,5 +39,9 @@ export function fail(hresult: number, detail?: string): never {
  */
 export function hcsResult(hresult: number): string {
   const message = describeHresult(hresult).message;
-  return JSON.stringify({ Error: toUnsigned(hresult) | 0, ErrorMessage: message, ErrorEvents: [{ Message: message, Provider: 'hcn-sim' }] });
+  return JSON.stringify({
+    Error: toUnsigned(hresult) | 0,
+    ErrorMessage: message,
+    ErrorEvents: [{ Message: message, Provider: 'hcn-sim' }],
+  });
 }

@@ -6,7 +6,18 @@
 import { HR } from '../hns/hresults';
 import type { SimAdapter, SimHost } from './control-types';
 import { guidKey, newGuid, sameGuid, type ApiFlavour } from './guid';
-import { canonicalIp, cidrContains, cidrsOverlap, defaultRoute, intToIp, ipValue, isNetworkOrBroadcast, parseCidr, valueToIp, type Cidr } from './ipv4';
+import {
+  canonicalIp,
+  cidrContains,
+  cidrsOverlap,
+  defaultRoute,
+  intToIp,
+  ipValue,
+  isNetworkOrBroadcast,
+  parseCidr,
+  valueToIp,
+  type Cidr,
+} from './ipv4';
 import { enumValue, isObj, objectOrJson, type Obj } from './json-doc';
 import { DEFAULT_MAC_POOL, allocateMac } from './mac';
 import {
@@ -108,7 +119,8 @@ export class Store {
     }
     checkNetworkFlags(input.flags, this.host().version);
     const adapter = ADAPTER_BOUND_TYPES.has(input.type) ? this.pickAdapter(input.adapterName) : undefined;
-    const subnets = input.subnets.length > 0 || !DEFAULT_SUBNET_TYPES.has(input.type) ? input.subnets : [this.defaultNatSubnet()];
+    const subnets =
+      input.subnets.length > 0 || !DEFAULT_SUBNET_TYPES.has(input.type) ? input.subnets : [this.defaultNatSubnet()];
     const network: NetworkObj = {
       id,
       createdBy: api,
@@ -145,7 +157,9 @@ export class Store {
       if (bound.has(a.Name.toLowerCase())) return fail(HR.ADAPTER_NOT_FOUND, `adapter ${a.Name} is already bound`);
       return a;
     }
-    return adapters.find((x) => !bound.has(x.Name.toLowerCase())) ?? fail(HR.ADAPTER_NOT_FOUND, 'every adapter is bound');
+    return (
+      adapters.find((x) => !bound.has(x.Name.toLowerCase())) ?? fail(HR.ADAPTER_NOT_FOUND, 'every adapter is bound')
+    );
   }
 
   /** HNS gives a NAT network without subnets a 172.x.y.0/20 of its own (reconstructed from public outputs, not captured). */
@@ -184,23 +198,37 @@ export class Store {
   /** HcnModifyNetwork: Policy, Subnet and DNS requests (ModifyNetworkSettingRequest). */
   modifyNetwork(id: string, doc: Obj): void {
     const n = this.network(id);
-    const { resourceType, request, settings } = modifyRequest(doc, ['Policy', 'DNS', 'Extension', 'Subnet', 'IPSubnet']);
+    const { resourceType, request, settings } = modifyRequest(doc, [
+      'Policy',
+      'DNS',
+      'Extension',
+      'Subnet',
+      'IPSubnet',
+    ]);
     if (resourceType === 'Policy') {
       const policies = parsePolicies(settings.Policies, 'v2', 'network');
       // The adapter binding is made at create; HNS cannot move an existing vSwitch to another NIC.
-      if (policies.some((p) => p.type === 'NetAdapterName')) fail(HR.REQUEST_UNSUPPORTED, 'NetAdapterName cannot be modified');
+      if (policies.some((p) => p.type === 'NetAdapterName'))
+        fail(HR.REQUEST_UNSUPPORTED, 'NetAdapterName cannot be modified');
       n.policies = applyPolicyRequest(n.policies, policies, request);
     } else if (resourceType === 'Subnet' && request === 'Add') {
-      const added = (Array.isArray(settings.Subnets) ? settings.Subnets : fail(HR.INVALID_SUBNET, 'Subnets missing')).map(parseV2Subnet);
+      const added = (
+        Array.isArray(settings.Subnets) ? settings.Subnets : fail(HR.INVALID_SUBNET, 'Subnets missing')
+      ).map(parseV2Subnet);
       const all = [...n.subnets.map((s) => s.prefix), ...added.map((s) => s.prefix)].map((p) => parseCidr(p)!);
-      if (all.some((a, i) => all.some((b, j) => i < j && cidrsOverlap(a, b)))) fail(HR.INVALID_SUBNET, 'overlapping subnets');
+      if (all.some((a, i) => all.some((b, j) => i < j && cidrsOverlap(a, b))))
+        fail(HR.INVALID_SUBNET, 'overlapping subnets');
       n.subnets.push(...added.map((s) => this.makeSubnet(s, DEFAULT_SUBNET_TYPES.has(n.type))));
     } else if (resourceType === 'Subnet' && request === 'Remove') {
-      const prefixes = (Array.isArray(settings.Subnets) ? settings.Subnets : []).map((s) => (isObj(s) ? s.IpAddressPrefix : undefined));
+      const prefixes = (Array.isArray(settings.Subnets) ? settings.Subnets : []).map((s) =>
+        isObj(s) ? s.IpAddressPrefix : undefined,
+      );
       for (const p of prefixes) {
         const s = n.subnets.find((x) => x.prefix === p) ?? fail(HCN_E_SUBNET_NOT_FOUND, String(p));
         const cidr = parseCidr(s.prefix)!;
-        if (this.endpointsOf(n.id).some((e) => [e.ipAddress, e.ip6Address].some((ip) => ip && cidrContains(cidr, ip)))) {
+        if (
+          this.endpointsOf(n.id).some((e) => [e.ipAddress, e.ip6Address].some((ip) => ip && cidrContains(cidr, ip)))
+        ) {
           fail(HR.ENTITY_HAS_REFERENCES, `subnet ${s.prefix} has endpoints`);
         }
       }
@@ -222,7 +250,8 @@ export class Store {
       : input.networkId
         ? this.network(input.networkId)
         : input.networkName
-          ? ([...this.networks.values()].find((n) => n.name === input.networkName) ?? fail(HR.NETWORK_NOT_FOUND, input.networkName))
+          ? ([...this.networks.values()].find((n) => n.name === input.networkName) ??
+            fail(HR.NETWORK_NOT_FOUND, input.networkName))
           : fail(HR.INVALID_ENDPOINT, 'endpoint names no network');
     const picked = this.pickAddresses(network, input, api);
     const inUse = new Set([...this.endpoints.values()].map((e) => e.macAddress));
@@ -272,11 +301,22 @@ export class Store {
    * "The network does not have a subnet for this endpoint." (HCN_E_SUBNET_NOT_FOUND, microsoft/Windows-Containers
    * issue 82).
    */
-  private pickAddresses(network: NetworkObj, input: EndpointInput, api: ApiFlavour): Array<{ family: 4 | 6; ip: string; subnet: Subnet }> {
+  private pickAddresses(
+    network: NetworkObj,
+    input: EndpointInput,
+    api: ApiFlavour,
+  ): Array<{ family: 4 | 6; ip: string; subnet: Subnet }> {
     const all = network.subnets.map((s) => ({ s, c: parseCidr(s.prefix)! }));
-    const held = new Set(this.endpointsOf(network.id).flatMap((e) => [e.ipAddress, e.ip6Address]).filter((x): x is string => !!x).map(canonicalIp));
+    const held = new Set(
+      this.endpointsOf(network.id)
+        .flatMap((e) => [e.ipAddress, e.ip6Address])
+        .filter((x): x is string => !!x)
+        .map(canonicalIp),
+    );
     const reserved = (c: Cidr, s: Subnet, ip: string) =>
-      isNetworkOrBroadcast(c, ip) || canonicalIp(subnetGateway(s) ?? '') === canonicalIp(ip) || held.has(canonicalIp(ip));
+      isNetworkOrBroadcast(c, ip) ||
+      canonicalIp(subnetGateway(s) ?? '') === canonicalIp(ip) ||
+      held.has(canonicalIp(ip));
     const requested = [input.ipAddress, input.ip6Address].filter((x): x is string => x !== undefined);
     if (api === 'v1' && input.ipAddress && ipValue(input.ipAddress)?.family === 6) {
       return fail(HR.INVALID_IP, `${input.ipAddress}: v1 IPAddress holds an IPv4 address`);
@@ -291,7 +331,10 @@ export class Store {
     }
     const families: Array<4 | 6> = api === 'v1' ? [4] : [4, 6];
     if (api === 'v1' && all.length > 0 && all.every((x) => x.c.family === 6)) {
-      return fail(HCN_E_SUBNET_NOT_FOUND, `network ${network.id} has only IPv6 subnets, and a v1 endpoint takes an IPv4 address`);
+      return fail(
+        HCN_E_SUBNET_NOT_FOUND,
+        `network ${network.id} has only IPv6 subnets, and a v1 endpoint takes an IPv4 address`,
+      );
     }
     const out: Array<{ family: 4 | 6; ip: string; subnet: Subnet }> = [];
     for (const family of families) {
@@ -305,7 +348,10 @@ export class Store {
   }
 
   /** The first free address of the subnets (IPv6 ranges are searched from the bottom, at most 65536 addresses each). */
-  private firstFree(subnets: Array<{ s: Subnet; c: Cidr }>, reserved: (c: Cidr, s: Subnet, ip: string) => boolean): { ip: string; subnet: Subnet } | undefined {
+  private firstFree(
+    subnets: Array<{ s: Subnet; c: Cidr }>,
+    reserved: (c: Cidr, s: Subnet, ip: string) => boolean,
+  ): { ip: string; subnet: Subnet } | undefined {
     for (const { s, c } of subnets) {
       const end = c.family === 4 ? c.hi : c.lo + 65535n < c.hi ? c.lo + 65535n : c.hi;
       for (let n = c.lo; n <= end; n++) {
@@ -321,7 +367,8 @@ export class Store {
     // The IPv6 mapping of a port is another mapping (NatFlagsIPv6, microsoft/hcsshim hcn/hcnpolicy.go): Azure CNI adds
     // one for IPv4 and one for IPv6 of the same host port (cni/network/network_windows.go getPoliciesFromRuntimeCfg).
     const family = (p: Policy) => ((Number(p.settings.Flags ?? 0) & 2) !== 0 ? 6 : 4);
-    const key = (p: Policy) => `${String(p.settings.Protocol ?? 6)}/${String(p.settings.ExternalPort)}/${String(p.settings.VIP ?? '')}/v${family(p)}`;
+    const key = (p: Policy) =>
+      `${String(p.settings.Protocol ?? 6)}/${String(p.settings.ExternalPort)}/${String(p.settings.VIP ?? '')}/v${family(p)}`;
     const mine = policies.filter((p) => p.type === 'PortMapping' && p.settings.ExternalPort);
     const others = [...this.endpoints.values()]
       .filter((e) => e !== self)
@@ -398,7 +445,15 @@ export class Store {
     if (this.namespaces.has(guidKey(id))) fail(HR.ERROR_ALREADY_EXISTS, `namespace ${id}`);
     const namespaceId = input.namespaceId ?? this.nextCompartment;
     this.nextCompartment = Math.max(this.nextCompartment, namespaceId + 1);
-    const ns: NamespaceObj = { id, createdBy: api, schemaVersion: input.schemaVersion, version: 1, type: input.type, namespaceId, resources: [] };
+    const ns: NamespaceObj = {
+      id,
+      createdBy: api,
+      schemaVersion: input.schemaVersion,
+      version: 1,
+      type: input.type,
+      namespaceId,
+      resources: [],
+    };
     this.namespaces.set(guidKey(id), ns);
     return ns;
   }
@@ -406,7 +461,8 @@ export class Store {
   /** Deleting a namespace releases its endpoints (hcsoci removes them first; HNS does not insist). */
   deleteNamespace(id: string): NamespaceObj {
     const ns = this.namespace(id);
-    for (const e of this.endpoints.values()) if (e.namespaceId && sameGuid(e.namespaceId, ns.id)) e.namespaceId = undefined;
+    for (const e of this.endpoints.values())
+      if (e.namespaceId && sameGuid(e.namespaceId, ns.id)) e.namespaceId = undefined;
     this.namespaces.delete(guidKey(ns.id));
     return ns;
   }
@@ -422,13 +478,15 @@ export class Store {
         e.namespaceId = ns.id;
         ns.resources.push({ type, id: e.id });
       } else {
-        if (!e.namespaceId || !sameGuid(e.namespaceId, ns.id)) fail(HR.ENDPOINT_NOT_ATTACHED, `${e.id} is not in ${ns.id}`);
+        if (!e.namespaceId || !sameGuid(e.namespaceId, ns.id))
+          fail(HR.ENDPOINT_NOT_ATTACHED, `${e.id} is not in ${ns.id}`);
         e.namespaceId = undefined;
         ns.resources = ns.resources.filter((r) => !(r.type === 'Endpoint' && sameGuid(r.id, e.id)));
       }
       e.version++;
     } else if (req.request === 'Add') {
-      if (!ns.resources.some((r) => r.type === 'Container' && r.id.toLowerCase() === id.toLowerCase())) ns.resources.push({ type, id });
+      if (!ns.resources.some((r) => r.type === 'Container' && r.id.toLowerCase() === id.toLowerCase()))
+        ns.resources.push({ type, id });
     } else {
       const before = ns.resources.length;
       ns.resources = ns.resources.filter((r) => !(r.type === 'Container' && r.id.toLowerCase() === id.toLowerCase()));
@@ -484,7 +542,8 @@ interface ModifyRequest {
 function modifyRequest(doc: Obj, resourceTypes: readonly string[]): ModifyRequest {
   const resourceType = enumValue(doc.ResourceType, resourceTypes);
   const request = enumValue(doc.RequestType, REQUEST_TYPES);
-  if (!resourceType || !request) return fail(HR.REQUEST_UNSUPPORTED, `${String(doc.ResourceType)}/${String(doc.RequestType)}`);
+  if (!resourceType || !request)
+    return fail(HR.REQUEST_UNSUPPORTED, `${String(doc.ResourceType)}/${String(doc.RequestType)}`);
   return { resourceType, request, settings: objectOrJson(doc.Settings ?? {}, HR.INVALID_JSON, 'Settings') };
 }
 
@@ -511,4 +570,3 @@ function applyPolicyRequest(current: Policy[], given: Policy[], request: string)
   }
   return fail(HR.REQUEST_UNSUPPORTED, `policy ${request}`);
 }
-

@@ -17,7 +17,8 @@ const ENABLE_IOV = 8192;
 
 export function checkNetworkFlags(flags: number, version: HnsVersion): void {
   const shown = `${version.major}.${version.minor}`;
-  if ((flags & DISABLE_HOST_PORT) !== 0 && !supports(version, 'disableHostPort')) fail(HR.INVALID_NETWORK, `DisableHostPort on HNS ${shown}`);
+  if ((flags & DISABLE_HOST_PORT) !== 0 && !supports(version, 'disableHostPort'))
+    fail(HR.INVALID_NETWORK, `DisableHostPort on HNS ${shown}`);
   if ((flags & ENABLE_IOV) !== 0 && !supports(version, 'iov')) fail(HR.INVALID_NETWORK, `EnableIov on HNS ${shown}`);
 }
 
@@ -25,8 +26,14 @@ export function checkEndpointPolicies(policies: readonly Policy[], version: HnsV
   const shown = `${version.major}.${version.minor}`;
   for (const p of policies) {
     if (p.type === 'Iov' && !supports(version, 'iov')) fail(HR.INVALID_POLICY_TYPE, `Iov on HNS ${shown}`);
-    if (p.type === 'InterfaceParameters' && !supports(version, 'interfaceParameters')) fail(HR.INVALID_POLICY_TYPE, `InterfaceParameters on HNS ${shown}`);
-    if (p.type === 'OutBoundNAT' && Array.isArray(p.settings.Destinations) && p.settings.Destinations.length > 0 && !supports(version, 'dsr')) {
+    if (p.type === 'InterfaceParameters' && !supports(version, 'interfaceParameters'))
+      fail(HR.INVALID_POLICY_TYPE, `InterfaceParameters on HNS ${shown}`);
+    if (
+      p.type === 'OutBoundNAT' &&
+      Array.isArray(p.settings.Destinations) &&
+      p.settings.Destinations.length > 0 &&
+      !supports(version, 'dsr')
+    ) {
       fail(HR.INVALID_POLICY, `OutBoundNAT Destinations (DSR) on HNS ${shown}`);
     }
   }

@@ -7,7 +7,15 @@
  */
 import type { SimHost } from './control-types';
 import type { Obj } from './json-doc';
-import { subnetGateway, type Dns, type EndpointObj, type NamespaceObj, type NetworkObj, type ObjectKind, type Route } from './model';
+import {
+  subnetGateway,
+  type Dns,
+  type EndpointObj,
+  type NamespaceObj,
+  type NetworkObj,
+  type ObjectKind,
+  type Route,
+} from './model';
 import { policyToV1, policyToV2 } from './policies';
 import type { Store } from './store';
 
@@ -32,7 +40,9 @@ function omitUndefined(o: Obj): Obj {
 }
 
 function routesV2(routes: Route[]): Obj[] {
-  return routes.map((r) => omitEmpty({ NextHop: r.nextHop, DestinationPrefix: r.destinationPrefix, Metric: r.metric || undefined }));
+  return routes.map((r) =>
+    omitEmpty({ NextHop: r.nextHop, DestinationPrefix: r.destinationPrefix, Metric: r.metric || undefined }),
+  );
 }
 
 function dnsV2(d: Dns): Obj | undefined {
@@ -59,7 +69,13 @@ export function networkV2(n: NetworkObj): Obj {
         ? [
             {
               Type: n.ipamType,
-              Subnets: n.subnets.map((s) => omitEmpty({ IpAddressPrefix: s.prefix, Policies: s.policies.map(policyToV2), Routes: routesV2(s.routes) })),
+              Subnets: n.subnets.map((s) =>
+                omitEmpty({
+                  IpAddressPrefix: s.prefix,
+                  Policies: s.policies.map(policyToV2),
+                  Routes: routesV2(s.routes),
+                }),
+              ),
             },
           ]
         : undefined,
@@ -95,7 +111,12 @@ export function networkV1(n: NetworkObj, store: Store, host: Pick<SimHost, 'adap
     Policies: n.policies.filter((p) => p.type !== 'NetAdapterName' && p.type !== 'AutomaticDNS').map(policyToV1),
     State: 1,
     Subnets: n.subnets.map((s) =>
-      omitUndefined({ AddressPrefix: s.prefix, GatewayAddress: subnetGateway(s), ID: s.id, Policies: s.policies.map(policyToV1) }),
+      omitUndefined({
+        AddressPrefix: s.prefix,
+        GatewayAddress: subnetGateway(s),
+        ID: s.id,
+        Policies: s.policies.map(policyToV1),
+      }),
     ),
     TotalEndpoints: endpoints,
     Type: n.type.toLowerCase(),

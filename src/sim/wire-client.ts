@@ -18,7 +18,11 @@ export interface WireClientOptions {
 }
 
 function transportFailure(hr: number, why: string): OpResponse {
-  return { hr, result: null, errorRecord: JSON.stringify({ ...errorRecordObject(hr), Error: `${errorRecordObject(hr).Error}(${why}) ` }) };
+  return {
+    hr,
+    result: null,
+    errorRecord: JSON.stringify({ ...errorRecordObject(hr), Error: `${errorRecordObject(hr).Error}(${why}) ` }),
+  };
 }
 
 export class WireClient {

@@ -49,7 +49,9 @@ export class ClaimRegistry {
   register(stateDir: string, intent: IntentRecord): void {
     this.ensure();
     const file = this.file(intent, intent.id);
-    onState(file, 'registering the claim', () => writeFileAtomic(file, `${JSON.stringify({ stateDir, intent })}\n`, 'claim', undefined, false));
+    onState(file, 'registering the claim', () =>
+      writeFileAtomic(file, `${JSON.stringify({ stateDir, intent })}\n`, 'claim', undefined, false),
+    );
   }
 
   /** Withdraws a claim; best effort (a leftover entry of a finished process claims nothing). */
@@ -58,7 +60,10 @@ export class ClaimRegistry {
     try {
       removeFile(file, 'claim', undefined, false);
     } catch (e) {
-      log?.warn({ file, err: (e as Error).message }, 'could not withdraw a node-wide claim; it lapses with its process');
+      log?.warn(
+        { file, err: (e as Error).message },
+        'could not withdraw a node-wide claim; it lapses with its process',
+      );
     }
   }
 
@@ -66,7 +71,13 @@ export class ClaimRegistry {
    * The live claims of other state directories (those of `ownStateDir` are in its own intents already), optionally
    * only an owner's. Entries whose intent is dead are removed on the way.
    */
-  liveClaims(ownStateDir: string, now: number, startTimeOf: (pid: number) => string | null, log?: ClaimWarn, owner?: Owner): Claim[] {
+  liveClaims(
+    ownStateDir: string,
+    now: number,
+    startTimeOf: (pid: number) => string | null,
+    log?: ClaimWarn,
+    owner?: Owner,
+  ): Claim[] {
     this.ensure();
     const own = path.resolve(ownStateDir);
     const prefix = owner ? `${fileKey(owner)}#` : undefined;

@@ -55,7 +55,12 @@ export function stateIoError(e: unknown, file: string, doing: string): unknown {
   if (typeof code !== 'string' || !/^E[A-Z]+$/.test(code)) return e;
   if (code === 'ENOTDIR' || code === 'EEXIST') {
     const inTheWay = fileInTheWay(path.join(file, 'x'));
-    if (inTheWay) return new StateIoError(inTheWay, `is a file where the state directory needs a directory (${doing} ${file})`, code);
+    if (inTheWay)
+      return new StateIoError(
+        inTheWay,
+        `is a file where the state directory needs a directory (${doing} ${file})`,
+        code,
+      );
   }
   if (code === 'EISDIR') return new StateIoError(file, `is a directory where the state needs a file (${doing})`, code);
   return new StateIoError(file, `${PROBLEMS[code] ?? (e as Error).message} (${doing})`, code);

@@ -23,7 +23,10 @@ export function intentLiveness(
     started = startTimeOf(intent.pid);
   } catch (e) {
     // Cannot tell (e.g. access denied to a process that took the pid): "dead" would be a guess that deletes.
-    return { live: true, reason: `cannot tell whether process ${intent.pid} is the one that wrote it (${(e as Error).message}); assuming it is` };
+    return {
+      live: true,
+      reason: `cannot tell whether process ${intent.pid} is the one that wrote it (${(e as Error).message}); assuming it is`,
+    };
   }
   if (started === null) return { live: false, reason: `its process ${intent.pid} is gone` };
   if (intent.pidStartTime !== null && started !== intent.pidStartTime) {

@@ -43,7 +43,8 @@ export class StateLock {
       let problem = (e as Error).message;
       try {
         const st = fs.lstatSync(this.file);
-        if (!st.isFile()) problem = `is ${st.isDirectory() ? 'a directory' : 'not a regular file'}; the state lock must be a file (${problem})`;
+        if (!st.isFile())
+          problem = `is ${st.isDirectory() ? 'a directory' : 'not a regular file'}; the state lock must be a file (${problem})`;
       } catch {
         // Missing, or its directory is unusable: the addon's message says which.
       }

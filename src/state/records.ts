@@ -119,12 +119,17 @@ function obj(o: Record<string, unknown>, k: string): Record<string, unknown> {
   return v;
 }
 
-function optional(o: Record<string, unknown>, k: string, check: (o: Record<string, unknown>, k: string) => unknown): void {
+function optional(
+  o: Record<string, unknown>,
+  k: string,
+  check: (o: Record<string, unknown>, k: string) => unknown,
+): void {
   if (o[k] !== undefined) check(o, k);
 }
 
 function oneOf<T>(o: Record<string, unknown>, k: string, allowed: readonly T[]): void {
-  if (!allowed.includes(o[k] as T)) throw new RecordFormatError(`"${k}" must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}`);
+  if (!allowed.includes(o[k] as T))
+    throw new RecordFormatError(`"${k}" must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}`);
 }
 
 function planned(v: unknown): PlannedObject[] {
@@ -140,7 +145,8 @@ function planned(v: unknown): PlannedObject[] {
 
 function hnsObject(o: Record<string, unknown>, k: string): void {
   const v = obj(o, k);
-  for (const f of ['id', 'name']) if (typeof v[f] !== 'string') throw new RecordFormatError(`"${k}.${f}" must be a string`);
+  for (const f of ['id', 'name'])
+    if (typeof v[f] !== 'string') throw new RecordFormatError(`"${k}.${f}" must be a string`);
   if (typeof v.owned !== 'boolean') throw new RecordFormatError(`"${k}.owned" must be true or false`);
 }
 
@@ -181,7 +187,8 @@ export function parseRecord<K extends RecordKind>(text: string, kind: K): Extrac
       str(w, 'containerId');
       str(w, 'ifname');
     }
-    if (v.mode === 'shared' && v.sharedWith === undefined) throw new RecordFormatError('a shared attachment needs "sharedWith"');
+    if (v.mode === 'shared' && v.sharedWith === undefined)
+      throw new RecordFormatError('a shared attachment needs "sharedWith"');
   } else if (kind === 'intent') {
     str(v, 'id');
     num(v, 'pid');

@@ -37,10 +37,12 @@ export function readStateFile(file: string, maxBytes = MAX_STATE_FILE_BYTES): St
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { kind: 'missing' };
     // O_NOFOLLOW on a symlink: ELOOP (Linux) or EMLINK/EFTYPE (BSDs).
-    if (code === 'ELOOP' || code === 'EMLINK' || code === 'EFTYPE') return { kind: 'bad', reason: 'a symbolic link, not a regular file' };
+    if (code === 'ELOOP' || code === 'EMLINK' || code === 'EFTYPE')
+      return { kind: 'bad', reason: 'a symbolic link, not a regular file' };
     if (code === 'EISDIR') return { kind: 'bad', reason: 'a directory, not a regular file' };
     // A FIFO without a writer opens fine with O_NONBLOCK; a socket refuses the open.
-    if (code === 'ENXIO' || code === 'EOPNOTSUPP') return { kind: 'bad', reason: 'a socket or device, not a regular file' };
+    if (code === 'ENXIO' || code === 'EOPNOTSUPP')
+      return { kind: 'bad', reason: 'a socket or device, not a regular file' };
     throw e;
   }
   try {

@@ -80,7 +80,9 @@ export type CommitOutcome = 'committed' | 'superseded' | 'deleted' | 'expired';
 export class ConcurrentAddError extends Error {
   override readonly name = 'ConcurrentAddError';
   constructor(readonly running: IntentRecord) {
-    super(`another ADD of ${ownerKey(running)} is running (pid ${running.pid}, since ${new Date(running.createdAt).toISOString()})`);
+    super(
+      `another ADD of ${ownerKey(running)} is running (pid ${running.pid}, since ${new Date(running.createdAt).toISOString()})`,
+    );
   }
 }
 
@@ -277,7 +279,8 @@ export class StateStore {
     this.ensure();
     return this.lock.run(() => {
       const current = this.read('intent', owner);
-      const intent = current && (options.onlyIntent === undefined || current.id === options.onlyIntent) ? current : undefined;
+      const intent =
+        current && (options.onlyIntent === undefined || current.id === options.onlyIntent) ? current : undefined;
       const prior = this.read('tombstone', owner);
       const planned = dedupe([...(prior?.planned ?? []), ...(intent?.planned ?? []), ...(options.extra ?? [])]);
       const voids = [...new Set([...(prior?.voids ?? []), ...(intent ? [intent.id] : [])])];
@@ -419,10 +422,15 @@ export class StateStore {
     return out;
   }
 
-  private parseOrQuarantine<K extends RecordKind>(kind: K, file: string, text: string): Extract<AnyRecord, { kind: K }> | undefined {
+  private parseOrQuarantine<K extends RecordKind>(
+    kind: K,
+    file: string,
+    text: string,
+  ): Extract<AnyRecord, { kind: K }> | undefined {
     try {
       const rec = parseRecord(text, kind);
-      if (fileKey(rec) !== path.basename(file, '.json')) throw new RecordFormatError('owner does not match the file name');
+      if (fileKey(rec) !== path.basename(file, '.json'))
+        throw new RecordFormatError('owner does not match the file name');
       return rec;
     } catch (e) {
       if (!(e instanceof RecordFormatError)) throw e;
@@ -444,8 +452,18 @@ export class StateStore {
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') return; // another process moved it first
-      this.unmovable.set(file, { file, kind, key, owner: ownerFromFileKey(key), reason: `${reason}; could not be moved to quarantine (${code})`, at });
-      this.log?.warn({ file, reason, err: (e as Error).message }, 'unreadable state file could not be moved to quarantine; skipped');
+      this.unmovable.set(file, {
+        file,
+        kind,
+        key,
+        owner: ownerFromFileKey(key),
+        reason: `${reason}; could not be moved to quarantine (${code})`,
+        at,
+      });
+      this.log?.warn(
+        { file, reason, err: (e as Error).message },
+        'unreadable state file could not be moved to quarantine; skipped',
+      );
       return;
     }
     try {

@@ -92,13 +92,20 @@ afterAll(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-
 describe("import { runCni, Hcn, HcnError } from 'hcn-cni'", () => {
   it('package.json maps the entry points and their types to dist/ (which npm run build:ts produced)', () => {
-    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { main: string; types: string; exports: Record<string, { types: string; default: string }> };
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+      main: string;
+      types: string;
+      exports: Record<string, { types: string; default: string }>;
+    };
     expect(pkg.exports['.']).toEqual({ types: './dist/index.d.ts', default: './dist/index.js' });
     expect(pkg.exports['./sim']).toEqual({ types: './dist/sim/index.d.ts', default: './dist/sim/index.js' });
-    for (const f of [pkg.main, pkg.types, ...Object.values(pkg.exports).flatMap((e) => (typeof e === 'string' ? [e] : [e.types, e.default]))]) {
+    for (const f of [
+      pkg.main,
+      pkg.types,
+      ...Object.values(pkg.exports).flatMap((e) => (typeof e === 'string' ? [e] : [e.types, e.default])),
+    ]) {
       expect(fs.existsSync(path.join(ROOT, f))).toBe(true);
     }
   });
@@ -107,13 +114,21 @@ describe("import { runCni, Hcn, HcnError } from 'hcn-cni'", () => {
     // No diagnostics at all outside bad.ts: not in main.ts, not in dist/*.d.ts (skipLibCheck is off).
     expect(compiled.out.split('\n').filter((l) => /error TS/.test(l) && !l.startsWith('bad.ts'))).toEqual([]);
     expect(fs.existsSync(path.join(dir, 'out', 'main.js'))).toBe(true);
-    const run = spawnSync(process.execPath, [path.join(dir, 'out', 'main.js')], { cwd: dir, encoding: 'utf8', timeout: 30_000 });
+    const run = spawnSync(process.execPath, [path.join(dir, 'out', 'main.js')], {
+      cwd: dir,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     expect({ status: run.status, stderr: run.status === 0 ? '' : run.stderr }).toEqual({ status: 0, stderr: '' });
     // stderr: nothing (a successful VERSION is not logged), no error.
     expect(run.stderr).toBe('');
     const out = JSON.parse(run.stdout) as Record<string, unknown>;
     expect(out).toEqual({
-      version: { exitCode: 0, stdout: '{"cniVersion":"1.0.0","supportedVersions":["0.1.0","0.2.0","0.3.0","0.3.1","0.4.0","1.0.0","1.1.0"]}\n' },
+      version: {
+        exitCode: 0,
+        stdout:
+          '{"cniVersion":"1.0.0","supportedVersions":["0.1.0","0.2.0","0.3.0","0.3.1","0.4.0","1.0.0","1.1.0"]}\n',
+      },
       hcnErrorIsConstructor: true,
       isError: true,
       isHcnError: true,

@@ -7,7 +7,9 @@ import * as os from 'os';
 import * as path from 'path';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- the setup module is plain CommonJS run by jest
-const { distState } = require('../helpers/global-setup') as { distState(root: string): { reason?: string; orphans: string[]; stamp: string } };
+const { distState } = require('../helpers/global-setup') as {
+  distState(root: string): { reason?: string; orphans: string[]; stamp: string };
+};
 
 let root: string;
 const write = (rel: string, text = '', mtimeSec?: number) => {
@@ -44,5 +46,8 @@ it('is stale when a compiled module has lost its source (a rename), and lists it
   fs.rmSync(path.join(root, 'src/cni/a.ts'));
   const s = distState(root);
   expect(s.reason).toBe(`${path.join('dist', 'cni', 'a.d.ts')} has no source`);
-  expect(s.orphans.map((f) => path.relative(root, f)).sort()).toEqual([path.join('dist', 'cni', 'a.d.ts'), path.join('dist', 'cni', 'a.js')]);
+  expect(s.orphans.map((f) => path.relative(root, f)).sort()).toEqual([
+    path.join('dist', 'cni', 'a.d.ts'),
+    path.join('dist', 'cni', 'a.js'),
+  ]);
 });

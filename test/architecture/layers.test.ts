@@ -45,7 +45,8 @@ interface Import {
 function imports(file: string): Import[] {
   const text = fs.readFileSync(file, 'utf8');
   const out: Import[] = [];
-  const re = /(?:import|export)\s[^'"]*?from\s+['"](\.[^'"]+)['"]|(?:import|require)\(\s*['"](\.[^'"]+)['"]\s*\)|import\s+['"](\.[^'"]+)['"]/g;
+  const re =
+    /(?:import|export)\s[^'"]*?from\s+['"](\.[^'"]+)['"]|(?:import|require)\(\s*['"](\.[^'"]+)['"]\s*\)|import\s+['"](\.[^'"]+)['"]/g;
   for (let m = re.exec(text); m; m = re.exec(text)) {
     const spec = (m[1] ?? m[2] ?? m[3])!;
     out.push({ file, target: path.resolve(path.dirname(file), spec) });

@@ -31,7 +31,11 @@ function pluginConf(doc: unknown): Record<string, unknown> {
 }
 
 function parseWindows(raw: Record<string, unknown>): NetConf {
-  return parseNetConf(raw, { platform: 'win32', defaults: { stateDir: 'C:\\ProgramData\\hcn-cni\\state' }, verb: 'ADD' });
+  return parseNetConf(raw, {
+    platform: 'win32',
+    defaults: { stateDir: 'C:\\ProgramData\\hcn-cni\\state' },
+    verb: 'ADD',
+  });
 }
 
 describe('example conflists', () => {
@@ -48,7 +52,14 @@ describe('example conflists', () => {
 
   it('bridge: an L2Bridge network "cbr0" created on demand with a subnet, HNS assigning addresses', () => {
     const conf = parseWindows(pluginConf(readConflist('bridge.conflist')));
-    expect(conf).toMatchObject({ mode: 'bridge', networkName: 'cbr0', networkType: 'L2Bridge', createNetwork: true, subnets: [{ family: 4, prefix: '10.244.1.0/24', gateway: '10.244.1.1' }], logFile: 'C:\\ProgramData\\hcn-cni\\hcn-cni.log' });
+    expect(conf).toMatchObject({
+      mode: 'bridge',
+      networkName: 'cbr0',
+      networkType: 'L2Bridge',
+      createNetwork: true,
+      subnets: [{ family: 4, prefix: '10.244.1.0/24', gateway: '10.244.1.1' }],
+      logFile: 'C:\\ProgramData\\hcn-cni\\hcn-cni.log',
+    });
     expect(conf.ipam).toBeUndefined();
   });
 
@@ -57,13 +68,19 @@ describe('example conflists', () => {
     expect(conf).toMatchObject({ mode: 'bridge', networkType: 'Overlay', createNetwork: false, apiVersion: 2 });
     expect(conf.outboundNatExceptions).toEqual(['10.244.0.0/16', '10.96.0.0/12', '192.168.0.0/16']);
     expect(conf.endpointPolicies.map((p) => p.value.Type)).toEqual(['SDNRoute', 'SDNRoute']);
-    expect(conf.endpointPolicies[0]!.value).toEqual({ Type: 'SDNRoute', Settings: { DestinationPrefix: '10.96.0.0/12', NeedEncap: true } });
+    expect(conf.endpointPolicies[0]!.value).toEqual({
+      Type: 'SDNRoute',
+      Settings: { DestinationPrefix: '10.96.0.0/12', NeedEncap: true },
+    });
   });
 
   it('delegated NIC: mode delegatedNic with the mac, portMappings and dns capabilities', () => {
     const raw = pluginConf(readConflist('delegated-nic.conflist'));
     expect(raw.capabilities).toEqual({ mac: true, portMappings: true, dns: true });
-    expect(parseWindows(raw)).toMatchObject({ mode: 'delegatedNic', subnets: [{ family: 4, prefix: '172.30.8.0/24', gateway: '172.30.8.1' }] });
+    expect(parseWindows(raw)).toMatchObject({
+      mode: 'delegatedNic',
+      subnets: [{ family: 4, prefix: '172.30.8.0/24', gateway: '172.30.8.1' }],
+    });
   });
 });
 
@@ -94,10 +111,23 @@ describe('example conflists against the simulator', () => {
 
   it.each(CONFLISTS)('%s answers VERSION and STATUS through the dispatcher', async (name) => {
     const conf = local(name);
-    const version = await runCni({ env: { CNI_COMMAND: 'VERSION' }, stdin: JSON.stringify(conf), runtime: h.runtime, createLogger: () => silentLogger });
+    const version = await runCni({
+      env: { CNI_COMMAND: 'VERSION' },
+      stdin: JSON.stringify(conf),
+      runtime: h.runtime,
+      createLogger: () => silentLogger,
+    });
     expect(version.exitCode).toBe(0);
-    expect(JSON.parse(version.stdout)).toEqual({ cniVersion: '1.1.0', supportedVersions: expect.arrayContaining(['1.1.0']) });
-    const status = await runCni({ env: { CNI_COMMAND: 'STATUS', CNI_PATH: '/opt/cni/bin', HCN_SIM: h.sim.address }, stdin: JSON.stringify(conf), runtime: h.runtime, createLogger: () => silentLogger });
+    expect(JSON.parse(version.stdout)).toEqual({
+      cniVersion: '1.1.0',
+      supportedVersions: expect.arrayContaining(['1.1.0']),
+    });
+    const status = await runCni({
+      env: { CNI_COMMAND: 'STATUS', CNI_PATH: '/opt/cni/bin', HCN_SIM: h.sim.address },
+      stdin: JSON.stringify(conf),
+      runtime: h.runtime,
+      createLogger: () => silentLogger,
+    });
     expect(status).toEqual({ exitCode: 0, stdout: '' });
   });
 
@@ -105,7 +135,9 @@ describe('example conflists against the simulator', () => {
     const conf = local('bridge.conflist');
     const add = await cni(h, { verb: 'ADD', conf, containerId: 'pod-a', netns: await namespace() });
     expect(add.exitCode).toBe(0);
-    expect((add.json as { ips: Array<{ address: string; gateway: string }> }).ips).toEqual([{ address: expect.stringMatching(/^10\.244\.1\.\d+\/24$/), gateway: '10.244.1.1', interface: 0 }]);
+    expect((add.json as { ips: Array<{ address: string; gateway: string }> }).ips).toEqual([
+      { address: expect.stringMatching(/^10\.244\.1\.\d+\/24$/), gateway: '10.244.1.1', interface: 0 },
+    ]);
     const dump = await h.sim.control.dump();
     expect(dump.networks.map((n) => [n.Name, n.Type])).toEqual([['cbr0', 'L2Bridge']]);
     const del = await cni(h, { verb: 'DEL', conf, containerId: 'pod-a' });
@@ -117,7 +149,14 @@ describe('example conflists against the simulator', () => {
     await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNetwork({
       Name: 'vxlan0',
       Type: 'Overlay',
-      Ipams: [{ Type: 'Static', Subnets: [{ IpAddressPrefix: '10.244.2.0/24', Routes: [{ NextHop: '10.244.2.1', DestinationPrefix: '0.0.0.0/0' }] }] }],
+      Ipams: [
+        {
+          Type: 'Static',
+          Subnets: [
+            { IpAddressPrefix: '10.244.2.0/24', Routes: [{ NextHop: '10.244.2.1', DestinationPrefix: '0.0.0.0/0' }] },
+          ],
+        },
+      ],
     });
     const conf = local('overlay.conflist');
     const add = await cni(h, { verb: 'ADD', conf, containerId: 'pod-o', netns: await namespace() });
@@ -125,8 +164,13 @@ describe('example conflists against the simulator', () => {
     expect((add.json as { ips: Array<{ address: string }> }).ips[0]!.address).toMatch(/^10\.244\.2\.\d+\/24$/);
     const ep = (await h.sim.control.dump()).endpoints[0]!;
     const policies = ep.Policies as Array<{ Type: string; Settings: Record<string, unknown> }>;
-    expect(policies.filter((p) => p.Type === 'SDNRoute').map((p) => p.Settings.DestinationPrefix)).toEqual(['10.96.0.0/12', '192.168.0.10/32']);
-    expect(policies.find((p) => p.Type === 'OutBoundNAT')?.Settings.Exceptions).toEqual(expect.arrayContaining(['10.244.0.0/16', '10.96.0.0/12', '192.168.0.0/16']));
+    expect(policies.filter((p) => p.Type === 'SDNRoute').map((p) => p.Settings.DestinationPrefix)).toEqual([
+      '10.96.0.0/12',
+      '192.168.0.10/32',
+    ]);
+    expect(policies.find((p) => p.Type === 'OutBoundNAT')?.Settings.Exceptions).toEqual(
+      expect.arrayContaining(['10.244.0.0/16', '10.96.0.0/12', '192.168.0.0/16']),
+    );
     expect((await cni(h, { verb: 'DEL', conf, containerId: 'pod-o' })).exitCode).toBe(0);
   });
 
@@ -136,21 +180,37 @@ describe('example conflists against the simulator', () => {
     expect(parsed.warnings).toEqual([]);
     expect(parsed.subnets?.map((s) => s.family)).toEqual([4, 6]);
     const raw = local('dual-stack.conflist');
-    const conf = { ...raw, cniVersion: doc.cniVersion, name: doc.name, ipam: { ...(raw.ipam as object), dataDir: path.join(h.tmp, 'ipam') } };
+    const conf = {
+      ...raw,
+      cniVersion: doc.cniVersion,
+      name: doc.name,
+      ipam: { ...(raw.ipam as object), dataDir: path.join(h.tmp, 'ipam') },
+    };
     const ns = await namespace();
     const add = await cni(h, { verb: 'ADD', conf, containerId: 'pod-d', netns: ns });
     expect(add.exitCode).toBe(0);
-    expect((add.json as { ips: Array<{ address: string }> }).ips.map((ip) => ip.address)).toEqual(['10.244.1.10/24', 'fd00:10:244:1::10/64']);
-    expect((await cni(h, { verb: 'CHECK', conf: { ...conf, prevResult: add.json }, containerId: 'pod-d', netns: ns })).exitCode).toBe(0);
+    expect((add.json as { ips: Array<{ address: string }> }).ips.map((ip) => ip.address)).toEqual([
+      '10.244.1.10/24',
+      'fd00:10:244:1::10/64',
+    ]);
+    expect(
+      (await cni(h, { verb: 'CHECK', conf: { ...conf, prevResult: add.json }, containerId: 'pod-d', netns: ns }))
+        .exitCode,
+    ).toBe(0);
     expect((await cni(h, { verb: 'DEL', conf, containerId: 'pod-d', netns: ns })).exitCode).toBe(0);
     expect((await h.sim.control.dump()).endpoints).toEqual([]);
   });
 
   it('delegated-nic.conflist: ADD binds the NIC with the runtime MAC in its own network; DEL removes it', async () => {
-    const conf = { ...local('delegated-nic.conflist'), runtimeConfig: { mac: '00:15:5d:aa:00:02', portMappings: [], dns: {} } };
+    const conf = {
+      ...local('delegated-nic.conflist'),
+      runtimeConfig: { mac: '00:15:5d:aa:00:02', portMappings: [], dns: {} },
+    };
     const add = await cni(h, { verb: 'ADD', conf, containerId: 'pod-n', netns: await namespace() });
     expect(add.exitCode).toBe(0);
-    expect((add.json as { ips: Array<{ address: string; gateway: string }> }).ips).toEqual([{ address: expect.stringMatching(/^172\.30\.8\.\d+\/24$/), gateway: '172.30.8.1', interface: 0 }]);
+    expect((add.json as { ips: Array<{ address: string; gateway: string }> }).ips).toEqual([
+      { address: expect.stringMatching(/^172\.30\.8\.\d+\/24$/), gateway: '172.30.8.1', interface: 0 },
+    ]);
     const dump = await h.sim.control.dump();
     expect(dump.boundAdapters['Ethernet 2']).toBeDefined();
     expect(dump.networks.map((n) => n.Name)).toEqual([nicNetworkName({ containerId: 'pod-n', ifname: 'eth0' })]);
@@ -220,12 +280,16 @@ describe('daemonset.yaml', () => {
 
   it('the installer copies under a temporary name and renames (atomic), fills in the pod subnet, then runs the service', () => {
     const script = configMap.data['install.ps1'] as string;
-    expect(script).toContain("$tmp = \"$To.tmp\"");
+    expect(script).toContain('$tmp = "$To.tmp"');
     expect(script).toContain('[System.IO.File]::Replace($tmp, $To');
     expect(script).toContain('[System.IO.File]::Move($tmp, $To)');
     // The standalone executable (the shim's fallback) is installed before the shim that needs it.
-    const standalone = script.search(/Install-Atomically -From \(Join-Path \$sandbox 'hcn-cni\.exe'\) -To \(Join-Path \$binDir 'hcn-cni-standalone\.exe'\)/);
-    const shim = script.search(/Install-Atomically -From \(Join-Path \$sandbox 'hcn-cni-shim\.exe'\) -To \(Join-Path \$binDir 'hcn-cni\.exe'\)/);
+    const standalone = script.search(
+      /Install-Atomically -From \(Join-Path \$sandbox 'hcn-cni\.exe'\) -To \(Join-Path \$binDir 'hcn-cni-standalone\.exe'\)/,
+    );
+    const shim = script.search(
+      /Install-Atomically -From \(Join-Path \$sandbox 'hcn-cni-shim\.exe'\) -To \(Join-Path \$binDir 'hcn-cni\.exe'\)/,
+    );
     expect(standalone).toBeGreaterThan(0);
     expect(shim).toBeGreaterThan(standalone);
     expect(script).toMatch(/Install-Atomically -From \$staged -To \(Join-Path \$confDir '10-hcn-cni\.conflist'\)/);
@@ -241,9 +305,18 @@ describe('daemonset.yaml', () => {
     expect(doc.cniVersion).toBe('1.1.0');
     const conf = parseWindows(pluginConf(doc));
     expect(conf.warnings).toEqual([]);
-    expect(conf).toMatchObject({ type: 'hcn-cni', createNetwork: true, subnets: [{ family: 4, prefix: '10.244.7.0/24', gateway: '10.244.7.1' }] });
+    expect(conf).toMatchObject({
+      type: 'hcn-cni',
+      createNetwork: true,
+      subnets: [{ family: 4, prefix: '10.244.7.0/24', gateway: '10.244.7.1' }],
+    });
     // Same settings as the bridge example, apart from the per-node ones.
-    const strip = ({ subnet, gateway, adapterName, ...rest }: Record<string, unknown>) => (void subnet, void gateway, void adapterName, rest);
+    const strip = ({ subnet, gateway, adapterName, ...rest }: Record<string, unknown>) => (
+      void subnet,
+      void gateway,
+      void adapterName,
+      rest
+    );
     expect(strip(pluginConf(doc))).toEqual(strip(pluginConf(readConflist('bridge.conflist'))));
   });
 });

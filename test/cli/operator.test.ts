@@ -28,7 +28,8 @@ beforeEach(async () => {
   fs.writeFileSync(confFile(), JSON.stringify(conflist()));
 });
 
-const PKG_VERSION = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const PKG_VERSION = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string })
+  .version;
 const LEAK_OWNER = { containerId: 'leaked', ifname: 'eth0' };
 
 function confFile(): string {
@@ -41,7 +42,14 @@ function conflist(extra: Record<string, unknown> = {}): Record<string, unknown> 
     name: 'cbr0',
     plugins: [
       { type: 'portmap-lookalike', capabilities: { portMappings: true } },
-      { type: 'hcn-cni', createNetwork: true, subnet: '10.244.1.0/24', stateDir: h.stateDir, hnsTimeoutSeconds: 10, ...extra },
+      {
+        type: 'hcn-cni',
+        createNetwork: true,
+        subnet: '10.244.1.0/24',
+        stateDir: h.stateDir,
+        hnsTimeoutSeconds: 10,
+        ...extra,
+      },
     ],
   };
 }
@@ -72,7 +80,9 @@ function ops(args: string[], env: Record<string, string | undefined> = {}): Prom
       stderr += d.toString();
     });
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr, ...(stderrAt !== undefined ? { stderrAfterMs: stderrAt - started } : {}) }));
+    child.on('close', (code) =>
+      resolve({ code, stdout, stderr, ...(stderrAt !== undefined ? { stderrAfterMs: stderrAt - started } : {}) }),
+    );
   });
 }
 
@@ -101,7 +111,12 @@ async function newNamespace(): Promise<string> {
 }
 
 async function addPod(containerId: string, netns?: string): Promise<void> {
-  const r = await cni(h, { verb: 'ADD', conf: bridgeConf({ cniVersion: '1.1.0', stateDir: h.stateDir }), containerId, netns: netns ?? (await newNamespace()) });
+  const r = await cni(h, {
+    verb: 'ADD',
+    conf: bridgeConf({ cniVersion: '1.1.0', stateDir: h.stateDir }),
+    containerId,
+    netns: netns ?? (await newNamespace()),
+  });
   expect(r.exitCode).toBe(0);
 }
 
@@ -109,7 +124,14 @@ async function addPod(containerId: string, netns?: string): Promise<void> {
 async function leakNetwork(owner = LEAK_OWNER, adapterName = 'Ethernet 2'): Promise<{ id: string; name: string }> {
   const { api } = await h.runtime.api({ apiVersion: 2, hnsTimeoutSeconds: 10 });
   const name = nicNetworkName(owner);
-  const n = await api.createNetwork({ name, type: 'Transparent', flags: 8, adapterName, subnets: [{ prefix: '10.9.0.0/24', gateway: '10.9.0.1' }], policies: [] });
+  const n = await api.createNetwork({
+    name,
+    type: 'Transparent',
+    flags: 8,
+    adapterName,
+    subnets: [{ prefix: '10.9.0.0/24', gateway: '10.9.0.1' }],
+    policies: [],
+  });
   return { id: n.id, name };
 }
 
@@ -122,7 +144,18 @@ describe('usage', () => {
   it('help and --help print the usage on stdout with exit 0; no arguments is a usage error', async () => {
     const help = await ops(['help']);
     expect(help.code).toBe(0);
-    for (const c of ['networks', 'endpoints', 'namespaces', 'audit [--dry-run]', 'gc --valid FILE', 'state [--clear-quarantine]', 'version', '--conf FILE', '--state-dir DIR', '--json']) {
+    for (const c of [
+      'networks',
+      'endpoints',
+      'namespaces',
+      'audit [--dry-run]',
+      'gc --valid FILE',
+      'state [--clear-quarantine]',
+      'version',
+      '--conf FILE',
+      '--state-dir DIR',
+      '--json',
+    ]) {
       expect(help.stdout).toContain(c);
     }
     const dashHelp = await ops(['audit', '--help']);
@@ -149,8 +182,17 @@ describe('usage', () => {
   });
 
   it('parses options in any order, with = or a separate value', () => {
-    expect(parseArgs(['--state-dir=/x', 'audit', '--dry-run', '--json'])).toMatchObject({ command: 'audit', stateDir: '/x', dryRun: true, json: true });
-    expect(parseArgs(['gc', '--valid', 'f.json', '-v'])).toMatchObject({ command: 'gc', valid: 'f.json', verbose: true });
+    expect(parseArgs(['--state-dir=/x', 'audit', '--dry-run', '--json'])).toMatchObject({
+      command: 'audit',
+      stateDir: '/x',
+      dryRun: true,
+      json: true,
+    });
+    expect(parseArgs(['gc', '--valid', 'f.json', '-v'])).toMatchObject({
+      command: 'gc',
+      valid: 'f.json',
+      verbose: true,
+    });
     expect(() => parseArgs(['--json=yes', 'state'])).toThrow(new UsageError('--json takes no value'));
     expect(() => parseArgs(['state', '--conf='])).toThrow(new UsageError('--conf needs a value'));
     expect(() => parseArgs(['state', '--conf', '--json'])).toThrow(new UsageError('--conf needs a value'));
@@ -175,14 +217,32 @@ describe('configuration', () => {
     const dir = path.join(h.tmp, 'net.d');
     fs.mkdirSync(dir);
     fs.writeFileSync(path.join(dir, '00-broken.conflist'), '{ not json');
-    fs.writeFileSync(path.join(dir, '05-other.conflist'), JSON.stringify({ cniVersion: '1.0.0', name: 'x', plugins: [{ type: 'bridge' }] }));
-    fs.writeFileSync(path.join(dir, '10-hcn.conflist'), JSON.stringify({ cniVersion: '1.0.0', name: 'first', plugins: [{ type: 'hcn-cni', stateDir: '/srv/a', apiVersion: 1 }] }));
-    fs.writeFileSync(path.join(dir, '20-hcn.conf'), JSON.stringify({ cniVersion: '1.1.0', name: 'second', type: 'hcn-cni', stateDir: '/srv/b' }));
-    fs.writeFileSync(path.join(dir, '05-notes.txt'), JSON.stringify({ cniVersion: '1.1.0', name: 'txt', type: 'hcn-cni' }));
+    fs.writeFileSync(
+      path.join(dir, '05-other.conflist'),
+      JSON.stringify({ cniVersion: '1.0.0', name: 'x', plugins: [{ type: 'bridge' }] }),
+    );
+    fs.writeFileSync(
+      path.join(dir, '10-hcn.conflist'),
+      JSON.stringify({
+        cniVersion: '1.0.0',
+        name: 'first',
+        plugins: [{ type: 'hcn-cni', stateDir: '/srv/a', apiVersion: 1 }],
+      }),
+    );
+    fs.writeFileSync(
+      path.join(dir, '20-hcn.conf'),
+      JSON.stringify({ cniVersion: '1.1.0', name: 'second', type: 'hcn-cni', stateDir: '/srv/b' }),
+    );
+    fs.writeFileSync(
+      path.join(dir, '05-notes.txt'),
+      JSON.stringify({ cniVersion: '1.1.0', name: 'txt', type: 'hcn-cni' }),
+    );
     const loaded = loadConf({ confDir: dir, platform: 'linux' });
     expect(loaded.file).toBe(path.join(dir, '10-hcn.conflist'));
     expect(loaded.conf).toMatchObject({ name: 'first', cniVersion: '1.0.0', stateDir: '/srv/a', apiVersion: 1 });
-    expect(loadConf({ confDir: dir, platform: 'linux', stateDir: 'rel/state' }).conf.stateDir).toBe(path.resolve('rel/state'));
+    expect(loadConf({ confDir: dir, platform: 'linux', stateDir: 'rel/state' }).conf.stateDir).toBe(
+      path.resolve('rel/state'),
+    );
   });
 
   it('falls back to built-in defaults, whose stateDir is the plugin default', () => {
@@ -216,15 +276,37 @@ describe('networks, endpoints, namespaces', () => {
     expect(nets.code).toBe(0);
     expect(nets.stderr).toBe('');
     expect(row(nets.stdout, 'ID')).toEqual(['ID', 'NAME', 'TYPE', 'ADAPTER', 'SUBNETS', 'FLAGS', 'OWNER']);
-    const byName = (name: string) => nets.stdout.split('\n').map((l) => l.split(/ {2,}/)).find((c) => c[1] === name);
+    const byName = (name: string) =>
+      nets.stdout
+        .split('\n')
+        .map((l) => l.split(/ {2,}/))
+        .find((c) => c[1] === name);
     // No adapterName in the configuration: HCN shows none, HNS v1 the adapter it bound; either is right here.
-    expect(byName('cbr0')?.slice(1)).toEqual(['cbr0', 'L2Bridge', expect.stringMatching(/^(-|Ethernet)$/), '10.244.1.0/24 via 10.244.1.1', '-', '-']);
-    expect(byName(leak.name)).toEqual([leak.id, leak.name, 'Transparent', 'Ethernet 2', '10.9.0.0/24 via 10.9.0.1', '8 (EnableNonPersistent)', `? (owner tag ${ownerTag(LEAK_OWNER)})`]);
+    expect(byName('cbr0')?.slice(1)).toEqual([
+      'cbr0',
+      'L2Bridge',
+      expect.stringMatching(/^(-|Ethernet)$/),
+      '10.244.1.0/24 via 10.244.1.1',
+      '-',
+      '-',
+    ]);
+    expect(byName(leak.name)).toEqual([
+      leak.id,
+      leak.name,
+      'Transparent',
+      'Ethernet 2',
+      '10.9.0.0/24 via 10.9.0.1',
+      '8 (EnableNonPersistent)',
+      `? (owner tag ${ownerTag(LEAK_OWNER)})`,
+    ]);
 
     const eps = await opsConf(['endpoints']);
     expect(eps.code).toBe(0);
     expect(row(eps.stdout, 'ID')).toEqual(['ID', 'NAME', 'NETWORK', 'IPS', 'MAC', 'NAMESPACE', 'OWNER']);
-    const ep = eps.stdout.split('\n').map((l) => l.split(/ {2,}/)).find((c) => c[1] === endpointName({ containerId: 'pod-a', ifname: 'eth0' }))!;
+    const ep = eps.stdout
+      .split('\n')
+      .map((l) => l.split(/ {2,}/))
+      .find((c) => c[1] === endpointName({ containerId: 'pod-a', ifname: 'eth0' }))!;
     expect(ep).toEqual([
       expect.stringMatching(/^[0-9a-f-]{36}$/),
       endpointName({ containerId: 'pod-a', ifname: 'eth0' }),
@@ -237,15 +319,29 @@ describe('networks, endpoints, namespaces', () => {
 
     const nss = await opsConf(['namespaces']);
     expect(nss.code).toBe(0);
-    expect(row(nss.stdout, ns)).toEqual([ns, expect.any(String), expect.any(String), `endpoint ${ep[1]}`, 'pod-a@eth0']);
+    expect(row(nss.stdout, ns)).toEqual([
+      ns,
+      expect.any(String),
+      expect.any(String),
+      `endpoint ${ep[1]}`,
+      'pod-a@eth0',
+    ]);
   });
 
   it('a dual-stack endpoint shows both addresses, and its network both subnets', async () => {
     fs.writeFileSync(confFile(), JSON.stringify(conflist({ subnet: ['10.244.1.0/24', 'fd00:10:244:1::/64'] })));
-    const r = await cni(h, { verb: 'ADD', conf: bridgeConf({ cniVersion: '1.1.0', stateDir: h.stateDir, subnet: ['10.244.1.0/24', 'fd00:10:244:1::/64'] }), containerId: 'pod-d', netns: await newNamespace() });
+    const r = await cni(h, {
+      verb: 'ADD',
+      conf: bridgeConf({ cniVersion: '1.1.0', stateDir: h.stateDir, subnet: ['10.244.1.0/24', 'fd00:10:244:1::/64'] }),
+      containerId: 'pod-d',
+      netns: await newNamespace(),
+    });
     expect(r.exitCode).toBe(0);
     const eps = await opsConf(['endpoints']);
-    const ep = eps.stdout.split('\n').map((l) => l.split(/ {2,}/)).find((c) => c[1] === endpointName({ containerId: 'pod-d', ifname: 'eth0' }))!;
+    const ep = eps.stdout
+      .split('\n')
+      .map((l) => l.split(/ {2,}/))
+      .find((c) => c[1] === endpointName({ containerId: 'pod-d', ifname: 'eth0' }))!;
     expect(ep[3]).toBe('10.244.1.2/24,fd00:10:244:1::2/64');
     const nets = await opsConf(['networks']);
     expect(nets.stdout).toContain('10.244.1.0/24 via 10.244.1.1,fd00:10:244:1::/64 via fd00:10:244:1::1');
@@ -258,7 +354,11 @@ describe('networks, endpoints, namespaces', () => {
 
     const nets = json<Array<Record<string, unknown>>>(await opsConf(['networks', '--json']));
     expect(nets).toHaveLength(2);
-    expect(nets.find((n) => n.name === 'cbr0')).toMatchObject({ type: 'L2Bridge', owner: null, subnets: [{ prefix: '10.244.1.0/24', gateway: '10.244.1.1' }] });
+    expect(nets.find((n) => n.name === 'cbr0')).toMatchObject({
+      type: 'L2Bridge',
+      owner: null,
+      subnets: [{ prefix: '10.244.1.0/24', gateway: '10.244.1.1' }],
+    });
     expect(nets.find((n) => n.name === leak.name)).toEqual({
       id: leak.id,
       name: leak.name,
@@ -274,10 +374,24 @@ describe('networks, endpoints, namespaces', () => {
 
     const eps = json<Array<Record<string, any>>>(await opsConf(['endpoints', '--json']));
     expect(eps).toHaveLength(1);
-    expect(eps[0]).toMatchObject({ networkName: 'cbr0', namespaceId: ns, owner: { containerId: 'pod-a', ifname: 'eth0' }, ips: [{ address: expect.stringMatching(/^10\.244\.1\./), prefixLength: 24 }] });
+    expect(eps[0]).toMatchObject({
+      networkName: 'cbr0',
+      namespaceId: ns,
+      owner: { containerId: 'pod-a', ifname: 'eth0' },
+      ips: [{ address: expect.stringMatching(/^10\.244\.1\./), prefixLength: 24 }],
+    });
 
     const nss = json<Array<Record<string, any>>>(await opsConf(['namespaces', '--json']));
-    expect(nss).toEqual([{ id: ns, type: 'Host', compartment: expect.any(Number), resources: [{ type: 'Endpoint', id: eps[0].id, name: eps[0].name, owner: { containerId: 'pod-a', ifname: 'eth0' } }] }]);
+    expect(nss).toEqual([
+      {
+        id: ns,
+        type: 'Host',
+        compartment: expect.any(Number),
+        resources: [
+          { type: 'Endpoint', id: eps[0].id, name: eps[0].name, owner: { containerId: 'pod-a', ifname: 'eth0' } },
+        ],
+      },
+    ]);
   });
 
   it('with apiVersion 1 the same objects come through HNSCall (v1)', async () => {
@@ -292,7 +406,9 @@ describe('networks, endpoints, namespaces', () => {
     fs.writeFileSync(confFile(), JSON.stringify(conflist({ apiVersion: 1 })));
     const calls = (await h.sim.control.stats()).calls;
     const nets = json<Array<Record<string, unknown>>>(await opsConf(['networks', '--json']));
-    expect(nets.find((n) => n.name === leak.name)).toEqual((v2.nets as Array<Record<string, unknown>>).find((n) => n.name === leak.name));
+    expect(nets.find((n) => n.name === leak.name)).toEqual(
+      (v2.nets as Array<Record<string, unknown>>).find((n) => n.name === leak.name),
+    );
     expect(json(await opsConf(['endpoints', '--json']))).toEqual(v2.eps);
     const nss = json<Array<Record<string, unknown>>>(await opsConf(['namespaces', '--json']));
     expect(nss).toEqual(v2.nss);
@@ -319,26 +435,52 @@ describe('audit', () => {
     expect(dry.code).toBe(0);
     expect(dry.stderr).toBe('');
     expect(row(dry.stdout, 'VERDICT')).toEqual(['VERDICT', 'KIND', 'NAME', 'ID', 'OWNER', 'REASON']);
-    expect(row(dry.stdout, 'orphan')).toEqual(['orphan', 'network', leak.name, leak.id, `? (owner tag ${ownerTag(LEAK_OWNER)})`, 'no committed attachment and no intent claims it']);
-    expect(row(dry.stdout, 'live')).toEqual(['live', 'endpoint', endpointName({ containerId: 'pod-a', ifname: 'eth0' }), expect.any(String), 'pod-a@eth0', 'attachment pod-a@eth0 is committed with it']);
+    expect(row(dry.stdout, 'orphan')).toEqual([
+      'orphan',
+      'network',
+      leak.name,
+      leak.id,
+      `? (owner tag ${ownerTag(LEAK_OWNER)})`,
+      'no committed attachment and no intent claims it',
+    ]);
+    expect(row(dry.stdout, 'live')).toEqual([
+      'live',
+      'endpoint',
+      endpointName({ containerId: 'pod-a', ifname: 'eth0' }),
+      expect.any(String),
+      'pod-a@eth0',
+      'attachment pod-a@eth0 is committed with it',
+    ]);
     expect(row(dry.stdout, 'foreign').slice(0, 3)).toEqual(['foreign', 'network', 'cbr0']);
     expect(dry.stdout).toContain(`would delete network ${leak.name} (${leak.id})`);
     expect(dry.stdout).not.toMatch(/^deleted /m);
-    expect(dry.stdout.trimEnd().split('\n').pop()).toBe('audit: 3 objects (1 foreign, 1 live, 0 in-flight, 0 protected, 1 orphan); dry run: would delete 1, deleted nothing');
+    expect(dry.stdout.trimEnd().split('\n').pop()).toBe(
+      'audit: 3 objects (1 foreign, 1 live, 0 in-flight, 0 protected, 1 orphan); dry run: would delete 1, deleted nothing',
+    );
     expect(await hnsNames()).toEqual(before);
 
     const real = await opsConf(['audit']);
     expect(real.code).toBe(0);
     expect(real.stdout).toContain(`deleted network ${leak.name} (${leak.id})`);
-    expect(real.stdout.trimEnd().split('\n').pop()).toBe('audit: 3 objects (1 foreign, 1 live, 0 in-flight, 0 protected, 1 orphan); deleted 1');
+    expect(real.stdout.trimEnd().split('\n').pop()).toBe(
+      'audit: 3 objects (1 foreign, 1 live, 0 in-flight, 0 protected, 1 orphan); deleted 1',
+    );
     const after = await hnsNames();
     expect(after.networks).toEqual(['cbr0']);
     expect(after.endpoints).toEqual(before.endpoints);
 
     const verbose = await opsConf(['audit', '--dry-run', '--verbose']);
     expect(verbose.code).toBe(0);
-    const logLines = verbose.stderr.trim().split('\n').map((l) => JSON.parse(l) as { msg: string; audit?: string });
-    expect(logLines.filter((l) => l.msg === 'audit verdict').map((l) => l.audit).sort()).toEqual(['foreign', 'live']);
+    const logLines = verbose.stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { msg: string; audit?: string });
+    expect(
+      logLines
+        .filter((l) => l.msg === 'audit verdict')
+        .map((l) => l.audit)
+        .sort(),
+    ).toEqual(['foreign', 'live']);
     expect(logLines.find((l) => l.audit === 'summary')).toMatchObject({ msg: 'audit done', dryRun: true });
 
     const again = json(await opsConf(['audit', '--json']));
@@ -354,14 +496,26 @@ describe('audit', () => {
     fs.writeFileSync(
       path.join(h.stateDir, 'intents', 'busy@eth0.json'),
       JSON.stringify({
-        kind: 'intent', schema: 1, containerId: 'busy', ifname: 'eth0', id: 'attempt-1', mac: '00-15-5D-AA-00-01',
+        kind: 'intent',
+        schema: 1,
+        containerId: 'busy',
+        ifname: 'eth0',
+        id: 'attempt-1',
+        mac: '00-15-5D-AA-00-01',
         planned: [{ kind: 'network', name: inflight.name }],
-        pid: process.pid, pidStartTime: h.runtime.os().processStartTime(process.pid), createdAt: now, deadline: now + 120_000,
+        pid: process.pid,
+        pidStartTime: h.runtime.os().processStartTime(process.pid),
+        createdAt: now,
+        deadline: now + 120_000,
       }),
     );
     const r = json<Record<string, any>>(await opsConf(['audit', '--json']));
     expect(r.counts).toEqual({ foreign: 0, live: 0, 'in-flight': 1, protected: 0, orphan: 1 });
-    expect(r.objects.find((o: { name: string }) => o.name === inflight.name)).toMatchObject({ verdict: 'in-flight', reason: `a running ADD (pid ${process.pid}) is creating it`, owner: { containerId: 'busy', ifname: 'eth0', mac: '00-15-5D-AA-00-01' } });
+    expect(r.objects.find((o: { name: string }) => o.name === inflight.name)).toMatchObject({
+      verdict: 'in-flight',
+      reason: `a running ADD (pid ${process.pid}) is creating it`,
+      owner: { containerId: 'busy', ifname: 'eth0', mac: '00-15-5D-AA-00-01' },
+    });
     expect(r.deleted.map((o: { id: string }) => o.id)).toEqual([leak.id]);
     expect((await hnsNames()).networks).toEqual([inflight.name]);
   });
@@ -395,7 +549,12 @@ describe('gc', () => {
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines).toContain('removed attachment pod-b@eth0');
-    expect(lines).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^deleted endpoint ${epB} \\(`)), expect.stringMatching(new RegExp(`^deleted network ${leak.name} \\(${leak.id}\\)$`))]));
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(new RegExp(`^deleted endpoint ${epB} \\(`)),
+        expect.stringMatching(new RegExp(`^deleted network ${leak.name} \\(${leak.id}\\)$`)),
+      ]),
+    );
     expect(lines.pop()).toBe('gc: 1 valid attachment; removed 1 attachment, deleted 2 HNS objects, 0 errors');
     expect(fs.readdirSync(path.join(h.stateDir, 'attachments'))).toEqual(['pod-a@eth0.json']);
     const after = await hnsNames();
@@ -409,30 +568,58 @@ describe('gc', () => {
     const leak = await leakNetwork();
     await h.sim.control.failCall('HcnDeleteEndpoint', 0x80070005, { count: 5 });
     const valid = path.join(h.tmp, 'valid.json');
-    fs.writeFileSync(valid, JSON.stringify({ 'cni.dev/valid-attachments': [{ containerID: 'pod-a', ifname: 'eth0' }] }));
+    fs.writeFileSync(
+      valid,
+      JSON.stringify({ 'cni.dev/valid-attachments': [{ containerID: 'pod-a', ifname: 'eth0' }] }),
+    );
     const r = await opsConf(['gc', '--valid', valid]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^hcn-cni gc: GC finished with 1 error \(see above\)/);
     const lines = r.stdout.trimEnd().split('\n');
     // DEL-by-record hands a refused delete to the audit (tombstone); the audit's failed delete is the error.
     expect(lines.filter((l) => l.startsWith('ERROR '))).toEqual([
-      expect.stringMatching(new RegExp(`^ERROR deleting endpoint ${endpointName({ containerId: 'pod-b', ifname: 'eth0' })}: HcnDeleteEndpoint failed: .*\\(0x80070005 E_ACCESSDENIED\\)$`)),
+      expect.stringMatching(
+        new RegExp(
+          `^ERROR deleting endpoint ${endpointName({ containerId: 'pod-b', ifname: 'eth0' })}: HcnDeleteEndpoint failed: .*\\(0x80070005 E_ACCESSDENIED\\)$`,
+        ),
+      ),
     ]);
     expect(lines).toContain('removed attachment pod-b@eth0');
     expect(lines).toContain(`deleted network ${leak.name} (${leak.id})`);
     expect(lines.pop()).toBe('gc: 1 valid attachment; removed 1 attachment, deleted 1 HNS object, 1 error');
     expect(fs.readdirSync(path.join(h.stateDir, 'attachments'))).toEqual(['pod-a@eth0.json']);
-    expect((await hnsNames()).endpoints).toEqual([endpointName({ containerId: 'pod-a', ifname: 'eth0' }), endpointName({ containerId: 'pod-b', ifname: 'eth0' })].sort());
+    expect((await hnsNames()).endpoints).toEqual(
+      [
+        endpointName({ containerId: 'pod-a', ifname: 'eth0' }),
+        endpointName({ containerId: 'pod-b', ifname: 'eth0' }),
+      ].sort(),
+    );
     const st = json<Record<string, Array<Record<string, unknown>>>>(await opsConf(['state', '--json']));
-    expect(st.tombstones).toEqual([expect.objectContaining({ owner: 'pod-b@eth0', reason: expect.stringMatching(/^DEL could not delete: .*0x80070005/) })]);
+    expect(st.tombstones).toEqual([
+      expect.objectContaining({
+        owner: 'pod-b@eth0',
+        reason: expect.stringMatching(/^DEL could not delete: .*0x80070005/),
+      }),
+    ]);
   });
 
   it('accepts a whole CNI GC request, and --json lists removals', async () => {
     await addPod('pod-a');
     const doc = path.join(h.tmp, 'gc-request.json');
-    fs.writeFileSync(doc, JSON.stringify({ cniVersion: '1.1.0', name: 'cbr0', type: 'hcn-cni', 'cni.dev/valid-attachments': null }));
+    fs.writeFileSync(
+      doc,
+      JSON.stringify({ cniVersion: '1.1.0', name: 'cbr0', type: 'hcn-cni', 'cni.dev/valid-attachments': null }),
+    );
     const r = json<Record<string, unknown>>(await opsConf(['gc', '--valid', doc, '--json']));
-    expect(r).toMatchObject({ valid: [], removedAttachments: ['pod-a@eth0'], errors: [], ipam: null, deletedObjects: [{ id: expect.any(String), object: `endpoint ${endpointName({ containerId: 'pod-a', ifname: 'eth0' })}` }] });
+    expect(r).toMatchObject({
+      valid: [],
+      removedAttachments: ['pod-a@eth0'],
+      errors: [],
+      ipam: null,
+      deletedObjects: [
+        { id: expect.any(String), object: `endpoint ${endpointName({ containerId: 'pod-a', ifname: 'eth0' })}` },
+      ],
+    });
     expect((await hnsNames()).endpoints).toEqual([]);
   });
 
@@ -456,7 +643,18 @@ describe('state', () => {
     fs.mkdirSync(path.join(h.stateDir, 'intents'), { recursive: true });
     fs.writeFileSync(
       path.join(h.stateDir, 'intents', 'gone@eth0.json'),
-      JSON.stringify({ kind: 'intent', schema: 1, containerId: 'gone', ifname: 'eth0', id: 'i1', planned: [{ kind: 'endpoint', name: endpointName({ containerId: 'gone', ifname: 'eth0' }) }], pid: 2 ** 22 + 7, pidStartTime: '1', createdAt: now, deadline: now + 60_000 }),
+      JSON.stringify({
+        kind: 'intent',
+        schema: 1,
+        containerId: 'gone',
+        ifname: 'eth0',
+        id: 'i1',
+        planned: [{ kind: 'endpoint', name: endpointName({ containerId: 'gone', ifname: 'eth0' }) }],
+        pid: 2 ** 22 + 7,
+        pidStartTime: '1',
+        createdAt: now,
+        deadline: now + 60_000,
+      }),
     );
 
     const r = await opsConf(['state']);
@@ -465,7 +663,9 @@ describe('state', () => {
     expect(r.stdout).toContain('attachments (1):');
     const att = row(r.stdout, 'pod-a@eth0');
     expect(att.slice(0, 3)).toEqual(['pod-a@eth0', 'bridge', 'v2']);
-    expect(att[3]).toMatch(new RegExp(`^[0-9a-f-]{36} \\(${endpointName({ containerId: 'pod-a', ifname: 'eth0' })}\\)$`));
+    expect(att[3]).toMatch(
+      new RegExp(`^[0-9a-f-]{36} \\(${endpointName({ containerId: 'pod-a', ifname: 'eth0' })}\\)$`),
+    );
     expect(att[4]).toMatch(/^[0-9a-f-]{36} \(cbr0\)$/);
     expect(att[5]).toMatch(/^10\.244\.1\.\d+\/24$/);
     const intent = row(r.stdout, 'gone@eth0');
@@ -479,9 +679,26 @@ describe('state', () => {
     expect(fs.existsSync(path.join(h.stateDir, 'attachments', 'x@eth0.json'))).toBe(false);
 
     const j = json<Record<string, any>>(await opsConf(['state', '--json']));
-    expect(j.attachments).toEqual([expect.objectContaining({ owner: 'pod-a@eth0', mode: 'bridge', apiVersion: 2, ips: [expect.stringMatching(/^10\.244\.1\./)] })]);
-    expect(j.intents).toEqual([expect.objectContaining({ owner: 'gone@eth0', alive: false, why: expect.stringMatching(/is gone$/) })]);
-    expect(j.quarantined).toEqual([{ kind: 'attachment', owner: 'x@eth0', file: expect.any(String), reason: expect.stringMatching(/^not JSON/), at: expect.any(String) }]);
+    expect(j.attachments).toEqual([
+      expect.objectContaining({
+        owner: 'pod-a@eth0',
+        mode: 'bridge',
+        apiVersion: 2,
+        ips: [expect.stringMatching(/^10\.244\.1\./)],
+      }),
+    ]);
+    expect(j.intents).toEqual([
+      expect.objectContaining({ owner: 'gone@eth0', alive: false, why: expect.stringMatching(/is gone$/) }),
+    ]);
+    expect(j.quarantined).toEqual([
+      {
+        kind: 'attachment',
+        owner: 'x@eth0',
+        file: expect.any(String),
+        reason: expect.stringMatching(/^not JSON/),
+        at: expect.any(String),
+      },
+    ]);
 
     const cleared = await opsConf(['state', '--clear-quarantine']);
     expect(cleared.code).toBe(0);
@@ -503,7 +720,12 @@ describe('version', () => {
   it('shows the plugin and CNI versions, HCN v2 support, the HNS version and the API auto picks', async () => {
     const r = await opsConf(['version']);
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
-    const kv = Object.fromEntries(r.stdout.trimEnd().split('\n').map((l) => [l.slice(0, 22).trim().replace(/:$/, ''), l.slice(22)]));
+    const kv = Object.fromEntries(
+      r.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => [l.slice(0, 22).trim().replace(/:$/, ''), l.slice(22)]),
+    );
     expect(kv['hcn-cni']).toBe(PKG_VERSION);
     expect(kv['CNI versions']).toBe('0.1.0, 0.2.0, 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0');
     expect(kv['HCN (v2)']).toMatch(/^yes from .*libhcnsim\.so$/);
@@ -514,7 +736,12 @@ describe('version', () => {
     expect(kv.configuration).toBe(confFile());
 
     const j = json<Record<string, any>>(await opsConf(['version', '--json']));
-    expect(j).toMatchObject({ plugin: PKG_VERSION, cniVersions: ['0.1.0', '0.2.0', '0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'], hns: { version: '15.4' }, api: { configured: 'auto', auto: { version: 2 } } });
+    expect(j).toMatchObject({
+      plugin: PKG_VERSION,
+      cniVersions: ['0.1.0', '0.2.0', '0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'],
+      hns: { version: '15.4' },
+      api: { configured: 'auto', auto: { version: 2 } },
+    });
     expect(j.addon.capabilities).toMatchObject({ v2Supported: true, v1Supported: true, missing: [], loadError: null });
   });
 
@@ -523,7 +750,11 @@ describe('version', () => {
     fs.writeFileSync(confFile(), JSON.stringify(conflist({ apiVersion: 2 })));
     const j = json<Record<string, any>>(await opsConf(['version', '--json']));
     expect(j.hns).toEqual({ version: '9.1' });
-    expect(j.api).toEqual({ configured: '2', auto: { version: 1, reason: 'auto: HNS version 9.1 < 9.2' }, configuredPick: { version: 2, reason: 'apiVersion 2 in the configuration' } });
+    expect(j.api).toEqual({
+      configured: '2',
+      auto: { version: 1, reason: 'auto: HNS version 9.1 < 9.2' },
+      configuredPick: { version: 2, reason: 'apiVersion 2 in the configuration' },
+    });
     await h.sim.control.setVersion(15, 4);
   });
 });
@@ -534,7 +765,11 @@ describe('HNS unreachable', () => {
     // A socket file whose listener was killed: connecting is refused, as when the hns service is stopped.
     dead = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-ops-dead-')), 'hns.sock');
     await new Promise<void>((resolve, reject) => {
-      const child = spawn(process.execPath, ['-e', `require('net').createServer().listen(${JSON.stringify(dead)}, () => console.log('up'))`], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(
+        process.execPath,
+        ['-e', `require('net').createServer().listen(${JSON.stringify(dead)}, () => console.log('up'))`],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      );
       child.stdout.once('data', () => child.kill('SIGKILL'));
       child.on('exit', () => resolve());
       child.on('error', reject);
@@ -543,11 +778,17 @@ describe('HNS unreachable', () => {
   });
   afterAll(() => fs.rmSync(path.dirname(dead), { recursive: true, force: true }));
 
-  it.each([['networks'], ['endpoints'], ['namespaces'], ['audit', '--dry-run'], ['audit']].map((a) => [a.join(' '), a] as const))('%s says HNS is not reachable and exits 1', async (_title, args) => {
+  it.each(
+    [['networks'], ['endpoints'], ['namespaces'], ['audit', '--dry-run'], ['audit']].map(
+      (a) => [a.join(' '), a] as const,
+    ),
+  )('%s says HNS is not reachable and exits 1', async (_title, args) => {
     const r = await opsConf([...args], { HCN_SIM: `unix:${dead}` });
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(new RegExp(`^hcn-cni ${args[0]}: HNS is not reachable: RPC_S_SERVER_UNAVAILABLE \\(0x800706BA\\)`));
+    expect(r.stderr).toMatch(
+      new RegExp(`^hcn-cni ${args[0]}: HNS is not reachable: RPC_S_SERVER_UNAVAILABLE \\(0x800706BA\\)`),
+    );
     expect(r.stderr).toContain('is the hns service running?');
     expect(r.stderr).toContain(`HCN_SIM="unix:${dead}"`);
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace

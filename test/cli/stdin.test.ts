@@ -22,7 +22,10 @@ it('waits for a slow writer on a non-blocking stdin without spinning', async () 
   // libuv makes a child's stdio blocking when it starts it, so the flag is set by a wrapper that then execs the
   // plugin in its place (same pid): python3, which node-gyp needs on this machine anyway.
   const wrapper = 'import os, sys; os.set_blocking(0, False); os.execv(sys.argv[1], sys.argv[1:])';
-  const child = spawn('python3', ['-c', wrapper, process.execPath, CLI], { env: { PATH: process.env.PATH, CNI_COMMAND: 'VERSION' }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn('python3', ['-c', wrapper, process.execPath, CLI], {
+    env: { PATH: process.env.PATH, CNI_COMMAND: 'VERSION' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   const exited = new Promise<number | null>((r) => child.on('close', r));

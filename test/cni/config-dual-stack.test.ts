@@ -5,8 +5,14 @@
 import { parseNetConf } from '../../src/cni/config';
 import { CniError } from '../../src/cni/cni-error';
 
-const base = (extra: Record<string, unknown> = {}) => ({ cniVersion: '1.0.0', name: 'dual', type: 'hcn-cni', ...extra });
-const parse = (extra: Record<string, unknown>) => parseNetConf(base(extra), { platform: 'linux', defaults: { stateDir: '/var/lib/hcn-cni' }, verb: 'ADD' });
+const base = (extra: Record<string, unknown> = {}) => ({
+  cniVersion: '1.0.0',
+  name: 'dual',
+  type: 'hcn-cni',
+  ...extra,
+});
+const parse = (extra: Record<string, unknown>) =>
+  parseNetConf(base(extra), { platform: 'linux', defaults: { stateDir: '/var/lib/hcn-cni' }, verb: 'ADD' });
 const refusal = (extra: Record<string, unknown>): { code: number; msg: string } => {
   try {
     parse(extra);
@@ -25,7 +31,9 @@ describe('subnets and gateways of both families', () => {
     ]);
   });
   it('an IPv6-only subnet, with its gateway matched by family', () => {
-    expect(parse({ createNetwork: true, subnet: 'fd00:10::/64', gateway: 'fd00:10::fe' }).subnets).toEqual([{ family: 6, prefix: 'fd00:10::/64', gateway: 'fd00:10::fe' }]);
+    expect(parse({ createNetwork: true, subnet: 'fd00:10::/64', gateway: 'fd00:10::fe' }).subnets).toEqual([
+      { family: 6, prefix: 'fd00:10::/64', gateway: 'fd00:10::fe' },
+    ]);
   });
   it('gateways are matched to the subnet of their own family, in any order', () => {
     const c = parse({ subnet: ['10.244.0.0/24', 'fd00:10::/64'], gateway: ['fd00:10::2', '10.244.0.2'] });
@@ -35,16 +43,37 @@ describe('subnets and gateways of both families', () => {
     ]);
   });
   it.each([
-    [{ subnet: ['10.0.0.0/24', '10.1.0.0/24'] }, '"subnet[1]" must be one subnet per address family (a second IPv4 subnet cannot be given to one HNS endpoint), got "10.1.0.0/24"'],
+    [
+      { subnet: ['10.0.0.0/24', '10.1.0.0/24'] },
+      '"subnet[1]" must be one subnet per address family (a second IPv4 subnet cannot be given to one HNS endpoint), got "10.1.0.0/24"',
+    ],
     [{ subnet: ['fd00::/64', 'fd01::/64'] }, '"subnet[1]" must be one subnet per address family (a second IPv6 subnet'],
     [{ subnet: 'fd00::/127' }, '"subnet" must be an IPv6 CIDR with a prefix from /1 to /126, got "fd00::/127"'],
-    [{ subnet: 'fd00::1/64' }, '"subnet" must be a network address (host bits zero, e.g. "fd00::/64"), got "fd00::1/64"'],
-    [{ subnet: ['10.0.0.0/24', 'fd00::/64', '10.1.0.0/24'] }, '"subnet" must be an IPv4 or IPv6 CIDR, or a list of one per address family'],
+    [
+      { subnet: 'fd00::1/64' },
+      '"subnet" must be a network address (host bits zero, e.g. "fd00::/64"), got "fd00::1/64"',
+    ],
+    [
+      { subnet: ['10.0.0.0/24', 'fd00::/64', '10.1.0.0/24'] },
+      '"subnet" must be an IPv4 or IPv6 CIDR, or a list of one per address family',
+    ],
     [{ subnet: ['10.0.0.0/24', 42] }, '"subnet[1]" must be an IPv4 or IPv6 CIDR, got 42'],
-    [{ subnet: '10.0.0.0/24', gateway: 'fd00::1' }, '"gateway" must be an address of the family of a configured subnet (10.0.0.0/24); no IPv6 subnet is set, got "fd00::1"'],
-    [{ subnet: ['10.0.0.0/24', 'fd00::/64'], gateway: ['10.0.0.1', 'fd01::1'] }, '"gateway[1]" must be a host address inside subnet fd00::/64, got "fd01::1"'],
-    [{ subnet: 'fd00::/64', gateway: 'fd00::' }, '"gateway" must be a host address inside subnet fd00::/64, got "fd00::"'],
-    [{ gateway: ['fd00::1', 'fd00::2'] }, '"gateway[1]" must be one gateway per address family (a second IPv6 gateway), got "fd00::2"'],
+    [
+      { subnet: '10.0.0.0/24', gateway: 'fd00::1' },
+      '"gateway" must be an address of the family of a configured subnet (10.0.0.0/24); no IPv6 subnet is set, got "fd00::1"',
+    ],
+    [
+      { subnet: ['10.0.0.0/24', 'fd00::/64'], gateway: ['10.0.0.1', 'fd01::1'] },
+      '"gateway[1]" must be a host address inside subnet fd00::/64, got "fd01::1"',
+    ],
+    [
+      { subnet: 'fd00::/64', gateway: 'fd00::' },
+      '"gateway" must be a host address inside subnet fd00::/64, got "fd00::"',
+    ],
+    [
+      { gateway: ['fd00::1', 'fd00::2'] },
+      '"gateway[1]" must be one gateway per address family (a second IPv6 gateway), got "fd00::2"',
+    ],
   ])('%j is code 7 naming the key', (extra, msg) => {
     const r = refusal(extra);
     expect(r.code).toBe(7);
@@ -58,7 +87,10 @@ describe('IPv6 wherever an address is accepted', () => {
       outboundNatExceptions: ['10.0.0.0/8', 'fd00::/8'],
       ipMasqNetwork: 'fd01::/64',
       dns: { nameservers: ['10.96.0.10', 'fd00::a'] },
-      runtimeConfig: { portMappings: [{ hostPort: 80, containerPort: 80, hostIP: 'fd00::1' }], dns: { servers: ['fd00::a'] } },
+      runtimeConfig: {
+        portMappings: [{ hostPort: 80, containerPort: 80, hostIP: 'fd00::1' }],
+        dns: { servers: ['fd00::a'] },
+      },
     });
     expect(c.outboundNatExceptions).toEqual(['10.0.0.0/8', 'fd00::/8', 'fd01::/64']);
     expect(c.dns.nameservers).toEqual(['10.96.0.10', 'fd00::a']);
@@ -66,9 +98,15 @@ describe('IPv6 wherever an address is accepted', () => {
     expect(c.portMappings[0]!.hostIP).toBe('fd00::1');
   });
   it.each([
-    [{ outboundNatExceptions: ['fd00::/200'] }, '"outboundNatExceptions[0]" must be an IPv4 or IPv6 CIDR, got "fd00::/200"'],
+    [
+      { outboundNatExceptions: ['fd00::/200'] },
+      '"outboundNatExceptions[0]" must be an IPv4 or IPv6 CIDR, got "fd00::/200"',
+    ],
     [{ ipMasqNetwork: 'fd00::1' }, '"ipMasqNetwork" must be an IPv4 or IPv6 CIDR, got "fd00::1"'],
-    [{ runtimeConfig: { portMappings: [{ hostPort: 80, containerPort: 80, hostIP: 'fd00:::1' }] } }, '"runtimeConfig.portMappings[0].hostIP" must be an IPv4 or IPv6 address, got "fd00:::1"'],
+    [
+      { runtimeConfig: { portMappings: [{ hostPort: 80, containerPort: 80, hostIP: 'fd00:::1' }] } },
+      '"runtimeConfig.portMappings[0].hostIP" must be an IPv4 or IPv6 address, got "fd00:::1"',
+    ],
   ])('%j is code 7 naming the key', (extra, msg) => {
     const r = refusal(extra);
     expect(r.code).toBe(7);

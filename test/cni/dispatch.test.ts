@@ -10,7 +10,10 @@ describe('VERSION', () => {
   it('answers the newest version and the supported list when stdin is empty, without other env vars', async () => {
     const r = await invoke({ env: { CNI_COMMAND: 'VERSION' } });
     expect(r.exitCode).toBe(0);
-    expect(r.json).toEqual({ cniVersion: '1.1.0', supportedVersions: ['0.1.0', '0.2.0', '0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] });
+    expect(r.json).toEqual({
+      cniVersion: '1.1.0',
+      supportedVersions: ['0.1.0', '0.2.0', '0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'],
+    });
     expect(r.handlers.calls).toHaveLength(0);
   });
 
@@ -90,8 +93,13 @@ describe('ADD renders the result for the requested version', () => {
 
 describe('what the handlers receive', () => {
   it('ADD: parsed conf, attachment from the env, an IPAM client built from the same env and stdin, a logger', async () => {
-    const env = baseEnv('ADD', { CNI_ARGS: 'IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=web-0', PATH: '/usr/bin' });
-    const stdin = Buffer.from(JSON.stringify(baseConf('1.0.0', { ipam: { type: 'host-local', subnet: '10.1.0.0/24' } })));
+    const env = baseEnv('ADD', {
+      CNI_ARGS: 'IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=web-0',
+      PATH: '/usr/bin',
+    });
+    const stdin = Buffer.from(
+      JSON.stringify(baseConf('1.0.0', { ipam: { type: 'host-local', subnet: '10.1.0.0/24' } })),
+    );
     const r = await invoke({ env, stdin });
     expect(r.exitCode).toBe(0);
     expect(r.handlers.calls).toHaveLength(1);
@@ -115,23 +123,40 @@ describe('what the handlers receive', () => {
     expect(r.ipamRequests[0]!.path).toEqual(['/opt/cni/bin', '/usr/lib/cni']);
     // The handler's logger carries the invocation's identity.
     v.log.info({ step: 'x' }, 'from handler');
-    expect(r.logs.at(-1)).toEqual({ level: 'info', obj: { verb: 'ADD', containerId: 'ctr-1', ifname: 'eth0', step: 'x' }, msg: 'from handler' });
+    expect(r.logs.at(-1)).toEqual({
+      level: 'info',
+      obj: { verb: 'ADD', containerId: 'ctr-1', ifname: 'eth0', step: 'x' },
+      msg: 'from handler',
+    });
   });
 
   it('splits CNI_PATH on ";" for win32', async () => {
-    const r = await invoke({ env: baseEnv('ADD', { CNI_PATH: 'C:\\k\\cni\\bin;D:\\cni' }), stdin: baseConf('1.0.0'), platform: 'win32' });
+    const r = await invoke({
+      env: baseEnv('ADD', { CNI_PATH: 'C:\\k\\cni\\bin;D:\\cni' }),
+      stdin: baseConf('1.0.0'),
+      platform: 'win32',
+    });
     expect((r.handlers.calls[0]!.ctx as VerbContext).attachment.path).toEqual(['C:\\k\\cni\\bin', 'D:\\cni']);
   });
 
   it('DEL without CNI_NETNS succeeds with an empty netns and gets the parsed prevResult; stdout is empty', async () => {
-    const prevResult = { cniVersion: '0.4.0', interfaces: [{ name: 'eth0', mac: '00-15-5D-AA-BB-CC' }], ips: [{ version: '4', address: '10.0.0.5/24', interface: 0 }] };
+    const prevResult = {
+      cniVersion: '0.4.0',
+      interfaces: [{ name: 'eth0', mac: '00-15-5D-AA-BB-CC' }],
+      ips: [{ version: '4', address: '10.0.0.5/24', interface: 0 }],
+    };
     const r = await invoke({ env: baseEnv('DEL', { CNI_NETNS: undefined }), stdin: baseConf('0.4.0', { prevResult }) });
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toBe('');
     const v = r.handlers.calls[0]!.ctx as VerbContext;
     expect(r.handlers.calls[0]!.verb).toBe('DEL');
     expect(v.attachment.netns).toBe('');
-    expect(v.conf.prevResult).toEqual({ interfaces: [{ name: 'eth0', mac: '00:15:5d:aa:bb:cc' }], ips: [{ address: '10.0.0.5/24', interface: 0 }], routes: [], dns: {} });
+    expect(v.conf.prevResult).toEqual({
+      interfaces: [{ name: 'eth0', mac: '00:15:5d:aa:bb:cc' }],
+      ips: [{ address: '10.0.0.5/24', interface: 0 }],
+      routes: [],
+      dns: {},
+    });
   });
 
   it('CHECK at 0.4.0 reaches the handler; stdout is empty', async () => {
@@ -174,10 +199,19 @@ describe('what the handlers receive', () => {
 describe('errors from handlers', () => {
   it('a CniError passes through with its code, msg and details, in the request version', async () => {
     const handlers = new FakeHandlers();
-    handlers.fail = new CniError(CniCode.CHECK_FAILED, 'endpoint ctr-1_cbr0 is not attached', 'namespace 5f0e… has no endpoints');
+    handlers.fail = new CniError(
+      CniCode.CHECK_FAILED,
+      'endpoint ctr-1_cbr0 is not attached',
+      'namespace 5f0e… has no endpoints',
+    );
     const r = await invoke({ env: baseEnv('CHECK'), stdin: baseConf('1.0.0'), handlers });
     expect(r.exitCode).toBe(1);
-    expect(r.json).toEqual({ cniVersion: '1.0.0', code: 105, msg: 'endpoint ctr-1_cbr0 is not attached', details: 'namespace 5f0e… has no endpoints' });
+    expect(r.json).toEqual({
+      cniVersion: '1.0.0',
+      code: 105,
+      msg: 'endpoint ctr-1_cbr0 is not attached',
+      details: 'namespace 5f0e… has no endpoints',
+    });
   });
 
   it('a CniError without details has no details key', async () => {
@@ -192,7 +226,12 @@ describe('errors from handlers', () => {
     handlers.fail = new TypeError("Cannot read properties of undefined (reading 'id')");
     const r = await invoke({ env: baseEnv('ADD'), stdin: baseConf('1.1.0'), handlers });
     expect(r.exitCode).toBe(1);
-    expect(r.json).toEqual({ cniVersion: '1.1.0', code: 999, msg: 'internal error in ADD', details: "Cannot read properties of undefined (reading 'id')" });
+    expect(r.json).toEqual({
+      cniVersion: '1.1.0',
+      code: 999,
+      msg: 'internal error in ADD',
+      details: "Cannot read properties of undefined (reading 'id')",
+    });
     // The stack goes to the log for whoever debugs it, never to stdout.
     expect(r.logs.at(-1)!.obj.stack).toEqual(expect.stringContaining('TypeError'));
     expect(r.stdout).not.toContain('at ');
@@ -222,7 +261,13 @@ describe('the log line', () => {
     expect(r.logs).toEqual([
       {
         level: 'warn',
-        obj: { verb: 'ADD', containerId: 'ctr-1', ifname: 'eth0', network: 'cbr0', warning: 'unknown key "bridge" is ignored' },
+        obj: {
+          verb: 'ADD',
+          containerId: 'ctr-1',
+          ifname: 'eth0',
+          network: 'cbr0',
+          warning: 'unknown key "bridge" is ignored',
+        },
         msg: 'unknown key "bridge" is ignored',
       },
       {
@@ -234,10 +279,17 @@ describe('the log line', () => {
   });
 
   it('a failure before the config is parsed logs through an info logger with the error code and message', async () => {
-    const r = await invoke({ env: baseEnv('ADD', { CNI_IFNAME: undefined }), stdin: baseConf('1.0.0', { logLevel: 'error' }) });
+    const r = await invoke({
+      env: baseEnv('ADD', { CNI_IFNAME: undefined }),
+      stdin: baseConf('1.0.0', { logLevel: 'error' }),
+    });
     expect(r.loggerRequests).toEqual([{ level: 'info' }]);
     expect(r.logs).toHaveLength(1);
-    expect(r.logs[0]).toMatchObject({ level: 'error', obj: { verb: 'ADD', containerId: 'ctr-1', outcome: 4 }, msg: r.json!.msg });
+    expect(r.logs[0]).toMatchObject({
+      level: 'error',
+      obj: { verb: 'ADD', containerId: 'ctr-1', outcome: 4 },
+      msg: r.json!.msg,
+    });
   });
 
   it('a handler failure is logged with its code and details', async () => {
@@ -245,7 +297,11 @@ describe('the log line', () => {
     handlers.fail = new CniError(CniCode.HNS_FAILURE, 'HcnCreateEndpoint failed', 'hresult 0x803b0001');
     const r = await invoke({ env: baseEnv('ADD'), stdin: baseConf('1.0.0'), handlers });
     expect(r.logs).toHaveLength(1);
-    expect(r.logs[0]).toMatchObject({ level: 'error', obj: { outcome: 100, details: 'hresult 0x803b0001' }, msg: 'HcnCreateEndpoint failed' });
+    expect(r.logs[0]).toMatchObject({
+      level: 'error',
+      obj: { outcome: 100, details: 'hresult 0x803b0001' },
+      msg: 'HcnCreateEndpoint failed',
+    });
   });
 
   it('a successful VERSION is not logged (no logger is even created: it is the start-up cost); a failed one is', async () => {
@@ -269,7 +325,10 @@ describe('the log line', () => {
     });
     expect(r.exitCode).toBe(0);
     expect(records).toHaveLength(2);
-    expect(records[0]).toMatchObject({ level: 'warn', msg: expect.stringContaining('log file "/nonexistent/dir/x.log" is unusable') });
+    expect(records[0]).toMatchObject({
+      level: 'warn',
+      msg: expect.stringContaining('log file "/nonexistent/dir/x.log" is unusable'),
+    });
   });
 
   it('a logger that throws does not change the protocol output', async () => {

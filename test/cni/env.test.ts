@@ -69,7 +69,9 @@ describe('checkEnv', () => {
       CNI_PATH: 'C:\\k\\azurecni\\bin',
     };
     expect(() => checkEnv(env, 'ADD')).not.toThrow();
-    expect(() => checkEnv({ ...env, CNI_CONTAINERID: 'cnitool-aaa4676d0278c3f4357f', CNI_IFNAME: 'vEthernet_pod.1' }, 'ADD')).not.toThrow();
+    expect(() =>
+      checkEnv({ ...env, CNI_CONTAINERID: 'cnitool-aaa4676d0278c3f4357f', CNI_IFNAME: 'vEthernet_pod.1' }, 'ADD'),
+    ).not.toThrow();
     expect(() => checkEnv({ ...env, CNI_IFNAME: 'e'.repeat(64) }, 'ADD')).not.toThrow();
   });
 

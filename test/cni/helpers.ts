@@ -34,11 +34,21 @@ export class RecordingLogger implements Logger {
   private add(level: string, obj: object, msg?: string): void {
     this.records.push({ level, obj: { ...this.bindings, ...(obj as Record<string, unknown>) }, msg });
   }
-  trace(obj: object, msg?: string): void { this.add('trace', obj, msg); }
-  debug(obj: object, msg?: string): void { this.add('debug', obj, msg); }
-  info(obj: object, msg?: string): void { this.add('info', obj, msg); }
-  warn(obj: object, msg?: string): void { this.add('warn', obj, msg); }
-  error(obj: object, msg?: string): void { this.add('error', obj, msg); }
+  trace(obj: object, msg?: string): void {
+    this.add('trace', obj, msg);
+  }
+  debug(obj: object, msg?: string): void {
+    this.add('debug', obj, msg);
+  }
+  info(obj: object, msg?: string): void {
+    this.add('info', obj, msg);
+  }
+  warn(obj: object, msg?: string): void {
+    this.add('warn', obj, msg);
+  }
+  error(obj: object, msg?: string): void {
+    this.add('error', obj, msg);
+  }
   child(bindings: Record<string, unknown>): Logger {
     return new RecordingLogger(this.records, { ...this.bindings, ...bindings });
   }
@@ -46,18 +56,30 @@ export class RecordingLogger implements Logger {
 
 /** A result with everything a 1.1.0 result can carry, so each version's pruning is visible. */
 export const FULL_RESULT: CniResult = {
-  interfaces: [{ name: 'eth0', mac: '00:15:5d:aa:bb:cc', sandbox: '5f0e7a3c-1b2d-4c5e-8f90-123456789abc', mtu: 1450, socketPath: '/run/x.sock', pciID: '0000:00:1f.6' }],
+  interfaces: [
+    {
+      name: 'eth0',
+      mac: '00:15:5d:aa:bb:cc',
+      sandbox: '5f0e7a3c-1b2d-4c5e-8f90-123456789abc',
+      mtu: 1450,
+      socketPath: '/run/x.sock',
+      pciID: '0000:00:1f.6',
+    },
+  ],
   ips: [
     { address: '10.0.0.5/24', gateway: '10.0.0.1', interface: 0 },
     { address: 'fd00::5/64', gateway: 'fd00::1', interface: 0 },
   ],
   routes: [{ dst: '0.0.0.0/0', gw: '10.0.0.1', mtu: 1400, advmss: 1360, priority: 100, table: 254, scope: 0 }],
-  dns: { nameservers: ['10.96.0.10'], domain: 'cluster.local', search: ['default.svc.cluster.local'], options: ['ndots:5'] },
+  dns: {
+    nameservers: ['10.96.0.10'],
+    domain: 'cluster.local',
+    search: ['default.svc.cluster.local'],
+    options: ['ndots:5'],
+  },
 };
 
-export type Call =
-  | { verb: 'ADD' | 'DEL' | 'CHECK'; ctx: VerbContext }
-  | { verb: 'GC' | 'STATUS'; ctx: ConfContext };
+export type Call = { verb: 'ADD' | 'DEL' | 'CHECK'; ctx: VerbContext } | { verb: 'GC' | 'STATUS'; ctx: ConfContext };
 
 /** FakeHandlers: records every call; `fail` makes the next calls throw; `result` is what ADD returns. */
 export class FakeHandlers implements CniHandlers {
@@ -105,7 +127,10 @@ export function fakeIpam(type: string | undefined): IpamClient {
   };
 }
 
-export function baseEnv(verb: string, extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+export function baseEnv(
+  verb: string,
+  extra: Record<string, string | undefined> = {},
+): Record<string, string | undefined> {
   const attachment = ['ADD', 'DEL', 'CHECK'].includes(verb)
     ? { CNI_CONTAINERID: 'ctr-1', CNI_NETNS: '5f0e7a3c-1b2d-4c5e-8f90-123456789abc', CNI_IFNAME: 'eth0' }
     : {};

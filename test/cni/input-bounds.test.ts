@@ -25,7 +25,12 @@ function deepText(depth: number): string {
 
 /** An ADD whose stdin is given as text (runCni, as the harness's cni() does, minus JSON.stringify). */
 async function addText(stdin: string): Promise<Record<string, unknown>> {
-  const r = await runCni({ env: cniEnv(h, { verb: 'ADD', conf: {} }), stdin, runtime: h.runtime, createLogger: () => silentLogger });
+  const r = await runCni({
+    env: cniEnv(h, { verb: 'ADD', conf: {} }),
+    stdin,
+    runtime: h.runtime,
+    createLogger: () => silentLogger,
+  });
   return JSON.parse(r.stdout) as Record<string, unknown>;
 }
 
@@ -36,8 +41,16 @@ async function nothingCreated(): Promise<void> {
 
 describe('passthrough values are bounded before anything is created', () => {
   it.each([
-    ['AdditionalArgs[0].Value nested 5000 deep', `"AdditionalArgs":[{"Name":"EndpointPolicy","Value":${deepText(5000)}}]`, /"AdditionalArgs\[0\]\.Value(\.Settings)*" is nested more than 32 levels deep/],
-    ['args nested 60000 deep (near the 1 MiB stdin limit)', `"args":${deepText(60_000)}`, /"args(\.Settings)*" is nested more than 32 levels deep/],
+    [
+      'AdditionalArgs[0].Value nested 5000 deep',
+      `"AdditionalArgs":[{"Name":"EndpointPolicy","Value":${deepText(5000)}}]`,
+      /"AdditionalArgs\[0\]\.Value(\.Settings)*" is nested more than 32 levels deep/,
+    ],
+    [
+      'args nested 60000 deep (near the 1 MiB stdin limit)',
+      `"args":${deepText(60_000)}`,
+      /"args(\.Settings)*" is nested more than 32 levels deep/,
+    ],
   ])('%s: error 7, before anything is created', async (_what, member, msg) => {
     const base = JSON.stringify({ stateDir: h.stateDir, ...bridgeConf() });
     const r = await addText(`${base.slice(0, -1)},${member}}`);
@@ -46,8 +59,16 @@ describe('passthrough values are bounded before anything is created', () => {
   });
 
   it.each([
-    ['policies[0].value nested 40 deep', { policies: [{ name: 'EndpointPolicy', value: nested(40) }] }, /is nested more than 32 levels deep/],
-    ['a 100 KiB policy value', { AdditionalArgs: [{ Name: 'EndpointPolicy', Value: { Type: 'ACL', Blob: 'x'.repeat(100 * 1024) } }] }, /"AdditionalArgs\[0\]\.Value" is larger than 64 KiB/],
+    [
+      'policies[0].value nested 40 deep',
+      { policies: [{ name: 'EndpointPolicy', value: nested(40) }] },
+      /is nested more than 32 levels deep/,
+    ],
+    [
+      'a 100 KiB policy value',
+      { AdditionalArgs: [{ Name: 'EndpointPolicy', Value: { Type: 'ACL', Blob: 'x'.repeat(100 * 1024) } }] },
+      /"AdditionalArgs\[0\]\.Value" is larger than 64 KiB/,
+    ],
   ])('%s: error 7', async (_what, extra, msg) => {
     const r = await cni(h, { verb: 'ADD', conf: bridgeConf(extra) });
     expect(r.json).toMatchObject({ code: 7, msg: expect.stringMatching(msg) });
@@ -57,7 +78,9 @@ describe('passthrough values are bounded before anything is created', () => {
   it('a real Azure-style policy list still passes', async () => {
     const r = await cni(h, {
       verb: 'ADD',
-      conf: bridgeConf({ AdditionalArgs: [{ Name: 'EndpointPolicy', Value: { Type: 'OutBoundNAT', ExceptionList: ['10.0.0.0/8'] } }] }),
+      conf: bridgeConf({
+        AdditionalArgs: [{ Name: 'EndpointPolicy', Value: { Type: 'OutBoundNAT', ExceptionList: ['10.0.0.0/8'] } }],
+      }),
       netns: 'none',
     });
     expect(r.exitCode).toBe(0);
@@ -74,14 +97,19 @@ describe('names, netns and NAT exceptions are validated as HNS and the spec allo
     ['only dots', '..'],
   ])('networkName with %s: 7', async (_what, networkName) => {
     const r = await cni(h, { verb: 'ADD', conf: bridgeConf({ networkName }) });
-    expect(r.json).toMatchObject({ code: 7, msg: expect.stringContaining('"networkName" must be an HNS network name') });
+    expect(r.json).toMatchObject({
+      code: 7,
+      msg: expect.stringContaining('"networkName" must be an HNS network name'),
+    });
     await nothingCreated();
   });
 
   it('a name of 129 characters: 7 (128 is fine)', async () => {
     const long = await cni(h, { verb: 'ADD', conf: bridgeConf({ name: `n${'x'.repeat(128)}` }) });
     expect(long.json).toMatchObject({ code: 7, msg: expect.stringContaining('at most 128 characters') });
-    expect((await cni(h, { verb: 'ADD', conf: bridgeConf({ name: `n${'x'.repeat(127)}` }), netns: 'none' })).exitCode).toBe(0);
+    expect(
+      (await cni(h, { verb: 'ADD', conf: bridgeConf({ name: `n${'x'.repeat(127)}` }), netns: 'none' })).exitCode,
+    ).toBe(0);
   });
 
   it.each(['none ', 'NONE', ' none', 'Container:abc'])('CNI_NETNS %j: 4', async (netns) => {
@@ -96,6 +124,9 @@ describe('names, netns and NAT exceptions are validated as HNS and the spec allo
     ['an IPv6 exception', { outboundNatExceptions: ['fd00::1/64'] }, '"outboundNatExceptions[0]"'],
   ])('%s with host bits set: 7', async (_what, extra, key) => {
     const r = await cni(h, { verb: 'ADD', conf: bridgeConf(extra) });
-    expect(r.json).toMatchObject({ code: 7, msg: expect.stringContaining(`${key} must be a network address with its host bits zero`) });
+    expect(r.json).toMatchObject({
+      code: 7,
+      msg: expect.stringContaining(`${key} must be a network address with its host bits zero`),
+    });
   });
 });

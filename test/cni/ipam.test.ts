@@ -34,7 +34,11 @@ interface ClientOptions {
 }
 
 /** client: an IpamClient exactly as the dispatcher would build it for this env and stdin. */
-function client(conf: Record<string, unknown> | string, env: Record<string, string | undefined>, opts: ClientOptions = {}): IpamClient {
+function client(
+  conf: Record<string, unknown> | string,
+  env: Record<string, string | undefined>,
+  opts: ClientOptions = {},
+): IpamClient {
   const stdin = opts.stdin ?? Buffer.from(typeof conf === 'string' ? conf : JSON.stringify(conf));
   const raw = JSON.parse(stdin.toString('utf8')) as Record<string, unknown>;
   const platform = opts.platform ?? 'linux';
@@ -82,7 +86,12 @@ describe('host-local', () => {
     expect(a.configured).toBe(true);
     expect(a.type).toBe('host-local');
     const r = await a.add();
-    expect(r).toEqual({ interfaces: [], ips: [{ address: '10.9.0.10/24', gateway: '10.9.0.1' }], routes: [{ dst: '0.0.0.0/0' }], dns: {} });
+    expect(r).toEqual({
+      interfaces: [],
+      ips: [{ address: '10.9.0.10/24', gateway: '10.9.0.1' }],
+      routes: [{ dst: '0.0.0.0/0' }],
+      dns: {},
+    });
     expect(fs.readFileSync(record('10.9.0.10'), 'utf8').split(/\r?\n/)).toEqual(['ctr-a', 'eth0']);
 
     // The reference behaviour: host-local refuses a duplicate allocation (so an idempotent ADD must skip IPAM).
@@ -105,7 +114,9 @@ describe('host-local', () => {
     await client(conf(), env('DEL', { CNI_CONTAINERID: 'ctr-a' })).del();
     const check = await failureOf(client(conf(), env('CHECK', { CNI_CONTAINERID: 'ctr-a' })).check());
     expect(check.code).toBe(CniCode.IPAM_FAILURE);
-    expect(check.message).toBe('ipam plugin "host-local" failed: host-local: Failed to find address added by container ctr-a');
+    expect(check.message).toBe(
+      'ipam plugin "host-local" failed: host-local: Failed to find address added by container ctr-a',
+    );
   });
 
   it('a 1.1.0 configuration still works with host-local 1.1.1: refused with code 1, the request is repeated at 1.0.0', async () => {
@@ -113,12 +124,20 @@ describe('host-local', () => {
     expect(r.ips).toEqual([{ address: expect.stringMatching(/^10\.9\.0\.\d+\/24$/), gateway: '10.9.0.1' }]);
     await client(conf('1.1.0'), env('CHECK', { CNI_CONTAINERID: 'ctr-v11' })).check();
     await client(conf('1.1.0'), env('DEL', { CNI_CONTAINERID: 'ctr-v11' })).del();
-    expect(fs.readdirSync(path.join(dataDir, 'hlnet')).filter((f) => /^10\./.test(f) && fs.readFileSync(path.join(dataDir, 'hlnet', f), 'utf8').startsWith('ctr-v11'))).toEqual([]);
+    expect(
+      fs
+        .readdirSync(path.join(dataDir, 'hlnet'))
+        .filter(
+          (f) => /^10\./.test(f) && fs.readFileSync(path.join(dataDir, 'hlnet', f), 'utf8').startsWith('ctr-v11'),
+        ),
+    ).toEqual([]);
   });
 
   it('GC: delFor releases another attachment although host-local 1.1.1 does not speak 1.1.0; gc/status are not forwarded', async () => {
     await client(conf(), env('ADD', { CNI_CONTAINERID: 'ctr-gc' })).add();
-    const held = fs.readdirSync(path.join(dataDir, 'hlnet')).filter((f) => /^10\./.test(f) && fs.readFileSync(path.join(dataDir, 'hlnet', f), 'utf8').startsWith('ctr-gc'));
+    const held = fs
+      .readdirSync(path.join(dataDir, 'hlnet'))
+      .filter((f) => /^10\./.test(f) && fs.readFileSync(path.join(dataDir, 'hlnet', f), 'utf8').startsWith('ctr-gc'));
     expect(held).toHaveLength(1);
 
     const gcConf = conf('1.1.0', { 'cni.dev/valid-attachments': [{ containerID: 'ctr-b', ifname: 'eth0' }] });
@@ -128,15 +147,22 @@ describe('host-local', () => {
     expect(fs.existsSync(record(held[0]!))).toBe(false);
     expect(fs.existsSync(record('10.9.0.11'))).toBe(true);
     expect(await c.gc()).toBe(false);
-    expect(await client(conf('1.1.0'), { CNI_COMMAND: 'STATUS', PATH: '/usr/bin:/bin', CNI_PATH: CNI_BIN }).status()).toBe(false);
+    expect(
+      await client(conf('1.1.0'), { CNI_COMMAND: 'STATUS', PATH: '/usr/bin:/bin', CNI_PATH: CNI_BIN }).status(),
+    ).toBe(false);
   });
 
-  it('end to end through the dispatcher: a handler that delegates gets host-local\'s address into a 0.3.1 result', async () => {
+  it("end to end through the dispatcher: a handler that delegates gets host-local's address into a 0.3.1 result", async () => {
     const handlers = new FakeHandlers();
     handlers.add = async (ctx) => {
       handlers.calls.push({ verb: 'ADD', ctx });
       const r = await ctx.ipam.add();
-      const result: CniResult = { interfaces: [{ name: ctx.attachment.ifname }], ips: r.ips.map((ip) => ({ ...ip, interface: 0 })), routes: r.routes, dns: r.dns };
+      const result: CniResult = {
+        interfaces: [{ name: ctx.attachment.ifname }],
+        ips: r.ips.map((ip) => ({ ...ip, interface: 0 })),
+        routes: r.routes,
+        dns: r.dns,
+      };
       return result;
     };
     const out = await invoke({
@@ -149,7 +175,9 @@ describe('host-local', () => {
     expect(out.json).toEqual({
       cniVersion: '0.3.1',
       interfaces: [{ name: 'eth0' }],
-      ips: [{ version: '4', address: expect.stringMatching(/^10\.9\.0\.(1\d|20)\/24$/), gateway: '10.9.0.1', interface: 0 }],
+      ips: [
+        { version: '4', address: expect.stringMatching(/^10\.9\.0\.(1\d|20)\/24$/), gateway: '10.9.0.1', interface: 0 },
+      ],
       routes: [{ dst: '0.0.0.0/0' }],
     });
   });
@@ -161,7 +189,12 @@ describe('static', () => {
       cniVersion: '0.3.1',
       name: 'staticnet',
       type: 'hcn-cni',
-      ipam: { type: 'static', addresses: [{ address: '10.10.0.5/24', gateway: '10.10.0.1' }], routes: [{ dst: '0.0.0.0/0' }], dns: { nameservers: ['10.10.0.53'] } },
+      ipam: {
+        type: 'static',
+        addresses: [{ address: '10.10.0.5/24', gateway: '10.10.0.1' }],
+        routes: [{ dst: '0.0.0.0/0' }],
+        dns: { nameservers: ['10.10.0.53'] },
+      },
     };
     expect(await client(conf, env('ADD')).add()).toEqual({
       interfaces: [],
@@ -188,14 +221,20 @@ describe('finding the plugin', () => {
   });
 
   it('a missing plugin is 102 naming the directories searched', async () => {
-    const c = client({ cniVersion: '1.0.0', name: 'n', type: 'hcn-cni', ipam: { type: 'ghost-ipam' } }, env('ADD', { CNI_PATH: `${dirA}:${dirB}` }));
+    const c = client(
+      { cniVersion: '1.0.0', name: 'n', type: 'hcn-cni', ipam: { type: 'ghost-ipam' } },
+      env('ADD', { CNI_PATH: `${dirA}:${dirB}` }),
+    );
     const e = await failureOf(c.add());
     expect(e.code).toBe(CniCode.IPAM_FAILURE);
     expect(e.message).toBe(`ipam plugin "ghost-ipam" not found on CNI_PATH [${dirA}, ${dirB}]`);
   });
 
   it('is looked up on CNI_PATH only, never on PATH', async () => {
-    const c = client({ cniVersion: '1.0.0', name: 'n', type: 'hcn-cni', ipam: { type: 'host-local' } }, env('ADD', { CNI_PATH: dirA, PATH: CNI_BIN }));
+    const c = client(
+      { cniVersion: '1.0.0', name: 'n', type: 'hcn-cni', ipam: { type: 'host-local' } },
+      env('ADD', { CNI_PATH: dirA, PATH: CNI_BIN }),
+    );
     expect((await failureOf(c.add())).message).toBe(`ipam plugin "host-local" not found on CNI_PATH [${dirA}]`);
   });
 
@@ -207,8 +246,12 @@ describe('finding the plugin', () => {
     writeScript(first, 'pick-ipam', `echo '{"cniVersion":"1.0.0","ips":[{"address":"10.1.1.1/24"}]}'`);
     writeScript(second, 'pick-ipam', `echo '{"cniVersion":"1.0.0","ips":[{"address":"10.2.2.2/24"}]}'`);
     const conf = { cniVersion: '1.0.0', name: 'n', type: 'hcn-cni', ipam: { type: 'pick-ipam' } };
-    expect((await client(conf, env('ADD', { CNI_PATH: `${first}:${second}` })).add()).ips).toEqual([{ address: '10.1.1.1/24' }]);
-    expect((await client(conf, env('ADD', { CNI_PATH: `${second}:${first}` })).add()).ips).toEqual([{ address: '10.2.2.2/24' }]);
+    expect((await client(conf, env('ADD', { CNI_PATH: `${first}:${second}` })).add()).ips).toEqual([
+      { address: '10.1.1.1/24' },
+    ]);
+    expect((await client(conf, env('ADD', { CNI_PATH: `${second}:${first}` })).add()).ips).toEqual([
+      { address: '10.2.2.2/24' },
+    ]);
   });
 
   it('on win32, <type>.exe is tried before <type>, and no execute bit is needed', async () => {
@@ -235,7 +278,12 @@ describe('finding the plugin', () => {
     const c = client({ cniVersion: '1.0.0', name: 'n', type: 'hcn-cni' }, env('ADD'));
     expect(c.configured).toBe(false);
     expect(c.type).toBeUndefined();
-    for (const call of [() => c.add(), () => c.del(), () => c.gc(), () => c.delFor({ containerId: 'a', ifname: 'b' })]) {
+    for (const call of [
+      () => c.add(),
+      () => c.del(),
+      () => c.gc(),
+      () => c.delFor({ containerId: 'a', ifname: 'b' }),
+    ]) {
       const e = await failureOf(call());
       expect(e.code).toBe(CniCode.INTERNAL);
       expect(e.message).toBe('no delegated IPAM is configured (ipam.type is not set)');
@@ -245,12 +293,27 @@ describe('finding the plugin', () => {
 
 describe('failing IPAMs', () => {
   const dir = path.join(scratch, 'failing');
-  const conf = (type: string, extra: Record<string, unknown> = {}) => ({ cniVersion: '1.0.0', name: 'n', type: 'hcn-cni', ipam: { type }, ...extra });
-  const run = (type: string, extra: Record<string, unknown> = {}) => client(conf(type, extra), env('ADD', { CNI_PATH: dir }));
+  const conf = (type: string, extra: Record<string, unknown> = {}) => ({
+    cniVersion: '1.0.0',
+    name: 'n',
+    type: 'hcn-cni',
+    ipam: { type },
+    ...extra,
+  });
+  const run = (type: string, extra: Record<string, unknown> = {}) =>
+    client(conf(type, extra), env('ADD', { CNI_PATH: dir }));
   beforeAll(() => {
     fs.mkdirSync(dir);
-    writeScript(dir, 'fail-ipam', `cat >/dev/null\necho '{"cniVersion":"1.0.0","code":7,"msg":"pool exhausted","details":"no free address in 10.0.0.0/24"}'\nexit 1`);
-    writeScript(dir, 'busy-ipam', `echo '{"cniVersion":"1.0.0","code":11,"msg":"datastore locked","details":"retry in 5s"}'\nexit 1`);
+    writeScript(
+      dir,
+      'fail-ipam',
+      `cat >/dev/null\necho '{"cniVersion":"1.0.0","code":7,"msg":"pool exhausted","details":"no free address in 10.0.0.0/24"}'\nexit 1`,
+    );
+    writeScript(
+      dir,
+      'busy-ipam',
+      `echo '{"cniVersion":"1.0.0","code":11,"msg":"datastore locked","details":"retry in 5s"}'\nexit 1`,
+    );
     writeScript(dir, 'crash-ipam', `echo 'panic: runtime error: index out of range' >&2\nexit 2`);
     writeScript(dir, 'liar-ipam', `echo '{"cniVersion":"1.0.0","code":999,"msg":"exit 0 but an error"}'`);
     writeScript(dir, 'garbage-ipam', `echo 'IP=10.0.0.5'`);
@@ -258,12 +321,20 @@ describe('failing IPAMs', () => {
 
   it('an error result with another code is 102 with its message, and its code and details in details', async () => {
     const e = await failureOf(run('fail-ipam').add());
-    expect([e.code, e.message, e.details]).toEqual([102, 'ipam plugin "fail-ipam" failed: pool exhausted', 'ADD: ipam error code 7: no free address in 10.0.0.0/24']);
+    expect([e.code, e.message, e.details]).toEqual([
+      102,
+      'ipam plugin "fail-ipam" failed: pool exhausted',
+      'ADD: ipam error code 7: no free address in 10.0.0.0/24',
+    ]);
   });
 
   it('its code 11 stays 11', async () => {
     const e = await failureOf(run('busy-ipam').del());
-    expect([e.code, e.message, e.details]).toEqual([11, 'ipam plugin "busy-ipam" failed: datastore locked', 'DEL: ipam error code 11: retry in 5s']);
+    expect([e.code, e.message, e.details]).toEqual([
+      11,
+      'ipam plugin "busy-ipam" failed: datastore locked',
+      'DEL: ipam error code 11: retry in 5s',
+    ]);
   });
 
   it('a crash without an error result is 102 with its stderr', async () => {
@@ -327,7 +398,11 @@ describe('what the IPAM receives', () => {
   const out = path.join(dir, 'out');
   const readEnv = (): Record<string, string> =>
     Object.fromEntries(
-      fs.readFileSync(path.join(out, 'env.txt'), 'utf8').split('\n').filter(Boolean).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+      fs
+        .readFileSync(path.join(out, 'env.txt'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
     );
   beforeAll(() => {
     fs.mkdirSync(out, { recursive: true });
@@ -348,9 +423,10 @@ describe('what the IPAM receives', () => {
   });
 
   // Odd but legal bytes: the exact formatting, key order and non-ASCII text must arrive unchanged.
-  const stdinText = '{\n  "cniVersion": "1.0.0",   "name": "dumpnet", "type":"hcn-cni",\n\t"ipam": {"type": "dump-ipam"}, "note": "ünïcödé ✓ \\u0041"\n}\n';
+  const stdinText =
+    '{\n  "cniVersion": "1.0.0",   "name": "dumpnet", "type":"hcn-cni",\n\t"ipam": {"type": "dump-ipam"}, "note": "ünïcödé ✓ \\u0041"\n}\n';
 
-  it('ADD: exactly our env (not the test process\'s) and exactly our stdin bytes', async () => {
+  it("ADD: exactly our env (not the test process's) and exactly our stdin bytes", async () => {
     const e = {
       CNI_COMMAND: 'ADD',
       CNI_CONTAINERID: 'ctr-dump',
@@ -376,16 +452,34 @@ describe('what the IPAM receives', () => {
     expect(fs.readFileSync(path.join(out, 'stdin.bin'), 'utf8')).toBe(stdinText);
   });
 
-  it('delFor: the attachment\'s id and ifname, a DEL request without GC keys, at a version the IPAM speaks', async () => {
-    const gcConf = { cniVersion: '1.1.0', name: 'dumpnet', type: 'hcn-cni', ipam: { type: 'dump-ipam' }, 'cni.dev/valid-attachments': [], 'cni.dev/attachments': [] };
+  it("delFor: the attachment's id and ifname, a DEL request without GC keys, at a version the IPAM speaks", async () => {
+    const gcConf = {
+      cniVersion: '1.1.0',
+      name: 'dumpnet',
+      type: 'hcn-cni',
+      ipam: { type: 'dump-ipam' },
+      'cni.dev/valid-attachments': [],
+      'cni.dev/attachments': [],
+    };
     const gcEnv = { CNI_COMMAND: 'GC', CNI_PATH: dir, PATH: '/usr/bin:/bin' };
     await client(gcConf, gcEnv).delFor({ containerId: 'stale-1', ifname: 'eth1' });
     expect(readEnv()).toEqual({ ...gcEnv, CNI_COMMAND: 'DEL', CNI_CONTAINERID: 'stale-1', CNI_IFNAME: 'eth1' });
-    expect(JSON.parse(fs.readFileSync(path.join(out, 'stdin.bin'), 'utf8'))).toEqual({ cniVersion: '1.0.0', name: 'dumpnet', type: 'hcn-cni', ipam: { type: 'dump-ipam' } });
+    expect(JSON.parse(fs.readFileSync(path.join(out, 'stdin.bin'), 'utf8'))).toEqual({
+      cniVersion: '1.0.0',
+      name: 'dumpnet',
+      type: 'hcn-cni',
+      ipam: { type: 'dump-ipam' },
+    });
   });
 
   it('gc/status are forwarded only to an IPAM that lists 1.1.0', async () => {
-    const gcConf = { cniVersion: '1.1.0', name: 'dumpnet', type: 'hcn-cni', ipam: { type: 'dump-ipam' }, 'cni.dev/valid-attachments': [] };
+    const gcConf = {
+      cniVersion: '1.1.0',
+      name: 'dumpnet',
+      type: 'hcn-cni',
+      ipam: { type: 'dump-ipam' },
+      'cni.dev/valid-attachments': [],
+    };
     const c = client(gcConf, { CNI_COMMAND: 'GC', CNI_PATH: dir, PATH: '/usr/bin:/bin' });
     expect(await c.gc()).toBe(false);
     // The last thing it ran was VERSION, with {cniVersion} on stdin.
@@ -415,7 +509,9 @@ describe('what the IPAM receives', () => {
 
     // STATUS may come without CNI_PATH: nothing to forward to, and not an error.
     fs.rmSync(path.join(out, 'env.txt'));
-    expect(await client({ ...gcConf, 'cni.dev/valid-attachments': undefined }, { CNI_COMMAND: 'STATUS' }).status()).toBe(false);
+    expect(
+      await client({ ...gcConf, 'cni.dev/valid-attachments': undefined }, { CNI_COMMAND: 'STATUS' }).status(),
+    ).toBe(false);
     expect(fs.existsSync(path.join(out, 'env.txt'))).toBe(false);
   });
 });

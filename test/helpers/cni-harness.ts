@@ -89,7 +89,8 @@ export interface CniCall {
 /** What a Docker runtime does before the sandbox ADD: the compute system exists (idempotent). */
 export async function startSandboxContainer(h: Harness, c: CniCall): Promise<void> {
   const netns = 'netns' in c ? (c.netns ?? '') : 'guid';
-  if (c.verb !== 'ADD' || c.startContainer === false || !(netns.trim() === '' || netns.trim().toLowerCase() === 'none')) return;
+  if (c.verb !== 'ADD' || c.startContainer === false || !(netns.trim() === '' || netns.trim().toLowerCase() === 'none'))
+    return;
   const id = c.containerId ?? 'ctr1';
   await h.sim.control.addContainer(id).catch((e: Error) => {
     if (!/exists/.test(e.message)) throw e;
@@ -147,7 +148,11 @@ export interface ProcessOutcome extends CniOutcome {
   pid: number;
 }
 
-export async function cniProcess(h: Harness, c: CniCall, extraEnv: Record<string, string> = {}): Promise<ProcessOutcome> {
+export async function cniProcess(
+  h: Harness,
+  c: CniCall,
+  extraEnv: Record<string, string> = {},
+): Promise<ProcessOutcome> {
   await startSandboxContainer(h, c);
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI], {
@@ -159,7 +164,9 @@ export async function cniProcess(h: Harness, c: CniCall, extraEnv: Record<string
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ exitCode: code ?? -1, signal, stdout, stderr, json: parse(stdout), pid: child.pid ?? -1 }));
+    child.on('close', (code, signal) =>
+      resolve({ exitCode: code ?? -1, signal, stdout, stderr, json: parse(stdout), pid: child.pid ?? -1 }),
+    );
     child.stdin.end(JSON.stringify({ stateDir: h.stateDir, logLevel: 'debug', ...c.conf }));
   });
 }

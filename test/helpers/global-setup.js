@@ -37,7 +37,11 @@ function distState(root) {
   const dist = path.join(root, 'dist');
   const stamp = path.join(dist, '.build-stamp');
   const built = mtime(stamp);
-  const inputs = [...walk(src, (f) => f.endsWith('.ts')), path.join(root, 'tsconfig.json'), path.join(root, 'tsconfig.build.json')];
+  const inputs = [
+    ...walk(src, (f) => f.endsWith('.ts')),
+    path.join(root, 'tsconfig.json'),
+    path.join(root, 'tsconfig.build.json'),
+  ];
   const newer = inputs.find((f) => mtime(f) > built);
   // tsc's outputs live in dist/<area>/…, beside the packager's files in dist/ itself (and in dist/index.js, run.js).
   const orphans = walk(dist, (f) => /\.(js|d\.ts|js\.map)$/.test(f)).filter((f) => {
@@ -45,7 +49,13 @@ function distState(root) {
     if (!rel.includes(path.sep) && !['index', 'run'].includes(rel.replace(/\.(js|d\.ts|js\.map)$/, ''))) return false;
     return !fs.existsSync(path.join(src, rel.replace(/\.(js|d\.ts|js\.map)$/, '.ts')));
   });
-  const reason = !built ? 'dist/ was never built by this check' : newer ? `${path.relative(root, newer)} changed` : orphans.length ? `${path.relative(root, orphans[0])} has no source` : undefined;
+  const reason = !built
+    ? 'dist/ was never built by this check'
+    : newer
+      ? `${path.relative(root, newer)} changed`
+      : orphans.length
+        ? `${path.relative(root, orphans[0])} has no source`
+        : undefined;
   return { reason, orphans, stamp };
 }
 
@@ -56,7 +66,10 @@ function ensureDist(root = ROOT) {
   for (const f of orphans) fs.rmSync(f, { force: true });
   const started = Date.now();
   const tsc = require.resolve('typescript/bin/tsc', { paths: [root] });
-  const r = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { cwd: root, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], {
+    cwd: root,
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(`dist/ is stale (${reason}) and tsc failed:\n${r.stdout}${r.stderr}`);
   // The stamp carries the build's start time: a source saved while tsc ran is newer, and rebuilt next time.
   fs.mkdirSync(path.dirname(stamp), { recursive: true });
@@ -67,7 +80,8 @@ function ensureDist(root = ROOT) {
 
 module.exports = async function globalSetup() {
   const r = ensureDist();
-  if (r.rebuilt) process.stderr.write(`\n[global-setup] rebuilt dist/ (${r.reason}) in ${((r.ms ?? 0) / 1000).toFixed(1)} s\n`);
+  if (r.rebuilt)
+    process.stderr.write(`\n[global-setup] rebuilt dist/ (${r.reason}) in ${((r.ms ?? 0) / 1000).toFixed(1)} s\n`);
 };
 module.exports.distState = distState;
 module.exports.ensureDist = ensureDist;

@@ -14,9 +14,9 @@ export interface HcnFunction {
 
 const HEADER = path.join(__dirname, '..', '..', 'native', 'include', 'hcn_functions.h');
 
-export const HCN_FUNCTION_TABLE: readonly HcnFunction[] = [...fs.readFileSync(HEADER, 'utf8').matchAll(/HCN_FUNCTION\(\s*k\w+\s*,\s*(\w+)\s*,\s*(\w+)\s*\)/g)].map(
-  (m) => ({ name: m[1]!, group: m[2] as FnGroup }),
-);
+export const HCN_FUNCTION_TABLE: readonly HcnFunction[] = [
+  ...fs.readFileSync(HEADER, 'utf8').matchAll(/HCN_FUNCTION\(\s*k\w+\s*,\s*(\w+)\s*,\s*(\w+)\s*\)/g),
+].map((m) => ({ name: m[1]!, group: m[2] as FnGroup }));
 
 /** Names of the functions in the given groups, in the header's order. */
 export function functionsIn(...groups: FnGroup[]): string[] {
@@ -24,4 +24,6 @@ export function functionsIn(...groups: FnGroup[]): string[] {
 }
 
 /** Closes that the client library handles itself: never sent to the simulator. */
-export const LOCAL_ONLY: ReadonlySet<string> = new Set(HCN_FUNCTION_TABLE.filter((f) => /^(Hcn|Hcs)Close/.test(f.name)).map((f) => f.name));
+export const LOCAL_ONLY: ReadonlySet<string> = new Set(
+  HCN_FUNCTION_TABLE.filter((f) => /^(Hcn|Hcs)Close/.test(f.name)).map((f) => f.name),
+);

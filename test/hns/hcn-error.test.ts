@@ -4,7 +4,14 @@
  * Every expected value is written out here by hand (not taken from src/hns/hresults.ts), so a wrong entry in the
  * shared table, a lost record, or a mangled HRESULT fails a test.
  */
-import { HcnError, isAdapterUnavailable, isAlreadyExists, isNotFound, isTimeout, isUnreachable } from '../../src/hns/hcn-error';
+import {
+  HcnError,
+  isAdapterUnavailable,
+  isAlreadyExists,
+  isNotFound,
+  isTimeout,
+  isUnreachable,
+} from '../../src/hns/hcn-error';
 import type { Hcn } from '../../src/hns/hcn';
 import type { SimControl } from '../../src/sim';
 import { describeError, l2bridge, nat, rejectionOf, sleep, useHcn } from './helpers';
@@ -196,7 +203,8 @@ const cases: Case[] = [
   },
   {
     name: 'unknown policy type',
-    act: (hcn) => hcn.createNetwork(l2bridge('pol', undefined, undefined, { Policies: [{ Type: 'NoSuchPolicy', Settings: {} }] })),
+    act: (hcn) =>
+      hcn.createNetwork(l2bridge('pol', undefined, undefined, { Policies: [{ Type: 'NoSuchPolicy', Settings: {} }] })),
     op: 'HcnCreateNetwork',
     hresult: 0x803b000e,
     code: 'HCN_E_INVALID_POLICY_TYPE',
@@ -267,7 +275,12 @@ const cases: Case[] = [
   },
   {
     name: 'adapter that does not exist',
-    act: (hcn) => hcn.createNetwork(l2bridge('nic', undefined, undefined, { Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: 'Ethernet 9' } }] })),
+    act: (hcn) =>
+      hcn.createNetwork(
+        l2bridge('nic', undefined, undefined, {
+          Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: 'Ethernet 9' } }],
+        }),
+      ),
     op: 'HcnCreateNetwork',
     hresult: 0x803b0006,
     code: 'HCN_E_ADAPTER_NOT_FOUND',
@@ -337,21 +350,37 @@ describe('the error table through addon and facade', () => {
     const inFlight = rejectionOf(hcn.createNetwork(nat('in-flight', '172.16.5.0/24')));
     await sleep(100); // accepted and hung
     await control.restart({ downMs: 0 });
-    expect(describeError(await inFlight)).toMatchObject({ op: 'HcnCreateNetwork', hresult: '0x800706BF', isUnreachable: true });
+    expect(describeError(await inFlight)).toMatchObject({
+      op: 'HcnCreateNetwork',
+      hresult: '0x800706BF',
+      isUnreachable: true,
+    });
     expect((await hcn.listNetworks()).map((n) => n.Name)).toEqual(['persistent']);
     expect(await hcn.listEndpoints()).toEqual([]);
     expect(volatile.Flags).toBe(8);
   });
 
-  test('an unreachable simulator: RPC_S_SERVER_UNAVAILABLE with the client library\'s own record', async () => {
+  test("an unreachable simulator: RPC_S_SERVER_UNAVAILABLE with the client library's own record", async () => {
     const { hcn, sim } = fx;
     const saved = process.env.HCN_SIM;
     process.env.HCN_SIM = 'unix:/nonexistent/hns.sock';
     try {
       const e = await rejectionOf(hcn.listNetworks());
-      expect(describeError(e)).toMatchObject({ op: 'HcnEnumerateNetworks', hresult: '0x800706BA', code: 'RPC_S_SERVER_UNAVAILABLE', isUnreachable: true, isNotFound: false });
-      expect(e.errorRecord).toEqual({ Success: false, Error: expect.stringContaining('hcn-sim client: '), ErrorCode: 0x800706ba });
-      expect(e.message).toMatch(/^HcnEnumerateNetworks failed: hcn-sim client: .+ \(0x800706BA RPC_S_SERVER_UNAVAILABLE\)$/);
+      expect(describeError(e)).toMatchObject({
+        op: 'HcnEnumerateNetworks',
+        hresult: '0x800706BA',
+        code: 'RPC_S_SERVER_UNAVAILABLE',
+        isUnreachable: true,
+        isNotFound: false,
+      });
+      expect(e.errorRecord).toEqual({
+        Success: false,
+        Error: expect.stringContaining('hcn-sim client: '),
+        ErrorCode: 0x800706ba,
+      });
+      expect(e.message).toMatch(
+        /^HcnEnumerateNetworks failed: hcn-sim client: .+ \(0x800706BA RPC_S_SERVER_UNAVAILABLE\)$/,
+      );
     } finally {
       process.env.HCN_SIM = saved;
     }
@@ -378,6 +407,7 @@ describe('the error table through addon and facade', () => {
     // Once: the next call succeeds.
     await expect(hcn.listEndpoints()).resolves.toEqual([]);
     // Non-HcnErrors are never classified.
-    for (const p of [isNotFound, isUnreachable, isAlreadyExists, isAdapterUnavailable, isTimeout]) expect(p(new Error('x'))).toBe(false);
+    for (const p of [isNotFound, isUnreachable, isAlreadyExists, isAdapterUnavailable, isTimeout])
+      expect(p(new Error('x'))).toBe(false);
   });
 });

@@ -27,7 +27,8 @@ export const UPPER_GUID = /^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9
 export function requireDist(): void {
   const needed = ['dist/hns/native.js', 'dist/hns/hcn.js', 'dist/cli/hcn-sim.js'];
   const missing = needed.filter((f) => !fs.existsSync(path.join(ROOT, f)));
-  if (missing.length > 0) throw new Error(`test/hns needs a compiled dist/ (missing ${missing.join(', ')}): run npm run build:ts`);
+  if (missing.length > 0)
+    throw new Error(`test/hns needs a compiled dist/ (missing ${missing.join(', ')}): run npm run build:ts`);
   if (!fs.existsSync(ADDON_PATH) || !fs.existsSync(SIM_LIBRARY_PATH)) {
     throw new Error(`test/hns needs ${ADDON_PATH} and ${SIM_LIBRARY_PATH}: run npm run build:native`);
   }
@@ -73,11 +74,21 @@ export function useHcn(options: StartSimulatorOptions = {}): HcnFixture {
 }
 
 /** A v2 L2Bridge network document (microsoft/hcsshim hcn/hcnnetwork.go's shape) without SchemaVersion: the facade adds it. */
-export function l2bridge(name: string, prefix = '10.10.0.0/24', gateway = '10.10.0.1', extra: HostComputeNetwork = {}): HostComputeNetwork {
+export function l2bridge(
+  name: string,
+  prefix = '10.10.0.0/24',
+  gateway = '10.10.0.1',
+  extra: HostComputeNetwork = {},
+): HostComputeNetwork {
   return {
     Name: name,
     Type: 'L2Bridge',
-    Ipams: [{ Type: 'Static', Subnets: [{ IpAddressPrefix: prefix, Routes: [{ NextHop: gateway, DestinationPrefix: '0.0.0.0/0' }] }] }],
+    Ipams: [
+      {
+        Type: 'Static',
+        Subnets: [{ IpAddressPrefix: prefix, Routes: [{ NextHop: gateway, DestinationPrefix: '0.0.0.0/0' }] }],
+      },
+    ],
     ...extra,
   };
 }

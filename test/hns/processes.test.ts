@@ -27,7 +27,8 @@ describe('Hcn timeout against a hung HNS', () => {
       hresult: '0x800705B4',
       code: 'ERROR_TIMEOUT',
       errorRecord: null,
-      message: 'HcnCreateNetwork failed: This operation returned because the timeout period expired. (0x800705B4 ERROR_TIMEOUT): no answer from HNS within 0.3s',
+      message:
+        'HcnCreateNetwork failed: This operation returned because the timeout period expired. (0x800705B4 ERROR_TIMEOUT): no answer from HNS within 0.3s',
       isNotFound: false,
       isUnreachable: true,
       isAlreadyExists: false,
@@ -53,7 +54,11 @@ describe('Hcn timeout against a hung HNS', () => {
     const impatient = new Hcn(hcn.native, hcn.capabilities, { timeoutMs: 200 });
     await control.hang('HcnOpenNetwork');
     const e = await rejectionOf(impatient.getNetwork('0badf00d-0000-4000-8000-000000000001'));
-    expect(describeError(e)).toMatchObject({ op: 'HcnQueryNetworkProperties', hresult: '0x800705B4', isUnreachable: true });
+    expect(describeError(e)).toMatchObject({
+      op: 'HcnQueryNetworkProperties',
+      hresult: '0x800705B4',
+      isUnreachable: true,
+    });
     // The late failure has no caller left; it must not surface (Jest fails the running test on an unhandled rejection).
     await control.release();
     await sleep(150); // the native call now fails with 0x803B0001, after its caller gave up
@@ -65,7 +70,9 @@ describe('Hcn timeout against a hung HNS', () => {
 });
 
 describe('kill-client: a CNI-like child SIGKILLed during HcnCreateNetwork', () => {
-  function runChild(name: string): Promise<{ pid: number; code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+  function runChild(
+    name: string,
+  ): Promise<{ pid: number; code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
     return new Promise((resolve, reject) => {
       const child = spawn(process.execPath, [path.join(FIXTURES, 'create-network-child.js'), name, ADDON_PATH], {
         env: { ...process.env, HCN_SIM: fx.sim.address },
@@ -91,7 +98,13 @@ describe('kill-client: a CNI-like child SIGKILLed during HcnCreateNetwork', () =
     await control.hang('HcnCreateNetwork');
     await control.killClient('HcnCreateNetwork');
     const child = await runChild(name);
-    expect(child).toEqual({ pid: child.pid, code: null, signal: 'SIGKILL', stdout: `calling HcnCreateNetwork pid=${child.pid}\n`, stderr: '' });
+    expect(child).toEqual({
+      pid: child.pid,
+      code: null,
+      signal: 'SIGKILL',
+      stdout: `calling HcnCreateNetwork pid=${child.pid}\n`,
+      stderr: '',
+    });
 
     // The caller is gone; HNS has not finished: nothing to see yet, so a DEL now would find nothing.
     expect(await hcn.enumerateNetworks({ Name: name })).toEqual([]);
@@ -124,11 +137,23 @@ describe('a missing HCN library', () => {
       timeout: 15_000,
       env: { ...process.env, HCN_SIM: fx.sim.address }, // a live simulator: the calls must not reach it anyway
     });
-    expect({ status: child.status, signal: child.signal, stderr: child.stderr }).toEqual({ status: 0, signal: null, stderr: '' });
+    expect({ status: child.status, signal: child.signal, stderr: child.stderr }).toEqual({
+      status: 0,
+      signal: null,
+      stderr: '',
+    });
     const out = JSON.parse(child.stdout) as Record<string, any>;
-    expect(out.capabilities).toMatchObject({ v2Supported: false, v1Supported: false, hcnLibrary: null, v1Library: null, adapterSource: 'none' });
+    expect(out.capabilities).toMatchObject({
+      v2Supported: false,
+      v1Supported: false,
+      hcnLibrary: null,
+      v1Library: null,
+      adapterSource: 'none',
+    });
     expect(out.capabilities.loadError).toContain(missing);
-    expect(out.capabilities.missing).toEqual(expect.arrayContaining(['HcnCreateNetwork', 'HcnEnumerateNetworks', 'HNSCall', 'CoTaskMemFree']));
+    expect(out.capabilities.missing).toEqual(
+      expect.arrayContaining(['HcnCreateNetwork', 'HcnEnumerateNetworks', 'HNSCall', 'CoTaskMemFree']),
+    );
 
     const modNotFound = (op: string) => ({
       isHcnError: true,

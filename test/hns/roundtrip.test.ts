@@ -28,7 +28,14 @@ describe('networks', () => {
       ID: NET_ID,
       Name: 'net-fixed',
       Type: 'L2Bridge',
-      Ipams: [{ Type: 'Static', Subnets: [{ IpAddressPrefix: '10.10.0.0/24', Routes: [{ NextHop: '10.10.0.1', DestinationPrefix: '0.0.0.0/0' }] }] }],
+      Ipams: [
+        {
+          Type: 'Static',
+          Subnets: [
+            { IpAddressPrefix: '10.10.0.0/24', Routes: [{ NextHop: '10.10.0.1', DestinationPrefix: '0.0.0.0/0' }] },
+          ],
+        },
+      ],
       SchemaVersion: { Major: 2, Minor: 0 },
     });
     // GUID_NULL, spelled out or left out: HNS assigns the id and the create's query returns it.
@@ -65,19 +72,35 @@ describe('networks', () => {
       [a.ID, 'nat', '172.20.1.0/24'],
       [b.ID, 'nat', '172.20.2.0/24'],
     ]);
-    expect(JSON.parse(await hcn.native.getNetworkProperties(a.ID!, null))).toMatchObject({ ID: a.ID, Type: 'nat', Name: 'list-a' });
+    expect(JSON.parse(await hcn.native.getNetworkProperties(a.ID!, null))).toMatchObject({
+      ID: a.ID,
+      Type: 'nat',
+      Name: 'list-a',
+    });
   });
 
   test('modify: policy add, then remove; delete; the deleted network is not found', async () => {
     const { hcn } = fx;
     const n = await hcn.createNetwork(l2bridge('net-mod'));
-    await hcn.modifyNetwork(n.ID!, { ResourceType: 'Policy', RequestType: 'Add', Settings: { Policies: [{ Type: 'VxlanPort', Settings: { Port: 4789 } }] } });
+    await hcn.modifyNetwork(n.ID!, {
+      ResourceType: 'Policy',
+      RequestType: 'Add',
+      Settings: { Policies: [{ Type: 'VxlanPort', Settings: { Port: 4789 } }] },
+    });
     expect((await hcn.getNetwork(n.ID!)).Policies).toEqual([{ Type: 'VxlanPort', Settings: { Port: 4789 } }]);
-    await hcn.modifyNetwork(n.ID!, { ResourceType: 'Policy', RequestType: 'Remove', Settings: { Policies: [{ Type: 'VxlanPort', Settings: { Port: 4789 } }] } });
+    await hcn.modifyNetwork(n.ID!, {
+      ResourceType: 'Policy',
+      RequestType: 'Remove',
+      Settings: { Policies: [{ Type: 'VxlanPort', Settings: { Port: 4789 } }] },
+    });
     expect((await hcn.getNetwork(n.ID!)).Policies).toBeUndefined(); // empty lists are omitted
     await hcn.deleteNetwork(n.ID!);
     expect(await hcn.enumerateNetworks()).toEqual([]);
-    expect(describeError(await rejectionOf(hcn.getNetwork(n.ID!)))).toMatchObject({ op: 'HcnOpenNetwork', hresult: '0x803B0001', isNotFound: true });
+    expect(describeError(await rejectionOf(hcn.getNetwork(n.ID!)))).toMatchObject({
+      op: 'HcnOpenNetwork',
+      hresult: '0x803B0001',
+      isNotFound: true,
+    });
   });
 });
 
@@ -86,7 +109,11 @@ describe('endpoints', () => {
     const { hcn } = fx;
     const net = await hcn.createNetwork(l2bridge('ep-net', '10.10.0.0/24', '10.10.0.1'));
     const other = await hcn.createNetwork(nat('ep-other', '172.22.0.0/24'));
-    const e1 = await hcn.createEndpoint(net.ID!, endpoint('ep-1', '10.10.0.21', { Dns: { ServerList: ['10.10.0.10'] } }), EP_ID);
+    const e1 = await hcn.createEndpoint(
+      net.ID!,
+      endpoint('ep-1', '10.10.0.21', { Dns: { ServerList: ['10.10.0.10'] } }),
+      EP_ID,
+    );
     expect(e1).toMatchObject({
       ID: EP_ID,
       Name: 'ep-1',
@@ -115,12 +142,19 @@ describe('endpoints', () => {
     const outbound = { Type: 'OutBoundNAT', Settings: { Exceptions: ['10.0.0.0/8'] } };
     await hcn.modifyEndpoint(EP_ID, { ResourceType: 'Policy', RequestType: 'Add', Settings: { Policies: [outbound] } });
     expect((await hcn.getEndpoint(EP_ID)).Policies).toEqual([outbound]);
-    await hcn.modifyEndpoint(EP_ID, { ResourceType: 'Policy', RequestType: 'Remove', Settings: { Policies: [outbound] } });
+    await hcn.modifyEndpoint(EP_ID, {
+      ResourceType: 'Policy',
+      RequestType: 'Remove',
+      Settings: { Policies: [outbound] },
+    });
     expect((await hcn.getEndpoint(EP_ID)).Policies).toBeUndefined();
 
     await hcn.deleteEndpoint(e2.ID!);
     expect(await hcn.enumerateEndpoints({ VirtualNetwork: net.ID! })).toEqual([EP_ID]);
-    expect(describeError(await rejectionOf(hcn.getEndpoint(e2.ID!)))).toMatchObject({ op: 'HcnOpenEndpoint', hresult: '0x803B0002' });
+    expect(describeError(await rejectionOf(hcn.getEndpoint(e2.ID!)))).toMatchObject({
+      op: 'HcnOpenEndpoint',
+      hresult: '0x803B0002',
+    });
     // Deleting the network cascades (the default host) to its endpoints.
     await hcn.deleteNetwork(net.ID!);
     expect(await hcn.enumerateEndpoints()).toEqual([e3.ID]);
@@ -135,12 +169,28 @@ describe('namespaces', () => {
     const ns = await hcn.createNamespace({ Type: 'HostDefault', NamespaceId: 5 }, NS_ID);
     expect(ns).toEqual({ ID: NS_ID, NamespaceId: 5, Type: 'HostDefault', SchemaVersion: { Major: 2, Minor: 0 } });
     const ns2 = await hcn.createNamespace();
-    expect(ns2).toEqual({ ID: expect.stringMatching(LOWER_GUID), NamespaceId: 6, SchemaVersion: { Major: 2, Minor: 0 } });
+    expect(ns2).toEqual({
+      ID: expect.stringMatching(LOWER_GUID),
+      NamespaceId: 6,
+      SchemaVersion: { Major: 2, Minor: 0 },
+    });
 
     // The facade has no enumerateNamespaces: the raw native call, with and without a filter.
     expect(JSON.parse(await hcn.native.enumerateNamespaces(null))).toEqual([NS_ID, ns2.ID]);
-    expect(JSON.parse(await hcn.native.enumerateNamespaces(JSON.stringify({ SchemaVersion: { Major: 2, Minor: 0 }, Filter: JSON.stringify({ ID: ns2.ID }) })))).toEqual([ns2.ID]);
-    expect(JSON.parse(await hcn.native.enumerateNamespaces(JSON.stringify({ SchemaVersion: { Major: 2, Minor: 0 }, Filter: '{"ID":"' + EP_ID + '"}' })))).toEqual([]);
+    expect(
+      JSON.parse(
+        await hcn.native.enumerateNamespaces(
+          JSON.stringify({ SchemaVersion: { Major: 2, Minor: 0 }, Filter: JSON.stringify({ ID: ns2.ID }) }),
+        ),
+      ),
+    ).toEqual([ns2.ID]);
+    expect(
+      JSON.parse(
+        await hcn.native.enumerateNamespaces(
+          JSON.stringify({ SchemaVersion: { Major: 2, Minor: 0 }, Filter: '{"ID":"' + EP_ID + '"}' }),
+        ),
+      ),
+    ).toEqual([]);
 
     await hcn.addNamespaceEndpoint(NS_ID, ep.ID!);
     expect(await hcn.getNamespace(NS_ID)).toMatchObject({ Resources: [{ Type: 'Endpoint', Data: { Id: ep.ID } }] });
@@ -158,7 +208,11 @@ describe('namespaces', () => {
     expect((await hcn.getEndpoint(ep.ID!)).HostComputeNamespace).toBeUndefined();
 
     await hcn.deleteNamespace(NS_ID);
-    expect(describeError(await rejectionOf(hcn.getNamespace(NS_ID)))).toMatchObject({ op: 'HcnOpenNamespace', hresult: '0x80070490', isNotFound: true });
+    expect(describeError(await rejectionOf(hcn.getNamespace(NS_ID)))).toMatchObject({
+      op: 'HcnOpenNamespace',
+      hresult: '0x80070490',
+      isNotFound: true,
+    });
     expect(await hcn.listNamespaces()).toEqual([ns2]);
   });
 });
@@ -180,14 +234,26 @@ describe('HNS v1 (HNSCall) paths the plugin uses', () => {
       NetworkAdapterName: 'Ethernet 2',
       Subnets: [{ AddressPrefix: '10.20.0.0/24', GatewayAddress: '10.20.0.1' }],
     });
-    expect(net).toMatchObject({ Name: 'v1-net', Type: 'l2bridge', NetworkAdapterName: 'Ethernet 2', SourceMac: '00-15-5D-AA-00-02' });
+    expect(net).toMatchObject({
+      Name: 'v1-net',
+      Type: 'l2bridge',
+      NetworkAdapterName: 'Ethernet 2',
+      SourceMac: '00-15-5D-AA-00-02',
+    });
     expect(net.ID).toMatch(/^[0-9A-F-]{36}$/); // v1 ids are uppercase
     // V1Api passes a chosen id inside the body: HNS keeps it (in v1's uppercase).
-    const chosen = await hcn.hnsCall<Record<string, any>>('POST', '/networks/', { ID: NET_ID, Name: 'v1-chosen', Type: 'nat' });
+    const chosen = await hcn.hnsCall<Record<string, any>>('POST', '/networks/', {
+      ID: NET_ID,
+      Name: 'v1-chosen',
+      Type: 'nat',
+    });
     expect(chosen.ID).toBe(NET_ID.toUpperCase());
     await hcn.hnsCall('DELETE', `/networks/${NET_ID}`);
     expect((await hcn.hnsCall<any[]>('GET', '/networks/')).map((n) => n.ID)).toEqual([net.ID]);
-    expect(await hcn.hnsCall('GET', `/networks/${net.ID}`)).toMatchObject({ ID: net.ID, Subnets: [{ AddressPrefix: '10.20.0.0/24', GatewayAddress: '10.20.0.1' }] });
+    expect(await hcn.hnsCall('GET', `/networks/${net.ID}`)).toMatchObject({
+      ID: net.ID,
+      Subnets: [{ AddressPrefix: '10.20.0.0/24', GatewayAddress: '10.20.0.1' }],
+    });
 
     // POST /endpoints/
     const ep = await hcn.hnsCall<Record<string, any>>('POST', '/endpoints/', {
@@ -198,11 +264,20 @@ describe('HNS v1 (HNSCall) paths the plugin uses', () => {
       GatewayAddress: '10.20.0.1',
       DNSServerList: '10.20.0.10,10.20.0.11',
     });
-    expect(ep).toMatchObject({ Name: 'v1-ep', VirtualNetwork: net.ID, VirtualNetworkName: 'v1-net', IPAddress: '10.20.0.5', GatewayAddress: '10.20.0.1', State: 1 });
+    expect(ep).toMatchObject({
+      Name: 'v1-ep',
+      VirtualNetwork: net.ID,
+      VirtualNetworkName: 'v1-net',
+      IPAddress: '10.20.0.5',
+      GatewayAddress: '10.20.0.1',
+      State: 1,
+    });
     expect((await hcn.hnsCall<any[]>('GET', '/endpoints/')).map((e) => e.ID)).toEqual([ep.ID]);
 
     // POST /endpoints/{id}/attach and detach (Docker-style containers)
-    await expect(hcn.hnsCall('POST', `/endpoints/${ep.ID}/attach`, { ContainerId: 'c0ffee', SystemType: 'Container' })).resolves.toBeUndefined();
+    await expect(
+      hcn.hnsCall('POST', `/endpoints/${ep.ID}/attach`, { ContainerId: 'c0ffee', SystemType: 'Container' }),
+    ).resolves.toBeUndefined();
     expect(await hcn.hnsCall('GET', `/endpoints/${ep.ID}`)).toMatchObject({ SharedContainers: ['c0ffee'], State: 2 });
     await hcn.hnsCall('POST', `/endpoints/${ep.ID}/detach`, { ContainerId: 'c0ffee', SystemType: 'Container' });
     expect(await hcn.hnsCall('GET', `/endpoints/${ep.ID}`)).toMatchObject({ SharedContainers: [], State: 4 });
@@ -211,7 +286,10 @@ describe('HNS v1 (HNSCall) paths the plugin uses', () => {
     const ns = await hcn.hnsCall<Record<string, any>>('POST', '/namespaces/', {});
     expect(ns).toMatchObject({ ID: expect.stringMatching(/^[0-9A-F-]{36}$/), IsDefault: false, ResourceList: [] });
     expect((await hcn.hnsCall<any[]>('GET', '/namespaces/')).map((n) => n.ID)).toEqual([ns.ID]);
-    const added = await hcn.hnsCall('POST', `/namespaces/${ns.ID}/addresource`, { Type: 'Endpoint', Data: { Id: ep.ID } });
+    const added = await hcn.hnsCall('POST', `/namespaces/${ns.ID}/addresource`, {
+      Type: 'Endpoint',
+      Data: { Id: ep.ID },
+    });
     expect(added).toMatchObject({ ResourceList: [{ Type: 'Endpoint', Data: { Id: ep.ID } }] });
     expect(await hcn.hnsCall('GET', `/endpoints/${ep.ID}`)).toMatchObject({ Namespace: { ID: ns.ID } });
     await hcn.hnsCall('POST', `/namespaces/${ns.ID}/removeresource`, { Type: 'Endpoint', Data: { Id: ep.ID } });
@@ -221,9 +299,17 @@ describe('HNS v1 (HNSCall) paths the plugin uses', () => {
     await hcn.hnsCall('DELETE', `/namespaces/${ns.ID}`);
     await hcn.hnsCall('DELETE', `/endpoints/${ep.ID}`);
     await hcn.hnsCall('DELETE', `/networks/${net.ID}`);
-    for (const [coll, hr] of [['networks', '0x803B0001'], ['endpoints', '0x803B0002'], ['namespaces', '0x80070490']] as const) {
+    for (const [coll, hr] of [
+      ['networks', '0x803B0001'],
+      ['endpoints', '0x803B0002'],
+      ['namespaces', '0x80070490'],
+    ] as const) {
       const id = coll === 'networks' ? net.ID : coll === 'endpoints' ? ep.ID : ns.ID;
-      expect(describeError(await rejectionOf(hcn.hnsCall('GET', `/${coll}/${id}`)))).toMatchObject({ op: `HNSCall GET /${coll}/{id}`, hresult: hr, isNotFound: true });
+      expect(describeError(await rejectionOf(hcn.hnsCall('GET', `/${coll}/${id}`)))).toMatchObject({
+        op: `HNSCall GET /${coll}/{id}`,
+        hresult: hr,
+        isNotFound: true,
+      });
     }
     expect(await hcn.hnsCall('GET', '/networks/')).toEqual([]);
   });
@@ -231,11 +317,27 @@ describe('HNS v1 (HNSCall) paths the plugin uses', () => {
   test('listAdapters: the simulated host adapters, normalised by the facade', async () => {
     const { hcn, control } = fx;
     expect(await hcn.listAdapters()).toEqual([
-      { name: 'Ethernet', physical: true, mac: '00-15-5D-AA-00-01', description: expect.any(String), index: expect.any(Number) },
-      { name: 'Ethernet 2', physical: true, mac: '00-15-5D-AA-00-02', description: expect.any(String), index: expect.any(Number) },
+      {
+        name: 'Ethernet',
+        physical: true,
+        mac: '00-15-5D-AA-00-01',
+        description: expect.any(String),
+        index: expect.any(Number),
+      },
+      {
+        name: 'Ethernet 2',
+        physical: true,
+        mac: '00-15-5D-AA-00-02',
+        description: expect.any(String),
+        index: expect.any(Number),
+      },
     ]);
     await control.addAdapter({ Name: 'Ethernet 3', MacAddress: '00-15-5D-AA-00-03' });
-    expect((await hcn.listAdapters()).map((a) => `${a.name}=${a.mac}`)).toEqual(['Ethernet=00-15-5D-AA-00-01', 'Ethernet 2=00-15-5D-AA-00-02', 'Ethernet 3=00-15-5D-AA-00-03']);
+    expect((await hcn.listAdapters()).map((a) => `${a.name}=${a.mac}`)).toEqual([
+      'Ethernet=00-15-5D-AA-00-01',
+      'Ethernet 2=00-15-5D-AA-00-02',
+      'Ethernet 3=00-15-5D-AA-00-03',
+    ]);
     await control.removeAdapter('Ethernet 3');
   });
 });
@@ -256,12 +358,20 @@ describe('native.stats()', () => {
     await hcn.enumerateNetworks();
     await hcn.getNetwork(net.ID!);
     await hcn.listNetworks();
-    await hcn.modifyNetwork(net.ID!, { ResourceType: 'Policy', RequestType: 'Add', Settings: { Policies: [{ Type: 'HostRoute', Settings: {} }] } });
+    await hcn.modifyNetwork(net.ID!, {
+      ResourceType: 'Policy',
+      RequestType: 'Add',
+      Settings: { Policies: [{ Type: 'HostRoute', Settings: {} }] },
+    });
     const ep = await hcn.createEndpoint(net.ID!, endpoint('stats-ep'));
     await hcn.enumerateEndpoints();
     await hcn.getEndpoint(ep.ID!);
     await hcn.listEndpoints();
-    await hcn.modifyEndpoint(ep.ID!, { ResourceType: 'Policy', RequestType: 'Add', Settings: { Policies: [{ Type: 'L2Driver', Settings: {} }] } });
+    await hcn.modifyEndpoint(ep.ID!, {
+      ResourceType: 'Policy',
+      RequestType: 'Add',
+      Settings: { Policies: [{ Type: 'L2Driver', Settings: {} }] },
+    });
     const ns = await hcn.createNamespace();
     await hcn.native.enumerateNamespaces(null);
     await hcn.getNamespace(ns.ID!);
@@ -289,14 +399,24 @@ describe('native.stats()', () => {
     expect(d.HcnCloseNamespace).toBe(d.HcnOpenNamespace + d.HcnCreateNamespace);
     expect(d.HcsCloseComputeSystem).toBe(d.HcsOpenComputeSystem);
     // Every returned string freed: at least one per query, enumerate, HNSCall and adapter list.
-    const returning = d.HcnQueryNetworkProperties + d.HcnQueryEndpointProperties + d.HcnQueryNamespaceProperties + d.HcnEnumerateNetworks +
-      d.HcnEnumerateEndpoints + d.HcnEnumerateNamespaces + d.HNSCall + d.HcnSimEnumerateAdapters;
+    const returning =
+      d.HcnQueryNetworkProperties +
+      d.HcnQueryEndpointProperties +
+      d.HcnQueryNamespaceProperties +
+      d.HcnEnumerateNetworks +
+      d.HcnEnumerateEndpoints +
+      d.HcnEnumerateNamespaces +
+      d.HNSCall +
+      d.HcnSimEnumerateAdapters;
     expect(after.frees - before.frees).toBe(returning);
 
     // The simulator saw each forwarded call exactly once (its counters were reset before this test).
     const sim = (await control.stats()).calls;
-    const simHnsCalls = Object.entries(sim).filter(([op]) => op.startsWith('HNSCall ')).reduce((n, [, c]) => n + c, 0);
-    for (const f of HCN_FUNCTIONS.filter((x) => !/^Hc[ns]Close/.test(x) && x !== 'HNSCall')) expect([f, sim[f] ?? 0]).toEqual([f, d[f]]);
+    const simHnsCalls = Object.entries(sim)
+      .filter(([op]) => op.startsWith('HNSCall '))
+      .reduce((n, [, c]) => n + c, 0);
+    for (const f of HCN_FUNCTIONS.filter((x) => !/^Hc[ns]Close/.test(x) && x !== 'HNSCall'))
+      expect([f, sim[f] ?? 0]).toEqual([f, d[f]]);
     expect(simHnsCalls).toBe(d.HNSCall);
   });
 });

@@ -74,9 +74,16 @@ function classify(fn: string, args: unknown[]): Array<Omit<Sent, 'via'>> {
       const [method, p, body] = args as [string, string, string | null];
       if (body === null) break;
       const seg = p.split('/').filter(Boolean);
-      if (method === 'POST' && seg[0] === 'networks' && seg.length === 1) out.push({ type: 'HNSNetwork', body: json(body) });
-      else if (method === 'POST' && seg[0] === 'endpoints' && seg.length === 1) out.push({ type: 'HNSEndpoint', body: json(body) });
-      else if (method === 'POST' && seg[0] === 'namespaces' && (seg[2] === 'addresource' || seg[2] === 'removeresource')) out.push({ type: 'NamespaceResourceRequestV1', body: json(body) });
+      if (method === 'POST' && seg[0] === 'networks' && seg.length === 1)
+        out.push({ type: 'HNSNetwork', body: json(body) });
+      else if (method === 'POST' && seg[0] === 'endpoints' && seg.length === 1)
+        out.push({ type: 'HNSEndpoint', body: json(body) });
+      else if (
+        method === 'POST' &&
+        seg[0] === 'namespaces' &&
+        (seg[2] === 'addresource' || seg[2] === 'removeresource')
+      )
+        out.push({ type: 'NamespaceResourceRequestV1', body: json(body) });
       else out.push({ type: `unclassified HNSCall ${method} ${p}`, body: json(body) });
       break;
     }
@@ -133,25 +140,47 @@ function check(value: unknown, type: string, at: string, problems: string[]): vo
 
 const policyTypesSeen = { v2: new Set<string>(), v1: new Set<string>() };
 
-function checkPolicy(p: Record<string, unknown>, table: Record<string, Record<string, string>>, typed: boolean, at: string, problems: string[]): void {
+function checkPolicy(
+  p: Record<string, unknown>,
+  table: Record<string, Record<string, string>>,
+  typed: boolean,
+  at: string,
+  problems: string[],
+): void {
   const type = p.Type;
-  if (typeof type !== 'string' || !table[type]) return void problems.push(`${at}.Type: ${JSON.stringify(type)} is not a policy type of the ${typed ? 'v2' : 'v1'} schema`);
+  if (typeof type !== 'string' || !table[type])
+    return void problems.push(
+      `${at}.Type: ${JSON.stringify(type)} is not a policy type of the ${typed ? 'v2' : 'v1'} schema`,
+    );
   (typed ? policyTypesSeen.v2 : policyTypesSeen.v1).add(type);
   const fields = table[type]!;
   const settings = typed ? p.Settings : Object.fromEntries(Object.entries(p).filter(([k]) => k !== 'Type'));
   if (typed) {
-    for (const k of Object.keys(p)) if (k !== 'Type' && k !== 'Settings') problems.push(`${at}.${k}: a v2 policy has only Type and Settings`);
+    for (const k of Object.keys(p))
+      if (k !== 'Type' && k !== 'Settings') problems.push(`${at}.${k}: a v2 policy has only Type and Settings`);
     if (typeOf(settings) !== 'object') return void problems.push(`${at}.Settings: expected an object`);
   }
   for (const [k, v] of Object.entries(settings as Record<string, unknown>)) {
     const t = fields[k];
-    if (!t) problems.push(`${at}${typed ? '.Settings' : ''}.${k}: not a setting of ${type} (${Object.keys(fields).join(', ')})`);
+    if (!t)
+      problems.push(
+        `${at}${typed ? '.Settings' : ''}.${k}: not a setting of ${type} (${Object.keys(fields).join(', ')})`,
+      );
     else check(v, t, `${at}.${k}`, problems);
   }
 }
 
 let h: Harness;
-useHarness({ adapters: [{ Name: 'Ethernet', MacAddress: '00-15-5D-AA-00-01' }, { Name: 'Ethernet 2', MacAddress: '00-15-5D-AA-00-02' }, { Name: 'Ethernet 3', MacAddress: '00-15-5D-AA-00-03' }] }, (x) => (h = x));
+useHarness(
+  {
+    adapters: [
+      { Name: 'Ethernet', MacAddress: '00-15-5D-AA-00-01' },
+      { Name: 'Ethernet 2', MacAddress: '00-15-5D-AA-00-02' },
+      { Name: 'Ethernet 3', MacAddress: '00-15-5D-AA-00-03' },
+    ],
+  },
+  (x) => (h = x),
+);
 
 const sent: Sent[] = [];
 beforeEach(() => {
@@ -162,7 +191,17 @@ beforeEach(() => {
 const EVERY_POLICY = [
   { Name: 'EndpointPolicy', Value: { Type: 'OutBoundNAT', ExceptionList: ['10.0.0.0/8'] } },
   { Name: 'EndpointPolicy', Value: { Type: 'ROUTE', DestinationPrefix: '10.0.0.0/16', NeedEncap: true } },
-  { Name: 'EndpointPolicy', Value: { Type: 'ACL', Protocols: '6,17', Action: 'Allow', Direction: 'In', RemoteAddresses: '10.1.0.0/16', Priority: 200 } },
+  {
+    Name: 'EndpointPolicy',
+    Value: {
+      Type: 'ACL',
+      Protocols: '6,17',
+      Action: 'Allow',
+      Direction: 'In',
+      RemoteAddresses: '10.1.0.0/16',
+      Priority: 200,
+    },
+  },
   { Name: 'EndpointPolicy', Value: { Type: 'QOS', MaximumOutgoingBandwidthInBytes: 1000000 } },
 ];
 
@@ -174,10 +213,14 @@ async function namespace(): Promise<string> {
 
 async function ok(c: Parameters<typeof cni>[1]): Promise<void> {
   const r = await cni(h, c);
-  expect({ verb: c.verb, exitCode: r.exitCode, out: r.exitCode === 0 ? '' : r.stdout }).toEqual({ verb: c.verb, exitCode: 0, out: '' });
+  expect({ verb: c.verb, exitCode: r.exitCode, out: r.exitCode === 0 ? '' : r.stdout }).toEqual({
+    verb: c.verb,
+    exitCode: 0,
+    out: '',
+  });
 }
 
-describe('every body the plugin sends matches hcsshim\'s structs', () => {
+describe("every body the plugin sends matches hcsshim's structs", () => {
   const flows: Array<[string, () => Promise<void>]> = [
     [
       'bridge, HCN: network + endpoint with every policy, port mapping with host IP, DNS options, MTU, loopback DSR, namespace',
@@ -189,7 +232,9 @@ describe('every body the plugin sends matches hcsshim\'s structs', () => {
           loopbackDSR: true,
           AdditionalArgs: EVERY_POLICY,
           dns: { nameservers: ['10.0.0.10'], search: ['svc.cluster.local'], options: ['ndots:5'] },
-          runtimeConfig: { portMappings: [{ hostPort: 8080, containerPort: 80, protocol: 'tcp', hostIP: '10.244.1.1' }] },
+          runtimeConfig: {
+            portMappings: [{ hostPort: 8080, containerPort: 80, protocol: 'tcp', hostIP: '10.244.1.1' }],
+          },
         });
         const ns = await namespace();
         await ok({ verb: 'ADD', conf, containerId: 'pod-v2', netns: ns });
@@ -221,7 +266,16 @@ describe('every body the plugin sends matches hcsshim\'s structs', () => {
     [
       'delegated NIC, HCN: flags, NetAdapterName, Iov, loopback DSR added once HNS assigned the address',
       async () => {
-        const conf = { cniVersion: '1.0.0', name: 'nic', type: 'hcn-cni', mode: 'delegatedNic', subnet: '10.9.0.0/24', iov: true, loopbackDSR: true, runtimeConfig: { mac: '00-15-5D-AA-00-02' } };
+        const conf = {
+          cniVersion: '1.0.0',
+          name: 'nic',
+          type: 'hcn-cni',
+          mode: 'delegatedNic',
+          subnet: '10.9.0.0/24',
+          iov: true,
+          loopbackDSR: true,
+          runtimeConfig: { mac: '00-15-5D-AA-00-02' },
+        };
         const ns = await namespace();
         await ok({ verb: 'ADD', conf, containerId: 'pod-nic', netns: ns });
         await ok({ verb: 'DEL', conf, containerId: 'pod-nic', netns: ns });
@@ -230,7 +284,15 @@ describe('every body the plugin sends matches hcsshim\'s structs', () => {
     [
       'delegated NIC, HNS v1: NetworkAdapterName, no flags',
       async () => {
-        const conf = { cniVersion: '1.0.0', name: 'nic1', type: 'hcn-cni', mode: 'delegatedNic', apiVersion: 1, subnet: '10.8.0.0/24', runtimeConfig: { mac: '00-15-5D-AA-00-03' } };
+        const conf = {
+          cniVersion: '1.0.0',
+          name: 'nic1',
+          type: 'hcn-cni',
+          mode: 'delegatedNic',
+          apiVersion: 1,
+          subnet: '10.8.0.0/24',
+          runtimeConfig: { mac: '00-15-5D-AA-00-03' },
+        };
         const ns = await namespace();
         await ok({ verb: 'ADD', conf, containerId: 'pod-nic1', netns: ns });
         await ok({ verb: 'DEL', conf, containerId: 'pod-nic1', netns: ns });
@@ -261,14 +323,33 @@ describe('every body the plugin sends matches hcsshim\'s structs', () => {
         'ResourceModificationRequestResponse',
       ].sort(),
     );
-    expect([...policyTypesSeen.v2].sort()).toEqual(['ACL', 'InterfaceParameters', 'Iov', 'NetAdapterName', 'OutBoundNAT', 'PortMapping', 'QOS', 'SDNRoute']);
+    expect([...policyTypesSeen.v2].sort()).toEqual([
+      'ACL',
+      'InterfaceParameters',
+      'Iov',
+      'NetAdapterName',
+      'OutBoundNAT',
+      'PortMapping',
+      'QOS',
+      'SDNRoute',
+    ]);
     expect([...policyTypesSeen.v1].sort()).toEqual(['ACL', 'NAT', 'OutBoundNAT', 'QOS', 'ROUTE']);
   });
 
   it('the check catches a wrong case, a wrong type and a setting a policy does not have (negative control)', () => {
     const problems: string[] = [];
-    check({ Name: 'x', IpConfigurations: [{ IPAddress: '10.0.0.2' }], Flags: '8' }, 'HostComputeEndpoint', 'ep', problems);
-    check({ Policies: [{ Type: 'NAT', Protocol: 'tcp', InternalPort: 80, VIP: '1.2.3.4' }] }, 'HNSEndpoint', 'v1', problems);
+    check(
+      { Name: 'x', IpConfigurations: [{ IPAddress: '10.0.0.2' }], Flags: '8' },
+      'HostComputeEndpoint',
+      'ep',
+      problems,
+    );
+    check(
+      { Policies: [{ Type: 'NAT', Protocol: 'tcp', InternalPort: 80, VIP: '1.2.3.4' }] },
+      'HNSEndpoint',
+      'v1',
+      problems,
+    );
     check({ Policies: [{ Type: 'ACL', Settings: { Protocol: 6 } }] }, 'HostComputeEndpoint', 'v2', problems);
     expect(problems).toEqual([
       expect.stringContaining('ep.IpConfigurations[0].IPAddress: not a field of IpConfig'),

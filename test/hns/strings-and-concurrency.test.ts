@@ -45,7 +45,7 @@ describe('names through UTF-16 (addon, C ABI) and UTF-8 (wire)', () => {
     expect(await hcn.enumerateNetworks({ Name: 'cafe' })).toEqual([]);
   });
 
-  test('an unpaired surrogate: escaped by the facade\'s JSON (lossless), U+FFFD when raw text crosses the ABI', async () => {
+  test("an unpaired surrogate: escaped by the facade's JSON (lossless), U+FFFD when raw text crosses the ABI", async () => {
     const { hcn } = fx;
     // JSON.stringify writes a lone surrogate as the escape \ud800 (ASCII), so it reaches HNS and comes back intact.
     const escaped = await hcn.createNetwork(nat('lone-\ud800-x', '172.16.3.0/24'));
@@ -64,7 +64,11 @@ describe('names through UTF-16 (addon, C ABI) and UTF-8 (wire)', () => {
     const { hcn } = fx;
     const big = 'ü'.repeat(500_000);
     const n = await hcn.createNetwork(l2bridge('big'));
-    await hcn.modifyNetwork(n.ID!, { ResourceType: 'Policy', RequestType: 'Add', Settings: { Policies: [{ Type: 'SetPolicy', Settings: { Id: 'big', Values: big } }] } });
+    await hcn.modifyNetwork(n.ID!, {
+      ResourceType: 'Policy',
+      RequestType: 'Add',
+      Settings: { Policies: [{ Type: 'SetPolicy', Settings: { Id: 'big', Values: big } }] },
+    });
     const back = await hcn.getNetwork(n.ID!);
     expect((back.Policies?.[0]?.Settings as { Values: string }).Values).toBe(big);
   });
@@ -79,13 +83,19 @@ describe('concurrency', () => {
       switch (i % 5) {
         case 0: {
           const name = `par-net-${i}`;
-          calls.push(hcn.createNetwork(nat(name, `172.${16 + (i % 16)}.${i}.0/24`)).then((n) => () => expect([n.Name, n.ID]).toEqual([name, expect.stringMatching(LOWER_GUID)])));
+          calls.push(
+            hcn
+              .createNetwork(nat(name, `172.${16 + (i % 16)}.${i}.0/24`))
+              .then((n) => () => expect([n.Name, n.ID]).toEqual([name, expect.stringMatching(LOWER_GUID)])),
+          );
           break;
         }
         case 1: {
           const name = `par-ep-${i}`;
           calls.push(
-            hcn.createEndpoint(base.ID!, { Name: name }).then((e) => () => expect([e.Name, e.HostComputeNetwork]).toEqual([name, base.ID])),
+            hcn
+              .createEndpoint(base.ID!, { Name: name })
+              .then((e) => () => expect([e.Name, e.HostComputeNetwork]).toEqual([name, base.ID])),
           );
           break;
         }
@@ -118,7 +128,9 @@ describe('concurrency', () => {
 
   test('50 concurrent creates of one name: exactly one wins, 49 get HCN_E_NETWORK_ALREADY_EXISTS', async () => {
     const { hcn } = fx;
-    const results = await Promise.allSettled(Array.from({ length: 50 }, () => hcn.createNetwork(nat('contended', '172.17.0.0/24'))));
+    const results = await Promise.allSettled(
+      Array.from({ length: 50 }, () => hcn.createNetwork(nat('contended', '172.17.0.0/24'))),
+    );
     const won = results.filter((r): r is PromiseFulfilledResult<HostComputeNetwork> => r.status === 'fulfilled');
     const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     expect(won).toHaveLength(1);
@@ -138,7 +150,10 @@ describe('v1 and v2 views of one object', () => {
       }),
     );
     expect(net.ID).toMatch(LOWER_GUID); // v2-created ids are lowercase
-    const ep = await hcn.createEndpoint(net.ID!, { Name: 'v2-ep', IpConfigurations: [{ IpAddress: '10.30.0.5', PrefixLength: 24 }] });
+    const ep = await hcn.createEndpoint(net.ID!, {
+      Name: 'v2-ep',
+      IpConfigurations: [{ IpAddress: '10.30.0.5', PrefixLength: 24 }],
+    });
 
     // v1 path with the id upper-cased: the lookup is case-insensitive, the answer keeps the stored (lowercase) id.
     const v1 = await hcn.hnsCall<Record<string, any>>('GET', `/networks/${net.ID!.toUpperCase()}`);
@@ -151,13 +166,26 @@ describe('v1 and v2 views of one object', () => {
       SourceMac: '00-15-5D-AA-00-02',
       DNSServerList: '10.30.0.10,10.30.0.11',
       Subnets: [{ AddressPrefix: '10.30.0.0/24', GatewayAddress: '10.30.0.1' }],
-      MacPools: [{ StartMacAddress: net.MacPool!.Ranges[0].StartMacAddress, EndMacAddress: net.MacPool!.Ranges[0].EndMacAddress }],
+      MacPools: [
+        {
+          StartMacAddress: net.MacPool!.Ranges[0].StartMacAddress,
+          EndMacAddress: net.MacPool!.Ranges[0].EndMacAddress,
+        },
+      ],
       CurrentEndpointCount: 1,
     });
     expect(v1.Ipams).toBeUndefined(); // no v2 fields in the v1 shape
     expect(v1.Policies).toEqual([]); // NetAdapterName is the top-level NetworkAdapterName in v1
     const v1ep = await hcn.hnsCall<Record<string, any>>('GET', `/endpoints/${ep.ID}`);
-    expect(v1ep).toMatchObject({ ID: ep.ID, VirtualNetwork: net.ID, VirtualNetworkName: 'v2-made', IPAddress: '10.30.0.5', PrefixLength: 24, MacAddress: ep.MacAddress, GatewayAddress: '10.30.0.1' });
+    expect(v1ep).toMatchObject({
+      ID: ep.ID,
+      VirtualNetwork: net.ID,
+      VirtualNetworkName: 'v2-made',
+      IPAddress: '10.30.0.5',
+      PrefixLength: 24,
+      MacAddress: ep.MacAddress,
+      GatewayAddress: '10.30.0.1',
+    });
     expect(String(v1ep.VirtualNetwork).toLowerCase()).toBe(net.ID!.toLowerCase());
     expect((await hcn.hnsCall<Array<{ ID: string }>>('GET', '/networks/')).map((n) => n.ID)).toEqual([net.ID]);
   });
@@ -183,12 +211,24 @@ describe('v1 and v2 views of one object', () => {
       Type: 'L2Bridge', // v2: the enum name
       Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: 'Ethernet' } }],
       Dns: { ServerList: ['10.40.0.10'] },
-      Ipams: [{ Type: 'Static', Subnets: [{ IpAddressPrefix: '10.40.0.0/24', Routes: [{ NextHop: '10.40.0.1', DestinationPrefix: '0.0.0.0/0' }] }] }],
+      Ipams: [
+        {
+          Type: 'Static',
+          Subnets: [
+            { IpAddressPrefix: '10.40.0.0/24', Routes: [{ NextHop: '10.40.0.1', DestinationPrefix: '0.0.0.0/0' }] },
+          ],
+        },
+      ],
     });
     expect(v2.Subnets).toBeUndefined();
     expect(v2.ID!.toLowerCase()).toBe(String(v1.ID).toLowerCase());
 
-    const ep = await hcn.hnsCall<Record<string, any>>('POST', '/endpoints/', { Name: 'v1-ep', VirtualNetworkName: 'v1-made', IPAddress: '10.40.0.9', DNSServerList: '10.40.0.10' });
+    const ep = await hcn.hnsCall<Record<string, any>>('POST', '/endpoints/', {
+      Name: 'v1-ep',
+      VirtualNetworkName: 'v1-made',
+      IPAddress: '10.40.0.9',
+      DNSServerList: '10.40.0.10',
+    });
     expect(ep.ID).toMatch(UPPER_GUID);
     expect(await hcn.listEndpointsOfNetwork(v1.ID.toLowerCase())).toEqual([
       expect.objectContaining({
@@ -203,7 +243,11 @@ describe('v1 and v2 views of one object', () => {
 
     const ns = await hcn.hnsCall<Record<string, any>>('POST', '/namespaces/', { IsDefault: true });
     await hcn.hnsCall('POST', `/namespaces/${ns.ID}/addresource`, { Type: 'Endpoint', Data: { Id: ep.ID } });
-    expect(await hcn.getNamespace(ns.ID)).toMatchObject({ ID: ns.ID, Type: 'HostDefault', Resources: [{ Type: 'Endpoint', Data: { Id: ep.ID } }] });
+    expect(await hcn.getNamespace(ns.ID)).toMatchObject({
+      ID: ns.ID,
+      Type: 'HostDefault',
+      Resources: [{ Type: 'Endpoint', Data: { Id: ep.ID } }],
+    });
     expect((await hcn.getEndpoint(ep.ID)).HostComputeNamespace).toBe(ns.ID);
 
     // And deleting through v2 removes it for v1.

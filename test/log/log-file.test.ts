@@ -19,7 +19,8 @@ jest.mock('fs', () => {
       return fd;
     },
     writeSync: (fd: number, ...rest: unknown[]) => {
-      if (full.fds.has(fd)) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      if (full.fds.has(fd))
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
       if (fd === 2 && full.path !== undefined) {
         full.stderr.push(String(rest[0]));
         return Buffer.byteLength(String(rest[0]));
@@ -48,14 +49,20 @@ describe('a log file that cannot be written', () => {
       const netns = await newNamespace(h);
       for (const verb of ['ADD', 'DEL'] as const) {
         const c = { verb, conf: conf(logFile), containerId: 'pod-a', netns };
-        const r = await runCni({ env: cniEnv(h, c), stdin: JSON.stringify({ stateDir: h.stateDir, ...c.conf }), runtime: h.runtime });
+        const r = await runCni({
+          env: cniEnv(h, c),
+          stdin: JSON.stringify({ stateDir: h.stateDir, ...c.conf }),
+          runtime: h.runtime,
+        });
         expect(r).toMatchObject({ exitCode: 0 });
       }
     } finally {
       full.path = undefined;
       full.fds.clear();
     }
-    const warnings = logLines(full.stderr.join('')).filter((l) => l.msg === 'writing the log file failed; log lines are dropped, the verb goes on');
+    const warnings = logLines(full.stderr.join('')).filter(
+      (l) => l.msg === 'writing the log file failed; log lines are dropped, the verb goes on',
+    );
     // One warning per invocation (ADD, DEL), however many lines were lost.
     const one = expect.objectContaining({ level: 40, logFile, err: expect.stringMatching(/ENOSPC/) });
     expect(warnings).toEqual([one, one]);
@@ -64,12 +71,28 @@ describe('a log file that cannot be written', () => {
 
   it.each([
     ['/dev/full', () => '/dev/full', /not a regular file/],
-    ['a directory', (t: string) => fs.mkdirSync(path.join(t, 'logdir'), { recursive: true }) ?? path.join(t, 'logdir'), /directory/],
+    [
+      'a directory',
+      (t: string) => fs.mkdirSync(path.join(t, 'logdir'), { recursive: true }) ?? path.join(t, 'logdir'),
+      /directory/,
+    ],
   ])('%s: ADD succeeds with a warning on stderr', async (_what, make, why) => {
     const logFile = make(h.tmp);
-    const r = await cniProcess(h, { verb: 'ADD', conf: conf(logFile), containerId: 'pod-a', netns: await newNamespace(h) });
+    const r = await cniProcess(h, {
+      verb: 'ADD',
+      conf: conf(logFile),
+      containerId: 'pod-a',
+      netns: await newNamespace(h),
+    });
     expect(r.exitCode).toBe(0);
-    expect(logLines(r.stderr)).toContainEqual(expect.objectContaining({ level: 40, logFile, msg: 'log file unusable; logging to stderr only', err: expect.stringMatching(why) }));
+    expect(logLines(r.stderr)).toContainEqual(
+      expect.objectContaining({
+        level: 40,
+        logFile,
+        msg: 'log file unusable; logging to stderr only',
+        err: expect.stringMatching(why),
+      }),
+    );
   });
 
   it('a symlink is not followed: its target stays untouched', async () => {
@@ -77,17 +100,29 @@ describe('a log file that cannot be written', () => {
     fs.writeFileSync(target, 'precious\n');
     const logFile = path.join(h.tmp, 'link.log');
     fs.symlinkSync(target, logFile);
-    const r = await cniProcess(h, { verb: 'ADD', conf: conf(logFile), containerId: 'pod-a', netns: await newNamespace(h) });
+    const r = await cniProcess(h, {
+      verb: 'ADD',
+      conf: conf(logFile),
+      containerId: 'pod-a',
+      netns: await newNamespace(h),
+    });
     expect(r.exitCode).toBe(0);
     expect(fs.readFileSync(target, 'utf8')).toBe('precious\n');
-    expect(logLines(r.stderr)).toContainEqual(expect.objectContaining({ level: 40, logFile, err: 'it is a symbolic link' }));
+    expect(logLines(r.stderr)).toContainEqual(
+      expect.objectContaining({ level: 40, logFile, err: 'it is a symbolic link' }),
+    );
   });
 
   it('a log file the plugin creates has mode 0640 whatever the umask', async () => {
     for (const umask of ['0000', '0077']) {
       const logFile = path.join(h.tmp, `new-${umask}`, 'hcn-cni.log');
       // The umask is set by a shell around the plugin process.
-      const c = { verb: 'ADD' as const, conf: conf(logFile), containerId: `pod-${umask}`, netns: await newNamespace(h) };
+      const c = {
+        verb: 'ADD' as const,
+        conf: conf(logFile),
+        containerId: `pod-${umask}`,
+        netns: await newNamespace(h),
+      };
       const r = spawnSync('/bin/sh', ['-c', `umask ${umask}; exec "$0" "$1"`, process.execPath, CLI], {
         env: { PATH: process.env.PATH, ...cniEnv(h, c) } as NodeJS.ProcessEnv,
         input: JSON.stringify({ stateDir: h.stateDir, ...c.conf }),

@@ -27,18 +27,38 @@ beforeEach(() => {
 
 /** What tryLockFile returns in a separate process. */
 function tryInChild(lockFile: string): number | null {
-  const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(JSON.stringify(require(process.argv[1]).tryLockFile(process.argv[2])))', addonPath, lockFile], { encoding: 'utf8' });
+  const child = spawnSync(
+    process.execPath,
+    [
+      '-e',
+      'process.stdout.write(JSON.stringify(require(process.argv[1]).tryLockFile(process.argv[2])))',
+      addonPath,
+      lockFile,
+    ],
+    { encoding: 'utf8' },
+  );
   expect(child.stderr).toBe('');
   return JSON.parse(child.stdout);
 }
 
 /** A child that takes the lock, says so, and then waits to be killed. */
 async function holderChild(lockFile: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['-e', `
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      `
     const handle = require(process.argv[1]).tryLockFile(process.argv[2]);
     process.stdout.write(handle === null ? 'busy\\n' : 'locked\\n');
-    setInterval(() => {}, 1000);`, addonPath, lockFile], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const first = await new Promise<string>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(d.toString())));
+    setInterval(() => {}, 1000);`,
+      addonPath,
+      lockFile,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const first = await new Promise<string>((resolve) =>
+    child.stdout!.once('data', (d: Buffer) => resolve(d.toString())),
+  );
   expect(first).toBe('locked\n');
   return child;
 }
@@ -98,7 +118,9 @@ test('a child started while the lock is held does not inherit it (O_CLOEXEC)', a
 test('unlocking a handle that is not held throws a RangeError', () => {
   const handle = hcn.tryLockFile(file)!;
   hcn.unlockFile(handle);
-  expect(() => hcn.unlockFile(handle)).toThrow(expect.objectContaining({ name: 'RangeError', message: expect.stringMatching(/no lock is held/) }));
+  expect(() => hcn.unlockFile(handle)).toThrow(
+    expect.objectContaining({ name: 'RangeError', message: expect.stringMatching(/no lock is held/) }),
+  );
   expect(() => hcn.unlockFile(987654)).toThrow(expect.objectContaining({ name: 'RangeError' }));
 });
 

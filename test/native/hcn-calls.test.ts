@@ -33,7 +33,14 @@ beforeEach(() => sim.reset());
 
 /** Opens and creates answer with the id they were given (or a fresh one for GUID_NULL), as HNS does. */
 function answerIds(assigned = EP): void {
-  for (const op of ['HcnOpenNetwork', 'HcnOpenEndpoint', 'HcnOpenNamespace', 'HcnCreateNetwork', 'HcnCreateEndpoint', 'HcnCreateNamespace']) {
+  for (const op of [
+    'HcnOpenNetwork',
+    'HcnOpenEndpoint',
+    'HcnOpenNamespace',
+    'HcnCreateNetwork',
+    'HcnCreateEndpoint',
+    'HcnCreateNamespace',
+  ]) {
     sim.reply(op, (r) => ({ result: r.id === NULL_GUID ? assigned : (r.id as string) }));
   }
 }
@@ -94,7 +101,14 @@ describe.each(kinds)('$kind verbs', ({ kind, plural, id }) => {
     answerIds();
     sim.reply(`HcnModify${kind}`, {});
     await expect(call(`modify${kind}`, id, '{"ResourceType":"Policy"}')).resolves.toBeUndefined();
-    expect(sim.requests[1]).toEqual({ v: 1, pid: process.pid, winpid: 0, op: `HcnModify${kind}`, id, settings: '{"ResourceType":"Policy"}' });
+    expect(sim.requests[1]).toEqual({
+      v: 1,
+      pid: process.pid,
+      winpid: 0,
+      op: `HcnModify${kind}`,
+      id,
+      settings: '{"ResourceType":"Policy"}',
+    });
   });
 
   test(`delete${kind} sends the id and resolves to undefined`, async () => {
@@ -157,11 +171,24 @@ describe('create', () => {
 
 describe('HNS v1 and adapters', () => {
   test('hnsCall sends method, path and body (null when absent) and resolves to the envelope', async () => {
-    sim.reply('HNSCall', (r) => ({ result: JSON.stringify({ Success: true, Output: { method: r.method, path: r.path, request: r.request } }) }));
+    sim.reply('HNSCall', (r) => ({
+      result: JSON.stringify({ Success: true, Output: { method: r.method, path: r.path, request: r.request } }),
+    }));
     const body = '{"Name":"v1"}';
-    expect(JSON.parse(await hcn.hnsCall('POST', '/networks/', body))).toEqual({ Success: true, Output: { method: 'POST', path: '/networks/', request: body } });
+    expect(JSON.parse(await hcn.hnsCall('POST', '/networks/', body))).toEqual({
+      Success: true,
+      Output: { method: 'POST', path: '/networks/', request: body },
+    });
     expect(JSON.parse(await hcn.hnsCall('GET', '/globals/version', null)).Output.request).toBeNull();
-    expect(sim.requests[0]).toEqual({ v: 1, pid: process.pid, winpid: 0, op: 'HNSCall', method: 'POST', path: '/networks/', request: body });
+    expect(sim.requests[0]).toEqual({
+      v: 1,
+      pid: process.pid,
+      winpid: 0,
+      op: 'HNSCall',
+      method: 'POST',
+      path: '/networks/',
+      request: body,
+    });
   });
 
   test('hnsCall failures come back in the envelope with S_OK, as on older HNS builds', async () => {
@@ -171,7 +198,8 @@ describe('HNS v1 and adapters', () => {
   });
 
   test('listAdapters asks the library (HcnSimEnumerateAdapters)', async () => {
-    const adapters = '[{"Name":"Ethernet 2","MacAddress":"00-15-5D-AA-00-01","InterfaceDescription":"Microsoft Hyper-V Network Adapter","InterfaceIndex":7}]';
+    const adapters =
+      '[{"Name":"Ethernet 2","MacAddress":"00-15-5D-AA-00-01","InterfaceDescription":"Microsoft Hyper-V Network Adapter","InterfaceIndex":7}]';
     sim.reply('HcnSimEnumerateAdapters', { result: adapters });
     await expect(hcn.listAdapters()).resolves.toBe(adapters);
     expect(sim.requests).toEqual([{ v: 1, pid: process.pid, winpid: 0, op: 'HcnSimEnumerateAdapters' }]);
@@ -193,7 +221,9 @@ describe('UTF-16 across the ABI and UTF-8 on the wire', () => {
   });
 
   test('escaped surrogate pairs from the service decode to the astral character', async () => {
-    sim.reply('HcnEnumerateNetworks', { raw: '{"hr":0,"result":"\\ud83d\\ude80 \\u00f1 \\u7f51","errorRecord":null}\n' });
+    sim.reply('HcnEnumerateNetworks', {
+      raw: '{"hr":0,"result":"\\ud83d\\ude80 \\u00f1 \\u7f51","errorRecord":null}\n',
+    });
     await expect(hcn.enumerateNetworks(null)).resolves.toBe('🚀 ñ 网');
   });
 
@@ -223,21 +253,32 @@ describe('errors', () => {
 
   test('a signed hresult on the wire still reaches JavaScript unsigned', async () => {
     sim.reply('HcnDeleteEndpoint', { hr: 0x803b0002 | 0 });
-    await expect(rejectionOf(hcn.deleteEndpoint(EP))).resolves.toMatchObject({ op: 'HcnDeleteEndpoint', hresult: 0x803b0002, errorRecord: null });
+    await expect(rejectionOf(hcn.deleteEndpoint(EP))).resolves.toMatchObject({
+      op: 'HcnDeleteEndpoint',
+      hresult: 0x803b0002,
+      errorRecord: null,
+    });
   });
 
   test('the failing step is the op: a query failure after a good open names the query, and still closes', async () => {
     answerIds();
     sim.reply('HcnQueryNamespaceProperties', { hr: 0x80070490 });
     const closes = hcn.stats().calls.HcnCloseNamespace;
-    await expect(rejectionOf(hcn.getNamespaceProperties(NS, null))).resolves.toMatchObject({ op: 'HcnQueryNamespaceProperties', hresult: 0x80070490 });
+    await expect(rejectionOf(hcn.getNamespaceProperties(NS, null))).resolves.toMatchObject({
+      op: 'HcnQueryNamespaceProperties',
+      hresult: 0x80070490,
+    });
     expect(hcn.stats().calls.HcnCloseNamespace).toBe(closes + 1);
   });
 
   test('S_OK with a non-empty error record is a failure, reported with hresult 0 and the record', async () => {
     const record = errorRecord(0x803b000a, 'The provided network configuration is invalid or missing parameters. ');
     sim.reply('HcnDeleteNetwork', { hr: 0, errorRecord: record });
-    await expect(rejectionOf(hcn.deleteNetwork(NET))).resolves.toMatchObject({ op: 'HcnDeleteNetwork', hresult: 0, errorRecord: record });
+    await expect(rejectionOf(hcn.deleteNetwork(NET))).resolves.toMatchObject({
+      op: 'HcnDeleteNetwork',
+      hresult: 0,
+      errorRecord: record,
+    });
   });
 
   test('S_OK with an empty error record is a success (hcsshim only fails non-empty ones)', async () => {
@@ -249,7 +290,10 @@ describe('errors', () => {
     answerIds(NET);
     sim.reply('HcnCreateNetwork', { result: NET, errorRecord: '{"Error":"odd"}' });
     const closes = hcn.stats().calls.HcnCloseNetwork;
-    await expect(rejectionOf(hcn.createNetwork(null, '{}', null))).resolves.toMatchObject({ op: 'HcnCreateNetwork', hresult: 0 });
+    await expect(rejectionOf(hcn.createNetwork(null, '{}', null))).resolves.toMatchObject({
+      op: 'HcnCreateNetwork',
+      hresult: 0,
+    });
     expect(hcn.stats().calls.HcnCloseNetwork).toBe(closes + 1);
     expect(sim.ops()).toEqual(['HcnCreateNetwork']);
   });
@@ -263,19 +307,31 @@ describe('errors', () => {
     // Native errors come from the main realm, not jest's sandbox, so instanceof TypeError cannot match here.
     expect(error.name).toBe('TypeError');
     expect(error.message).toMatch(/Usage: getNetworkProperties\(id: string, query: string \| null\)/);
-    await expect(rejectionOf((hcn.createEndpoint as (...a: unknown[]) => Promise<string>)(NET, null, 42, null))).resolves.toMatchObject({ name: 'TypeError' });
+    await expect(
+      rejectionOf((hcn.createEndpoint as (...a: unknown[]) => Promise<string>)(NET, null, 42, null)),
+    ).resolves.toMatchObject({ name: 'TypeError' });
     await expect(rejectionOf(hcn.deleteNetwork(`${NET}0`))).resolves.toMatchObject({ name: 'TypeError' });
     expect(sim.requests).toEqual([]);
   });
 });
 
 describe('listing with objects vanishing meanwhile', () => {
-  const [A, B, C] = ['aaaaaaaa-0000-0000-0000-000000000001', 'bbbbbbbb-0000-0000-0000-000000000002', 'cccccccc-0000-0000-0000-000000000003'];
+  const [A, B, C] = [
+    'aaaaaaaa-0000-0000-0000-000000000001',
+    'bbbbbbbb-0000-0000-0000-000000000002',
+    'cccccccc-0000-0000-0000-000000000003',
+  ];
 
   test('an object that answers NOT_FOUND at open or at query is skipped', async () => {
     sim.reply('HcnEnumerateNetworks', { result: JSON.stringify([A, B, C]) });
-    sim.reply('HcnOpenNetwork', (r) => (r.id === B ? { hr: 0x803b0001, errorRecord: errorRecord(0x803b0001, 'The network was not found. ') } : { result: r.id as string }));
-    sim.reply('HcnQueryNetworkProperties', (r) => (r.id === C ? { hr: 0x80070490 } : { result: JSON.stringify({ ID: r.id }) }));
+    sim.reply('HcnOpenNetwork', (r) =>
+      r.id === B
+        ? { hr: 0x803b0001, errorRecord: errorRecord(0x803b0001, 'The network was not found. ') }
+        : { result: r.id as string },
+    );
+    sim.reply('HcnQueryNetworkProperties', (r) =>
+      r.id === C ? { hr: 0x80070490 } : { result: JSON.stringify({ ID: r.id }) },
+    );
     await expect(hcn.listNetworksDetailed(null)).resolves.toBe(`[{"ID":"${A}"}]`);
     expect(sim.requests.map((r) => `${r.op} ${r.id ?? ''}`.trim())).toEqual([
       'HcnEnumerateNetworks',
@@ -291,7 +347,10 @@ describe('listing with objects vanishing meanwhile', () => {
     sim.reply('HcnEnumerateEndpoints', { result: JSON.stringify([A, B]) });
     sim.reply('HcnOpenEndpoint', (r) => (r.id === B ? { hr: 0x800706ba } : { result: r.id as string }));
     sim.reply('HcnQueryEndpointProperties', { result: '{}' });
-    await expect(rejectionOf(hcn.listEndpointsDetailed(null))).resolves.toMatchObject({ op: 'HcnOpenEndpoint', hresult: 0x800706ba });
+    await expect(rejectionOf(hcn.listEndpointsDetailed(null))).resolves.toMatchObject({
+      op: 'HcnOpenEndpoint',
+      hresult: 0x800706ba,
+    });
   });
 
   test('an enumeration that is not an array of GUIDs rejects against the enumerate call', async () => {

@@ -27,8 +27,15 @@ const settle = (p) => p.then((value) => ({ value }), (e) => ({ name: e.name, mes
 `;
 
 function runChild(libraryPath: string, errorClass = 'none'): Record<string, any> {
-  const child = spawnSync(process.execPath, ['-e', childScript, addonPath, libraryPath, errorClass], { encoding: 'utf8', timeout: 20000 });
-  expect({ status: child.status, signal: child.signal, stderr: child.stderr }).toEqual({ status: 0, signal: null, stderr: '' });
+  const child = spawnSync(process.execPath, ['-e', childScript, addonPath, libraryPath, errorClass], {
+    encoding: 'utf8',
+    timeout: 20000,
+  });
+  expect({ status: child.status, signal: child.signal, stderr: child.stderr }).toEqual({
+    status: 0,
+    signal: null,
+    stderr: '',
+  });
   return JSON.parse(child.stdout);
 }
 
@@ -67,15 +74,32 @@ test('a library that does not exist: capabilities say so, calls reject with ERRO
 test('a library without the HCN exports: ERROR_PROC_NOT_FOUND, named after the missing function', () => {
   // Loads fine, exports none of the ABI (and the throwing error class exercises the fallback to a plain Error).
   const out = runChild('libm.so.6', 'throwing');
-  expect(out.caps).toMatchObject({ v2Supported: false, v1Supported: false, hcnLibrary: 'libm.so.6', v1Library: null, missing: ALL, loadError: null });
-  expect(out.enumerate).toMatchObject({ name: 'Error', op: 'HcnEnumerateNetworks', hresult: 0x8007007f, byClass: 'Error' });
+  expect(out.caps).toMatchObject({
+    v2Supported: false,
+    v1Supported: false,
+    hcnLibrary: 'libm.so.6',
+    v1Library: null,
+    missing: ALL,
+    loadError: null,
+  });
+  expect(out.enumerate).toMatchObject({
+    name: 'Error',
+    op: 'HcnEnumerateNetworks',
+    hresult: 0x8007007f,
+    byClass: 'Error',
+  });
   expect(out.hnsCall).toMatchObject({ op: 'HNSCall', hresult: 0x8007007f });
   expect(out.adapters).toEqual({ value: '[]' });
 });
 
 test('calls before init() reject with ERROR_MOD_NOT_FOUND and capabilities() says init is pending', () => {
   const out = runChild('-');
-  expect(out.beforeInit).toMatchObject({ v2Supported: false, hcnLibrary: null, loadError: 'init() has not been called', missing: ALL });
+  expect(out.beforeInit).toMatchObject({
+    v2Supported: false,
+    hcnLibrary: null,
+    loadError: 'init() has not been called',
+    missing: ALL,
+  });
   expect(out.callBeforeInit).toMatchObject({ op: 'HcnDeleteNetwork', hresult: 0x8007007e });
 });
 

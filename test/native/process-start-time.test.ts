@@ -42,7 +42,9 @@ test('is null for a zombie (exited but not reaped)', async () => {
   // sh starts a short sleep in the background and then becomes a long sleep that never reaps it.
   const parent = spawn('sh', ['-c', 'sleep 0.1 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
   try {
-    const zombiePid = Number(await new Promise<string>((resolve) => parent.stdout!.once('data', (d: Buffer) => resolve(d.toString()))));
+    const zombiePid = Number(
+      await new Promise<string>((resolve) => parent.stdout!.once('data', (d: Buffer) => resolve(d.toString()))),
+    );
     expect(hcn.processStartTime(zombiePid)).toMatch(/^\d+$/);
     await new Promise((resolve) => setTimeout(resolve, 400));
     expect(hcn.processStartTime(zombiePid)).toBeNull();

@@ -40,7 +40,11 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function expectUnavailable(promise: Promise<unknown>, reason: RegExp, op = 'HcnEnumerateNetworks'): Promise<void> {
+async function expectUnavailable(
+  promise: Promise<unknown>,
+  reason: RegExp,
+  op = 'HcnEnumerateNetworks',
+): Promise<void> {
   const error = await rejectionOf(promise);
   expect(error).toMatchObject({ op, hresult: RPC_S_SERVER_UNAVAILABLE });
   const record = JSON.parse(error.errorRecord as string);
@@ -52,7 +56,10 @@ describe('no simulator to talk to: RPC_S_SERVER_UNAVAILABLE', () => {
   test('connection refused on tcp', async () => {
     const port = await freePort();
     process.env.HCN_SIM = `tcp:127.0.0.1:${port}`;
-    await expectUnavailable(hcn.enumerateNetworks(null), new RegExp(`connect tcp:127.0.0.1:${port}: Connection refused`));
+    await expectUnavailable(
+      hcn.enumerateNetworks(null),
+      new RegExp(`connect tcp:127.0.0.1:${port}: Connection refused`),
+    );
   });
 
   test('no socket at the unix path', async () => {
@@ -65,13 +72,17 @@ describe('no simulator to talk to: RPC_S_SERVER_UNAVAILABLE', () => {
     await expectUnavailable(hcn.enumerateNetworks(null), /HCN_SIM is not set/);
   });
 
-  test.each(['unix:relative.sock', 'tcp:10.0.0.1:80', 'tcp:127.0.0.1:0', 'tcp:127.0.0.1:99999', 'tcp:127.0.0.1', 'http://x'])(
-    'HCN_SIM=%s is malformed',
-    async (address) => {
-      process.env.HCN_SIM = address;
-      await expectUnavailable(hcn.enumerateNetworks(null), /is malformed/);
-    },
-  );
+  test.each([
+    'unix:relative.sock',
+    'tcp:10.0.0.1:80',
+    'tcp:127.0.0.1:0',
+    'tcp:127.0.0.1:99999',
+    'tcp:127.0.0.1',
+    'http://x',
+  ])('HCN_SIM=%s is malformed', async (address) => {
+    process.env.HCN_SIM = address;
+    await expectUnavailable(hcn.enumerateNetworks(null), /is malformed/);
+  });
 
   test('HNSCall has no error-record parameter: the failure comes back as the v1 envelope', async () => {
     process.env.HCN_SIM = `tcp:127.0.0.1:${await freePort()}`;
@@ -90,12 +101,18 @@ describe('the simulator breaks the call: RPC_S_CALL_FAILED', () => {
     sim.reply('HcnEnumerateNetworks', reply);
     const error = await rejectionOf(hcn.enumerateNetworks(null));
     expect(error).toMatchObject({ op: 'HcnEnumerateNetworks', hresult: RPC_S_CALL_FAILED });
-    expect(JSON.parse(error.errorRecord as string)).toMatchObject({ Success: false, ErrorCode: 2147944126, Error: expect.stringMatching(reason) });
+    expect(JSON.parse(error.errorRecord as string)).toMatchObject({
+      Success: false,
+      ErrorCode: 2147944126,
+      Error: expect.stringMatching(reason),
+    });
   });
 
   test('an open that answers S_OK without an id fails instead of making a handle to nothing', async () => {
     sim.reply('HcnOpenNetwork', { result: null });
-    await expect(rejectionOf(hcn.getNetworkProperties('5f0b1190-63be-4e0c-b974-bd0f55675a42', null))).resolves.toMatchObject({
+    await expect(
+      rejectionOf(hcn.getNetworkProperties('5f0b1190-63be-4e0c-b974-bd0f55675a42', null)),
+    ).resolves.toMatchObject({
       op: 'HcnOpenNetwork',
       hresult: RPC_S_CALL_FAILED,
     });

@@ -3,15 +3,43 @@ import * as net from 'net';
 import { canonicalIp, formatIpv6, isIpv4, isIpv6, parseCidr, parseIpv4, parseIpv6 } from '../../src/net/addr';
 
 const CASES = [
-  '::', '::1', '1::', 'fe80::1%eth0', '2001:db8::8a2e:370:7334', '1:2:3:4:5:6:7:8', '1:2:3:4:5:6:7:8:9', '1::2::3',
-  '::ffff:10.0.0.1', '1:2:3:4:5:6:10.0.0.1', '1:2:3:4:5:6:7:10.0.0.1', '12345::', 'g::1', '10.0.0.1', '01.0.0.1',
-  '256.0.0.1', '1.2.3', '0.0.0.0', '255.255.255.255', ':1', ':::', '1:::2', '::1:2:3:4:5:6:7', '1:2:3:4:5:6:7::',
-  '::10.0.0.1', 'fe80::1%', '', ' 10.0.0.1', '10.0.0.1 ', '1.2.3.4.5', '::ffff:1.2.3', 'ABCD::EF01',
+  '::',
+  '::1',
+  '1::',
+  'fe80::1%eth0',
+  '2001:db8::8a2e:370:7334',
+  '1:2:3:4:5:6:7:8',
+  '1:2:3:4:5:6:7:8:9',
+  '1::2::3',
+  '::ffff:10.0.0.1',
+  '1:2:3:4:5:6:10.0.0.1',
+  '1:2:3:4:5:6:7:10.0.0.1',
+  '12345::',
+  'g::1',
+  '10.0.0.1',
+  '01.0.0.1',
+  '256.0.0.1',
+  '1.2.3',
+  '0.0.0.0',
+  '255.255.255.255',
+  ':1',
+  ':::',
+  '1:::2',
+  '::1:2:3:4:5:6:7',
+  '1:2:3:4:5:6:7::',
+  '::10.0.0.1',
+  'fe80::1%',
+  '',
+  ' 10.0.0.1',
+  '10.0.0.1 ',
+  '1.2.3.4.5',
+  '::ffff:1.2.3',
+  'ABCD::EF01',
 ];
 
 function random(seed: number): () => number {
   let x = seed;
-  return () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 }
 
 describe('IP syntax', () => {
@@ -47,8 +75,23 @@ describe('IPv6 numbers and text (dual-stack arithmetic)', () => {
     expect(formatIpv6(parseIpv6(text)!)).toBe(canonical);
   });
   it('parseCidr gives network and last address per family', () => {
-    expect(parseCidr('fd00:10::5/64')).toMatchObject({ family: 6, prefix: 64, network: parseIpv6('fd00:10::'), last: parseIpv6('fd00:10::ffff:ffff:ffff:ffff') });
-    expect(parseCidr('10.1.2.5/24')).toMatchObject({ family: 4, prefix: 24, network: BigInt(parseIpv4('10.1.2.0')!), last: BigInt(parseIpv4('10.1.2.255')!) });
-    expect([parseCidr('fd00::/129'), parseCidr('10.0.0.0/33'), parseCidr('fd00::'), parseCidr('fe80::1%eth0/64')]).toEqual([undefined, undefined, undefined, undefined]);
+    expect(parseCidr('fd00:10::5/64')).toMatchObject({
+      family: 6,
+      prefix: 64,
+      network: parseIpv6('fd00:10::'),
+      last: parseIpv6('fd00:10::ffff:ffff:ffff:ffff'),
+    });
+    expect(parseCidr('10.1.2.5/24')).toMatchObject({
+      family: 4,
+      prefix: 24,
+      network: BigInt(parseIpv4('10.1.2.0')!),
+      last: BigInt(parseIpv4('10.1.2.255')!),
+    });
+    expect([
+      parseCidr('fd00::/129'),
+      parseCidr('10.0.0.0/33'),
+      parseCidr('fd00::'),
+      parseCidr('fe80::1%eth0/64'),
+    ]).toEqual([undefined, undefined, undefined, undefined]);
   });
 });

@@ -16,7 +16,17 @@ it('drops an old tombstone with nothing left in HNS, but keeps a dead intent (it
     let clock = 1_000_000;
     const store = new StateStore(dir, { os: hostOs(), now: () => clock });
     const a = { containerId: 'dead-add', ifname: 'eth0' };
-    await store.writeIntent({ kind: 'intent', schema: 1, id: 'i1', ...a, planned: [], pid: 2 ** 22 + 7, pidStartTime: 'x', createdAt: clock, deadline: clock + 10 });
+    await store.writeIntent({
+      kind: 'intent',
+      schema: 1,
+      id: 'i1',
+      ...a,
+      planned: [],
+      pid: 2 ** 22 + 7,
+      pidStartTime: 'x',
+      createdAt: clock,
+      deadline: clock + 10,
+    });
     await store.tombstone({ containerId: 'old-del', ifname: 'eth0' }, 'DEL');
     clock += 10 * 60_000;
     await audit({ api: empty, store, os: hostOs(), log: silentLogger, now: () => clock, graceMs: 60_000 });

@@ -22,9 +22,18 @@ function ep(id: string, name: string, networkId: string, namespaceId?: string): 
 }
 function record(o: Owner, epId: string, netId: string, owned = true): AttachmentRecord {
   return {
-    kind: 'attachment', schema: 1, ...o, netns: 'ns', mode: owned ? 'delegatedNic' : 'bridge', apiVersion: 2,
-    network: { id: netId, name: 'n', owned }, endpoint: { id: epId, name: endpointName(o), owned: true },
-    ipamAllocated: false, attach: { kind: 'namespace', target: 'ns' }, result: {}, createdAt: 1,
+    kind: 'attachment',
+    schema: 1,
+    ...o,
+    netns: 'ns',
+    mode: owned ? 'delegatedNic' : 'bridge',
+    apiVersion: 2,
+    network: { id: netId, name: 'n', owned },
+    endpoint: { id: epId, name: endpointName(o), owned: true },
+    ipamAllocated: false,
+    attach: { kind: 'namespace', target: 'ns' },
+    result: {},
+    createdAt: 1,
   };
 }
 function intent(o: Owner, id: string, planned: IntentRecord['planned'], createdAt = 10): IntentRecord {
@@ -117,7 +126,10 @@ describe('detect', () => {
     const q = { file: '/q', kind: 'attachment' as const, key: fileKey(A), owner: A, reason: 'not JSON', at: 1 };
     const plan = run({ networks: [leakNet], state: state({ quarantined: [q] }) });
     expect(verdicts(plan)).toEqual({ 'n-leak': 'protected' });
-    const again = run({ networks: [leakNet], state: state({ quarantined: [q], attachments: [record(A, 'e9', 'n9')] }) });
+    const again = run({
+      networks: [leakNet],
+      state: state({ quarantined: [q], attachments: [record(A, 'e9', 'n9')] }),
+    });
     expect(verdicts(again)).toEqual({ 'n-leak': 'orphan' });
   });
 
@@ -144,10 +156,17 @@ describe('detect', () => {
   });
 
   it('protects an attached endpoint that nothing says is gone (a lost or another state directory), and its network', () => {
-    const plan = run({ networks: [leakNet], endpoints: [ep('e-a', endpointName(A), 'n-leak', 'ns-1')], state: state({}) });
+    const plan = run({
+      networks: [leakNet],
+      endpoints: [ep('e-a', endpointName(A), 'n-leak', 'ns-1')],
+      state: state({}),
+    });
     expect(verdicts(plan)).toEqual({ 'e-a': 'protected', 'n-leak': 'protected' });
     expect(plan.judged.find((j) => j.id === 'e-a')!.reason).toMatch(/attached to namespace ns-1, so in use/);
-    const viaContainer = run({ endpoints: [{ ...ep('e-c', endpointName(A), 'cbr'), containers: ['sandbox1'] }], state: state({}) });
+    const viaContainer = run({
+      endpoints: [{ ...ep('e-c', endpointName(A), 'cbr'), containers: ['sandbox1'] }],
+      state: state({}),
+    });
     expect(verdicts(viaContainer)).toEqual({ 'e-c': 'protected' });
   });
 
@@ -159,7 +178,10 @@ describe('detect', () => {
       intentLive: new Map([['i1', { live: false, reason: 'its process 123 is gone' }]]),
     });
     expect(verdicts(killed)).toEqual({ 'e-a': 'orphan' });
-    const stale = run({ endpoints: [ep('e-old', endpointName(A), 'cbr', 'ns-1')], state: state({ attachments: [record(A, 'e-new', 'cbr', false)] }) });
+    const stale = run({
+      endpoints: [ep('e-old', endpointName(A), 'cbr', 'ns-1')],
+      state: state({ attachments: [record(A, 'e-new', 'cbr', false)] }),
+    });
     expect(verdicts(stale)).toEqual({ 'e-old': 'orphan' });
   });
 

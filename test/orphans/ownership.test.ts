@@ -3,7 +3,7 @@ import { endpointName, nicNetworkName, ownerTag, ownersByTag, parseOwnedName } f
 const DOCKER_ID = '6ad647ea8218c1a666b10706209708fd2b9ac846fd7e7f4d1106a379da65bad8';
 
 describe('ownership names', () => {
-  it('are short (~20 characters, as the reference plugins\' names) whatever the container id', () => {
+  it("are short (~20 characters, as the reference plugins' names) whatever the container id", () => {
     const owner = { containerId: DOCKER_ID, ifname: 'eth0' };
     expect(endpointName(owner)).toMatch(/^hcn-ep-[0-9a-f]{16}$/);
     expect(nicNetworkName(owner)).toMatch(/^hcn-nic-[0-9a-f]{16}$/);
@@ -14,7 +14,9 @@ describe('ownership names', () => {
     const owner = { containerId: 'a_b_c.d-e', ifname: 'eth_0' };
     expect(parseOwnedName(endpointName(owner))).toEqual({ kind: 'endpoint', tag: ownerTag(owner) });
     expect(parseOwnedName(nicNetworkName(owner))).toEqual({ kind: 'network', tag: ownerTag(owner) });
-    expect(ownersByTag([owner, { containerId: 'x', ifname: 'eth0' }]).get(parseOwnedName(endpointName(owner))!.tag)).toEqual(owner);
+    expect(
+      ownersByTag([owner, { containerId: 'x', ifname: 'eth0' }]).get(parseOwnedName(endpointName(owner))!.tag),
+    ).toEqual(owner);
   });
 
   it('use only characters HNS, vSwitch and interface names accept', () => {
@@ -31,16 +33,26 @@ describe('ownership names', () => {
   });
 
   it('give different owners different names', () => {
-    expect(endpointName({ containerId: 'a_b', ifname: 'c' })).not.toBe(endpointName({ containerId: 'a', ifname: 'b_c' }));
+    expect(endpointName({ containerId: 'a_b', ifname: 'c' })).not.toBe(
+      endpointName({ containerId: 'a', ifname: 'b_c' }),
+    );
     expect(endpointName({ containerId: 'ab', ifname: 'c' })).not.toBe(endpointName({ containerId: 'a', ifname: 'bc' }));
   });
 
   it('still recognise names of earlier versions, which spell the owner out', () => {
     // hcn-cni before short names: hcn-cni_ep_<containerId>_<ifname>_<FNV-1a of the parts>.
     const legacyEp = 'hcn-cni_ep_a_b_c_' + legacy('endpoint', 'a_b', 'c', '');
-    expect(parseOwnedName(legacyEp)).toEqual({ kind: 'endpoint', owner: { containerId: 'a_b', ifname: 'c' }, tag: ownerTag({ containerId: 'a_b', ifname: 'c' }) });
+    expect(parseOwnedName(legacyEp)).toEqual({
+      kind: 'endpoint',
+      owner: { containerId: 'a_b', ifname: 'c' },
+      tag: ownerTag({ containerId: 'a_b', ifname: 'c' }),
+    });
     const legacyNet = 'hcn-cni_nic_pod_eth0_AABBCCDDEE0F_' + legacy('network', 'pod', 'eth0', 'AABBCCDDEE0F');
-    expect(parseOwnedName(legacyNet)).toMatchObject({ kind: 'network', owner: { containerId: 'pod', ifname: 'eth0' }, mac: 'AA-BB-CC-DD-EE-0F' });
+    expect(parseOwnedName(legacyNet)).toMatchObject({
+      kind: 'network',
+      owner: { containerId: 'pod', ifname: 'eth0' },
+      mac: 'AA-BB-CC-DD-EE-0F',
+    });
     expect(parseOwnedName(legacyEp.replace(/.$/, (c) => (c === '0' ? '1' : '0')))).toBeUndefined();
   });
 });

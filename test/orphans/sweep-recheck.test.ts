@@ -23,7 +23,8 @@ const PODS = ['pod-x', 'pod-y'];
 
 it('leaves alone an orphan that an ADD claimed after the listing, while the sweep was busy with another', async () => {
   const conf = bridgeConf({ cniVersion: '1.1.0' });
-  for (const pod of PODS) expect((await cni(h, { verb: 'ADD', conf, containerId: pod, netns: await newNamespace(h) })).exitCode).toBe(0);
+  for (const pod of PODS)
+    expect((await cni(h, { verb: 'ADD', conf, containerId: pod, netns: await newNamespace(h) })).exitCode).toBe(0);
   const os = hostOs(loadNative().native);
   const store = new StateStore(h.stateDir, { os });
   // Both pods become orphans: their records are gone and a DEL tombstoned them (HNS refused its deletes).

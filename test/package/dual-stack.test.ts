@@ -35,17 +35,36 @@ function conf(): Record<string, unknown> {
       dataDir: path.join(tmp, 'ipam'),
       ranges: [
         [{ subnet: '10.244.1.0/24', rangeStart: '10.244.1.10', rangeEnd: '10.244.1.60', gateway: '10.244.1.1' }],
-        [{ subnet: 'fd00:10:244:1::/64', rangeStart: 'fd00:10:244:1::10', rangeEnd: 'fd00:10:244:1::60', gateway: 'fd00:10:244:1::1' }],
+        [
+          {
+            subnet: 'fd00:10:244:1::/64',
+            rangeStart: 'fd00:10:244:1::10',
+            rangeEnd: 'fd00:10:244:1::60',
+            gateway: 'fd00:10:244:1::1',
+          },
+        ],
       ],
     },
     stateDir: h.stateDir,
     logLevel: 'debug',
   };
 }
-const held = () => fs.readdirSync(path.join(tmp, 'ipam', 'dual')).filter((f) => /^[0-9a-f.:]{4,}$/.test(f)).sort();
+const held = () =>
+  fs
+    .readdirSync(path.join(tmp, 'ipam', 'dual'))
+    .filter((f) => /^[0-9a-f.:]{4,}$/.test(f))
+    .sort();
 
-async function exe(verb: 'ADD' | 'CHECK' | 'DEL' | 'GC', c: Record<string, unknown>, containerId?: string, netns?: string) {
-  const env = { ...cniEnv(h, { verb, conf: c, ...(containerId ? { containerId } : {}), ...(netns ? { netns } : {}) }), TMPDIR: tmp };
+async function exe(
+  verb: 'ADD' | 'CHECK' | 'DEL' | 'GC',
+  c: Record<string, unknown>,
+  containerId?: string,
+  netns?: string,
+) {
+  const env = {
+    ...cniEnv(h, { verb, conf: c, ...(containerId ? { containerId } : {}), ...(netns ? { netns } : {}) }),
+    TMPDIR: tmp,
+  };
   const r = await run(EXE, [], env, JSON.stringify(c));
   return { ...r, json: r.stdout.trim() ? (JSON.parse(r.stdout) as Record<string, any>) : undefined };
 }
@@ -72,8 +91,13 @@ it('ADD / CHECK / GC / DEL of a dual-stack pod with host-local, through the exec
   const b = await exe('ADD', conf(), 'pod-b', await namespace());
   expect(b.json!.ips.map((ip: { address: string }) => ip.address)).toEqual(['10.244.1.11/24', 'fd00:10:244:1::11/64']);
   expect(held()).toEqual(['10.244.1.10', '10.244.1.11', 'fd00:10:244:1::10', 'fd00:10:244:1::11']);
-  const eps = (await h.sim.control.dump()).endpoints.map((e) => (e.IpConfigurations as Array<{ IpAddress: string }>).map((c) => c.IpAddress));
-  expect(eps).toEqual([['10.244.1.10', 'fd00:10:244:1::10'], ['10.244.1.11', 'fd00:10:244:1::11']]);
+  const eps = (await h.sim.control.dump()).endpoints.map((e) =>
+    (e.IpConfigurations as Array<{ IpAddress: string }>).map((c) => c.IpAddress),
+  );
+  expect(eps).toEqual([
+    ['10.244.1.10', 'fd00:10:244:1::10'],
+    ['10.244.1.11', 'fd00:10:244:1::11'],
+  ]);
 
   const check = await exe('CHECK', { ...conf(), prevResult: a.json }, 'pod-a', nsA);
   expect([check.code, check.stdout]).toEqual([0, '']);

@@ -18,7 +18,8 @@ let tmp: string;
 
 beforeAll(async () => {
   const built = ensureLinuxPackage();
-  if (/building/.test(built.log)) console.log(`packaged dist/hcn-cni in ${(built.ms / 1000).toFixed(1)} s\n${built.log}`);
+  if (/building/.test(built.log))
+    console.log(`packaged dist/hcn-cni in ${(built.ms / 1000).toFixed(1)} s\n${built.log}`);
   h = await startHarness();
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-pkg-'));
 }, 600_000);
@@ -39,8 +40,21 @@ async function newNamespace(): Promise<string> {
 }
 
 /** The executable with a fresh TMPDIR unless one is given (that is where it extracts the addon). */
-function exe(verb: 'ADD' | 'CHECK' | 'DEL' | 'VERSION' | 'STATUS', conf: Record<string, unknown>, opts: { containerId?: string; netns?: string; tmpdir?: string; env?: Record<string, string> } = {}) {
-  const env = { ...cniEnv(h, { verb, conf, ...(opts.containerId ? { containerId: opts.containerId } : {}), ...(opts.netns ? { netns: opts.netns } : {}) }), TMPDIR: opts.tmpdir ?? fs.mkdtempSync(path.join(tmp, 't-')), ...opts.env };
+function exe(
+  verb: 'ADD' | 'CHECK' | 'DEL' | 'VERSION' | 'STATUS',
+  conf: Record<string, unknown>,
+  opts: { containerId?: string; netns?: string; tmpdir?: string; env?: Record<string, string> } = {},
+) {
+  const env = {
+    ...cniEnv(h, {
+      verb,
+      conf,
+      ...(opts.containerId ? { containerId: opts.containerId } : {}),
+      ...(opts.netns ? { netns: opts.netns } : {}),
+    }),
+    TMPDIR: opts.tmpdir ?? fs.mkdtempSync(path.join(tmp, 't-')),
+    ...opts.env,
+  };
   return run(EXE, [], env, JSON.stringify({ stateDir: h.stateDir, logLevel: 'debug', ...conf }));
 }
 
@@ -59,7 +73,9 @@ function logLines(stderr: string): Array<Record<string, unknown>> {
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
-function extracted(tmpdir: string): Array<{ rel: string; ino: number; mtimeMs: number; ctimeMs: number; size: number }> {
+function extracted(
+  tmpdir: string,
+): Array<{ rel: string; ino: number; mtimeMs: number; ctimeMs: number; size: number }> {
   const out: Array<{ rel: string; ino: number; mtimeMs: number; ctimeMs: number; size: number }> = [];
   const walk = (d: string) => {
     for (const e of fs.readdirSync(d, { withFileTypes: true })) {
@@ -74,9 +90,21 @@ function extracted(tmpdir: string): Array<{ rel: string; ino: number; mtimeMs: n
 }
 
 test('the package manifest describes what was built', () => {
-  const m = JSON.parse(fs.readFileSync(MANIFEST, 'utf8')) as { targets: { linux: Record<string, any> }; bundle: Record<string, any> };
-  expect(m.targets.linux).toMatchObject({ file: 'dist/hcn-cni', node: process.versions.node, useCodeCache: true, lazyBuiltins: true });
-  expect(Object.keys(m.targets.linux.assets).sort()).toEqual(['hcn-assets.json', 'hcn-linux-x64.node', 'libhcnsim-linux-x64.so']);
+  const m = JSON.parse(fs.readFileSync(MANIFEST, 'utf8')) as {
+    targets: { linux: Record<string, any> };
+    bundle: Record<string, any>;
+  };
+  expect(m.targets.linux).toMatchObject({
+    file: 'dist/hcn-cni',
+    node: process.versions.node,
+    useCodeCache: true,
+    lazyBuiltins: true,
+  });
+  expect(Object.keys(m.targets.linux.assets).sort()).toEqual([
+    'hcn-assets.json',
+    'hcn-linux-x64.node',
+    'libhcnsim-linux-x64.so',
+  ]);
   expect(fs.statSync(EXE).size).toBe(m.targets.linux.bytes);
   expect(fs.statSync(EXE).mode & 0o111).not.toBe(0);
 });
@@ -84,11 +112,17 @@ test('the package manifest describes what was built', () => {
 test('VERSION answers on stdout only, and neither loads nor extracts the addon', async () => {
   const tmpdir = fs.mkdtempSync(path.join(tmp, 'version-'));
   const r = await run(EXE, [], { CNI_COMMAND: 'VERSION', TMPDIR: tmpdir }, '{"cniVersion":"0.4.0"}');
-  expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 0, stdout: '{"cniVersion":"0.4.0","supportedVersions":["0.1.0","0.2.0","0.3.0","0.3.1","0.4.0","1.0.0","1.1.0"]}\n' });
+  expect({ code: r.code, stdout: r.stdout }).toEqual({
+    code: 0,
+    stdout: '{"cniVersion":"0.4.0","supportedVersions":["0.1.0","0.2.0","0.3.0","0.3.1","0.4.0","1.0.0","1.1.0"]}\n',
+  });
   expect(fs.readdirSync(tmpdir)).toEqual([]);
   // No stdin at all is fine too.
   const bare = await run(EXE, [], { CNI_COMMAND: 'VERSION', TMPDIR: tmpdir });
-  expect(onlyResult(bare.stdout)).toEqual({ cniVersion: '1.1.0', supportedVersions: ['0.1.0', '0.2.0', '0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] });
+  expect(onlyResult(bare.stdout)).toEqual({
+    cniVersion: '1.1.0',
+    supportedVersions: ['0.1.0', '0.2.0', '0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'],
+  });
 });
 
 test('bridge mode: ADD, CHECK, DEL through the executable; results on stdout, logs on stderr', async () => {
@@ -116,7 +150,10 @@ test('bridge mode: ADD, CHECK, DEL through the executable; results on stdout, lo
   expect((await h.sim.control.dump()).endpoints).toEqual([]);
 
   // A failure is error JSON on stdout, exit 1, still nothing else there.
-  const bad = await exe('ADD', bridgeConf({ createNetwork: false, networkName: 'nope' }), { containerId: 'pkg-b', netns: ns });
+  const bad = await exe('ADD', bridgeConf({ createNetwork: false, networkName: 'nope' }), {
+    containerId: 'pkg-b',
+    netns: ns,
+  });
   expect(bad.code).toBe(1);
   expect(onlyResult(bad.stdout)).toMatchObject({ cniVersion: '1.0.0', code: 101 });
 });
@@ -132,9 +169,17 @@ test('the addon is extracted once to a content-hashed directory; the second star
   const first = await exe('STATUS', { ...bridgeConf(), cniVersion: '1.1.0' }, { tmpdir });
   expect({ code: first.code, stdout: first.stdout }).toEqual({ code: 0, stdout: '' });
   const after1 = extracted(tmpdir);
-  expect(after1.map((f) => f.rel)).toEqual([`hcn-cni-${hash}`, `hcn-cni-${hash}/hcn.node`, `hcn-cni-${hash}/libhcnsim.so`]);
+  expect(after1.map((f) => f.rel)).toEqual([
+    `hcn-cni-${hash}`,
+    `hcn-cni-${hash}/hcn.node`,
+    `hcn-cni-${hash}/libhcnsim.so`,
+  ]);
   expect(fs.statSync(path.join(tmpdir, `hcn-cni-${hash}`)).mode & 0o777).toBe(0o700);
-  expect(fs.readFileSync(path.join(tmpdir, `hcn-cni-${hash}/hcn.node`)).equals(fs.readFileSync(path.join(ROOT, 'build/Release/hcn.node')))).toBe(true);
+  expect(
+    fs
+      .readFileSync(path.join(tmpdir, `hcn-cni-${hash}/hcn.node`))
+      .equals(fs.readFileSync(path.join(ROOT, 'build/Release/hcn.node'))),
+  ).toBe(true);
 
   await new Promise((r) => setTimeout(r, 20)); // a rewrite would now show in mtime/ctime
   const ns = await newNamespace();
@@ -156,12 +201,24 @@ test('the addon is extracted once to a content-hashed directory; the second star
 test('the crash-point test hooks are compiled out of the executable', async () => {
   const points = 'intent:tmp-written,intent:written,attachment:tmp-written,attachment:written';
   const ns = await newNamespace();
-  const packaged = await exe('ADD', bridgeConf(), { containerId: 'pkg-hook', netns: ns, env: { HCN_CNI_TEST_CRASH_AT: points } });
+  const packaged = await exe('ADD', bridgeConf(), {
+    containerId: 'pkg-hook',
+    netns: ns,
+    env: { HCN_CNI_TEST_CRASH_AT: points },
+  });
   expect({ code: packaged.code, signal: packaged.signal }).toEqual({ code: 0, signal: null });
   // The same request through the unbundled test build does die at the first point: the hook names are real.
   if (fs.existsSync(CLI)) {
-    const env = { ...cniEnv(h, { verb: 'ADD', conf: bridgeConf(), containerId: 'pkg-hook2', netns: ns }), HCN_CNI_TEST_CRASH_AT: points };
-    const unbundled = await run(process.execPath, [CLI], env, JSON.stringify({ stateDir: h.stateDir, ...bridgeConf() }));
+    const env = {
+      ...cniEnv(h, { verb: 'ADD', conf: bridgeConf(), containerId: 'pkg-hook2', netns: ns }),
+      HCN_CNI_TEST_CRASH_AT: points,
+    };
+    const unbundled = await run(
+      process.execPath,
+      [CLI],
+      env,
+      JSON.stringify({ stateDir: h.stateDir, ...bridgeConf() }),
+    );
     expect(unbundled.signal).toBe('SIGKILL');
   }
 });

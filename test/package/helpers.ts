@@ -14,8 +14,13 @@ export const MANIFEST = path.join(ROOT, 'dist', 'hcn-cni.package.json');
 
 export function ensureLinuxPackage(): { ms: number; log: string } {
   const t0 = Date.now();
-  const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'package.js'), '--target', 'linux', '--if-stale'], { cwd: ROOT, encoding: 'utf8', timeout: 10 * 60_000 });
-  if (r.status !== 0) throw new Error(`node scripts/package.js --target linux failed (${r.status ?? r.signal}):\n${r.stdout}${r.stderr}`);
+  const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'package.js'), '--target', 'linux', '--if-stale'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 10 * 60_000,
+  });
+  if (r.status !== 0)
+    throw new Error(`node scripts/package.js --target linux failed (${r.status ?? r.signal}):\n${r.stdout}${r.stderr}`);
   return { ms: Date.now() - t0, log: r.stderr };
 }
 
@@ -29,7 +34,10 @@ export interface Run {
 /** Runs a program with exactly this environment (plus PATH) and stdin, as a runtime would. */
 export function run(file: string, args: string[], env: Record<string, string | undefined>, stdin = ''): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { env: { PATH: process.env.PATH, ...env } as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(file, args, {
+      env: { PATH: process.env.PATH, ...env } as NodeJS.ProcessEnv,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

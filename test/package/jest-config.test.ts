@@ -22,11 +22,17 @@ function listTests(env: Record<string, string>, ...patterns: string[]): string[]
 }
 
 test('the windows job (HCN_INTEGRATION=1) selects the integration suite and nothing of the wine suite', () => {
-  expect(listTests({ HCN_INTEGRATION: '1' }, 'test/windows/integration')).toEqual(['test/windows/integration/hns.test.ts']);
-  expect(listTests({ HCN_INTEGRATION: '1' }, 'test/windows').filter((f) => !f.startsWith('test/windows/integration/'))).toEqual([]);
+  expect(listTests({ HCN_INTEGRATION: '1' }, 'test/windows/integration')).toEqual([
+    'test/windows/integration/hns.test.ts',
+  ]);
+  expect(
+    listTests({ HCN_INTEGRATION: '1' }, 'test/windows').filter((f) => !f.startsWith('test/windows/integration/')),
+  ).toEqual([]);
 });
 
 test('npm test leaves test/windows out; the wine suite (HCN_WINE_SUITE) has all of it', () => {
   expect(listTests({}, 'test/windows')).toEqual([]);
-  expect(listTests({ HCN_WINE_SUITE: '1' }, 'test/windows')).toEqual(expect.arrayContaining(['test/windows/addon.test.ts', 'test/windows/integration/hns.test.ts']));
+  expect(listTests({ HCN_WINE_SUITE: '1' }, 'test/windows')).toEqual(
+    expect.arrayContaining(['test/windows/addon.test.ts', 'test/windows/integration/hns.test.ts']),
+  );
 });

@@ -24,7 +24,15 @@ beforeAll(async () => {
   fs.mkdirSync(path.join(ROOT, '.cache'), { recursive: true });
   work = fs.mkdtempSync(path.join(ROOT, '.cache', 'loader-test-'));
   loader = path.join(work, 'snapshot', 'hcn-cni', 'dist', 'hns', 'native.js');
-  await esbuild.build({ entryPoints: [path.join(ROOT, 'src', 'hns', 'native.ts')], bundle: true, platform: 'node', target: 'node20', format: 'cjs', outfile: loader, logLevel: 'error' });
+  await esbuild.build({
+    entryPoints: [path.join(ROOT, 'src', 'hns', 'native.ts')],
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    outfile: loader,
+    logLevel: 'error',
+  });
 });
 
 afterAll(() => {
@@ -41,39 +49,78 @@ const ms = Number(process.hrtime.bigint() - t0) / 1e6;
 process.stdout.write(JSON.stringify({ source: r.source, addonPath: r.addonPath, libraryPath: r.libraryPath, caps: r.capabilities, ms }));
 `;
 
-function load(extractDir: string, fakePkg: boolean): { source: string; addonPath: string; libraryPath: string; caps: { v2Supported: boolean; hcnLibrary: string }; ms: number } {
-  const r = spawnSync(process.execPath, ['-e', child, loader, extractDir, fakePkg ? 'pkg' : 'plain'], { encoding: 'utf8', timeout: 20_000 });
+function load(
+  extractDir: string,
+  fakePkg: boolean,
+): {
+  source: string;
+  addonPath: string;
+  libraryPath: string;
+  caps: { v2Supported: boolean; hcnLibrary: string };
+  ms: number;
+} {
+  const r = spawnSync(process.execPath, ['-e', child, loader, extractDir, fakePkg ? 'pkg' : 'plain'], {
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
   expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
   return JSON.parse(r.stdout);
 }
 
 test('from a checkout: build/Release/hcn.node and libhcnsim.so beside it, loaded in place', () => {
   const r = load('-', false);
-  expect(r).toMatchObject({ source: 'package', addonPath: path.join(RELEASE, 'hcn.node'), libraryPath: path.join(RELEASE, 'libhcnsim.so') });
+  expect(r).toMatchObject({
+    source: 'package',
+    addonPath: path.join(RELEASE, 'hcn.node'),
+    libraryPath: path.join(RELEASE, 'libhcnsim.so'),
+  });
   expect(r.caps).toMatchObject({ v2Supported: true, hcnLibrary: path.join(RELEASE, 'libhcnsim.so') });
 });
 
 test('under pkg (process.pkg set): copied out of the snapshot to a content-hashed directory, once', () => {
   const extractDir = path.join(work, 'extract');
-  const hash = crypto.createHash('sha256').update(fs.readFileSync(path.join(RELEASE, 'hcn.node'))).update(fs.readFileSync(path.join(RELEASE, 'libhcnsim.so'))).digest('hex').slice(0, 16);
+  const hash = crypto
+    .createHash('sha256')
+    .update(fs.readFileSync(path.join(RELEASE, 'hcn.node')))
+    .update(fs.readFileSync(path.join(RELEASE, 'libhcnsim.so')))
+    .digest('hex')
+    .slice(0, 16);
   const dir = path.join(extractDir, `hcn-cni-${hash}`);
   const first = load(extractDir, true);
-  expect(first).toMatchObject({ source: 'pkg', addonPath: path.join(dir, 'hcn.node'), libraryPath: path.join(dir, 'libhcnsim.so') });
+  expect(first).toMatchObject({
+    source: 'pkg',
+    addonPath: path.join(dir, 'hcn.node'),
+    libraryPath: path.join(dir, 'libhcnsim.so'),
+  });
   expect(first.caps).toMatchObject({ v2Supported: true, hcnLibrary: path.join(dir, 'libhcnsim.so') });
-  expect(fs.readFileSync(path.join(dir, 'hcn.node')).equals(fs.readFileSync(path.join(RELEASE, 'hcn.node')))).toBe(true);
-  const stamp = fs.readdirSync(dir).map((f) => [f, fs.statSync(path.join(dir, f)).ino, fs.statSync(path.join(dir, f)).ctimeMs]);
+  expect(fs.readFileSync(path.join(dir, 'hcn.node')).equals(fs.readFileSync(path.join(RELEASE, 'hcn.node')))).toBe(
+    true,
+  );
+  const stamp = fs
+    .readdirSync(dir)
+    .map((f) => [f, fs.statSync(path.join(dir, f)).ino, fs.statSync(path.join(dir, f)).ctimeMs]);
 
   const second = load(extractDir, true);
   expect(second.addonPath).toBe(first.addonPath);
-  expect(fs.readdirSync(dir).map((f) => [f, fs.statSync(path.join(dir, f)).ino, fs.statSync(path.join(dir, f)).ctimeMs])).toEqual(stamp);
+  expect(
+    fs.readdirSync(dir).map((f) => [f, fs.statSync(path.join(dir, f)).ino, fs.statSync(path.join(dir, f)).ctimeMs]),
+  ).toEqual(stamp);
 });
 
 test('a shared extract directory that is not private to this user is refused', () => {
   const extractDir = path.join(work, 'shared');
-  const hash = crypto.createHash('sha256').update(fs.readFileSync(path.join(RELEASE, 'hcn.node'))).update(fs.readFileSync(path.join(RELEASE, 'libhcnsim.so'))).digest('hex').slice(0, 16);
+  const hash = crypto
+    .createHash('sha256')
+    .update(fs.readFileSync(path.join(RELEASE, 'hcn.node')))
+    .update(fs.readFileSync(path.join(RELEASE, 'libhcnsim.so')))
+    .digest('hex')
+    .slice(0, 16);
   fs.mkdirSync(path.join(extractDir, `hcn-cni-${hash}`), { recursive: true });
   fs.chmodSync(path.join(extractDir, `hcn-cni-${hash}`), 0o777);
-  const r = spawnSync(process.execPath, ['-e', child, loader, extractDir, 'pkg'], { encoding: 'utf8', timeout: 20_000 });
+  const r = spawnSync(process.execPath, ['-e', child, loader, extractDir, 'pkg'], {
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
   expect(r.status).not.toBe(0);
   expect(r.stderr).toMatch(/refusing to load the embedded addon from .*writable only by it/);
 });

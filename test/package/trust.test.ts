@@ -43,19 +43,27 @@ async function add(program: 'packaged' | 'test build', variable: string, marker:
   const ns = crypto.randomUUID();
   await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, ns);
   const conf = bridgeConf();
-  const env = { ...cniEnv(h, { verb: 'ADD', conf, netns: ns }), TMPDIR: tmp, HCN_TEST_MARKER: marker, [variable]: evil };
+  const env = {
+    ...cniEnv(h, { verb: 'ADD', conf, netns: ns }),
+    TMPDIR: tmp,
+    HCN_TEST_MARKER: marker,
+    [variable]: evil,
+  };
   const stdin = JSON.stringify({ stateDir: h.stateDir, ...conf });
   return program === 'packaged' ? run(EXE, [], env, stdin) : run(process.execPath, [CLI], env, stdin);
 }
 
-it.each(['HCN_CNI_HCN_LIBRARY', 'HCN_CNI_ADDON'])('%s: the packaged executable never loads the named library; a test build does', async (variable) => {
-  const marker = path.join(tmp, `${variable}.packaged`);
-  const packaged = await add('packaged', variable, marker);
-  expect({ code: packaged.code, stdout: packaged.stdout }).toMatchObject({ code: 0 });
-  expect(fs.existsSync(marker)).toBe(false);
+it.each(['HCN_CNI_HCN_LIBRARY', 'HCN_CNI_ADDON'])(
+  '%s: the packaged executable never loads the named library; a test build does',
+  async (variable) => {
+    const marker = path.join(tmp, `${variable}.packaged`);
+    const packaged = await add('packaged', variable, marker);
+    expect({ code: packaged.code, stdout: packaged.stdout }).toMatchObject({ code: 0 });
+    expect(fs.existsSync(marker)).toBe(false);
 
-  // The same variable does reach the loader of a test build (so the assertion above is not vacuous).
-  const testMarker = path.join(tmp, `${variable}.test-build`);
-  await add('test build', variable, testMarker);
-  expect(fs.readFileSync(testMarker, 'utf8')).toBe('loaded\n');
-});
+    // The same variable does reach the loader of a test build (so the assertion above is not vacuous).
+    const testMarker = path.join(tmp, `${variable}.test-build`);
+    await add('test build', variable, testMarker);
+    expect(fs.readFileSync(testMarker, 'utf8')).toBe('loaded\n');
+  },
+);

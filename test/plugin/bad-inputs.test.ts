@@ -39,7 +39,8 @@ function env(over: Env = {}): Env {
   return e;
 }
 
-const conf = (extra: Record<string, unknown> = {}) => JSON.stringify({ ...bridgeConf(), stateDir: h.stateDir, ...extra });
+const conf = (extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ ...bridgeConf(), stateDir: h.stateDir, ...extra });
 const NIC_MAC = '00-15-5D-AA-00-02'; // the simulator's default "Ethernet 2"
 const nicConf = (extra: Record<string, unknown> = {}) =>
   conf({ name: 'nic', mode: 'delegatedNic', createNetwork: false, subnet: '10.10.2.0/24', ...extra });
@@ -53,11 +54,31 @@ interface Case {
 }
 
 const cases: Case[] = [
-  { name: 'malformed JSON', stdin: () => '{"cniVersion":"1.0.0","name":', code: 6, msg: /^failed to decode the network configuration: / },
-  { name: 'mtu of the wrong type', stdin: () => conf({ mtu: 'abc' }), code: 7, msg: 'invalid network configuration: "mtu" must be an integer from 576 to 9000, got "abc"' },
-  { name: 'createNetwork of the wrong type', stdin: () => conf({ createNetwork: 'yes' }), code: 7, msg: /"createNetwork" must be true or false, got "yes"/ },
+  {
+    name: 'malformed JSON',
+    stdin: () => '{"cniVersion":"1.0.0","name":',
+    code: 6,
+    msg: /^failed to decode the network configuration: /,
+  },
+  {
+    name: 'mtu of the wrong type',
+    stdin: () => conf({ mtu: 'abc' }),
+    code: 7,
+    msg: 'invalid network configuration: "mtu" must be an integer from 576 to 9000, got "abc"',
+  },
+  {
+    name: 'createNetwork of the wrong type',
+    stdin: () => conf({ createNetwork: 'yes' }),
+    code: 7,
+    msg: /"createNetwork" must be true or false, got "yes"/,
+  },
   { name: 'subnet of the wrong type', stdin: () => conf({ subnet: 24 }), code: 7, msg: /"subnet" must be .*, got 24/ },
-  { name: 'unknown cniVersion', stdin: () => conf({ cniVersion: '0.5.0' }), code: 1, msg: 'incompatible CNI version "0.5.0"; this plugin supports 0.1.0, 0.2.0, 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0' },
+  {
+    name: 'unknown cniVersion',
+    stdin: () => conf({ cniVersion: '0.5.0' }),
+    code: 1,
+    msg: 'incompatible CNI version "0.5.0"; this plugin supports 0.1.0, 0.2.0, 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0',
+  },
   {
     name: 'missing CNI_CONTAINERID and CNI_NETNS',
     env: env({ CNI_CONTAINERID: undefined, CNI_NETNS: undefined }),
@@ -65,19 +86,43 @@ const cases: Case[] = [
     code: 4,
     msg: 'required env variables [CNI_CONTAINERID, CNI_NETNS] missing for ADD',
   },
-  { name: 'missing CNI_COMMAND', env: env({ CNI_COMMAND: undefined }), stdin: () => conf(), code: 4, msg: 'required env variables [CNI_COMMAND] missing' },
-  { name: 'path characters in the container id', env: env({ CNI_CONTAINERID: '../../etc/passwd' }), stdin: () => conf(), code: 4, msg: /^invalid CNI_CONTAINERID "\.\.\/\.\.\/etc\/passwd"/ },
-  { name: 'a backslash in the container id (DEL)', env: env({ CNI_COMMAND: 'DEL', CNI_CONTAINERID: 'pod-ok\\..\\x' }), stdin: () => conf(), code: 4, msg: /^invalid CNI_CONTAINERID/ },
+  {
+    name: 'missing CNI_COMMAND',
+    env: env({ CNI_COMMAND: undefined }),
+    stdin: () => conf(),
+    code: 4,
+    msg: 'required env variables [CNI_COMMAND] missing',
+  },
+  {
+    name: 'path characters in the container id',
+    env: env({ CNI_CONTAINERID: '../../etc/passwd' }),
+    stdin: () => conf(),
+    code: 4,
+    msg: /^invalid CNI_CONTAINERID "\.\.\/\.\.\/etc\/passwd"/,
+  },
+  {
+    name: 'a backslash in the container id (DEL)',
+    env: env({ CNI_COMMAND: 'DEL', CNI_CONTAINERID: 'pod-ok\\..\\x' }),
+    stdin: () => conf(),
+    code: 4,
+    msg: /^invalid CNI_CONTAINERID/,
+  },
   {
     name: 'ipam.type with a path',
     stdin: () => conf({ ipam: { type: '/usr/lib/cni/host-local' } }),
     code: 7,
     msg: 'invalid network configuration: "ipam.type" must be a plain executable name (no "/", "\\", "..", ":" or NUL), got "/usr/lib/cni/host-local"',
   },
-  { name: 'oversized stdin', stdin: () => conf({ pad: 'x'.repeat(1024 * 1024) }), code: 6, msg: /^stdin is 1048\d{3} bytes; the network configuration may be at most 1048576 bytes \(1 MiB\)$/ },
+  {
+    name: 'oversized stdin',
+    stdin: () => conf({ pad: 'x'.repeat(1024 * 1024) }),
+    code: 6,
+    msg: /^stdin is 1048\d{3} bytes; the network configuration may be at most 1048576 bytes \(1 MiB\)$/,
+  },
   {
     name: 'a policy without Type',
-    stdin: () => conf({ AdditionalArgs: [{ Name: 'EndpointPolicy', Value: { Settings: { Exceptions: ['10.0.0.0/8'] } } }] }),
+    stdin: () =>
+      conf({ AdditionalArgs: [{ Name: 'EndpointPolicy', Value: { Settings: { Exceptions: ['10.0.0.0/8'] } } }] }),
     code: 7,
     msg: /"AdditionalArgs\[0\]\.Value\.Type" must be a non-empty string, got nothing/,
   },
@@ -143,17 +188,25 @@ async function expectUnchanged(before: Snapshot, seq: number): Promise<void> {
 }
 
 describe('bad inputs with a live simulator', () => {
-  it.each(cases.map((c) => [c.name, c] as const))('%s: its code and message; HNS and state unchanged', async (_name, c) => {
-    const before = await snapshot();
-    const seq = await lastSeq(h);
-    const r = await runCni({ env: c.env ?? env(), stdin: c.stdin(), runtime: h.runtime, createLogger: () => silentLogger });
-    expect(r.exitCode).toBe(1);
-    const out = JSON.parse(r.stdout) as { code: number; msg: string };
-    expect(out.code).toBe(c.code);
-    if (typeof c.msg === 'string') expect(out.msg).toBe(c.msg);
-    else expect(out.msg).toMatch(c.msg);
-    await expectUnchanged(before, seq);
-  });
+  it.each(cases.map((c) => [c.name, c] as const))(
+    '%s: its code and message; HNS and state unchanged',
+    async (_name, c) => {
+      const before = await snapshot();
+      const seq = await lastSeq(h);
+      const r = await runCni({
+        env: c.env ?? env(),
+        stdin: c.stdin(),
+        runtime: h.runtime,
+        createLogger: () => silentLogger,
+      });
+      expect(r.exitCode).toBe(1);
+      const out = JSON.parse(r.stdout) as { code: number; msg: string };
+      expect(out.code).toBe(c.code);
+      if (typeof c.msg === 'string') expect(out.msg).toBe(c.msg);
+      else expect(out.msg).toMatch(c.msg);
+      await expectUnchanged(before, seq);
+    },
+  );
 
   it('apiVersion 2 on a host without HCN is 107; HNS and state unchanged', async () => {
     await h.sim.control.setVersion(7, 2, { v2: false });
@@ -166,13 +219,17 @@ describe('bad inputs with a live simulator', () => {
       expect(r.exitCode).toBe(1);
       expect(r.json).toMatchObject({
         code: 107,
-        msg: expect.stringMatching(/^the HCN \(v2\) API is not available on this host: Hcn\w+ answered E_NOTIMPL while .*; check "apiVersion"/),
+        msg: expect.stringMatching(
+          /^the HCN \(v2\) API is not available on this host: Hcn\w+ answered E_NOTIMPL while .*; check "apiVersion"/,
+        ),
       });
       await expectUnchanged(before, seq);
       // auto on the same host is fine (v1), so the 107 is about the setting, not the host being broken.
       const v1 = await cni(h, { verb: 'ADD', conf: bridgeConf(), containerId: 'pod-v1', netns: 'none' });
       expect(v1.exitCode).toBe(0);
-      expect((await cni(h, { verb: 'DEL', conf: bridgeConf(), containerId: 'pod-v1', netns: 'none' })).exitCode).toBe(0);
+      expect((await cni(h, { verb: 'DEL', conf: bridgeConf(), containerId: 'pod-v1', netns: 'none' })).exitCode).toBe(
+        0,
+      );
     } finally {
       await h.sim.control.setVersion(15, 4, { v2: true });
       h.runtime = new PluginRuntime({ pid: process.pid });

@@ -14,7 +14,10 @@ import { nicNetworkName } from '../../src/orphans/ownership';
 
 const N = 16;
 const hex = (i: number) => i.toString(16).toUpperCase().padStart(2, '0');
-const ADAPTERS = Array.from({ length: N + 2 }, (_, i) => ({ Name: i === 0 ? 'Ethernet' : `Ethernet ${i + 1}`, MacAddress: `00-15-5D-BB-00-${hex(i + 1)}` }));
+const ADAPTERS = Array.from({ length: N + 2 }, (_, i) => ({
+  Name: i === 0 ? 'Ethernet' : `Ethernet ${i + 1}`,
+  MacAddress: `00-15-5D-BB-00-${hex(i + 1)}`,
+}));
 /** Pod i gets adapter i + 1 (adapter 0 stays the host's own). */
 const nicOf = (i: number) => ADAPTERS[i + 1]!;
 
@@ -69,7 +72,9 @@ describe('16 parallel ADDs on 16 NICs with a leak on NIC 0', () => {
     const dump0 = await h.sim.control.dump();
     const leakId = dump0.boundAdapters[nicOf(0).Name]!;
     expect(leakId).toBeDefined();
-    expect(dump0.networks.find((n) => n.ID === leakId)?.Name).toMatch(nicNetworkName({ containerId: 'pod-killed', ifname: 'eth0' }));
+    expect(dump0.networks.find((n) => n.ID === leakId)?.Name).toMatch(
+      nicNetworkName({ containerId: 'pod-killed', ifname: 'eth0' }),
+    );
     const seqBefore = (await h.sim.control.calls()).at(-1)!.seq;
 
     // Pod 1 goes first and is held mid-ADD: its network is created, its endpoint create hangs in HNS (a hung
@@ -86,12 +91,16 @@ describe('16 parallel ADDs on 16 NICs with a leak on NIC 0', () => {
     // has judged; those mutations queue behind the hang, so once fifteen more are pending every audit has run while
     // pod 1 was held. Only then does HNS go on.
     const rest = Array.from({ length: N }, (_, i) => i).filter((i) => i !== 1);
-    const others = rest.map((i) => cniProcess(h, { verb: 'ADD', conf: conf(i), containerId: `pod-${i}`, netns: 'none' }));
+    const others = rest.map((i) =>
+      cniProcess(h, { verb: 'ADD', conf: conf(i), containerId: `pod-${i}`, netns: 'none' }),
+    );
     await waitFor(async () => ((await h.sim.control.stats()).pendingMutations >= 1 + rest.length ? true : undefined));
     await h.sim.control.release();
     const byPod = new Map([[1, await first], ...(await Promise.all(others)).map((r, k) => [rest[k]!, r] as const)]);
     const runs = Array.from({ length: N }, (_, i) => byPod.get(i)!);
-    const failed = runs.map((r, i) => (r.exitCode === 0 ? undefined : `pod-${i}: ${r.exitCode} ${r.stdout}`)).filter(Boolean);
+    const failed = runs
+      .map((r, i) => (r.exitCode === 0 ? undefined : `pod-${i}: ${r.exitCode} ${r.stdout}`))
+      .filter(Boolean);
     expect(failed).toEqual([]);
 
     // Every network delete in the call log (from any of the sixteen) named the leak, and the leak is gone.
@@ -109,8 +118,14 @@ describe('16 parallel ADDs on 16 NICs with a leak on NIC 0', () => {
         .map((l) => JSON.parse(l) as { audit: string; id: string });
     for (const i of rest) {
       const mine = verdicts(runs[i]!);
-      expect({ pod: i, held: mine.find((v) => sameId(v.id, heldNet.ID))?.audit }).toEqual({ pod: i, held: 'in-flight' });
-      expect({ pod: i, orphans: [...new Set(mine.filter((v) => v.audit === 'orphan').map((v) => v.id.toLowerCase()))] }).toEqual({
+      expect({ pod: i, held: mine.find((v) => sameId(v.id, heldNet.ID))?.audit }).toEqual({
+        pod: i,
+        held: 'in-flight',
+      });
+      expect({
+        pod: i,
+        orphans: [...new Set(mine.filter((v) => v.audit === 'orphan').map((v) => v.id.toLowerCase()))],
+      }).toEqual({
         pod: i,
         orphans: mine.some((v) => v.audit === 'orphan') ? [leakId.toLowerCase()] : [],
       });
@@ -123,15 +138,23 @@ describe('16 parallel ADDs on 16 NICs with a leak on NIC 0', () => {
     expect(dump.networks).toHaveLength(N);
     expect(dump.endpoints).toHaveLength(N);
     for (let i = 0; i < N; i++) {
-      const rec = JSON.parse(fs.readFileSync(path.join(h.stateDir, 'attachments', `pod-${i}@eth0.json`), 'utf8')) as AttachmentRecord;
+      const rec = JSON.parse(
+        fs.readFileSync(path.join(h.stateDir, 'attachments', `pod-${i}@eth0.json`), 'utf8'),
+      ) as AttachmentRecord;
       const net = dump.networks.find((n) => n.ID.toLowerCase() === rec.network.id.toLowerCase());
       const ep = dump.endpoints.find((e) => e.ID.toLowerCase() === rec.endpoint.id.toLowerCase());
-      expect({ pod: i, network: net?.Name, endpoint: ep?.Name }).toEqual({ pod: i, network: rec.network.name, endpoint: rec.endpoint.name });
+      expect({ pod: i, network: net?.Name, endpoint: ep?.Name }).toEqual({
+        pod: i,
+        network: rec.network.name,
+        endpoint: rec.endpoint.name,
+      });
       expect(rec.mac).toBe(nicOf(i).MacAddress);
       expect(dump.boundAdapters[nicOf(i).Name]?.toLowerCase()).toBe(rec.network.id.toLowerCase());
       expect(String(ep!.HostComputeNetwork).toLowerCase()).toBe(rec.network.id.toLowerCase());
       expect(String(ep!.MacAddress).toUpperCase()).toBe(nicOf(i).MacAddress);
-      expect((runs[i]!.json as { interfaces: Array<{ mac: string }> }).interfaces[0]!.mac).toBe(nicOf(i).MacAddress.toLowerCase().replace(/-/g, ':'));
+      expect((runs[i]!.json as { interfaces: Array<{ mac: string }> }).interfaces[0]!.mac).toBe(
+        nicOf(i).MacAddress.toLowerCase().replace(/-/g, ':'),
+      );
     }
     expect(fs.readdirSync(path.join(h.stateDir, 'intents'))).toEqual([]);
   });

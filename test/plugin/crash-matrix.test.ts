@@ -28,7 +28,14 @@ type FollowUp = 'DEL then new ADD' | 'GC then new ADD';
 const FOLLOW_UPS: FollowUp[] = ['DEL then new ADD', 'GC then new ADD'];
 
 /** State writes of an ADD and of a DEL (with a record), as src/state names them. */
-const ADD_STATE_POINTS = ['intent:tmp-written', 'intent:written', 'attachment:tmp-written', 'attachment:written', 'intent:before-remove', 'intent:removed'];
+const ADD_STATE_POINTS = [
+  'intent:tmp-written',
+  'intent:written',
+  'attachment:tmp-written',
+  'attachment:written',
+  'intent:before-remove',
+  'intent:removed',
+];
 const DEL_STATE_POINTS = ['attachment:before-remove', 'attachment:removed'];
 
 let h: Harness;
@@ -40,7 +47,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await h.stop();
   // The table of points and outcomes, for the issue note.
-  process.stdout.write(`\n| phase | crash point | race | follow-up | killed | DEL exit | new ADD | orphans | records | IPs |\n|---|---|---|---|---|---|---|---|---|---|\n${rows.join('\n')}\n`);
+  process.stdout.write(
+    `\n| phase | crash point | race | follow-up | killed | DEL exit | new ADD | orphans | records | IPs |\n|---|---|---|---|---|---|---|---|---|---|\n${rows.join('\n')}\n`,
+  );
 });
 
 function conf(): Record<string, unknown> {
@@ -51,7 +60,11 @@ function conf(): Record<string, unknown> {
     mode: 'delegatedNic',
     hnsTimeoutSeconds: 10,
     runtimeConfig: { mac: NIC.MacAddress },
-    ipam: { type: 'host-local', dataDir: path.join(h.tmp, 'ipam'), ranges: [[{ subnet: '10.10.2.0/24', rangeStart: '10.10.2.10', rangeEnd: '10.10.2.50', gateway: '10.10.2.1' }]] },
+    ipam: {
+      type: 'host-local',
+      dataDir: path.join(h.tmp, 'ipam'),
+      ranges: [[{ subnet: '10.10.2.0/24', rangeStart: '10.10.2.10', rangeEnd: '10.10.2.50', gateway: '10.10.2.1' }]],
+    },
   };
 }
 
@@ -92,11 +105,20 @@ async function invariants(live: string[]): Promise<Check> {
   await h.sim.control.waitIdle();
   const native = loadNative().native;
   const store = new StateStore(h.stateDir, { os: hostOs(native) });
-  const report = await audit({ api: new V2Api(h.runtime.hcn({ hnsTimeoutSeconds: 10 })), store, os: hostOs(native), log: silentLogger, dryRun: true, graceMs: 0 });
+  const report = await audit({
+    api: new V2Api(h.runtime.hcn({ hnsTimeoutSeconds: 10 })),
+    store,
+    os: hostOs(native),
+    log: silentLogger,
+    dryRun: true,
+    graceMs: 0,
+  });
   const snap = store.snapshot();
   const dump = await h.sim.control.dump();
   const ipProblems: string[] = [];
-  const epIps = dump.endpoints.flatMap((e) => ((e.IpConfigurations as Array<{ IpAddress: string }> | undefined) ?? []).map((c) => c.IpAddress));
+  const epIps = dump.endpoints.flatMap((e) =>
+    ((e.IpConfigurations as Array<{ IpAddress: string }> | undefined) ?? []).map((c) => c.IpAddress),
+  );
   if (new Set(epIps).size !== epIps.length) ipProblems.push(`endpoints share an IP: ${epIps.join(',')}`);
   const ipamDir = path.join(h.tmp, 'ipam', 'nic');
   const held = fs.existsSync(ipamDir) ? fs.readdirSync(ipamDir).filter((f) => /^\d+\.\d+\.\d+\.\d+$/.test(f)) : [];
@@ -105,7 +127,9 @@ async function invariants(live: string[]): Promise<Check> {
   for (const o of owners) if (!live.includes(o)) ipProblems.push(`IPAM still holds an IP for ${o}`);
   return {
     orphans: report.counts.orphan + report.counts.protected + report.counts['in-flight'],
-    orphanNames: report.plan.judged.filter((j) => j.verdict !== 'live' && j.verdict !== 'foreign').map((j) => `${j.verdict} ${j.kind} ${j.name}: ${j.reason}`),
+    orphanNames: report.plan.judged
+      .filter((j) => j.verdict !== 'live' && j.verdict !== 'foreign')
+      .map((j) => `${j.verdict} ${j.kind} ${j.name}: ${j.reason}`),
     unreadable: snap.quarantined.length,
     ipProblems,
     networksOnNic: dump.boundAdapters[NIC.Name] ? 1 : 0,
@@ -159,7 +183,11 @@ async function kill(point: Point, verb: 'ADD' | 'DEL', containerId: string, ns: 
   return run(verb, containerId, ns, point.op);
 }
 
-async function followUp(kind: FollowUp, killedNs: string, killed: string): Promise<{ delExit: number | '-'; add: { exit: number; tries: number }; live: string[] }> {
+async function followUp(
+  kind: FollowUp,
+  killedNs: string,
+  killed: string,
+): Promise<{ delExit: number | '-'; add: { exit: number; tries: number }; live: string[] }> {
   let delExit: number | '-' = '-';
   if (kind === 'DEL then new ADD') {
     delExit = (await run('DEL', killed, killedNs)).exitCode;
@@ -189,7 +217,9 @@ describe('crash-point matrix', () => {
           const f = await followUp(next, ns, 'pod-killed');
           const c = await invariants(f.live);
           const label = `${point.kind === 'hns' ? `${point.op} #${point.nth}` : `state ${point.op}`}`;
-          rows.push(`| ADD | ${label} | ${race} | ${next} | ${k.signal === 'SIGKILL' ? 'yes' : `no (${k.exitCode})`} | ${f.delExit} | ${f.add.exit}${f.add.tries > 1 ? ` (after ${f.add.tries} tries)` : ''} | ${c.orphans} | ${c.unreadable} | ${c.ipProblems.length ? c.ipProblems.join('; ') : 'ok'} |`);
+          rows.push(
+            `| ADD | ${label} | ${race} | ${next} | ${k.signal === 'SIGKILL' ? 'yes' : `no (${k.exitCode})`} | ${f.delExit} | ${f.add.exit}${f.add.tries > 1 ? ` (after ${f.add.tries} tries)` : ''} | ${c.orphans} | ${c.unreadable} | ${c.ipProblems.length ? c.ipProblems.join('; ') : 'ok'} |`,
+          );
           const bad = [
             k.signal !== 'SIGKILL' && 'the crash point was not reached',
             f.delExit !== '-' && f.delExit !== 0 && `DEL exited ${f.delExit}`,
@@ -220,7 +250,9 @@ describe('crash-point matrix', () => {
       const add = await addLikeRuntime('pod-new', await namespace());
       const c = await invariants(['pod-new']);
       const label = `${point.kind === 'hns' ? `${point.op} #${point.nth}` : `state ${point.op}`}`;
-      rows.push(`| DEL | ${label} | - | DEL again then new ADD | ${k.signal === 'SIGKILL' ? 'yes' : `no (${k.exitCode})`} | ${again.exitCode} | ${add.exit} | ${c.orphans} | ${c.unreadable} | ${c.ipProblems.length ? c.ipProblems.join('; ') : 'ok'} |`);
+      rows.push(
+        `| DEL | ${label} | - | DEL again then new ADD | ${k.signal === 'SIGKILL' ? 'yes' : `no (${k.exitCode})`} | ${again.exitCode} | ${add.exit} | ${c.orphans} | ${c.unreadable} | ${c.ipProblems.length ? c.ipProblems.join('; ') : 'ok'} |`,
+      );
       const bad = [
         k.signal !== 'SIGKILL' && 'the crash point was not reached',
         again.exitCode !== 0 && `the retried DEL exited ${again.exitCode}`,

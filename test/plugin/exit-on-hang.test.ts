@@ -16,7 +16,10 @@ afterAll(async () => {
 it('STATUS with a hung HNS answers 50 after the timeout and the process is gone long before HNS answers', async () => {
   await h.sim.control.hang('*', { ms: 8000 });
   const t0 = Date.now();
-  const r = await cniProcess(h, { verb: 'STATUS', conf: { cniVersion: '1.1.0', name: 'x', type: 'hcn-cni', hnsTimeoutSeconds: 1 } });
+  const r = await cniProcess(h, {
+    verb: 'STATUS',
+    conf: { cniVersion: '1.1.0', name: 'x', type: 'hcn-cni', hnsTimeoutSeconds: 1 },
+  });
   const elapsed = Date.now() - t0;
   expect(r.json).toMatchObject({ code: 50, msg: expect.stringMatching(/no answer from HNS within 1s/) });
   // A structural bound, not a benchmark: 1 s timeout plus process start-up, far below the 8 s hang.

@@ -55,15 +55,24 @@ async function threePods(): Promise<Pods> {
   }
   const c = await cni(h, { verb: 'ADD', conf: nic(), containerId: 'c', netns: await newNamespace(h) });
   expect(c.exitCode).toBe(0);
-  const rec = (id: string) => JSON.parse(fs.readFileSync(path.join(h.stateDir, 'attachments', `${id}@eth0.json`), 'utf8')) as { endpoint: { id: string }; network: { id: string } };
+  const rec = (id: string) =>
+    JSON.parse(fs.readFileSync(path.join(h.stateDir, 'attachments', `${id}@eth0.json`), 'utf8')) as {
+      endpoint: { id: string };
+      network: { id: string };
+    };
   expect(Object.values(heldIps(h, 'k8s')).sort()).toEqual(['a', 'b', 'c']);
-  return { a: { endpoint: rec('a').endpoint.id }, b: { endpoint: rec('b').endpoint.id }, c: { endpoint: rec('c').endpoint.id, network: rec('c').network.id } };
+  return {
+    a: { endpoint: rec('a').endpoint.id },
+    b: { endpoint: rec('b').endpoint.id },
+    c: { endpoint: rec('c').endpoint.id, network: rec('c').network.id },
+  };
 }
 
 /** Objects nobody recorded: a leak of ours (endpoint + NIC network) and foreign ones that look alike. */
 async function strangers(): Promise<{ leakedEndpoint: string; leakedNetwork: string; foreign: string[] }> {
   const cbr0 = (await api().findNetworkByName('cbr0'))!;
-  const ep = (network: NetworkInfo, name: string) => api().createEndpoint(network, { name, ips: [], dns: { servers: [], search: [] }, policies: [] });
+  const ep = (network: NetworkInfo, name: string) =>
+    api().createEndpoint(network, { name, ips: [], dns: { servers: [], search: [] }, policies: [] });
   const leakedEndpoint = (await ep(cbr0, endpointName({ containerId: 'ghost', ifname: 'eth0' }))).id;
   const leakedNetwork = (
     await api().createNetwork({
@@ -75,10 +84,23 @@ async function strangers(): Promise<{ leakedEndpoint: string; leakedNetwork: str
       policies: [],
     })
   ).id;
-  const nat = await api().createNetwork({ name: 'nat', type: 'NAT', flags: 0, subnets: [{ prefix: '172.20.0.0/16', gateway: '172.20.0.1' }], policies: [] });
+  const nat = await api().createNetwork({
+    name: 'nat',
+    type: 'NAT',
+    flags: 0,
+    subnets: [{ prefix: '172.20.0.0/16', gateway: '172.20.0.1' }],
+    policies: [],
+  });
   const docker = await ep(nat, 'ethernet_5c1b2a9e8f7d');
-  const forged = await ep(cbr0, endpointName({ containerId: 'ghost', ifname: 'eth0' }).replace(/.$/, (c) => (c === '0' ? '1' : '0'))); // our pattern, a check that does not match
-  return { leakedEndpoint, leakedNetwork, foreign: [cbr0.id, nat.id, docker.id, forged.id].map((x) => x.toLowerCase()) };
+  const forged = await ep(
+    cbr0,
+    endpointName({ containerId: 'ghost', ifname: 'eth0' }).replace(/.$/, (c) => (c === '0' ? '1' : '0')),
+  ); // our pattern, a check that does not match
+  return {
+    leakedEndpoint,
+    leakedNetwork,
+    foreign: [cbr0.id, nat.id, docker.id, forged.id].map((x) => x.toLowerCase()),
+  };
 }
 
 async function ids(): Promise<{ networks: string[]; endpoints: string[] }> {
@@ -98,7 +120,8 @@ describe('GC', () => {
 
     const now = await ids();
     expect(now.endpoints).toContain(pods.a.endpoint.toLowerCase());
-    for (const gone of [pods.b.endpoint, pods.c.endpoint, s.leakedEndpoint]) expect(now.endpoints).not.toContain(gone.toLowerCase());
+    for (const gone of [pods.b.endpoint, pods.c.endpoint, s.leakedEndpoint])
+      expect(now.endpoints).not.toContain(gone.toLowerCase());
     for (const gone of [pods.c.network, s.leakedNetwork]) expect(now.networks).not.toContain(gone.toLowerCase());
     for (const kept of s.foreign) expect([...now.networks, ...now.endpoints]).toContain(kept);
     expect(now.endpoints).toHaveLength(3); // a, the docker endpoint, the forged one
@@ -108,7 +131,12 @@ describe('GC', () => {
     expect(fs.readFileSync(path.join(h.stateDir, 'attachments', 'a@eth0.json'), 'utf8')).toBe(aRecord);
     expect(heldIps(h, 'k8s')).toEqual({ '10.244.1.10': 'a' });
     // a still works: CHECK passes.
-    const check = await cni(h, { verb: 'CHECK', conf: bridge(), containerId: 'a', netns: JSON.parse(aRecord).netns as string });
+    const check = await cni(h, {
+      verb: 'CHECK',
+      conf: bridge(),
+      containerId: 'a',
+      netns: JSON.parse(aRecord).netns as string,
+    });
     expect(check.exitCode).toBe(0);
   });
 
@@ -118,7 +146,10 @@ describe('GC', () => {
     expect(r).toEqual({ exitCode: 0, stdout: '', json: undefined });
     const now = await ids();
     expect(now.endpoints.sort()).toEqual([pods.a.endpoint, pods.c.endpoint].map((x) => x.toLowerCase()).sort());
-    expect(stateFiles(h).filter((f) => f.startsWith('attachments/'))).toEqual(['attachments/a@eth0.json', 'attachments/c@eth0.json']);
+    expect(stateFiles(h).filter((f) => f.startsWith('attachments/'))).toEqual([
+      'attachments/a@eth0.json',
+      'attachments/c@eth0.json',
+    ]);
     expect(Object.values(heldIps(h, 'k8s')).sort()).toEqual(['a', 'c']);
   });
 
@@ -129,7 +160,10 @@ describe('GC', () => {
     expect(r.exitCode).toBe(1);
     expect(r.json).toMatchObject({ cniVersion: '1.1.0', code: 108, msg: 'GC finished with 1 error(s)' });
     const details = String(r.json!.details);
-    const m = /^removing attachment ([bc])@eth0: HNS did not answer while deleting the attachment: HcnDeleteEndpoint failed: .*0x800706BF/i.exec(details);
+    const m =
+      /^removing attachment ([bc])@eth0: HNS did not answer while deleting the attachment: HcnDeleteEndpoint failed: .*0x800706BF/i.exec(
+        details,
+      );
     expect(m).not.toBeNull();
     const failed = m![1] as 'b' | 'c';
     const other = failed === 'b' ? 'c' : 'b';
@@ -137,7 +171,10 @@ describe('GC', () => {
     const now = await ids();
     expect(now.endpoints).toContain(pods[failed].endpoint.toLowerCase());
     expect(now.endpoints).not.toContain(pods[other].endpoint.toLowerCase());
-    expect(stateFiles(h).filter((f) => f.startsWith('attachments/'))).toEqual(['attachments/a@eth0.json', `attachments/${failed}@eth0.json`]);
+    expect(stateFiles(h).filter((f) => f.startsWith('attachments/'))).toEqual([
+      'attachments/a@eth0.json',
+      `attachments/${failed}@eth0.json`,
+    ]);
     expect(Object.values(heldIps(h, 'k8s')).sort()).toEqual(['a', failed]);
 
     // The next GC finishes the job.
@@ -164,7 +201,15 @@ describe('GC', () => {
     // Only c owns a network: its delete fails in DEL's path and again in the audit.
     await h.sim.control.failCall('HcnDeleteNetwork', HR.E_FAIL, { count: 2 });
     const r = await cni(h, { verb: 'GC', conf: { ...bridge(), 'cni.dev/valid-attachments': valid('a') } });
-    expect(r.json).toMatchObject({ code: 108, msg: 'GC finished with 1 error(s)', details: expect.stringMatching(new RegExp(`^deleting network ${nicNetworkName({ containerId: 'c', ifname: 'eth0' })}: HcnDeleteNetwork failed`)) });
+    expect(r.json).toMatchObject({
+      code: 108,
+      msg: 'GC finished with 1 error(s)',
+      details: expect.stringMatching(
+        new RegExp(
+          `^deleting network ${nicNetworkName({ containerId: 'c', ifname: 'eth0' })}: HcnDeleteNetwork failed`,
+        ),
+      ),
+    });
     const now = await ids();
     expect(now.endpoints).toEqual([pods.a.endpoint.toLowerCase()]);
     expect(now.networks).toContain(pods.c.network.toLowerCase());
@@ -178,18 +223,34 @@ describe('GC', () => {
 
   it('only judges its own network: attachments another CNI network made in the same stateDir are left alone', async () => {
     // A multi-network pod: a@eth0 on network "k8s", a@eth1 on network "storage" (another conflist, same stateDir).
-    const storage = bridgeConf({ cniVersion: '1.1.0', name: 'storage', networkName: 'cbr-storage', subnet: '10.250.0.0/24', ipam: hostLocal(h, '10.250.0.0/24') });
+    const storage = bridgeConf({
+      cniVersion: '1.1.0',
+      name: 'storage',
+      networkName: 'cbr-storage',
+      subnet: '10.250.0.0/24',
+      ipam: hostLocal(h, '10.250.0.0/24'),
+    });
     const ns = await newNamespace(h);
     expect((await cni(h, { verb: 'ADD', conf: bridge(), containerId: 'a', netns: ns })).exitCode).toBe(0);
-    expect((await cni(h, { verb: 'ADD', conf: bridge(), containerId: 'b', netns: await newNamespace(h) })).exitCode).toBe(0);
-    expect((await cni(h, { verb: 'ADD', conf: storage, containerId: 'a', ifname: 'eth1', netns: ns })).exitCode).toBe(0);
-    const eth1 = JSON.parse(fs.readFileSync(path.join(h.stateDir, 'attachments', 'a@eth1.json'), 'utf8')) as { endpoint: { id: string }; cniNetwork?: string };
+    expect(
+      (await cni(h, { verb: 'ADD', conf: bridge(), containerId: 'b', netns: await newNamespace(h) })).exitCode,
+    ).toBe(0);
+    expect((await cni(h, { verb: 'ADD', conf: storage, containerId: 'a', ifname: 'eth1', netns: ns })).exitCode).toBe(
+      0,
+    );
+    const eth1 = JSON.parse(fs.readFileSync(path.join(h.stateDir, 'attachments', 'a@eth1.json'), 'utf8')) as {
+      endpoint: { id: string };
+      cniNetwork?: string;
+    };
     expect(eth1.cniNetwork).toBe('storage');
 
     // The runtime's GC for "k8s" lists k8s's valid attachments only.
     const r = await cni(h, { verb: 'GC', conf: { ...bridge(), 'cni.dev/valid-attachments': valid('a') } });
     expect(r.exitCode).toBe(0);
-    expect(stateFiles(h).filter((f) => f.startsWith('attachments/'))).toEqual(['attachments/a@eth0.json', 'attachments/a@eth1.json']);
+    expect(stateFiles(h).filter((f) => f.startsWith('attachments/'))).toEqual([
+      'attachments/a@eth0.json',
+      'attachments/a@eth1.json',
+    ]);
     expect((await ids()).endpoints).toContain(eth1.endpoint.id.toLowerCase());
     expect(heldIps(h, 'storage')).toEqual({ '10.250.0.10': 'a' });
     expect(heldIps(h, 'k8s')).toEqual({ '10.244.1.10': 'a' });
@@ -207,11 +268,16 @@ describe('GC', () => {
     const r = await cniProcess(h, { verb: 'GC', conf: bridge() });
     expect({ exit: r.exitCode, out: r.stdout }).toEqual({ exit: 0, out: '' });
     const { endpoints } = await ids();
-    for (const ep of [pods.a.endpoint, pods.b.endpoint, pods.c.endpoint]) expect(endpoints).not.toContain(ep.toLowerCase());
+    for (const ep of [pods.a.endpoint, pods.b.endpoint, pods.c.endpoint])
+      expect(endpoints).not.toContain(ep.toLowerCase());
     expect(stateFiles(h).filter((f) => f.startsWith('attachments/'))).toEqual([]);
     expect(heldIps(h, 'k8s')).toEqual({});
     expect(logLines(r.stderr)).toContainEqual(
-      expect.objectContaining({ level: 40, warning: 'GC without "cni.dev/valid-attachments": as libcni means it, no attachment of this network is valid; all are removed' }),
+      expect.objectContaining({
+        level: 40,
+        warning:
+          'GC without "cni.dev/valid-attachments": as libcni means it, no attachment of this network is valid; all are removed',
+      }),
     );
   });
 });
@@ -227,11 +293,15 @@ describe('STATUS', () => {
     const ns = await newNamespace(h);
     await cni(h, { verb: 'ADD', conf: bridge(), containerId: 'a', netns: ns });
     await cni(h, { verb: 'ADD', conf: bridge(), containerId: 'b', netns: await newNamespace(h) });
-    const epA = JSON.parse(fs.readFileSync(path.join(h.stateDir, 'attachments', 'a@eth0.json'), 'utf8')).endpoint.id as string;
+    const epA = JSON.parse(fs.readFileSync(path.join(h.stateDir, 'attachments', 'a@eth0.json'), 'utf8')).endpoint
+      .id as string;
     const { downUntil } = await restart(1500);
     const down = await cni(h, { verb: 'STATUS', conf: bridge() });
     expect(down.exitCode).toBe(1);
-    expect(down.json).toMatchObject({ code: 50, msg: expect.stringMatching(/^hcn-cni cannot serve ADD: HNS did not answer while asking HNS: .*0x800706BF/i) });
+    expect(down.json).toMatchObject({
+      code: 50,
+      msg: expect.stringMatching(/^hcn-cni cannot serve ADD: HNS did not answer while asking HNS: .*0x800706BF/i),
+    });
     await sleep(Math.max(0, downUntil - Date.now()) + 50);
 
     const degraded = await cni(h, { verb: 'STATUS', conf: bridge() });
@@ -243,7 +313,11 @@ describe('STATUS', () => {
     // DEL of a cleans up its record; b still degrades the node.
     expect((await cni(h, { verb: 'DEL', conf: bridge(), containerId: 'a', netns: ns })).exitCode).toBe(0);
     const one = await cni(h, { verb: 'STATUS', conf: bridge() });
-    expect(one.json).toMatchObject({ code: 51, msg: '1 existing attachment(s) may have limited connectivity', details: expect.stringMatching(/^attachment b@eth0/) });
+    expect(one.json).toMatchObject({
+      code: 51,
+      msg: '1 existing attachment(s) may have limited connectivity',
+      details: expect.stringMatching(/^attachment b@eth0/),
+    });
   });
 
   it('apiVersion 2 on a host without HCN: 50', async () => {
@@ -251,7 +325,10 @@ describe('STATUS', () => {
     h.runtime = new PluginRuntime({ pid: process.pid });
     try {
       const r = await cni(h, { verb: 'STATUS', conf: bridge({ apiVersion: 2 }) });
-      expect(r.json).toMatchObject({ code: 50, msg: expect.stringMatching(/^hcn-cni cannot serve ADD: the HCN \(v2\) API is not available on this host/) });
+      expect(r.json).toMatchObject({
+        code: 50,
+        msg: expect.stringMatching(/^hcn-cni cannot serve ADD: the HCN \(v2\) API is not available on this host/),
+      });
       // auto is fine on that host (it picks v1).
       expect((await cni(h, { verb: 'STATUS', conf: bridge() })).exitCode).toBe(0);
     } finally {
@@ -266,7 +343,9 @@ describe('STATUS', () => {
     expect(r.json).toMatchObject({
       code: 51,
       msg: '1 existing attachment(s) may have limited connectivity',
-      details: expect.stringMatching(/^unreadable attachment record of a@eth0 quarantined as .*\/quarantine\/attachment--a@eth0\.json\.\d+: not JSON/),
+      details: expect.stringMatching(
+        /^unreadable attachment record of a@eth0 quarantined as .*\/quarantine\/attachment--a@eth0\.json\.\d+: not JSON/,
+      ),
     });
   });
 });

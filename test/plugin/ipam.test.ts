@@ -28,16 +28,22 @@ beforeEach(async () => {
   bin = path.join(h.tmp, 'bin');
   ipamLog = path.join(h.tmp, 'ipam-calls.log');
   script(bin, 'counting-ipam', `echo "$CNI_COMMAND $CNI_CONTAINERID" >> '${ipamLog}'\nexec ${CNI_BIN}/host-local`);
-  script(bin, 'failing-ipam', `cat >/dev/null\necho '{"cniVersion":"1.0.0","code":999,"msg":"pool exhausted","details":"range 10.244.1.0/24 is full"}'\nexit 1`);
+  script(
+    bin,
+    'failing-ipam',
+    `cat >/dev/null\necho '{"cniVersion":"1.0.0","code":999,"msg":"pool exhausted","details":"range 10.244.1.0/24 is full"}'\nexit 1`,
+  );
 });
 
 const ipamCalls = () => (fs.existsSync(ipamLog) ? fs.readFileSync(ipamLog, 'utf8').trim().split('\n') : []);
 const withPath = () => `${bin}:${CNI_BIN}`;
 const endpointIps = async () =>
-  (await h.sim.control.dump()).endpoints.map((e) => (e.IpConfigurations as Array<{ IpAddress: string }>).map((c) => c.IpAddress));
+  (await h.sim.control.dump()).endpoints.map((e) =>
+    (e.IpConfigurations as Array<{ IpAddress: string }>).map((c) => c.IpAddress),
+  );
 
 describe('bridge mode with host-local', () => {
-  it('the IP in HNS is IPAM\'s; a repeated ADD does not call IPAM again; DEL releases it', async () => {
+  it("the IP in HNS is IPAM's; a repeated ADD does not call IPAM again; DEL releases it", async () => {
     const ns = await newNamespace(h);
     const conf = bridgeConf({ ipam: hostLocal(h, '10.244.1.0/24', { type: 'counting-ipam' }) });
     const add = await cni(h, { verb: 'ADD', conf, containerId: 'pod-a', netns: ns, path: withPath() });
@@ -71,7 +77,10 @@ describe('bridge mode with host-local', () => {
     expect((await cni(h, { verb: 'ADD', conf, containerId: 'pod-a', netns: ns })).exitCode).toBe(0);
     fs.rmSync(path.join(h.stateDir, 'attachments', 'pod-a@eth0.json')); // the plugin forgets; IPAM does not
     const again = await cni(h, { verb: 'ADD', conf, containerId: 'pod-a', netns: ns });
-    expect(again.json).toMatchObject({ code: 102, msg: expect.stringMatching(/^ipam plugin "host-local" failed: .*duplicate allocation/) });
+    expect(again.json).toMatchObject({
+      code: 102,
+      msg: expect.stringMatching(/^ipam plugin "host-local" failed: .*duplicate allocation/),
+    });
   });
 });
 
@@ -79,7 +88,12 @@ describe('bridge mode with static IPAM', () => {
   it('gets the configured address into HNS and the result; DEL removes the endpoint', async () => {
     const ns = await newNamespace(h);
     const conf = bridgeConf({
-      ipam: { type: 'static', addresses: [{ address: '10.244.1.77/24', gateway: '10.244.1.1' }], routes: [{ dst: '0.0.0.0/0' }], dns: { nameservers: ['10.0.0.10'] } },
+      ipam: {
+        type: 'static',
+        addresses: [{ address: '10.244.1.77/24', gateway: '10.244.1.1' }],
+        routes: [{ dst: '0.0.0.0/0' }],
+        dns: { nameservers: ['10.0.0.10'] },
+      },
     });
     const add = await cni(h, { verb: 'ADD', conf, containerId: 'pod-s', netns: ns });
     expect(add.exitCode).toBe(0);
@@ -104,7 +118,11 @@ describe('IPAM failures create nothing', () => {
     const conf = bridgeConf({ ipam: { type: 'no-such-ipam' } });
     const r = await cni(h, { verb: 'ADD', conf, containerId: 'pod-m', netns: ns, path: withPath() });
     expect(r.exitCode).toBe(1);
-    expect(r.json).toEqual({ cniVersion: '1.0.0', code: 102, msg: `ipam plugin "no-such-ipam" not found on CNI_PATH [${bin}, ${CNI_BIN}]` });
+    expect(r.json).toEqual({
+      cniVersion: '1.0.0',
+      code: 102,
+      msg: `ipam plugin "no-such-ipam" not found on CNI_PATH [${bin}, ${CNI_BIN}]`,
+    });
     expect(await mutationsSince(h, before)).toEqual([]);
     expect(stateFiles(h)).toEqual([]);
   });
@@ -132,14 +150,27 @@ describe('rollback after IPAM allocated', () => {
     await h.sim.control.failCall('HcnCreateEndpoint', HR.E_FAIL);
     const r = await cni(h, { verb: 'ADD', conf, containerId: 'pod-r', netns: await newNamespace(h), path: withPath() });
     expect(r.exitCode).toBe(1);
-    expect(r.json).toMatchObject({ code: 100, msg: expect.stringMatching(new RegExp(`^creating endpoint ${endpointName({ containerId: 'pod-r', ifname: 'eth0' })}: HcnCreateEndpoint failed`)) });
+    expect(r.json).toMatchObject({
+      code: 100,
+      msg: expect.stringMatching(
+        new RegExp(
+          `^creating endpoint ${endpointName({ containerId: 'pod-r', ifname: 'eth0' })}: HcnCreateEndpoint failed`,
+        ),
+      ),
+    });
     expect(JSON.parse(String(r.json!.details))).toMatchObject({ op: 'HcnCreateEndpoint', hresult: '0x80004005' });
     expect(ipamCalls()).toEqual(['ADD pod-r', 'DEL pod-r']);
     expect(heldIps(h, 'cbr0')).toEqual({});
     expect((await h.sim.control.stats()).counts.endpoints).toBe(0);
     expect(stateFiles(h)).toEqual([]);
     // The next pod's ADD works (host-local moves on round-robin, so it gets .11; .10 is simply free).
-    const next = await cni(h, { verb: 'ADD', conf, containerId: 'pod-n', netns: await newNamespace(h), path: withPath() });
+    const next = await cni(h, {
+      verb: 'ADD',
+      conf,
+      containerId: 'pod-n',
+      netns: await newNamespace(h),
+      path: withPath(),
+    });
     expect(next.exitCode).toBe(0);
     expect(heldIps(h, 'cbr0')).toEqual({ '10.244.1.11': 'pod-n' });
   });
@@ -149,7 +180,10 @@ describe('rollback after IPAM allocated', () => {
     const missing = '0badc0de-0000-4000-8000-000000000001';
     const r = await cni(h, { verb: 'ADD', conf, containerId: 'pod-ns', netns: missing, path: withPath() });
     expect(r.exitCode).toBe(1);
-    expect(r.json).toMatchObject({ code: 100, msg: expect.stringContaining(`HCN namespace ${missing} does not exist`) });
+    expect(r.json).toMatchObject({
+      code: 100,
+      msg: expect.stringContaining(`HCN namespace ${missing} does not exist`),
+    });
     const ops = (await h.sim.control.calls()).map((c) => c.op);
     expect(ops).toContain('HcnCreateEndpoint');
     expect(ops).toContain('HcnDeleteEndpoint');

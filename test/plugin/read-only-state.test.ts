@@ -5,17 +5,22 @@
  */
 import * as path from 'path';
 
-const failing = { unlink: undefined as undefined | ((p: string) => boolean), open: undefined as undefined | ((p: string) => boolean) };
+const failing = {
+  unlink: undefined as undefined | ((p: string) => boolean),
+  open: undefined as undefined | ((p: string) => boolean),
+};
 jest.mock('fs', () => {
   const real = jest.requireActual<typeof import('fs')>('fs');
   return {
     ...real,
     openSync: (p: import('fs').PathLike, ...rest: unknown[]) => {
-      if (failing.open?.(String(p))) throw Object.assign(new Error(`EROFS: read-only file system, open '${String(p)}'`), { code: 'EROFS' });
+      if (failing.open?.(String(p)))
+        throw Object.assign(new Error(`EROFS: read-only file system, open '${String(p)}'`), { code: 'EROFS' });
       return (real.openSync as (...a: unknown[]) => number)(p, ...rest);
     },
     unlinkSync: (p: import('fs').PathLike) => {
-      if (failing.unlink?.(String(p))) throw Object.assign(new Error(`EROFS: read-only file system, unlink '${String(p)}'`), { code: 'EROFS' });
+      if (failing.unlink?.(String(p)))
+        throw Object.assign(new Error(`EROFS: read-only file system, unlink '${String(p)}'`), { code: 'EROFS' });
       return real.unlinkSync(p);
     },
   };
@@ -38,7 +43,12 @@ it('DEL whose record cannot be removed says it deleted the endpoint and released
     const del = await cni(h, { verb: 'DEL', conf: conf(), containerId: 'pod-a', netns });
     expect(del.json).toMatchObject({
       code: 5,
-      msg: expect.stringMatching(new RegExp(`^DEL deleted endpoint ${endpoint} and released its IP, but .*attachments/pod-a@eth0\\.json: the file system is read-only`, 'i')),
+      msg: expect.stringMatching(
+        new RegExp(
+          `^DEL deleted endpoint ${endpoint} and released its IP, but .*attachments/pod-a@eth0\\.json: the file system is read-only`,
+          'i',
+        ),
+      ),
     });
   } finally {
     failing.unlink = undefined;
@@ -57,7 +67,10 @@ it('ADD on a read-only state directory: 5 naming the file and saying the file sy
   failing.open = (p) => p.startsWith(h.stateDir) && /\.tmp$/.test(p);
   try {
     const add = await cni(h, { verb: 'ADD', conf: conf(), containerId: 'pod-b', netns: await newNamespace(h) });
-    expect(add.json).toMatchObject({ code: 5, msg: expect.stringMatching(/intents\/pod-b@eth0\.json: the file system is read-only/) });
+    expect(add.json).toMatchObject({
+      code: 5,
+      msg: expect.stringMatching(/intents\/pod-b@eth0\.json: the file system is read-only/),
+    });
     expect(String(add.json!.details ?? '')).not.toMatch(/\n\s+at /);
   } finally {
     failing.open = undefined;

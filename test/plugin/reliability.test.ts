@@ -18,11 +18,15 @@ useHarness(undefined, (x) => (h = x));
 
 const conf = (extra: Record<string, unknown> = {}) => bridgeConf({ cniVersion: '1.1.0', ipam: hostLocal(h), ...extra });
 const endpoints = async () => (await h.sim.control.dump()).endpoints.map((e) => e.ID.toLowerCase());
-const file = (dir: string, containerId: string, ifname = 'eth0') => path.join(h.stateDir, dir, `${fileKey({ containerId, ifname })}.json`);
+const file = (dir: string, containerId: string, ifname = 'eth0') =>
+  path.join(h.stateDir, dir, `${fileKey({ containerId, ifname })}.json`);
 const recordOf = (id: string) => JSON.parse(fs.readFileSync(file('attachments', id), 'utf8')) as AttachmentRecord;
 const tombOf = (id: string) => JSON.parse(fs.readFileSync(file('tombstones', id), 'utf8')) as TombstoneRecord;
 
-async function addPod(id: string, extra: Record<string, unknown> = {}): Promise<{ netns: string; endpoint: string; ip: string }> {
+async function addPod(
+  id: string,
+  extra: Record<string, unknown> = {},
+): Promise<{ netns: string; endpoint: string; ip: string }> {
   const netns = await newNamespace(h);
   const r = await cni(h, { verb: 'ADD', conf: conf(extra), containerId: id, netns });
   expect(r.exitCode).toBe(0);
@@ -69,7 +73,9 @@ describe('an IP is never freed while HNS still has its endpoint', () => {
     expect(tombOf('pod-a')).toMatchObject({ ipamPending: true });
     // The quarantined record no longer protects the endpoint: the tombstone says the pod is gone.
     expect(recordFiles(h, 'quarantine')).toEqual([]);
-    expect((await cni(h, { verb: 'ADD', conf: conf(), containerId: 'pod-b', netns: await newNamespace(h) })).exitCode).toBe(0);
+    expect(
+      (await cni(h, { verb: 'ADD', conf: conf(), containerId: 'pod-b', netns: await newNamespace(h) })).exitCode,
+    ).toBe(0);
     expect(await endpoints()).not.toContain(a.endpoint);
     expect(Object.values(heldIps(h, 'cbr0'))).toEqual(['pod-b']);
   });
@@ -95,10 +101,27 @@ describe('one bad file costs one pod at most, never the node', () => {
     fs.mkdirSync(file('attachments', 'pod-q'));
     fs.writeFileSync(path.join(file('attachments', 'pod-q'), 'inside'), 'x');
 
-    expect((await cni(h, { verb: 'ADD', conf: conf(), containerId: 'pod-r', netns: await newNamespace(h) })).exitCode).toBe(0);
-    expect(await cni(h, { verb: 'GC', conf: { ...conf(), 'cni.dev/valid-attachments': [{ containerID: 'pod-r', ifname: 'eth0' }, { containerID: 'pod-q', ifname: 'eth0' }] } })).toMatchObject({ exitCode: 0 });
+    expect(
+      (await cni(h, { verb: 'ADD', conf: conf(), containerId: 'pod-r', netns: await newNamespace(h) })).exitCode,
+    ).toBe(0);
+    expect(
+      await cni(h, {
+        verb: 'GC',
+        conf: {
+          ...conf(),
+          'cni.dev/valid-attachments': [
+            { containerID: 'pod-r', ifname: 'eth0' },
+            { containerID: 'pod-q', ifname: 'eth0' },
+          ],
+        },
+      }),
+    ).toMatchObject({ exitCode: 0 });
     // The directories went to quarantine, reported by STATUS; q's endpoint was protected meanwhile.
-    expect(recordFiles(h, 'quarantine').filter((n) => !n.endsWith('.why')).sort()).toEqual([
+    expect(
+      recordFiles(h, 'quarantine')
+        .filter((n) => !n.endsWith('.why'))
+        .sort(),
+    ).toEqual([
       expect.stringMatching(/^attachment--pod-q@eth0\.json\.\d+$/),
       expect.stringMatching(/^attachment--stray@eth0\.json\.\d+$/),
       expect.stringMatching(/^intent--stray@eth0\.json\.\d+$/),
@@ -111,7 +134,9 @@ describe('one bad file costs one pod at most, never the node', () => {
     expect(Object.values(heldIps(h, 'cbr0'))).toEqual(['pod-r']);
     // A directory where an ADD writes its intent is moved aside too; the ADD succeeds.
     fs.mkdirSync(file('intents', 'pod-s'));
-    expect((await cni(h, { verb: 'ADD', conf: conf(), containerId: 'pod-s', netns: await newNamespace(h) })).exitCode).toBe(0);
+    expect(
+      (await cni(h, { verb: 'ADD', conf: conf(), containerId: 'pod-s', netns: await newNamespace(h) })).exitCode,
+    ).toBe(0);
   });
 
   it('item 5: a FIFO, and a symlink to one, in the state directory hang nothing; they are quarantined', async () => {
@@ -122,31 +147,71 @@ describe('one bad file costs one pod at most, never the node', () => {
     fs.rmSync(file('attachments', 'pod-p'));
     execFileSync('mkfifo', [file('attachments', 'pod-p')]);
 
-    expect((await cni(h, { verb: 'ADD', conf: conf(), containerId: 'pod-r', netns: await newNamespace(h) })).exitCode).toBe(0);
-    expect((await cni(h, { verb: 'CHECK', conf: conf({ prevResult: { cniVersion: '1.1.0', ips: [] } }), containerId: 'pod-r' })).exitCode).not.toBe(999);
-    expect((await cni(h, { verb: 'GC', conf: { ...conf(), 'cni.dev/valid-attachments': [{ containerID: 'pod-r', ifname: 'eth0' }, { containerID: 'pod-p', ifname: 'eth0' }] } })).exitCode).toBe(0);
+    expect(
+      (await cni(h, { verb: 'ADD', conf: conf(), containerId: 'pod-r', netns: await newNamespace(h) })).exitCode,
+    ).toBe(0);
+    expect(
+      (
+        await cni(h, {
+          verb: 'CHECK',
+          conf: conf({ prevResult: { cniVersion: '1.1.0', ips: [] } }),
+          containerId: 'pod-r',
+        })
+      ).exitCode,
+    ).not.toBe(999);
+    expect(
+      (
+        await cni(h, {
+          verb: 'GC',
+          conf: {
+            ...conf(),
+            'cni.dev/valid-attachments': [
+              { containerID: 'pod-r', ifname: 'eth0' },
+              { containerID: 'pod-p', ifname: 'eth0' },
+            ],
+          },
+        })
+      ).exitCode,
+    ).toBe(0);
     expect(fs.existsSync(path.join(h.tmp, 'elsewhere.fifo'))).toBe(true); // the link was moved, not its target
     expect((await cni(h, { verb: 'DEL', conf: conf(), containerId: 'pod-p', netns: p.netns })).exitCode).toBe(0);
     expect(await endpoints()).not.toContain(p.endpoint);
-    const why = recordFiles(h, 'quarantine').filter((n) => n.endsWith('.why')).map((n) => fs.readFileSync(path.join(h.stateDir, 'quarantine', n), 'utf8'));
-    expect(why).toEqual(expect.arrayContaining([expect.stringMatching(/FIFO/), expect.stringMatching(/symbolic link/)]));
+    const why = recordFiles(h, 'quarantine')
+      .filter((n) => n.endsWith('.why'))
+      .map((n) => fs.readFileSync(path.join(h.stateDir, 'quarantine', n), 'utf8'));
+    expect(why).toEqual(
+      expect.arrayContaining([expect.stringMatching(/FIFO/), expect.stringMatching(/symbolic link/)]),
+    );
   });
 
   it('item 5: a symlink to /dev/zero is quarantined without reading it (memory stays bounded)', async () => {
     fs.mkdirSync(path.join(h.stateDir, 'intents'), { recursive: true });
     fs.symlinkSync('/dev/zero', file('intents', 'zero'));
     const before = process.memoryUsage().rss;
-    expect((await cni(h, { verb: 'ADD', conf: conf(), containerId: 'pod-r', netns: await newNamespace(h) })).exitCode).toBe(0);
+    expect(
+      (await cni(h, { verb: 'ADD', conf: conf(), containerId: 'pod-r', netns: await newNamespace(h) })).exitCode,
+    ).toBe(0);
     expect(process.memoryUsage().rss - before).toBeLessThan(200 * 1024 * 1024);
-    expect(recordFiles(h, 'quarantine')).toEqual([expect.stringMatching(/^intent--zero@eth0\.json\.\d+$/), expect.stringMatching(/\.why$/)]);
+    expect(recordFiles(h, 'quarantine')).toEqual([
+      expect.stringMatching(/^intent--zero@eth0\.json\.\d+$/),
+      expect.stringMatching(/\.why$/),
+    ]);
   });
 
   it('item 6: file-system trouble is error 5 naming the path and what is wrong, never 999', async () => {
     // stateDir is a file.
     const asFile = path.join(h.tmp, 'state-file');
     fs.writeFileSync(asFile, '');
-    let r = await cni(h, { verb: 'ADD', conf: conf({ stateDir: asFile }), containerId: 'pod-x', netns: await newNamespace(h) });
-    expect(r.json).toMatchObject({ code: 5, msg: expect.stringContaining(`${asFile}: is a file where the state directory needs a directory`) });
+    let r = await cni(h, {
+      verb: 'ADD',
+      conf: conf({ stateDir: asFile }),
+      containerId: 'pod-x',
+      netns: await newNamespace(h),
+    });
+    expect(r.json).toMatchObject({
+      code: 5,
+      msg: expect.stringContaining(`${asFile}: is a file where the state directory needs a directory`),
+    });
     expect(String(r.json!.details ?? '')).not.toMatch(/\n\s+at /);
 
     // attachments/ is a file; quarantine/ is a file; lock is a directory.
@@ -158,9 +223,16 @@ describe('one bad file costs one pod at most, never the node', () => {
       const dir = path.join(h.tmp, `state-${what}`);
       fs.mkdirSync(dir);
       make(dir);
-      r = await cni(h, { verb: 'ADD', conf: conf({ stateDir: dir }), containerId: 'pod-x', netns: await newNamespace(h) });
+      r = await cni(h, {
+        verb: 'ADD',
+        conf: conf({ stateDir: dir }),
+        containerId: 'pod-x',
+        netns: await newNamespace(h),
+      });
       expect(r.json).toMatchObject({ code: 5, msg: expect.stringContaining(path.join(dir, what)) });
-      expect(r.json!.msg).toMatch(what === 'lock' ? /is a directory/ : /is a file where the state directory needs a directory/);
+      expect(r.json!.msg).toMatch(
+        what === 'lock' ? /is a directory/ : /is a file where the state directory needs a directory/,
+      );
     }
   });
 });
@@ -176,7 +248,8 @@ describe('inputs the spec allows have state files that fit, and DEL always works
       expect(add.json?.code).not.toBe(999);
       const del = await cni(h, { verb: 'DEL', conf: conf(), containerId: id, netns });
       expect(del.exitCode).toBe(0);
-      for (const d of ['attachments', 'intents', 'tombstones', 'quarantine']) for (const n of recordFiles(h, d as 'attachments')) expect(n.length).toBeLessThan(140);
+      for (const d of ['attachments', 'intents', 'tombstones', 'quarantine'])
+        for (const n of recordFiles(h, d as 'attachments')) expect(n.length).toBeLessThan(140);
     }
     expect(heldIps(h, 'cbr0')).toEqual({});
   });
@@ -219,7 +292,9 @@ describe('an intent an ended attempt of this process left behind', () => {
     // HNS stops answering mid-ADD: the intent stays for the audit, and this process (the same pid) lives on.
     await h.sim.control.failCall('HcnCreateEndpoint', HR.RPC_S_CALL_FAILED);
     // (No IPAM: HNS assigns the address, so the retry needs no DEL in between to free one.)
-    expect((await cni(h, { verb: 'ADD', conf: conf({ ipam: undefined }), containerId: 'pod-a', netns })).json).toMatchObject({ code: 11 });
+    expect(
+      (await cni(h, { verb: 'ADD', conf: conf({ ipam: undefined }), containerId: 'pod-a', netns })).json,
+    ).toMatchObject({ code: 11 });
     expect(recordFiles(h, 'intents')).toEqual(['pod-a@eth0.json']);
     const retry = await cni(h, { verb: 'ADD', conf: conf({ ipam: undefined }), containerId: 'pod-a', netns });
     expect(retry.exitCode).toBe(0);
@@ -234,9 +309,16 @@ describe('two conflists with different state directories on one node', () => {
     // read, so HNS goes on serving everyone else meanwhile).
     const seen = (await h.sim.control.stats()).calls.HcnOpenNamespace ?? 0;
     await h.sim.control.hang('HcnOpenNamespace');
-    const addB = cni(h, { verb: 'ADD', conf: conf({ stateDir: stateB, ipam: undefined }), containerId: 'pod-b', netns });
+    const addB = cni(h, {
+      verb: 'ADD',
+      conf: conf({ stateDir: stateB, ipam: undefined }),
+      containerId: 'pod-b',
+      netns,
+    });
     await until(async () => (((await h.sim.control.stats()).calls.HcnOpenNamespace ?? 0) > seen ? true : undefined));
-    const created = (await h.sim.control.dump()).endpoints.find((e) => e.Name === endpointName({ containerId: 'pod-b', ifname: 'eth0' }))!;
+    const created = (await h.sim.control.dump()).endpoints.find(
+      (e) => e.Name === endpointName({ containerId: 'pod-b', ifname: 'eth0' }),
+    )!;
     expect(created).toBeDefined();
     // Conflist A's ADD of another pod audits HNS meanwhile: B's endpoint is unattached and A knows nothing of it.
     const addA = await cni(h, { verb: 'ADD', conf: conf(), containerId: 'pod-a', netns: await newNamespace(h) });

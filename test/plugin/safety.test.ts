@@ -19,10 +19,11 @@ const HOST = { adapters: [{ Name: 'Ethernet', MacAddress: '00-15-5D-AA-00-01' },
 let h: Harness;
 useHarness(HOST, (x) => (h = x));
 
-const bridge = (extra: Record<string, unknown> = {}) => bridgeConf({ cniVersion: '1.1.0', ipam: hostLocal(h), ...extra });
+const bridge = (extra: Record<string, unknown> = {}) =>
+  bridgeConf({ cniVersion: '1.1.0', ipam: hostLocal(h), ...extra });
 
 describe('safety', () => {
-  it("an ADD with another state directory does not delete the live pods of the first (they are attached: in use)", async () => {
+  it('an ADD with another state directory does not delete the live pods of the first (they are attached: in use)', async () => {
     const nsA = await newNamespace(h);
     const a = await cni(h, { verb: 'ADD', conf: bridge(), containerId: 'pod-a', netns: nsA });
     expect(a.exitCode).toBe(0);
@@ -30,7 +31,12 @@ describe('safety', () => {
     const other = { stateDir: path.join(h.tmp, 'other-state') };
     const b = await cni(h, { verb: 'ADD', conf: bridge(other), containerId: 'pod-b', netns: await newNamespace(h) });
     expect(b.exitCode).toBe(0);
-    const check = await cni(h, { verb: 'CHECK', conf: bridge({ prevResult: a.json }), containerId: 'pod-a', netns: nsA });
+    const check = await cni(h, {
+      verb: 'CHECK',
+      conf: bridge({ prevResult: a.json }),
+      containerId: 'pod-a',
+      netns: nsA,
+    });
     expect(check).toEqual({ exitCode: 0, stdout: '', json: undefined });
     expect((await h.sim.control.stats()).counts.endpoints).toBe(2);
   });
@@ -69,10 +75,23 @@ describe('safety', () => {
   it("a network of the pod's own left on its NIC (audit off) is NIC busy, 104 — not 11 from its own running ADD", async () => {
     const owner = { containerId: 'pod-n', ifname: 'eth0' };
     await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNetwork(
-      { Name: nicNetworkName(owner), Type: 'Transparent', Flags: 8, Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: NIC.Name } }] },
+      {
+        Name: nicNetworkName(owner),
+        Type: 'Transparent',
+        Flags: 8,
+        Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: NIC.Name } }],
+      },
       randomUUID(),
     );
-    const conf = { cniVersion: '1.1.0', name: 'nic', type: 'hcn-cni', mode: 'delegatedNic', subnet: '10.10.2.0/24', audit: false, runtimeConfig: { mac: NIC.MacAddress } };
+    const conf = {
+      cniVersion: '1.1.0',
+      name: 'nic',
+      type: 'hcn-cni',
+      mode: 'delegatedNic',
+      subnet: '10.10.2.0/24',
+      audit: false,
+      runtimeConfig: { mac: NIC.MacAddress },
+    };
     const r = await cni(h, { verb: 'ADD', conf, containerId: 'pod-n', netns: 'none' });
     expect(r.json).toMatchObject({ code: 104, msg: expect.stringMatching(/left behind by pod-n@eth0/) });
   });

@@ -75,11 +75,20 @@ describe('seed 000: an ADD killed during HcnCreateNetwork', () => {
 
   it('with the audit switched off, the same sequence fails with the NIC-busy error', async () => {
     const leakId = await leakOne(false);
-    const add = await cniProcess(h, { verb: 'ADD', conf: nicConf({ audit: false }), containerId: 'pod-next', netns: 'none' });
+    const add = await cniProcess(h, {
+      verb: 'ADD',
+      conf: nicConf({ audit: false }),
+      containerId: 'pod-next',
+      netns: 'none',
+    });
     expect(add.exitCode).toBe(1);
     expect(add.json).toMatchObject({
       code: 104,
-      msg: expect.stringMatching(new RegExp(`^NIC 00-15-5D-AA-00-03 \\(adapter "Ethernet 3"\\) is held by network "${nicNetworkName({ containerId: 'pod-killed', ifname: 'eth0' })}".*a leaked network, and the audit is switched off`)),
+      msg: expect.stringMatching(
+        new RegExp(
+          `^NIC 00-15-5D-AA-00-03 \\(adapter "Ethernet 3"\\) is held by network "${nicNetworkName({ containerId: 'pod-killed', ifname: 'eth0' })}".*a leaked network, and the audit is switched off`,
+        ),
+      ),
     });
     expect((await networksOnNic()).map((n) => n.ID)).toEqual([leakId]);
   });
@@ -92,7 +101,8 @@ describe('seed 000: an ADD killed during HcnCreateNetwork', () => {
     expect(add.signal).toBe('SIGKILL');
     const pending = cniProcess(h, { verb: 'DEL', conf: nicConf(), containerId: 'pod-killed', netns: 'none' });
     // The DEL's delete of the planned network id queues behind the create HNS is still working on.
-    for (let i = 0; i < 200 && (await h.sim.control.stats()).pendingMutations < 2; i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 200 && (await h.sim.control.stats()).pendingMutations < 2; i++)
+      await new Promise((r) => setTimeout(r, 25));
     expect((await h.sim.control.stats()).pendingMutations).toBe(2);
     await h.sim.control.release();
     expect((await pending).exitCode).toBe(0);

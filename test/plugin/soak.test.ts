@@ -57,12 +57,16 @@ it(`${LIFECYCLES} lifecycles, ${PARALLEL} in parallel, random faults and an HNS 
 
   // Every release: which addresses does the owner hold, and does HNS show an endpoint with one of them?
   const guard = async (containerId: string) => {
-    const held = Object.entries(heldIps(h, 'cbr0')).filter(([, owner]) => owner === containerId).map(([ip]) => ip);
+    const held = Object.entries(heldIps(h, 'cbr0'))
+      .filter(([, owner]) => owner === containerId)
+      .map(([ip]) => ip);
     if (held.length === 0) return;
     const dump = await h.sim.control.dump();
     for (const ep of dump.endpoints) {
       const text = JSON.stringify(ep);
-      for (const ip of held) if (text.includes(`"${ip}"`)) violations.push(`${containerId}: released ${ip} while HNS shows endpoint ${ep.ID} (${ep.Name})`);
+      for (const ip of held)
+        if (text.includes(`"${ip}"`))
+          violations.push(`${containerId}: released ${ip} while HNS shows endpoint ${ep.ID} (${ep.Name})`);
     }
     releases++;
   };
@@ -94,9 +98,18 @@ it(`${LIFECYCLES} lifecycles, ${PARALLEL} in parallel, random faults and an HNS 
   const call = async (c: CniCall) => {
     const out = await dispatch(
       { env: cniEnv(h, c), stdin: Buffer.from(JSON.stringify({ stateDir: h.stateDir, ...c.conf })) },
-      { handlers, platform: 'linux', defaults: { stateDir: h.stateDir }, createLogger: () => silentLogger, ipamFactory },
+      {
+        handlers,
+        platform: 'linux',
+        defaults: { stateDir: h.stateDir },
+        createLogger: () => silentLogger,
+        ipamFactory,
+      },
     );
-    return { exitCode: out.exitCode, json: out.stdout ? (JSON.parse(out.stdout) as Record<string, unknown>) : undefined };
+    return {
+      exitCode: out.exitCode,
+      json: out.stdout ? (JSON.parse(out.stdout) as Record<string, unknown>) : undefined,
+    };
   };
 
   const outcomes = { addOk: 0, addFailed: 0, delRetries: 0, faults: 0 };
@@ -160,6 +173,8 @@ it(`${LIFECYCLES} lifecycles, ${PARALLEL} in parallel, random faults and an HNS 
   expect(recordFiles(h, 'intents').filter((n) => n.endsWith('.json'))).toEqual([]);
   expect(recordFiles(h, 'quarantine')).toEqual([]);
   for (const t of recordFiles(h, 'tombstones')) {
-    expect(JSON.parse(fs.readFileSync(path.join(h.stateDir, 'tombstones', t), 'utf8'))).not.toHaveProperty('ipamPending');
+    expect(JSON.parse(fs.readFileSync(path.join(h.stateDir, 'tombstones', t), 'utf8'))).not.toHaveProperty(
+      'ipamPending',
+    );
   }
 }, 600_000);

@@ -24,7 +24,8 @@ useHarness(undefined, (x) => (h = x));
 
 const conf = (extra: Record<string, unknown> = {}) => bridgeConf({ cniVersion: '1.1.0', ipam: hostLocal(h), ...extra });
 const endpointIds = async () => (await h.sim.control.dump()).endpoints.map((e) => e.ID.toLowerCase());
-const recordOf = (id: string) => JSON.parse(fs.readFileSync(path.join(h.stateDir, 'attachments', `${id}@eth0.json`), 'utf8')) as AttachmentRecord;
+const recordOf = (id: string) =>
+  JSON.parse(fs.readFileSync(path.join(h.stateDir, 'attachments', `${id}@eth0.json`), 'utf8')) as AttachmentRecord;
 
 /** Pods q (whose record then rots) and p, both committed; returns q's endpoint id and netns. */
 async function corruptQ(): Promise<{ qEndpoint: string; qNetns: string; pNetns: string }> {
@@ -45,24 +46,45 @@ describe('a corrupt record', () => {
     const r = await cniProcess(h, { verb: 'ADD', conf: conf(), containerId: 'r', netns: await newNamespace(h) });
     expect(r.exitCode).toBe(0);
     const q = recordFiles(h, 'quarantine');
-    expect(q).toEqual([expect.stringMatching(/^attachment--q@eth0\.json\.\d+$/), expect.stringMatching(/^attachment--q@eth0\.json\.\d+\.why$/)]);
+    expect(q).toEqual([
+      expect.stringMatching(/^attachment--q@eth0\.json\.\d+$/),
+      expect.stringMatching(/^attachment--q@eth0\.json\.\d+\.why$/),
+    ]);
     expect(fs.readFileSync(path.join(h.stateDir, 'quarantine', q[1]!), 'utf8')).toMatch(/^not JSON: /);
     expect(fs.readFileSync(path.join(h.stateDir, 'quarantine', q[0]!), 'utf8')).toBe('\u0000\u0000garbage{{'); // kept for the operator
     const lines = logLines(r.stderr);
     expect(lines).toContainEqual(
-      expect.objectContaining({ level: 40, msg: 'unreadable state record moved to quarantine', file: path.join(h.stateDir, 'attachments', 'q@eth0.json'), reason: expect.stringMatching(/^not JSON/) }),
+      expect.objectContaining({
+        level: 40,
+        msg: 'unreadable state record moved to quarantine',
+        file: path.join(h.stateDir, 'attachments', 'q@eth0.json'),
+        reason: expect.stringMatching(/^not JSON/),
+      }),
     );
-    expect(lines).toContainEqual(expect.objectContaining({ audit: 'protected', kind: 'endpoint', id: expect.stringMatching(new RegExp(qEndpoint, 'i')) }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        audit: 'protected',
+        kind: 'endpoint',
+        id: expect.stringMatching(new RegExp(qEndpoint, 'i')),
+      }),
+    );
     expect(await endpointIds()).toContain(qEndpoint);
     expect(recordFiles(h, 'attachments')).toEqual(['p@eth0.json', 'r@eth0.json']);
 
     // STATUS reports it.
     const status = await cni(h, { verb: 'STATUS', conf: conf() });
-    expect(status.json).toMatchObject({ code: 51, details: expect.stringMatching(/^unreadable attachment record of q@eth0 quarantined as .*attachment--q@eth0\.json\.\d+: not JSON/) });
+    expect(status.json).toMatchObject({
+      code: 51,
+      details: expect.stringMatching(
+        /^unreadable attachment record of q@eth0 quarantined as .*attachment--q@eth0\.json\.\d+: not JSON/,
+      ),
+    });
 
     // Other pods' DEL and ADD are not blocked, and their audits leave q's endpoint alone.
     expect((await cni(h, { verb: 'DEL', conf: conf(), containerId: 'p', netns: pNetns })).exitCode).toBe(0);
-    expect((await cni(h, { verb: 'ADD', conf: conf(), containerId: 's', netns: await newNamespace(h) })).exitCode).toBe(0);
+    expect((await cni(h, { verb: 'ADD', conf: conf(), containerId: 's', netns: await newNamespace(h) })).exitCode).toBe(
+      0,
+    );
     expect(await endpointIds()).toContain(qEndpoint);
     expect(Object.values(heldIps(h, 'cbr0')).sort()).toEqual(['q', 'r', 's']);
 
@@ -77,12 +99,24 @@ describe('a corrupt record', () => {
 
   it('GC leaves a quarantined pod alone, listed or not (an unreadable record cannot say which network it is of); its DEL cleans up', async () => {
     const { qEndpoint, qNetns } = await corruptQ();
-    const keep = await cni(h, { verb: 'GC', conf: { ...conf(), 'cni.dev/valid-attachments': [{ containerID: 'q', ifname: 'eth0' }, { containerID: 'p', ifname: 'eth0' }] } });
+    const keep = await cni(h, {
+      verb: 'GC',
+      conf: {
+        ...conf(),
+        'cni.dev/valid-attachments': [
+          { containerID: 'q', ifname: 'eth0' },
+          { containerID: 'p', ifname: 'eth0' },
+        ],
+      },
+    });
     expect(keep.exitCode).toBe(0);
     expect(await endpointIds()).toContain(qEndpoint);
     expect(recordFiles(h, 'quarantine')).toHaveLength(2);
 
-    const notListed = await cni(h, { verb: 'GC', conf: { ...conf(), 'cni.dev/valid-attachments': [{ containerID: 'p', ifname: 'eth0' }] } });
+    const notListed = await cni(h, {
+      verb: 'GC',
+      conf: { ...conf(), 'cni.dev/valid-attachments': [{ containerID: 'p', ifname: 'eth0' }] },
+    });
     expect(notListed.exitCode).toBe(0);
     expect((await endpointIds()).sort()).toEqual([recordOf('p').endpoint.id.toLowerCase(), qEndpoint].sort());
     expect(recordFiles(h, 'quarantine')).toHaveLength(2);
@@ -101,11 +135,23 @@ describe('record files', () => {
     expect((await cniProcess(h, { verb: 'ADD', conf: conf(), containerId: 'm', netns: ns })).exitCode).toBe(0);
     const file = path.join(h.stateDir, 'attachments', 'm@eth0.json');
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
-    for (const d of ['attachments', 'intents', 'tombstones', 'quarantine']) expect(fs.statSync(path.join(h.stateDir, d)).mode & 0o777).toBe(0o700);
+    for (const d of ['attachments', 'intents', 'tombstones', 'quarantine'])
+      expect(fs.statSync(path.join(h.stateDir, d)).mode & 0o777).toBe(0o700);
     // An intent and a tombstone are 0600 too.
     const store = new StateStore(h.stateDir, { os: hostOs(loadNative().native) });
     const now = Date.now();
-    await store.writeIntent({ kind: 'intent', schema: 1, id: 'i1', containerId: 'n', ifname: 'eth0', planned: [], pid: process.pid, pidStartTime: null, createdAt: now, deadline: now + 60_000 });
+    await store.writeIntent({
+      kind: 'intent',
+      schema: 1,
+      id: 'i1',
+      containerId: 'n',
+      ifname: 'eth0',
+      planned: [],
+      pid: process.pid,
+      pidStartTime: null,
+      createdAt: now,
+      deadline: now + 60_000,
+    });
     await store.tombstone({ containerId: 'o', ifname: 'eth0' }, 'test');
     expect(fs.statSync(path.join(h.stateDir, 'intents', 'n@eth0.json')).mode & 0o777).toBe(0o600);
     expect(fs.statSync(path.join(h.stateDir, 'tombstones', 'o@eth0.json')).mode & 0o777).toBe(0o600);
@@ -154,7 +200,8 @@ describe('record files', () => {
       try {
         const rec = parseRecord(text, 'attachment');
         const result = rec.result as { i: number; pad: string; len: number };
-        if (result.pad.length !== result.len || rec.endpoint.id !== `e${result.i}`) torn.push(`inconsistent record ${result.i}`);
+        if (result.pad.length !== result.len || rec.endpoint.id !== `e${result.i}`)
+          torn.push(`inconsistent record ${result.i}`);
         seen.add(result.i);
         if (result.len > 16) big++;
       } catch (e) {
@@ -174,10 +221,26 @@ describe('record files', () => {
 
 describe('record format', () => {
   it('cniNetwork (the conflist that made the attachment) is kept, and must be a string when present', () => {
-    const rec = { kind: 'attachment', schema: 1, containerId: 'c', ifname: 'eth0', netns: 'none', mode: 'bridge', apiVersion: 2, network: { id: 'n', name: 'n', owned: false }, endpoint: { id: 'e', name: 'e', owned: true }, ipamAllocated: false, attach: { kind: 'none', target: '' }, result: {}, createdAt: 1 };
+    const rec = {
+      kind: 'attachment',
+      schema: 1,
+      containerId: 'c',
+      ifname: 'eth0',
+      netns: 'none',
+      mode: 'bridge',
+      apiVersion: 2,
+      network: { id: 'n', name: 'n', owned: false },
+      endpoint: { id: 'e', name: 'e', owned: true },
+      ipamAllocated: false,
+      attach: { kind: 'none', target: '' },
+      result: {},
+      createdAt: 1,
+    };
     expect(parseRecord(JSON.stringify({ ...rec, cniNetwork: 'k8s' }), 'attachment').cniNetwork).toBe('k8s');
     expect(parseRecord(JSON.stringify(rec), 'attachment').cniNetwork).toBeUndefined();
-    expect(() => parseRecord(JSON.stringify({ ...rec, cniNetwork: 5 }), 'attachment')).toThrow('"cniNetwork" must be a string');
+    expect(() => parseRecord(JSON.stringify({ ...rec, cniNetwork: 5 }), 'attachment')).toThrow(
+      '"cniNetwork" must be a string',
+    );
   });
 });
 
@@ -185,15 +248,23 @@ describe('the state lock and HNS calls', () => {
   it('four parallel ADDs all reach HcnCreateEndpoint while the first is still executing; HNS runs them back to back', async () => {
     const conf4 = bridgeConf({ cniVersion: '1.1.0' });
     // The shared network exists already (so the ADDs only create endpoints).
-    expect((await cni(h, { verb: 'ADD', conf: conf4, containerId: 'warm', netns: await newNamespace(h) })).exitCode).toBe(0);
+    expect(
+      (await cni(h, { verb: 'ADD', conf: conf4, containerId: 'warm', netns: await newNamespace(h) })).exitCode,
+    ).toBe(0);
     await h.sim.control.setLatency('HcnCreateEndpoint', 500);
     const pods = ['l1', 'l2', 'l3', 'l4'];
     const netns = await Promise.all(pods.map(() => newNamespace(h)));
-    const runs = await Promise.all(pods.map((id, i) => cniProcess(h, { verb: 'ADD', conf: { ...conf4, logLevel: 'warn' }, containerId: id, netns: netns[i] })));
+    const runs = await Promise.all(
+      pods.map((id, i) =>
+        cniProcess(h, { verb: 'ADD', conf: { ...conf4, logLevel: 'warn' }, containerId: id, netns: netns[i] }),
+      ),
+    );
     expect(runs.map((r) => r.exitCode)).toEqual([0, 0, 0, 0]);
 
     const pids = new Set(runs.map((r) => r.pid));
-    const creates = (await h.sim.control.calls()).filter((c) => c.op === 'HcnCreateEndpoint' && pids.has(c.pid)).sort((a, b) => a.finishedAt - b.finishedAt);
+    const creates = (await h.sim.control.calls())
+      .filter((c) => c.op === 'HcnCreateEndpoint' && pids.has(c.pid))
+      .sort((a, b) => a.finishedAt - b.finishedAt);
     expect(creates).toHaveLength(4);
     // HNS executed them one at a time, each taking its 500 ms: serial, non-overlapping work.
     for (let i = 1; i < 4; i++) expect(creates[i]!.finishedAt - creates[i - 1]!.finishedAt).toBeGreaterThanOrEqual(490);

@@ -56,7 +56,11 @@ export function outcomeLines(text: string): Array<Record<string, unknown>> {
 }
 
 /** host-local IPAM with its data under the test's tmp dir; host-local keeps <dataDir>/<conf name>/<ip>. */
-export function hostLocal(h: Harness, subnet = '10.244.1.0/24', extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function hostLocal(
+  h: Harness,
+  subnet = '10.244.1.0/24',
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   const base = subnet.split('/')[0]!.split('.').slice(0, 3).join('.');
   return {
     type: 'host-local',
@@ -90,7 +94,11 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** Polls until `probe` returns a value (or throws after timeoutMs). */
-export async function until<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+export async function until<T>(
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<T> {
   const start = Date.now();
   for (;;) {
     const v = await probe();

@@ -49,14 +49,18 @@ interface Running {
 /** The CLI as a child process, watched for its answer and its exit separately. */
 function start(c: CniCall): Running {
   const t0 = Date.now();
-  const child = spawn(process.execPath, [CLI], { env: { PATH: process.env.PATH, ...cniEnv(h, c) } as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI], {
+    env: { PATH: process.env.PATH, ...cniEnv(h, c) } as NodeJS.ProcessEnv,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   let answer: (v: { json: Record<string, unknown>; afterMs: number }) => void;
   const answered = new Promise<{ json: Record<string, unknown>; afterMs: number }>((r) => (answer = r));
   child.stdout.on('data', (d: Buffer) => {
     stdout += d.toString();
-    if (stdout.endsWith('\n')) answer({ json: JSON.parse(stdout) as Record<string, unknown>, afterMs: Date.now() - t0 });
+    if (stdout.endsWith('\n'))
+      answer({ json: JSON.parse(stdout) as Record<string, unknown>, afterMs: Date.now() - t0 });
   });
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<{ exitCode: number; afterMs: number; stdout: string; stderr: string }>((r) =>
@@ -74,14 +78,18 @@ const onNic = async () => {
 const accepted = async (op: string) => (await h.sim.control.stats()).calls[op] ?? 0;
 
 describe('HNS hanging or restarting during an ADD', () => {
-  it('hnsTimeoutSeconds 1 + a hung HcnCreateNetwork: 11 after ~1 s, intent kept; the next pod\'s ADD removes what HNS completed', async () => {
+  it("hnsTimeoutSeconds 1 + a hung HcnCreateNetwork: 11 after ~1 s, intent kept; the next pod's ADD removes what HNS completed", async () => {
     await h.sim.control.hang('HcnCreateNetwork');
     const hung = start({ verb: 'ADD', conf: conf({ hnsTimeoutSeconds: 1 }), containerId: 'pod-hung', netns: 'none' });
     const { json, afterMs } = await hung.answered;
     expect(json).toMatchObject({
       cniVersion: '1.1.0',
       code: 11,
-      msg: expect.stringMatching(new RegExp(`^HNS did not answer while creating HNS network ${nicNetworkName({ containerId: 'pod-hung', ifname: 'eth0' })}: .*ERROR_TIMEOUT`)),
+      msg: expect.stringMatching(
+        new RegExp(
+          `^HNS did not answer while creating HNS network ${nicNetworkName({ containerId: 'pod-hung', ifname: 'eth0' })}: .*ERROR_TIMEOUT`,
+        ),
+      ),
     });
     expect(afterMs).toBeGreaterThanOrEqual(1000);
     expect(afterMs).toBeLessThan(3000);
@@ -89,9 +97,14 @@ describe('HNS hanging or restarting during an ADD', () => {
     const done = await Promise.race([hung.exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), 3000))]);
     expect(done).toMatchObject({ exitCode: 1 });
     expect(done!.stderr).toMatch(/HNS did not answer; leaving the intent for the audit/);
-    expect(outcomeLines(done!.stderr)).toEqual([expect.objectContaining({ verb: 'ADD', outcome: 11, containerId: 'pod-hung' })]);
+    expect(outcomeLines(done!.stderr)).toEqual([
+      expect.objectContaining({ verb: 'ADD', outcome: 11, containerId: 'pod-hung' }),
+    ]);
     expect(recordFiles(h, 'intents')).toEqual(['pod-hung@eth0.json']);
-    const intent = JSON.parse(fs.readFileSync(path.join(h.stateDir, 'intents', 'pod-hung@eth0.json'), 'utf8')) as { pid: number; planned: Array<{ kind: string; name: string; id?: string }> };
+    const intent = JSON.parse(fs.readFileSync(path.join(h.stateDir, 'intents', 'pod-hung@eth0.json'), 'utf8')) as {
+      pid: number;
+      planned: Array<{ kind: string; name: string; id?: string }>;
+    };
     expect(intent.pid).toBe(hung.pid);
     const plannedNet = intent.planned.find((p) => p.kind === 'network')!;
     expect(await accepted('HcnCreateNetwork')).toBe(1);
@@ -106,7 +119,12 @@ describe('HNS hanging or restarting during an ADD', () => {
     expect(recordFiles(h, 'intents')).toEqual(['pod-hung@eth0.json']);
 
     // Another pod on the same NIC: the audit removes the leak (its ADD's process is gone), then the ADD succeeds.
-    const next = await start({ verb: 'ADD', conf: conf({ hnsTimeoutSeconds: 1 }), containerId: 'pod-next', netns: 'none' }).exited;
+    const next = await start({
+      verb: 'ADD',
+      conf: conf({ hnsTimeoutSeconds: 1 }),
+      containerId: 'pod-next',
+      netns: 'none',
+    }).exited;
     expect(next.exitCode).toBe(0);
     expect(next.stderr).toMatch(new RegExp(`"audit":"deleted".*"id":"${leaked!.ID}"`, 'i'));
     expect(next.stderr).toMatch(new RegExp(`its process ${hung.pid} is gone`));
@@ -117,19 +135,31 @@ describe('HNS hanging or restarting during an ADD', () => {
   it('an HNS restart in the middle of an ADD: 11; the retried ADD succeeds', async () => {
     await h.sim.control.hang('HcnCreateNetwork');
     const add = start({ verb: 'ADD', conf: conf({ hnsTimeoutSeconds: 10 }), containerId: 'pod-r', netns: 'none' });
-    await until(async () => ((await accepted('HcnCreateNetwork')) === 1 ? true : undefined), 10_000, 'the ADD to reach HcnCreateNetwork');
+    await until(
+      async () => ((await accepted('HcnCreateNetwork')) === 1 ? true : undefined),
+      10_000,
+      'the ADD to reach HcnCreateNetwork',
+    );
     const restarted = Date.now();
     const { downUntil } = await h.sim.control.restart({ downMs: 300 }).then(() => ({ downUntil: restarted + 300 }));
     const r = await add.exited;
     expect(Date.now() - restarted).toBeLessThan(2000); // the restart ended the call, not the 10 s timeout
     expect(r.exitCode).toBe(1);
-    expect(JSON.parse(r.stdout)).toMatchObject({ code: 11, msg: expect.stringMatching(/^HNS did not answer while creating HNS network .*0x800706BF/i) });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      code: 11,
+      msg: expect.stringMatching(/^HNS did not answer while creating HNS network .*0x800706BF/i),
+    });
     const create = (await h.sim.control.calls()).find((c) => c.op === 'HcnCreateNetwork')!;
     expect(create.fault).toMatch(/restart/);
     expect(await onNic()).toBeUndefined(); // the restart dropped the create
 
     await new Promise((res) => setTimeout(res, Math.max(0, downUntil - Date.now()) + 50));
-    const retry = await start({ verb: 'ADD', conf: conf({ hnsTimeoutSeconds: 10 }), containerId: 'pod-r', netns: 'none' }).exited;
+    const retry = await start({
+      verb: 'ADD',
+      conf: conf({ hnsTimeoutSeconds: 10 }),
+      containerId: 'pod-r',
+      netns: 'none',
+    }).exited;
     expect(retry.exitCode).toBe(0);
     expect((await onNic())?.Name).toMatch(nicNetworkName({ containerId: 'pod-r', ifname: 'eth0' }));
     expect(recordFiles(h, 'attachments')).toEqual(['pod-r@eth0.json']);

@@ -72,7 +72,9 @@ describe('the shim falls back to the standalone executable', () => {
 
   it('when the service accepts with another version number', async () => {
     const address = path.join(h.tmp, 'v7.sock');
-    const server = await fakeService(address, (s) => s.end(Buffer.concat([Buffer.from('HCNA'), Buffer.from([7, 0, 0, 0, 0, 0, 0, 0])])));
+    const server = await fakeService(address, (s) =>
+      s.end(Buffer.concat([Buffer.from('HCNA'), Buffer.from([7, 0, 0, 0, 0, 0, 0, 0])])),
+    );
     try {
       await addAndCheck(address);
     } finally {
@@ -86,7 +88,10 @@ describe('the real service and protocol skew', () => {
   it('answers a request of another protocol version with HCNV and runs nothing', async () => {
     const service = await startServiceProcess(h);
     try {
-      const reply = await sendRequest(service.address, encodeRequest(KIND_CNI, { CNI_COMMAND: 'VERSION' }, Buffer.alloc(0), 2));
+      const reply = await sendRequest(
+        service.address,
+        encodeRequest(KIND_CNI, { CNI_COMMAND: 'VERSION' }, Buffer.alloc(0), 2),
+      );
       expect(reply).toEqual({ type: 'refused', version: 1 });
       expect((await service.status()).served).toBe(0);
     } finally {
@@ -96,7 +101,9 @@ describe('the real service and protocol skew', () => {
 
   it('a reply cut short is not a reply', () => {
     expect(parseReply(Buffer.from('HCNA'))).toBeUndefined();
-    expect(parseReply(Buffer.concat([Buffer.from('HCNA'), Buffer.from([1, 0, 0, 0, 0, 0, 0, 0]), Buffer.from('HCNR')]))).toBeUndefined();
+    expect(
+      parseReply(Buffer.concat([Buffer.from('HCNA'), Buffer.from([1, 0, 0, 0, 0, 0, 0, 0]), Buffer.from('HCNR')])),
+    ).toBeUndefined();
   });
 });
 
@@ -106,10 +113,19 @@ describe('the service dies after accepting an ADD', () => {
     const ns = await newNamespace(h);
     // HNS completes the endpoint create and kills its caller — the service — as a crash mid-verb would.
     await h.sim.control.killClient('HcnCreateEndpoint');
-    const add = await viaShim(h, bin, service.address, { verb: 'ADD', conf: bridgeConf(), containerId: 'pod1', netns: ns });
+    const add = await viaShim(h, bin, service.address, {
+      verb: 'ADD',
+      conf: bridgeConf(),
+      containerId: 'pod1',
+      netns: ns,
+    });
     expect(await service.exited).toEqual({ code: null, signal: 'SIGKILL' });
     expect(add.exitCode).toBe(1);
-    expect(add.json).toEqual({ cniVersion: '1.0.0', code: 11, msg: 'the hcn-cni service ended before it finished ADD; try again' });
+    expect(add.json).toEqual({
+      cniVersion: '1.0.0',
+      code: 11,
+      msg: 'the hcn-cni service ended before it finished ADD; try again',
+    });
     expect(bin.standaloneRuns()).toBe(0); // accepted requests are never run twice
     await h.sim.control.waitIdle();
     // What the dead service left: an intent (its pid is dead now) and the endpoint HNS finished.
@@ -117,7 +133,12 @@ describe('the service dies after accepting an ADD', () => {
     expect((await h.sim.control.dump()).endpoints).toHaveLength(1);
 
     // The runtime's DEL (service gone: through the standalone executable) removes it all.
-    const del = await viaShim(h, bin, service.address, { verb: 'DEL', conf: bridgeConf(), containerId: 'pod1', netns: ns });
+    const del = await viaShim(h, bin, service.address, {
+      verb: 'DEL',
+      conf: bridgeConf(),
+      containerId: 'pod1',
+      netns: ns,
+    });
     expect({ exit: del.exitCode, out: del.stdout }).toEqual({ exit: 0, out: '' });
     expect(bin.standaloneRuns()).toBe(1);
     expect((await h.sim.control.dump()).endpoints).toEqual([]);
@@ -130,18 +151,43 @@ describe('the service dies after accepting an ADD', () => {
     try {
       const ns = await newNamespace(h);
       await h.sim.control.hang('HcnCreateEndpoint');
-      const run = startShim(h, bin, service.address, { verb: 'ADD', conf: bridgeConf(), containerId: 'pod1', netns: ns });
+      const run = startShim(h, bin, service.address, {
+        verb: 'ADD',
+        conf: bridgeConf(),
+        containerId: 'pod1',
+        netns: ns,
+      });
       // The endpoint create is hung in HNS: the ADD is in the middle of its work.
-      await until(async () => ((await h.sim.control.stats()).pendingMutations > 0 ? true : undefined), 20_000, 'the create to hang');
+      await until(
+        async () => ((await h.sim.control.stats()).pendingMutations > 0 ? true : undefined),
+        20_000,
+        'the create to hang',
+      );
       run.child.kill('SIGKILL');
       await run.done;
-      const st = await until(async () => {
-        const s = await service.status();
-        return s.inFlight[0]?.shimConnected === false ? s : undefined;
-      }, 20_000, 'the service to see the shim gone');
-      expect(st.inFlight).toEqual([expect.objectContaining({ verb: 'ADD', containerId: 'pod1', ifname: 'eth0', state: 'running', shimConnected: false })]);
+      const st = await until(
+        async () => {
+          const s = await service.status();
+          return s.inFlight[0]?.shimConnected === false ? s : undefined;
+        },
+        20_000,
+        'the service to see the shim gone',
+      );
+      expect(st.inFlight).toEqual([
+        expect.objectContaining({
+          verb: 'ADD',
+          containerId: 'pod1',
+          ifname: 'eth0',
+          state: 'running',
+          shimConnected: false,
+        }),
+      ]);
       await h.sim.control.release();
-      await until(async () => ((await service.status()).inFlight.length === 0 ? true : undefined), 20_000, 'the ADD to finish');
+      await until(
+        async () => ((await service.status()).inFlight.length === 0 ? true : undefined),
+        20_000,
+        'the ADD to finish',
+      );
       expect(recordFiles(h, 'attachments')).toEqual(['pod1@eth0.json']); // committed although nobody was waiting
       expect(recordFiles(h, 'intents')).toEqual([]);
     } finally {

@@ -22,7 +22,8 @@ beforeEach(() => {
   bin = makeBin(h);
 });
 
-const inFlight = async (s: RunningService) => (await s.status()).inFlight.map((r) => `${r.verb} ${r.containerId} ${r.state}`);
+const inFlight = async (s: RunningService) =>
+  (await s.status()).inFlight.map((r) => `${r.verb} ${r.containerId} ${r.state}`);
 const hung = async () => ((await h.sim.control.stats()).pendingMutations > 0 ? true : undefined);
 
 describe('a shim killed mid-ADD', () => {
@@ -31,12 +32,22 @@ describe('a shim killed mid-ADD', () => {
     try {
       const ns = await newNamespace(h);
       await h.sim.control.hang('HcnCreateEndpoint');
-      const add = startShim(h, bin, service.address, { verb: 'ADD', conf: bridgeConf(), containerId: 'pod1', netns: ns });
+      const add = startShim(h, bin, service.address, {
+        verb: 'ADD',
+        conf: bridgeConf(),
+        containerId: 'pod1',
+        netns: ns,
+      });
       await until(hung, 20_000, 'the endpoint create to hang');
       add.child.kill('SIGKILL'); // the runtime gave up on the ADD
       expect((await add.done).signal).toBe('SIGKILL');
       // The runtime's DEL arrives while the ADD is still running: it waits for it (same attachment).
-      const del = startShim(h, bin, service.address, { verb: 'DEL', conf: bridgeConf(), containerId: 'pod1', netns: ns });
+      const del = startShim(h, bin, service.address, {
+        verb: 'DEL',
+        conf: bridgeConf(),
+        containerId: 'pod1',
+        netns: ns,
+      });
       await until(async () => ((await inFlight(service)).length === 2 ? true : undefined), 20_000, 'the DEL to queue');
       expect(await inFlight(service)).toEqual(['ADD pod1 running', 'DEL pod1 queued']);
       await h.sim.control.release();
@@ -66,7 +77,11 @@ describe('one attachment at a time, in arrival order; others concurrently', () =
       const runs: Array<Promise<{ exitCode: number }>> = [];
       const arrive = async (p: Promise<{ exitCode: number }>, n: number) => {
         runs.push(p);
-        await until(async () => ((await service.status()).inFlight.length === n ? true : undefined), 20_000, `request ${n}`);
+        await until(
+          async () => ((await service.status()).inFlight.length === n ? true : undefined),
+          20_000,
+          `request ${n}`,
+        );
       };
       await arrive(call('ADD', 'pod1', ns1), 1);
       await until(hung, 20_000, 'the first create to hang');
@@ -74,13 +89,23 @@ describe('one attachment at a time, in arrival order; others concurrently', () =
       await arrive(call('ADD', 'pod1', ns1), 3);
       await arrive(call('ADD', 'pod2', ns2), 4);
       // pod2 is running (it waits in HNS's mutation queue, not in ours); pod1's DEL and second ADD wait their turn.
-      expect(await inFlight(service)).toEqual(['ADD pod1 running', 'DEL pod1 queued', 'ADD pod1 queued', 'ADD pod2 running']);
+      expect(await inFlight(service)).toEqual([
+        'ADD pod1 running',
+        'DEL pod1 queued',
+        'ADD pod1 queued',
+        'ADD pod2 running',
+      ]);
       await h.sim.control.release();
       const results = await Promise.all(runs);
       expect(results.map((r) => r.exitCode)).toEqual([0, 0, 0, 0]);
       // Arrival order held: create (pod1), delete (pod1), create (pod1) — the last word is the second ADD.
       const pod1 = (await h.sim.control.calls()).filter((c) => /^HcnCreateEndpoint|^HcnDeleteEndpoint/.test(c.op));
-      expect(pod1.map((c) => c.op)).toEqual(['HcnCreateEndpoint', 'HcnCreateEndpoint', 'HcnDeleteEndpoint', 'HcnCreateEndpoint']);
+      expect(pod1.map((c) => c.op)).toEqual([
+        'HcnCreateEndpoint',
+        'HcnCreateEndpoint',
+        'HcnDeleteEndpoint',
+        'HcnCreateEndpoint',
+      ]);
       expect(recordFiles(h, 'attachments')).toEqual(['pod1@eth0.json', 'pod2@eth0.json']);
       expect((await h.sim.control.dump()).endpoints).toHaveLength(2);
     } finally {
@@ -119,7 +144,14 @@ describe('who may connect', () => {
     if (process.getuid?.() !== 0) throw new Error('this test needs root (it connects as nobody)');
     const address = path.join(h.tmp, 'open', 'service.sock');
     // Mode 0666 only here, so that nobody can reach the peer check at all.
-    const service = await startService({ address, platform: 'linux', pid: process.pid, allowUid: 0, log: silentLogger, socketMode: 0o666 });
+    const service = await startService({
+      address,
+      platform: 'linux',
+      pid: process.pid,
+      allowUid: 0,
+      log: silentLogger,
+      socketMode: 0o666,
+    });
     fs.chmodSync(path.dirname(address), 0o755);
     fs.chmodSync(h.tmp, 0o755);
     try {

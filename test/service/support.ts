@@ -50,7 +50,10 @@ export interface RunningService {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export async function startServiceProcess(h: Harness, address = path.join(h.tmp, 'run', 'service.sock')): Promise<RunningService> {
+export async function startServiceProcess(
+  h: Harness,
+  address = path.join(h.tmp, 'run', 'service.sock'),
+): Promise<RunningService> {
   const child = spawn(process.execPath, [CLI, 'serve', '--listen', address], {
     env: { PATH: process.env.PATH, HCN_SIM: h.sim.address } as NodeJS.ProcessEnv,
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -60,10 +63,14 @@ export async function startServiceProcess(h: Harness, address = path.join(h.tmp,
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('exit', (code, signal) => resolve({ code, signal })),
   );
-  await until(async () => {
-    if (child.exitCode !== null) throw new Error(`hcn-cni serve exited: ${stderr}`);
-    return queryStatus(address).catch(() => undefined);
-  }, 20_000, 'the service to listen');
+  await until(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`hcn-cni serve exited: ${stderr}`);
+      return queryStatus(address).catch(() => undefined);
+    },
+    20_000,
+    'the service to listen',
+  );
   return {
     address,
     child,
@@ -86,7 +93,13 @@ export interface ShimRun extends ProcessOutcome {
 }
 
 /** Runs the shim as the runtime would: CNI env + HCN_CNI_SERVICE, the configuration on stdin. */
-export function startShim(h: Harness, bin: Bin, address: string, c: CniCall, stdin?: string | Buffer): { child: ChildProcess; done: Promise<ProcessOutcome> } {
+export function startShim(
+  h: Harness,
+  bin: Bin,
+  address: string,
+  c: CniCall,
+  stdin?: string | Buffer,
+): { child: ChildProcess; done: Promise<ProcessOutcome> } {
   const child = spawn(bin.shim, [], {
     env: { PATH: process.env.PATH, ...cniEnv(h, c), HCN_CNI_SERVICE: address } as NodeJS.ProcessEnv,
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -112,6 +125,12 @@ export function startShim(h: Harness, bin: Bin, address: string, c: CniCall, std
   return { child, done };
 }
 
-export function viaShim(h: Harness, bin: Bin, address: string, c: CniCall, stdin?: string | Buffer): Promise<ProcessOutcome> {
+export function viaShim(
+  h: Harness,
+  bin: Bin,
+  address: string,
+  c: CniCall,
+  stdin?: string | Buffer,
+): Promise<ProcessOutcome> {
   return startShim(h, bin, address, c, stdin).done;
 }

@@ -22,7 +22,8 @@ afterEach(async () => {
   await service.stop();
 });
 
-const atLeast = (v: string, min: string) => SUPPORTED_VERSIONS.indexOf(v as never) >= SUPPORTED_VERSIONS.indexOf(min as never);
+const atLeast = (v: string, min: string) =>
+  SUPPORTED_VERSIONS.indexOf(v as never) >= SUPPORTED_VERSIONS.indexOf(min as never);
 
 describe.each(SUPPORTED_VERSIONS.map((v) => [v]))('cniVersion %s through the shim', (v) => {
   it('ADD, CHECK, VERSION, STATUS, GC and DEL are answered by the service', async () => {
@@ -49,15 +50,29 @@ describe.each(SUPPORTED_VERSIONS.map((v) => [v]))('cniVersion %s through the shi
     const lines = logLines(add.stderr);
     expect(lines.length).toBeGreaterThan(0);
     expect(lines.every((l) => l.pid === service.child.pid)).toBe(true);
-    expect(outcomeLines(add.stderr)).toEqual([expect.objectContaining({ verb: 'ADD', containerId: cid, outcome: 'ok' })]);
+    expect(outcomeLines(add.stderr)).toEqual([
+      expect.objectContaining({ verb: 'ADD', containerId: cid, outcome: 'ok' }),
+    ]);
     expect(recordFiles(h, 'attachments')).toEqual([`${cid}@eth0.json`]);
 
-    const check = await viaShim(h, bin, service.address, { verb: 'CHECK', conf: { ...conf, prevResult: result }, containerId: cid, netns: ns });
+    const check = await viaShim(h, bin, service.address, {
+      verb: 'CHECK',
+      conf: { ...conf, prevResult: result },
+      containerId: cid,
+      netns: ns,
+    });
     if (atLeast(v, '0.4.0')) expect({ exit: check.exitCode, out: check.stdout }).toEqual({ exit: 0, out: '' });
-    else expect({ exit: check.exitCode, json: check.json }).toEqual({ exit: 1, json: expect.objectContaining({ cniVersion: v, code: 1 }) });
+    else
+      expect({ exit: check.exitCode, json: check.json }).toEqual({
+        exit: 1,
+        json: expect.objectContaining({ cniVersion: v, code: 1 }),
+      });
 
     const version = await viaShim(h, bin, service.address, { verb: 'VERSION', conf: { cniVersion: v } });
-    expect({ exit: version.exitCode, json: version.json }).toEqual({ exit: 0, json: { cniVersion: v, supportedVersions: [...SUPPORTED_VERSIONS] } });
+    expect({ exit: version.exitCode, json: version.json }).toEqual({
+      exit: 0,
+      json: { cniVersion: v, supportedVersions: [...SUPPORTED_VERSIONS] },
+    });
 
     const status = await viaShim(h, bin, service.address, { verb: 'STATUS', conf });
     const gc = await viaShim(h, bin, service.address, {
@@ -73,7 +88,12 @@ describe.each(SUPPORTED_VERSIONS.map((v) => [v]))('cniVersion %s through the shi
       expect(gc.json).toMatchObject({ cniVersion: v, code: 1 });
     }
 
-    const del = await viaShim(h, bin, service.address, { verb: 'DEL', conf: { ...conf, prevResult: result }, containerId: cid, netns: ns });
+    const del = await viaShim(h, bin, service.address, {
+      verb: 'DEL',
+      conf: { ...conf, prevResult: result },
+      containerId: cid,
+      netns: ns,
+    });
     expect({ exit: del.exitCode, out: del.stdout }).toEqual({ exit: 0, out: '' });
     expect(recordFiles(h, 'attachments')).toEqual([]);
     const dump = await h.sim.control.dump();
@@ -88,9 +108,17 @@ describe.each(SUPPORTED_VERSIONS.map((v) => [v]))('cniVersion %s through the shi
 describe('without CNI_COMMAND the shim is the operator tool', () => {
   it('hands `hcn-cni service --json` to the standalone executable, which asks the service', async () => {
     const { spawnSync } = await import('child_process');
-    const r = spawnSync(bin.shim, ['service', '--json'], { env: { PATH: process.env.PATH, HCN_CNI_SERVICE: service.address }, encoding: 'utf8' });
+    const r = spawnSync(bin.shim, ['service', '--json'], {
+      env: { PATH: process.env.PATH, HCN_CNI_SERVICE: service.address },
+      encoding: 'utf8',
+    });
     expect(r.status).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ running: true, address: service.address, pid: service.child.pid, served: 0 });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      running: true,
+      address: service.address,
+      pid: service.child.pid,
+      served: 0,
+    });
     expect(bin.standaloneRuns()).toBe(1);
   });
 });
@@ -101,8 +129,16 @@ describe('bad input through the shim', () => {
     const cases: Array<{ what: string; env?: Record<string, string | undefined>; stdin: string | Buffer }> = [
       { what: 'stdin over 1 MiB', stdin: Buffer.alloc(1024 * 1024 + 10, 0x20) },
       { what: 'stdin not JSON', stdin: '{"cniVersion":' },
-      { what: 'no CNI_CONTAINERID', env: { CNI_CONTAINERID: undefined }, stdin: JSON.stringify({ ...conf, stateDir: h.stateDir }) },
-      { what: 'unknown CNI_COMMAND', env: { CNI_COMMAND: 'FROB' }, stdin: JSON.stringify({ ...conf, stateDir: h.stateDir }) },
+      {
+        what: 'no CNI_CONTAINERID',
+        env: { CNI_CONTAINERID: undefined },
+        stdin: JSON.stringify({ ...conf, stateDir: h.stateDir }),
+      },
+      {
+        what: 'unknown CNI_COMMAND',
+        env: { CNI_COMMAND: 'FROB' },
+        stdin: JSON.stringify({ ...conf, stateDir: h.stateDir }),
+      },
       { what: 'bad config value', stdin: JSON.stringify({ ...conf, mtu: 'big', stateDir: h.stateDir }) },
     ];
     for (const c of cases) {
@@ -111,7 +147,11 @@ describe('bad input through the shim', () => {
       const standalone = await cniProcessWithStdin(call, c.stdin);
       // How far past 1 MiB a reader gets depends on pipe chunking; the count in the message is not the point.
       const norm = (s: string) => s.replace(/stdin is \d+ bytes/, 'stdin is N bytes');
-      expect({ what: c.what, exit: shim.exitCode, out: norm(shim.stdout) }).toEqual({ what: c.what, exit: standalone.exitCode, out: norm(standalone.stdout) });
+      expect({ what: c.what, exit: shim.exitCode, out: norm(shim.stdout) }).toEqual({
+        what: c.what,
+        exit: standalone.exitCode,
+        out: norm(standalone.stdout),
+      });
       expect(shim.exitCode).toBe(1);
     }
     expect(bin.standaloneRuns()).toBe(0);
@@ -123,7 +163,9 @@ async function cniProcessWithStdin(call: Parameters<typeof cniProcess>[1], stdin
   const { spawn } = await import('child_process');
   const { cniEnv, CLI } = await import('../helpers/cni-harness');
   return new Promise<{ exitCode: number; stdout: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI], { env: { PATH: process.env.PATH, ...cniEnv(h, call) } as NodeJS.ProcessEnv });
+    const child = spawn(process.execPath, [CLI], {
+      env: { PATH: process.env.PATH, ...cniEnv(h, call) } as NodeJS.ProcessEnv,
+    });
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stdin.on('error', () => undefined);

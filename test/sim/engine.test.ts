@@ -131,7 +131,9 @@ describe('delete during create', () => {
         ok(cr);
         outcomes.push(d.hr === 0 ? 'delete-wins' : 'create-wins');
         // The state agrees with the answer: a lost delete leaves the network.
-        expect(ids(await c.enumerateNetworks(JSON.stringify({ Filter: JSON.stringify({ ID: id }) })))).toEqual(d.hr === 0 ? [] : [id]);
+        expect(ids(await c.enumerateNetworks(JSON.stringify({ Filter: JSON.stringify({ ID: id }) })))).toEqual(
+          d.hr === 0 ? [] : [id],
+        );
       }
       const log = (await sim.control.calls()).filter((r) => r.op === 'HcnDeleteNetwork').map((r) => r.fault);
       expect(log).toEqual(outcomes.map((o) => `race-${o}`));

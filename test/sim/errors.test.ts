@@ -1,5 +1,15 @@
 /** Every error HNS answers that the simulator models, with its exact HRESULT and error record. */
-import { errorRecordFor, expectEnvelopeFailure, expectFailure, l2bridge, natNetwork, ok, output, useSimulator, V2 } from './helpers';
+import {
+  errorRecordFor,
+  expectEnvelopeFailure,
+  expectFailure,
+  l2bridge,
+  natNetwork,
+  ok,
+  output,
+  useSimulator,
+  V2,
+} from './helpers';
 
 const fx = useSimulator();
 
@@ -34,34 +44,68 @@ test('the error record is HNS’s exact text: message, trailing space, unsigned 
 
 test('unknown objects: network 0x803B0001, endpoint 0x803B0002, namespace 0x80070490 — through v2 and v1', async () => {
   const { c } = fx;
-  for (const r of [await c.openNetwork(NOWHERE), await c.queryNetworkProperties(NOWHERE), await c.deleteNetwork(NOWHERE), await c.modifyNetwork(NOWHERE, '{}')]) {
+  for (const r of [
+    await c.openNetwork(NOWHERE),
+    await c.queryNetworkProperties(NOWHERE),
+    await c.deleteNetwork(NOWHERE),
+    await c.modifyNetwork(NOWHERE, '{}'),
+  ]) {
     expectFailure(r, 0x803b0001, M.networkNotFound);
   }
-  expectFailure(await c.createEndpoint(NOWHERE, null, JSON.stringify({ ...V2, Name: 'e' })), 0x803b0001, M.networkNotFound);
-  for (const r of [await c.openEndpoint(NOWHERE), await c.queryEndpointProperties(NOWHERE), await c.deleteEndpoint(NOWHERE), await c.modifyEndpoint(NOWHERE, '{}')]) {
+  expectFailure(
+    await c.createEndpoint(NOWHERE, null, JSON.stringify({ ...V2, Name: 'e' })),
+    0x803b0001,
+    M.networkNotFound,
+  );
+  for (const r of [
+    await c.openEndpoint(NOWHERE),
+    await c.queryEndpointProperties(NOWHERE),
+    await c.deleteEndpoint(NOWHERE),
+    await c.modifyEndpoint(NOWHERE, '{}'),
+  ]) {
     expectFailure(r, 0x803b0002, M.endpointNotFound);
   }
-  for (const r of [await c.openNamespace(NOWHERE), await c.queryNamespaceProperties(NOWHERE), await c.deleteNamespace(NOWHERE), await c.modifyNamespace(NOWHERE, '{}')]) {
+  for (const r of [
+    await c.openNamespace(NOWHERE),
+    await c.queryNamespaceProperties(NOWHERE),
+    await c.deleteNamespace(NOWHERE),
+    await c.modifyNamespace(NOWHERE, '{}'),
+  ]) {
     expectFailure(r, 0x80070490, M.elementNotFound);
   }
   expectEnvelopeFailure(await c.hnsCall('GET', `/networks/${NOWHERE}`), 0x803b0001, M.networkNotFound);
   expectEnvelopeFailure(await c.hnsCall('DELETE', `/networks/${NOWHERE}`), 0x803b0001, M.networkNotFound);
   expectEnvelopeFailure(await c.hnsCall('GET', `/endpoints/${NOWHERE}`), 0x803b0002, M.endpointNotFound);
-  expectEnvelopeFailure(await c.hnsCall('POST', `/endpoints/${NOWHERE}/attach`, '{"ContainerId":"c1","SystemType":"Container"}'), 0x803b0002, M.endpointNotFound);
+  expectEnvelopeFailure(
+    await c.hnsCall('POST', `/endpoints/${NOWHERE}/attach`, '{"ContainerId":"c1","SystemType":"Container"}'),
+    0x803b0002,
+    M.endpointNotFound,
+  );
   expectEnvelopeFailure(await c.hnsCall('DELETE', `/namespaces/${NOWHERE}`), 0x80070490, M.elementNotFound);
-  expectEnvelopeFailure(await c.hnsCall('POST', '/endpoints/', JSON.stringify({ Name: 'e', VirtualNetwork: NOWHERE })), 0x803b0001, M.networkNotFound);
+  expectEnvelopeFailure(
+    await c.hnsCall('POST', '/endpoints/', JSON.stringify({ Name: 'e', VirtualNetwork: NOWHERE })),
+    0x803b0001,
+    M.networkNotFound,
+  );
 });
 
 test('duplicate name 0x803B0010 (also against a create still in flight), duplicate id 0x800700B7', async () => {
   const { c, sim } = fx;
   const id = ok(await c.createNetwork(null, natNetwork('dup')));
   expectFailure(await c.createNetwork(null, natNetwork('dup')), 0x803b0010, M.nameExists);
-  expectEnvelopeFailure(await c.hnsCall('POST', '/networks/', JSON.stringify({ Name: 'dup', Type: 'nat' })), 0x803b0010, M.nameExists);
+  expectEnvelopeFailure(
+    await c.hnsCall('POST', '/networks/', JSON.stringify({ Name: 'dup', Type: 'nat' })),
+    0x803b0010,
+    M.nameExists,
+  );
   expectFailure(await c.createNetwork(id.toUpperCase(), natNetwork('other')), 0x800700b7, M.idExists);
 
   // Two creates of one name in flight together: the second fails once the first commits.
   await sim.control.setLatency('HcnCreateNetwork', 60);
-  const [first, second] = await Promise.all([c.createNetwork(null, natNetwork('racing')), c.createNetwork(null, natNetwork('racing'))]);
+  const [first, second] = await Promise.all([
+    c.createNetwork(null, natNetwork('racing')),
+    c.createNetwork(null, natNetwork('racing')),
+  ]);
   ok(first);
   expectFailure(second, 0x803b0010, M.nameExists);
 
@@ -83,32 +127,75 @@ test('unparsable JSON 0x803B001B for settings and HNSCall bodies', async () => {
 test('invalid network config 0x803B000A, unknown type 0x803B000B, malformed subnet 0x803B0032', async () => {
   const { c } = fx;
   for (const type of ['L2Bridge', 'L2Tunnel', 'Overlay']) {
-    expectFailure(await c.createNetwork(null, JSON.stringify({ ...V2, Name: type, Type: type })), 0x803b000a, M.invalidNetwork);
+    expectFailure(
+      await c.createNetwork(null, JSON.stringify({ ...V2, Name: type, Type: type })),
+      0x803b000a,
+      M.invalidNetwork,
+    );
   }
-  expectEnvelopeFailure(await c.hnsCall('POST', '/networks/', JSON.stringify({ Name: 'x', Type: 'l2bridge' })), 0x803b000a, M.invalidNetwork);
-  expectFailure(await c.createNetwork(null, l2bridge('gw-out', '10.1.0.0/24', '10.2.0.1')), 0x803b000a, M.invalidNetwork);
-  expectFailure(await c.createNetwork(null, l2bridge('gw-bcast', '10.1.0.0/24', '10.1.0.255')), 0x803b000a, M.invalidNetwork);
-  expectFailure(await c.createNetwork(null, l2bridge('gw-junk', '10.1.0.0/24', 'gateway')), 0x803b000a, M.invalidNetwork);
+  expectEnvelopeFailure(
+    await c.hnsCall('POST', '/networks/', JSON.stringify({ Name: 'x', Type: 'l2bridge' })),
+    0x803b000a,
+    M.invalidNetwork,
+  );
   expectFailure(
-    await c.createNetwork(null, JSON.stringify({ Name: 'v1gw', Type: 'l2bridge', Subnets: [{ AddressPrefix: '10.1.0.0/24', GatewayAddress: '10.9.0.1' }] })),
+    await c.createNetwork(null, l2bridge('gw-out', '10.1.0.0/24', '10.2.0.1')),
+    0x803b000a,
+    M.invalidNetwork,
+  );
+  expectFailure(
+    await c.createNetwork(null, l2bridge('gw-bcast', '10.1.0.0/24', '10.1.0.255')),
+    0x803b000a,
+    M.invalidNetwork,
+  );
+  expectFailure(
+    await c.createNetwork(null, l2bridge('gw-junk', '10.1.0.0/24', 'gateway')),
+    0x803b000a,
+    M.invalidNetwork,
+  );
+  expectFailure(
+    await c.createNetwork(
+      null,
+      JSON.stringify({
+        Name: 'v1gw',
+        Type: 'l2bridge',
+        Subnets: [{ AddressPrefix: '10.1.0.0/24', GatewayAddress: '10.9.0.1' }],
+      }),
+    ),
     0x803b000a,
     M.invalidNetwork,
   );
 
-  expectFailure(await c.createNetwork(null, JSON.stringify({ ...V2, Name: 't', Type: 'Bridgey' })), 0x803b000b, M.invalidType);
-  expectEnvelopeFailure(await c.hnsCall('POST', '/networks/', JSON.stringify({ Name: 't', Type: 'layered' })), 0x803b000b, M.invalidType);
+  expectFailure(
+    await c.createNetwork(null, JSON.stringify({ ...V2, Name: 't', Type: 'Bridgey' })),
+    0x803b000b,
+    M.invalidType,
+  );
+  expectEnvelopeFailure(
+    await c.hnsCall('POST', '/networks/', JSON.stringify({ Name: 't', Type: 'layered' })),
+    0x803b000b,
+    M.invalidType,
+  );
 
   for (const prefix of ['10.1.0.0', '10.1.0.0/33', '300.1.0.0/24', '', 'banana/8']) {
     expectFailure(await c.createNetwork(null, l2bridge('bad-subnet', prefix, '10.1.0.1')), 0x803b0032, M.invalidSubnet);
   }
-  expectFailure(await c.createNetwork(null, JSON.stringify({ ...V2, Name: 's', Type: 'NAT', Ipams: [{ Subnets: [{ Routes: [] }] }] })), 0x803b0032, M.invalidSubnet);
+  expectFailure(
+    await c.createNetwork(
+      null,
+      JSON.stringify({ ...V2, Name: 's', Type: 'NAT', Ipams: [{ Subnets: [{ Routes: [] }] }] }),
+    ),
+    0x803b0032,
+    M.invalidSubnet,
+  );
   expect(JSON.parse(ok(await c.enumerateNetworks(null)))).toEqual([]);
 });
 
 test('invalid policy 0x803B000D, unknown policy type 0x803B000E', async () => {
   const { c } = fx;
   const net = ok(await c.createNetwork(null, l2bridge('n')));
-  const ep = (policies: unknown[]) => c.createEndpoint(net, null, JSON.stringify({ ...V2, Name: 'e', Policies: policies }));
+  const ep = (policies: unknown[]) =>
+    c.createEndpoint(net, null, JSON.stringify({ ...V2, Name: 'e', Policies: policies }));
   for (const bad of [
     { Type: 'OutBoundNAT', Settings: { Exceptions: '10.0.0.0/8' } },
     { Type: 'OutBoundNAT', Settings: { Exceptions: ['not-a-prefix'] } },
@@ -123,14 +210,33 @@ test('invalid policy 0x803B000D, unknown policy type 0x803B000E', async () => {
   }
   expectFailure(await ep([{ Type: 'Teleport', Settings: {} }]), 0x803b000e, M.invalidPolicyType);
   // A network policy type is not an endpoint policy type, and the other way round.
-  expectFailure(await ep([{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: 'Ethernet' } }]), 0x803b000e, M.invalidPolicyType);
-  expectFailure(await c.createNetwork(null, natNetwork('p', { Policies: [{ Type: 'OutBoundNAT', Settings: {} }] })), 0x803b000e, M.invalidPolicyType);
+  expectFailure(
+    await ep([{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: 'Ethernet' } }]),
+    0x803b000e,
+    M.invalidPolicyType,
+  );
+  expectFailure(
+    await c.createNetwork(null, natNetwork('p', { Policies: [{ Type: 'OutBoundNAT', Settings: {} }] })),
+    0x803b000e,
+    M.invalidPolicyType,
+  );
   expectEnvelopeFailure(
-    await c.hnsCall('POST', '/endpoints/', JSON.stringify({ VirtualNetwork: net, Policies: [{ Type: 'NAT', Protocol: 'sctp', InternalPort: 1, ExternalPort: 2 }] })),
+    await c.hnsCall(
+      'POST',
+      '/endpoints/',
+      JSON.stringify({
+        VirtualNetwork: net,
+        Policies: [{ Type: 'NAT', Protocol: 'sctp', InternalPort: 1, ExternalPort: 2 }],
+      }),
+    ),
     0x803b000d,
     M.invalidPolicy,
   );
-  expectEnvelopeFailure(await c.hnsCall('POST', '/endpoints/', JSON.stringify({ VirtualNetwork: net, Policies: [{ Type: 'WORMHOLE' }] })), 0x803b000e, M.invalidPolicyType);
+  expectEnvelopeFailure(
+    await c.hnsCall('POST', '/endpoints/', JSON.stringify({ VirtualNetwork: net, Policies: [{ Type: 'WORMHOLE' }] })),
+    0x803b000e,
+    M.invalidPolicyType,
+  );
   // Nothing was created by any of these.
   expect(JSON.parse(ok(await c.enumerateEndpoints(null)))).toEqual([]);
 });
@@ -138,7 +244,8 @@ test('invalid policy 0x803B000D, unknown policy type 0x803B000E', async () => {
 test('IP outside every subnet 0x803B001E, IP already held 0x803B002F', async () => {
   const { c } = fx;
   const net = ok(await c.createNetwork(null, l2bridge('n', '10.10.0.0/24', '10.10.0.1')));
-  const ep = (ip: string) => c.createEndpoint(net, null, JSON.stringify({ ...V2, Name: 'e', IpConfigurations: [{ IpAddress: ip }] }));
+  const ep = (ip: string) =>
+    c.createEndpoint(net, null, JSON.stringify({ ...V2, Name: 'e', IpConfigurations: [{ IpAddress: ip }] }));
   ok(await ep('10.10.0.21'));
   expectFailure(await ep('10.10.0.21'), 0x803b002f, M.reserved);
   expectFailure(await ep('10.10.0.1'), 0x803b002f, M.reserved); // the gateway
@@ -152,7 +259,11 @@ test('already attached: v1 attach twice 0x803B0014, namespace add of an endpoint
   const net = ok(await c.createNetwork(null, natNetwork('n')));
   const ep = ok(await c.createEndpoint(net, null, JSON.stringify({ ...V2, Name: 'e' })));
   output(await c.hnsCall('POST', `/endpoints/${ep}/attach`, '{"ContainerId":"c1","SystemType":"Container"}'));
-  expectEnvelopeFailure(await c.hnsCall('POST', `/endpoints/${ep}/attach`, '{"ContainerId":"c1","SystemType":"Container"}'), 0x803b0014, M.alreadyAttached);
+  expectEnvelopeFailure(
+    await c.hnsCall('POST', `/endpoints/${ep}/attach`, '{"ContainerId":"c1","SystemType":"Container"}'),
+    0x803b0014,
+    M.alreadyAttached,
+  );
 
   const ns1 = ok(await c.createNamespace(null, JSON.stringify(V2)));
   const ns2 = ok(await c.createNamespace(null, JSON.stringify(V2)));
@@ -160,7 +271,11 @@ test('already attached: v1 attach twice 0x803B0014, namespace add of an endpoint
   ok(await c.modifyNamespace(ns1, add));
   expectFailure(await c.modifyNamespace(ns1, add), 0x803b002b, M.inNamespace);
   expectFailure(await c.modifyNamespace(ns2, add), 0x803b002b, M.inNamespace);
-  expectEnvelopeFailure(await c.hnsCall('POST', `/namespaces/${ns2}/addresource`, JSON.stringify({ Type: 'Endpoint', Data: { Id: ep } })), 0x803b002b, M.inNamespace);
+  expectEnvelopeFailure(
+    await c.hnsCall('POST', `/namespaces/${ns2}/addresource`, JSON.stringify({ Type: 'Endpoint', Data: { Id: ep } })),
+    0x803b002b,
+    M.inNamespace,
+  );
 });
 
 test('deleting a network with endpoints: 0x803B002C when refused, nothing removed', async () => {
@@ -177,8 +292,19 @@ test('deleting a network with endpoints: 0x803B002C when refused, nothing remove
 
 test('unknown adapter 0x803B0006; unknown HNSCall path and malformed requests E_INVALIDARG; no HCN: E_NOTIMPL', async () => {
   const { c, sim } = fx;
-  expectFailure(await c.createNetwork(null, l2bridge('x', '10.0.0.0/24', '10.0.0.1', { Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: 'vEthernet (nat)' } }] })), 0x803b0006, M.adapterNotFound);
-  expect(errorRecordFor(0x803b0006, M.adapterNotFound)).toBe('{"Success":false,"Error":"An adapter was not found. ","ErrorCode":2151350278}');
+  expectFailure(
+    await c.createNetwork(
+      null,
+      l2bridge('x', '10.0.0.0/24', '10.0.0.1', {
+        Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: 'vEthernet (nat)' } }],
+      }),
+    ),
+    0x803b0006,
+    M.adapterNotFound,
+  );
+  expect(errorRecordFor(0x803b0006, M.adapterNotFound)).toBe(
+    '{"Success":false,"Error":"An adapter was not found. ","ErrorCode":2151350278}',
+  );
 
   expectEnvelopeFailure(await c.hnsCall('GET', '/activities/'), 0x80070057, M.invalidArg);
   expectEnvelopeFailure(await c.hnsCall('PATCH', '/networks/'), 0x80070057, M.invalidArg);

@@ -19,7 +19,8 @@ export function errorRecordFor(hr: number, message: string): string {
 }
 
 export function ok(r: OpResponse): string {
-  if (r.hr !== 0 || r.errorRecord !== null) throw new Error(`expected success, got 0x${r.hr.toString(16)} ${r.errorRecord}`);
+  if (r.hr !== 0 || r.errorRecord !== null)
+    throw new Error(`expected success, got 0x${r.hr.toString(16)} ${r.errorRecord}`);
   return r.result as string;
 }
 
@@ -59,7 +60,12 @@ export function l2bridge(name: string, prefix = '10.10.0.0/24', gateway = '10.10
     ...V2,
     Name: name,
     Type: 'L2Bridge',
-    Ipams: [{ Type: 'Static', Subnets: [{ IpAddressPrefix: prefix, Routes: [{ NextHop: gateway, DestinationPrefix: '0.0.0.0/0' }] }] }],
+    Ipams: [
+      {
+        Type: 'Static',
+        Subnets: [{ IpAddressPrefix: prefix, Routes: [{ NextHop: gateway, DestinationPrefix: '0.0.0.0/0' }] }],
+      },
+    ],
     ...extra,
   });
 }

@@ -8,7 +8,11 @@ it('names the child process that holds the client end of the connection', async 
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as net.AddressInfo).port;
   const connected = new Promise<net.Socket>((r) => server.once('connection', r));
-  const child = spawn(process.execPath, ['-e', `require('net').connect(${port}, '127.0.0.1'); setTimeout(() => {}, 30000)`], { stdio: 'ignore' });
+  const child = spawn(
+    process.execPath,
+    ['-e', `require('net').connect(${port}, '127.0.0.1'); setTimeout(() => {}, 30000)`],
+    { stdio: 'ignore' },
+  );
   try {
     const socket = await connected;
     expect(tcpPeerPid(socket.remotePort!)).toBe(child.pid);

@@ -27,7 +27,14 @@ test('--state keeps persistent networks (and their NIC) across a simulator proce
   let firstPid: number;
   try {
     const c = new WireClient(first.address);
-    kept = ok(await c.createNetwork(null, l2bridge('kept', '10.20.0.0/24', '10.20.0.1', { Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: 'Ethernet 2' } }] })));
+    kept = ok(
+      await c.createNetwork(
+        null,
+        l2bridge('kept', '10.20.0.0/24', '10.20.0.1', {
+          Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: 'Ethernet 2' } }],
+        }),
+      ),
+    );
     ok(await c.createNetwork(null, natNetwork('gone', { Flags: 8 })));
     const v1 = output(await c.hnsCall('POST', '/networks/', JSON.stringify({ Name: 'kept-v1', Type: 'nat' })));
     ok(await c.createEndpoint(kept, null, JSON.stringify({ ...V2, Name: 'e' })));
@@ -48,7 +55,11 @@ test('--state keeps persistent networks (and their NIC) across a simulator proce
     const networks = JSON.parse(ok(await c.enumerateNetworks(null))) as string[];
     expect(networks).toHaveLength(2);
     expect(networks[0]).toBe(kept);
-    expect(okJson(await c.queryNetworkProperties(kept, Q2))).toMatchObject({ Name: 'kept', Type: 'L2Bridge', Ipams: [{ Subnets: [{ IpAddressPrefix: '10.20.0.0/24' }] }] });
+    expect(okJson(await c.queryNetworkProperties(kept, Q2))).toMatchObject({
+      Name: 'kept',
+      Type: 'L2Bridge',
+      Ipams: [{ Subnets: [{ IpAddressPrefix: '10.20.0.0/24' }] }],
+    });
     expect(JSON.parse(ok(await c.enumerateEndpoints(null)))).toEqual([]);
     expect(JSON.parse(ok(await c.enumerateNamespaces(null)))).toEqual([]);
     const dump = await second.control.dump();
@@ -69,11 +80,18 @@ test('seed 000: a CNI-like child SIGKILLed mid-HcnCreateNetwork; the network com
       new WireClient(process.argv[1]).createNetwork(${JSON.stringify(id)}, process.argv[2])
         .then((r) => { process.stdout.write('RETURNED ' + JSON.stringify(r)); process.exit(0); });
     `;
-    const delegated = (name: string) => l2bridge(name, '10.30.0.0/24', '10.30.0.1', { Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: 'Ethernet 2' } }] });
-    const child = spawn(process.execPath, ['-e', script, sim.address, delegated('leaked')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const delegated = (name: string) =>
+      l2bridge(name, '10.30.0.0/24', '10.30.0.1', {
+        Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: 'Ethernet 2' } }],
+      });
+    const child = spawn(process.execPath, ['-e', script, sim.address, delegated('leaked')], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => child.on('exit', (c, s) => resolve([c, s])));
+    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) =>
+      child.on('exit', (c, s) => resolve([c, s])),
+    );
     expect({ code, signal, out }).toEqual({ code: null, signal: 'SIGKILL', out: '' });
 
     const c = new WireClient(sim.address);
@@ -81,14 +99,20 @@ test('seed 000: a CNI-like child SIGKILLed mid-HcnCreateNetwork; the network com
     expect(JSON.parse(ok(await c.enumerateNetworks(null)))).toEqual([]);
     // …and it commits anyway.
     await sim.control.waitIdle(5000);
-    expect(JSON.parse(ok(await c.enumerateNetworks(JSON.stringify({ ...V2, Filter: JSON.stringify({ Name: 'leaked' }) }))))).toEqual([id]);
+    expect(
+      JSON.parse(ok(await c.enumerateNetworks(JSON.stringify({ ...V2, Filter: JSON.stringify({ Name: 'leaked' }) })))),
+    ).toEqual([id]);
     const record = (await sim.control.calls()).find((r) => r.op === 'HcnCreateNetwork');
     expect(record).toMatchObject({ pid: child.pid, id, hr: 0, fault: 'killed-client' });
 
     // The next ADD for the same NIC fails as it does on Windows…
     await sim.control.setLatency('HcnCreateNetwork', 0);
     const retry = await c.createNetwork(null, delegated('next-add'));
-    expect(retry).toEqual({ hr: 0x803b0006, result: null, errorRecord: '{"Success":false,"Error":"An adapter was not found. ","ErrorCode":2151350278}' });
+    expect(retry).toEqual({
+      hr: 0x803b0006,
+      result: null,
+      errorRecord: '{"Success":false,"Error":"An adapter was not found. ","ErrorCode":2151350278}',
+    });
     // …until the leaked network is found and deleted.
     ok(await c.deleteNetwork(id));
     ok(await c.createNetwork(null, delegated('next-add')));
@@ -129,7 +153,9 @@ describe('CLI', () => {
   };
 
   test('serve on tcp:127.0.0.1:0 prints one listening line; ctl drives every control command; shutdown stops it', async () => {
-    const server = spawn(process.execPath, [cli(), 'serve', '--listen', 'tcp:127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const server = spawn(process.execPath, [cli(), 'serve', '--listen', 'tcp:127.0.0.1:0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const exited = new Promise<number | null>((resolve) => server.on('exit', (c) => resolve(c)));
     let stderr = '';
     server.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -185,11 +211,17 @@ describe('CLI', () => {
     expect((await c.createNetwork(null, natNetwork('n'))).hr).toBe(0x803b0006); // the fail fault
     ok(await c.createNetwork(null, natNetwork('n')));
     // HCN_SIM stands in for --address.
-    const [idle, viaEnv] = await Promise.all([ctl(a, 'wait-idle'), run(process.execPath, [cli(), 'ctl', 'ping'], { env: { ...process.env, HCN_SIM: a } })]);
+    const [idle, viaEnv] = await Promise.all([
+      ctl(a, 'wait-idle'),
+      run(process.execPath, [cli(), 'ctl', 'ping'], { env: { ...process.env, HCN_SIM: a } }),
+    ]);
     expect(idle).toEqual({ ok: true });
     expect(JSON.parse(viaEnv.stdout)).toMatchObject({ pid: server.pid });
     const [stats, dump, calls] = await Promise.all([ctl(a, 'stats'), ctl(a, 'dump'), ctl(a, 'calls')]);
-    expect(stats).toMatchObject({ calls: { HcnCreateNetwork: 3, 'HNSCall GET /globals/version': 1 }, counts: { networks: 1 } });
+    expect(stats).toMatchObject({
+      calls: { HcnCreateNetwork: 3, 'HNSCall GET /globals/version': 1 },
+      counts: { networks: 1 },
+    });
     expect((dump as { networks: unknown[] }).networks).toHaveLength(1);
     expect(calls as unknown[]).toHaveLength(4);
     expect(await ctl(a, 'reset', '--keep-objects')).toEqual({ ok: true });
@@ -202,7 +234,10 @@ describe('CLI', () => {
     expect(await ctl(a, 'shutdown')).toEqual({ ok: true });
     expect(await exited).toBe(0);
     // Logs are JSON lines on stderr.
-    const logs = stderr.trim().split('\n').map((l) => JSON.parse(l) as { msg: string });
+    const logs = stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { msg: string });
     expect(logs.map((l) => l.msg)).toContain('hcn-sim listening');
   });
 
@@ -242,7 +277,9 @@ describe('CLI', () => {
 
   test('SIGTERM stops serve cleanly and removes its unix socket', async () => {
     const sock = path.join(tmp, 'term.sock');
-    const server = spawn(process.execPath, [cli(), 'serve', '--listen', `unix:${sock}`], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const server = spawn(process.execPath, [cli(), 'serve', '--listen', `unix:${sock}`], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     const exited = new Promise<number | null>((resolve) => server.on('exit', (c) => resolve(c)));
     await new Promise<void>((resolve) => server.stdout.once('data', () => resolve()));
     expect(fs.existsSync(sock)).toBe(true);
@@ -254,11 +291,19 @@ describe('CLI', () => {
 });
 
 test('startSimulator applies a host and reports a simulator that cannot start', async () => {
-  const sim = await startSimulator({ host: { adapters: [{ Name: 'NIC1', MacAddress: '00-15-5D-00-00-01' }], version: { major: 10, minor: 2 } } });
+  const sim = await startSimulator({
+    host: { adapters: [{ Name: 'NIC1', MacAddress: '00-15-5D-00-00-01' }], version: { major: 10, minor: 2 } },
+  });
   try {
     const c = new WireClient(sim.address);
     expect(JSON.parse(ok(await c.enumerateAdapters()))).toEqual([
-      { Name: 'NIC1', MacAddress: '00-15-5D-00-00-01', InterfaceDescription: 'Microsoft Hyper-V Network Adapter #4', InterfaceIndex: 4, Physical: true },
+      {
+        Name: 'NIC1',
+        MacAddress: '00-15-5D-00-00-01',
+        InterfaceDescription: 'Microsoft Hyper-V Network Adapter #4',
+        InterfaceIndex: 4,
+        Physical: true,
+      },
     ]);
     expect(output(await c.hnsCall('GET', '/globals/version'))).toEqual({ Major: 10, Minor: 2 });
     // The address is taken: a second simulator on it fails to start, with the reason.

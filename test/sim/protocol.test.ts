@@ -4,7 +4,11 @@ import { parseAddress, WireClient } from '../../src/sim';
 import { errorRecordFor, natNetwork, ok, useSimulator } from './helpers';
 
 const fx = useSimulator();
-const INVALIDARG = { hr: 0x80070057, result: null, errorRecord: errorRecordFor(0x80070057, 'The parameter is incorrect.') };
+const INVALIDARG = {
+  hr: 0x80070057,
+  result: null,
+  errorRecord: errorRecordFor(0x80070057, 'The parameter is incorrect.'),
+};
 
 /** Writes raw bytes, optionally half-closes, and returns everything the service sent back. */
 function raw(text: string, halfClose = false): Promise<string> {
@@ -37,16 +41,29 @@ test('a request whose client half-closes without a newline is still answered; a 
 });
 
 test('control requests: ok/result, and ok:false with a message for unknown commands or bad arguments', async () => {
-  expect(JSON.parse(await raw('{"v":1,"ctl":"stats"}\n'))).toMatchObject({ ok: true, result: { busyMs: expect.any(Number) } });
-  expect(JSON.parse(await raw('{"v":1,"ctl":"frob"}\n'))).toEqual({ ok: false, error: 'unknown control command "frob"' });
-  expect(JSON.parse(await raw('{"v":1,"ctl":"latency","args":{"op":"*"}}\n'))).toEqual({ ok: false, error: 'missing argument ms' });
-  expect(JSON.parse(await raw('{"v":1,"ctl":"fail","args":{"op":"*","hresult":0}}\n'))).toEqual({ ok: false, error: 'fail needs a failing HRESULT' });
+  expect(JSON.parse(await raw('{"v":1,"ctl":"stats"}\n'))).toMatchObject({
+    ok: true,
+    result: { busyMs: expect.any(Number) },
+  });
+  expect(JSON.parse(await raw('{"v":1,"ctl":"frob"}\n'))).toEqual({
+    ok: false,
+    error: 'unknown control command "frob"',
+  });
+  expect(JSON.parse(await raw('{"v":1,"ctl":"latency","args":{"op":"*"}}\n'))).toEqual({
+    ok: false,
+    error: 'missing argument ms',
+  });
+  expect(JSON.parse(await raw('{"v":1,"ctl":"fail","args":{"op":"*","hresult":0}}\n'))).toEqual({
+    ok: false,
+    error: 'fail needs a failing HRESULT',
+  });
 });
 
 test('a client that disconnects right after sending does not cancel its call', async () => {
   await fx.sim.control.setLatency('HcnCreateNetwork', 50);
   const a = parseAddress(fx.sim.address);
-  const line = JSON.stringify({ v: 1, pid: 1, op: 'HcnCreateNetwork', id: null, settings: natNetwork('orphan') }) + '\n';
+  const line =
+    JSON.stringify({ v: 1, pid: 1, op: 'HcnCreateNetwork', id: null, settings: natNetwork('orphan') }) + '\n';
   await new Promise<void>((resolve) => {
     const s = net.connect(a.kind === 'unix' ? { path: a.path } : { host: a.host, port: a.port }, () =>
       s.end(line, () => {
@@ -70,7 +87,9 @@ test('the wire client maps transport failures to the RPC HRESULTs the C client u
   const mute = net.createServer((s) => s.destroy());
   await new Promise<void>((r) => mute.listen(0, '127.0.0.1', () => r()));
   try {
-    const broken = await new WireClient(`tcp:127.0.0.1:${(mute.address() as net.AddressInfo).port}`).enumerateNetworks(null);
+    const broken = await new WireClient(`tcp:127.0.0.1:${(mute.address() as net.AddressInfo).port}`).enumerateNetworks(
+      null,
+    );
     expect(broken.hr).toBe(0x800706be);
   } finally {
     mute.close();

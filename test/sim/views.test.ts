@@ -1,5 +1,19 @@
 /** One object store, two schemas: the v1 and v2 views of the same objects, GUID case, policies, filters. */
-import { LOWER_GUID, Q1, Q2, UPPER_GUID, V2, filterQuery, l2bridge, natNetwork, ok, okJson, output, useSimulator, expectFailure } from './helpers';
+import {
+  LOWER_GUID,
+  Q1,
+  Q2,
+  UPPER_GUID,
+  V2,
+  filterQuery,
+  l2bridge,
+  natNetwork,
+  ok,
+  okJson,
+  output,
+  useSimulator,
+  expectFailure,
+} from './helpers';
 
 const fx = useSimulator();
 
@@ -9,7 +23,14 @@ const SAMPLE_A = {
   Type: 'L2Bridge',
   Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: 'Ethernet 2' } }],
   MacPool: { Ranges: [{ StartMacAddress: '00-15-5D-52-C0-00', EndMacAddress: '00-15-5D-52-CF-FF' }] },
-  Ipams: [{ Type: 'Static', Subnets: [{ IpAddressPrefix: '10.10.0.0/24', Routes: [{ NextHop: '10.10.0.1', DestinationPrefix: '0.0.0.0/0' }] }] }],
+  Ipams: [
+    {
+      Type: 'Static',
+      Subnets: [
+        { IpAddressPrefix: '10.10.0.0/24', Routes: [{ NextHop: '10.10.0.1', DestinationPrefix: '0.0.0.0/0' }] },
+      ],
+    },
+  ],
   Dns: { ServerList: ['10.10.0.10'] },
 };
 
@@ -68,13 +89,19 @@ describe('networks', () => {
         JSON.stringify({
           Name: 'nat1',
           Type: 'nat',
-          Subnets: [{ AddressPrefix: '172.20.0.0/16', GatewayAddress: '172.20.0.1', Policies: [{ Type: 'VLAN', VLAN: 7 }] }],
+          Subnets: [
+            { AddressPrefix: '172.20.0.0/16', GatewayAddress: '172.20.0.1', Policies: [{ Type: 'VLAN', VLAN: 7 }] },
+          ],
           DNSServerList: '10.0.0.10,10.0.0.11',
         }),
       ),
     );
     expect(created.ID).toMatch(UPPER_GUID);
-    expect(created).toMatchObject({ Name: 'nat1', Type: 'nat', Subnets: [{ GatewayAddress: '172.20.0.1', Policies: [{ Type: 'VLAN', VLAN: 7 }] }] });
+    expect(created).toMatchObject({
+      Name: 'nat1',
+      Type: 'nat',
+      Subnets: [{ GatewayAddress: '172.20.0.1', Policies: [{ Type: 'VLAN', VLAN: 7 }] }],
+    });
 
     const v2 = okJson(await c.queryNetworkProperties(created.ID.toLowerCase(), Q2));
     expect(v2.ID).toBe(created.ID);
@@ -104,10 +131,15 @@ describe('networks', () => {
 
   test('v1 JSON handed to HcnCreateNetwork is read as v1 (no SchemaVersion 2.x), the object is still a v2 one', async () => {
     const { c, sim } = fx;
-    const id = ok(await c.createNetwork(null, JSON.stringify({ Name: 'tr', Type: 'transparent', NetworkAdapterName: 'Ethernet' })));
+    const id = ok(
+      await c.createNetwork(null, JSON.stringify({ Name: 'tr', Type: 'transparent', NetworkAdapterName: 'Ethernet' })),
+    );
     expect(id).toMatch(LOWER_GUID);
     const v2 = okJson(await c.queryNetworkProperties(id, Q2));
-    expect(v2).toMatchObject({ Type: 'Transparent', Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: 'Ethernet' } }] });
+    expect(v2).toMatchObject({
+      Type: 'Transparent',
+      Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: 'Ethernet' } }],
+    });
     expect(v2).not.toHaveProperty('Ipams');
     expect((await sim.control.dump()).networks[0].CreatedBy).toBe('v2');
   });
@@ -118,7 +150,13 @@ describe('networks', () => {
     expect(ok(await c.createNetwork(fixed.toLowerCase(), natNetwork('a')))).toBe(fixed.toLowerCase());
     const inner = 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee';
     expect(ok(await c.createNetwork(null, natNetwork('b', { ID: inner })))).toBe(inner);
-    const v1 = output(await c.hnsCall('POST', '/networks/', JSON.stringify({ ID: '11111111-2222-4333-8444-555555555555', Name: 'c', Type: 'nat' })));
+    const v1 = output(
+      await c.hnsCall(
+        'POST',
+        '/networks/',
+        JSON.stringify({ ID: '11111111-2222-4333-8444-555555555555', Name: 'c', Type: 'nat' }),
+      ),
+    );
     expect(v1.ID).toBe('11111111-2222-4333-8444-555555555555'.toUpperCase());
   });
 
@@ -141,7 +179,18 @@ describe('networks', () => {
 describe('policies', () => {
   test('v1 flat endpoint policies (Azure CNI shapes) read back typed in v2', async () => {
     const { c } = fx;
-    const net = output(await c.hnsCall('POST', '/networks/', JSON.stringify({ Name: 'azure', Type: 'l2bridge', NetworkAdapterName: 'Ethernet', Subnets: [{ AddressPrefix: '10.240.0.0/12', GatewayAddress: '10.240.0.1' }] })));
+    const net = output(
+      await c.hnsCall(
+        'POST',
+        '/networks/',
+        JSON.stringify({
+          Name: 'azure',
+          Type: 'l2bridge',
+          NetworkAdapterName: 'Ethernet',
+          Subnets: [{ AddressPrefix: '10.240.0.0/12', GatewayAddress: '10.240.0.1' }],
+        }),
+      ),
+    );
     const ep = output(
       await c.hnsCall(
         'POST',
@@ -192,8 +241,14 @@ describe('policies', () => {
           Name: 'e',
           Policies: [
             { Type: 'PortMapping', Settings: { Protocol: 17, InternalPort: 53, ExternalPort: 5353 } },
-            { Type: 'OutBoundNAT', Settings: { VirtualIP: '10.10.0.200', Exceptions: ['10.0.0.0/8'], Destinations: ['8.8.8.8'] } },
-            { Type: 'ACL', Settings: { Protocols: '17', Action: 'Block', Direction: 'Out', RemoteAddresses: '1.2.3.4' } },
+            {
+              Type: 'OutBoundNAT',
+              Settings: { VirtualIP: '10.10.0.200', Exceptions: ['10.0.0.0/8'], Destinations: ['8.8.8.8'] },
+            },
+            {
+              Type: 'ACL',
+              Settings: { Protocols: '17', Action: 'Block', Direction: 'Out', RemoteAddresses: '1.2.3.4' },
+            },
             { Type: 'InterfaceParameters', Settings: { Mtu: 1450 } },
             { Type: 'VLAN', Settings: { IsolationId: 12 } },
           ],
@@ -213,28 +268,65 @@ describe('policies', () => {
   test('HcnModifyNetwork / HcnModifyEndpoint add, update and remove policies', async () => {
     const { c } = fx;
     const net = ok(await c.createNetwork(null, l2bridge('n')));
-    const modify = (rt: string, settings: object) => JSON.stringify({ ResourceType: 'Policy', RequestType: rt, Settings: settings });
+    const modify = (rt: string, settings: object) =>
+      JSON.stringify({ ResourceType: 'Policy', RequestType: rt, Settings: settings });
     ok(await c.modifyNetwork(net, modify('Add', { Policies: [{ Type: 'VxlanPort', Settings: { Port: 4789 } }] })));
-    expect(okJson(await c.queryNetworkProperties(net, Q2)).Policies).toEqual([{ Type: 'VxlanPort', Settings: { Port: 4789 } }]);
-    expectFailure(await c.modifyNetwork(net, modify('Add', { Policies: [{ Type: 'VxlanPort', Settings: { Port: 4789 } }] })), 0x803b0012, 'Policy information already exists on this object.');
+    expect(okJson(await c.queryNetworkProperties(net, Q2)).Policies).toEqual([
+      { Type: 'VxlanPort', Settings: { Port: 4789 } },
+    ]);
+    expectFailure(
+      await c.modifyNetwork(net, modify('Add', { Policies: [{ Type: 'VxlanPort', Settings: { Port: 4789 } }] })),
+      0x803b0012,
+      'Policy information already exists on this object.',
+    );
 
     const ep = ok(await c.createEndpoint(net, null, JSON.stringify({ ...V2, Name: 'e' })));
     const pm = { Type: 'PortMapping', Settings: { Protocol: 6, InternalPort: 80, ExternalPort: 8080 } };
     ok(await c.modifyEndpoint(ep, modify('Add', { Policies: [pm] })));
-    ok(await c.modifyEndpoint(ep, JSON.stringify({ ResourceType: 'Policy', RequestType: 2, Settings: { Policies: [{ ...pm, Settings: { ...pm.Settings, ExternalPort: 9090 } }] } })));
-    expect(okJson(await c.queryEndpointProperties(ep, Q2)).Policies).toEqual([{ Type: 'PortMapping', Settings: { Protocol: 6, InternalPort: 80, ExternalPort: 9090 } }]);
-    ok(await c.modifyEndpoint(ep, modify('Remove', { Policies: [{ Type: 'PortMapping', Settings: { Protocol: 6, InternalPort: 80, ExternalPort: 9090 } }] })));
+    ok(
+      await c.modifyEndpoint(
+        ep,
+        JSON.stringify({
+          ResourceType: 'Policy',
+          RequestType: 2,
+          Settings: { Policies: [{ ...pm, Settings: { ...pm.Settings, ExternalPort: 9090 } }] },
+        }),
+      ),
+    );
+    expect(okJson(await c.queryEndpointProperties(ep, Q2)).Policies).toEqual([
+      { Type: 'PortMapping', Settings: { Protocol: 6, InternalPort: 80, ExternalPort: 9090 } },
+    ]);
+    ok(
+      await c.modifyEndpoint(
+        ep,
+        modify('Remove', {
+          Policies: [{ Type: 'PortMapping', Settings: { Protocol: 6, InternalPort: 80, ExternalPort: 9090 } }],
+        }),
+      ),
+    );
     expect(okJson(await c.queryEndpointProperties(ep, Q2))).not.toHaveProperty('Policies');
-    expectFailure(await c.modifyEndpoint(ep, modify('Remove', { Policies: [pm] })), 0x803b0008, 'An expected policy was not found.');
+    expectFailure(
+      await c.modifyEndpoint(ep, modify('Remove', { Policies: [pm] })),
+      0x803b0008,
+      'An expected policy was not found.',
+    );
   });
 
   test('v1 POST /endpoints/{id} replaces the policy list (hnslib ApplyACLPolicy)', async () => {
     const { c } = fx;
     const net = ok(await c.createNetwork(null, l2bridge('n')));
     const ep = ok(await c.createEndpoint(net, null, JSON.stringify({ ...V2, Name: 'e' })));
-    const updated = output(await c.hnsCall('POST', `/endpoints/${ep}`, JSON.stringify({ ID: ep, Policies: [{ Type: 'ACL', Protocol: 6, Action: 'Allow', Direction: 'Out' }] })));
+    const updated = output(
+      await c.hnsCall(
+        'POST',
+        `/endpoints/${ep}`,
+        JSON.stringify({ ID: ep, Policies: [{ Type: 'ACL', Protocol: 6, Action: 'Allow', Direction: 'Out' }] }),
+      ),
+    );
     expect(updated.Policies).toEqual([{ Type: 'ACL', Protocol: 6, Action: 'Allow', Direction: 'Out' }]);
-    expect(okJson(await c.queryEndpointProperties(ep, Q2)).Policies).toEqual([{ Type: 'ACL', Settings: { Protocols: '6', Action: 'Allow', Direction: 'Out' } }]);
+    expect(okJson(await c.queryEndpointProperties(ep, Q2)).Policies).toEqual([
+      { Type: 'ACL', Settings: { Protocols: '6', Action: 'Allow', Direction: 'Out' } },
+    ]);
   });
 });
 
@@ -247,7 +339,8 @@ describe('enumerate and filters', () => {
     const ea2 = ok(await c.createEndpoint(a, null, JSON.stringify({ ...V2, Name: 'same' }))); // names need not be unique
     const eb = ok(await c.createEndpoint(b, null, JSON.stringify({ ...V2, Name: 'other' })));
 
-    const ids = async (p: Promise<{ hr: number; result: string | null; errorRecord: string | null }>) => JSON.parse(ok(await p)) as string[];
+    const ids = async (p: Promise<{ hr: number; result: string | null; errorRecord: string | null }>) =>
+      JSON.parse(ok(await p)) as string[];
     expect(await ids(c.enumerateNetworks(null))).toEqual([a, b]);
     expect(await ids(c.enumerateNetworks(''))).toEqual([a, b]);
     expect(await ids(c.enumerateNetworks(Q2))).toEqual([a, b]);

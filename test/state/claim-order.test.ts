@@ -15,12 +15,29 @@ import { StateStore } from '../../src/state/store';
 const owner = { containerId: 'c1', ifname: 'eth0' };
 const EP = 'e1';
 const intent: IntentRecord = {
-  kind: 'intent', schema: 1, id: 'i1', ...owner, planned: [{ kind: 'endpoint', name: 'ep', id: EP }],
-  pid: process.pid, pidStartTime: null, createdAt: 1, deadline: 1e15,
+  kind: 'intent',
+  schema: 1,
+  id: 'i1',
+  ...owner,
+  planned: [{ kind: 'endpoint', name: 'ep', id: EP }],
+  pid: process.pid,
+  pidStartTime: null,
+  createdAt: 1,
+  deadline: 1e15,
 };
 const record: AttachmentRecord = {
-  kind: 'attachment', schema: 1, ...owner, netns: 'ns', mode: 'bridge', apiVersion: 2, network: { id: 'n', name: 'n', owned: false },
-  endpoint: { id: EP, name: 'ep', owned: true }, ipamAllocated: false, attach: { kind: 'none', target: '' }, result: {}, createdAt: 2,
+  kind: 'attachment',
+  schema: 1,
+  ...owner,
+  netns: 'ns',
+  mode: 'bridge',
+  apiVersion: 2,
+  network: { id: 'n', name: 'n', owned: false },
+  endpoint: { id: EP, name: 'ep', owned: true },
+  ipamAllocated: false,
+  attach: { kind: 'none', target: '' },
+  result: {},
+  createdAt: 2,
 };
 
 class Crash extends Error {}

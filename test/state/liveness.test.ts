@@ -26,14 +26,27 @@ const owner = { containerId: 'c1', ifname: 'eth0' };
 describe('intentLiveness', () => {
   const os = () => hostOs(loadNative().native);
   const mine = (deadline: number): IntentRecord => ({
-    kind: 'intent', schema: 1, id: 'i1', ...owner, planned: [], pid: process.pid,
-    pidStartTime: os().processStartTime(process.pid), createdAt: 0, deadline,
+    kind: 'intent',
+    schema: 1,
+    id: 'i1',
+    ...owner,
+    planned: [],
+    pid: process.pid,
+    pidStartTime: os().processStartTime(process.pid),
+    createdAt: 0,
+    deadline,
   });
 
   it('a running process with the same start time is live until its deadline, and dead from it on', () => {
     const i = mine(1_000_000);
-    expect(intentLiveness(i, undefined, 999_999, os().processStartTime)).toEqual({ live: true, reason: `its process ${process.pid} is still running` });
-    expect(intentLiveness(i, undefined, 1_000_000, os().processStartTime)).toEqual({ live: false, reason: 'its deadline has passed' });
+    expect(intentLiveness(i, undefined, 999_999, os().processStartTime)).toEqual({
+      live: true,
+      reason: `its process ${process.pid} is still running`,
+    });
+    expect(intentLiveness(i, undefined, 1_000_000, os().processStartTime)).toEqual({
+      live: false,
+      reason: 'its deadline has passed',
+    });
   });
 
   it('a pid that now belongs to another process is dead, before its deadline too', () => {
@@ -52,7 +65,9 @@ describe('the audit and an ADD hung past its deadline', () => {
     expect(hung.json).toMatchObject({ code: 11 });
     await h.sim.control.release();
     await h.sim.control.waitIdle();
-    const intent = JSON.parse(fs.readFileSync(path.join(h.stateDir, 'intents', 'pod-hung@eth0.json'), 'utf8')) as IntentRecord;
+    const intent = JSON.parse(
+      fs.readFileSync(path.join(h.stateDir, 'intents', 'pod-hung@eth0.json'), 'utf8'),
+    ) as IntentRecord;
     expect(intent.pid).toBe(process.pid);
 
     const os = hostOs(loadNative().native);
@@ -60,10 +75,16 @@ describe('the audit and an ADD hung past its deadline', () => {
     const api = new V2Api(h.runtime.hcn({ hnsTimeoutSeconds: 10 }));
     const verdictAt = async (now: number, dryRun: boolean) => {
       const report = await audit({ api, store, os, log: silentLogger, graceMs: 60_000, now: () => now, dryRun });
-      return report.plan.judged.filter((j) => j.name === endpointName({ containerId: 'pod-hung', ifname: 'eth0' })).map((j) => j.verdict);
+      return report.plan.judged
+        .filter((j) => j.name === endpointName({ containerId: 'pod-hung', ifname: 'eth0' }))
+        .map((j) => j.verdict);
     };
     expect(await verdictAt(intent.deadline - 1, true)).toEqual(['in-flight']);
     expect(await verdictAt(intent.deadline, false)).toEqual(['orphan']);
-    expect((await h.sim.control.dump()).endpoints.map((e) => e.Name).filter((n) => n === endpointName({ containerId: 'pod-hung', ifname: 'eth0' }))).toEqual([]);
+    expect(
+      (await h.sim.control.dump()).endpoints
+        .map((e) => e.Name)
+        .filter((n) => n === endpointName({ containerId: 'pod-hung', ifname: 'eth0' })),
+    ).toEqual([]);
   });
 });

@@ -24,12 +24,32 @@ beforeEach(() => {
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 function intent(id: string, deadline = clock + 60_000): IntentRecord {
-  return { kind: 'intent', schema: 1, id, ...owner, planned: [{ kind: 'endpoint', name: 'ep', id: 'e1' }], pid: process.pid, pidStartTime: null, createdAt: clock, deadline };
+  return {
+    kind: 'intent',
+    schema: 1,
+    id,
+    ...owner,
+    planned: [{ kind: 'endpoint', name: 'ep', id: 'e1' }],
+    pid: process.pid,
+    pidStartTime: null,
+    createdAt: clock,
+    deadline,
+  };
 }
 function record(): AttachmentRecord {
   return {
-    kind: 'attachment', schema: 1, ...owner, netns: 'ns', mode: 'bridge', apiVersion: 2, network: { id: 'n', name: 'n', owned: false },
-    endpoint: { id: 'e1', name: 'ep', owned: true }, ipamAllocated: false, attach: { kind: 'none', target: '' }, result: {}, createdAt: clock,
+    kind: 'attachment',
+    schema: 1,
+    ...owner,
+    netns: 'ns',
+    mode: 'bridge',
+    apiVersion: 2,
+    network: { id: 'n', name: 'n', owned: false },
+    endpoint: { id: 'e1', name: 'ep', owned: true },
+    ipamAllocated: false,
+    attach: { kind: 'none', target: '' },
+    result: {},
+    createdAt: clock,
   };
 }
 
@@ -56,7 +76,15 @@ describe('state store', () => {
     const live = () => 'same';
     const i = { ...intent('i3'), pidStartTime: 'same' };
     // A tombstone written "later" by a clock, but naming another intent: i3 is a newer ADD and stays live.
-    const later = { kind: 'tombstone' as const, schema: 1 as const, ...owner, createdAt: clock + 60_000, reason: 'DEL', planned: [], voids: ['i2'] };
+    const later = {
+      kind: 'tombstone' as const,
+      schema: 1 as const,
+      ...owner,
+      createdAt: clock + 60_000,
+      reason: 'DEL',
+      planned: [],
+      voids: ['i2'],
+    };
     expect(intentLiveness(i, later, clock, live).live).toBe(true);
     // A tombstone written "earlier" (the clock stepped back) that names i3: dead.
     const earlier = { ...later, createdAt: clock - 60_000, voids: ['i3'] };

@@ -11,7 +11,16 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { startSimulator, type RunningSimulator } from '../../src/sim';
-import { describeWine, installSystem32, runWine, warmWineserver, winePrefix, winPath, WineTimings, type WinePrefix } from './helpers/wine';
+import {
+  describeWine,
+  installSystem32,
+  runWine,
+  warmWineserver,
+  winePrefix,
+  winPath,
+  WineTimings,
+  type WinePrefix,
+} from './helpers/wine';
 import { functionsIn, LOCAL_ONLY } from '../helpers/hcn-functions';
 
 /** The ABI functions the addon resolves (native/include/hcn_functions.h); LOCAL_ONLY: closes the client library
@@ -43,7 +52,8 @@ describeWine('win-x64 addon in Windows node.exe under wine', (build) => {
   beforeAll(async () => {
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-wine-addon-'));
     prefix = winePrefix('main');
-    if (prefix.createdMs !== undefined) timings.add('wine prefix created (wineboot --init + winecfg /v win10)', prefix.createdMs);
+    if (prefix.createdMs !== undefined)
+      timings.add('wine prefix created (wineboot --init + winecfg /v win10)', prefix.createdMs);
     installSystem32(prefix, ['computenetwork.dll', 'vmcompute.dll']);
     warmWineserver(prefix);
     sim = await startSimulator({ listen: 'tcp:127.0.0.1:0', logLevel: 'warn' });
@@ -52,11 +62,18 @@ describeWine('win-x64 addon in Windows node.exe under wine', (build) => {
     const reportFile = path.join(work, 'report.json');
     const run = await runWine(
       prefix,
-      [build.nodeExe, winPath(path.join(__dirname, 'fixtures', 'addon-probe.js')), winPath(path.join(build.winDir, 'hcn.node')), winPath(reportFile), winPath(path.join(work, 'x.lock'))],
+      [
+        build.nodeExe,
+        winPath(path.join(__dirname, 'fixtures', 'addon-probe.js')),
+        winPath(path.join(build.winDir, 'hcn.node')),
+        winPath(reportFile),
+        winPath(path.join(work, 'x.lock')),
+      ],
       { env: { HCN_SIM: sim.address }, timeoutMs: 90_000 },
     );
     timings.add('node.exe addon-probe.js (the addon test list)', run.ms);
-    if (run.code !== 0 || !fs.existsSync(reportFile)) throw new Error(`node.exe exited ${run.code ?? run.signal}\n${run.stdout}\n${run.stderr}`);
+    if (run.code !== 0 || !fs.existsSync(reportFile))
+      throw new Error(`node.exe exited ${run.code ?? run.signal}\n${run.stdout}\n${run.stderr}`);
     report = JSON.parse(fs.readFileSync(reportFile, 'utf8')) as ProbeReport;
   }, 180_000);
 
@@ -75,7 +92,14 @@ describeWine('win-x64 addon in Windows node.exe under wine', (build) => {
   test('the addon loads through the delay-load hook and finds both DLLs in System32', () => {
     expect(report.crash).toBeUndefined();
     expect(report.before).toMatchObject({ v2Supported: false, v1Supported: false });
-    expect(report.caps).toMatchObject({ v2Supported: true, v1Supported: true, hcsSupported: true, missing: [], adapterSource: 'library', loadError: null });
+    expect(report.caps).toMatchObject({
+      v2Supported: true,
+      v1Supported: true,
+      hcsSupported: true,
+      missing: [],
+      adapterSource: 'library',
+      loadError: null,
+    });
     expect(report.caps.hcnLibrary.toLowerCase()).toBe('c:\\windows\\system32\\computenetwork.dll');
     expect(report.caps.v1Library.toLowerCase()).toBe('c:\\windows\\system32\\vmcompute.dll');
     expect(report.capsAgain).toEqual(report.caps);
@@ -84,39 +108,61 @@ describeWine('win-x64 addon in Windows node.exe under wine', (build) => {
   test('networks, endpoints and namespaces: create, modify, query, enumerate, list, delete', async () => {
     const net = ok('createNetwork');
     expect(net).toMatchObject({ Name: '网络-🚀-ñ', Type: 'L2Bridge' });
-    expect(ok('getNetworkProperties')).toMatchObject({ ID: net.ID, Dns: { Search: ['wine.local'], ServerList: ['10.10.0.10'] } });
+    expect(ok('getNetworkProperties')).toMatchObject({
+      ID: net.ID,
+      Dns: { Search: ['wine.local'], ServerList: ['10.10.0.10'] },
+    });
     expect(ok('enumerateNetworks')).toContain(net.ID);
     expect(ok('enumerateNetworksNullQuery')).toContain(net.ID);
     expect(ok('listNetworksDetailed')).toEqual([expect.objectContaining({ ID: net.ID, Name: '网络-🚀-ñ' })]);
 
     const ep = ok('createEndpoint');
     expect(ep).toMatchObject({ Name: 'ep-wine', HostComputeNetwork: net.ID });
-    expect(ok('getEndpointProperties').Policies).toEqual([{ Type: 'PortMapping', Settings: { Protocol: 6, InternalPort: 80, ExternalPort: 8080 } }]);
+    expect(ok('getEndpointProperties').Policies).toEqual([
+      { Type: 'PortMapping', Settings: { Protocol: 6, InternalPort: 80, ExternalPort: 8080 } },
+    ]);
     expect(ok('enumerateEndpoints')).toEqual([ep.ID]);
     expect(ok('listEndpointsDetailed')).toEqual([expect.objectContaining({ ID: ep.ID })]);
 
     const ns = ok('createNamespace');
-    expect(ok('getNamespaceProperties')).toMatchObject({ ID: ns.ID, Resources: [{ Type: 'Endpoint', Data: { Id: ep.ID } }] });
+    expect(ok('getNamespaceProperties')).toMatchObject({
+      ID: ns.ID,
+      Resources: [{ Type: 'Endpoint', Data: { Id: ep.ID } }],
+    });
     expect(ok('enumerateNamespaces')).toContain(ns.ID);
     expect(ok('listNamespacesDetailed')).toEqual(expect.arrayContaining([expect.objectContaining({ ID: ns.ID })]));
 
     ok('deleteNamespace');
     ok('deleteEndpoint');
     ok('deleteNetwork');
-    expect(report.steps.networkGone!.error).toMatchObject({ name: 'HcnError', op: 'HcnOpenNetwork', hresult: HCN_E_NETWORK_NOT_FOUND });
+    expect(report.steps.networkGone!.error).toMatchObject({
+      name: 'HcnError',
+      op: 'HcnOpenNetwork',
+      hresult: HCN_E_NETWORK_NOT_FOUND,
+    });
     expect((await sim.control.stats()).counts).toEqual({ networks: 0, endpoints: 0, namespaces: 0 });
   });
 
   test('HNSCall, adapters, failures with HRESULT + error record, 50 calls in parallel', async () => {
-    expect(ok('hnsCallVersion')).toMatchObject({ Success: true, Output: { Major: expect.any(Number), Minor: expect.any(Number) } });
+    expect(ok('hnsCallVersion')).toMatchObject({
+      Success: true,
+      Output: { Major: expect.any(Number), Minor: expect.any(Number) },
+    });
     expect(ok('hnsCallEndpoint')).toMatchObject({ Success: true, Output: { ID: ok('createEndpoint').ID } });
     expect(ok('listAdapters')).toEqual(
-      expect.arrayContaining([expect.objectContaining({ Name: 'Ethernet', MacAddress: '00-15-5D-AA-00-01' }), expect.objectContaining({ Name: 'Ethernet 2', MacAddress: '00-15-5D-AA-00-02' })]),
+      expect.arrayContaining([
+        expect.objectContaining({ Name: 'Ethernet', MacAddress: '00-15-5D-AA-00-01' }),
+        expect.objectContaining({ Name: 'Ethernet 2', MacAddress: '00-15-5D-AA-00-02' }),
+      ]),
     );
     const missing = report.steps.deleteMissingNetwork!.error!;
     expect(missing).toMatchObject({ name: 'HcnError', op: 'HcnDeleteNetwork', hresult: HCN_E_NETWORK_NOT_FOUND });
     expect(JSON.parse(missing.errorRecord!)).toMatchObject({ Success: false, ErrorCode: HCN_E_NETWORK_NOT_FOUND });
-    expect(report.steps.openMissingEndpoint!.error).toMatchObject({ name: 'HcnError', op: 'HcnOpenEndpoint', hresult: HCN_E_ENDPOINT_NOT_FOUND });
+    expect(report.steps.openMissingEndpoint!.error).toMatchObject({
+      name: 'HcnError',
+      op: 'HcnOpenEndpoint',
+      hresult: HCN_E_ENDPOINT_NOT_FOUND,
+    });
     const parallel = ok('parallelEnumerate') as unknown[];
     expect(parallel).toHaveLength(50);
     expect(new Set(parallel.map((p) => JSON.stringify(p))).size).toBe(1);
@@ -152,10 +198,17 @@ describeWine('win-x64 addon in Windows node.exe under wine', (build) => {
     const { calls, frees } = report.stats;
     const server = (await sim.control.stats()).calls;
     const rows = HCN_FUNCTIONS.map((fn) => {
-      const wire = fn === 'HNSCall' ? Object.entries(server).filter(([k]) => k.startsWith('HNSCall ')).reduce((n, [, v]) => n + v, 0) : server[fn] ?? 0;
+      const wire =
+        fn === 'HNSCall'
+          ? Object.entries(server)
+              .filter(([k]) => k.startsWith('HNSCall '))
+              .reduce((n, [, v]) => n + v, 0)
+          : (server[fn] ?? 0);
       return `  ${fn.padEnd(30)}${String(calls[fn] ?? 0).padStart(6)}${LOCAL_ONLY.has(fn) ? '    (local)' : String(wire).padStart(11)}`;
     });
-    const extra = Object.keys(calls).filter((k) => !HCN_FUNCTIONS.includes(k)).map((k) => `  ${k.padEnd(30)}${String(calls[k]).padStart(6)}`);
+    const extra = Object.keys(calls)
+      .filter((k) => !HCN_FUNCTIONS.includes(k))
+      .map((k) => `  ${k.padEnd(30)}${String(calls[k]).padStart(6)}`);
     console.log(
       [
         'HCN coverage through the win-x64 addon under wine (addon stats(); "simulator" = calls the service received):',
@@ -167,7 +220,8 @@ describeWine('win-x64 addon in Windows node.exe under wine', (build) => {
     );
     const uncovered = HCN_FUNCTIONS.filter((fn) => !(calls[fn]! >= 1));
     expect(uncovered).toEqual([]);
-    for (const fn of HCN_FUNCTIONS.filter((f) => !LOCAL_ONLY.has(f) && f !== 'HNSCall')) expect({ fn, wire: (server[fn] ?? 0) >= 1 }).toEqual({ fn, wire: true });
+    for (const fn of HCN_FUNCTIONS.filter((f) => !LOCAL_ONLY.has(f) && f !== 'HNSCall'))
+      expect({ fn, wire: (server[fn] ?? 0) >= 1 }).toEqual({ fn, wire: true });
     // Every successful call returns at least one string (a result or an error record) that must be freed.
     expect(frees).toBeGreaterThanOrEqual(50 + 20);
   });

@@ -45,7 +45,8 @@ describeWine('hcn-cni.exe under wine', (build) => {
   beforeAll(async () => {
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-wine-exe-'));
     const prefix = winePrefix('main');
-    if (prefix.createdMs !== undefined) timings.add('wine prefix created (wineboot --init + winecfg /v win10)', prefix.createdMs);
+    if (prefix.createdMs !== undefined)
+      timings.add('wine prefix created (wineboot --init + winecfg /v win10)', prefix.createdMs);
     installSystem32(prefix, ['computenetwork.dll', 'vmcompute.dll']);
     warmWineserver(prefix);
     sim = await startSimulator({ listen: 'tcp:127.0.0.1:0', logLevel: 'warn' });
@@ -69,19 +70,34 @@ describeWine('hcn-cni.exe under wine', (build) => {
   function extractDirs(): { beside: string[]; temp: string[] } {
     const users = path.join(cni.prefix.dir, 'drive_c', 'users');
     const temps = [path.join(cni.prefix.dir, 'drive_c', 'windows', 'temp')];
-    for (const u of fs.existsSync(users) ? fs.readdirSync(users) : []) temps.push(path.join(users, u, 'Temp'), path.join(users, u, 'AppData', 'Local', 'Temp'));
-    const list = (dirs: string[]) => dirs.flatMap((t) => (fs.existsSync(t) ? fs.readdirSync(t).filter((n) => /^hcn-cni-[0-9a-f]{16}$/.test(n)).map((n) => path.join(t, n)) : []));
+    for (const u of fs.existsSync(users) ? fs.readdirSync(users) : [])
+      temps.push(path.join(users, u, 'Temp'), path.join(users, u, 'AppData', 'Local', 'Temp'));
+    const list = (dirs: string[]) =>
+      dirs.flatMap((t) =>
+        fs.existsSync(t)
+          ? fs
+              .readdirSync(t)
+              .filter((n) => /^hcn-cni-[0-9a-f]{16}$/.test(n))
+              .map((n) => path.join(t, n))
+          : [],
+      );
     return { beside: list([path.dirname(build.exe)]), temp: list(temps) };
   }
 
   test('VERSION: only the answer on stdout', async () => {
     const v = await cni.call({ verb: 'VERSION', conf: { cniVersion: '1.0.0' } });
     expect(v.code).toBe(0);
-    expect(v.stdout).toBe('{"cniVersion":"1.0.0","supportedVersions":["0.1.0","0.2.0","0.3.0","0.3.1","0.4.0","1.0.0","1.1.0"]}\n');
+    expect(v.stdout).toBe(
+      '{"cniVersion":"1.0.0","supportedVersions":["0.1.0","0.2.0","0.3.0","0.3.1","0.4.0","1.0.0","1.1.0"]}\n',
+    );
   });
 
   test('the addon is extracted beside hcn-cni.exe (not to the shared %TEMP%), once, and later starts leave it alone', async () => {
-    const hash = crypto.createHash('sha256').update(fs.readFileSync(path.join(build.winDir, 'hcn.node'))).digest('hex').slice(0, 16);
+    const hash = crypto
+      .createHash('sha256')
+      .update(fs.readFileSync(path.join(build.winDir, 'hcn.node')))
+      .digest('hex')
+      .slice(0, 16);
     // A reused prefix may hold extractions of older builds: start from none.
     for (const d of [...extractDirs().temp, ...extractDirs().beside]) fs.rmSync(d, { recursive: true, force: true });
     const status = await cni.call({ verb: 'STATUS', conf: bridgeConf() }, 'hcn-cni.exe STATUS (extracts the addon)');
@@ -91,7 +107,9 @@ describeWine('hcn-cni.exe under wine', (build) => {
     const dir = found.beside.find((d) => path.basename(d) === `hcn-cni-${hash}`);
     expect(dir).toBeDefined();
     expect(fs.readdirSync(dir!)).toEqual(['hcn.node']); // no simulator library on Windows: the DLLs are in System32
-    expect(fs.readFileSync(path.join(dir!, 'hcn.node')).equals(fs.readFileSync(path.join(build.winDir, 'hcn.node')))).toBe(true);
+    expect(
+      fs.readFileSync(path.join(dir!, 'hcn.node')).equals(fs.readFileSync(path.join(build.winDir, 'hcn.node'))),
+    ).toBe(true);
     const before = fs.statSync(path.join(dir!, 'hcn.node'));
     const again = await cni.call({ verb: 'STATUS', conf: bridgeConf() });
     expect(again.code).toBe(0);
@@ -117,12 +135,20 @@ describeWine('hcn-cni.exe under wine', (build) => {
     let dump = await sim.control.dump();
     expect(dump.networks.map((n) => [n.Name, n.Type, n.CreatedBy])).toEqual([['cbr0', 'L2Bridge', 'v2']]);
     expect(dump.endpoints).toHaveLength(1);
-    expect(dump.endpoints[0]).toMatchObject({ CreatedBy: 'v2', Name: endpointName({ containerId: 'pod-a', ifname: 'eth0' }) });
+    expect(dump.endpoints[0]).toMatchObject({
+      CreatedBy: 'v2',
+      Name: endpointName({ containerId: 'pod-a', ifname: 'eth0' }),
+    });
     expect(String(dump.endpoints[0]!.HostComputeNamespace).toLowerCase()).toBe(ns);
     // State landed in the Z:\ state directory, as Windows paths.
     expect(fs.readdirSync(path.join(cni.stateDir, 'attachments'))).toEqual(['pod-a@eth0.json']);
 
-    const check = await cni.call({ verb: 'CHECK', conf: bridgeConf({ prevResult: add.json }), containerId: 'pod-a', netns: ns });
+    const check = await cni.call({
+      verb: 'CHECK',
+      conf: bridgeConf({ prevResult: add.json }),
+      containerId: 'pod-a',
+      netns: ns,
+    });
     expect({ code: check.code, stdout: check.stdout }).toEqual({ code: 0, stdout: '' });
 
     const status = await cni.call({ verb: 'STATUS', conf: bridgeConf() });
@@ -133,7 +159,10 @@ describeWine('hcn-cni.exe under wine', (build) => {
     const add2 = await cni.call({ verb: 'ADD', conf: bridgeConf(), containerId: 'pod-stale', netns: ns2 });
     expect(add2.code).toBe(0);
     expect((await sim.control.dump()).endpoints).toHaveLength(2);
-    const gc = await cni.call({ verb: 'GC', conf: bridgeConf({ 'cni.dev/valid-attachments': [{ containerID: 'pod-a', ifname: 'eth0' }] }) });
+    const gc = await cni.call({
+      verb: 'GC',
+      conf: bridgeConf({ 'cni.dev/valid-attachments': [{ containerID: 'pod-a', ifname: 'eth0' }] }),
+    });
     expect({ code: gc.code, stdout: gc.stdout }).toEqual({ code: 0, stdout: '' });
     dump = await sim.control.dump();
     expect(dump.endpoints.map((e) => e.Name)).toEqual([endpointName({ containerId: 'pod-a', ifname: 'eth0' })]);
@@ -156,15 +185,23 @@ describeWine('hcn-cni.exe under wine', (build) => {
       ips: [{ address: expect.stringMatching(/^10\.250\.2\.\d+\/24$/) }],
     });
     const nets = await nicNetworks();
-    expect(nets).toEqual([{ ID: expect.any(String), Name: nicNetworkName({ containerId: 'pod-nic', ifname: 'eth0' }) }]);
-    expect((await sim.control.dump()).networks.find((n) => n.ID === nets[0]!.ID)).toMatchObject({ Type: 'Transparent', CreatedBy: 'v2' });
+    expect(nets).toEqual([
+      { ID: expect.any(String), Name: nicNetworkName({ containerId: 'pod-nic', ifname: 'eth0' }) },
+    ]);
+    expect((await sim.control.dump()).networks.find((n) => n.ID === nets[0]!.ID)).toMatchObject({
+      Type: 'Transparent',
+      CreatedBy: 'v2',
+    });
 
     const check = await cni.call({ verb: 'CHECK', conf: nicConf({ prevResult: add.json }), containerId: 'pod-nic' });
     expect({ code: check.code, stdout: check.stdout }).toEqual({ code: 0, stdout: '' });
     const status = await cni.call({ verb: 'STATUS', conf: nicConf() });
     expect({ code: status.code, stdout: status.stdout }).toEqual({ code: 0, stdout: '' });
     // GC that still lists the pod keeps everything.
-    const keep = await cni.call({ verb: 'GC', conf: nicConf({ 'cni.dev/valid-attachments': [{ containerID: 'pod-nic', ifname: 'eth0' }] }) }, 'hcn-cni.exe GC (pod listed)');
+    const keep = await cni.call(
+      { verb: 'GC', conf: nicConf({ 'cni.dev/valid-attachments': [{ containerID: 'pod-nic', ifname: 'eth0' }] }) },
+      'hcn-cni.exe GC (pod listed)',
+    );
     expect({ code: keep.code, stdout: keep.stdout }).toEqual({ code: 0, stdout: '' });
     expect(await nicNetworks()).toEqual(nets);
 
@@ -177,7 +214,10 @@ describeWine('hcn-cni.exe under wine', (build) => {
     const gone = await cni.call({ verb: 'ADD', conf: nicConf(), containerId: 'pod-forgotten' });
     expect(gone.code).toBe(0);
     expect(await nicNetworks()).toHaveLength(1);
-    const gc = await cni.call({ verb: 'GC', conf: nicConf({ 'cni.dev/valid-attachments': [] }) }, 'hcn-cni.exe GC (pod not listed)');
+    const gc = await cni.call(
+      { verb: 'GC', conf: nicConf({ 'cni.dev/valid-attachments': [] }) },
+      'hcn-cni.exe GC (pod not listed)',
+    );
     expect({ code: gc.code, stdout: gc.stdout }).toEqual({ code: 0, stdout: '' });
     expect(await nicNetworks()).toEqual([]);
     expect(fs.readdirSync(path.join(cni.stateDir, 'attachments'))).toEqual([]);
@@ -192,7 +232,10 @@ describeWine('hcn-cni.exe under wine', (build) => {
     // The simulator kills the ADD once HNS has accepted HcnCreateNetwork. A wine client cannot tell its Unix pid (wine
     // opens Z:\\proc\\self for it in the wineserver), so the simulator finds the caller from the TCP connection.
     await sim.control.killClient('HcnCreateNetwork');
-    const killedP = cni.call({ verb: 'ADD', conf: nicConf(), containerId: 'pod-killed' }, 'hcn-cni.exe ADD pod-killed (killed in HcnCreateNetwork)');
+    const killedP = cni.call(
+      { verb: 'ADD', conf: nicConf(), containerId: 'pod-killed' },
+      'hcn-cni.exe ADD pod-killed (killed in HcnCreateNetwork)',
+    );
     const killed = await killedP;
     expect({ signal: killed.signal, stdout: killed.stdout }).toEqual({ signal: 'SIGKILL', stdout: '' });
     expect((await sim.control.stats()).calls.HcnCreateNetwork).toBe(1);
@@ -202,9 +245,13 @@ describeWine('hcn-cni.exe under wine', (build) => {
     expect(await nicNetworks()).toEqual([]); // still being created: invisible
     await sim.control.waitIdle(20_000);
     // The simulator (not this test) killed it: the call log says so once HNS has finished the create.
-    expect((await sim.control.calls()).filter((c) => c.op === 'HcnCreateNetwork').map((c) => c.fault)).toEqual(['killed-client']);
+    expect((await sim.control.calls()).filter((c) => c.op === 'HcnCreateNetwork').map((c) => c.fault)).toEqual([
+      'killed-client',
+    ]);
     const leaked = await nicNetworks();
-    expect(leaked).toEqual([{ ID: expect.any(String), Name: nicNetworkName({ containerId: 'pod-killed', ifname: 'eth0' }) }]);
+    expect(leaked).toEqual([
+      { ID: expect.any(String), Name: nicNetworkName({ containerId: 'pod-killed', ifname: 'eth0' }) },
+    ]);
     await sim.control.setLatency('HcnCreateNetwork', 0);
 
     const next = await cni.call({ verb: 'ADD', conf: nicConf(), containerId: 'pod-next' });

@@ -24,7 +24,8 @@ describeWine('hcn-cni.exe under wine without computenetwork.dll', (build) => {
   beforeAll(async () => {
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-wine-nohcn-'));
     const prefix = winePrefix('nohcn');
-    if (prefix.createdMs !== undefined) timings.add('wine prefix "nohcn" created (wineboot --init + winecfg /v win10)', prefix.createdMs);
+    if (prefix.createdMs !== undefined)
+      timings.add('wine prefix "nohcn" created (wineboot --init + winecfg /v win10)', prefix.createdMs);
     installSystem32(prefix, ['vmcompute.dll'], ['computenetwork.dll']);
     expect(fs.existsSync(path.join(prefix.dir, 'drive_c/windows/system32/computenetwork.dll'))).toBe(false);
     warmWineserver(prefix);
@@ -43,7 +44,16 @@ describeWine('hcn-cni.exe under wine without computenetwork.dll', (build) => {
     expect({ code: v.code, stderr: v.code === 0 ? '' : v.stderr }).toEqual({ code: 0, stderr: '' });
     const info = JSON.parse(v.stdout) as {
       platform: string;
-      addon: { source: string; capabilities: { v2Supported: boolean; v1Supported: boolean; hcnLibrary: string | null; v1Library: string; loadError: string | null } };
+      addon: {
+        source: string;
+        capabilities: {
+          v2Supported: boolean;
+          v1Supported: boolean;
+          hcnLibrary: string | null;
+          v1Library: string;
+          loadError: string | null;
+        };
+      };
       api: { auto: { version: number; reason: string } };
     };
     expect(info.platform).toBe('win32/x64');
@@ -55,10 +65,16 @@ describeWine('hcn-cni.exe under wine without computenetwork.dll', (build) => {
   });
 
   test('STATUS: apiVersion 2 is refused as unavailable; auto is fine', async () => {
-    const v2 = await cni.call({ verb: 'STATUS', conf: bridgeConf({ apiVersion: 2 }) }, 'hcn-cni.exe STATUS (apiVersion 2)');
+    const v2 = await cni.call(
+      { verb: 'STATUS', conf: bridgeConf({ apiVersion: 2 }) },
+      'hcn-cni.exe STATUS (apiVersion 2)',
+    );
     expect(v2.code).toBe(1);
     expectOnlyResult(v2);
-    expect(v2.json).toMatchObject({ code: 50, msg: expect.stringMatching(/apiVersion 2 needs HCN \(computenetwork\.dll\), which this host lacks/) });
+    expect(v2.json).toMatchObject({
+      code: 50,
+      msg: expect.stringMatching(/apiVersion 2 needs HCN \(computenetwork\.dll\), which this host lacks/),
+    });
     const auto = await cni.call({ verb: 'STATUS', conf: bridgeConf() }, 'hcn-cni.exe STATUS (auto)');
     expect({ code: auto.code, stdout: auto.stdout }).toEqual({ code: 0, stdout: '' });
   });
@@ -70,7 +86,10 @@ describeWine('hcn-cni.exe under wine without computenetwork.dll', (build) => {
     const add = await cni.call({ verb: 'ADD', conf: bridgeConf(), containerId: 'pod-v1', netns: ns });
     expect({ code: add.code, stdout: add.code === 0 ? '' : add.stdout }).toEqual({ code: 0, stdout: '' });
     expectOnlyResult(add);
-    expect(add.json).toMatchObject({ interfaces: [{ name: 'eth0', sandbox: ns }], ips: [{ address: expect.stringMatching(/^10\.244\.7\.\d+\/24$/) }] });
+    expect(add.json).toMatchObject({
+      interfaces: [{ name: 'eth0', sandbox: ns }],
+      ips: [{ address: expect.stringMatching(/^10\.244\.7\.\d+\/24$/) }],
+    });
     // The log says which API the host got and why.
     const chosen = add.stderr.split('\n').filter((l) => l.includes('"msg":"HNS API chosen by the host"'));
     expect(chosen).toHaveLength(1);

@@ -55,7 +55,8 @@ describeWine('the shim under wine with the service', (build) => {
     service.stderr!.on('data', (d: Buffer) => (serviceErr += d.toString()));
     const t0 = Date.now();
     while (!serviceErr.includes('service: listening')) {
-      if (service.exitCode !== null || Date.now() - t0 > 120_000) throw new Error(`hcn-cni serve did not start under wine: ${serviceErr}`);
+      if (service.exitCode !== null || Date.now() - t0 > 120_000)
+        throw new Error(`hcn-cni serve did not start under wine: ${serviceErr}`);
       await new Promise((r) => setTimeout(r, 100));
     }
     timings.add('hcn-cni-standalone.exe serve: listening', Date.now() - t0);
@@ -72,16 +73,25 @@ describeWine('the shim under wine with the service', (build) => {
   test('ADD, CHECK and DEL through the shim are answered by the service', async () => {
     const ns = await cni.newNamespace();
     const env = { HCN_CNI_SERVICE: pipe };
-    const add = await cni.call({ verb: 'ADD', conf: bridgeConf(), containerId: 'pod-svc', netns: ns, env }, 'shim ADD (service)');
+    const add = await cni.call(
+      { verb: 'ADD', conf: bridgeConf(), containerId: 'pod-svc', netns: ns, env },
+      'shim ADD (service)',
+    );
     expect(add.code).toBe(0);
     expectOnlyResult(add);
     expect(add.json!.interfaces[0].sandbox).toBe(ns);
     const lines = logs(add.stderr);
     expect(lines.length).toBeGreaterThan(0);
     expect(lines.every((l) => l.service === true)).toBe(true);
-    const check = await cni.call({ verb: 'CHECK', conf: bridgeConf({ prevResult: add.json }), containerId: 'pod-svc', netns: ns, env }, 'shim CHECK (service)');
+    const check = await cni.call(
+      { verb: 'CHECK', conf: bridgeConf({ prevResult: add.json }), containerId: 'pod-svc', netns: ns, env },
+      'shim CHECK (service)',
+    );
     expect({ code: check.code, out: check.stdout }).toEqual({ code: 0, out: '' });
-    const del = await cni.call({ verb: 'DEL', conf: bridgeConf(), containerId: 'pod-svc', netns: ns, env }, 'shim DEL (service)');
+    const del = await cni.call(
+      { verb: 'DEL', conf: bridgeConf(), containerId: 'pod-svc', netns: ns, env },
+      'shim DEL (service)',
+    );
     expect({ code: del.code, out: del.stdout }).toEqual({ code: 0, out: '' });
     expect(logs(del.stderr).every((l) => l.service === true)).toBe(true);
     expect((await sim.control.dump()).endpoints).toEqual([]);
@@ -94,16 +104,24 @@ describeWine('the shim under wine with the service', (build) => {
 
   test('with the service gone the shim runs hcn-cni-standalone.exe beside it', async () => {
     service!.kill('SIGKILL');
-    await new Promise((r) => (service!.exitCode !== null || service!.signalCode !== null ? r(undefined) : service!.once('exit', r)));
+    await new Promise((r) =>
+      service!.exitCode !== null || service!.signalCode !== null ? r(undefined) : service!.once('exit', r),
+    );
     const ns = await cni.newNamespace();
     const env = { HCN_CNI_SERVICE: pipe };
-    const add = await cni.call({ verb: 'ADD', conf: bridgeConf(), containerId: 'pod-fb', netns: ns, env }, 'shim ADD (fallback)');
+    const add = await cni.call(
+      { verb: 'ADD', conf: bridgeConf(), containerId: 'pod-fb', netns: ns, env },
+      'shim ADD (fallback)',
+    );
     expect(add.code).toBe(0);
     expectOnlyResult(add);
     const lines = logs(add.stderr);
     expect(lines.length).toBeGreaterThan(0);
     expect(lines.some((l) => l.service === true)).toBe(false);
-    const del = await cni.call({ verb: 'DEL', conf: bridgeConf(), containerId: 'pod-fb', netns: ns, env }, 'shim DEL (fallback)');
+    const del = await cni.call(
+      { verb: 'DEL', conf: bridgeConf(), containerId: 'pod-fb', netns: ns, env },
+      'shim DEL (fallback)',
+    );
     expect({ code: del.code, out: del.stdout }).toEqual({ code: 0, out: '' });
     expect((await sim.control.dump()).endpoints).toEqual([]);
   }, 180_000);

@@ -5,7 +5,17 @@
 import { parseArgs as parseUtilArgs } from 'node:util';
 import { UsageError } from '../usage-error';
 
-export const COMMANDS = ['networks', 'endpoints', 'namespaces', 'audit', 'gc', 'state', 'version', 'service', 'help'] as const;
+export const COMMANDS = [
+  'networks',
+  'endpoints',
+  'namespaces',
+  'audit',
+  'gc',
+  'state',
+  'version',
+  'service',
+  'help',
+] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export interface OpsArgs {
@@ -47,7 +57,9 @@ function usageError(e: unknown): UsageError {
   const option = /'(-[^' ]+)/.exec(err.message ?? '')?.[1] ?? '';
   if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return new UsageError(`unknown option ${option}`);
   if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
-    return new UsageError(/does not take an argument/.test(err.message ?? '') ? `${option} takes no value` : `${option} needs a value`);
+    return new UsageError(
+      /does not take an argument/.test(err.message ?? '') ? `${option} takes no value` : `${option} needs a value`,
+    );
   }
   return new UsageError(err.message ?? String(e));
 }
@@ -57,16 +69,20 @@ export function parseArgs(argv: readonly string[]): OpsArgs {
   try {
     parsed = parseCommandLine(argv);
   } catch (e) {
-    if (typeof (e as { code?: unknown }).code === 'string' && (e as { code: string }).code.startsWith('ERR_PARSE_ARGS')) throw usageError(e);
+    if (typeof (e as { code?: unknown }).code === 'string' && (e as { code: string }).code.startsWith('ERR_PARSE_ARGS'))
+      throw usageError(e);
     throw e;
   }
   const { values, positionals, tokens } = parsed;
   for (const t of tokens) {
-    if (t.kind === 'option' && OPTIONS[t.name as keyof typeof OPTIONS].type === 'string' && t.value === '') throw new UsageError(`${t.rawName} needs a value`);
+    if (t.kind === 'option' && OPTIONS[t.name as keyof typeof OPTIONS].type === 'string' && t.value === '')
+      throw new UsageError(`${t.rawName} needs a value`);
   }
   const [command, extra] = positionals;
-  if (command !== undefined && !(COMMANDS as readonly string[]).includes(command)) throw new UsageError(`unknown command ${JSON.stringify(command)}`);
-  if (extra !== undefined) throw new UsageError(`unexpected argument ${JSON.stringify(extra)} (the command is ${command})`);
+  if (command !== undefined && !(COMMANDS as readonly string[]).includes(command))
+    throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+  if (extra !== undefined)
+    throw new UsageError(`unexpected argument ${JSON.stringify(extra)} (the command is ${command})`);
   const out: OpsArgs = {
     help: values.help ?? false,
     json: values.json ?? false,
@@ -81,11 +97,15 @@ export function parseArgs(argv: readonly string[]): OpsArgs {
   };
   if (out.help) return out;
   for (const t of tokens) {
-    const only: Command | undefined = t.kind === 'option' ? (OPTIONS[t.name as keyof typeof OPTIONS] as { command?: Command }).command : undefined;
-    if (only && out.command !== only) throw new UsageError(`${t.kind === 'option' ? t.rawName : ''} only applies to "${only}"`);
+    const only: Command | undefined =
+      t.kind === 'option' ? (OPTIONS[t.name as keyof typeof OPTIONS] as { command?: Command }).command : undefined;
+    if (only && out.command !== only)
+      throw new UsageError(`${t.kind === 'option' ? t.rawName : ''} only applies to "${only}"`);
   }
   if (out.command === 'gc' && out.valid === undefined) {
-    throw new UsageError('gc needs --valid FILE: the attachments that are still in use (a JSON list of {containerID, ifname}); everything else of ours is removed');
+    throw new UsageError(
+      'gc needs --valid FILE: the attachments that are still in use (a JSON list of {containerID, ifname}); everything else of ours is removed',
+    );
   }
   return out;
 }

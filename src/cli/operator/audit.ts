@@ -43,14 +43,30 @@ export async function runAudit(ctx: OpsContext): Promise<number> {
     const { api, version } = await ctx.api();
     const rt = ctx.rt();
     const store = rt.store({ stateDir }, ctx.log);
-    const report = await audit({ api, store, os: rt.os(), log: ctx.log, now: rt.now, dryRun, graceMs: graceMs(ctx.conf.hnsTimeoutSeconds) });
-    const judged = [...report.plan.judged].sort((a, b) => ORDER.indexOf(a.verdict) - ORDER.indexOf(b.verdict) || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
+    const report = await audit({
+      api,
+      store,
+      os: rt.os(),
+      log: ctx.log,
+      now: rt.now,
+      dryRun,
+      graceMs: graceMs(ctx.conf.hnsTimeoutSeconds),
+    });
+    const judged = [...report.plan.judged].sort(
+      (a, b) =>
+        ORDER.indexOf(a.verdict) - ORDER.indexOf(b.verdict) ||
+        a.kind.localeCompare(b.kind) ||
+        a.name.localeCompare(b.name),
+    );
     const condemned = [...report.plan.endpoints, ...report.plan.networks];
     const deleted = report.sweep?.deleted ?? [];
     const skipped = report.sweep?.skipped ?? [];
     const failed = report.sweep?.failed ?? [];
     const total = judged.length;
-    const counts = ORDER.slice().reverse().map((v) => `${report.counts[v]} ${v}`).join(', ');
+    const counts = ORDER.slice()
+      .reverse()
+      .map((v) => `${report.counts[v]} ${v}`)
+      .join(', ');
     const outcome = dryRun
       ? `dry run: would delete ${condemned.length}, deleted nothing`
       : `deleted ${deleted.length}${skipped.length ? `, skipped ${skipped.length}` : ''}${failed.length ? `, failed ${failed.length}` : ''}`;
@@ -78,14 +94,22 @@ export async function runAudit(ctx: OpsContext): Promise<number> {
         ctx.out(
           table(
             ['VERDICT', 'KIND', 'NAME', 'ID', 'OWNER', 'REASON'],
-            judged.map((j) => [j.verdict, j.kind, j.name, j.id, ownerText(j.owner ?? (j.ownerTag ? { tag: j.ownerTag } : undefined)), j.reason]),
+            judged.map((j) => [
+              j.verdict,
+              j.kind,
+              j.name,
+              j.id,
+              ownerText(j.owner ?? (j.ownerTag ? { tag: j.ownerTag } : undefined)),
+              j.reason,
+            ]),
           ),
         );
       }
       if (dryRun) for (const j of condemned) ctx.out(`would delete ${j.kind} ${j.name} (${j.id})\n`);
       for (const j of deleted) ctx.out(`deleted ${j.kind} ${j.name} (${j.id})\n`);
       for (const s of skipped) ctx.out(`skipped ${s.object.kind} ${s.object.name} (${s.object.id}): ${s.reason}\n`);
-      for (const f of failed) ctx.out(`FAILED to delete ${f.object.kind} ${f.object.name} (${f.object.id}): ${f.error}\n`);
+      for (const f of failed)
+        ctx.out(`FAILED to delete ${f.object.kind} ${f.object.name} (${f.object.id}): ${f.error}\n`);
       ctx.out(`${summary}\n`);
     }
     if (failed.length > 0) throw new OpsError(`${plural(failed.length, 'orphan')} could not be deleted (see above)`);

@@ -70,7 +70,10 @@ export function loadConf(options: LoadConfOptions): LoadedConf {
       loaded = { conf: parse(found.raw, found.file, platform), file: found.file, source: found.file };
     } else {
       const raw = { cniVersion: '1.1.0', name: PLUGIN_TYPE, type: PLUGIN_TYPE };
-      loaded = { conf: parse(raw, 'built-in defaults', platform), source: `built-in defaults (no "${PLUGIN_TYPE}" plugin configuration in ${dir})` };
+      loaded = {
+        conf: parse(raw, 'built-in defaults', platform),
+        source: `built-in defaults (no "${PLUGIN_TYPE}" plugin configuration in ${dir})`,
+      };
     }
   }
   if (options.stateDir !== undefined) loaded.conf.stateDir = path.resolve(options.stateDir);
@@ -102,7 +105,8 @@ function parse(raw: Record<string, unknown>, where: string, platform: NodeJS.Pla
   try {
     return parseNetConf(raw, { platform, defaults: { stateDir: defaultStateDir(platform) }, verb: 'STATUS' });
   } catch (e) {
-    if (isCniError(e)) throw new ConfError(`${where}: invalid hcn-cni configuration: ${e.message} (CNI code ${e.code})`);
+    if (isCniError(e))
+      throw new ConfError(`${where}: invalid hcn-cni configuration: ${e.message} (CNI code ${e.code})`);
     throw e;
   }
 }

@@ -104,7 +104,11 @@ export class OpsContext {
     const out = new Map<string, { containerId: string; ifname: string; mac?: string }>();
     if (!this.stateDirExists()) return out;
     const state = this.rt().store(this.conf, this.log).snapshot();
-    for (const o of [...state.tombstones, ...state.intents, ...state.attachments] as Array<{ containerId: string; ifname: string; mac?: string }>) {
+    for (const o of [...state.tombstones, ...state.intents, ...state.attachments] as Array<{
+      containerId: string;
+      ifname: string;
+      mac?: string;
+    }>) {
       out.set(ownerTag(o), { containerId: o.containerId, ifname: o.ifname, ...(o.mac ? { mac: o.mac } : {}) });
     }
     return out;

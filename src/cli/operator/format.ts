@@ -30,7 +30,10 @@ export type NamedOwner = { containerId: string; ifname: string; mac?: string } |
  * The owner an HNS name of ours stands for, or undefined for any other name. Names carry the owner's tag (see
  * orphans/ownership.ts): `known` (the state's owners, by tag) turns it into the attachment.
  */
-export function ownerOfName(name: string, known?: ReadonlyMap<string, { containerId: string; ifname: string; mac?: string }>): NamedOwner | undefined {
+export function ownerOfName(
+  name: string,
+  known?: ReadonlyMap<string, { containerId: string; ifname: string; mac?: string }>,
+): NamedOwner | undefined {
   const p = parseOwnedName(name);
   if (!p) return undefined;
   const owner = p.owner ? { ...p.owner, ...(p.mac ? { mac: p.mac } : {}) } : known?.get(p.tag);

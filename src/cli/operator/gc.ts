@@ -30,7 +30,9 @@ export function validListFrom(doc: unknown, file: string): unknown {
       if (k !== undefined) return (doc as Record<string, unknown>)[k] ?? [];
     }
   }
-  throw new ConfError(`${file}: expected a JSON list of {"containerID", "ifname"} or a GC request with "cni.dev/valid-attachments"`);
+  throw new ConfError(
+    `${file}: expected a JSON list of {"containerID", "ifname"} or a GC request with "cni.dev/valid-attachments"`,
+  );
 }
 
 interface Seen {
@@ -41,7 +43,12 @@ interface Seen {
 export async function runGc(ctx: OpsContext): Promise<number> {
   const file = ctx.args.valid!;
   const list = validListFrom(readJson(file), file);
-  const raw = { ...ctx.conf.raw, cniVersion: ctx.conf.cniVersion, name: ctx.conf.name, 'cni.dev/valid-attachments': list };
+  const raw = {
+    ...ctx.conf.raw,
+    cniVersion: ctx.conf.cniVersion,
+    name: ctx.conf.name,
+    'cni.dev/valid-attachments': list,
+  };
   let conf: NetConf;
   try {
     conf = parseNetConf(raw, { platform: ctx.platform, defaults: { stateDir: ctx.conf.stateDir }, verb: 'GC' });
@@ -56,7 +63,13 @@ export async function runGc(ctx: OpsContext): Promise<number> {
   const stdin = Buffer.from(JSON.stringify({ ...raw, cniVersion: '1.1.0' }));
   const cniPath = ctx.io.env.CNI_PATH || defaultCniBinDir(ctx.platform);
   const env = { ...ctx.io.env, CNI_PATH: cniPath };
-  const ipam = createIpamClient({ conf, env, stdin, path: splitCniPath(cniPath, ctx.platform), platform: ctx.platform });
+  const ipam = createIpamClient({
+    conf,
+    env,
+    stdin,
+    path: splitCniPath(cniPath, ctx.platform),
+    platform: ctx.platform,
+  });
 
   const { api } = await ctx.api();
   const rt = ctx.rt();
@@ -77,10 +90,14 @@ export async function runGc(ctx: OpsContext): Promise<number> {
   try {
     after = await seen(ctx, api.listNetworks(), api.listEndpoints());
   } catch (e) {
-    errors.push(`listing HNS after GC: ${describeFailure(e, { platform: ctx.platform, hcnSim: ctx.io.env.HCN_SIM, verbose: false })}`);
+    errors.push(
+      `listing HNS after GC: ${describeFailure(e, { platform: ctx.platform, hcnSim: ctx.io.env.HCN_SIM, verbose: false })}`,
+    );
   }
   if (incomplete && after) removed = [...before.attachments].filter((k) => !after!.attachments.has(k));
-  const deleted = after ? [...before.objects].filter(([id]) => !after!.objects.has(id)).map(([id, what]) => ({ id, what })) : [];
+  const deleted = after
+    ? [...before.objects].filter(([id]) => !after!.objects.has(id)).map(([id, what]) => ({ id, what }))
+    : [];
 
   const summary = `gc: ${plural(conf.validAttachments!.length, 'valid attachment')}; removed ${plural(removed.length, 'attachment')}, deleted ${plural(deleted.length, 'HNS object')}, ${plural(errors.length, 'error')}`;
   if (ctx.args.json) {
@@ -93,7 +110,8 @@ export async function runGc(ctx: OpsContext): Promise<number> {
       summary,
     });
   } else {
-    if (conf.validAttachments!.length === 0) ctx.out('note: the valid list is empty: every attachment of this node counted as gone\n');
+    if (conf.validAttachments!.length === 0)
+      ctx.out('note: the valid list is empty: every attachment of this node counted as gone\n');
     for (const r of removed) ctx.out(`removed attachment ${r}\n`);
     for (const d of deleted) ctx.out(`deleted ${d.what} (${d.id})\n`);
     for (const err of errors) ctx.out(`ERROR ${err}\n`);

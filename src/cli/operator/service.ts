@@ -36,7 +36,10 @@ export async function runService(ctx: OpsContext): Promise<number> {
   } catch (e) {
     const reason = (e as Error).message;
     if (ctx.args.json) ctx.io.out(`${JSON.stringify({ running: false, address, reason })}\n`);
-    else ctx.io.out(`service: not running at ${address} (${reason}); the shim runs each request with hcn-cni-standalone\n`);
+    else
+      ctx.io.out(
+        `service: not running at ${address} (${reason}); the shim runs each request with hcn-cni-standalone\n`,
+      );
     return 1;
   }
   ctx.io.out(ctx.args.json ? `${JSON.stringify({ running: true, ...status })}\n` : describe(status));

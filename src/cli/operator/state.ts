@@ -20,7 +20,16 @@ export async function runState(ctx: OpsContext): Promise<number> {
   const now = ctx.sys.now();
   if (!ctx.stateDirExists()) {
     const msg = `the state directory ${dir} does not exist (nothing recorded yet, or the wrong --state-dir / --conf: ${ctx.loaded.source})`;
-    if (ctx.args.json) ctx.json({ stateDir: dir, exists: false, attachments: [], intents: [], tombstones: [], quarantined: [], note: msg });
+    if (ctx.args.json)
+      ctx.json({
+        stateDir: dir,
+        exists: false,
+        attachments: [],
+        intents: [],
+        tombstones: [],
+        quarantined: [],
+        note: msg,
+      });
     else ctx.out(`${msg}\n`);
     return 0;
   }
@@ -28,7 +37,10 @@ export async function runState(ctx: OpsContext): Promise<number> {
   const store = rt.store(ctx.conf, ctx.log);
   const snap = store.snapshot();
   const tombs = new Map(snap.tombstones.map((t) => [ownerKey(t), t]));
-  const intents = snap.intents.map((i) => ({ intent: i, liveness: intentLiveness(i, tombs.get(ownerKey(i)), now, rt.os().processStartTime) }));
+  const intents = snap.intents.map((i) => ({
+    intent: i,
+    liveness: intentLiveness(i, tombs.get(ownerKey(i)), now, rt.os().processStartTime),
+  }));
   const cleared = ctx.args.clearQuarantine ? store.clearQuarantine() : undefined;
 
   if (ctx.args.json) {
@@ -36,7 +48,11 @@ export async function runState(ctx: OpsContext): Promise<number> {
       stateDir: dir,
       exists: true,
       attachments: snap.attachments.map((a) => attachmentJson(a)),
-      intents: intents.map(({ intent, liveness }) => ({ ...intentJson(intent), alive: liveness.live, why: liveness.reason })),
+      intents: intents.map(({ intent, liveness }) => ({
+        ...intentJson(intent),
+        alive: liveness.live,
+        why: liveness.reason,
+      })),
       tombstones: snap.tombstones.map(tombstoneJson),
       quarantined: snap.quarantined.map(quarantinedJson),
       ...(cleared !== undefined ? { clearedQuarantine: cleared } : {}),
@@ -76,18 +92,31 @@ export async function runState(ctx: OpsContext): Promise<number> {
   section(ctx, 'tombstones', snap.tombstones.length, () =>
     table(
       ['OWNER', 'CREATED', 'REASON', 'PLANNED'],
-      snap.tombstones.map((t) => [ownerKey(t), when(t.createdAt, now), t.reason, list(t.planned.map((p) => `${p.kind} ${p.name}`))]),
+      snap.tombstones.map((t) => [
+        ownerKey(t),
+        when(t.createdAt, now),
+        t.reason,
+        list(t.planned.map((p) => `${p.kind} ${p.name}`)),
+      ]),
     ),
   );
   section(ctx, 'quarantined', snap.quarantined.length, () =>
     table(
       ['KIND', 'OWNER', 'FILE', 'AT', 'REASON'],
-      snap.quarantined.map((q) => [q.kind, q.owner ? ownerKey(q.owner) : '-', q.file, new Date(q.at).toISOString(), q.reason]),
+      snap.quarantined.map((q) => [
+        q.kind,
+        q.owner ? ownerKey(q.owner) : '-',
+        q.file,
+        new Date(q.at).toISOString(),
+        q.reason,
+      ]),
     ),
   );
   if (cleared !== undefined) ctx.out(`\ncleared ${plural(cleared, 'quarantined file')}\n`);
   else if (snap.quarantined.length > 0) {
-    ctx.out(`\nquarantined records protect their owner's HNS objects from the audit; once dealt with, remove them with: hcn-cni state --clear-quarantine\n`);
+    ctx.out(
+      `\nquarantined records protect their owner's HNS objects from the audit; once dealt with, remove them with: hcn-cni state --clear-quarantine\n`,
+    );
   }
   return 0;
 }
@@ -132,9 +161,22 @@ function intentJson(i: IntentRecord): Record<string, unknown> {
 }
 
 function tombstoneJson(t: TombstoneRecord): Record<string, unknown> {
-  return { owner: ownerKey(t), containerId: t.containerId, ifname: t.ifname, reason: t.reason, planned: t.planned, createdAt: new Date(t.createdAt).toISOString() };
+  return {
+    owner: ownerKey(t),
+    containerId: t.containerId,
+    ifname: t.ifname,
+    reason: t.reason,
+    planned: t.planned,
+    createdAt: new Date(t.createdAt).toISOString(),
+  };
 }
 
 function quarantinedJson(q: QuarantinedFile): Record<string, unknown> {
-  return { kind: q.kind, owner: q.owner ? ownerKey(q.owner) : null, file: q.file, reason: q.reason, at: new Date(q.at).toISOString() };
+  return {
+    kind: q.kind,
+    owner: q.owner ? ownerKey(q.owner) : null,
+    file: q.file,
+    reason: q.reason,
+    at: new Date(q.at).toISOString(),
+  };
 }

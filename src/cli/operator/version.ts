@@ -22,7 +22,10 @@ export function pluginVersion(): string {
   if (typeof __HCN_CNI_VERSION__ === 'string') return __HCN_CNI_VERSION__;
   for (let dir = __dirname; ; dir = path.dirname(dir)) {
     try {
-      const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+      const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
       if (pkg.name === 'hcn-cni' && typeof pkg.version === 'string') return pkg.version;
     } catch {
       // no package.json here
@@ -49,7 +52,12 @@ interface VersionInfo {
 }
 
 export async function runVersion(ctx: OpsContext): Promise<number> {
-  const failure = { platform: ctx.platform, hcnSim: ctx.io.env.HCN_SIM, verbose: ctx.args.verbose, hnsTimeoutSeconds: ctx.conf.hnsTimeoutSeconds };
+  const failure = {
+    platform: ctx.platform,
+    hcnSim: ctx.io.env.HCN_SIM,
+    verbose: ctx.args.verbose,
+    hnsTimeoutSeconds: ctx.conf.hnsTimeoutSeconds,
+  };
   const info: VersionInfo = {
     plugin: pluginVersion(),
     cniVersions: [...SUPPORTED_VERSIONS],
@@ -123,8 +131,16 @@ function render(info: VersionInfo): string {
     if (c.loadError) kv('  load error', c.loadError);
   }
   kv('HNS version', info.hns.version ?? `unknown: ${(info.hns.error ?? 'not asked').split('\n')[0]}`);
-  kv('apiVersion', `${JSON.stringify(info.api.configured === 'auto' ? 'auto' : Number(info.api.configured))} in the configuration`);
-  const show = (p: ApiPick | undefined) => (p ? (p.version ? `v${p.version} (${p.reason})` : `none: ${p.error!.split('\n')[0]}`) : 'not decided (HNS did not answer)');
+  kv(
+    'apiVersion',
+    `${JSON.stringify(info.api.configured === 'auto' ? 'auto' : Number(info.api.configured))} in the configuration`,
+  );
+  const show = (p: ApiPick | undefined) =>
+    p
+      ? p.version
+        ? `v${p.version} (${p.reason})`
+        : `none: ${p.error!.split('\n')[0]}`
+      : 'not decided (HNS did not answer)';
   kv('"auto" would pick', show(info.api.auto));
   if (info.api.configured !== 'auto') kv('configured gives', show(info.api.configuredPick));
   return lines.join('\n') + '\n';

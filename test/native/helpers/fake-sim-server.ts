@@ -50,7 +50,10 @@ export class FakeSimServer {
   /** The exact lines received, for checks on escaping. */
   readonly lines: string[] = [];
   /** Called for ops without a canned reply; the default answers E_NOTIMPL with an error record. */
-  fallback: ReplyFn = (request) => ({ hr: E_NOTIMPL, errorRecord: errorRecord(E_NOTIMPL, `fake sim: no reply for ${request.op}`) });
+  fallback: ReplyFn = (request) => ({
+    hr: E_NOTIMPL,
+    errorRecord: errorRecord(E_NOTIMPL, `fake sim: no reply for ${request.op}`),
+  });
 
   private readonly replies = new Map<string, ReplyFn>();
   private readonly sockets = new Set<net.Socket>();
@@ -135,7 +138,10 @@ export class FakeSimServer {
     } else if ('raw' in reply) {
       socket.end(reply.raw);
     } else {
-      socket.end(JSON.stringify({ hr: reply.hr ?? 0, result: reply.result ?? null, errorRecord: reply.errorRecord ?? null }) + '\n');
+      socket.end(
+        JSON.stringify({ hr: reply.hr ?? 0, result: reply.result ?? null, errorRecord: reply.errorRecord ?? null }) +
+          '\n',
+      );
     }
   }
 }

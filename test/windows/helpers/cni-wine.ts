@@ -65,8 +65,16 @@ export class WineCni {
       });
     }
     const stdin = c.conf ? JSON.stringify({ stateDir: winPath(this.stateDir), logLevel: 'debug', ...c.conf }) : '';
-    const run = await runWine(this.prefix, [this.exe, ...(c.args ?? [])], { env, stdin, timeoutMs: 60_000, ...(onSpawn ? { onSpawn } : {}) });
-    this.timings.add(label ?? `hcn-cni.exe ${c.verb ?? (c.args ?? []).join(' ')}${c.containerId ? ` ${c.containerId}` : ''}`, run.ms);
+    const run = await runWine(this.prefix, [this.exe, ...(c.args ?? [])], {
+      env,
+      stdin,
+      timeoutMs: 60_000,
+      ...(onSpawn ? { onSpawn } : {}),
+    });
+    this.timings.add(
+      label ?? `hcn-cni.exe ${c.verb ?? (c.args ?? []).join(' ')}${c.containerId ? ` ${c.containerId}` : ''}`,
+      run.ms,
+    );
     let json: Record<string, any> | undefined;
     try {
       json = run.stdout.trim() ? (JSON.parse(run.stdout) as Record<string, any>) : undefined;

@@ -23,7 +23,9 @@ export const WINESERVER = path.join(path.dirname(WINE), 'wineserver');
 export const WIN_NATIVE_DIR = path.join(ROOT, 'build', 'win-x64', 'Release');
 export const EXE = path.join(ROOT, 'dist', 'hcn-cni.exe');
 export const IS_CI = /^(true|1)$/i.test(process.env.CI ?? '');
-const PREFIX_PARENT = process.env.HCN_WINE_PREFIX_DIR ? path.resolve(process.env.HCN_WINE_PREFIX_DIR) : path.join(ROOT, '.cache', 'wine');
+const PREFIX_PARENT = process.env.HCN_WINE_PREFIX_DIR
+  ? path.resolve(process.env.HCN_WINE_PREFIX_DIR)
+  : path.join(ROOT, '.cache', 'wine');
 
 /** Z:\ is the Unix root in every wine prefix. */
 export function winPath(p: string): string {
@@ -53,16 +55,29 @@ export function windowsBuild(): WindowsCheck {
   }
   const script = path.join(ROOT, 'scripts', 'package.js');
   const t0 = Date.now();
-  const built = spawnSync(process.execPath, [script, '--target', 'win', '--if-stale'], { cwd: ROOT, encoding: 'utf8', timeout: 10 * 60_000 });
+  const built = spawnSync(process.execPath, [script, '--target', 'win', '--if-stale'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 10 * 60_000,
+  });
   const packageMs = Date.now() - t0;
   if (built.status === 3) {
-    checked = { ok: false, reason: built.stderr.trim().split('\n').pop() ?? 'a prerequisite of the Windows build is missing' };
+    checked = {
+      ok: false,
+      reason: built.stderr.trim().split('\n').pop() ?? 'a prerequisite of the Windows build is missing',
+    };
     return checked;
   }
-  if (built.status !== 0) throw new Error(`node scripts/package.js --target win failed (${built.status ?? built.signal}):\n${built.stdout}${built.stderr}`);
+  if (built.status !== 0)
+    throw new Error(
+      `node scripts/package.js --target win failed (${built.status ?? built.signal}):\n${built.stdout}${built.stderr}`,
+    );
   const node = spawnSync(process.execPath, [script, '--win-node', '--quiet'], { cwd: ROOT, encoding: 'utf8' });
   if (node.status === 3) {
-    checked = { ok: false, reason: node.stderr.trim().split('\n').pop() ?? 'a prerequisite of the Windows build is missing' };
+    checked = {
+      ok: false,
+      reason: node.stderr.trim().split('\n').pop() ?? 'a prerequisite of the Windows build is missing',
+    };
     return checked;
   }
   if (node.status !== 0) throw new Error(`node scripts/package.js --win-node failed:\n${node.stderr}`);
@@ -160,13 +175,17 @@ export function winePrefix(name: string): WinePrefix {
 
 /** Keeps the prefix's wineserver up between invocations (a cold start costs ~1-2 s); it exits by itself afterwards. */
 export function warmWineserver(prefix: WinePrefix, lingerSeconds = 20): void {
-  if (fs.existsSync(WINESERVER)) spawnSync(WINESERVER, [`-p${lingerSeconds}`], { env: prefix.env, stdio: 'ignore', timeout: 10_000 });
+  if (fs.existsSync(WINESERVER))
+    spawnSync(WINESERVER, [`-p${lingerSeconds}`], { env: prefix.env, stdio: 'ignore', timeout: 10_000 });
 }
 
 function sameContent(a: string, b: string): boolean {
   try {
     const [x, y] = [fs.readFileSync(a), fs.readFileSync(b)];
-    return x.length === y.length && crypto.createHash('sha256').update(x).digest('hex') === crypto.createHash('sha256').update(y).digest('hex');
+    return (
+      x.length === y.length &&
+      crypto.createHash('sha256').update(x).digest('hex') === crypto.createHash('sha256').update(y).digest('hex')
+    );
   } catch {
     return false;
   }
@@ -208,12 +227,21 @@ let seq = 0;
 export function runWine(
   prefix: WinePrefix,
   args: string[],
-  options: { env?: Record<string, string | undefined>; stdin?: string; timeoutMs?: number; onSpawn?: (pid: number) => void } = {},
+  options: {
+    env?: Record<string, string | undefined>;
+    stdin?: string;
+    timeoutMs?: number;
+    onSpawn?: (pid: number) => void;
+  } = {},
 ): Promise<WineRun> {
   const io = fs.mkdtempSync(path.join(os.tmpdir(), `hcn-wine-io-${++seq}-`));
   const inFile = path.join(io, 'stdin');
   fs.writeFileSync(inFile, options.stdin ?? '');
-  const fds = [fs.openSync(inFile, 'r'), fs.openSync(path.join(io, 'stdout'), 'w'), fs.openSync(path.join(io, 'stderr'), 'w')] as const;
+  const fds = [
+    fs.openSync(inFile, 'r'),
+    fs.openSync(path.join(io, 'stdout'), 'w'),
+    fs.openSync(path.join(io, 'stderr'), 'w'),
+  ] as const;
   const env: NodeJS.ProcessEnv = { ...prefix.env };
   for (const [k, v] of Object.entries(options.env ?? {})) if (v !== undefined) env[k] = v;
   const t0 = process.hrtime.bigint();

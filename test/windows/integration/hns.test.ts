@@ -39,7 +39,14 @@ function plugin(verb: string, conf: Record<string, unknown>, netns: string, cont
   const [file, args] = PLUGIN.endsWith('.js') ? [process.execPath, [PLUGIN]] : [PLUGIN, []];
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, {
-      env: { ...process.env, CNI_COMMAND: verb, CNI_CONTAINERID: containerId, CNI_IFNAME: 'eth0', CNI_NETNS: netns, CNI_PATH: 'C:\\opt\\cni\\bin' },
+      env: {
+        ...process.env,
+        CNI_COMMAND: verb,
+        CNI_CONTAINERID: containerId,
+        CNI_IFNAME: 'eth0',
+        CNI_NETNS: netns,
+        CNI_PATH: 'C:\\opt\\cni\\bin',
+      },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -105,7 +112,10 @@ if (!enabled) {
     test('ADD creates the NAT network and an endpoint in the HCN namespace; CHECK passes; DEL removes it', async () => {
       const add = await plugin('ADD', conf(), namespaceId);
       expect({ code: add.code, stderr: add.code === 0 ? '' : add.stderr }).toEqual({ code: 0, stderr: '' });
-      const result = JSON.parse(add.stdout) as { ips: Array<{ address: string }>; interfaces: Array<{ sandbox?: string }> };
+      const result = JSON.parse(add.stdout) as {
+        ips: Array<{ address: string }>;
+        interfaces: Array<{ sandbox?: string }>;
+      };
       const ip = result.ips[0]!.address.split('/')[0]!;
       expect(ip).toMatch(/^172\.30\.77\.\d+$/);
       expect(result.interfaces[0]!.sandbox).toBe(namespaceId);
@@ -114,7 +124,9 @@ if (!enabled) {
       const net = await hcn.findNetworkByName(NETWORK);
       // HNS leaves Type out of NAT networks (NAT is the zero value: hcsshim hcnnetwork.go); canonicalType reads that.
       expect(canonicalType(net?.Type)).toBe('NAT');
-      const eps = (await hcn.listEndpoints()).filter((e) => e.Name === endpointName({ containerId: POD, ifname: 'eth0' }));
+      const eps = (await hcn.listEndpoints()).filter(
+        (e) => e.Name === endpointName({ containerId: POD, ifname: 'eth0' }),
+      );
       expect(eps).toHaveLength(1);
       const ep = eps[0]!;
       expect(String(ep.HostComputeNetwork).toLowerCase()).toBe(String(net!.ID).toLowerCase());
@@ -132,26 +144,35 @@ if (!enabled) {
       expect((await hcn.getNamespace(namespaceId)).Resources ?? []).toEqual([]);
     }, 300_000);
 
-    (docker ? test : test.skip)('Docker (--network none): ADD hot-attaches through HCS, the container sees the address; DEL after the container is gone exits 0', async () => {
-      const run = spawnSync('docker', ['run', '-d', '--network', 'none', IMAGE, 'ping', '-t', 'localhost'], { encoding: 'utf8', timeout: 600_000 });
-      expect({ status: run.status, stderr: run.status === 0 ? '' : run.stderr }).toEqual({ status: 0, stderr: '' });
-      const id = run.stdout.trim();
-      started.push(id);
-      const add = await plugin('ADD', conf(), 'none', id);
-      expect({ code: add.code, stderr: add.code === 0 ? '' : add.stderr }).toEqual({ code: 0, stderr: '' });
-      const ip = (JSON.parse(add.stdout) as { ips: Array<{ address: string }> }).ips[0]!.address.split('/')[0]!;
-      // HNS shows the container on the endpoint (hcsshim IsAttached reads SharedContainers) ...
-      const ep = (await hcn.listEndpoints()).find((e) => e.Name === endpointName({ containerId: id, ifname: 'eth0' }))!;
-      const v1 = await hcn.hnsCall<{ SharedContainers?: string[] }>('GET', `/endpoints/${String(ep.ID)}`);
-      expect((v1.SharedContainers ?? []).map((c) => c.toLowerCase())).toContain(id.toLowerCase());
-      // ... and the container has the vNIC with the pod's address.
-      const ipconfig = spawnSync('docker', ['exec', id, 'ipconfig'], { encoding: 'utf8', timeout: 120_000 });
-      expect(ipconfig.stdout).toContain(ip);
+    (docker ? test : test.skip)(
+      'Docker (--network none): ADD hot-attaches through HCS, the container sees the address; DEL after the container is gone exits 0',
+      async () => {
+        const run = spawnSync('docker', ['run', '-d', '--network', 'none', IMAGE, 'ping', '-t', 'localhost'], {
+          encoding: 'utf8',
+          timeout: 600_000,
+        });
+        expect({ status: run.status, stderr: run.status === 0 ? '' : run.stderr }).toEqual({ status: 0, stderr: '' });
+        const id = run.stdout.trim();
+        started.push(id);
+        const add = await plugin('ADD', conf(), 'none', id);
+        expect({ code: add.code, stderr: add.code === 0 ? '' : add.stderr }).toEqual({ code: 0, stderr: '' });
+        const ip = (JSON.parse(add.stdout) as { ips: Array<{ address: string }> }).ips[0]!.address.split('/')[0]!;
+        // HNS shows the container on the endpoint (hcsshim IsAttached reads SharedContainers) ...
+        const ep = (await hcn.listEndpoints()).find(
+          (e) => e.Name === endpointName({ containerId: id, ifname: 'eth0' }),
+        )!;
+        const v1 = await hcn.hnsCall<{ SharedContainers?: string[] }>('GET', `/endpoints/${String(ep.ID)}`);
+        expect((v1.SharedContainers ?? []).map((c) => c.toLowerCase())).toContain(id.toLowerCase());
+        // ... and the container has the vNIC with the pod's address.
+        const ipconfig = spawnSync('docker', ['exec', id, 'ipconfig'], { encoding: 'utf8', timeout: 120_000 });
+        expect(ipconfig.stdout).toContain(ip);
 
-      spawnSync('docker', ['rm', '-f', id], { encoding: 'utf8', timeout: 120_000 });
-      const del = await plugin('DEL', conf(), 'none', id);
-      expect({ code: del.code, stdout: del.stdout }).toEqual({ code: 0, stdout: '' });
-      expect((await hcn.listEndpoints()).filter((e) => e.ID === ep.ID)).toEqual([]);
-    }, 900_000);
+        spawnSync('docker', ['rm', '-f', id], { encoding: 'utf8', timeout: 120_000 });
+        const del = await plugin('DEL', conf(), 'none', id);
+        expect({ code: del.code, stdout: del.stdout }).toEqual({ code: 0, stdout: '' });
+        expect((await hcn.listEndpoints()).filter((e) => e.ID === ep.ID)).toEqual([]);
+      },
+      900_000,
+    );
   });
 }
