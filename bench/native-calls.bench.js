@@ -21,6 +21,7 @@
 
 const os = require('os');
 const path = require('path');
+const { quantile } = require('./common');
 
 const ROOT = path.resolve(__dirname, '..');
 const DIST = path.join(ROOT, 'dist');
@@ -33,14 +34,6 @@ const WARMUP = Number(process.env.BENCH_WARMUP || 300);
 const OBJECTS = Number(process.env.BENCH_OBJECTS || 1000);
 const LIST_RUNS = Math.max(5, Number(process.env.BENCH_LIST_RUNS || 7));
 const Q2 = JSON.stringify({ SchemaVersion: { Major: 2, Minor: 0 } });
-
-/** @param {number[]} sorted @param {number} q */
-function quantile(sorted, q) {
-  const pos = (sorted.length - 1) * q;
-  const lo = Math.floor(pos);
-  const hi = Math.ceil(pos);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
-}
 
 /** @param {number[]} xs */
 function summary(xs) {

@@ -21,6 +21,7 @@ const crypto = require('crypto');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
+const { POD_LATENCY } = require('./common');
 
 const ROOT = path.resolve(__dirname, '..');
 const DIST = path.join(ROOT, 'dist');
@@ -29,13 +30,7 @@ const { runCni } = require(path.join(DIST, 'run'));
 const { PluginRuntime } = require(path.join(DIST, 'plugin', 'runtime'));
 
 const PODS = Number(process.env.BENCH_PODS || 50);
-const LATENCY = {
-  '*': 2,
-  HcnCreateEndpoint: 60,
-  HcnModifyNamespace: 20,
-  HcnDeleteEndpoint: 30,
-  'HNSCall POST /endpoints/{id}/attach': 20,
-};
+const LATENCY = POD_LATENCY;
 const silent = {
   trace() {},
   debug() {},

@@ -28,6 +28,7 @@ const fs = require('fs');
 const net = require('net');
 const os = require('os');
 const path = require('path');
+const { quantile, POD_LATENCY } = require('./common');
 
 const ROOT = path.resolve(__dirname, '..');
 const DIST = path.join(ROOT, 'dist');
@@ -37,23 +38,8 @@ const HOST_LOCAL = '/usr/lib/cni/host-local';
 const RUNS = Number(process.env.BENCH_RUNS || 30);
 const WARMUP = Number(process.env.BENCH_WARMUP || 5);
 const PODS = Number(process.env.BENCH_PODS || 50);
-const LATENCY = {
-  '*': 2,
-  HcnCreateEndpoint: 60,
-  HcnModifyNamespace: 20,
-  HcnDeleteEndpoint: 30,
-  'HNSCall POST /endpoints/{id}/attach': 20,
-};
+const LATENCY = POD_LATENCY;
 const GOALS = { version: 1.0, addDel: 1.5, memory: 1.0, pods: 1.1 };
-
-/** @param {number[]} xs @param {number} q */
-function quantile(xs, q) {
-  const s = [...xs].sort((a, b) => a - b);
-  const pos = (s.length - 1) * q;
-  const lo = Math.floor(pos);
-  const hi = Math.ceil(pos);
-  return s[lo] + (s[hi] - s[lo]) * (pos - lo);
-}
 
 /** @typedef {{ cmd: string, args?: string[], env: NodeJS.ProcessEnv, input: string, expect?: RegExp }} Spawn */
 /** @typedef {{ name: string, steps: Spawn[] }} Case */

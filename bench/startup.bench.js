@@ -25,6 +25,7 @@ const crypto = require('crypto');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
+const { quantile } = require('./common');
 
 const ROOT = path.resolve(__dirname, '..');
 const EXE = process.env.BENCH_EXE ? path.resolve(process.env.BENCH_EXE) : path.join(ROOT, 'dist', 'hcn-cni');
@@ -35,15 +36,6 @@ const RUNS = Number(process.env.BENCH_RUNS || 30);
 const WARMUP = Number(process.env.BENCH_WARMUP || 5);
 const GOALS = { version: 1.1, add: 1.5 };
 const CPU_CLOCK = process.env.BENCH_CLOCK === 'cpu';
-
-/** @param {number[]} xs @param {number} q */
-function quantile(xs, q) {
-  const s = [...xs].sort((a, b) => a - b);
-  const pos = (s.length - 1) * q;
-  const lo = Math.floor(pos);
-  const hi = Math.ceil(pos);
-  return s[lo] + (s[hi] - s[lo]) * (pos - lo);
-}
 
 /**
  * @typedef {{ name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv, input?: string,

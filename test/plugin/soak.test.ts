@@ -19,6 +19,7 @@ import { createHandlers } from '../../src/plugin/handlers';
 import type { SimOp } from '../../src/sim';
 import { bridgeConf, cniEnv, useHarness, type CniCall, type Harness } from '../helpers/cni-harness';
 import { heldIps, hostLocal, newNamespace, recordFiles } from './support';
+import { seededRandom as rng } from '../../src/sim/rng';
 
 const LIFECYCLES = 200;
 const PARALLEL = 8;
@@ -26,18 +27,6 @@ const RESTART_AT = 100;
 
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
-
-/** mulberry32: a small seeded generator, so a failing run can be replayed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const FAULTS: Array<[SimOp, number]> = [
   ['HcnDeleteEndpoint', HR.ERROR_NOT_FOUND], // the lie of item 1
