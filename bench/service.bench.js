@@ -17,7 +17,8 @@
  * The bin directory is the deployed layout: build/Release/hcn-cni-shim copied as `hcn-cni`, and dist/hcn-cni as
  * `hcn-cni-standalone` beside it. The service is dist/hcn-cni serve. Needs: node-gyp build (the shim), npm run
  * package (built here with --if-stale), Debian's containernetworking-plugins.
- * Env: BENCH_RUNS (default 30), BENCH_WARMUP (default 5), BENCH_PODS (default 50).
+ * Env: BENCH_RUNS (default 30), BENCH_WARMUP (default 5), BENCH_PODS (default 50); BENCH_AUDIT=0 turns the ADD-time
+ * leak audit off in the ADD+DEL cases (to see its share).
  * Numbers from one run; nothing is asserted. Output: a table, then `BENCH_JSON {...}`.
  */
 'use strict';
@@ -140,6 +141,7 @@ async function run() {
       subnet: '10.244.1.0/24',
       stateDir: path.join(tmp, 'state'),
       logLevel: 'info',
+      audit: process.env.BENCH_AUDIT !== '0',
     });
     // The plugin fsyncs every state write (src/state/atomic.ts); host-local does not (os.WriteFile, no Sync, in
     // containernetworking/plugins plugins/ipam/host-local/backend/disk/backend.go). The same ADD+DEL with the state

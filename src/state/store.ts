@@ -196,7 +196,7 @@ export class StateStore {
       }
       // Registered node-wide before the intent counts, so no audit of any state directory misses it.
       this.registry?.register(this.dir, intent);
-      this.write(intent, 'intent');
+      this.write(intent, 'intent', false);
       attemptsHere.add(intent.id);
     });
   }
@@ -213,7 +213,7 @@ export class StateStore {
       const current = this.read('intent', intent);
       if (!current || current.id !== intent.id) return this.whyGone(intent);
       this.registry?.register(this.dir, intent);
-      this.write(intent, 'intent-update');
+      this.write(intent, 'intent-update', false);
       return 'committed' as const;
     });
   }
@@ -354,19 +354,25 @@ export class StateStore {
   /**
    * Writes a record. Something that is not a file at its path (a directory someone created) is moved to quarantine
    * first, so it costs its owner nothing more than a warning.
+   *
+   * Intents are written with `durable: false` (no fsync), as node-wide claims are: an intent claims objects only while
+   * its process runs, and a power cut ends every process. Lost to a power cut, the intent's objects are ownerless
+   * ones of ours, which the audit removes as it would remove those of a dead intent; torn (an empty file after the
+   * cut), it is quarantined and protects its owner's objects until that pod's DEL. Readers on a running node see it
+   * as soon as the rename is done, fsync or not. Records and tombstones stay durable: they outlive the processes.
    */
-  private write(record: AnyRecord, point: string): void {
+  private write(record: AnyRecord, point: string, durable = true): void {
     const file = this.path(record.kind, record);
     const data = JSON.stringify(record, null, 1) + '\n';
     onState(file, 'writing', () => {
       try {
-        writeFileAtomic(file, data, point, this.crash);
+        writeFileAtomic(file, data, point, this.crash, durable);
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
         if (code !== 'EISDIR' && code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'EPERM') throw e;
         if (!this.notAFile(file)) throw e;
         this.quarantine(record.kind, file, 'not a regular file (found where a record was being written)');
-        writeFileAtomic(file, data, point, this.crash);
+        writeFileAtomic(file, data, point, this.crash, durable);
       }
     });
   }
