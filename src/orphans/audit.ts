@@ -9,6 +9,7 @@
 import type { HnsApi, NetworkInfo } from '../hns/api';
 import type { HostOs } from '../hns/host-os';
 import type { Logger } from '../log/logger';
+import { fileKey } from '../state/file-names';
 import { intentLiveness } from '../state/liveness';
 import { ownerKey, type Owner } from '../state/records';
 import type { StateStore } from '../state/store';
@@ -109,11 +110,14 @@ function stillOrphan(j: Judged, deps: AuditDeps, now: number): boolean {
   const intent = deps.store.getIntent(owner);
   const tomb = deps.store.getTombstone(owner);
   const intentLive = new Map(intent ? [[intent.id, intentLiveness(intent, tomb, now, deps.os.processStartTime)]] : []);
+  // Read after the reads above, which quarantine a record that has become unreadable since the listing: its owner
+  // may be live, so its objects are protected, as they would have been at listing time.
+  const key = fileKey(owner);
   const state = {
     attachments: record ? [record] : [],
     intents: intent ? [intent] : [],
     tombstones: tomb ? [tomb] : [],
-    quarantined: [],
+    quarantined: deps.store.quarantined().filter((q) => q.key === key),
     otherClaims: deps.store.otherClaims(owner),
   };
   return again(j, state, intentLive);

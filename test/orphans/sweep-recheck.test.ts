@@ -52,3 +52,32 @@ it('leaves alone an orphan that an ADD claimed after the listing, while the swee
   expect(left).toContain(skipped);
   expect(left).not.toContain(report.sweep!.deleted[0]!.id.toLowerCase());
 });
+
+it("leaves alone an orphan whose owner's record appeared unreadable after the listing (quarantined: protected)", async () => {
+  const conf = bridgeConf({ cniVersion: '1.1.0' });
+  for (const pod of PODS)
+    expect((await cni(h, { verb: 'ADD', conf, containerId: pod, netns: await newNamespace(h) })).exitCode).toBe(0);
+  const os = hostOs(loadNative().native);
+  const store = new StateStore(h.stateDir, { os });
+  const recordFile = (pod: string) => path.join(h.stateDir, 'attachments', `${pod}@eth0.json`);
+  for (const pod of PODS) {
+    const r = store.getAttachment({ containerId: pod, ifname: 'eth0' })!;
+    fs.rmSync(recordFile(pod));
+    await store.tombstone(r, 'DEL refused');
+  }
+
+  await h.sim.control.hang('HcnModifyNamespace');
+  const api = new V2Api(h.runtime.hcn({ hnsTimeoutSeconds: 60 }));
+  const running = audit({ api, store, os, log: silentLogger, graceMs: 60_000 });
+  while ((await h.sim.control.stats()).pendingMutations < 1) await new Promise((r) => setTimeout(r, 20));
+  // Meanwhile a record of each owner appears that cannot be read (a torn write, say): its owner may be live.
+  for (const pod of PODS) fs.writeFileSync(recordFile(pod), '{"kind":"attachm');
+  await h.sim.control.release();
+  const report = await running;
+
+  expect(report.counts.orphan).toBe(2);
+  expect(report.sweep!.deleted).toHaveLength(1);
+  expect(report.sweep!.skipped).toHaveLength(1);
+  const left = (await h.sim.control.dump()).endpoints.map((e) => e.ID.toLowerCase());
+  expect(left).toEqual([report.sweep!.skipped[0]!.object.id.toLowerCase()]);
+});
