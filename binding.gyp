@@ -37,7 +37,7 @@
         ["OS=='win'", {
           "sources": ["<!@(node -p \"require('./native/sources.json').addon_win.join(' ')\")"],
           "defines": ["_WIN32_WINNT=0x0A00", "NOMINMAX"],
-          "libraries": ["ole32.lib", "iphlpapi.lib"]
+          "libraries": ["ole32.lib", "iphlpapi.lib", "advapi32.lib"]
         }, {
           "sources": ["<!@(node -p \"require('./native/sources.json').addon_posix.join(' ')\")"],
           "libraries": ["-ldl"]

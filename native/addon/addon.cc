@@ -5,6 +5,7 @@
 #include "js_hcn.h"
 #include "js_library.h"
 #include "js_os.h"
+#include "pipe_server.h"
 
 namespace hcn {
 namespace {
@@ -56,6 +57,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
       {"processStartTime", JsProcessStartTime},
       {"exitNow", JsExitNow},
       {"peerCredentials", JsPeerCredentials},
+      {"listenPipe", JsListenPipe},
   };
   for (const auto& entry : table) exports.Set(entry.name, Napi::Function::New(env, entry.fn, entry.name));
   return exports;

@@ -1,6 +1,6 @@
 // peerCredentials(fd): who is on the other end of an accepted unix socket, for the service's peer check (it refuses
 // anyone but its own user before reading a byte). Linux: SO_PEERCRED, which the kernel fills at connect() time.
-// Windows has no such fd: the service's named pipe is guarded by its DACL (see src/service/listen.ts).
+// Windows has no such fd: the addon's pipe server checks the client's token itself (pipe_server_win.cc).
 #include <napi.h>
 
 #ifndef _WIN32

@@ -124,4 +124,26 @@ export interface NativeHcn {
    * that is not its own user before it reads the request.
    */
   peerCredentials(fd: number): { pid: number; uid: number; gid: number };
+
+  /**
+   * Windows: the service's named-pipe server (native/addon/pipe_server_win.cc); throws elsewhere. Creates `name`
+   * with a protected DACL granting only SYSTEM and BUILTIN\Administrators, as the first instance (fails if the pipe
+   * exists), rejecting remote clients; then, on a native thread, checks each client's token against `allowedSids`
+   * before anything is read, and either refuses it (disconnects) or hands it over as a C runtime fd of node's own
+   * libuv (uv_open_osfhandle), for `new net.Socket({ fd })`. Events arrive on the JS thread.
+   */
+  listenPipe(name: string, allowedSids: readonly string[], onEvent: (event: PipeServerEvent) => void): NativePipeServer;
+}
+
+export type PipeServerEvent =
+  | { type: 'connection'; fd: number; pid: number | null; user: string | null }
+  /** A client whose token holds none of the allowed SIDs (or whose token could not be read): nothing was read. */
+  | { type: 'refused'; reason: string; pid: number | null; user: string | null }
+  | { type: 'error'; message: string };
+
+export interface NativePipeServer {
+  /** The pipe's DACL as the system reports it back (SDDL), or null if it could not be read. */
+  readonly dacl: string | null;
+  /** Stops accepting; connections already handed over stay open. */
+  close(): void;
 }

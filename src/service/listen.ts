@@ -6,17 +6,27 @@
  * service is replaced; one that answers means another service is running, which is an error (two services would
  * each think they own the in-flight work).
  *
- * Windows: a named pipe (\\.\pipe\hcn-cni). Node cannot set a pipe's DACL, so the pipe has Windows' default one:
- * full control for LocalSystem, Administrators and the creator (the service runs as SYSTEM in the HostProcess
- * container), read-only for Everyone — a non-administrator can open it for reading but cannot write a request, so
- * nothing from it is ever read as one. An explicit admin/SYSTEM-only DACL and a token check of the client are not
- * done (README "Not done").
+ * Windows: a named pipe (\\.\pipe\hcn-cni) served by the addon (listenPipe, native/addon/pipe_server_win.cc), not
+ * by Node's net.Server: Node creates its pipes with Windows' default security descriptor, which grants read access
+ * to Everyone and Anonymous (https://learn.microsoft.com/en-us/windows/win32/ipc/named-pipe-security-and-access-rights),
+ * and never says who connected. The native server
+ *  - gives every instance a protected DACL granting GENERIC_ALL to SYSTEM and BUILTIN\Administrators only (SDDL
+ *    D:P(A;;GA;;;SY)(A;;GA;;;BA)), so no one else may open the pipe or create an instance of it;
+ *  - refuses to start if a pipe of that name exists (WaitNamedPipeW, then FILE_FLAG_FIRST_PIPE_INSTANCE), so neither
+ *    a second service nor a squatter that created the name first can take the clients;
+ *  - sets PIPE_REJECT_REMOTE_CLIENTS;
+ *  - checks each client's token (ImpersonateNamedPipeClient → OpenThreadToken → CheckTokenMembership →
+ *    RevertToSelf) against the allowed SIDs before anything is read, and disconnects a client that holds none;
+ *  - hands an accepted pipe to Node as a socket (uv_open_osfhandle → net.Socket({ fd })), so the protocol code is
+ *    the same on both systems.
  */
 import * as fs from 'fs';
 import * as net from 'net';
 import * as path from 'path';
+import type { NativeHcn, NativePipeServer } from '../hns/native-types';
 
-function isPipe(address: string): boolean {
+/** A Windows pipe name rather than a unix socket path. */
+export function isPipe(address: string): boolean {
   return address.startsWith('\\\\.\\pipe\\') || address.startsWith('//./pipe/');
 }
 
@@ -32,12 +42,8 @@ export function answers(address: string): Promise<boolean> {
   });
 }
 
-export async function listenExclusive(
-  server: net.Server,
-  address: string,
-  platform: NodeJS.Platform,
-  mode: number,
-): Promise<void> {
+/** Linux: `server` on the unix socket `address` with `mode`, refusing if another service answers there. */
+export async function listenExclusive(server: net.Server, address: string, mode: number): Promise<void> {
   const listen = (): Promise<void> =>
     new Promise((resolve, reject) => {
       server.once('error', reject);
@@ -46,10 +52,7 @@ export async function listenExclusive(
         resolve();
       });
     });
-  if (platform === 'win32' || isPipe(address)) {
-    await listen();
-    return;
-  }
+  if (isPipe(address)) throw new Error(`listenExclusive is for unix sockets; ${address} is a pipe (listenPipe)`);
   fs.mkdirSync(path.dirname(address), { recursive: true, mode: 0o700 });
   if (fs.existsSync(address)) {
     if (await answers(address)) throw new Error(`another hcn-cni service is already listening on ${address}`);
@@ -63,4 +66,35 @@ export async function listenExclusive(
     process.umask(old);
   }
   fs.chmodSync(address, mode);
+}
+
+/** SYSTEM and BUILTIN\Administrators: who may talk to the service on Windows (the pipe's DACL grants only them). */
+export const SERVICE_SIDS: readonly string[] = ['S-1-5-18', 'S-1-5-32-544'];
+
+export interface PipeListenOptions {
+  address: string;
+  native: Pick<NativeHcn, 'listenPipe'>;
+  /** Whose tokens may connect (any one of them, enabled, in the client's token). */
+  allowSids: readonly string[];
+  onConnection(socket: net.Socket): void;
+  onRefused(who: { reason: string; pid: number | null; user: string | null }): void;
+  onError(message: string): void;
+}
+
+/** Windows: the native pipe server (see the header); accepted clients arrive as net.Sockets. */
+export function listenPipe(options: PipeListenOptions): NativePipeServer {
+  return options.native.listenPipe(options.address, options.allowSids, (event) => {
+    if (event.type === 'connection') {
+      let socket: net.Socket;
+      try {
+        socket = new net.Socket({ fd: event.fd, readable: true, writable: true });
+      } catch (e) {
+        fs.closeSync(event.fd); // closes the pipe handle with it: the client sees the pipe close, unanswered
+        options.onError(`an accepted pipe could not be opened as a socket: ${(e as Error).message}`);
+        return;
+      }
+      options.onConnection(socket);
+    } else if (event.type === 'refused') options.onRefused({ reason: event.reason, pid: event.pid, user: event.user });
+    else options.onError(event.message);
+  });
 }

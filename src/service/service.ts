@@ -12,8 +12,9 @@
  *   fresh by every verb, so the audit never judges from a cache.
  * - Intents carry this process's pid and start time: if the service dies mid-verb, its intents are dead intents and
  *   the audit treats them as it treats those of a killed standalone process.
- * - The peer check runs before a byte is read (pauseOnConnect): on Linux the socket is 0600 in a 0700 directory and
- *   the peer's uid (SO_PEERCRED) must be the service's own. On Windows see listen.ts.
+ * - The peer check runs before a byte is read: on Linux (pauseOnConnect) the socket is 0600 in a 0700 directory and
+ *   the peer's uid (SO_PEERCRED) must be the service's own; on Windows the addon's pipe server checks the client's
+ *   token against allowSids before it hands the connection over at all (listen.ts).
  */
 import { defaultClaimsDir } from '../cni/defaults';
 import * as net from 'net';
@@ -24,7 +25,7 @@ import { loadNative, type LoadOptions } from '../hns/native';
 import { createLogger, type Logger } from '../log/logger';
 import { PluginRuntime } from '../plugin/runtime';
 import { runCni } from '../run';
-import { listenExclusive } from './listen';
+import { isPipe, listenExclusive, listenPipe, SERVICE_SIDS } from './listen';
 import {
   encodeAccept,
   encodeResult,
@@ -53,6 +54,12 @@ export interface ServiceOptions {
   defaults?: { stateDir?: string; logFile?: string };
   /** The service's own log (start, refusals, failures); request logs go back to their shim. */
   log?: Logger;
+  /**
+   * Windows: the SIDs a client's token must hold one of (enabled) to be served; default SERVICE_SIDS (SYSTEM,
+   * BUILTIN\Administrators). Not reachable from the CLI or the environment: only tests change it, to show the
+   * token check refuses a client the pipe's DACL lets in (wine has a single user, an administrator).
+   */
+  allowSids?: readonly string[];
   /** Socket file mode (Linux). Only tests change it, to show the peer check refuses what the mode would let in. */
   socketMode?: number;
   /** The node-wide register of live claims (src/state/claims.ts); default: the platform's (defaultClaimsDir). */
@@ -253,15 +260,37 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     running.add(done);
   };
 
-  const server = net.createServer({ pauseOnConnect: true }, onConnection);
-  await listenExclusive(server, options.address, options.platform, options.socketMode ?? 0o600);
-  log.info({ address: options.address, protocol: PROTOCOL_VERSION }, 'service: listening');
+  let stopListening: () => Promise<void>;
+  if (isPipe(options.address)) {
+    const allowSids = options.allowSids ?? SERVICE_SIDS;
+    const pipe = listenPipe({
+      address: options.address,
+      native,
+      allowSids,
+      onConnection,
+      onRefused: (who) => {
+        counts.refused++;
+        log.warn({ address: options.address, ...who }, 'service: refused a connection (nothing was read)');
+      },
+      onError: (message) => log.error({ address: options.address, err: message }, 'service: pipe server'),
+    });
+    stopListening = () => Promise.resolve(pipe.close());
+    log.info(
+      { address: options.address, protocol: PROTOCOL_VERSION, dacl: pipe.dacl, allowSids },
+      'service: listening',
+    );
+  } else {
+    const server = net.createServer({ pauseOnConnect: true }, onConnection);
+    await listenExclusive(server, options.address, options.socketMode ?? 0o600);
+    stopListening = () => new Promise<void>((resolve) => server.close(() => resolve()));
+    log.info({ address: options.address, protocol: PROTOCOL_VERSION }, 'service: listening');
+  }
 
   return {
     address: options.address,
     status,
     close: async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await stopListening();
       while (running.size > 0) await Promise.allSettled([...running]);
     },
   };

@@ -3,7 +3,15 @@
  * in front of `hcn-cni-standalone.exe serve` (dist/hcn-cni.exe) on a named pipe, against the simulator on
  * tcp:127.0.0.1:
  *  - ADD, CHECK, DEL through the shim are answered by the service (its request log lines carry "service": true);
+ *  - the pipe is the addon's (native/addon/pipe_server_win.cc): the service reports the DACL it reads back from the
+ *    pipe, SYSTEM and Administrators only, and the SIDs whose tokens it serves;
+ *  - a second `serve` on the same pipe name exits with an error, and the first goes on serving;
+ *  - a service whose allowed SIDs the (wine) user's token lacks refuses the shim's connection before reading it:
+ *    the shim falls back to hcn-cni-standalone.exe, the service logs the refusal and served nothing;
  *  - with the service gone, the shim runs hcn-cni-standalone.exe beside it and the same verbs succeed.
+ * Wine has one user, an administrator, so a real non-administrator being refused (by the DACL or by the token
+ * check) is not observable here; the refusal test narrows the allowed SIDs instead (an option of startService
+ * that neither the CLI nor the environment can set).
  */
 import { spawn, type ChildProcess } from 'child_process';
 import * as crypto from 'crypto';
@@ -12,7 +20,17 @@ import * as os from 'os';
 import * as path from 'path';
 import { startSimulator, type RunningSimulator } from '../../src/sim';
 import { WineCni, expectOnlyResult } from './helpers/cni-wine';
-import { describeWine, installSystem32, warmWineserver, WINE, winePrefix, WineTimings } from './helpers/wine';
+import {
+  describeWine,
+  installSystem32,
+  ROOT,
+  runWine,
+  warmWineserver,
+  WINE,
+  winePrefix,
+  winPath,
+  WineTimings,
+} from './helpers/wine';
 
 function bridgeConf(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { cniVersion: '1.1.0', name: 'cbr0', type: 'hcn-cni', createNetwork: true, subnet: '10.244.1.0/24', ...extra };
@@ -100,7 +118,109 @@ describeWine('the shim under wine with the service', (build) => {
     const status = await cni.call({ args: ['service', '--json'], env }, 'hcn-cni.exe service (shim → standalone)');
     expect(status.code).toBe(0);
     expect(status.json).toMatchObject({ running: true, address: pipe, served: 3, inFlight: [] });
+
+    // The pipe is the addon's, with the DACL as wine reads it back from the pipe, and the token check's SIDs.
+    const listening = logs(serviceErr).find((l) => l.msg === 'service: listening');
+    expect(listening).toMatchObject({
+      address: pipe,
+      dacl: 'D:P(A;;GA;;;SY)(A;;GA;;;BA)',
+      allowSids: ['S-1-5-18', 'S-1-5-32-544'],
+    });
   }, 120_000);
+
+  test('a second service on the same pipe name does not start; the first goes on serving', async () => {
+    const second = await runWine(
+      cni.prefix,
+      [path.join(work, 'bin', 'hcn-cni-standalone.exe'), 'serve', '--listen', pipe],
+      {
+        env: { HCN_SIM: sim.address },
+        timeoutMs: 90_000,
+      },
+    );
+    timings.add('second hcn-cni-standalone.exe serve (refused)', second.ms);
+    expect({ code: second.code, stderr: second.stderr }).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining(`the pipe ${pipe} already exists`),
+    });
+    const status = await cni.call(
+      { args: ['service', '--json'], env: { HCN_CNI_SERVICE: pipe } },
+      'hcn-cni.exe service',
+    );
+    expect(status.json).toMatchObject({ running: true, address: pipe, pid: expect.any(Number) });
+  }, 120_000);
+
+  test('a client whose token holds none of the allowed SIDs is refused before anything is read', async () => {
+    // startService with allowSids = [SYSTEM] only, in Windows node.exe: the wine user is an administrator, not SYSTEM.
+    const narrow = `\\\\.\\pipe\\hcn-cni-test-narrow-${crypto.randomBytes(4).toString('hex')}`;
+    // Inside the checkout (.cache/, ignored by git), so the bundle's require('pino') finds node_modules.
+    const bundle = path.join(ROOT, '.cache', 'wine-fixtures', 'service-allow-sids.js');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- esbuild is a dev dependency loaded only by this test
+    (require('esbuild') as typeof import('esbuild')).buildSync({
+      entryPoints: [path.join(__dirname, 'fixtures', 'service-allow-sids.ts')],
+      bundle: true,
+      platform: 'node',
+      target: 'node20',
+      format: 'cjs',
+      external: ['pino'],
+      outfile: bundle,
+      logLevel: 'error',
+    });
+    const logFile = path.join(work, 'narrow-service.log');
+    const narrowLog = (): Array<Record<string, unknown>> =>
+      fs.existsSync(logFile) ? logs(fs.readFileSync(logFile, 'utf8')) : [];
+    const narrowService = spawn(
+      WINE,
+      [
+        build.nodeExe,
+        winPath(bundle),
+        winPath(path.join(build.winDir, 'hcn.node')),
+        narrow,
+        'S-1-5-18',
+        winPath(logFile),
+      ],
+      { env: { ...cni.prefix.env, HCN_SIM: sim.address }, stdio: 'ignore' },
+    );
+    try {
+      const t0 = Date.now();
+      while (!narrowLog().some((l) => l.msg === 'service: listening')) {
+        if (narrowService.exitCode !== null || Date.now() - t0 > 120_000)
+          throw new Error(`the narrowed service did not start under wine: ${JSON.stringify(narrowLog())}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      timings.add('node.exe service-allow-sids.js: listening', Date.now() - t0);
+
+      const ns = await cni.newNamespace();
+      const env = { HCN_CNI_SERVICE: narrow };
+      const add = await cni.call(
+        { verb: 'ADD', conf: bridgeConf(), containerId: 'pod-narrow', netns: ns, env },
+        'shim ADD (refused → fallback)',
+      );
+      expect(add.code).toBe(0);
+      expectOnlyResult(add);
+      const lines = logs(add.stderr);
+      expect(lines.length).toBeGreaterThan(0);
+      expect(lines.some((l) => l.service === true)).toBe(false); // the standalone executable answered
+      const del = await cni.call(
+        { verb: 'DEL', conf: bridgeConf(), containerId: 'pod-narrow', netns: ns, env },
+        'shim DEL (refused → fallback)',
+      );
+      expect({ code: del.code, out: del.stdout }).toEqual({ code: 0, out: '' });
+
+      // The service refused both connections at the token check, naming who it was, and accepted nothing.
+      const refusals = narrowLog().filter((l) => l.msg === 'service: refused a connection (nothing was read)');
+      expect(refusals.length).toBeGreaterThanOrEqual(2);
+      for (const r of refusals)
+        expect(r).toMatchObject({
+          level: 'warn',
+          address: narrow,
+          reason: expect.stringContaining('none of the allowed SIDs'),
+          user: expect.stringMatching(/^S-1-5-21-/),
+        });
+      expect(narrowLog().filter((l) => l.level === 'error' || l.level === 'fatal')).toEqual([]);
+    } finally {
+      narrowService.kill('SIGKILL');
+    }
+  }, 240_000);
 
   test('with the service gone the shim runs hcn-cni-standalone.exe beside it', async () => {
     service!.kill('SIGKILL');
