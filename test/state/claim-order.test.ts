@@ -9,36 +9,13 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { hostOs } from '../../src/hns/host-os';
-import type { AttachmentRecord, IntentRecord } from '../../src/state/records';
 import { StateStore } from '../../src/state/store';
+import { attachmentRecord, intentRecord, OWNER } from '../helpers/state-records';
 
-const owner = { containerId: 'c1', ifname: 'eth0' };
+const owner = OWNER;
 const EP = 'e1';
-const intent: IntentRecord = {
-  kind: 'intent',
-  schema: 1,
-  id: 'i1',
-  ...owner,
-  planned: [{ kind: 'endpoint', name: 'ep', id: EP }],
-  pid: process.pid,
-  pidStartTime: null,
-  createdAt: 1,
-  deadline: 1e15,
-};
-const record: AttachmentRecord = {
-  kind: 'attachment',
-  schema: 1,
-  ...owner,
-  netns: 'ns',
-  mode: 'bridge',
-  apiVersion: 2,
-  network: { id: 'n', name: 'n', owned: false },
-  endpoint: { id: EP, name: 'ep', owned: true },
-  ipamAllocated: false,
-  attach: { kind: 'none', target: '' },
-  result: {},
-  createdAt: 2,
-};
+const intent = intentRecord('i1');
+const record = attachmentRecord();
 
 class Crash extends Error {}
 const dirs: string[] = [];

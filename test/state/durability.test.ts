@@ -21,10 +21,10 @@ jest.mock('fs', () => {
 
 import * as fs from 'fs';
 import { hostOs } from '../../src/hns/host-os';
-import type { AttachmentRecord, IntentRecord } from '../../src/state/records';
 import { StateStore } from '../../src/state/store';
+import { attachmentRecord, intentRecord, OWNER } from '../helpers/state-records';
 
-const owner = { containerId: 'c1', ifname: 'eth0' };
+const owner = OWNER;
 let dir: string;
 let store: StateStore;
 
@@ -35,31 +35,8 @@ beforeEach(() => {
 });
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-const intent: IntentRecord = {
-  kind: 'intent',
-  schema: 1,
-  id: 'i1',
-  ...owner,
-  planned: [{ kind: 'endpoint', name: 'ep', id: 'e1' }],
-  pid: process.pid,
-  pidStartTime: null,
-  createdAt: Date.now(),
-  deadline: Date.now() + 60_000,
-};
-const record: AttachmentRecord = {
-  kind: 'attachment',
-  schema: 1,
-  ...owner,
-  netns: 'ns',
-  mode: 'bridge',
-  apiVersion: 2,
-  network: { id: 'n', name: 'n', owned: false },
-  endpoint: { id: 'e1', name: 'ep', owned: true },
-  ipamAllocated: false,
-  attach: { kind: 'none', target: '' },
-  result: {},
-  createdAt: Date.now(),
-};
+const intent = intentRecord('i1', { createdAt: Date.now(), deadline: Date.now() + 60_000 });
+const record = attachmentRecord({ createdAt: Date.now() });
 
 it('an intent is written without fsync; the record that replaces it, and the record removal, are fsynced', async () => {
   await store.writeIntent(intent);

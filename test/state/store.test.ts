@@ -8,10 +8,10 @@ import * as os from 'os';
 import * as path from 'path';
 import { hostOs } from '../../src/hns/host-os';
 import { intentLiveness } from '../../src/state/liveness';
-import type { AttachmentRecord, IntentRecord } from '../../src/state/records';
 import { StateStore } from '../../src/state/store';
+import { attachmentRecord, intentRecord, OWNER } from '../helpers/state-records';
 
-const owner = { containerId: 'c1', ifname: 'eth0' };
+const owner = OWNER;
 let dir: string;
 let clock: number;
 let store: StateStore;
@@ -23,35 +23,8 @@ beforeEach(() => {
 });
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-function intent(id: string, deadline = clock + 60_000): IntentRecord {
-  return {
-    kind: 'intent',
-    schema: 1,
-    id,
-    ...owner,
-    planned: [{ kind: 'endpoint', name: 'ep', id: 'e1' }],
-    pid: process.pid,
-    pidStartTime: null,
-    createdAt: clock,
-    deadline,
-  };
-}
-function record(): AttachmentRecord {
-  return {
-    kind: 'attachment',
-    schema: 1,
-    ...owner,
-    netns: 'ns',
-    mode: 'bridge',
-    apiVersion: 2,
-    network: { id: 'n', name: 'n', owned: false },
-    endpoint: { id: 'e1', name: 'ep', owned: true },
-    ipamAllocated: false,
-    attach: { kind: 'none', target: '' },
-    result: {},
-    createdAt: clock,
-  };
-}
+const intent = (id: string, deadline = clock + 60_000) => intentRecord(id, { createdAt: clock, deadline });
+const record = () => attachmentRecord({ createdAt: clock });
 
 describe('state store', () => {
   it('refuses, under the lock, a commit whose intent passed its deadline (an audit may already have judged it dead)', async () => {
