@@ -128,8 +128,10 @@ export interface HostOps {
   /** The endpoint ids, through the API that ADD uses (STATUS). */
   endpointIds(): Promise<string[]>;
   listAdapters(): Promise<HostAdapter[]>;
-  /** HNS's version (v1 GET /globals/version, once per object), or undefined where HNSCall is missing. */
+  /** HNS's version (v1 GET /globals/version, once per API and its views), or undefined where HNSCall is missing. */
   hnsVersion(): Promise<HnsVersion | undefined>;
+  /** The same API over another facade (a request's own time limit), sharing what it has learnt of the host. */
+  withHcn(hcn: Hcn): this;
 }
 
 // ---- shared helpers ----
@@ -296,13 +298,27 @@ abstract class HostOpsBase implements HostOps {
     return this.hcn.listAdapters();
   }
 
-  private versionAnswer: Promise<HnsVersion | undefined> | undefined;
+  /** What this API has learnt of the host, shared with every view made by withHcn. */
+  private readonly learnt: { versionAnswer?: Promise<HnsVersion | undefined> } = {};
   hnsVersion(): Promise<HnsVersion | undefined> {
-    if (!this.versionAnswer) {
-      this.versionAnswer = this.hcn.capabilities.v1Supported ? this.hcn.version() : Promise.resolve(undefined);
-      this.versionAnswer.catch(() => (this.versionAnswer = undefined));
+    const learnt = this.learnt;
+    if (!learnt.versionAnswer) {
+      const answer = this.hcn.capabilities.v1Supported ? this.hcn.version() : Promise.resolve(undefined);
+      learnt.versionAnswer = answer;
+      answer.catch(() => {
+        if (learnt.versionAnswer === answer) delete learnt.versionAnswer;
+      });
     }
-    return this.versionAnswer;
+    return learnt.versionAnswer;
+  }
+
+  /**
+   * This API over another facade — a request's own HNS time limit in a resident service, where requests with
+   * different hnsTimeoutSeconds run at once — sharing what the API has learnt of the host (its HNS version).
+   */
+  withHcn(hcn: Hcn): this {
+    if (hcn === this.hcn) return this;
+    return Object.create(this, { hcn: { value: hcn, enumerable: true } }) as this;
   }
 }
 

@@ -69,12 +69,17 @@ const DEFAULT_QUERY = query();
 export class Hcn {
   readonly native: NativeHcn;
   readonly capabilities: NativeCapabilities;
-  timeoutMs: number;
+  readonly timeoutMs: number;
 
   constructor(native: NativeHcn, capabilities: NativeCapabilities, options: { timeoutMs?: number } = {}) {
     this.native = native;
     this.capabilities = capabilities;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  /** The same facade with its own time limit per call (the facade holds no other state). */
+  withTimeout(timeoutMs: number): Hcn {
+    return timeoutMs === this.timeoutMs ? this : new Hcn(this.native, this.capabilities, { timeoutMs });
   }
 
   /** Loads the addon (once per process) and returns a facade over it. */

@@ -44,9 +44,13 @@ export class PluginRuntime {
     this.crash = options.crash;
   }
 
+  /**
+   * The HCN facade with this request's time limit. The addon is loaded once; each call gets a facade of its own
+   * timeout, so requests running at once in the service (src/service) each keep their hnsTimeoutSeconds.
+   */
   hcn(conf: Pick<NetConf, 'hnsTimeoutSeconds'>): Hcn {
+    const timeoutMs = conf.hnsTimeoutSeconds * 1000;
     if (!this.hcnInstance) {
-      const timeoutMs = conf.hnsTimeoutSeconds * 1000;
       if (this.options.native) {
         const native = this.options.native;
         this.hcnInstance = new Hcn(native, native.capabilities(), { timeoutMs });
@@ -54,8 +58,7 @@ export class PluginRuntime {
         this.hcnInstance = Hcn.open({ timeoutMs, ...(this.options.load ? { load: this.options.load } : {}) });
       }
     }
-    this.hcnInstance.timeoutMs = conf.hnsTimeoutSeconds * 1000;
-    return this.hcnInstance;
+    return this.hcnInstance.withTimeout(timeoutMs);
   }
 
   os(): HostOs {
@@ -77,8 +80,11 @@ export class PluginRuntime {
     return this.options.claimsDir;
   }
 
-  /** The HNS API for this host, decided once per process (per apiVersion setting). */
-  api(conf: Pick<NetConf, 'apiVersion' | 'hnsTimeoutSeconds'>): Promise<ApiChoice> {
+  /**
+   * The HNS API for this host, decided once per process (per apiVersion setting), over a facade with this request's
+   * time limit.
+   */
+  async api(conf: Pick<NetConf, 'apiVersion' | 'hnsTimeoutSeconds'>): Promise<ApiChoice> {
     const hcn = this.hcn(conf);
     const key = String(conf.apiVersion);
     let choice = this.choices.get(key);
@@ -87,6 +93,7 @@ export class PluginRuntime {
       choice.catch(() => this.choices.delete(key));
       this.choices.set(key, choice);
     }
-    return choice;
+    const chosen = await choice;
+    return { ...chosen, api: chosen.api.withHcn(hcn) };
   }
 }

@@ -166,3 +166,27 @@ describe('HNS hanging or restarting during an ADD', () => {
     expect(recordFiles(h, 'intents')).toEqual([]);
   });
 });
+
+describe('requests with different hnsTimeoutSeconds at once (the resident service)', () => {
+  it("each keeps its own limit: a later request's 1 s does not cut short an earlier one's 60 s", async () => {
+    // Request A (60 s) takes its facade and API first, then request B (1 s) arrives; both then wait on an HNS call
+    // that takes 1.5 s. With one facade shared by the process, B's limit would have become A's as well.
+    const slowHcn = h.runtime.hcn({ hnsTimeoutSeconds: 60 });
+    const slowApi = (await h.runtime.api({ apiVersion: 'auto', hnsTimeoutSeconds: 60 })).api;
+    const quickHcn = h.runtime.hcn({ hnsTimeoutSeconds: 1 });
+    const quickApi = (await h.runtime.api({ apiVersion: 'auto', hnsTimeoutSeconds: 1 })).api;
+    await h.sim.control.setLatency('HcnEnumerateNetworks', 1500);
+    await h.sim.control.setLatency('HNSCall GET /networks', 1500);
+    const settled = await Promise.allSettled([
+      slowHcn.enumerateNetworks(),
+      slowApi.listNetworks(),
+      quickHcn.enumerateNetworks(),
+      quickApi.listNetworks(),
+    ]);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'rejected']);
+    for (const s of settled.slice(2))
+      expect(String((s as PromiseRejectedResult).reason)).toContain('no answer from HNS within 1s');
+    // One API choice per process still: the second request reused the first one's (one version query in all).
+    expect((await h.sim.control.stats()).calls['HNSCall GET /globals/version']).toBe(1);
+  });
+});
