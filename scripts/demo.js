@@ -144,6 +144,9 @@ async function main() {
   console.log(color('1', 'hcn-cni demo') + ' — the packaged executable against the HNS simulator');
   prepare();
   const { startSimulator, WireClient } = require(path.join(DIST, 'sim'));
+  // HNS object names carry a hash of the owner (src/orphans/ownership.ts): the demo names its pods by that.
+  const { endpointName, nicNetworkName } = require(path.join(DIST, 'orphans', 'ownership'));
+  const owner = (/** @type {string} */ containerId) => ({ containerId, ifname: 'eth0' });
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-cni-demo-'));
   const stateDir = path.join(tmp, 'state');
   const sim = await startSimulator({ host: HOST, logLevel: 'warn' });
@@ -198,6 +201,8 @@ async function main() {
     await sim.control.reset();
     const sandbox = '6ad647ea8218c1a666b10706209708fd2b9ac846fd7e7f4d1106a379da65bad8';
     const workload = 'f533175419b952dc0ced8e891e5dd6766c0e10076144d8c3b0e3c38b9172cc9f';
+    // Docker starts the sandbox container before its network: an HCS compute system the ADD hot-attaches to.
+    await sim.control.addContainer(sandbox);
     const s1 = await cni(sim, stateDir, 'ADD', bridge, { containerId: sandbox, netns: 'none' });
     step('sandbox ADD, netns "none"', 'exit 0', outcome(s1), s1.code === 0);
     const s2 = await cni(sim, stateDir, 'ADD', bridge, { containerId: sandbox, netns: 'none' });
@@ -217,12 +222,13 @@ async function main() {
     const calls = await sim.control.calls();
     const created = calls.filter((c) => c.op === 'HcnCreateEndpoint').length;
     const createdV1 = calls.filter((c) => c.op === 'HNSCall POST /endpoints').length;
+    const hotAdds = calls.filter((c) => c.op === 'HcsModifyComputeSystem').length;
     const dump2 = await sim.control.dump();
     step(
-      'HNS calls that created the endpoint',
-      '1 × HcnCreateEndpoint (v2)',
-      `${created} × HcnCreateEndpoint, ${createdV1} × v1 POST; CreatedBy ${dump2.endpoints.map((e) => e.CreatedBy).join(',')}`,
-      created === 1 && createdV1 === 0 && dump2.endpoints.length === 1,
+      'HNS/HCS calls that created and attached the endpoint',
+      '1 × HcnCreateEndpoint (v2), 1 × HCS hot-add',
+      `${created} × HcnCreateEndpoint, ${createdV1} × v1 POST, ${hotAdds} × HcsModifyComputeSystem`,
+      created === 1 && createdV1 === 0 && hotAdds === 1 && dump2.endpoints.length === 1,
     );
     step('(Azure CNI would have used HNS v1 here: "none" is no GUID)', 'v2 here', 'v2', true);
 
@@ -260,8 +266,8 @@ async function main() {
     step(
       'a leaked network holds Ethernet 3',
       'one, owned by pod-killed',
-      leak ? String(leak.Name) : 'none',
-      !!leak && /pod-killed/.test(String(leak.Name)),
+      leak ? `${leak.Name} (${leak.Name === nicNetworkName(owner('pod-killed')) ? 'pod-killed' : 'not ours'})` : 'none',
+      !!leak && leak.Name === nicNetworkName(owner('pod-killed')),
     );
     await sim.control.setLatency('HcnCreateNetwork', 200);
     const nextNs = await newNamespace();
@@ -279,8 +285,9 @@ async function main() {
     step(
       'networks binding Ethernet 3',
       'exactly 1, pod-next',
-      holders.map((n) => String(n.Name).split('_')[2]).join(',') || 'none',
-      holders.length === 1 && /pod-next/.test(String(holders[0].Name)),
+      holders.map((n) => (n.Name === nicNetworkName(owner('pod-next')) ? 'pod-next' : String(n.Name))).join(',') ||
+        'none',
+      holders.length === 1 && holders[0].Name === nicNetworkName(owner('pod-next')),
     );
 
     // 4. GC.
@@ -302,7 +309,8 @@ async function main() {
       ],
     });
     const dump4 = await sim.control.dump();
-    const names = dump4.endpoints.map((e) => String(e.Name).split('_')[2]).sort();
+    const podOf = new Map(['pod-keep', 'pod-stale', 'pod-next'].map((p) => [endpointName(owner(p)), p]));
+    const names = dump4.endpoints.map((e) => podOf.get(String(e.Name)) ?? String(e.Name)).sort();
     step(
       'GC valid = [pod-keep, pod-next]',
       'exit 0, pod-keep + pod-next left',
