@@ -174,6 +174,21 @@ describe('chains', () => {
     expect(await endpoints(h)).toEqual([]);
   });
 
+  it('loopbackDSR after another plugin: the chained address is the one the OutBoundNAT-to-self names, given at create', async () => {
+    const l = list({ loopbackDSR: true }, { cniVersion: '1.0.0' }, [staticFirst]);
+    const r = await pod('chained-dsr');
+    await rt.cni.add(l, r);
+    const [ep] = await endpoints(h);
+    const nat = ((ep!.Policies ?? []) as Array<{ Type: string; Settings: { Destinations?: string[] } }>).filter(
+      (p) => p.Type === 'OutBoundNAT',
+    );
+    expect(nat.map((p) => p.Settings.Destinations)).toContainEqual(['10.244.1.77']);
+    // Known before the endpoint existed: no HcnModifyEndpoint was needed to add it.
+    expect((await h.sim.control.calls()).filter((c) => c.op === 'HcnModifyEndpoint')).toEqual([]);
+    await rt.cni.del(l, r);
+    expect(await endpoints(h)).toEqual([]);
+  });
+
   it('with ipam configured as well, two sources would claim the address: code 7 naming both', async () => {
     const e = await addFails(list({ ipam: hostLocal() }, { cniVersion: '1.0.0' }, [staticFirst]), await pod('both'));
     expect([e.code, e.msg]).toEqual([
