@@ -12,7 +12,7 @@ import { encodeRequest, KIND_CNI, parseReply } from '../../src/service/protocol'
 import { sendRequest } from '../../src/service/client';
 import { bridgeConf, useHarness, type Harness } from '../helpers/cni-harness';
 import { newNamespace, recordFiles, until } from '../plugin/support';
-import { makeBin, startServiceProcess, startShim, viaShim, type Bin } from './support';
+import { makeBin, startHungAdd, startServiceProcess, viaShim, type Bin } from './support';
 
 let h: Harness;
 let bin: Bin;
@@ -150,19 +150,8 @@ describe('the service dies after accepting an ADD', () => {
     const service = await startServiceProcess(h);
     try {
       const ns = await newNamespace(h);
-      await h.sim.control.hang('HcnCreateEndpoint');
-      const run = startShim(h, bin, service.address, {
-        verb: 'ADD',
-        conf: bridgeConf(),
-        containerId: 'pod1',
-        netns: ns,
-      });
       // The endpoint create is hung in HNS: the ADD is in the middle of its work.
-      await until(
-        async () => ((await h.sim.control.stats()).pendingMutations > 0 ? true : undefined),
-        20_000,
-        'the create to hang',
-      );
+      const run = await startHungAdd(h, bin, service.address, 'pod1', ns);
       run.child.kill('SIGKILL');
       await run.done;
       const st = await until(

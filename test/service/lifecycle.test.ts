@@ -12,7 +12,7 @@ import { startService } from '../../src/service/service';
 import { silentLogger } from '../../src/log/logger';
 import { bridgeConf, useHarness, type Harness } from '../helpers/cni-harness';
 import { newNamespace, recordFiles, until } from '../plugin/support';
-import { makeBin, startServiceProcess, startShim, type Bin, type RunningService } from './support';
+import { makeBin, startHungAdd, startServiceProcess, startShim, type Bin, type RunningService } from './support';
 
 let h: Harness;
 let bin: Bin;
@@ -31,14 +31,7 @@ describe('a shim killed mid-ADD', () => {
     const service = await startServiceProcess(h);
     try {
       const ns = await newNamespace(h);
-      await h.sim.control.hang('HcnCreateEndpoint');
-      const add = startShim(h, bin, service.address, {
-        verb: 'ADD',
-        conf: bridgeConf(),
-        containerId: 'pod1',
-        netns: ns,
-      });
-      await until(hung, 20_000, 'the endpoint create to hang');
+      const add = await startHungAdd(h, bin, service.address, 'pod1', ns);
       add.child.kill('SIGKILL'); // the runtime gave up on the ADD
       expect((await add.done).signal).toBe('SIGKILL');
       // The runtime's DEL arrives while the ADD is still running: it waits for it (same attachment).

@@ -8,7 +8,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { queryStatus } from '../../src/service/client';
 import type { ServiceStatus } from '../../src/service/service';
-import { CLI, cniEnv, ROOT, type CniCall, type Harness, type ProcessOutcome } from '../helpers/cni-harness';
+import { bridgeConf, CLI, cniEnv, ROOT, type CniCall, type Harness, type ProcessOutcome } from '../helpers/cni-harness';
 import { until } from '../plugin/support';
 
 export const SHIM = path.join(ROOT, 'build', 'Release', 'hcn-cni-shim');
@@ -133,4 +133,25 @@ export function viaShim(
   stdin?: string | Buffer,
 ): Promise<ProcessOutcome> {
   return startShim(h, bin, address, c, stdin).done;
+}
+
+/**
+ * A bridge ADD of `containerId` through the shim, caught in the middle of its work: HNS holds its endpoint create
+ * (a hang) until the test calls `h.sim.control.release()`.
+ */
+export async function startHungAdd(
+  h: Harness,
+  bin: Bin,
+  address: string,
+  containerId: string,
+  netns: string,
+): Promise<{ child: ChildProcess; done: Promise<ProcessOutcome> }> {
+  await h.sim.control.hang('HcnCreateEndpoint');
+  const run = startShim(h, bin, address, { verb: 'ADD', conf: bridgeConf(), containerId, netns });
+  await until(
+    async () => ((await h.sim.control.stats()).pendingMutations > 0 ? true : undefined),
+    20_000,
+    'the endpoint create to hang',
+  );
+  return run;
 }
