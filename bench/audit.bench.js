@@ -21,6 +21,7 @@ const crypto = require('crypto');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
+const { runIfMain } = require('./common');
 
 const ROOT = path.resolve(__dirname, '..');
 const DIST = path.join(ROOT, 'dist');
@@ -272,7 +273,4 @@ async function main() {
   console.log(`BENCH_JSON ${JSON.stringify({ bench: 'audit', runs: RUNS, results })}`);
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+runIfMain(module, 'audit', main);

@@ -1,5 +1,8 @@
 // @ts-check
-/** What more than one benchmark uses: the quantile of a sample, and the HNS latencies of a realistic pod ADD. */
+/**
+ * What more than one benchmark uses: the quantile of a sample, the HNS latencies and configuration of a realistic pod
+ * ADD, and the run-when-main boilerplate.
+ */
 'use strict';
 
 /** The q-quantile (0..1) of xs, interpolating between the two nearest ranks. @param {number[]} xs @param {number} q */
@@ -24,4 +27,33 @@ const POD_LATENCY = Object.freeze({
   'HNSCall POST /endpoints/{id}/attach': 20,
 });
 
-module.exports = { quantile, POD_LATENCY };
+/**
+ * The bridge-mode configuration the parallel-pods benchmarks add their pods with (one /16, so 50 pods fit; a long
+ * HNS time limit, since 50 pods queue behind each other in HNS). @param {string} stateDir @param {object} [extra]
+ */
+function podsConf(stateDir, extra = {}) {
+  return JSON.stringify({
+    cniVersion: '1.0.0',
+    name: 'cbr0',
+    type: 'hcn-cni',
+    createNetwork: true,
+    subnet: '10.88.0.0/16',
+    stateDir,
+    hnsTimeoutSeconds: 60,
+    ...extra,
+  });
+}
+
+/**
+ * Runs a benchmark file's main when the file is run directly (not when bench/run.js or a test requires it); a failure
+ * is printed and exits 1. @param {NodeJS.Module} mod @param {string} name @param {() => Promise<void>} main
+ */
+function runIfMain(mod, name, main) {
+  if (require.main !== mod) return;
+  main().catch((e) => {
+    process.stderr.write(`${name} bench: ${e instanceof Error ? e.stack : e}\n`);
+    process.exit(1);
+  });
+}
+
+module.exports = { quantile, POD_LATENCY, podsConf, runIfMain };

@@ -21,7 +21,7 @@
 
 const os = require('os');
 const path = require('path');
-const { quantile } = require('./common');
+const { quantile, runIfMain } = require('./common');
 
 const ROOT = path.resolve(__dirname, '..');
 const DIST = path.join(ROOT, 'dist');
@@ -251,7 +251,4 @@ async function main() {
   }
 }
 
-main().catch((e) => {
-  console.error(e && e.stack ? e.stack : e);
-  process.exit(1);
-});
+runIfMain(module, 'native-calls', main);

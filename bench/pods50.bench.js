@@ -21,7 +21,7 @@ const crypto = require('crypto');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { POD_LATENCY } = require('./common');
+const { POD_LATENCY, podsConf, runIfMain } = require('./common');
 
 const ROOT = path.resolve(__dirname, '..');
 const DIST = path.join(ROOT, 'dist');
@@ -59,19 +59,6 @@ function cliCommand() {
   return fs.existsSync(exe)
     ? { file: exe, args: [], label: 'dist/hcn-cni (single executable)' }
     : { file: process.execPath, args: [path.join(DIST, 'cli', 'hcn-cni.js')], label: 'node dist/cli/hcn-cni.js' };
-}
-
-/** @param {string} stateDir */
-function conf(stateDir) {
-  return JSON.stringify({
-    cniVersion: '1.0.0',
-    name: 'cbr0',
-    type: 'hcn-cni',
-    createNetwork: true,
-    subnet: '10.88.0.0/16',
-    stateDir,
-    hnsTimeoutSeconds: 60,
-  });
 }
 
 /** @param {string} sim @param {string} verb @param {string} id @param {string} netns */
@@ -114,7 +101,7 @@ async function round(sim, stateDir, add) {
   const warmNs = (await namespaces(sim, 1))[0];
   await runCni({
     env: env(sim.address, 'ADD', 'warm', warmNs),
-    stdin: conf(stateDir),
+    stdin: podsConf(stateDir),
     runtime: rt,
     createLogger: () => silent,
   });
@@ -144,7 +131,7 @@ async function main() {
     const inProcess = await round(sim, inProcessDir, async (i, ns) => {
       const r = await runCni({
         env: env(sim.address, 'ADD', `pod-${i}`, ns),
-        stdin: conf(inProcessDir),
+        stdin: podsConf(inProcessDir),
         runtime: rt,
         createLogger: () => silent,
       });
@@ -163,7 +150,7 @@ async function main() {
             stdio: ['pipe', 'ignore', 'ignore'],
           });
           child.on('close', (code) => resolve(code ?? -1));
-          child.stdin.end(JSON.stringify({ ...JSON.parse(conf(procDir)), logLevel: 'silent' }));
+          child.stdin.end(podsConf(procDir, { logLevel: 'silent' }));
         }),
     );
     const childCpu = childCpuSeconds() - cpu0;
@@ -203,7 +190,4 @@ async function main() {
   }
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+runIfMain(module, 'pods50', main);

@@ -29,7 +29,7 @@ const fs = require('fs');
 const net = require('net');
 const os = require('os');
 const path = require('path');
-const { quantile, POD_LATENCY } = require('./common');
+const { POD_LATENCY, podsConf, quantile, runIfMain } = require('./common');
 
 const ROOT = path.resolve(__dirname, '..');
 const DIST = path.join(ROOT, 'dist');
@@ -207,16 +207,7 @@ async function run() {
       await sim.control.reset();
       await sim.control.setLatency('*', 0);
       const stateDir = path.join(tmp, `pods-${crypto.randomUUID()}`);
-      const c = JSON.stringify({
-        cniVersion: '1.0.0',
-        name: 'cbr0',
-        type: 'hcn-cni',
-        createNetwork: true,
-        subnet: '10.88.0.0/16',
-        stateDir,
-        hnsTimeoutSeconds: 60,
-        logLevel: 'error',
-      });
+      const c = podsConf(stateDir, { logLevel: 'error' });
       const warm = crypto.randomUUID();
       await hcn.createNamespace({}, warm);
       spawnTimed({
@@ -325,9 +316,4 @@ function print(/** @type {any} */ r) {
 
 module.exports = { run, print };
 
-if (require.main === module) {
-  run().then(print, (e) => {
-    process.stderr.write(`service bench: ${e instanceof Error ? e.stack : e}\n`);
-    process.exit(1);
-  });
-}
+runIfMain(module, 'service', () => run().then(print));

@@ -25,7 +25,7 @@ const crypto = require('crypto');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { quantile } = require('./common');
+const { quantile, runIfMain } = require('./common');
 
 const ROOT = path.resolve(__dirname, '..');
 const EXE = process.env.BENCH_EXE ? path.resolve(process.env.BENCH_EXE) : path.join(ROOT, 'dist', 'hcn-cni');
@@ -219,9 +219,4 @@ function print(report) {
 
 module.exports = { run, print };
 
-if (require.main === module) {
-  run().then(print, (e) => {
-    process.stderr.write(`startup bench: ${e instanceof Error ? e.stack : e}\n`);
-    process.exit(1);
-  });
-}
+runIfMain(module, 'startup', () => run().then(print));
