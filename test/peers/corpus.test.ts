@@ -14,7 +14,9 @@ import {
   PEERS,
   SOURCES,
   endpoints,
+  makeCbr0,
   makeNetwork,
+  ofType,
   namespace,
   networks,
   peerList,
@@ -30,13 +32,6 @@ let rt: Runtime;
 beforeEach(() => {
   rt = runtime(h);
 });
-
-type Policy = { Type: string; Settings: Record<string, unknown> };
-const policies = (ep: Record<string, unknown>) => (ep.Policies ?? []) as Policy[];
-const ofType = (ep: Record<string, unknown>, type: string) =>
-  policies(ep)
-    .filter((p) => p.Type === type)
-    .map((p) => p.Settings);
 
 async function pod(id: string, extra: Partial<RuntimeConf> = {}): Promise<RuntimeConf> {
   return {
@@ -114,13 +109,7 @@ describe('containernetworking/plugins win-bridge', () => {
   // win-bridge (plugins/main/windows/win-bridge/win-bridge_windows.go) needs an existing L2Bridge or L2Tunnel network
   // named after the configuration.
   beforeEach(async () => {
-    await makeNetwork(h, {
-      name: 'cbr0',
-      type: 'L2Bridge',
-      subnet: '10.244.1.0/24',
-      gateway: '10.244.1.1',
-      adapter: 'Ethernet',
-    });
+    await makeCbr0(h);
   });
 
   it('sample-v1.conf (no cniVersion = 0.1.0) runs unchanged: HNS assigns the address, loopback DSR is added after create; with ipam too', async () => {

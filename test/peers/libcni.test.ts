@@ -8,25 +8,15 @@ import * as path from 'path';
 import { useHarness, type Harness } from '../helpers/cni-harness';
 import { PluginError, type NetworkConfigList, type RuntimeConf } from '../helpers/libcni';
 import { heldIps, recordFiles } from '../plugin/support';
-import { endpoints, makeNetwork, namespace, runtime, type Runtime } from './support';
+import { endpoints, makeCbr0, makeNetwork, namespace, ofType, runtime, type Runtime } from './support';
 
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
 let rt: Runtime;
 beforeEach(async () => {
   rt = runtime(h);
-  await makeNetwork(h, {
-    name: 'cbr0',
-    type: 'L2Bridge',
-    subnet: '10.244.1.0/24',
-    gateway: '10.244.1.1',
-    adapter: 'Ethernet',
-  });
+  await makeCbr0(h);
 });
-
-type Policy = { Type: string; Settings: Record<string, unknown> };
-const ofType = (ep: Record<string, unknown>, type: string) =>
-  ((ep.Policies ?? []) as Policy[]).filter((p) => p.Type === type).map((p) => p.Settings);
 
 function list(
   plugin: Record<string, unknown>,
@@ -179,10 +169,7 @@ describe('chains', () => {
     const r = await pod('chained-dsr');
     await rt.cni.add(l, r);
     const [ep] = await endpoints(h);
-    const nat = ((ep!.Policies ?? []) as Array<{ Type: string; Settings: { Destinations?: string[] } }>).filter(
-      (p) => p.Type === 'OutBoundNAT',
-    );
-    expect(nat.map((p) => p.Settings.Destinations)).toContainEqual(['10.244.1.77']);
+    expect(ofType(ep!, 'OutBoundNAT').map((n) => n.Destinations)).toContainEqual(['10.244.1.77']);
     // Known before the endpoint existed: no HcnModifyEndpoint was needed to add it.
     expect((await h.sim.control.calls()).filter((c) => c.op === 'HcnModifyEndpoint')).toEqual([]);
     await rt.cni.del(l, r);

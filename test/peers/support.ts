@@ -100,6 +100,17 @@ export async function makeNetwork(
   return n.ID;
 }
 
+/** win-bridge's network: the L2Bridge `cbr0` on `Ethernet` that its samples (and our libcni suite) attach to. */
+export function makeCbr0(h: Harness): Promise<string> {
+  return makeNetwork(h, {
+    name: 'cbr0',
+    type: 'L2Bridge',
+    subnet: '10.244.1.0/24',
+    gateway: '10.244.1.1',
+    adapter: 'Ethernet',
+  });
+}
+
 /** A fresh HCN namespace: what containerd creates and passes as CNI_NETNS on Windows. */
 export async function namespace(h: Harness): Promise<string> {
   const id = randomUUID();
@@ -115,3 +126,8 @@ export async function endpoints(h: Harness): Promise<Array<Record<string, unknow
 export async function networks(h: Harness): Promise<Array<Record<string, unknown>>> {
   return (await h.sim.control.dump()).networks;
 }
+
+type Policy = { Type: string; Settings: Record<string, unknown> };
+/** The settings of an endpoint's (or network's) policies of one type, as HCN shows them. */
+export const ofType = (o: Record<string, unknown>, type: string) =>
+  ((o.Policies ?? []) as Policy[]).filter((p) => p.Type === type).map((p) => p.Settings);
