@@ -31,16 +31,7 @@ const { PluginRuntime } = require(path.join(DIST, 'plugin', 'runtime'));
 
 const PODS = Number(process.env.BENCH_PODS || 50);
 const LATENCY = POD_LATENCY;
-const silent = {
-  trace() {},
-  debug() {},
-  info() {},
-  warn() {},
-  error() {},
-  child() {
-    return silent;
-  },
-};
+const { silentLogger: silent } = require(path.join(DIST, 'log', 'logger'));
 
 /** CPU seconds spent by this process's reaped children (Linux /proc/self/stat cutime + cstime). */
 function childCpuSeconds() {
