@@ -11,7 +11,7 @@ import type { HostOs } from '../hns/host-os';
 import type { Logger } from '../log/logger';
 import { fileKey } from '../state/file-names';
 import { intentLiveness } from '../state/liveness';
-import { ownerKey, type Owner } from '../state/records';
+import { ownerKey, type Owner, type TombstoneRecord } from '../state/records';
 import type { StateStore } from '../state/store';
 import { detect, type AuditInput, type AuditPlan, type Judged, type Verdict } from './detect';
 import { ownerTag } from './ownership';
@@ -76,7 +76,7 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
         stillOrphan: (j) => stillOrphan(j, deps, now()),
       });
     }
-    await tidy(deps, plan, report.sweep, now());
+    await tidy(deps, state.tombstones, plan, report.sweep, now());
     const gone = new Set((report.sweep?.deleted ?? []).filter((j) => j.kind === 'network').map((j) => j.id));
     report.networks = networks.filter((n) => !gone.has(n.id));
     report.remainingOwners = owners(plan, report.sweep);
@@ -153,10 +153,19 @@ function owners(plan: AuditPlan, swept: SweepResult | undefined): Set<string> {
  * Drops tombstones once nothing of their owner is left in HNS and the grace period is over (a tombstone still
  * holding back an IPAM release stays: see ipamPending). Intents are left alone: a dead intent may be the only
  * trace of an IPAM allocation, and only DEL or GC, which hold an IPAM client, may drop it after releasing.
+ * The tombstones are the ones read with the listing (no second read of the state on every ADD): one written since
+ * is left for the next audit, and removeTombstone re-reads under the lock, so a tombstone replaced since (newer, or
+ * holding back an IPAM release) stays.
  */
-async function tidy(deps: AuditDeps, plan: AuditPlan, swept: SweepResult | undefined, now: number): Promise<void> {
+async function tidy(
+  deps: AuditDeps,
+  tombstones: readonly TombstoneRecord[],
+  plan: AuditPlan,
+  swept: SweepResult | undefined,
+  now: number,
+): Promise<void> {
   const remaining = owners(plan, swept);
-  for (const t of deps.store.snapshot().tombstones) {
+  for (const t of tombstones) {
     if (!remaining.has(ownerKey(t)) && now - t.createdAt > deps.graceMs)
       await deps.store.removeTombstone(t, t.createdAt + 1);
   }
