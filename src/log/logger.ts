@@ -138,7 +138,7 @@ function lstatOrUndefined(file: string): fs.Stats | undefined {
  * A pino destination writing synchronously to a file descriptor and never throwing. The first failed write to the
  * log file says so on stderr; later lines are still tried (a full volume may get space back).
  */
-class FdStream {
+export class FdStream {
   private warned = false;
   constructor(
     private readonly fd: number,

@@ -6,7 +6,7 @@
  */
 import type { LogLevel } from '../cni/types';
 import type { Logger } from '../log/logger';
-import { silentLogger } from '../log/logger';
+import { FdStream, openLogFile, silentLogger } from '../log/logger';
 
 type Pino = typeof import('pino');
 type Destination = import('pino').DestinationStream;
@@ -23,10 +23,17 @@ export class RequestLogs {
     return this.pinoModule;
   }
 
-  private file(path: string): Destination {
+  /**
+   * The log file, opened as the standalone executable opens it (openLogFile: no symlink followed, no blocking on a
+   * FIFO, mode 0640, only a regular file) and written through the same never-throwing stream. One that cannot be
+   * opened costs a warning and is tried again by the next request.
+   */
+  private file(path: string): Destination | undefined {
     let d = this.files.get(path);
     if (!d) {
-      d = this.pino().destination({ dest: path, sync: true, mkdir: true, append: true });
+      const fd = openLogFile(path);
+      if (fd === undefined) return undefined;
+      d = new FdStream(fd, path);
       this.files.set(path, d);
     }
     return d;
@@ -39,7 +46,8 @@ export class RequestLogs {
     const streams: Array<{ level: LogLevel; stream: Destination }> = [
       { level: options.level, stream: { write: (line: string) => void sink.push(line) } },
     ];
-    if (options.file) streams.push({ level: options.level, stream: this.file(options.file) });
+    const file = options.file ? this.file(options.file) : undefined;
+    if (file) streams.push({ level: options.level, stream: file });
     const logger = pino.default(
       { level: options.level, base: this.base, timestamp: pino.stdTimeFunctions.isoTime },
       pino.multistream(streams as never),
