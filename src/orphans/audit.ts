@@ -42,6 +42,9 @@ export interface AuditReport {
   networks: NetworkInfo[];
   /** Owners (ownerKey) that still have objects in HNS after this audit. */
   remainingOwners: Set<string>;
+  /** The tombstones read with the listing, and when the listing began (the state clock): see releasePendingIpam. */
+  tombstones: TombstoneRecord[];
+  listedAt: number;
   counts: Record<Verdict, number>;
   sweep?: SweepResult;
   durationMs: number;
@@ -51,6 +54,7 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
   const now = deps.now ?? Date.now;
   // The duration on a monotonic clock (a wall-clock step would skew it); `now` is for deadlines and grace periods.
   const started = performance.now();
+  const listedAt = now();
   const [networks, endpoints] = await Promise.all([deps.api.listNetworks(), deps.api.listEndpoints()]);
   const state = deps.store.snapshot();
   const tombs = new Map(state.tombstones.map((t) => [ownerKey(t), t]));
@@ -67,7 +71,15 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
     if (j.verdict === 'foreign' || j.verdict === 'live') deps.log.debug(line, 'audit verdict');
     else deps.log.info(line, 'audit verdict');
   }
-  const report: AuditReport = { plan, networks, counts, durationMs: 0, remainingOwners: owners(plan, undefined) };
+  const report: AuditReport = {
+    plan,
+    networks,
+    counts,
+    durationMs: 0,
+    remainingOwners: owners(plan, undefined),
+    tombstones: state.tombstones,
+    listedAt,
+  };
   if (!deps.dryRun) {
     if (plan.endpoints.length + plan.networks.length > 0) {
       report.sweep = await sweep(plan, {

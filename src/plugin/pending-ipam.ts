@@ -2,6 +2,10 @@
  * IPAM allocations DEL had to keep: HNS refused to delete the endpoint, so its IP was still in use (tombstone
  * ipamPending). Once an audit has removed everything of that owner from HNS, the ADD or GC that ran it releases the
  * allocation — on behalf of the owner, through this network's IPAM — and clears the flag.
+ *
+ * Only tombstones written before the audit's HNS listing began count: the listing is what says the owner's endpoint
+ * is gone, and a tombstone written since may name an endpoint the listing could not have seen. (They are the ones
+ * the audit read, so the state is not read a second time on every ADD.)
  */
 import type { IpamClient } from '../cni/types';
 import type { Logger } from '../log/logger';
@@ -13,13 +17,13 @@ export async function releasePendingIpam(
   store: StateStore,
   ipam: IpamClient,
   cniNetwork: string,
-  report: Pick<AuditReport, 'remainingOwners'>,
+  report: Pick<AuditReport, 'remainingOwners' | 'tombstones' | 'listedAt'>,
   log: Logger,
 ): Promise<string[]> {
   const errors: string[] = [];
   if (!ipam.configured) return errors;
-  for (const t of store.snapshot().tombstones) {
-    if (!t.ipamPending || report.remainingOwners.has(ownerKey(t))) continue;
+  for (const t of report.tombstones) {
+    if (!t.ipamPending || t.createdAt >= report.listedAt || report.remainingOwners.has(ownerKey(t))) continue;
     if (t.cniNetwork !== undefined && t.cniNetwork !== cniNetwork) continue;
     try {
       await ipam.delFor(t);
