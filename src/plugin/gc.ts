@@ -25,12 +25,9 @@ export interface GcReport {
 
 export async function gc(ctx: ConfContext, rt: PluginRuntime): Promise<GcReport> {
   const { conf, log } = ctx;
-  if (!conf.validAttachments) {
-    throw new CniError(
-      CniCode.INVALID_NETWORK_CONFIG,
-      'GC needs "cni.dev/valid-attachments" (or "cni.dev/attachments"): without it every attachment would look invalid',
-    );
-  }
+  // parseNetConf gives every GC its list (an empty one for libcni's GC without arguments, which means none is
+  // valid); a GC without one is a caller that skipped the parser, and guessing "none valid" would delete everything.
+  if (!conf.validAttachments) throw new Error('GC without a parsed cni.dev/valid-attachments list');
   const valid = new Set(conf.validAttachments.map(ownerKey));
   const store = rt.store(conf, log);
   const { api } = await step('choosing the HNS API', () => rt.api(conf));

@@ -76,13 +76,3 @@ export function fsyncDir(dir: string): void {
     fs.closeSync(fd);
   }
 }
-
-/** Reads a file, or undefined when it does not exist. */
-export function readIfExists(file: string): string | undefined {
-  try {
-    return windowsRetry(() => fs.readFileSync(file, 'utf8'));
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
-  }
-}

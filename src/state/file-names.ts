@@ -10,7 +10,7 @@
  * `~` appears in neither a container id nor an ifname, so the two forms never meet. The owner itself is always in
  * the record; the name only has to be unique and stable.
  */
-import type { Owner } from './records';
+import { ownerKey, type Owner } from './records';
 
 /** Longest plain key, and the prefix kept in a hashed name (both leave room under 255 bytes and MAX_PATH). */
 const PLAIN_MAX = 96;
@@ -33,13 +33,9 @@ function fnv64(text: string): string {
   return (h2 >>> 0).toString(16).padStart(8, '0') + (h1 >>> 0).toString(16).padStart(8, '0');
 }
 
-export function ownerKeyOf(o: Owner): string {
-  return `${o.containerId}@${o.ifname}`;
-}
-
 /** The file name (without `.json`) under which the owner's records live. */
 export function fileKey(o: Owner): string {
-  const key = ownerKeyOf(o);
+  const key = ownerKey(o);
   if (key.length <= PLAIN_MAX && !/[A-Z]/.test(key)) return key;
   return `${key.slice(0, PREFIX_MAX).toLowerCase()}~${fnv64(key)}`;
 }
