@@ -12,7 +12,7 @@ import type { Logger } from '../log/logger';
 import { fileKey } from '../state/file-names';
 import { intentLiveness } from '../state/liveness';
 import { ownerKey, type Owner, type TombstoneRecord } from '../state/records';
-import type { StateStore } from '../state/store';
+import type { StateSnapshot, StateStore } from '../state/store';
 import { detect, type AuditInput, type AuditPlan, type Judged, type Verdict } from './detect';
 import { ownerTag } from './ownership';
 import { sweep, type SweepResult } from './sweep';
@@ -109,14 +109,15 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
 
 /** Re-judges one object against its owner's state as it is on disk now. */
 function stillOrphan(j: Judged, deps: AuditDeps, now: number): boolean {
-  // A name carries only the owner's tag: an owner the listing-time state did not know may have appeared since.
-  const owner = j.owner ?? (j.ownerTag ? ownerWithTag(deps, j.ownerTag) : undefined);
+  let owner = j.owner;
   if (!owner) {
+    if (!j.ownerTag) return false;
+    // A name carries only the owner's tag: an owner the listing-time state did not know may have appeared since.
+    const snap = deps.store.snapshot();
+    owner = ownerWithTag(snap, j.ownerTag);
     // Still nobody's: judge it against the whole state as it is now (an unreadable record of unknown owner, or
     // another configuration's claim, still protects it).
-    if (!j.ownerTag) return false;
-    const snap = deps.store.snapshot();
-    return again(j, { ...snap, otherClaims: deps.store.otherClaims() }, new Map());
+    if (!owner) return again(j, snap, new Map());
   }
   const record = deps.store.getAttachment(owner);
   const intent = deps.store.getIntent(owner);
@@ -145,8 +146,7 @@ function again(j: Judged, state: AuditInput['state'], intentLive: AuditInput['in
 }
 
 /** The owner with this tag in the state as it is on disk now (quarantined records count: they protect). */
-function ownerWithTag(deps: AuditDeps, tag: string): Owner | undefined {
-  const s = deps.store.snapshot();
+function ownerWithTag(s: StateSnapshot, tag: string): Owner | undefined {
   const all: Owner[] = [
     ...s.attachments,
     ...s.intents,

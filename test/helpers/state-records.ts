@@ -3,16 +3,16 @@ import type { AttachmentRecord, IntentRecord, Owner } from '../../src/state/reco
 
 export const OWNER: Owner = { containerId: 'c1', ifname: 'eth0' };
 
-/** An intent of this process for OWNER, planning endpoint `endpointId`. */
+/** An intent of this process for OWNER (or `owner`), planning endpoint `endpointId`. */
 export function intentRecord(
   id: string,
-  o: { createdAt?: number; deadline?: number; endpointId?: string } = {},
+  o: { createdAt?: number; deadline?: number; endpointId?: string; owner?: Owner } = {},
 ): IntentRecord {
   return {
     kind: 'intent',
     schema: 1,
     id,
-    ...OWNER,
+    ...(o.owner ?? OWNER),
     planned: [{ kind: 'endpoint', name: 'ep', id: o.endpointId ?? 'e1' }],
     pid: process.pid,
     pidStartTime: null,

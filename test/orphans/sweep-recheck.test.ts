@@ -15,6 +15,8 @@ import type { AttachmentRecord } from '../../src/state/records';
 import { StateStore } from '../../src/state/store';
 import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
 import { newNamespace } from '../plugin/support';
+import { endpointName } from '../../src/orphans/ownership';
+import { intentRecord } from '../helpers/state-records';
 
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
@@ -80,4 +82,41 @@ it("leaves alone an orphan whose owner's record appeared unreadable after the li
   expect(report.sweep!.skipped).toHaveLength(1);
   const left = (await h.sim.control.dump()).endpoints.map((e) => e.ID.toLowerCase());
   expect(left).toEqual([report.sweep!.skipped[0]!.object.id.toLowerCase()]);
+});
+
+it('leaves alone a leak of an owner the state did not know at the listing, once an ADD of that owner claims it', async () => {
+  // Two endpoints named for pod-x and pod-y with nothing of either in the state (a wiped state directory, say):
+  // orphans by name. While the sweep is held in its first delete, an ADD of pod-y writes its intent.
+  const conf = bridgeConf({ cniVersion: '1.1.0' });
+  expect((await cni(h, { verb: 'ADD', conf, containerId: 'pod-net', netns: await newNamespace(h) })).exitCode).toBe(0);
+  const hcn = h.runtime.hcn({ hnsTimeoutSeconds: 60 });
+  const [network] = (await h.sim.control.dump()).networks;
+  const leaked = new Map<string, string>();
+  for (const pod of PODS) {
+    const name = endpointName({ containerId: pod, ifname: 'eth0' });
+    leaked.set(pod, String((await hcn.createEndpoint(String(network!.ID), { Name: name })).ID));
+  }
+  const os = hostOs(loadNative().native);
+  const store = new StateStore(h.stateDir, { os });
+
+  await h.sim.control.hang('HcnDeleteEndpoint');
+  const api = new V2Api(hcn);
+  const running = audit({ api, store, os, log: silentLogger, graceMs: 60_000 });
+  while ((await h.sim.control.stats()).pendingMutations < 1) await new Promise((r) => setTimeout(r, 20));
+  // (an ADD retried after the leak: its intent plans the endpoint it will find or replace)
+  for (const pod of PODS) {
+    const owner = { containerId: pod, ifname: 'eth0' };
+    const intent = intentRecord(`claim-${pod}`, { deadline: Date.now() + 60_000, owner });
+    intent.planned = [{ kind: 'endpoint', name: endpointName(owner), id: leaked.get(pod)! }];
+    await store.writeIntent(intent);
+  }
+  await h.sim.control.release();
+  const report = await running;
+
+  expect(report.counts.orphan).toBe(2);
+  expect(report.sweep!.deleted).toHaveLength(1);
+  expect(report.sweep!.skipped).toHaveLength(1);
+  const left = (await h.sim.control.dump()).endpoints.map((e) => String(e.Name));
+  expect(left).toContain(report.sweep!.skipped[0]!.object.name);
+  expect(left).not.toContain(report.sweep!.deleted[0]!.name);
 });
