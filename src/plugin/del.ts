@@ -155,6 +155,9 @@ export async function deleteUnrecorded(
     }),
   );
   const planned = intent?.planned ?? [];
+  // Whether the listing below showed nothing of this owner and no intent planned anything: then nothing was deleted
+  // and nothing can be in flight, and that listing is the confirmation (a repeated DEL lists HNS once, not twice).
+  let nothingThere = false;
   try {
     const [endpoints, networks] = await Promise.all([api.listEndpoints(), api.listNetworks()]);
     const tag = ownerTag(owner);
@@ -165,6 +168,7 @@ export async function deleteUnrecorded(
     const visible = (id: string) => endpoints.some((e) => sameId(e.id, id)) || networks.some((n) => sameId(n.id, id));
     const ownEndpoints = endpoints.filter((e) => mine(e.name, 'endpoint'));
     const ownNetworks = networks.filter((x) => mine(x.name, 'network'));
+    nothingThere = planned.length === 0 && ownEndpoints.length === 0 && ownNetworks.length === 0;
     // A create still in flight in HNS is invisible and can only be named by the id its intent chose. Deleting it
     // races the create inside HNS (seed 000): either may win, which is why the tombstone stays for the audit.
     // A planned endpoint can only be in flight once its planned network exists (it is created second).
@@ -196,6 +200,7 @@ export async function deleteUnrecorded(
     if (isUnreachable(e)) throw toCniError(e, 'deleting the unrecorded attachment');
     log.error({ err: (e as Error).message }, 'DEL could not delete everything; the tombstone lets the audit finish');
   }
+  if (nothingThere) return { endpointGone: true };
   const plannedIds = planned.filter((p) => p.kind === 'endpoint' && p.id).map((p) => p.id!);
   const left = await step('confirming the endpoint is gone', () =>
     endpointsListed(api, (e) => {

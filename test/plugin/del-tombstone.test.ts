@@ -65,4 +65,18 @@ describe('DEL without a record', () => {
     expect(next.exitCode).toBe(0);
     expect(await endpointsOf('pod-killed')).toEqual([]);
   });
+
+  it('a repeated DEL (nothing of the pod left, no intent) lists HNS once, and still exits 0 with its tombstone', async () => {
+    const ns = await newNamespace(h);
+    expect((await cni(h, { verb: 'ADD', conf, containerId: 'pod-again', netns: ns })).exitCode).toBe(0);
+    expect((await cni(h, { verb: 'DEL', conf, containerId: 'pod-again', netns: ns })).exitCode).toBe(0);
+    const listings = async () => {
+      const calls = (await h.sim.control.stats()).calls;
+      return (calls['HNSCall GET /endpoints'] ?? 0) + (calls['HcnEnumerateEndpoints'] ?? 0);
+    };
+    const before = await listings();
+    expect((await cni(h, { verb: 'DEL', conf, containerId: 'pod-again', netns: ns })).exitCode).toBe(0);
+    expect((await listings()) - before).toBe(1);
+    expect(recordFiles(h, 'tombstones')).toContain('pod-again@eth0.json');
+  });
 });
