@@ -15,7 +15,7 @@ import { removeFile, writeFileAtomic } from './atomic';
 import { fileKey } from './file-names';
 import { onState } from './io-error';
 import { intentLiveness } from './liveness';
-import { parseRecord, RecordFormatError, type IntentRecord, type Owner } from './records';
+import { RecordFormatError, validateRecord, type IntentRecord, type Owner } from './records';
 import { readStateFile } from './safe-read';
 
 export interface Claim {
@@ -103,7 +103,7 @@ export class ClaimRegistry {
       if (got.kind === 'bad') throw new RecordFormatError(got.reason);
       const v = JSON.parse(got.text) as { stateDir?: unknown; intent?: unknown };
       if (typeof v.stateDir !== 'string') throw new RecordFormatError('"stateDir" must be a string');
-      return { stateDir: v.stateDir, intent: parseRecord(JSON.stringify(v.intent), 'intent') };
+      return { stateDir: v.stateDir, intent: validateRecord(v.intent, 'intent') };
     } catch (e) {
       log?.warn({ file, err: (e as Error).message }, 'skipping a node-wide claim that is not valid');
       return undefined;

@@ -163,6 +163,11 @@ export function parseRecord<K extends RecordKind>(text: string, kind: K): Extrac
   } catch (e) {
     throw new RecordFormatError(`not JSON: ${(e as Error).message}`);
   }
+  return validateRecord(v, kind);
+}
+
+/** Checks an already parsed value against the record schema of `kind` (e.g. the intent inside a node-wide claim). */
+export function validateRecord<K extends RecordKind>(v: unknown, kind: K): Extract<AnyRecord, { kind: K }> {
   if (!isObj(v)) throw new RecordFormatError('not an object');
   if (v.kind !== kind) throw new RecordFormatError(`kind is ${JSON.stringify(v.kind)}, expected ${kind}`);
   if (v.schema !== 1) throw new RecordFormatError(`unknown schema ${JSON.stringify(v.schema)}`);
