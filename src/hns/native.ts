@@ -53,9 +53,7 @@ let cached: LoadedNative | undefined;
 
 export function loadNative(requested: LoadOptions = {}): LoadedNative {
   if (cached) return cached;
-  const options = isSeaRunning()
-    ? { ...(requested.extractDir ? { extractDir: requested.extractDir } : {}) }
-    : requested;
+  const options = seaModule() ? { ...(requested.extractDir ? { extractDir: requested.extractDir } : {}) } : requested;
   const found = locate(options);
   const mod = { exports: {} as NativeHcn };
   process.dlopen(mod, found.addonPath);
@@ -93,12 +91,18 @@ function locate(options: LoadOptions): Located {
   );
 }
 
-function isSeaRunning(): boolean {
+type SeaModule = { isSea(): boolean; getAsset(name: string): ArrayBuffer };
+
+/** node:sea when this process is a single executable, else undefined (also on a Node without node:sea). */
+function seaModule(): SeaModule | undefined {
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- node:sea exists from Node 20.12 only; require() keeps older runtimes loading
-    return (require('node:sea') as { isSea(): boolean }).isSea();
+    // node:sea exists from Node 20.12; a require() inside try (not an import) keeps older runtimes loading the rest
+    // of the module.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- see above: an import would fail to load
+    const sea = require('node:sea') as SeaModule;
+    return sea.isSea() ? sea : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -107,16 +111,8 @@ function beside(addonPath: string): string | undefined {
 }
 
 function fromSea(extractDir?: string): Located | undefined {
-  let sea: { isSea(): boolean; getAsset(name: string): ArrayBuffer } | undefined;
-  try {
-    // node:sea exists from Node 20.12; a require() inside try (not an import) keeps older runtimes loading the rest
-    // of the module.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- see above: an import would fail to load
-    sea = require('node:sea');
-  } catch {
-    return undefined;
-  }
-  if (!sea || !sea.isSea()) return undefined;
+  const sea = seaModule();
+  if (!sea) return undefined;
   const names = seaAssetNames();
   let dirName: string | undefined;
   try {
