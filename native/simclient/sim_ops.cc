@@ -123,7 +123,8 @@ HRESULT HcsOpen(PCWSTR id, void** system, PWSTR* result) {
   const std::optional<std::string> name = FromWide(id);
   if (!name) return hcn::kPointer;
   Reply reply = Call("HcsOpenComputeSystem", {{"id", name}});
-  // HCS answers failures with a result document of error events: the simulator's error record plays that part.
+  // HCS answers failures with a result document of error events (microsoft/hcsshim internal/vmcompute/vmcompute.go
+  // returns it through `result`; internal/hcs/errors.go hcsResult reads it): the simulator's record plays that part.
   if (!hcn::Failed(reply.hr)) {
     *system = NewHandle(Kind::kComputeSystem, *name);
     if (*system == nullptr) return hcn::kOutOfMemory;

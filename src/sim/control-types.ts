@@ -16,7 +16,10 @@ export interface SimAdapter {
   MacAddress: string;
   InterfaceDescription?: string;
   InterfaceIndex?: number;
-  /** Backed by hardware (default true for host adapters; the host vNICs HNS adds are false). */
+  /**
+   * Backed by hardware (default true for host adapters; the host vNICs HNS adds are false). A field of the simulator's
+   * adapter listing, not of an HNS document: the split Get-NetAdapter -Physical makes on Windows.
+   */
   Physical?: boolean;
 }
 
@@ -34,8 +37,9 @@ export interface SimHost {
   /** Seed for `race: random`. */
   seed: number;
   /**
-   * Whether failed HNSCall envelopes carry ErrorCode (default true). false: {Success, Error} only, the shape hcsshim's
-   * hnsResponse reads (internal/hns/hnsnetwork.go), so clients must recognise failures by text.
+   * Whether failed HNSCall envelopes carry ErrorCode (default true, as MicrosoftDocs/Virtualization-Documentation
+   * virtualization/api/hcn/HNS_Schema.md "Response" has it). false: {Success, Error} only, the shape hcsshim's
+   * hnsResponse reads (microsoft/hcsshim internal/hns/hnsnetwork.go), so clients must recognise failures by text.
    */
   v1ErrorCodes?: boolean;
   /** Per-operation latency in ms; key `*` is the default. Default all 0. */

@@ -8,8 +8,8 @@
  *    create the CNI process started keeps going after that process is killed).
  * 2. READS (HcnEnumerate*, HcnOpen*, HcnQuery*Properties, HNSCall GET, HcnSimEnumerateAdapters) run concurrently,
  *    each after its own latency, against COMMITTED state. An object whose create has not committed is invisible to
- *    them: there is no public evidence that HNS shows half-created objects (an assumption, see
- *    README "Not done").
+ *    them: there is no public evidence that HNS shows half-created objects either way, so this is our assumption
+ *    (the simpler model: a create is visible when it has returned).
  * 3. MUTATIONS (HcnCreate*, HcnModify*, HcnDelete*, HNSCall POST/DELETE) run ONE AT A TIME, in acceptance order, on a
  *    single executor (HNS serialises; Azure/azure-container-networking#3297). Each takes its configured latency and
  *    its whole effect — validation included — commits atomically at the end of it. So a second create of the same

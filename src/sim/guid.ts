@@ -1,8 +1,10 @@
 /**
  * GUIDs as HNS shows them: 36 characters, no braces. Objects created through HCN (v2) carry lowercase ids and
- * objects created through HNSCall (v1) uppercase ones, (ids are 36 characters without braces: microsoft/hcsshim hcn/hcnnetwork.go
- * parses enumerate output with guid.FromString; the case split is reconstructed, not captured); every comparison is
- * case-insensitive, so the map keys are the lowercase form.
+ * objects created through HNSCall (v1) uppercase ones. Ids are 36 characters without braces (microsoft/hcsshim
+ * hcn/hcnnetwork.go enumerateNetworks unmarshals the list into guid.GUID values). The case split is our assumption,
+ * not captured, only consistent with public outputs: a CNI endpoint made under containerd (HCN) is listed lowercase in
+ * microsoft/Windows-Containers issue 563, and Docker's v1 HNSCall log in docker/for-win issue 4295 addresses the nat
+ * network in uppercase. Every comparison is case-insensitive, so the map keys are the lowercase form.
  */
 import { randomUUID } from 'node:crypto';
 import { GUID_PATTERN } from '../net/guid';

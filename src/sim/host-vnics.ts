@@ -1,10 +1,14 @@
 /**
  * What the host's adapter list shows once HNS has built switches on its NICs. A network bound to a NIC (Transparent,
- * L2Bridge, …) puts the NIC in an external vSwitch, and unless the network says DisableHostPort (flag 1024,
- * microsoft/hcsshim hcn/hcnnetwork.go) the host keeps its connectivity through a host vNIC named "vEthernet (…)"
- * that carries the NIC's MAC. That vNIC is no adapter to build a network on: Azure CNI drops such a name because
- * "the hns calls fails if passed a vSwitch interface" (Azure network/network_windows.go), and the simulator refuses it
- * the same way (it is not one of the host's adapters).
+ * L2Bridge, …) puts the NIC in an external vSwitch, and the host keeps its connectivity through a host vNIC named
+ * "vEthernet (<NIC>)": "After adding the HNS network a "vEthernet (Ethernet)" interface is added"
+ * (kubernetes/kubernetes cluster/gce/windows/k8s-node-setup.psm1 Add_GceMetadataServerRoute). That vNIC is no adapter
+ * to build a network on: Azure CNI drops such a name because "the hns calls fails if passed a vSwitch interface"
+ * (Azure/azure-container-networking network/network_windows.go), and the simulator refuses it the same way (it is not
+ * one of the host's adapters, so HCN_E_ADAPTER_NOT_FOUND; the code real HNS answers is not public).
+ * Our assumptions: that DisableHostPort (flag 1024, microsoft/hcsshim hcn/hcnnetwork.go) means no host vNIC — the
+ * flag's name, not a documented effect; that the vNIC carries the NIC's MAC (so a lookup by MAC alone is ambiguous);
+ * its InterfaceDescription and index.
  */
 import type { SimAdapter, SimHost } from './control-types';
 import type { Store } from './store';
@@ -27,6 +31,7 @@ export function adapterListing(host: Pick<SimHost, 'adapters'>, store: Store): S
       Physical: false,
     });
   }
-  // The host vNIC comes first, as Windows often lists it: a lookup by MAC that does not check Physical picks it.
+  // The host vNIC comes first (our assumption, no public listing order: the order that catches a lookup by MAC which
+  // does not check Physical).
   return [...vnics, ...physical];
 }

@@ -2,7 +2,7 @@
  * Address arithmetic for subnets and endpoint address allocation, for both families. IPv4 ranges are also kept as
  * plain numbers (`first`, `last`); `lo`/`hi` are the same range as 128-bit-capable numbers for either family. HNS
  * assigns IPv6 addresses from an IPv6 subnet as it does IPv4 ones (moby/moby pull 48285: containers on a network with
- * an IPv6 subnet "get an IPv6 address assigned").
+ * an IPv6 subnet "get an IPv6 address assigned"); which address it picks first is our assumption (the lowest free).
  */
 import { isIPv4, isIPv6 } from 'node:net';
 
@@ -33,7 +33,10 @@ export function ipValue(ip: string): { family: 4 | 6; value: bigint } | undefine
   return { family: 6, value: groups.reduce((acc, g) => (acc << 16n) | BigInt(parseInt(g, 16)), 0n) };
 }
 
-/** A number of a family as text (IPv6 in RFC 5952 form, as HNS shows addresses). */
+/**
+ * A number of a family as text, IPv6 in RFC 5952 form. That HNS shows addresses in that form is our assumption (no
+ * captured IPv6 output; it is the form Go's net.IP.String gives, which hcsshim's v1 IPv6Address round-trips).
+ */
 export function valueToIp(family: 4 | 6, value: bigint): string {
   if (family === 4) return intToIp(Number(value));
   const groups: number[] = [];
@@ -91,8 +94,9 @@ export function cidrContains(c: Cidr, ip: string): boolean {
 }
 
 /**
- * Not assignable: the network address (IPv6's subnet-router anycast address too), and in IPv4 the broadcast
- * address, except in /31 and /32 (and IPv6 /127, /128) where every address is.
+ * Not assignable: the network address (IPv6's subnet-router anycast address too, RFC 4291 section 2.6.1), and in
+ * IPv4 the broadcast address, except in /31 and /32 (and IPv6 /127, /128, RFC 6164) where every address is. That HNS
+ * skips the IPv6 subnet-router anycast address is our assumption, by analogy with IPv4's network address.
  */
 export function isNetworkOrBroadcast(c: Cidr, ip: string): boolean {
   const v = ipValue(ip);

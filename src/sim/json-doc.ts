@@ -99,8 +99,9 @@ export function objectOrJson(v: unknown, hr: number, what: string): Obj {
 
 /**
  * An enum given by name (case-insensitive) or by its position, as HNS accepts both (names: MicrosoftDocs/
- * Virtualization-Documentation virtualization/api/hcn/HNS_Schema.md; positions: the C++ samples there send
- * "Type": 0).
+ * Virtualization-Documentation virtualization/api/hcn/HNS_Schema.md, which says variants "should be used as string";
+ * positions: Microsoft's C++ sample sends network and Ipam "Type" : 0, MicrosoftDocs/windowsserverdocs
+ * WindowsServerDocs/networking/technologies/hcn/hcn-scenarios.md). Names matched case-insensitively: our assumption.
  */
 export function enumValue<T extends string>(v: unknown, names: readonly T[]): T | undefined {
   if (typeof v === 'number' && Number.isInteger(v)) return names[v];

@@ -1,7 +1,8 @@
 /**
  * MAC addresses as HNS writes them: dash-separated uppercase ("00-15-5D-52-C3-A1"). Endpoints get theirs from the
- * network's MacPool, or from the host's default pool in the Hyper-V OUI 00-15-5D (the v2 MacPool
- * ranges of MicrosoftDocs/Virtualization-Documentation virtualization/api/hcn/HNS_Schema.md samples).
+ * network's MacPool, or from the host's default pool in the Hyper-V OUI 00-15-5D (the MacPool ranges of
+ * MicrosoftDocs/windowsserverdocs WindowsServerDocs/networking/technologies/hcn/hcn-scenarios.md and microsoft/hcsshim
+ * hcn/hcnv1schema_test.go, 00-15-5D-52-C0-00…CF-FF; the default pool's own range is our choice).
  */
 export interface MacRange {
   start: string;

@@ -147,7 +147,10 @@ export function emptyDns(): Dns {
   return { search: [], serverList: [], options: [] };
 }
 
-/** The subnet's gateway: the next hop of its default route of the subnet's family (0.0.0.0/0 or ::/0). */
+/**
+ * The subnet's gateway: the next hop of its default route of the subnet's family (0.0.0.0/0 or ::/0, as
+ * Azure/azure-container-networking network/network_windows.go writes a subnet's route per family).
+ */
 export function subnetGateway(s: Subnet): string | undefined {
   const dst = s.prefix.includes(':') ? '::/0' : '0.0.0.0/0';
   return s.routes.find((r) => r.destinationPrefix === dst && r.nextHop)?.nextHop;

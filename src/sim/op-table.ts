@@ -188,6 +188,9 @@ export function planRequest(req: OpRequest): Plan {
 }
 
 // ---- HCS (vmcompute.dll compute systems: hot attach) ----------------------------------------------------------
+// Open is a read; Modify is a mutation queued with HNS's own (it changes an endpoint's SharedContainers). Putting
+// HCS's calls on HNS's single executor is our assumption: HCS is another service, and whether its hot add waits for
+// HNS's other mutations is not public.
 
 function planHcs(req: OpRequest): Plan {
   const id = typeof req.id === 'string' && req.id !== '' ? req.id : fail(HR.E_INVALIDARG, 'compute system id missing');
@@ -206,7 +209,9 @@ function planHcs(req: OpRequest): Plan {
     ...base,
     kind: 'mutation',
     run: ({ store }) => {
-      store.computeSystems.get(id); // a vanished container wins over a bad request
+      // A vanished container wins over a bad request. hcsshim opens before it modifies (microsoft/hcsshim
+      // hnsendpoint.go modifyContainer), so it meets that error first; for a held handle the order is our assumption.
+      store.computeSystems.get(id);
       store.computeSystems.modify(id, parseJsonDoc(req.settings, 'configuration'));
       return null;
     },
@@ -223,9 +228,10 @@ export function okEnvelope(output?: unknown): string {
 }
 
 /**
- * A failed HNSCall. With `v1ErrorCodes: false` the envelope is only {Success, Error}: the shape hcsshim reads
- * (microsoft/hcsshim internal/hns/hnsnetwork.go hnsResponse has no ErrorCode), so a client must then know failures
- * by their text, as hcsshim does ("Element not found.", internal/hns/namespace.go).
+ * A failed HNSCall: {Success, Error, ErrorCode} by default (MicrosoftDocs/Virtualization-Documentation
+ * virtualization/api/hcn/HNS_Schema.md "Response"). With `v1ErrorCodes: false` the envelope is only {Success, Error}:
+ * the shape hcsshim reads (microsoft/hcsshim internal/hns/hnsnetwork.go hnsResponse has no ErrorCode), so a client
+ * must then know failures by their text, as hcsshim does ("Element not found.", internal/hns/namespace.go).
  */
 export function errorEnvelope(hr: number, host?: Pick<SimHost, 'v1ErrorCodes'>): string {
   const record = errorRecordObject(hr);

@@ -59,9 +59,13 @@ function parseMac(doc: Obj): string | undefined {
 /**
  * IpConfigurations: at most one address per family — "HNS currently supports one IP address and one IPv6 address per
  * endpoint" (Azure/azure-container-networking network/endpoint_windows.go); sdnbridge sends one of each
- * (microsoft/windows-container-networking network/endpoint.go GetHostComputeEndpoint). A second address of a family is
- * HCN_E_INVALID_ENDPOINT. A prefix length wider than the family (above /32, /128) is HCN_E_INVALID_PREFIX, "The prefix
- * provided is invalid." (the HCN error-code reference; which check raises it in HNS is not public).
+ * (microsoft/windows-container-networking network/endpoint.go GetHostComputeEndpoint; "1 ipv4 and 1 ipv6 address per
+ * endpoint", microsoft/windows-container-networking pull 61). What HNS answers for a second address of a family is not
+ * public: HCN_E_INVALID_ENDPOINT ("invalid or missing parameters") is our assumption. An address that is no IP literal
+ * is HCN_E_INVALID_IP ("IP address is either invalid or not part of any configured subnet(s)"). A prefix length wider
+ * than the family (above /32, /128) is HCN_E_INVALID_PREFIX, "The prefix provided is invalid" (both descriptions:
+ * MicrosoftDocs/Virtualization-Documentation virtualization/api/hcn/Reference/HCNHResult.md); which check raises that
+ * code in HNS is not public, so this use of it is our assumption.
  */
 function parseIpConfigurations(
   list: unknown[],

@@ -168,7 +168,11 @@ function parseV1Subnet(raw: unknown): SubnetInput {
 function checkGateway(prefix: string, gateway: string | undefined): void {
   if (gateway === undefined) return;
   const cidr = parseCidr(prefix)!;
-  // The same rule for both families: HNS routes a subnet's default route to an address of that subnet.
+  // The same rule for both families: the next hop must be a usable address of the subnet. For IPv6 this is our
+  // assumption and may be stricter than HNS: Azure CNI can give an IPv6 subnet the link-local next hop
+  // fe80::1234:5678:9abc (Azure/azure-container-networking cni/network/invoker_cns.go overlayGatewayV6IP, made the
+  // subnet's gateway in cni/network/network.go addSubnetToEndpointInfo and its route's NextHop in
+  // network/network_windows.go), which this check refuses.
   if (!cidrContains(cidr, gateway) || isNetworkOrBroadcast(cidr, gateway))
     fail(BAD, `gateway ${gateway} is not usable in ${prefix}`);
 }

@@ -1,8 +1,9 @@
 /**
  * A failed HNS operation: an HRESULT plus the error record HNS hands back. The record is the exact shape HNS writes,
  * `{"Success":false,"Error":"<message> ","ErrorCode":<unsigned>}`, with the trailing space FormatMessage leaves
- * (microsoft/hcsshim hcn/hcnerrors.go checkForErrors; MicrosoftDocs/Virtualization-Documentation
- * virtualization/api/hcn/HNS_Schema.md "ErrorSchema"); the messages come from the shared table in src/hns/hresults.ts.
+ * (fields: MicrosoftDocs/Virtualization-Documentation virtualization/api/hcn/HNS_Schema.md "Response"; read by
+ * microsoft/hcsshim hcn/hcnerrors.go checkForErrors); the messages come from the shared table in src/hns/hresults.ts.
+ * The trailing space is our reconstruction of FormatMessage's output, not captured from HNS.
  */
 import { describeHresult, hresultHex, toUnsigned } from '../hns/hresults';
 

@@ -162,7 +162,11 @@ export class Store {
     );
   }
 
-  /** HNS gives a NAT network without subnets a 172.x.y.0/20 of its own (reconstructed from public outputs, not captured). */
+  /**
+   * HNS gives a NAT network without subnets a 172.x.y.0/20 of its own: public outputs show such nat networks
+   * (172.27.160.0/20 in docker/for-win issue 4295's daemon log; an endpoint 172.27.148.101/20 via 172.27.144.1 in
+   * microsoft/Windows-Containers issue 563). How HNS picks the range is not public; lowest free first is our choice.
+   */
   private defaultNatSubnet(): SubnetInput {
     const taken = [...this.networks.values()].flatMap((n) => n.subnets.map((s) => parseCidr(s.prefix)!));
     for (let second = 16; second < 32; second++) {
@@ -292,14 +296,16 @@ export class Store {
 
   /**
    * The endpoint's addresses, one per family. Asked for: inside a subnet of its family, else HCN_E_INVALID_IP; not
-   * reserved or held, else HCN_E_ADDR_INVALID_OR_RESERVED (docker/for-win#13965). Asked for none: the first free one of
-   * the first subnet of each family (IPv6 as IPv4, moby/moby pull 48285), skipping network, gateway and broadcast
-   * addresses; networks without subnets (Transparent, Private) give none.
+   * reserved or held, else HCN_E_ADDR_INVALID_OR_RESERVED (docker/for-win#13965). Asked for none: per family, the first
+   * free address of the family's subnets in order (IPv6 as IPv4, moby/moby pull 48285), skipping network, gateway and
+   * broadcast addresses; networks without subnets (Transparent, Private) give none.
+   * A v2 endpoint on a network whose subnets are all IPv6 gets an IPv6 address only. Microsoft says HNS has no
+   * IPv6-only support (microsoft/Windows-Containers issue 522), so this is our choice, unverified (README "IPv6").
    * v1 has one address field, IPAddress, for IPv4 (its IPv6 address has fields of its own, microsoft/hcsshim
-   * internal/hns/hnsendpoint.go, which the simulator does not model): an IPv6 literal there is HCN_E_INVALID_IP, and a
-   * v1 endpoint on a network whose only subnets are IPv6 fails as HNS answered it for an IPv6 l2bridge network,
-   * "The network does not have a subnet for this endpoint." (HCN_E_SUBNET_NOT_FOUND, microsoft/Windows-Containers
-   * issue 82).
+   * internal/hns/hnsendpoint.go, which the simulator shows but does not accept at create): an IPv6 literal there is
+   * HCN_E_INVALID_IP (our assumption; HNS's answer is not public), and a v1 endpoint on a network whose only subnets
+   * are IPv6 fails as HNS answered hcsshim v1 for an IPv6 l2bridge network, "The network does not have a subnet for
+   * this endpoint." (HCN_E_SUBNET_NOT_FOUND, microsoft/Windows-Containers issue 82).
    */
   private pickAddresses(
     network: NetworkObj,
@@ -347,7 +353,10 @@ export class Store {
     return out;
   }
 
-  /** The first free address of the subnets (IPv6 ranges are searched from the bottom, at most 65536 addresses each). */
+  /**
+   * The first free address of the subnets (IPv6 ranges are searched from the bottom, at most 65536 addresses each: a
+   * bound of the simulator's, not HNS's).
+   */
   private firstFree(
     subnets: Array<{ s: Subnet; c: Cidr }>,
     reserved: (c: Cidr, s: Subnet, ip: string) => boolean,
@@ -362,10 +371,14 @@ export class Store {
     return undefined;
   }
 
-  /** A host port can be mapped once per protocol and VIP (HCN_E_PORT_ALREADY_EXISTS, hcsshim's test). */
+  /**
+   * A host port can be mapped once per protocol and VIP (HCN_E_PORT_ALREADY_EXISTS, microsoft/hcsshim
+   * hcn/hcnerrors_test.go TestEndpointAlreadyExistsError).
+   */
   private checkPortMappings(policies: Policy[], self: EndpointObj | undefined): void {
     // The IPv6 mapping of a port is another mapping (NatFlagsIPv6, microsoft/hcsshim hcn/hcnpolicy.go): Azure CNI adds
-    // one for IPv4 and one for IPv6 of the same host port (cni/network/network_windows.go getPoliciesFromRuntimeCfg).
+    // one for IPv4 and one for IPv6 of the same host port (Azure/azure-container-networking
+    // cni/network/network_windows.go getPoliciesFromRuntimeCfg).
     const family = (p: Policy) => ((Number(p.settings.Flags ?? 0) & 2) !== 0 ? 6 : 4);
     const key = (p: Policy) =>
       `${String(p.settings.Protocol ?? 6)}/${String(p.settings.ExternalPort)}/${String(p.settings.VIP ?? '')}/v${family(p)}`;

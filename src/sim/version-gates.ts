@@ -1,11 +1,18 @@
 /**
  * What an older HNS does not have, by version, with the ranges hcsshim uses to decide the same
  * (microsoft/hcsshim hcn/hcnsupport.go, hcn/hcnglobals.go; shared with the plugin in src/hns/features.ts):
- *  - network flags DisableHostPort (HNS 15.1) and EnableIov (15.4, AccelnetVersion);
- *  - the Iov endpoint policy (15.4), the InterfaceParameters policy (MTU; HCN schema 2.4, not on Server 2019's 9.x);
+ *  - network flags DisableHostPort (HNS 15.1, DisableHostPortVersion) and EnableIov (15.4, AccelnetVersion; flag
+ *    values 1024 and 8192: microsoft/hcsshim hcn/hcnnetwork.go);
+ *  - the Iov endpoint policy (15.4, AccelnetVersion: Azure/azure-container-networking sets it with EnableIov,
+ *    network/policy/policy_windows.go AddAccelnetPolicySetting);
  *  - an OutBoundNAT policy with Destinations, i.e. DSR (9.3–9.x, 10.2 on: DSRVersion).
- * What real HNS answers for them is not in the public sources; the simulator refuses them with the invalid-network /
- * invalid-policy codes, so a client that sends them where hcsshim would not is caught.
+ * The InterfaceParameters policy (MTU) has no hcsshim range: it is new in HCN schema 2.4 (MicrosoftDocs/
+ * Virtualization-Documentation virtualization/api/hcn/HNS_Schema.md EndpointPolicyType), and "HNS 10.0 on" for it is
+ * our inference (see src/hns/features.ts), not verified on a host.
+ * hcsshim only reports support (hcn/hcn.go DSRSupported, AccelnetSupported, DisableHostPortSupported) and leaves the
+ * check to its callers; that HNS itself refuses these on older versions, and with which code, is not in the public
+ * sources: our assumption. The simulator refuses them with the invalid-network / invalid-policy
+ * codes, so a client that sends them where hcsshim would not is caught.
  */
 import { supports, type HnsVersion } from '../hns/features';
 import { HR } from '../hns/hresults';

@@ -2,8 +2,9 @@
  * Rendering the canonical objects in HNS's two schemas. v2 (HCN, a query with SchemaVersion.Major 2) writes enums
  * as names, omits zero-valued enums and flags (a NAT network has no Type, hcsshim hcnnetwork.go) and empty lists;
  * v1 (HNSCall, and HCN queries with Major 1, no SchemaVersion or a NULL query) writes lowercase network types,
- * Subnets/MacPools, flat policies and its bookkeeping fields with zeros included (microsoft/hcsshim
- * internal/hns/hnsnetwork.go and hnsendpoint.go: the v1 structs; the exact field set is reconstructed).
+ * Subnets/MacPools, flat policies and its bookkeeping fields with zeros included (field names: microsoft/hcsshim
+ * internal/hns/hnsnetwork.go and hnsendpoint.go, the v1 structs; the exact field set and the zeros are our
+ * reconstruction, not captured).
  */
 import type { SimHost } from './control-types';
 import type { Obj } from './json-doc';
@@ -158,7 +159,8 @@ export function endpointV1(e: EndpointObj, store: Store): Obj {
     IPAddress: e.ipAddress,
     PrefixLength: e.prefixLength,
     GatewayAddress: e.routes.find((r) => r.destinationPrefix === '0.0.0.0/0')?.nextHop,
-    // v1's IPv6 fields (microsoft/hcsshim internal/hns/hnsendpoint.go), shown for an endpoint that has an IPv6 address.
+    // v1's IPv6 fields (microsoft/hcsshim internal/hns/hnsendpoint.go HNSEndpoint), shown for an endpoint that has an
+    // IPv6 address; that HNS fills them for an endpoint created through HCN is our assumption.
     IPv6Address: e.ip6Address,
     IPv6PrefixLength: e.ip6PrefixLength,
     GatewayAddressV6: e.routes.find((r) => r.destinationPrefix === '::/0')?.nextHop,
