@@ -168,14 +168,17 @@ function parseV1Subnet(raw: unknown): SubnetInput {
 function checkGateway(prefix: string, gateway: string | undefined): void {
   if (gateway === undefined) return;
   const cidr = parseCidr(prefix)!;
-  // The same rule for both families: the next hop must be a usable address of the subnet. For IPv6 this is our
-  // assumption and may be stricter than HNS: Azure CNI can give an IPv6 subnet the link-local next hop
+  // An IPv6 subnet may route through a link-local next hop: Azure CNI gives its IPv6 subnets the gateway
   // fe80::1234:5678:9abc (Azure/azure-container-networking cni/network/invoker_cns.go overlayGatewayV6IP, made the
   // subnet's gateway in cni/network/network.go addSubnetToEndpointInfo and its route's NextHop in
-  // network/network_windows.go), which this check refuses.
+  // network/network_windows.go), so HNS takes one.
+  if (cidr.family === 6 && cidrContains(LINK_LOCAL_V6, gateway)) return;
+  // Otherwise the next hop must be a usable address of the subnet (for IPv6 our assumption, by analogy with IPv4).
   if (!cidrContains(cidr, gateway) || isNetworkOrBroadcast(cidr, gateway))
     fail(BAD, `gateway ${gateway} is not usable in ${prefix}`);
 }
+
+const LINK_LOCAL_V6 = parseCidr('fe80::/10')!;
 
 function parseMacPools(ranges: unknown[]): MacRange[] {
   return ranges.map((r) => {

@@ -140,6 +140,26 @@ describe('what HNS refuses', () => {
     expect(await refusal(hcn().createNetwork(bad))).toBe(HR.INVALID_NETWORK);
   });
 
+  it("an IPv6 subnet routed through a link-local next hop, as Azure CNI's overlay gateway fe80::1234:5678:9abc, is taken", async () => {
+    const n = await hcn().createNetwork({
+      Name: 'azure-v6',
+      Type: 'L2Bridge',
+      Ipams: [
+        {
+          Type: 'Static',
+          Subnets: [
+            {
+              IpAddressPrefix: 'fd00:1::/64',
+              Routes: [{ NextHop: 'fe80::1234:5678:9abc', DestinationPrefix: '::/0' }],
+            },
+          ],
+        },
+      ],
+      ...V2,
+    });
+    expect(n.ID).toBeTruthy();
+  });
+
   it('v1: an endpoint on a network with only IPv6 subnets is HCN_E_SUBNET_NOT_FOUND; an IPv6 literal in IPAddress is HCN_E_INVALID_IP', async () => {
     const v6only = await dualNetwork('v6only', ['fd00:1::/64']);
     const dual = await dualNetwork('dual');
