@@ -1,5 +1,6 @@
 #include "sim_call.h"
 
+#include <memory>
 #include <string_view>
 
 #include "hresults.h"
@@ -7,6 +8,7 @@
 #include "sim_address.h"
 #include "sim_connection.h"
 #include "sim_platform.h"
+#include "sim_pool.h"
 #include "utf.h"
 
 namespace hcnsim {
@@ -14,8 +16,9 @@ namespace {
 
 constexpr size_t kMaxLine = 64u << 20;  // the protocol's limit
 
+// "keep": the connection may serve this process's next call (sim_pool.h).
 std::string RequestLine(const char* op, std::initializer_list<Field> fields) {
-  std::string line = "{\"v\":1,\"pid\":" + std::to_string(UnixPid()) + ",\"winpid\":" + std::to_string(WindowsPid()) +
+  std::string line = "{\"v\":1,\"keep\":true,\"pid\":" + std::to_string(UnixPid()) + ",\"winpid\":" + std::to_string(WindowsPid()) +
                      ",\"op\":";
   hcn::json::AppendString(&line, op);
   for (const Field& field : fields) {
@@ -63,7 +66,8 @@ bool OptionalString(const hcn::json::Value& object, const char* key, std::option
   return true;
 }
 
-Reply Decode(const std::string& line) {
+// `*kept`: the simulator keeps the connection open for another call (an older one answers and closes).
+Reply Decode(const std::string& line, bool* kept) {
   hcn::json::Value response;
   std::string error;
   if (!hcn::json::Parse(line, &response, &error)) {
@@ -79,6 +83,8 @@ Reply Decode(const std::string& line) {
     return LocalFailure(hcn::kCallFailed, "malformed answer from the simulator: " + line.substr(0, 200));
   }
   reply.hr = static_cast<HRESULT>(static_cast<uint32_t>(static_cast<int64_t>(hr->number)));
+  const hcn::json::Value* keep = response.Find("keep");
+  *kept = keep != nullptr && keep->type == hcn::json::Value::Type::kBool && keep->boolean;
   return reply;
 }
 
@@ -100,13 +106,21 @@ Reply Call(const char* op, std::initializer_list<Field> fields) {
   Address address;
   std::string why;
   if (!ParseAddress(*text, &address, &why)) return LocalFailure(hcn::kServerUnavailable, why);
-  Connection connection;
-  if (!connection.Open(address, &why)) return LocalFailure(hcn::kServerUnavailable, why);
+  std::unique_ptr<Connection> connection = TakeKept(*text);
+  if (!connection) {
+    connection = std::make_unique<Connection>();
+    if (!connection->Open(address, &why)) return LocalFailure(hcn::kServerUnavailable, why);
+  }
+  // No retry on a fresh connection when a kept one fails: the line may have reached the simulator, and a call that
+  // may have been carried out is RPC_S_CALL_FAILED, never a second attempt.
   std::string line;
-  if (!connection.SendAll(RequestLine(op, fields), &why) || !ReadLine(&connection, &line, &why)) {
+  if (!connection->SendAll(RequestLine(op, fields), &why) || !ReadLine(connection.get(), &line, &why)) {
     return LocalFailure(hcn::kCallFailed, why);
   }
-  return Decode(line);
+  bool kept = false;
+  Reply reply = Decode(line, &kept);
+  if (kept) Keep(*text, std::move(connection));
+  return reply;
 }
 
 std::optional<std::string> FromWide(PCWSTR text) {

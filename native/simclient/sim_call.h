@@ -1,4 +1,4 @@
-// One simulator call: build the request line, exchange it over a fresh connection, decode the response
+// One simulator call: build the request line, exchange it over a kept or new connection, decode the response
 // (docs/sim-protocol.md). Transport failures come back as replies too, with the RPC HRESULTs HNS clients see when
 // the service is down (RPC_S_SERVER_UNAVAILABLE) or goes away mid-call (RPC_S_CALL_FAILED).
 #ifndef HCN_CNI_SIMCLIENT_SIM_CALL_H_

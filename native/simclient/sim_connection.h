@@ -24,6 +24,9 @@ class Connection {
   bool SendAll(std::string_view data, std::string* why);
   // Bytes read (> 0), 0 at end of stream, or -1 on error (with a reason).
   ptrdiff_t Receive(char* buffer, size_t size, std::string* why);
+  // True when nothing can be read right now: no end of stream, no stray bytes. A kept connection is used again only
+  // then (sim_pool.h).
+  bool Quiet() const;
 
  private:
   intptr_t socket_ = -1;

@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <netdb.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -99,6 +100,14 @@ ptrdiff_t Connection::Receive(char* buffer, size_t size, std::string* why) {
     *why = Reason("recv", errno);
     return -1;
   }
+}
+
+bool Connection::Quiet() const {
+  pollfd watch{static_cast<int>(socket_), POLLIN, 0};
+  int rc;
+  do rc = poll(&watch, 1, 0);
+  while (rc < 0 && errno == EINTR);
+  return rc == 0;
 }
 
 }  // namespace hcnsim

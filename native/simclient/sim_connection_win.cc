@@ -73,4 +73,12 @@ ptrdiff_t Connection::Receive(char* buffer, size_t size, std::string* why) {
   return -1;
 }
 
+bool Connection::Quiet() const {
+  fd_set readable;
+  FD_ZERO(&readable);
+  FD_SET(static_cast<SOCKET>(socket_), &readable);
+  timeval now{0, 0};
+  return select(0, &readable, nullptr, nullptr, &now) == 0;
+}
+
 }  // namespace hcnsim

@@ -1,6 +1,6 @@
 /**
- * The simulator's socket server (docs/sim-protocol.md): one connection per call, one JSON request line in, one
- * JSON response line out. Op requests go to the engine, control requests (`ctl`) to the control handler; both on
+ * The simulator's socket server (docs/sim-protocol.md): one JSON request line in, one JSON response line out; a
+ * connection carries one call, or a series of them one after another when the client asks to keep it. Op requests go to the engine, control requests (`ctl`) to the control handler; both on
  * the same address. A client that goes away after sending its line does not cancel its call (engine.ts, rule 1).
  */
 import * as fs from 'node:fs';
@@ -56,61 +56,98 @@ export class SimServer {
     if (this.address?.kind === 'unix') fs.rmSync(this.address.path, { force: true });
   }
 
+  /**
+   * One request line at a time. A request with `"keep": true` is answered with `"keep": true` and the connection stays
+   * open for the client's next line (docs/sim-protocol.md, "Kept connections"); any other request is answered and the
+   * connection ended, as before. Either way the call is the engine's once its line is read: a client that goes away
+   * does not cancel it.
+   */
   private onConnection(socket: net.Socket): void {
     this.sockets.add(socket);
-    const chunks: Buffer[] = [];
+    let pending: Buffer[] = [];
     let size = 0;
-    let handled = false;
+    let busy = false; // a line is being answered: later bytes wait in `pending`
+    let done = false; // answered without keep (or refused): later bytes are read and ignored, so the FIN arrives
+    let clientEnded = false;
     socket.on('close', () => this.sockets.delete(socket));
     socket.on('error', (e) => this.logger.debug({ err: e.message }, 'client connection error'));
-    const handle = (line: Buffer) => {
-      handled = true; // later bytes are read and ignored, so the client's FIN still arrives
-      const text = line.toString('utf8');
-      void this.handleLine(text, socket.remotePort).then((response) => {
-        const shutdown = isShutdown(text) && 'ok' in response && response.ok;
+    const answer = (line: Buffer) => {
+      busy = true;
+      void this.handleLine(line.toString('utf8'), socket.remotePort).then(({ response, keep, shutdown }) => {
+        busy = false;
         // Stop only once the answer is out, so the caller sees ok before the service goes away.
         const after = () => (shutdown ? this.onShutdown() : undefined);
-        if (!socket.destroyed && socket.writable) socket.end(JSON.stringify(response) + '\n', after);
-        else after();
+        if (socket.destroyed || !socket.writable) return after();
+        const kept = keep && !shutdown && !clientEnded;
+        const text = JSON.stringify(kept ? { ...response, keep: true } : response) + '\n';
+        if (!kept) {
+          done = true;
+          socket.end(text, after);
+          return;
+        }
+        socket.write(text);
+        next();
       });
     };
-    socket.on('data', (chunk: Buffer) => {
-      if (handled) return;
-      const nl = chunk.indexOf(0x0a);
-      if (nl >= 0) {
-        chunks.push(chunk.subarray(0, nl));
-        handle(Buffer.concat(chunks));
+    // Takes the next complete line out of `pending`, if any.
+    const next = () => {
+      if (busy || done) return;
+      const all = pending.length === 1 ? pending[0]! : Buffer.concat(pending);
+      const nl = all.indexOf(0x0a);
+      if (nl < 0) {
+        pending = all.length > 0 ? [all] : [];
+        if (size > MAX_LINE) {
+          done = true;
+          socket.end(JSON.stringify(this.badRequest('request line longer than 64 MiB')) + '\n');
+        } else if (clientEnded) {
+          // A last line without its newline is still a request; a connection that sent nothing more is just closed.
+          if (all.length > 0) answer(all);
+          else socket.end();
+          pending = [];
+          size = 0;
+        }
         return;
       }
-      chunks.push(chunk);
+      const rest = all.subarray(nl + 1);
+      pending = rest.length > 0 ? [rest] : [];
+      size = rest.length;
+      answer(all.subarray(0, nl));
+    };
+    socket.on('data', (chunk: Buffer) => {
+      if (done) return;
+      pending.push(chunk);
       size += chunk.length;
-      if (size > MAX_LINE) {
-        handled = true;
-        socket.end(JSON.stringify(this.badRequest('request line longer than 64 MiB')) + '\n');
-      }
+      next();
     });
-    // A last line without its newline is still a request; a connection that sent nothing is just closed.
     socket.on('end', () => {
-      if (handled) return;
-      if (chunks.some((c) => c.length > 0)) handle(Buffer.concat(chunks));
-      else socket.end();
+      clientEnded = true;
+      next();
     });
   }
 
-  private async handleLine(line: string, tcpPort?: number): Promise<OpResponse | ControlResponse> {
+  private async handleLine(
+    line: string,
+    tcpPort?: number,
+  ): Promise<{ response: OpResponse | ControlResponse; keep: boolean; shutdown: boolean }> {
     let req: unknown;
     try {
       req = JSON.parse(line);
     } catch {
-      return this.badRequest('request is not JSON');
+      return { response: this.badRequest('request is not JSON'), keep: false, shutdown: false };
     }
     if (typeof req !== 'object' || req === null || Array.isArray(req))
-      return this.badRequest('request is not a JSON object');
+      return { response: this.badRequest('request is not a JSON object'), keep: false, shutdown: false };
     const r = req as Record<string, unknown>;
-    if (r.v !== undefined && r.v !== 1) return this.badRequest(`protocol version ${String(r.v)} is not 1`);
-    if (typeof r.ctl === 'string') return this.handleControl(r.ctl, r.args);
-    if (typeof r.op !== 'string') return this.badRequest('request has neither op nor ctl');
-    return this.engine.submit(r as unknown as OpRequest, tcpPort);
+    const keep = r.keep === true;
+    if (r.v !== undefined && r.v !== 1)
+      return { response: this.badRequest(`protocol version ${String(r.v)} is not 1`), keep, shutdown: false };
+    if (typeof r.ctl === 'string') {
+      const response = await this.handleControl(r.ctl, r.args);
+      return { response, keep, shutdown: r.ctl === 'shutdown' && 'ok' in response && response.ok };
+    }
+    if (typeof r.op !== 'string')
+      return { response: this.badRequest('request has neither op nor ctl'), keep, shutdown: false };
+    return { response: await this.engine.submit(r as unknown as OpRequest, tcpPort), keep, shutdown: false };
   }
 
   /** A line the service cannot read is answered as HNS answers a bad argument. */
@@ -128,14 +165,6 @@ export class SimServer {
       this.logger.debug({ ctl, err: (e as Error).message }, 'control request failed');
       return { ok: false, error: (e as Error).message };
     }
-  }
-}
-
-function isShutdown(line: string): boolean {
-  try {
-    return (JSON.parse(line) as { ctl?: unknown }).ctl === 'shutdown';
-  } catch {
-    return false;
   }
 }
 

@@ -81,8 +81,8 @@ describe.each(kinds)('$kind verbs', ({ kind, plural, id }) => {
     await expect(call(`enumerate${plural}`, QUERY)).resolves.toBe(`["${id}"]`);
     await expect(call(`enumerate${plural}`, null)).resolves.toBe('[]');
     expect(sim.requests).toEqual([
-      { v: 1, pid: process.pid, winpid: 0, op: `HcnEnumerate${plural}`, query: QUERY },
-      { v: 1, pid: process.pid, winpid: 0, op: `HcnEnumerate${plural}`, query: null },
+      { v: 1, keep: true, pid: process.pid, winpid: 0, op: `HcnEnumerate${plural}`, query: QUERY },
+      { v: 1, keep: true, pid: process.pid, winpid: 0, op: `HcnEnumerate${plural}`, query: null },
     ]);
   });
 
@@ -103,6 +103,7 @@ describe.each(kinds)('$kind verbs', ({ kind, plural, id }) => {
     await expect(call(`modify${kind}`, id, '{"ResourceType":"Policy"}')).resolves.toBeUndefined();
     expect(sim.requests[1]).toEqual({
       v: 1,
+      keep: true,
       pid: process.pid,
       winpid: 0,
       op: `HcnModify${kind}`,
@@ -114,7 +115,7 @@ describe.each(kinds)('$kind verbs', ({ kind, plural, id }) => {
   test(`delete${kind} sends the id and resolves to undefined`, async () => {
     sim.reply(`HcnDelete${kind}`, {});
     await expect(call(`delete${kind}`, id)).resolves.toBeUndefined();
-    expect(sim.requests).toEqual([{ v: 1, pid: process.pid, winpid: 0, op: `HcnDelete${kind}`, id }]);
+    expect(sim.requests).toEqual([{ v: 1, keep: true, pid: process.pid, winpid: 0, op: `HcnDelete${kind}`, id }]);
   });
 
   test(`list${plural}Detailed enumerates, then opens and queries each object with the same query`, async () => {
@@ -182,6 +183,7 @@ describe('HNS v1 and adapters', () => {
     expect(JSON.parse(await hcn.hnsCall('GET', '/globals/version', null)).Output.request).toBeNull();
     expect(sim.requests[0]).toEqual({
       v: 1,
+      keep: true,
       pid: process.pid,
       winpid: 0,
       op: 'HNSCall',
@@ -202,7 +204,7 @@ describe('HNS v1 and adapters', () => {
       '[{"Name":"Ethernet 2","MacAddress":"00-15-5D-AA-00-01","InterfaceDescription":"Microsoft Hyper-V Network Adapter","InterfaceIndex":7}]';
     sim.reply('HcnSimEnumerateAdapters', { result: adapters });
     await expect(hcn.listAdapters()).resolves.toBe(adapters);
-    expect(sim.requests).toEqual([{ v: 1, pid: process.pid, winpid: 0, op: 'HcnSimEnumerateAdapters' }]);
+    expect(sim.requests).toEqual([{ v: 1, keep: true, pid: process.pid, winpid: 0, op: 'HcnSimEnumerateAdapters' }]);
   });
 });
 

@@ -145,3 +145,66 @@ describe('transport variants', () => {
     await expect(hcn.enumerateNamespaces(null)).resolves.toBe('[]');
   });
 });
+
+describe('kept connections (docs/sim-protocol.md)', () => {
+  let kept: FakeSimServer;
+  beforeAll(async () => {
+    kept = await FakeSimServer.start({ keep: true });
+  });
+  afterAll(async () => {
+    await kept.close();
+  });
+  beforeEach(async () => {
+    await kept.dropIdle();
+    kept.reset();
+    kept.connections = 0;
+    kept.reply('HcnEnumerateNetworks', { result: '[]' });
+    process.env.HCN_SIM = kept.address;
+  });
+
+  test('a simulator that keeps the connection serves the next calls on it', async () => {
+    for (let i = 0; i < 3; i++) await expect(hcn.enumerateNetworks(null)).resolves.toBe('[]');
+    expect(kept.requests.map((r) => r.keep)).toEqual([true, true, true]);
+    expect(kept.connections).toBe(1);
+  });
+
+  test('a kept connection the simulator has closed since (it stopped or restarted) is not used: the call succeeds on a new one', async () => {
+    await expect(hcn.enumerateNetworks(null)).resolves.toBe('[]');
+    expect(await kept.dropIdle()).toBe(1);
+    // Not RPC_S_CALL_FAILED: the line was never sent on the closed connection.
+    await expect(hcn.enumerateNetworks(null)).resolves.toBe('[]');
+    expect(kept.connections).toBe(2);
+    expect(kept.ops()).toEqual(['HcnEnumerateNetworks', 'HcnEnumerateNetworks']);
+  });
+
+  test('calls at once each get a connection, kept for the calls after them', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    kept.reply('HcnEnumerateNetworks', async () => {
+      await gate;
+      return { result: '[]' };
+    });
+    const calls = [1, 2, 3].map(() => hcn.enumerateNetworks(null));
+    while (kept.requests.length < 3) await new Promise((r) => setTimeout(r, 5));
+    release();
+    await expect(Promise.all(calls)).resolves.toEqual(['[]', '[]', '[]']);
+    for (let i = 0; i < 3; i++) await expect(hcn.enumerateNetworks(null)).resolves.toBe('[]');
+    expect(kept.connections).toBe(3);
+  });
+
+  test('a simulator that answers without keep gets a connection per call', async () => {
+    process.env.HCN_SIM = sim.address;
+    sim.reply('HcnEnumerateNetworks', { result: '[]' });
+    const before = sim.connections;
+    for (let i = 0; i < 3; i++) await expect(hcn.enumerateNetworks(null)).resolves.toBe('[]');
+    expect(sim.connections - before).toBe(3);
+  });
+
+  test('a call goes to the simulator HCN_SIM names now, not to a kept connection to another', async () => {
+    await expect(hcn.enumerateNetworks(null)).resolves.toBe('[]');
+    process.env.HCN_SIM = sim.address;
+    sim.reply('HcnEnumerateNetworks', { result: '["other"]' });
+    await expect(hcn.enumerateNetworks(null)).resolves.toBe('["other"]');
+    expect(kept.requests).toHaveLength(1);
+  });
+});

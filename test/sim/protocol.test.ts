@@ -40,6 +40,44 @@ test('a request whose client half-closes without a newline is still answered; a 
   expect(JSON.parse(out)).toEqual({ hr: 0, result: '[]', errorRecord: null });
 });
 
+test('"keep": true: answered with "keep": true, one line at a time, and the connection serves the next line', async () => {
+  const a = parseAddress(fx.sim.address);
+  const s = net.connect(a.kind === 'unix' ? { path: a.path } : { host: a.host, port: a.port });
+  let got = '';
+  let ended = false;
+  s.on('data', (d) => (got += d.toString()));
+  s.on('end', () => (ended = true));
+  const nextLine = async (): Promise<unknown> => {
+    while (!got.includes('\n')) await new Promise((r) => setTimeout(r, 5));
+    const line = got.slice(0, got.indexOf('\n'));
+    got = got.slice(got.indexOf('\n') + 1);
+    return JSON.parse(line);
+  };
+  const create = JSON.stringify({
+    v: 1,
+    keep: true,
+    pid: 1,
+    op: 'HcnCreateNetwork',
+    id: null,
+    settings: natNetwork('kept'),
+  });
+  s.write(`${create}\n`);
+  const created = (await nextLine()) as { hr: number; result: string; keep: boolean };
+  expect(created).toMatchObject({ hr: 0, keep: true });
+  // Two lines in one write: answered in order, each once.
+  const open = JSON.stringify({ v: 1, keep: true, pid: 1, op: 'HcnOpenNetwork', id: created.result });
+  const list = JSON.stringify({ v: 1, keep: true, pid: 1, op: 'HcnEnumerateNetworks', query: null });
+  s.write(`${open}\n${list}\n`);
+  expect(await nextLine()).toEqual({ hr: 0, result: created.result, errorRecord: null, keep: true });
+  expect(await nextLine()).toEqual({ hr: 0, result: JSON.stringify([created.result]), errorRecord: null, keep: true });
+  expect(ended).toBe(false);
+  // A line without keep is answered without it, and the service ends the connection.
+  s.write('{"v":1,"pid":1,"op":"HcnEnumerateNetworks","query":null}\n');
+  expect(await nextLine()).toEqual({ hr: 0, result: JSON.stringify([created.result]), errorRecord: null });
+  await new Promise<void>((resolve) => (ended ? resolve() : s.once('end', () => resolve())));
+  s.destroy();
+});
+
 test('control requests: ok/result, and ok:false with a message for unknown commands or bad arguments', async () => {
   expect(JSON.parse(await raw('{"v":1,"ctl":"stats"}\n'))).toMatchObject({
     ok: true,

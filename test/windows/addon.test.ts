@@ -22,6 +22,7 @@ import {
   type WinePrefix,
 } from './helpers/wine';
 import { functionsIn, LOCAL_ONLY } from '../helpers/hcn-functions';
+import { FakeSimServer } from '../native/helpers/fake-sim-server';
 
 /** The ABI functions the addon resolves (native/include/hcn_functions.h); LOCAL_ONLY: closes the client library
  *  handles itself, never sent to the service. */
@@ -193,6 +194,37 @@ describeWine('win-x64 addon in Windows node.exe under wine', (build) => {
     expect(report.startTime[1]).toBe(report.startTime[0]);
     expect(report.startTime[2]).toBeNull();
   });
+
+  test('a kept connection the simulator closed between two calls is not used (Winsock): the second call succeeds', async () => {
+    const fake = await FakeSimServer.start({ tcp: true, keep: true });
+    const dir = fs.mkdtempSync(path.join(work, 'kept-'));
+    try {
+      fake.reply('HcnEnumerateNetworks', { result: '[]' });
+      const run = runWine(
+        prefix,
+        [
+          build.nodeExe,
+          winPath(path.join(__dirname, 'fixtures', 'kept-connection-probe.js')),
+          winPath(path.join(build.winDir, 'hcn.node')),
+          winPath(dir),
+        ],
+        { env: { HCN_SIM: fake.address }, timeoutMs: 90_000 },
+      );
+      let exited = false;
+      void run.then(() => (exited = true));
+      while (!fs.existsSync(path.join(dir, 'first')) && !exited) await new Promise((r) => setTimeout(r, 20));
+      expect(await fake.dropIdle()).toBe(1);
+      fs.writeFileSync(path.join(dir, 'go'), '');
+      const done = await run;
+      timings.add('node.exe kept-connection-probe.js', done.ms);
+      const report = JSON.parse(fs.readFileSync(path.join(dir, 'report.json'), 'utf8'));
+      expect(report).toEqual({ first: { value: '[]' }, second: { value: '[]' } });
+      expect(fake.requests.map((r) => r.keep)).toEqual([true, true]);
+      expect(fake.connections).toBe(2);
+    } finally {
+      await fake.close();
+    }
+  }, 120_000);
 
   test('coverage: every HCN function through GetProcAddress at least once, every returned string freed', async () => {
     const { calls, frees } = report.stats;

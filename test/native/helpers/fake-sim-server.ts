@@ -35,6 +35,12 @@ export type ReplyFn = (request: SimRequest) => FakeReply | Promise<FakeReply>;
 export interface FakeSimOptions {
   /** Listen on tcp:127.0.0.1:<ephemeral> instead of a unix socket (the Windows client speaks tcp only). */
   tcp?: boolean;
+  /**
+   * Honour `"keep": true` as hcn-sim does (docs/sim-protocol.md, "Kept connections"): answer with `"keep": true` and
+   * read the next line on the same connection. Without it the fake answers and closes, as a simulator before kept
+   * connections did.
+   */
+  keep?: boolean;
 }
 
 export const E_NOTIMPL = 0x80004001;
@@ -55,13 +61,19 @@ export class FakeSimServer {
     errorRecord: errorRecord(E_NOTIMPL, `fake sim: no reply for ${request.op}`),
   });
 
+  /** Connections accepted so far. */
+  connections = 0;
+
   private readonly replies = new Map<string, ReplyFn>();
   private readonly sockets = new Set<net.Socket>();
+  /** Kept connections waiting for their next line. */
+  private readonly idle = new Set<net.Socket>();
 
   private constructor(
     private readonly server: net.Server,
     readonly address: string,
     private readonly dir: string | null,
+    private readonly keep: boolean,
   ) {}
 
   static async start(options: FakeSimOptions = {}): Promise<FakeSimServer> {
@@ -77,7 +89,7 @@ export class FakeSimServer {
       await listen(server, { path: socketPath });
       address = `unix:${socketPath}`;
     }
-    const fake = new FakeSimServer(server, address, dir);
+    const fake = new FakeSimServer(server, address, dir, options.keep ?? false);
     server.on('connection', (socket) => fake.serve(socket));
     return fake;
   }
@@ -95,6 +107,16 @@ export class FakeSimServer {
     this.lines.length = 0;
   }
 
+  /** Closes every kept connection that is waiting for a line, as a simulator that stops or restarts does. */
+  async dropIdle(): Promise<number> {
+    const closing = [...this.idle];
+    this.idle.clear();
+    await Promise.all(
+      closing.map((socket) => new Promise<void>((resolve) => socket.once('close', () => resolve()).destroy())),
+    );
+    return closing.length;
+  }
+
   /** The ops received so far, in order. */
   ops(): string[] {
     return this.requests.map((r) => r.op);
@@ -107,42 +129,62 @@ export class FakeSimServer {
   }
 
   private serve(socket: net.Socket): void {
+    this.connections++;
     this.sockets.add(socket);
-    socket.on('close', () => this.sockets.delete(socket));
+    socket.on('close', () => {
+      this.sockets.delete(socket);
+      this.idle.delete(socket);
+    });
     socket.on('error', () => undefined);
     let buffer = '';
+    let busy = false;
     socket.setEncoding('utf8');
+    const next = () => {
+      const newline = buffer.indexOf('\n');
+      if (busy || newline < 0) return;
+      const line = buffer.slice(0, newline);
+      buffer = buffer.slice(newline + 1);
+      busy = true;
+      this.idle.delete(socket);
+      void this.answer(socket, line).then((kept) => {
+        busy = false;
+        if (!kept) return;
+        this.idle.add(socket);
+        next();
+      });
+    };
     socket.on('data', (chunk: string) => {
       buffer += chunk;
-      const newline = buffer.indexOf('\n');
-      if (newline < 0) return;
-      const line = buffer.slice(0, newline);
-      buffer = '';
-      void this.answer(socket, line);
+      next();
     });
   }
 
-  private async answer(socket: net.Socket, line: string): Promise<void> {
+  /** Answers one line; true when the connection stays open for the next one. */
+  private async answer(socket: net.Socket, line: string): Promise<boolean> {
     this.lines.push(line);
     let request: SimRequest;
     try {
       request = JSON.parse(line) as SimRequest;
     } catch {
       socket.destroy();
-      return;
+      return false;
     }
     this.requests.push(request);
     const reply = await (this.replies.get(request.op) ?? this.fallback)(request);
     if ('drop' in reply) {
       socket.destroy();
-    } else if ('raw' in reply) {
-      socket.end(reply.raw);
-    } else {
-      socket.end(
-        JSON.stringify({ hr: reply.hr ?? 0, result: reply.result ?? null, errorRecord: reply.errorRecord ?? null }) +
-          '\n',
-      );
+      return false;
     }
+    if ('raw' in reply) {
+      socket.end(reply.raw);
+      return false;
+    }
+    const keep = this.keep && request.keep === true;
+    const answer = { hr: reply.hr ?? 0, result: reply.result ?? null, errorRecord: reply.errorRecord ?? null };
+    const text = JSON.stringify(keep ? { ...answer, keep: true } : answer) + '\n';
+    if (keep) socket.write(text);
+    else socket.end(text);
+    return keep;
   }
 }
 
