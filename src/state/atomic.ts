@@ -2,6 +2,7 @@
  * Crash-safe file replacement: write a temp file in the same directory, fsync it, rename it over the target, fsync
  * the directory. A reader sees the old content or the new, never a torn file; after a crash the rename is either
  * durable or did not happen. (Azure CNI renames without fsync, and its state file has been found full of NULs.)
+ * How much of that a write pays for is its Durability: only what must survive a power cut pays for both fsyncs.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -29,23 +30,36 @@ export function windowsRetry<T>(op: () => T): T {
 }
 
 /**
- * `durable: false` skips both fsyncs where losing the write to a power cut is harmless: the rename still makes it
- * atomic for readers (a node-wide claim only matters while its process runs, and a power cut ends them all).
+ * What a power cut may do to a write (a crash of the process alone loses nothing: the rename is done in the page
+ * cache, which other processes read). For readers on a running node the rename makes every level atomic.
+ *  - 'full': nothing; the file, then its directory, is fsynced.
+ *  - 'content': the file is fsynced before the rename, its directory is not: after a cut the file is whole, old or
+ *    absent — never torn.
+ *  - 'none': no fsync: after a cut the file may be absent or torn (a claim that only matters while its process runs,
+ *    and a power cut ends them all).
  */
-export function writeFileAtomic(file: string, data: string, point: string, crash?: CrashHook, durable = true): void {
+export type Durability = 'full' | 'content' | 'none';
+
+export function writeFileAtomic(
+  file: string,
+  data: string,
+  point: string,
+  crash?: CrashHook,
+  durability: Durability = 'full',
+): void {
   const dir = path.dirname(file);
   // Unique per process and write; 'wx' below refuses a leftover of a crashed process that had the same pid.
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}-${Date.now().toString(36)}-${++tmpCounter}.tmp`);
   const fd = fs.openSync(tmp, 'wx', 0o600);
   try {
     fs.writeSync(fd, data);
-    if (durable) fs.fsyncSync(fd);
+    if (durability !== 'none') fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
   }
   crash?.(`${point}:tmp-written`);
   windowsRetry(() => fs.renameSync(tmp, file));
-  if (durable) fsyncDir(dir);
+  if (durability === 'full') fsyncDir(dir);
   crash?.(`${point}:written`);
 }
 

@@ -50,7 +50,7 @@ export class ClaimRegistry {
     this.ensure();
     const file = this.file(intent, intent.id);
     onState(file, 'registering the claim', () =>
-      writeFileAtomic(file, `${JSON.stringify({ stateDir, intent })}\n`, 'claim', undefined, false),
+      writeFileAtomic(file, `${JSON.stringify({ stateDir, intent })}\n`, 'claim', undefined, 'none'),
     );
   }
 

@@ -14,7 +14,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import type { HostOs } from '../hns/host-os';
-import { removeFile, windowsRetry, writeFileAtomic, type CrashHook } from './atomic';
+import { removeFile, windowsRetry, writeFileAtomic, type CrashHook, type Durability } from './atomic';
 import type { Claim, ClaimRegistry } from './claims';
 import { fileKey, ownerFromFileKey } from './file-names';
 import { onState } from './io-error';
@@ -70,6 +70,21 @@ export interface StoreOptions {
 }
 
 const DIRS: Record<RecordKind, string> = { attachment: 'attachments', intent: 'intents', tombstone: 'tombstones' };
+
+/**
+ * What a power cut may do to a write of each kind (atomic.ts), and why that is enough. A power cut ends every process
+ * and every pod of the node, so what a record protects afterwards is only the cleanup of a dead pod's objects — which
+ * the audit, DEL and GC do from object names when no record is left.
+ *  - intent ('none'): it claims objects only while its process runs. Lost, its objects are ownerless ones of ours,
+ *    removed by the audit as a dead intent's would be; torn, it is quarantined and protects its owner's objects until
+ *    that pod's DEL.
+ *  - attachment ('content'): it claims objects while its pod runs. Lost (the rename not yet on disk), the dead pod's
+ *    objects are the audit's to remove, or the DEL's (a DEL without a record deletes by owner name); it is never
+ *    torn, so a cut does not leave a quarantined record that holds the pod's objects until its DEL.
+ *  - tombstone ('full'): it outlives the DEL that wrote it and may hold back an IPAM release (ipamPending) that
+ *    nothing else remembers.
+ */
+const WRITE_DURABILITY: Record<RecordKind, Durability> = { attachment: 'content', intent: 'none', tombstone: 'full' };
 const QUARANTINE = 'quarantine';
 const STALE_TMP_MS = 10 * 60_000;
 
@@ -196,7 +211,7 @@ export class StateStore {
       }
       // Registered node-wide before the intent counts, so no audit of any state directory misses it.
       this.registry?.register(this.dir, intent);
-      this.write(intent, 'intent', false);
+      this.write(intent, 'intent');
       attemptsHere.add(intent.id);
     });
   }
@@ -213,7 +228,7 @@ export class StateStore {
       const current = this.read('intent', intent);
       if (!current || current.id !== intent.id) return this.whyGone(intent);
       this.registry?.register(this.dir, intent);
-      this.write(intent, 'intent-update', false);
+      this.write(intent, 'intent-update');
       return 'committed' as const;
     });
   }
@@ -250,7 +265,10 @@ export class StateStore {
 
   async removeAttachment(owner: Owner): Promise<boolean> {
     this.ensure();
-    return this.lock.run(() => this.remove('attachment', owner, 'attachment'));
+    // Not fsynced: a removal a power cut undoes brings back a record of objects this DEL already deleted (their names
+    // carry the dead pod's owner tag, their ids are gone from HNS): it protects nothing, and the pod's next DEL or
+    // GC drops it.
+    return this.lock.run(() => this.remove('attachment', owner, 'attachment', false));
   }
 
   /** Removes the owner's intent, only if it is still the one with this id (when given). */
@@ -353,26 +371,22 @@ export class StateStore {
 
   /**
    * Writes a record. Something that is not a file at its path (a directory someone created) is moved to quarantine
-   * first, so it costs its owner nothing more than a warning.
-   *
-   * Intents are written with `durable: false` (no fsync), as node-wide claims are: an intent claims objects only while
-   * its process runs, and a power cut ends every process. Lost to a power cut, the intent's objects are ownerless
-   * ones of ours, which the audit removes as it would remove those of a dead intent; torn (an empty file after the
-   * cut), it is quarantined and protects its owner's objects until that pod's DEL. Readers on a running node see it
-   * as soon as the rename is done, fsync or not. Records and tombstones stay durable: they outlive the processes.
+   * first, so it costs its owner nothing more than a warning. How much of the write a power cut may undo is the
+   * kind's (WRITE_DURABILITY).
    */
-  private write(record: AnyRecord, point: string, durable = true): void {
+  private write(record: AnyRecord, point: string): void {
     const file = this.path(record.kind, record);
     const data = JSON.stringify(record, null, 1) + '\n';
+    const durability = WRITE_DURABILITY[record.kind];
     onState(file, 'writing', () => {
       try {
-        writeFileAtomic(file, data, point, this.crash, durable);
+        writeFileAtomic(file, data, point, this.crash, durability);
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
         if (code !== 'EISDIR' && code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'EPERM') throw e;
         if (!this.notAFile(file)) throw e;
         this.quarantine(record.kind, file, 'not a regular file (found where a record was being written)');
-        writeFileAtomic(file, data, point, this.crash, durable);
+        writeFileAtomic(file, data, point, this.crash, durability);
       }
     });
   }

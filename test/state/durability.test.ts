@@ -1,7 +1,8 @@
 /**
- * Which state writes are fsynced. Records and tombstones outlive the processes that write them, so they are durable
- * (fsync of the file, then of its directory after the rename or unlink). An intent claims its objects only while its
- * process runs, and a power cut ends every process, so it is written without fsync (src/state/store.ts `write`).
+ * Which state writes are fsynced (src/state/store.ts WRITE_DURABILITY). A tombstone outlives its DEL and may hold back
+ * an IPAM release: fsync of the file, then of its directory. An attachment record is fsynced before its rename only
+ * (after a power cut it is whole or absent, never torn), and its removal not at all. An intent claims its objects only
+ * while its process runs, and a power cut ends every process: no fsync.
  * fs is mocked for this file only, to count fsyncs; everything else is the real fs.
  */
 import * as os from 'os';
@@ -38,17 +39,24 @@ afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 const intent = intentRecord('i1', { createdAt: Date.now(), deadline: Date.now() + 60_000 });
 const record = attachmentRecord({ createdAt: Date.now() });
 
-it('an intent is written without fsync; the record that replaces it, and the record removal, are fsynced', async () => {
+it('an intent is written without fsync; the record that replaces it is fsynced before its rename only, its removal not', async () => {
   await store.writeIntent(intent);
   expect(fs.readdirSync(path.join(dir, 'intents'))).toEqual(['c1@eth0.json']);
   expect(fsyncs).toEqual([]);
 
   expect(await store.commitAttachment(record, 'i1')).toBe('committed');
-  const attachments = path.join(dir, 'attachments');
-  // The temp file (renamed since, so its descriptor's path is the temp name), then the directory.
-  expect(fsyncs).toEqual([expect.stringMatching(/^.*\/attachments\/\.c1@eth0\.json\..*\.tmp$/), attachments]);
+  // The temp file (renamed since, so its descriptor's path is the temp name); not the directory.
+  expect(fsyncs).toEqual([expect.stringMatching(/^.*\/attachments\/\.c1@eth0\.json\..*\.tmp$/)]);
 
   fsyncs.length = 0;
   expect(await store.removeAttachment(owner)).toBe(true);
-  expect(fsyncs).toEqual([attachments]);
+  expect(fsyncs).toEqual([]);
+});
+
+it('a tombstone is fsynced, file and directory', async () => {
+  await store.tombstone(owner, 'DEL without a record');
+  expect(fsyncs).toEqual([
+    expect.stringMatching(/^.*\/tombstones\/\.c1@eth0\.json\..*\.tmp$/),
+    path.join(dir, 'tombstones'),
+  ]);
 });
