@@ -143,9 +143,10 @@ async function run() {
       logLevel: 'info',
       audit: process.env.BENCH_AUDIT !== '0',
     });
-    // The plugin fsyncs every state write (src/state/atomic.ts); host-local does not (os.WriteFile, no Sync, in
-    // containernetworking/plugins plugins/ipam/host-local/backend/disk/backend.go). The same ADD+DEL with the state
-    // on tmpfs, where fsync costs nothing, shows what is the service path and what is the disk.
+    // The plugin fsyncs the attachment record before its rename (src/state/store.ts WRITE_DURABILITY); host-local
+    // fsyncs nothing (os.WriteFile, no Sync, in containernetworking/plugins plugins/ipam/host-local/backend/disk/
+    // backend.go). The same ADD+DEL with the state on tmpfs, where fsync costs nothing, shows what is the service path
+    // and what is the disk.
     const confShm = JSON.stringify({ ...JSON.parse(conf), stateDir: shmState });
     const hlConf = JSON.stringify({
       cniVersion: '1.0.0',

@@ -1,6 +1,7 @@
 /**
  * One request line, one response line, one connection: the transport both protocol clients share
- * (docs/sim-protocol.md, "One connection per call").
+ * (docs/sim-protocol.md, "Transport"). They never ask to keep the connection: they drive the simulator from tests and
+ * scripts, where a call's connection cost does not matter.
  */
 import * as net from 'node:net';
 import { netOptions, parseAddress } from './address';

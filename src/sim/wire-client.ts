@@ -1,6 +1,6 @@
 /**
  * A TypeScript client of the op protocol: the same request lines the C++ client library (native/simclient) sends,
- * one connection per call. For tests, benchmarks and scripts that drive the simulator without the addon. Transport
+ * one connection per call (it does not keep connections as the C++ client does). For tests, benchmarks and scripts that drive the simulator without the addon. Transport
  * failures become the HRESULTs the C++ client reports: RPC_S_SERVER_UNAVAILABLE when no connection could be made,
  * RPC_S_CALL_FAILED when it broke before a full response line (docs/sim-protocol.md).
  */
