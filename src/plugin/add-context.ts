@@ -7,7 +7,7 @@ import { familyOf } from '../net/ipv4';
 import type { TypedPolicy } from '../hns/schema';
 import type { Logger } from '../log/logger';
 import type { AttachmentRecord, IntentRecord, Owner, PlannedObject } from '../state/records';
-import type { StateStore } from '../state/store';
+import type { PreparedRecord, StateStore } from '../state/store';
 import type { ApiChoice } from './api-version';
 import { requireIpv6 } from './families';
 import type { RecordedAttach } from './attach';
@@ -170,8 +170,13 @@ export function plannedId(a: AddContext): string | undefined {
 }
 
 /** Replaces the intent by the record; fails (and the caller rolls back) when a DEL voided the intent meanwhile. */
-export async function commit(a: AddContext, record: AttachmentRecord, intent: IntentRecord): Promise<void> {
-  const outcome = await a.store.commitAttachment(record, intent.id);
+export async function commit(
+  a: AddContext,
+  record: AttachmentRecord,
+  intent: IntentRecord,
+  prepared?: PreparedRecord,
+): Promise<void> {
+  const outcome = await a.store.commitAttachment(record, intent.id, prepared);
   if (outcome === 'expired') {
     throw new CniError(CniCode.TRY_AGAIN_LATER, 'ADD ran past its deadline; rolled back so the audit does not race it');
   }

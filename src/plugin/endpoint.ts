@@ -91,8 +91,6 @@ export async function createAttachment(
       a.api.addEndpointPolicies(ep.id, [loopbackDsr(podIp)]),
     );
   }
-  await step(`attaching endpoint ${name}`, () => ensureAttached(a.api, ep, a.attach, { fresh: true }));
-  a.undo.push('detach the endpoint', () => detach(a.api, ep.id, a.attach));
 
   // Without IPAM, HNS chose the addresses (one per family): report each with its subnet's prefix and gateway.
   const gatewayOf = (family: 4 | 6): string | undefined => gateways.find((g) => familyOf(g) === family);
@@ -138,7 +136,17 @@ export async function createAttachment(
     result: result as unknown as Record<string, unknown>,
     createdAt: a.rt.now(),
   };
-  await commit(a, record, claim);
+  // Everything the record says is known before the attach: its file is written now and fsynced while HNS attaches
+  // (the fsync used to follow the attach); it becomes the record only at the commit, after a successful attach.
+  const prepared = await step('writing the attachment record', async () => a.store.prepareAttachment(record));
+  try {
+    await step(`attaching endpoint ${name}`, () => ensureAttached(a.api, ep, a.attach, { fresh: true }));
+  } catch (e) {
+    prepared.discard();
+    throw e;
+  }
+  a.undo.push('detach the endpoint', () => detach(a.api, ep.id, a.attach));
+  await commit(a, record, claim, prepared);
   return record;
 }
 

@@ -47,9 +47,7 @@ export function writeFileAtomic(
   crash?: CrashHook,
   durability: Durability = 'full',
 ): void {
-  const dir = path.dirname(file);
-  // Unique per process and write; 'wx' below refuses a leftover of a crashed process that had the same pid.
-  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}-${Date.now().toString(36)}-${++tmpCounter}.tmp`);
+  const tmp = tempPath(file);
   const fd = fs.openSync(tmp, 'wx', 0o600);
   try {
     fs.writeSync(fd, data);
@@ -58,9 +56,93 @@ export function writeFileAtomic(
     fs.closeSync(fd);
   }
   crash?.(`${point}:tmp-written`);
+  publishTemp(tmp, file, point, crash, durability);
+}
+
+/** Unique per process and write; 'wx' refuses a leftover of a crashed process that had the same pid. */
+function tempPath(file: string): string {
+  const dir = path.dirname(file);
+  return path.join(dir, `.${path.basename(file)}.${process.pid}-${Date.now().toString(36)}-${++tmpCounter}.tmp`);
+}
+
+function publishTemp(tmp: string, file: string, point: string, crash: CrashHook | undefined, durability: Durability) {
   windowsRetry(() => fs.renameSync(tmp, file));
-  if (durability === 'full') fsyncDir(dir);
+  if (durability === 'full') fsyncDir(path.dirname(file));
   crash?.(`${point}:written`);
+}
+
+/**
+ * writeFileAtomic in two halves, so that its slow part can run while the caller waits for something else: the temp
+ * file is created and written at once, and its fsync (durability 'content' or 'full') runs on the thread pool;
+ * `publish` renames it over the target once `ready` has settled. Until then nothing is visible: readers skip temp
+ * files (and the store removes stale ones). `discard` removes the temp file of a write that is not to be published.
+ */
+export interface PreparedWrite {
+  readonly file: string;
+  /** Settles when the temp file is written as its durability asks; rejects with the fsync's (or close's) error. */
+  readonly ready: Promise<void>;
+  /** The rename (and directory fsync for 'full'); only after `ready` has resolved. */
+  publish(): void;
+  discard(): void;
+}
+
+export function prepareWrite(
+  file: string,
+  data: string,
+  point: string,
+  crash?: CrashHook,
+  durability: Durability = 'full',
+): PreparedWrite {
+  const tmp = tempPath(file);
+  const fd = fs.openSync(tmp, 'wx', 0o600);
+  try {
+    fs.writeSync(fd, data);
+  } catch (e) {
+    fs.closeSync(fd);
+    fs.rmSync(tmp, { force: true });
+    throw e;
+  }
+  let synced = false;
+  let settled = false;
+  const ready = new Promise<void>((resolve, reject) => {
+    const close = (err: NodeJS.ErrnoException | null) =>
+      fs.close(fd, (closeErr) => {
+        settled = true;
+        const e = err ?? closeErr;
+        if (e) return reject(e);
+        synced = true;
+        crash?.(`${point}:tmp-written`);
+        resolve();
+      });
+    if (durability === 'none') close(null);
+    else fs.fsync(fd, close);
+  });
+  ready.catch(() => undefined); // the caller awaits it; a discarded write's failure is nobody's
+  let done = false;
+  return {
+    file,
+    ready,
+    publish() {
+      if (!synced || done) throw new Error(`bug: publishing ${file} before its temp file is ready, or twice`);
+      publishTemp(tmp, file, point, crash, durability); // a failed rename may be tried again (store.ts publish)
+      done = true;
+    },
+    discard() {
+      if (done) return;
+      done = true;
+      const remove = () => {
+        try {
+          fs.rmSync(tmp, { force: true });
+        } catch {
+          // Left as a stale temp file: readers skip it and the store removes it later.
+        }
+      };
+      // At once when the fsync is over (the usual case: a failed attach took longer), so a process that exits right
+      // after its verb leaves nothing; else when it is.
+      if (settled) remove();
+      else void ready.then(remove, remove);
+    },
+  };
 }
 
 /**

@@ -14,10 +14,18 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import type { HostOs } from '../hns/host-os';
-import { removeFile, windowsRetry, writeFileAtomic, type CrashHook, type Durability } from './atomic';
+import {
+  prepareWrite,
+  removeFile,
+  windowsRetry,
+  writeFileAtomic,
+  type CrashHook,
+  type Durability,
+  type PreparedWrite,
+} from './atomic';
 import type { Claim, ClaimRegistry } from './claims';
 import { fileKey, ownerFromFileKey } from './file-names';
-import { onState } from './io-error';
+import { onState, stateIoError } from './io-error';
 import { intentLiveness } from './liveness';
 import { StateLock } from './lock';
 import {
@@ -88,6 +96,13 @@ const WRITE_DURABILITY: Record<RecordKind, Durability> = { attachment: 'content'
 const QUARANTINE = 'quarantine';
 const STALE_TMP_MS = 10 * 60_000;
 
+/** An attachment record whose file is being written ahead of its commit (StateStore.prepareAttachment). */
+export interface PreparedRecord {
+  readonly record: AttachmentRecord;
+  readonly write: PreparedWrite;
+  discard(): void;
+}
+
 /** superseded: another attempt replaced this one's intent; deleted: a DEL voided it (its tombstone names it). */
 export type CommitOutcome = 'committed' | 'superseded' | 'deleted' | 'expired';
 
@@ -126,15 +141,22 @@ export class StateStore {
     this.lock = new StateLock(path.join(dir, 'lock'), options.os, options.lockTimeoutMs);
   }
 
-  /** Creates the directories (0700) on first use. */
+  /**
+   * Creates the directories (0700) on first use. Every verb has a store of its own (a resident service runs many), so
+   * the usual case — the directories are there — costs one stat each.
+   */
   ensure(): void {
     if (this.ready) return;
     for (const d of [...Object.values(DIRS), QUARANTINE]) {
       const dir = path.join(this.dir, d);
       onState(dir, 'creating the state directory', () => {
-        fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-        // mkdir -p accepts an existing directory only; a symlink to one is fine too, anything else is named.
-        if (!fs.statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+        let st = fs.statSync(dir, { throwIfNoEntry: false });
+        if (!st) {
+          fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+          st = fs.statSync(dir);
+        }
+        // A directory, or a symlink to one, is fine; anything else is named.
+        if (!st.isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
       });
     }
     this.ready = true;
@@ -239,28 +261,63 @@ export class StateStore {
   }
 
   /**
+   * Starts writing an attachment record before the ADD can commit it: the file is created and written now and its
+   * fsync runs while the ADD still waits for HNS (the attach), instead of after. Nothing is visible until
+   * commitAttachment(record, intentId, prepared) renames it into place under the lock; an ADD that does not get there
+   * calls discard().
+   */
+  prepareAttachment(record: AttachmentRecord): PreparedRecord {
+    this.ensure();
+    const file = this.path('attachment', record);
+    const data = JSON.stringify(record, null, 1) + '\n';
+    const write = onState(file, 'writing', () =>
+      prepareWrite(file, data, 'attachment', this.crash, WRITE_DURABILITY.attachment),
+    );
+    return { record, write, discard: () => write.discard() };
+  }
+
+  /**
    * Replaces this attempt's intent with the attachment record, unless the attempt was superseded meanwhile: its
    * intent is gone or replaced (a DEL tombstoned it, or another ADD took over), or its deadline passed — checked here,
    * under the lock, because past the deadline an audit may already have judged its objects dead. The record is
-   * written before the intent is removed, so at every instant one of them claims the objects.
+   * written before the intent is removed, so at every instant one of them claims the objects. `prepared`: the record
+   * as prepareAttachment started writing it (published here, or discarded when the attempt does not commit).
    */
-  async commitAttachment(record: AttachmentRecord, intentId?: string): Promise<CommitOutcome> {
-    this.ensure();
-    return this.lock.run(() => {
-      if (intentId !== undefined) {
-        const current = this.read('intent', record);
-        if (!current || current.id !== intentId) return this.whyGone({ ...record, id: intentId });
-        if (this.now() >= current.deadline) return 'expired' as const;
-        const tomb = this.read('tombstone', record);
-        if (tomb?.voids?.includes(current.id)) return 'deleted' as const;
+  async commitAttachment(
+    record: AttachmentRecord,
+    intentId?: string,
+    prepared?: PreparedRecord,
+  ): Promise<CommitOutcome> {
+    if (prepared && prepared.record !== record) throw new Error('bug: committing another record than the prepared one');
+    let published = false;
+    try {
+      this.ensure();
+      if (prepared) {
+        const file = prepared.write.file;
+        await prepared.write.ready.catch((e: unknown) => {
+          throw stateIoError(e, file, 'writing');
+        });
       }
-      this.write(record, 'attachment');
-      this.remove('intent', record, 'intent', false);
-      this.remove('tombstone', record, 'tombstone');
-      // Attached now: an audit of another state directory protects it as an endpoint in use.
-      if (intentId !== undefined) this.registry?.withdraw(record, intentId, this.log);
-      return 'committed' as const;
-    });
+      return await this.lock.run(() => {
+        if (intentId !== undefined) {
+          const current = this.read('intent', record);
+          if (!current || current.id !== intentId) return this.whyGone({ ...record, id: intentId });
+          if (this.now() >= current.deadline) return 'expired' as const;
+          const tomb = this.read('tombstone', record);
+          if (tomb?.voids?.includes(current.id)) return 'deleted' as const;
+        }
+        if (prepared) this.publish(prepared.write, record.kind);
+        else this.write(record, 'attachment');
+        published = true;
+        this.remove('intent', record, 'intent', false);
+        this.remove('tombstone', record, 'tombstone');
+        // Attached now: an audit of another state directory protects it as an endpoint in use.
+        if (intentId !== undefined) this.registry?.withdraw(record, intentId, this.log);
+        return 'committed' as const;
+      });
+    } finally {
+      if (!published) prepared?.discard();
+    }
   }
 
   async removeAttachment(owner: Owner): Promise<boolean> {
@@ -387,6 +444,22 @@ export class StateStore {
         if (!this.notAFile(file)) throw e;
         this.quarantine(record.kind, file, 'not a regular file (found where a record was being written)');
         writeFileAtomic(file, data, point, this.crash, durability);
+      }
+    });
+  }
+
+  /** write()'s second half for a prepared record: the rename, with the same care for what is in the way. */
+  private publish(prepared: PreparedWrite, kind: RecordKind): void {
+    const file = prepared.file;
+    onState(file, 'writing', () => {
+      try {
+        prepared.publish();
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code !== 'EISDIR' && code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'EPERM') throw e;
+        if (!this.notAFile(file)) throw e;
+        this.quarantine(kind, file, 'not a regular file (found where a record was being written)');
+        prepared.publish();
       }
     });
   }

@@ -17,6 +17,10 @@ jest.mock('fs', () => {
       fsyncs.push(real.readlinkSync(`/proc/self/fd/${fd}`));
       real.fsyncSync(fd);
     },
+    fsync: (fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => {
+      fsyncs.push(real.readlinkSync(`/proc/self/fd/${fd}`));
+      real.fsync(fd, cb);
+    },
   };
 });
 
@@ -51,6 +55,14 @@ it('an intent is written without fsync; the record that replaces it is fsynced b
   fsyncs.length = 0;
   expect(await store.removeAttachment(owner)).toBe(true);
   expect(fsyncs).toEqual([]);
+});
+
+it('a record prepared ahead of its commit: the same, its temp file fsynced before the rename and the directory not', async () => {
+  await store.writeIntent(intent);
+  const prepared = store.prepareAttachment(record);
+  expect(await store.commitAttachment(record, 'i1', prepared)).toBe('committed');
+  expect(fsyncs).toEqual([expect.stringMatching(/^.*\/attachments\/\.c1@eth0\.json\..*\.tmp$/)]);
+  expect(fs.readdirSync(path.join(dir, 'attachments'))).toEqual(['c1@eth0.json']);
 });
 
 it('a tombstone is fsynced, file and directory', async () => {

@@ -45,6 +45,27 @@ describe('state store', () => {
     expect(await store.commitAttachment(record(), 'i2')).toBe('deleted');
   });
 
+  it('a prepared record is invisible until its commit, and discarded (no temp file left) when the commit is refused', async () => {
+    const files = () => fs.readdirSync(path.join(dir, 'attachments')).sort();
+    await store.writeIntent(intent('i1'));
+    const r = record();
+    const prepared = store.prepareAttachment(r);
+    expect(store.getAttachment(owner)).toBeUndefined();
+    expect(store.snapshot().attachments).toEqual([]);
+    expect(files()).toEqual([expect.stringMatching(/^\.c1@eth0\.json\..+\.tmp$/)]);
+    expect(await store.commitAttachment(r, 'i1', prepared)).toBe('committed');
+    expect(files()).toEqual(['c1@eth0.json']);
+    expect(store.getAttachment(owner)).toEqual(r);
+
+    await store.removeAttachment(owner);
+    await store.writeIntent(intent('i2'));
+    await store.tombstone(owner, 'DEL');
+    const again = record();
+    const refused = store.prepareAttachment(again);
+    expect(await store.commitAttachment(again, 'i2', refused)).toBe('deleted');
+    expect(files()).toEqual([]);
+  });
+
   it('judges an intent voided by the id its tombstone names, whatever the clocks say', () => {
     const live = () => 'same';
     const i = { ...intent('i3'), pidStartTime: 'same' };
