@@ -33,9 +33,11 @@ export async function gc(ctx: ConfContext, rt: PluginRuntime): Promise<GcReport>
   const { api } = await step('choosing the HNS API', () => rt.api(conf));
   const report: GcReport = { removedAttachments: [], deletedObjects: [], errors: [] };
   const note = (what: string, e: unknown) => {
-    const msg = `${what}: ${toCniError(e, what).message}`;
+    const err = toCniError(e, what);
+    const msg = `${what}: ${err.message}`;
     report.errors.push(msg);
-    log.error({ gc: 'error', err: msg }, 'GC error; continuing');
+    // The details (HNS's answer, or the stack of an unexpected failure) go to the log, not the runtime's message.
+    log.error({ gc: 'error', err: msg, ...(err.details ? { details: err.details } : {}) }, 'GC error; continuing');
   };
   const state = store.snapshot();
   // Another conflist's attachments and intents (same stateDir): its runtime's GC lists them, ours does not and must

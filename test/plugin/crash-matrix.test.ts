@@ -193,7 +193,11 @@ async function followUp(
     delExit = (await run('DEL', killed, killedNs)).exitCode;
   } else {
     const r = await gc([]);
-    expect({ gc: r.exitCode, out: r.stdout }).toEqual({ gc: 0, out: '' });
+    // On failure the GC's log (its stderr) is in the diff: the error JSON says what failed, the log says why.
+    expect({ gc: r.exitCode, out: r.stdout, ...(r.exitCode !== 0 ? { log: r.stderr } : {}) }).toEqual({
+      gc: 0,
+      out: '',
+    });
   }
   const add = await addLikeRuntime('pod-new', await namespace());
   return { delExit, add, live: ['pod-new'] };
