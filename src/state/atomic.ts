@@ -47,10 +47,8 @@ export function writeFileAtomic(
   crash?: CrashHook,
   durability: Durability = 'full',
 ): void {
-  const tmp = tempPath(file);
-  const fd = fs.openSync(tmp, 'wx', 0o600);
+  const { tmp, fd } = writeTemp(file, data);
   try {
-    fs.writeSync(fd, data);
     if (durability !== 'none') fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
@@ -59,10 +57,23 @@ export function writeFileAtomic(
   publishTemp(tmp, file, point, crash, durability);
 }
 
-/** Unique per process and write; 'wx' refuses a leftover of a crashed process that had the same pid. */
-function tempPath(file: string): string {
+/**
+ * Creates the temp file beside `file` and writes `data` into it; the descriptor stays open for the fsync. The name is
+ * unique per process and write; 'wx' refuses a leftover of a crashed process that had the same pid. A failed write
+ * removes the temp file.
+ */
+function writeTemp(file: string, data: string): { tmp: string; fd: number } {
   const dir = path.dirname(file);
-  return path.join(dir, `.${path.basename(file)}.${process.pid}-${Date.now().toString(36)}-${++tmpCounter}.tmp`);
+  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}-${Date.now().toString(36)}-${++tmpCounter}.tmp`);
+  const fd = fs.openSync(tmp, 'wx', 0o600);
+  try {
+    fs.writeSync(fd, data);
+  } catch (e) {
+    fs.closeSync(fd);
+    fs.rmSync(tmp, { force: true });
+    throw e;
+  }
+  return { tmp, fd };
 }
 
 function publishTemp(tmp: string, file: string, point: string, crash: CrashHook | undefined, durability: Durability) {
@@ -93,15 +104,7 @@ export function prepareWrite(
   crash?: CrashHook,
   durability: Durability = 'full',
 ): PreparedWrite {
-  const tmp = tempPath(file);
-  const fd = fs.openSync(tmp, 'wx', 0o600);
-  try {
-    fs.writeSync(fd, data);
-  } catch (e) {
-    fs.closeSync(fd);
-    fs.rmSync(tmp, { force: true });
-    throw e;
-  }
+  const { tmp, fd } = writeTemp(file, data);
   let synced = false;
   let settled = false;
   const ready = new Promise<void>((resolve, reject) => {
