@@ -113,8 +113,12 @@ export function prepareWrite(
         settled = true;
         const e = err ?? closeErr;
         if (e) return reject(e);
+        try {
+          crash?.(`${point}:tmp-written`);
+        } catch (hook) {
+          return reject(hook); // as in writeFileAtomic, a hook that throws fails the write (not the process)
+        }
         synced = true;
-        crash?.(`${point}:tmp-written`);
         resolve();
       });
     if (durability === 'none') close(null);

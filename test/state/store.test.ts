@@ -66,6 +66,21 @@ describe('state store', () => {
     expect(files()).toEqual([]);
   });
 
+  it('a crash hook that throws where a prepared record is written fails that commit, not the process', async () => {
+    const hooked = new StateStore(dir, {
+      os: hostOs(),
+      now: () => clock,
+      crash: (point) => {
+        if (point === 'attachment:tmp-written') throw new Error('crash here');
+      },
+    });
+    await hooked.writeIntent(intent('i1'));
+    const r = record();
+    await expect(hooked.commitAttachment(r, 'i1', hooked.prepareAttachment(r))).rejects.toThrow('crash here');
+    expect(fs.readdirSync(path.join(dir, 'attachments'))).toEqual([]);
+    expect(hooked.getIntent(owner)?.id).toBe('i1');
+  });
+
   it('judges an intent voided by the id its tombstone names, whatever the clocks say', () => {
     const live = () => 'same';
     const i = { ...intent('i3'), pidStartTime: 'same' };
