@@ -11,7 +11,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { bridgeConf, CLI, cniEnv, startHarness, type Harness } from '../helpers/cni-harness';
-import { ensureLinuxPackage, EXE, MANIFEST, ROOT, run } from './helpers';
+import { ensureLinuxPackage, EXE, extractDirName, MANIFEST, ROOT, run } from './helpers';
 
 let h: Harness;
 let tmp: string;
@@ -160,24 +160,15 @@ test('bridge mode: ADD, CHECK, DEL through the executable; results on stdout, lo
 
 test('the addon is extracted once to a content-hashed directory; the second start writes nothing', async () => {
   const tmpdir = fs.mkdtempSync(path.join(tmp, 'extract-'));
-  const hash = crypto
-    .createHash('sha256')
-    .update(fs.readFileSync(path.join(ROOT, 'build/Release/hcn.node')))
-    .update(fs.readFileSync(path.join(ROOT, 'build/Release/libhcnsim.so')))
-    .digest('hex')
-    .slice(0, 16);
+  const dirName = extractDirName();
   const first = await exe('STATUS', { ...bridgeConf(), cniVersion: '1.1.0' }, { tmpdir });
   expect({ code: first.code, stdout: first.stdout }).toEqual({ code: 0, stdout: '' });
   const after1 = extracted(tmpdir);
-  expect(after1.map((f) => f.rel)).toEqual([
-    `hcn-cni-${hash}`,
-    `hcn-cni-${hash}/hcn.node`,
-    `hcn-cni-${hash}/libhcnsim.so`,
-  ]);
-  expect(fs.statSync(path.join(tmpdir, `hcn-cni-${hash}`)).mode & 0o777).toBe(0o700);
+  expect(after1.map((f) => f.rel)).toEqual([dirName, `${dirName}/hcn.node`, `${dirName}/libhcnsim.so`]);
+  expect(fs.statSync(path.join(tmpdir, dirName)).mode & 0o777).toBe(0o700);
   expect(
     fs
-      .readFileSync(path.join(tmpdir, `hcn-cni-${hash}/hcn.node`))
+      .readFileSync(path.join(tmpdir, `${dirName}/hcn.node`))
       .equals(fs.readFileSync(path.join(ROOT, 'build/Release/hcn.node'))),
   ).toBe(true);
 
@@ -188,14 +179,14 @@ test('the addon is extracted once to a content-hashed directory; the second star
   expect(extracted(tmpdir)).toEqual(after1);
 
   // A file of the right size but the wrong bytes is replaced, not trusted.
-  const addonFile = path.join(tmpdir, `hcn-cni-${hash}/hcn.node`);
+  const addonFile = path.join(tmpdir, `${dirName}/hcn.node`);
   const bytes = fs.readFileSync(addonFile);
   bytes[bytes.length - 1] ^= 0xff;
   fs.writeFileSync(addonFile, bytes);
   const third = await exe('DEL', bridgeConf(), { tmpdir, containerId: 'pkg-x', netns: ns });
   expect(third.code).toBe(0);
   expect(fs.readFileSync(addonFile).equals(fs.readFileSync(path.join(ROOT, 'build/Release/hcn.node')))).toBe(true);
-  expect(fs.readdirSync(path.join(tmpdir, `hcn-cni-${hash}`)).sort()).toEqual(['hcn.node', 'libhcnsim.so']);
+  expect(fs.readdirSync(path.join(tmpdir, dirName)).sort()).toEqual(['hcn.node', 'libhcnsim.so']);
 });
 
 test('the crash-point test hooks are compiled out of the executable', async () => {

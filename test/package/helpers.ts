@@ -5,12 +5,28 @@
  * tested (no skipping).
  */
 import { spawn, spawnSync } from 'child_process';
+import * as crypto from 'crypto';
+import * as fs from 'fs';
 import * as path from 'path';
 
 export const ROOT = path.resolve(__dirname, '../..');
 export const EXE = path.join(ROOT, 'dist', 'hcn-cni');
 export const BUNDLE = path.join(ROOT, 'dist', 'hcn-cni.bundle.js');
 export const MANIFEST = path.join(ROOT, 'dist', 'hcn-cni.package.json');
+
+/**
+ * The name of the directory the loader extracts the addon and the client library to (`hcn-cni-<hash>`), computed here
+ * from the built files the way src/hns/native.ts names it: the first 16 hex digits of SHA-256 over both.
+ */
+export function extractDirName(release = path.join(ROOT, 'build', 'Release')): string {
+  const hash = crypto
+    .createHash('sha256')
+    .update(fs.readFileSync(path.join(release, 'hcn.node')))
+    .update(fs.readFileSync(path.join(release, 'libhcnsim.so')))
+    .digest('hex')
+    .slice(0, 16);
+  return `hcn-cni-${hash}`;
+}
 
 export function ensureLinuxPackage(): { ms: number; log: string } {
   const t0 = Date.now();

@@ -9,10 +9,9 @@
  * Each case runs in its own child: the addon is loaded once per process.
  */
 import { spawnSync } from 'child_process';
-import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
-import { ROOT } from './helpers';
+import { extractDirName, ROOT } from './helpers';
 
 const RELEASE = path.join(ROOT, 'build', 'Release');
 let work: string;
@@ -79,13 +78,8 @@ test('from a checkout: build/Release/hcn.node and libhcnsim.so beside it, loaded
 
 test('under pkg (process.pkg set): copied out of the snapshot to a content-hashed directory, once', () => {
   const extractDir = path.join(work, 'extract');
-  const hash = crypto
-    .createHash('sha256')
-    .update(fs.readFileSync(path.join(RELEASE, 'hcn.node')))
-    .update(fs.readFileSync(path.join(RELEASE, 'libhcnsim.so')))
-    .digest('hex')
-    .slice(0, 16);
-  const dir = path.join(extractDir, `hcn-cni-${hash}`);
+  const dirName = extractDirName();
+  const dir = path.join(extractDir, dirName);
   const first = load(extractDir, true);
   expect(first).toMatchObject({
     source: 'pkg',
@@ -109,14 +103,9 @@ test('under pkg (process.pkg set): copied out of the snapshot to a content-hashe
 
 test('a shared extract directory that is not private to this user is refused', () => {
   const extractDir = path.join(work, 'shared');
-  const hash = crypto
-    .createHash('sha256')
-    .update(fs.readFileSync(path.join(RELEASE, 'hcn.node')))
-    .update(fs.readFileSync(path.join(RELEASE, 'libhcnsim.so')))
-    .digest('hex')
-    .slice(0, 16);
-  fs.mkdirSync(path.join(extractDir, `hcn-cni-${hash}`), { recursive: true });
-  fs.chmodSync(path.join(extractDir, `hcn-cni-${hash}`), 0o777);
+  const dirName = extractDirName();
+  fs.mkdirSync(path.join(extractDir, dirName), { recursive: true });
+  fs.chmodSync(path.join(extractDir, dirName), 0o777);
   const r = spawnSync(process.execPath, ['-e', child, loader, extractDir, 'pkg'], {
     encoding: 'utf8',
     timeout: 20_000,
