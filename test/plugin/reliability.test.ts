@@ -17,6 +17,12 @@ let h: Harness;
 useHarness(undefined, (x) => (h = x));
 
 const conf = (extra: Record<string, unknown> = {}) => bridgeConf({ cniVersion: '1.1.0', ipam: hostLocal(h), ...extra });
+/** The runtime's GC with these pods (on eth0) still valid. */
+const gcKeeping = (...pods: string[]) =>
+  cni(h, {
+    verb: 'GC',
+    conf: { ...conf(), 'cni.dev/valid-attachments': pods.map((containerID) => ({ containerID, ifname: 'eth0' })) },
+  });
 const endpoints = async () => (await h.sim.control.dump()).endpoints.map((e) => e.ID.toLowerCase());
 const file = (dir: string, containerId: string, ifname = 'eth0') =>
   path.join(h.stateDir, dir, `${fileKey({ containerId, ifname })}.json`);
@@ -104,18 +110,7 @@ describe('one bad file costs one pod at most, never the node', () => {
     expect(
       (await cni(h, { verb: 'ADD', conf: conf(), containerId: 'pod-r', netns: await newNamespace(h) })).exitCode,
     ).toBe(0);
-    expect(
-      await cni(h, {
-        verb: 'GC',
-        conf: {
-          ...conf(),
-          'cni.dev/valid-attachments': [
-            { containerID: 'pod-r', ifname: 'eth0' },
-            { containerID: 'pod-q', ifname: 'eth0' },
-          ],
-        },
-      }),
-    ).toMatchObject({ exitCode: 0 });
+    expect((await gcKeeping('pod-r', 'pod-q')).exitCode).toBe(0);
     // The directories went to quarantine, reported by STATUS; q's endpoint was protected meanwhile.
     expect(
       recordFiles(h, 'quarantine')
@@ -159,20 +154,7 @@ describe('one bad file costs one pod at most, never the node', () => {
         })
       ).exitCode,
     ).not.toBe(999);
-    expect(
-      (
-        await cni(h, {
-          verb: 'GC',
-          conf: {
-            ...conf(),
-            'cni.dev/valid-attachments': [
-              { containerID: 'pod-r', ifname: 'eth0' },
-              { containerID: 'pod-p', ifname: 'eth0' },
-            ],
-          },
-        })
-      ).exitCode,
-    ).toBe(0);
+    expect((await gcKeeping('pod-r', 'pod-p')).exitCode).toBe(0);
     expect(fs.existsSync(path.join(h.tmp, 'elsewhere.fifo'))).toBe(true); // the link was moved, not its target
     expect((await cni(h, { verb: 'DEL', conf: conf(), containerId: 'pod-p', netns: p.netns })).exitCode).toBe(0);
     expect(await endpoints()).not.toContain(p.endpoint);
