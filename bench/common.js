@@ -45,6 +45,23 @@ function podsConf(stateDir, extra = {}) {
 }
 
 /**
+ * The single pod's bridge configuration the start-up and service benchmarks time (the network is created by the first,
+ * warm-up ADD). @param {string} stateDir @param {object} [extra]
+ */
+function podConf(stateDir, extra = {}) {
+  return JSON.stringify({
+    cniVersion: '1.0.0',
+    name: 'cbr0',
+    type: 'hcn-cni',
+    createNetwork: true,
+    subnet: '10.244.1.0/24',
+    stateDir,
+    logLevel: 'info',
+    ...extra,
+  });
+}
+
+/**
  * Runs a benchmark file's main when the file is run directly (not when bench/run.js or a test requires it); a failure
  * is printed and exits 1. @param {NodeJS.Module} mod @param {string} name @param {() => Promise<void>} main
  */
@@ -56,4 +73,4 @@ function runIfMain(mod, name, main) {
   });
 }
 
-module.exports = { quantile, POD_LATENCY, podsConf, runIfMain };
+module.exports = { quantile, POD_LATENCY, podConf, podsConf, runIfMain };

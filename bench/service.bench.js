@@ -29,7 +29,7 @@ const fs = require('fs');
 const net = require('net');
 const os = require('os');
 const path = require('path');
-const { POD_LATENCY, podsConf, quantile, runIfMain } = require('./common');
+const { POD_LATENCY, podConf, podsConf, quantile, runIfMain } = require('./common');
 
 const ROOT = path.resolve(__dirname, '..');
 const DIST = path.join(ROOT, 'dist');
@@ -133,16 +133,7 @@ async function run() {
     const hcn = Hcn.open({});
     const ns = crypto.randomUUID();
     await hcn.createNamespace({}, ns);
-    const conf = JSON.stringify({
-      cniVersion: '1.0.0',
-      name: 'cbr0',
-      type: 'hcn-cni',
-      createNetwork: true,
-      subnet: '10.244.1.0/24',
-      stateDir: path.join(tmp, 'state'),
-      logLevel: 'info',
-      audit: process.env.BENCH_AUDIT !== '0',
-    });
+    const conf = podConf(path.join(tmp, 'state'), { audit: process.env.BENCH_AUDIT !== '0' });
     // The plugin fsyncs the attachment record before its rename (src/state/store.ts WRITE_DURABILITY); host-local
     // fsyncs nothing (os.WriteFile, no Sync, in containernetworking/plugins plugins/ipam/host-local/backend/disk/
     // backend.go). The same ADD+DEL with the state on tmpfs, where fsync costs nothing, shows what is the service path

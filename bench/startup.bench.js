@@ -25,7 +25,7 @@ const crypto = require('crypto');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { quantile, runIfMain } = require('./common');
+const { podConf, quantile, runIfMain } = require('./common');
 
 const ROOT = path.resolve(__dirname, '..');
 const EXE = process.env.BENCH_EXE ? path.resolve(process.env.BENCH_EXE) : path.join(ROOT, 'dist', 'hcn-cni');
@@ -115,15 +115,7 @@ async function run() {
     process.env.HCN_SIM = sim.address;
     const { Hcn } = require(path.join(ROOT, 'dist', 'hns', 'hcn'));
     await Hcn.open({}).createNamespace({}, ns);
-    const conf = JSON.stringify({
-      cniVersion: '1.0.0',
-      name: 'cbr0',
-      type: 'hcn-cni',
-      createNetwork: true,
-      subnet: '10.244.1.0/24',
-      stateDir: path.join(tmp, 'state'),
-      logLevel: 'info',
-    });
+    const conf = podConf(path.join(tmp, 'state'));
     /** @param {string} verb */
     const cniEnv = (verb) => ({
       ...baseEnv,
