@@ -5,7 +5,8 @@
  *
  * 1. Every call is ACCEPTED on arrival: it gets a sequence number, is counted and logged, and its fate no longer
  *    depends on the caller. A client that disconnects or dies never cancels an accepted call (HNS is a service; a
- *    create the CNI process started keeps going after that process is killed).
+ *    create the CNI process started keeps going after that process is killed: Azure/azure-container-networking
+ *    issue 4540, the HcnCreateNetwork of a killed ADD that completed after the runtime's DEL).
  * 2. READS (HcnEnumerate*, HcnOpen*, HcnQuery*Properties, HNSCall GET, HcnSimEnumerateAdapters) run concurrently,
  *    each after its own latency, against COMMITTED state. An object whose create has not committed is invisible to
  *    them: there is no public evidence that HNS shows half-created objects either way, so this is our assumption

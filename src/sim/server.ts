@@ -60,7 +60,8 @@ export class SimServer {
    * One request line at a time. A request with `"keep": true` is answered with `"keep": true` and the connection stays
    * open for the client's next line (docs/sim-protocol.md, "Kept connections"); any other request is answered and the
    * connection ended, as before. Either way the call is the engine's once its line is read: a client that goes away
-   * does not cancel it.
+   * does not cancel it (engine.ts rule 1). Kept connections are a transport choice of this protocol, not something
+   * HNS does: they save the simulator an accept and a teardown per call and change nothing a caller can observe.
    */
   private onConnection(socket: net.Socket): void {
     this.sockets.add(socket);
