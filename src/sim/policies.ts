@@ -60,6 +60,11 @@ function protocolFromV1(p: unknown): number {
   return fail(HR.INVALID_POLICY, `protocol ${JSON.stringify(p)}`);
 }
 
+/**
+ * The policy types HNS knows, by scope. v2 names and scopes: microsoft/hcsshim hcn/hcnpolicy.go (EndpointPolicyType,
+ * NetworkPolicyType, SubnetPolicyType), field names from its *PolicySetting structs; v1 names: microsoft/hcsshim
+ * internal/hns/hnspolicy.go (PolicyType). A type in neither is refused (HCN_E_INVALID_POLICY_TYPE).
+ */
 const SPECS: Spec[] = [
   {
     v2: 'OutBoundNAT',
@@ -206,10 +211,12 @@ const SPECS: Spec[] = [
   },
   { v2: 'DrMacAddress', v1: 'DrMacAddress', scopes: ['network'], fields: { Address: isStr } },
   { v2: 'InterfaceConstraint', v1: 'InterfaceConstraint', scopes: ['network', 'endpoint'] },
-  ...['SourceMacAddress', 'VSwitchExtension', 'SetPolicy', 'LayerConstraint', 'NetworkACL', 'NeighborDiscovery'].map(
-    (t): Spec => ({ v2: t, v1: t, scopes: ['network'] }),
-  ),
-  ...['L4WFPPROXY', 'Encryption', 'Iov', 'TierAcl', 'Firewall'].map((t): Spec => ({
+  ...['SourceMacAddress', 'VSwitchExtension', 'SetPolicy', 'LayerConstraint', 'NetworkACL'].map((t): Spec => ({
+    v2: t,
+    v1: t,
+    scopes: ['network'],
+  })),
+  ...['L4WFPPROXY', 'Iov', 'TierAcl'].map((t): Spec => ({
     v2: t,
     v1: t,
     scopes: ['endpoint'],

@@ -208,7 +208,9 @@ test('invalid policy 0x803B000D, unknown policy type 0x803B000E', async () => {
   ]) {
     expectFailure(await ep([bad]), 0x803b000d, M.invalidPolicy);
   }
-  expectFailure(await ep([{ Type: 'Teleport', Settings: {} }]), 0x803b000e, M.invalidPolicyType);
+  // Only the types hcsshim names (hcn/hcnpolicy.go, internal/hns/hnspolicy.go): 'Firewall' and 'Encryption' are not.
+  for (const Type of ['Teleport', 'Firewall', 'Encryption'])
+    expectFailure(await ep([{ Type, Settings: {} }]), 0x803b000e, M.invalidPolicyType);
   // A network policy type is not an endpoint policy type, and the other way round.
   expectFailure(
     await ep([{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: 'Ethernet' } }]),
