@@ -131,7 +131,7 @@ function finish(input: NetworkInput): NetworkInput {
   return input;
 }
 
-export function parseV2Subnet(raw: unknown): SubnetInput {
+function parseV2Subnet(raw: unknown): SubnetInput {
   if (!isObj(raw)) return fail(HR.INVALID_SUBNET, 'subnet is not an object');
   const prefix = raw.IpAddressPrefix;
   const cidr = parseCidr(prefix);

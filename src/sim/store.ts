@@ -18,7 +18,7 @@ import {
   valueToIp,
   type Cidr,
 } from './ipv4';
-import { enumValue, isObj, objectOrJson, type Obj } from './json-doc';
+import { enumValue, objectOrJson, type Obj } from './json-doc';
 import { DEFAULT_MAC_POOL, allocateMac } from './mac';
 import {
   ADAPTER_BOUND_TYPES,
@@ -35,7 +35,7 @@ import {
 } from './model';
 import type { EndpointInput } from './parse-endpoint';
 import { REQUEST_TYPES, type NamespaceInput, type ResourceRequest } from './parse-namespace';
-import { parseV2Dns, parseV2Subnet, type NetworkInput, type SubnetInput } from './parse-network';
+import { parseV2Dns, type NetworkInput, type SubnetInput } from './parse-network';
 import { ComputeSystems } from './compute-systems';
 import { parsePolicies, samePolicy } from './policies';
 import { fail } from './sim-error';
@@ -199,44 +199,19 @@ export class Store {
     return n;
   }
 
-  /** HcnModifyNetwork: Policy, Subnet and DNS requests (ModifyNetworkSettingRequest). */
+  /**
+   * HcnModifyNetwork: the resource types hcsshim names (microsoft/hcsshim hcn/hcnnetwork.go NetworkResourceType: Policy,
+   * DNS, Extension); of them Policy and DNS Update are carried out, anything else is refused. Refusing a NetAdapterName
+   * policy (the NIC is bound at create) is our assumption: no public source says how HNS answers it.
+   */
   modifyNetwork(id: string, doc: Obj): void {
     const n = this.network(id);
-    const { resourceType, request, settings } = modifyRequest(doc, [
-      'Policy',
-      'DNS',
-      'Extension',
-      'Subnet',
-      'IPSubnet',
-    ]);
+    const { resourceType, request, settings } = modifyRequest(doc, ['Policy', 'DNS', 'Extension']);
     if (resourceType === 'Policy') {
       const policies = parsePolicies(settings.Policies, 'v2', 'network');
-      // The adapter binding is made at create; HNS cannot move an existing vSwitch to another NIC.
       if (policies.some((p) => p.type === 'NetAdapterName'))
         fail(HR.REQUEST_UNSUPPORTED, 'NetAdapterName cannot be modified');
       n.policies = applyPolicyRequest(n.policies, policies, request);
-    } else if (resourceType === 'Subnet' && request === 'Add') {
-      const added = (
-        Array.isArray(settings.Subnets) ? settings.Subnets : fail(HR.INVALID_SUBNET, 'Subnets missing')
-      ).map(parseV2Subnet);
-      const all = [...n.subnets.map((s) => s.prefix), ...added.map((s) => s.prefix)].map((p) => parseCidr(p)!);
-      if (all.some((a, i) => all.some((b, j) => i < j && cidrsOverlap(a, b))))
-        fail(HR.INVALID_SUBNET, 'overlapping subnets');
-      n.subnets.push(...added.map((s) => this.makeSubnet(s, DEFAULT_SUBNET_TYPES.has(n.type))));
-    } else if (resourceType === 'Subnet' && request === 'Remove') {
-      const prefixes = (Array.isArray(settings.Subnets) ? settings.Subnets : []).map((s) =>
-        isObj(s) ? s.IpAddressPrefix : undefined,
-      );
-      for (const p of prefixes) {
-        const s = n.subnets.find((x) => x.prefix === p) ?? fail(HCN_E_SUBNET_NOT_FOUND, String(p));
-        const cidr = parseCidr(s.prefix)!;
-        if (
-          this.endpointsOf(n.id).some((e) => [e.ipAddress, e.ip6Address].some((ip) => ip && cidrContains(cidr, ip)))
-        ) {
-          fail(HR.ENTITY_HAS_REFERENCES, `subnet ${s.prefix} has endpoints`);
-        }
-      }
-      n.subnets = n.subnets.filter((s) => !prefixes.includes(s.prefix));
     } else if (resourceType === 'DNS' && request === 'Update') {
       n.dns = parseV2Dns(settings, HR.INVALID_NETWORK);
     } else {

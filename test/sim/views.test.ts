@@ -279,6 +279,15 @@ describe('policies', () => {
       0x803b0012,
       'Policy information already exists on this object.',
     );
+    // Only the resource types hcsshim names (hcn/hcnnetwork.go NetworkResourceType): a Subnet request is refused.
+    expectFailure(
+      await c.modifyNetwork(
+        net,
+        JSON.stringify({ ResourceType: 'Subnet', RequestType: 'Add', Settings: { Subnets: [] } }),
+      ),
+      0x803b0015,
+      'The specified request is unsupported.',
+    );
 
     const ep = ok(await c.createEndpoint(net, null, JSON.stringify({ ...V2, Name: 'e' })));
     const pm = { Type: 'PortMapping', Settings: { Protocol: 6, InternalPort: 80, ExternalPort: 8080 } };
