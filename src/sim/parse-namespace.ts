@@ -1,8 +1,10 @@
 /**
  * Namespace settings and namespace modify requests. v2 create: `{}` or `{"Type":"HostDefault","NamespaceId":5,…}`;
  * v1 create (POST /namespaces/): `{"IsDefault":true}`. Modify (HcnModifyNamespace):
- * `{"ResourceType":"Endpoint","RequestType":"Add","Settings":{"EndpointId":…}}`, also with the numeric forms the
- * docs' C++ samples send (ResourceType 1 = Endpoint, 0 = Container; RequestType 0 = Add, 1 = Remove).
+ * `{"ResourceType":"Endpoint","RequestType":"Add","Settings":{"EndpointId":…}}` (resource types: microsoft/hcsshim
+ * hcn/hcnnamespace.go NamespaceResourceType, Container and Endpoint), also with the numeric forms the docs' C++
+ * samples send (ResourceType 1 = Endpoint, 0 = Container; RequestType 0 = Add, 1 = Remove: MicrosoftDocs
+ * windowsserverdocs WindowsServerDocs/networking/technologies/hcn/hcn-scenarios.md).
  */
 import { HR } from '../hns/hresults';
 import {
