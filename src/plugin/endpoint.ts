@@ -142,7 +142,7 @@ export async function createAttachment(
   try {
     await step(`attaching endpoint ${name}`, () => ensureAttached(a.api, ep, a.attach, { fresh: true }));
   } catch (e) {
-    prepared.discard();
+    await prepared.discard();
     throw e;
   }
   a.undo.push('detach the endpoint', () => detach(a.api, ep.id, a.attach));

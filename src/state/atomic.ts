@@ -94,7 +94,8 @@ export interface PreparedWrite {
   readonly ready: Promise<void>;
   /** The rename (and directory fsync for 'full'); only after `ready` has resolved. */
   publish(): void;
-  discard(): void;
+  /** Removes the temp file, once its fsync is over (resolves then; never rejects). */
+  discard(): Promise<void>;
 }
 
 export function prepareWrite(
@@ -106,11 +107,9 @@ export function prepareWrite(
 ): PreparedWrite {
   const { tmp, fd } = writeTemp(file, data);
   let synced = false;
-  let settled = false;
   const ready = new Promise<void>((resolve, reject) => {
     const close = (err: NodeJS.ErrnoException | null) =>
       fs.close(fd, (closeErr) => {
-        settled = true;
         const e = err ?? closeErr;
         if (e) return reject(e);
         try {
@@ -134,20 +133,17 @@ export function prepareWrite(
       publishTemp(tmp, file, point, crash, durability); // a failed rename may be tried again (store.ts publish)
       done = true;
     },
-    discard() {
+    async discard() {
       if (done) return;
       done = true;
-      const remove = () => {
-        try {
-          fs.rmSync(tmp, { force: true });
-        } catch {
-          // Left as a stale temp file: readers skip it and the store removes it later.
-        }
-      };
-      // At once when the fsync is over (the usual case: a failed attach took longer), so a process that exits right
-      // after its verb leaves nothing; else when it is.
-      if (settled) remove();
-      else void ready.then(remove, remove);
+      // After the fsync (an open descriptor is still writing it); the caller awaits this, so a process that exits
+      // right after its verb leaves nothing behind.
+      await ready.catch(() => undefined);
+      try {
+        fs.rmSync(tmp, { force: true });
+      } catch {
+        // Left as a stale temp file: readers skip it and the store removes it later.
+      }
     },
   };
 }

@@ -100,7 +100,8 @@ const STALE_TMP_MS = 10 * 60_000;
 export interface PreparedRecord {
   readonly record: AttachmentRecord;
   readonly write: PreparedWrite;
-  discard(): void;
+  /** Removes the record's temp file (after its fsync): an ADD that will not commit awaits it. */
+  discard(): Promise<void>;
 }
 
 /** superseded: another attempt replaced this one's intent; deleted: a DEL voided it (its tombstone names it). */
@@ -316,7 +317,7 @@ export class StateStore {
         return 'committed' as const;
       });
     } finally {
-      if (!published) prepared?.discard();
+      if (!published) await prepared?.discard();
     }
   }
 
@@ -435,31 +436,28 @@ export class StateStore {
     const file = this.path(record.kind, record);
     const data = JSON.stringify(record, null, 1) + '\n';
     const durability = WRITE_DURABILITY[record.kind];
-    onState(file, 'writing', () => {
-      try {
-        writeFileAtomic(file, data, point, this.crash, durability);
-      } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code;
-        if (code !== 'EISDIR' && code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'EPERM') throw e;
-        if (!this.notAFile(file)) throw e;
-        this.quarantine(record.kind, file, 'not a regular file (found where a record was being written)');
-        writeFileAtomic(file, data, point, this.crash, durability);
-      }
-    });
+    this.placing(record.kind, file, () => writeFileAtomic(file, data, point, this.crash, durability));
   }
 
   /** write()'s second half for a prepared record: the rename, with the same care for what is in the way. */
   private publish(prepared: PreparedWrite, kind: RecordKind): void {
-    const file = prepared.file;
+    this.placing(kind, prepared.file, () => prepared.publish());
+  }
+
+  /**
+   * Runs `put`, which puts a record file in place by a rename. When something that is not a file is in the way (the
+   * rename fails with EISDIR, ENOTEMPTY, EEXIST or EPERM), it is moved to quarantine and `put` runs once more.
+   */
+  private placing(kind: RecordKind, file: string, put: () => void): void {
     onState(file, 'writing', () => {
       try {
-        prepared.publish();
+        put();
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
         if (code !== 'EISDIR' && code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'EPERM') throw e;
         if (!this.notAFile(file)) throw e;
         this.quarantine(kind, file, 'not a regular file (found where a record was being written)');
-        prepared.publish();
+        put();
       }
     });
   }

@@ -41,3 +41,21 @@ it('an attach HNS refuses leaves neither a record nor its temp file', async () =
   expect(out.exitCode).not.toBe(0);
   expect(recordFiles(h, 'attachments')).toEqual([]);
 });
+
+it('a directory made where the prepared record goes, while HNS attaches, is moved to quarantine; the record is put in place', async () => {
+  const netns = await newNamespace(h);
+  const seen = await attachCalls();
+  await h.sim.control.hang('HcnModifyNamespace');
+  const adding = cni(h, { verb: 'ADD', conf, containerId: 'pod-c', netns });
+  await until(async () => ((await attachCalls()) > seen ? true : undefined), 10_000, 'the attach');
+  // After the ADD's reads (which would have moved it aside), before its commit renames the record over it.
+  const inTheWay = path.join(h.stateDir, 'attachments', 'pod-c@eth0.json');
+  fs.mkdirSync(inTheWay);
+  fs.writeFileSync(path.join(inTheWay, 'inside'), 'x');
+  await h.sim.control.release('HcnModifyNamespace');
+  expect((await adding).exitCode).toBe(0);
+  expect(read('pod-c@eth0.json')).toMatchObject({ kind: 'attachment', containerId: 'pod-c' });
+  expect(recordFiles(h, 'quarantine')).toEqual(
+    expect.arrayContaining([expect.stringMatching(/^attachment--pod-c@eth0\.json\.\d+$/)]),
+  );
+});
