@@ -36,14 +36,22 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
       return 2;
     }
   }
-  const service = await startService({
-    address,
-    platform: process.platform,
-    pid: process.pid,
-    ...(process.platform !== 'win32' && typeof process.getuid === 'function' ? { allowUid: process.getuid() } : {}),
-    load: io.load,
-    ...(io.env.HCN_CNI_CLAIMS_DIR ? { claimsDir: io.env.HCN_CNI_CLAIMS_DIR } : {}),
-  });
+  let service: Awaited<ReturnType<typeof startService>>;
+  try {
+    service = await startService({
+      address,
+      platform: process.platform,
+      pid: process.pid,
+      ...(process.platform !== 'win32' && typeof process.getuid === 'function' ? { allowUid: process.getuid() } : {}),
+      load: io.load,
+      ...(io.env.HCN_CNI_CLAIMS_DIR ? { claimsDir: io.env.HCN_CNI_CLAIMS_DIR } : {}),
+    });
+  } catch (e) {
+    // A refusal to start (the address is taken or is not ours to replace, the addon cannot load) is one line for
+    // the operator, not a stack trace.
+    io.err(`hcn-cni serve: ${((e as Error)?.message ?? String(e)).split('\n')[0]}\n`);
+    return 1;
+  }
   await new Promise<void>((resolve) => {
     // Windows has no SIGTERM: a console's Ctrl+Break and close arrive as SIGBREAK and SIGHUP.
     for (const signal of ['SIGTERM', 'SIGINT', 'SIGBREAK', 'SIGHUP'] as const) process.once(signal, () => resolve());

@@ -14,7 +14,7 @@ import { intentLiveness } from '../state/liveness';
 import { ownerKey, type Owner, type TombstoneRecord } from '../state/records';
 import type { StateSnapshot, StateStore } from '../state/store';
 import { detect, type AuditInput, type AuditPlan, type Judged, type Verdict } from './detect';
-import { ownerTag } from './ownership';
+import { ownerTags, weakTag } from './ownership';
 import { sweep, type SweepResult } from './sweep';
 
 export interface AuditDeps {
@@ -110,6 +110,23 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
 /** Re-judges one object against its owner's state as it is on disk now. */
 function stillOrphan(j: Judged, deps: AuditDeps, now: number): boolean {
   let owner = j.owner;
+  // A 48-bit tag of the previous version's names may be shared by two owners: judge such a name against the whole
+  // state as it is now, so a record of the other owner that names the object by id still protects it.
+  if (j.ownerTag && weakTag(j.ownerTag)) {
+    const snap = deps.store.snapshot();
+    const intentLive = new Map(
+      snap.intents.map((i) => [
+        i.id,
+        intentLiveness(
+          i,
+          snap.tombstones.find((t) => ownerKey(t) === ownerKey(i)),
+          now,
+          deps.os.processStartTime,
+        ),
+      ]),
+    );
+    return again(j, snap, intentLive);
+  }
   if (!owner) {
     if (!j.ownerTag) return false;
     // A name carries only the owner's tag: an owner the listing-time state did not know may have appeared since.
@@ -140,7 +157,19 @@ function again(j: Judged, state: AuditInput['state'], intentLive: AuditInput['in
   const listed = { id: j.id, name: j.name };
   const plan =
     j.kind === 'endpoint'
-      ? detect({ networks: [], endpoints: [{ ...listed, networkId: j.networkId ?? '', ips: [] }], state, intentLive })
+      ? detect({
+          networks: [],
+          endpoints: [
+            {
+              ...listed,
+              networkId: j.networkId ?? '',
+              ips: [],
+              ...(j.namespaceId ? { namespaceId: j.namespaceId } : {}),
+            },
+          ],
+          state,
+          intentLive,
+        })
       : detect({ networks: [{ ...listed, type: '', flags: 0, subnets: [] }], endpoints: [], state, intentLive });
   return plan.judged[0]?.verdict === 'orphan';
 }
@@ -153,7 +182,7 @@ function ownerWithTag(s: StateSnapshot, tag: string): Owner | undefined {
     ...s.tombstones,
     ...s.quarantined.flatMap((q) => (q.owner ? [q.owner] : [])),
   ];
-  return all.find((o) => ownerTag(o) === tag);
+  return all.find((o) => ownerTags(o).includes(tag));
 }
 
 function owners(plan: AuditPlan, swept: SweepResult | undefined): Set<string> {

@@ -17,9 +17,9 @@ import type { EndpointInfo, NetworkInfo } from '../hns/api';
 import { sameId } from '../hns/api';
 import { fileKey } from '../state/file-names';
 import type { Claim } from '../state/claims';
-import { ownerKey, type AttachmentRecord, type IntentRecord, type Owner } from '../state/records';
+import { ownerKey, type AttachmentRecord, type IntentRecord, type Owner, type TombstoneRecord } from '../state/records';
 import type { StateSnapshot } from '../state/store';
-import { ownerTag, parseOwnedName } from './ownership';
+import { namesOwner, ownerTags, parseOwnedName } from './ownership';
 
 export type Verdict = 'foreign' | 'live' | 'in-flight' | 'protected' | 'orphan';
 
@@ -58,7 +58,7 @@ export interface AuditPlan {
 
 interface OwnerState {
   record?: AttachmentRecord;
-  tombstoned?: boolean;
+  tombstone?: TombstoneRecord;
   intent?: IntentRecord;
   intentLive?: { live: boolean; reason: string };
   quarantined: boolean;
@@ -73,11 +73,18 @@ export function detect(input: AuditInput): AuditPlan {
     let s = owners.get(k);
     if (!s) {
       owners.set(k, (s = { quarantined: false }));
-      byTag.set(ownerTag(o), { containerId: o.containerId, ifname: o.ifname });
+      for (const tag of ownerTags(o)) byTag.set(tag, { containerId: o.containerId, ifname: o.ifname });
     }
     return s;
   };
-  for (const r of input.state.attachments) get(r).record = r;
+  // A name names its owner by tag, and the previous version's 48-bit tags can be made to collide: an object a
+  // committed record names by id is that record's, whichever owner its name points to.
+  const recordedBy = new Map<string, AttachmentRecord>();
+  for (const r of input.state.attachments) {
+    get(r).record = r;
+    if (r.endpoint.owned) recordedBy.set(`endpoint:${r.endpoint.id.toLowerCase()}`, r);
+    if (r.network.owned) recordedBy.set(`network:${r.network.id.toLowerCase()}`, r);
+  }
   for (const i of input.state.intents) {
     const s = get(i);
     s.intent = i;
@@ -88,9 +95,10 @@ export function detect(input: AuditInput): AuditPlan {
   const otherClaims = input.state.otherClaims ?? [];
   const unknownQuarantine = input.state.quarantined.some((q) => q.kind === 'attachment' && !q.owner);
   for (const q of input.state.quarantined)
-    if (q.owner && !byTag.has(ownerTag(q.owner)))
-      byTag.set(ownerTag(q.owner), { containerId: q.owner.containerId, ifname: q.owner.ifname });
-  for (const t of input.state.tombstones) get(t).tombstoned = true;
+    for (const tag of q.owner ? ownerTags(q.owner) : [])
+      if (!byTag.has(tag)) byTag.set(tag, { containerId: q.owner!.containerId, ifname: q.owner!.ifname });
+  for (const t of input.state.tombstones) get(t).tombstone = t;
+  const ctx: JudgeContext = { get, owners, byTag, recordedBy, quarantinedKeys, otherClaims, unknownQuarantine };
 
   const judged: Judged[] = [];
   const endpointVerdicts = new Map<string, Judged>();
@@ -100,18 +108,7 @@ export function detect(input: AuditInput): AuditPlan {
       : ep.containers?.length
         ? `container ${ep.containers[0]}`
         : undefined;
-    const j = judge(
-      'endpoint',
-      ep.id,
-      ep.name,
-      get,
-      owners,
-      byTag,
-      quarantinedKeys,
-      otherClaims,
-      unknownQuarantine,
-      inUse,
-    );
+    const j = judge(ctx, 'endpoint', ep.id, ep.name, inUse);
     j.networkId = ep.networkId;
     if (ep.namespaceId) j.namespaceId = ep.namespaceId;
     if (ep.mac) j.mac = ep.mac;
@@ -119,7 +116,7 @@ export function detect(input: AuditInput): AuditPlan {
     endpointVerdicts.set(ep.id.toLowerCase(), j);
   }
   for (const net of input.networks) {
-    const j = judge('network', net.id, net.name, get, owners, byTag, quarantinedKeys, otherClaims, unknownQuarantine);
+    const j = judge(ctx, 'network', net.id, net.name);
     if (net.adapterName) j.adapterName = net.adapterName;
     if (j.verdict === 'orphan') {
       // Deleting a network cascades to its endpoints in HNS: only when every one of them is an orphan too.
@@ -140,21 +137,24 @@ export function detect(input: AuditInput): AuditPlan {
   };
 }
 
-function judge(
-  kind: 'network' | 'endpoint',
-  id: string,
-  name: string,
-  get: (o: Owner) => OwnerState,
-  owners: Map<string, OwnerState>,
-  byTag: ReadonlyMap<string, Owner>,
-  quarantinedKeys: ReadonlySet<string>,
-  otherClaims: readonly Claim[],
-  unknownQuarantine: boolean,
-  inUse?: string,
-): Judged {
+interface JudgeContext {
+  get: (o: Owner) => OwnerState;
+  owners: Map<string, OwnerState>;
+  byTag: ReadonlyMap<string, Owner>;
+  recordedBy: ReadonlyMap<string, AttachmentRecord>;
+  quarantinedKeys: ReadonlySet<string>;
+  otherClaims: readonly Claim[];
+  unknownQuarantine: boolean;
+}
+
+function judge(ctx: JudgeContext, kind: 'network' | 'endpoint', id: string, name: string, inUse?: string): Judged {
+  const { get, owners, byTag, quarantinedKeys, otherClaims, unknownQuarantine } = ctx;
   const parsed = parseOwnedName(name);
   if (!parsed || parsed.kind !== kind) return { kind, id, name, verdict: 'foreign', reason: 'not named by hcn-cni' };
-  const owner = parsed.owner ?? byTag.get(parsed.tag);
+  const recorder = ctx.recordedBy.get(`${kind}:${id.toLowerCase()}`);
+  const owner = recorder
+    ? { containerId: recorder.containerId, ifname: recorder.ifname }
+    : (parsed.owner ?? byTag.get(parsed.tag));
   const who = owner ? ownerKey(owner) : `the attachment with owner tag ${parsed.tag}`;
   const known = !!owner && owners.has(ownerKey(owner));
   const s: OwnerState = known ? get(owner) : { quarantined: false };
@@ -179,7 +179,7 @@ function judge(
   // Another conflist's ADD (another state directory) registered this claim node-wide before creating the object.
   const other = otherClaims.find(
     (c) =>
-      ownerTag(c.intent) === parsed.tag &&
+      namesOwner(parsed, c.intent) &&
       c.intent.planned.some((p) => p.kind === kind && (p.id ? sameId(p.id, id) : p.name === name)),
   );
   if (other) {
@@ -192,23 +192,28 @@ function judge(
   if (!rec && s.quarantined) {
     return { ...base, verdict: 'protected', reason: `the attachment record of ${who} is quarantined; not judging` };
   }
-  if (inUse && !rec && !s.tombstoned) {
+  if (inUse && !rec) {
     const deadIntentNamesIt =
       s.intent &&
       !s.intentLive?.live &&
       s.intent.planned.some((p) => p.kind === kind && (p.id ? sameId(p.id, id) : p.name === name));
-    if (!deadIntentNamesIt) {
+    // A DEL names by id the attached endpoints it held (its CNI_NETNS, its own container) and could not delete; an
+    // attached endpoint that merely carries the tombstoned owner's name may be another pod's (plugin/del.ts).
+    const tombstoneNamesIt = s.tombstone?.planned.some((p) => p.kind === kind && sameId(p.id, id));
+    if (!deadIntentNamesIt && !tombstoneNamesIt) {
       return {
         ...base,
         verdict: 'protected',
-        reason: `attached to ${inUse}, so in use, and nothing in this state says ${who} is gone`,
+        reason: s.tombstone
+          ? `attached to ${inUse}, so in use, and the DEL of ${who} did not hold it`
+          : `attached to ${inUse}, so in use, and nothing in this state says ${who} is gone`,
       };
     }
   }
   let reason: string;
   if (rec) reason = `attachment ${who} is committed with another ${kind} (stale duplicate)`;
   else if (s.intent) reason = `no committed attachment, and the intent is dead: ${s.intentLive?.reason ?? 'unknown'}`;
-  else if (s.tombstoned)
+  else if (s.tombstone)
     reason = `${who} was deleted (DEL left a tombstone) and nothing claims it: HNS finished it afterwards`;
   else reason = 'no committed attachment and no intent claims it';
   return { ...base, verdict: 'orphan', reason };

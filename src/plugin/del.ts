@@ -16,10 +16,11 @@ import type { NetConf, VerbContext } from '../cni/types';
 import { sameId, type HnsApi } from '../hns/api';
 import { isNotFound, isUnreachable } from '../hns/hcn-error';
 import type { Logger } from '../log/logger';
-import { endpointName, ownerTag, parseOwnedName } from '../orphans/ownership';
-import { type AttachmentRecord, type Owner, type PlannedObject } from '../state/records';
+import { endpointName, namesOwner, parseOwnedName } from '../orphans/ownership';
+import { ownerKey, type AttachmentRecord, type Owner, type PlannedObject } from '../state/records';
 import type { StateStore } from '../state/store';
 import { detach } from './attach';
+import { parseNetns } from './netns';
 import { endpointsListed } from './confirm-gone';
 import { step, toCniError } from './to-cni-error';
 import type { PluginRuntime } from './runtime';
@@ -57,7 +58,7 @@ export async function del(ctx: VerbContext, rt: PluginRuntime): Promise<void> {
     return;
   }
   const { endpointGone } = api
-    ? await deleteUnrecorded(api, store, owner, log, { cniNetwork: conf.name })
+    ? await deleteUnrecorded(api, store, owner, log, { cniNetwork: conf.name, netns: attachment.netns })
     : { endpointGone: true };
   // The killed ADD may have allocated: DEL must release it (IPAM DEL is idempotent) — unless an endpoint of this
   // owner is still in HNS (it holds the IP): then the tombstone keeps the allocation (ipamPending) for the audit.
@@ -146,29 +147,37 @@ export async function deleteUnrecorded(
   store: StateStore,
   owner: Owner,
   log: Logger,
-  options: { cniNetwork?: string; onlyIntent?: string } = {},
+  options: { cniNetwork?: string; onlyIntent?: string; netns?: string } = {},
 ): Promise<{ endpointGone: boolean }> {
+  const { netns, ...tombOptions } = options;
   const intent = await step('tombstoning the attachment', () =>
     store.tombstone(owner, 'DEL without a committed attachment', {
       extra: [{ kind: 'endpoint', name: endpointName(owner) }],
-      ...options,
+      ...tombOptions,
     }),
   );
   const planned = intent?.planned ?? [];
   // Whether the listing below showed nothing of this owner and no intent planned anything: then nothing was deleted
   // and nothing can be in flight, and that listing is the confirmation (a repeated DEL lists HNS once, not twice).
   let nothingThere = false;
+  // Endpoints that carry this owner's name but that this DEL may not delete (sparing() says why).
+  const spared: string[] = [];
+  // Endpoints another owner's committed record names: not this owner's, whatever their name says.
+  const othersEndpoints: string[] = [];
   try {
     const [endpoints, networks] = await Promise.all([api.listEndpoints(), api.listNetworks()]);
-    const tag = ownerTag(owner);
-    const mine = (name: string, kind: 'endpoint' | 'network') => {
-      const parsed = parseOwnedName(name);
-      return !!parsed && parsed.kind === kind && parsed.tag === tag;
-    };
     const visible = (id: string) => endpoints.some((e) => sameId(e.id, id)) || networks.some((n) => sameId(n.id, id));
-    const ownEndpoints = endpoints.filter((e) => mine(e.name, 'endpoint'));
-    const ownNetworks = networks.filter((x) => mine(x.name, 'network'));
-    nothingThere = planned.length === 0 && ownEndpoints.length === 0 && ownNetworks.length === 0;
+    const named = endpoints.filter((e) => namedFor(e.name, 'endpoint', owner));
+    const ownNetworks = networks.filter((x) => namedFor(x.name, 'network', owner));
+    nothingThere = planned.length === 0 && named.length === 0 && ownNetworks.length === 0;
+    const spare = named.length > 0 ? sparing(store, owner, netns, planned) : () => undefined;
+    const ownEndpoints = named.filter((ep) => {
+      const why = spare(ep);
+      if (!why) return true;
+      log.warn({ endpoint: ep.id, name: ep.name }, `DEL leaves endpoint ${ep.name} alone: ${why.reason}`);
+      (why.othersRecord ? othersEndpoints : spared).push(ep.id.toLowerCase());
+      return false;
+    });
     // A create still in flight in HNS is invisible and can only be named by the id its intent chose. Deleting it
     // races the create inside HNS (seed 000): either may win, which is why the tombstone stays for the audit.
     // A planned endpoint can only be in flight once its planned network exists (it is created second).
@@ -191,7 +200,10 @@ export async function deleteUnrecorded(
     }
     for (const p of planned.filter((x) => x.kind === 'network' && x.id && !visible(x.id)))
       await quiet(api.deleteNetwork(p.id!));
-    for (const n of ownNetworks) await quiet(api.deleteNetwork(n.id));
+    // A network of ours holding a spared endpoint stays (deleting it would cascade to that endpoint).
+    for (const n of ownNetworks)
+      if (!named.some((e) => !ownEndpoints.includes(e) && sameId(e.networkId, n.id)))
+        await quiet(api.deleteNetwork(n.id));
     log.info(
       { intent: intent?.id, planned: planned.length },
       'DEL without a record: tombstoned and deleted what HNS shows',
@@ -202,16 +214,18 @@ export async function deleteUnrecorded(
   }
   if (nothingThere) return { endpointGone: true };
   const plannedIds = planned.filter((p) => p.kind === 'endpoint' && p.id).map((p) => p.id!);
-  const left = await step('confirming the endpoint is gone', () =>
-    endpointsListed(api, (e) => {
-      const parsed = parseOwnedName(e.name);
-      return (
-        (!!parsed && parsed.kind === 'endpoint' && parsed.tag === ownerTag(owner)) ||
-        plannedIds.some((id) => sameId(id, e.id))
-      );
-    }),
+  const listed = await step('confirming the endpoint is gone', () =>
+    endpointsListed(
+      api,
+      (e) =>
+        !othersEndpoints.includes(e.id.toLowerCase()) &&
+        (namedFor(e.name, 'endpoint', owner) || plannedIds.some((id) => sameId(id, e.id))),
+    ),
   );
-  if (left.length === 0) return { endpointGone: true };
+  // A spared endpoint may hold this owner's IP (our own pod's, when the runtime's DEL named no namespace): the IP is
+  // kept (ipamPending) until it is gone, but the tombstone does not name it, so the audit does not delete it either.
+  const left = listed.filter((e) => !spared.includes(e.id.toLowerCase()));
+  if (listed.length === 0) return { endpointGone: true };
   log.error(
     { endpoints: left.map((e) => e.id) },
     'an endpoint of this attachment survived the DEL; its IP stays allocated until the audit removes it',
@@ -224,6 +238,57 @@ export async function deleteUnrecorded(
     }),
   );
   return { endpointGone: false };
+}
+
+function namedFor(name: string, kind: 'endpoint' | 'network', owner: Owner): boolean {
+  const parsed = parseOwnedName(name);
+  return !!parsed && parsed.kind === kind && namesOwner(parsed, owner);
+}
+
+/**
+ * A name is evidence, not proof, that an endpoint is this owner's: names of the previous version carry a 48-bit tag
+ * two container ids can be made to share, and a DEL may come for a pod that was never added. So an endpoint with
+ * the owner's name is spared (the reason is returned) when another owner's committed record names it by id, or when
+ * it is attached to a namespace or container this DEL does not hold: a namespace other than CNI_NETNS, a container
+ * other than the owner's own (Docker-style pods hot-attach the sandbox's endpoint to the sandbox container, whose id
+ * is the owner's). An id the owner's own intent planned is its own, wherever its ADD attached it.
+ */
+function sparing(
+  store: StateStore,
+  owner: Owner,
+  netns: string | undefined,
+  planned: readonly PlannedObject[],
+): (ep: {
+  id: string;
+  namespaceId?: string;
+  containers?: string[];
+}) => { reason: string; othersRecord?: true } | undefined {
+  const self = ownerKey(owner);
+  const recordedBy = new Map<string, string>();
+  for (const r of store.snapshot().attachments)
+    if (ownerKey(r) !== self && r.endpoint.owned) recordedBy.set(r.endpoint.id.toLowerCase(), ownerKey(r));
+  let heldNamespace: string | undefined;
+  try {
+    const t = netns ? parseNetns(netns) : undefined;
+    if (t?.kind === 'namespace') heldNamespace = t.namespaceId;
+  } catch {
+    // An unparsable CNI_NETNS holds no namespace.
+  }
+  const plannedIds = planned.filter((p) => p.kind === 'endpoint' && p.id).map((p) => p.id!);
+  return (ep) => {
+    const other = recordedBy.get(ep.id.toLowerCase());
+    if (other) return { reason: `the committed attachment ${other} names it`, othersRecord: true };
+    if (plannedIds.some((id) => sameId(id, ep.id))) return undefined;
+    if (ep.namespaceId && !sameId(ep.namespaceId, heldNamespace)) {
+      const held = JSON.stringify(netns ?? '');
+      return {
+        reason: `it is attached to namespace ${ep.namespaceId}, which this DEL (CNI_NETNS ${held}) does not name`,
+      };
+    }
+    if (ep.containers?.length && !ep.containers.some((c) => c.toLowerCase() === owner.containerId.toLowerCase()))
+      return { reason: `it is attached to container ${ep.containers[0]}, not to ${owner.containerId}` };
+    return undefined;
+  };
 }
 
 async function quiet(p: Promise<unknown>): Promise<void> {

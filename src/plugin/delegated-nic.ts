@@ -16,7 +16,7 @@ import { NetworkFlags } from '../hns/schema';
 import type { SubnetInfo } from '../hns/api';
 import { familyOf, firstHost, networkOf } from '../net/ipv4';
 import { normalizeMac } from '../net/mac';
-import { endpointName, nicNetworkName, ownerTag, parseOwnedName } from '../orphans/ownership';
+import { endpointName, namesOwner, nicNetworkName, parseOwnedName } from '../orphans/ownership';
 import { intentLiveness } from '../state/liveness';
 import { ownerKey, sameOwner, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../state/records';
 import { plannedId, updateIntent, type AddContext, type Addressing } from './add-context';
@@ -102,7 +102,7 @@ export async function lookupNic(a: AddContext, mac: string): Promise<HostAdapter
     );
   }
   // The name carries the owner's tag: the state says whose it is.
-  const ofHolder = (o: Parameters<typeof ownerTag>[0]) => ownerTag(o) === parsed.tag;
+  const ofHolder = (o: Parameters<typeof namesOwner>[1]) => namesOwner(parsed, o);
   const rec = state.attachments.find(ofHolder);
   if (rec && sameId(rec.network.id, holder.id)) {
     throw new CniError(

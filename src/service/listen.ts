@@ -54,10 +54,7 @@ export async function listenExclusive(server: net.Server, address: string, mode:
     });
   if (isPipe(address)) throw new Error(`listenExclusive is for unix sockets; ${address} is a pipe (listenPipe)`);
   fs.mkdirSync(path.dirname(address), { recursive: true, mode: 0o700 });
-  if (fs.existsSync(address)) {
-    if (await answers(address)) throw new Error(`another hcn-cni service is already listening on ${address}`);
-    fs.unlinkSync(address);
-  }
+  await removeStaleSocket(address);
   // The socket must never exist with a wider mode than asked, not even between bind() and chmod().
   const old = process.umask(0o777 & ~mode);
   try {
@@ -66,6 +63,35 @@ export async function listenExclusive(server: net.Server, address: string, mode:
     process.umask(old);
   }
   fs.chmodSync(address, mode);
+}
+
+/**
+ * What may be at the address before the service binds it: nothing, or the socket of a service that has died. Anything
+ * else is the operator's (a file named by a typo or a wrong variable, a symlink, a directory): the service refuses to
+ * start rather than delete it, and a socket that answers is a running service.
+ */
+async function removeStaleSocket(address: string): Promise<void> {
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(address);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw e;
+  }
+  if (!st.isSocket()) {
+    const what = st.isSymbolicLink()
+      ? 'a symbolic link'
+      : st.isDirectory()
+        ? 'a directory'
+        : st.isFile()
+          ? 'a regular file'
+          : 'not a socket';
+    throw new Error(
+      `${address} is ${what}, not a socket a service left: refusing to replace it (remove it, or choose another --listen)`,
+    );
+  }
+  if (await answers(address)) throw new Error(`another hcn-cni service is already listening on ${address}`);
+  fs.unlinkSync(address);
 }
 
 /** SYSTEM and BUILTIN\Administrators: who may talk to the service on Windows (the pipe's DACL grants only them). */

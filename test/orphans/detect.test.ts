@@ -145,7 +145,15 @@ describe('detect', () => {
   });
 
   it('deletes an orphan network together with its orphan endpoints, endpoints first', () => {
-    const tomb: TombstoneRecord = { kind: 'tombstone', schema: 1, ...A, createdAt: 20, reason: 'DEL', planned: [] };
+    // A DEL that held the attached endpoint and could not delete it names it by id (plugin/del.ts).
+    const tomb: TombstoneRecord = {
+      kind: 'tombstone',
+      schema: 1,
+      ...A,
+      createdAt: 20,
+      reason: 'DEL',
+      planned: [{ kind: 'endpoint', name: endpointName(A), id: 'e-a' }],
+    };
     const plan = run({
       networks: [leakNet],
       endpoints: [ep('e-a', endpointName(A), 'n-leak', 'ns-1')],

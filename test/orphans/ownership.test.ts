@@ -1,13 +1,49 @@
-import { endpointName, nicNetworkName, ownerTag, ownersByTag, parseOwnedName } from '../../src/orphans/ownership';
+import * as crypto from 'node:crypto';
+import {
+  endpointName,
+  namesOwner,
+  nicNetworkName,
+  ownerTag,
+  ownersByTag,
+  parseOwnedName,
+  shortNameOfPreviousVersion,
+  weakTag,
+} from '../../src/orphans/ownership';
+import { sha256Hex } from '../../src/orphans/sha256';
 
 const DOCKER_ID = '6ad647ea8218c1a666b10706209708fd2b9ac846fd7e7f4d1106a379da65bad8';
 
 describe('ownership names', () => {
-  it("are short (~20 characters, as the reference plugins' names) whatever the container id", () => {
+  it("carry a 128-bit SHA-256 tag and stay shorter than the reference plugins' names, whatever the container id", () => {
     const owner = { containerId: DOCKER_ID, ifname: 'eth0' };
-    expect(endpointName(owner)).toMatch(/^hcn-ep-[0-9a-f]{16}$/);
-    expect(nicNetworkName(owner)).toMatch(/^hcn-nic-[0-9a-f]{16}$/);
-    expect(nicNetworkName(owner).length).toBe(24);
+    expect(endpointName(owner)).toMatch(/^hcn-ep-[0-9a-f]{40}$/);
+    expect(nicNetworkName(owner)).toMatch(/^hcn-nic-[0-9a-f]{40}$/);
+    expect(nicNetworkName(owner).length).toBe(48);
+    // win-bridge names an endpoint `<containerID>_<network>` (pkg/hns ConstructEndpointName): 70+ characters.
+    expect(endpointName(owner).length).toBeLessThan(`${DOCKER_ID}_cbr0`.length);
+    const digest = crypto.createHash('sha256').update(`hcn-cni\0owner\0${DOCKER_ID}\0eth0`).digest('hex');
+    expect(ownerTag(owner)).toBe(digest.slice(0, 32));
+  });
+
+  it('still recognise the short names of the previous version (48-bit tags), marked weak', () => {
+    const owner = { containerId: DOCKER_ID, ifname: 'eth0' };
+    const old = shortNameOfPreviousVersion('endpoint', owner);
+    expect(old).toMatch(/^hcn-ep-[0-9a-f]{16}$/);
+    const parsed = parseOwnedName(old)!;
+    expect(parsed.kind).toBe('endpoint');
+    expect(weakTag(parsed.tag)).toBe(true);
+    expect(namesOwner(parsed, owner)).toBe(true);
+    expect(namesOwner(parsed, { containerId: DOCKER_ID, ifname: 'eth1' })).toBe(false);
+    expect(weakTag(parseOwnedName(endpointName(owner))!.tag)).toBe(false);
+    expect(ownersByTag([owner]).get(parsed.tag)).toEqual(owner);
+    const flip = (s: string, i: number) => s.slice(0, i) + (s[i] === '0' ? '1' : '0') + s.slice(i + 1);
+    expect(parseOwnedName(flip(old, old.length - 1))).toBeUndefined();
+  });
+
+  it('hash with a SHA-256 equal to node:crypto on any input (empty, multi-block, non-ASCII)', () => {
+    const inputs = ['', 'abc', 'x'.repeat(55), 'x'.repeat(56), 'y'.repeat(64), 'z'.repeat(1000), 'héllo ☃ 𝄞'];
+    for (let i = 0; i < 50; i++) inputs.push(crypto.randomBytes(1 + i * 7).toString('latin1'));
+    for (const t of inputs) expect(sha256Hex(t)).toBe(crypto.createHash('sha256').update(t, 'utf8').digest('hex'));
   });
 
   it('carry the owner tag, which the state turns back into the owner', () => {
@@ -26,6 +62,7 @@ describe('ownership names', () => {
   it('reject foreign names and tampered ones', () => {
     expect(parseOwnedName('nat')).toBeUndefined();
     expect(parseOwnedName('hcn-ep-0123456789abcdef')).toBeUndefined();
+    expect(parseOwnedName('hcn-ep-' + '0'.repeat(40))).toBeUndefined();
     const good = endpointName({ containerId: 'abc', ifname: 'eth0' });
     const flip = (s: string, i: number) => s.slice(0, i) + (s[i] === '0' ? '1' : '0') + s.slice(i + 1);
     for (let i = 'hcn-ep-'.length; i < good.length; i++) expect(parseOwnedName(flip(good, i))).toBeUndefined();

@@ -33,7 +33,10 @@ it('leaves alone an orphan that an ADD claimed after the listing, while the swee
   const records = PODS.map((pod) => store.getAttachment({ containerId: pod, ifname: 'eth0' })!);
   for (const r of records) {
     fs.rmSync(path.join(h.stateDir, 'attachments', `${r.containerId}@eth0.json`));
-    await store.tombstone(r, 'DEL refused');
+    // As deleteByRecord tombstones a refused delete: naming the endpoint by id.
+    await store.tombstone(r, 'DEL refused', {
+      extra: [{ kind: 'endpoint', name: r.endpoint.name, id: r.endpoint.id }],
+    });
   }
 
   // The sweep detaches each orphan endpoint first; HNS holds the first detach.
@@ -65,7 +68,9 @@ it("leaves alone an orphan whose owner's record appeared unreadable after the li
   for (const pod of PODS) {
     const r = store.getAttachment({ containerId: pod, ifname: 'eth0' })!;
     fs.rmSync(recordFile(pod));
-    await store.tombstone(r, 'DEL refused');
+    await store.tombstone(r, 'DEL refused', {
+      extra: [{ kind: 'endpoint', name: r.endpoint.name, id: r.endpoint.id }],
+    });
   }
 
   await h.sim.control.hang('HcnModifyNamespace');

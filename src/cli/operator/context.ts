@@ -9,7 +9,7 @@ import type { Logger } from '../../log/logger';
 import type { NetConf } from '../../cni/types';
 import type { OpsArgs } from './args';
 import type { LoadedConf } from './conf';
-import { ownerTag } from '../../orphans/ownership';
+import { ownerTags } from '../../orphans/ownership';
 
 export interface OpsWriters {
   env: NodeJS.ProcessEnv;
@@ -109,7 +109,8 @@ export class OpsContext {
       ifname: string;
       mac?: string;
     }>) {
-      out.set(ownerTag(o), { containerId: o.containerId, ifname: o.ifname, ...(o.mac ? { mac: o.mac } : {}) });
+      for (const tag of ownerTags(o))
+        out.set(tag, { containerId: o.containerId, ifname: o.ifname, ...(o.mac ? { mac: o.mac } : {}) });
     }
     return out;
   }
