@@ -8,7 +8,8 @@
  */
 import { defaultRoute, familyOf } from '../net/ipv4';
 import { canonicalMac } from '../net/mac';
-import { isComputeSystemMissing, isNotFound } from './hcn-error';
+import { hasCode, isComputeSystemMissing, isNotFound } from './hcn-error';
+import { HR } from './hresults';
 import type { HnsVersion } from './features';
 import type { Hcn, HostAdapter } from './hcn';
 import { PolicyError, render } from './policies';
@@ -157,6 +158,20 @@ async function orUndefined<T>(p: Promise<T>): Promise<T | undefined> {
     return await p;
   } catch (e) {
     if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
+
+/**
+ * A detach that finds the endpoint no longer attached has nothing left to do, like one whose endpoint or namespace
+ * is gone: another verb detached it first (a GC's audit racing the same pod's DEL). HNS answers that with
+ * HCN_E_ENDPOINT_NOT_ATTACHED (MicrosoftDocs/Virtualization-Documentation virtualization/api/hcn/Reference/HCNHResult.md).
+ */
+async function detachOutcome(p: Promise<unknown>): Promise<DeleteOutcome> {
+  try {
+    return await outcome(p);
+  } catch (e) {
+    if (hasCode(e, HR.ENDPOINT_NOT_ATTACHED)) return 'not-found';
     throw e;
   }
 }
@@ -409,7 +424,7 @@ export class V2Api extends HostOpsBase implements HnsApi {
     await this.hcn.addNamespaceEndpoint(namespaceId, endpointId);
   }
   detachNamespace(endpointId: string, namespaceId: string): Promise<DeleteOutcome> {
-    return outcome(this.hcn.removeNamespaceEndpoint(namespaceId, endpointId));
+    return detachOutcome(this.hcn.removeNamespaceEndpoint(namespaceId, endpointId));
   }
   async namespaceExists(namespaceId: string): Promise<boolean> {
     return (await orUndefined(this.hcn.getNamespace(namespaceId))) !== undefined;
@@ -545,7 +560,7 @@ export class V1Api extends HostOpsBase implements HnsApi {
     });
   }
   detachNamespace(endpointId: string, namespaceId: string): Promise<DeleteOutcome> {
-    return outcome(
+    return detachOutcome(
       this.hcn.hnsCall('POST', `/namespaces/${namespaceId}/removeresource`, {
         Type: 'Endpoint',
         Data: { Id: endpointId },
