@@ -10,7 +10,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { endpointName, nicNetworkName, ownerTag } from '../../src/orphans/ownership';
 import { hcnPluginConf, loadConf } from '../../src/cli/operator/conf';
-import { parseArgs } from '../../src/cli/operator/args';
+import { parseArgs, USAGE } from '../../src/cli/operator/args';
 import { UsageError } from '../../src/cli/usage-error';
 import { runOps } from '../../src/cli/operator';
 import { CLI, ROOT, cni, bridgeConf, startHarness, type Harness } from '../helpers/cni-harness';
@@ -141,6 +141,12 @@ async function hnsNames(): Promise<{ networks: string[]; endpoints: string[] }> 
 }
 
 describe('usage', () => {
+  it("names the configuration and plugin directories the code uses (containerd's defaults)", () => {
+    expect(USAGE).toContain('C:\\Program Files\\containerd\\cni\\conf on Windows, /etc/cni/net.d elsewhere');
+    expect(USAGE).toContain('C:\\Program Files\\containerd\\cni\\bin on Windows, /opt/cni/bin elsewhere');
+    expect(USAGE).not.toMatch(/C:\\(etc|opt)\\cni/);
+  });
+
   it('help and --help print the usage on stdout with exit 0; no arguments is a usage error', async () => {
     const help = await ops(['help']);
     expect(help.code).toBe(0);

@@ -3,6 +3,7 @@
  * that the command does not take, or a missing value is a UsageError (exit 2). Nothing here touches HNS or the disk.
  */
 import { parseArgs as parseUtilArgs } from 'node:util';
+import { defaultBinDir, defaultConfDir } from '../../cni/defaults';
 import { UsageError } from '../usage-error';
 
 export const COMMANDS = [
@@ -139,17 +140,17 @@ Commands:
 
 Options (any command):
   --conf FILE               a .conflist or .conf with an hcn-cni plugin (default: the first such file in
-                            the CNI configuration directory, C:\\etc\\cni\\net.d on Windows and
-                            /etc/cni/net.d elsewhere; else built-in defaults); it gives stateDir,
-                            hnsTimeoutSeconds, apiVersion and ipam
+                            the CNI configuration directory, containerd's default:
+                            ${defaultConfDir('win32')} on Windows, ${defaultConfDir('linux')} elsewhere;
+                            else built-in defaults); it gives stateDir, hnsTimeoutSeconds, apiVersion and ipam
   --state-dir DIR           use this state directory instead of the configuration's
   --json                    machine-readable output on stdout
   -v, --verbose             audit and GC logs (pino JSON lines) on stderr
   -h, --help                this text
 
 Environment:
-  CNI_PATH                  gc: where the configured ipam plugin is looked up (default: C:\\opt\\cni\\bin on
-                            Windows, /opt/cni/bin elsewhere)
+  CNI_PATH                  gc: where the configured ipam plugin is looked up (default: containerd's
+                            ${defaultBinDir('win32')} on Windows, ${defaultBinDir('linux')} elsewhere)
   HCN_SIM                   off Windows: address of the HNS simulator (hcn-sim)
   HCN_CNI_ADDON, HCN_CNI_HCN_LIBRARY
                             load the addon / HCN library from these paths
