@@ -32,9 +32,9 @@ import {
   encodeVersionRefusal,
   KIND_CNI,
   KIND_STATUS,
-  parseRequest,
   PROTOCOL_VERSION,
   ProtocolError,
+  RequestReader,
   type Request,
 } from './protocol';
 import { KeyedQueue } from './queue';
@@ -64,6 +64,16 @@ export interface ServiceOptions {
   socketMode?: number;
   /** The node-wide register of live claims (src/state/claims.ts); default: the platform's (defaultClaimsDir). */
   claimsDir?: string;
+  /**
+   * How long a connection may take to send its whole request (the shim sends it in one go); one that has not
+   * finished by then is closed unanswered (its shim, if it is one, runs the standalone executable). Default 10 s.
+   */
+  requestTimeoutMs?: number;
+  /**
+   * Connections whose request is not complete yet, at most; one more is closed at once (its shim falls back). Bounds
+   * what clients that send slowly, or never, can hold: descriptors, and request bytes (≤ 2 MiB each). Default 64.
+   */
+  maxPendingConnections?: number;
 }
 
 export interface InFlight {
@@ -87,6 +97,15 @@ export interface ServiceStatus {
   served: number;
   refused: number;
   failed: number;
+  /** Queued requests not run because their shim was gone before they started (nothing was done for them). */
+  notRun: number;
+  /** Connections closed before their request was complete: too slow (requestTimeoutMs) or too many pending. */
+  timedOut: number;
+  tooMany: number;
+  /** Connections whose request is not complete yet. */
+  pendingConnections: number;
+  /** Request log files open (bounded; see log-files.ts). */
+  logFilesOpen: number;
   inFlight: InFlight[];
 }
 
@@ -132,7 +151,11 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const running = new Set<Promise<void>>();
   const started = Date.now();
   let nextId = 1;
-  const counts = { served: 0, refused: 0, failed: 0 };
+  const counts = { served: 0, refused: 0, failed: 0, notRun: 0, timedOut: 0, tooMany: 0 };
+  const requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
+  const maxPending = options.maxPendingConnections ?? 64;
+  let pendingConnections = 0;
+  let lastBusyWarning = 0;
 
   const status = (): ServiceStatus => ({
     pid: options.pid,
@@ -141,6 +164,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     startedAt: new Date(started).toISOString(),
     uptimeMs: Date.now() - started,
     ...counts,
+    pendingConnections,
+    logFilesOpen: logs.files.openCount,
     inFlight: [...entries.values()].map((e) => ({
       id: e.id,
       verb: e.verb,
@@ -172,6 +197,17 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     if (req.kind === KIND_STATUS) return { stdout: `${JSON.stringify(status())}\n`, exitCode: 0, stderr: '' };
     const sink: string[] = [];
     const work = async (): Promise<{ stdout: string; exitCode: number; stderr: string }> => {
+      // Queued behind the same pod's earlier verb, and its shim has gone since (the runtime's timeout killed it):
+      // nothing has been done for it, so not running it leaves the runtime's retry or DEL exactly right. Once a verb
+      // has started it finishes and commits, whoever is still listening (the header).
+      if (!entry.shimConnected) {
+        counts.notRun++;
+        log.info(
+          { verb: entry.verb, containerId: entry.containerId, ifname: entry.ifname },
+          'service: the shim left before its queued request started; not running it',
+        );
+        return { stdout: '', exitCode: 0, stderr: '' };
+      }
       entry.state = 'running';
       const out = await runCni({
         env: req.env,
@@ -198,23 +234,48 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       return;
     }
     socket.on('error', () => undefined); // a shim that vanishes is normal; its request (if accepted) carries on
-    let buf = Buffer.alloc(0);
+    if (pendingConnections >= maxPending) {
+      counts.tooMany++;
+      if (Date.now() - lastBusyWarning > 1000) {
+        lastBusyWarning = Date.now();
+        log.warn(
+          { pending: pendingConnections },
+          'service: too many connections with incomplete requests; closing new ones',
+        );
+      }
+      socket.destroy();
+      return;
+    }
+    pendingConnections++;
+    const reader = new RequestReader();
     let accepted = false;
+    const settle = (): void => {
+      if (accepted) return;
+      accepted = true;
+      pendingConnections--;
+      clearTimeout(timer);
+      socket.off('data', onData);
+    };
+    const timer = setTimeout(() => {
+      settle();
+      counts.timedOut++;
+      socket.destroy();
+    }, requestTimeoutMs);
+    socket.once('close', settle);
     const onData = (chunk: Buffer): void => {
       if (accepted) return; // nothing more is expected from the shim
-      buf = Buffer.concat([buf, chunk]);
       let req: Request | undefined;
       try {
-        req = parseRequest(buf);
+        req = reader.push(chunk);
       } catch (e) {
         if (!(e instanceof ProtocolError)) throw e;
+        settle();
         counts.refused++;
         socket.destroy();
         return;
       }
       if (!req) return;
-      accepted = true;
-      socket.off('data', onData);
+      settle();
       if (req.version !== PROTOCOL_VERSION || (req.kind !== KIND_CNI && req.kind !== KIND_STATUS)) {
         socket.end(encodeVersionRefusal());
         return;

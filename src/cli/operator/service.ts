@@ -15,13 +15,14 @@ function describe(s: ServiceStatus): string {
   const lines = [
     `service: running at ${s.address} (pid ${s.pid}, protocol ${s.protocol}, up ${seconds(s.uptimeMs)} since ${s.startedAt})`,
     `requests: ${s.served} served, ${s.refused} refused, ${s.failed} failed, ${s.inFlight.length} in flight`,
+    `not run (shim gone before the request started): ${s.notRun ?? 0}; connections closed unread: ${s.timedOut ?? 0} too slow, ${s.tooMany ?? 0} over the limit; ${s.pendingConnections ?? 0} reading now; log files open: ${s.logFilesOpen ?? 0}`,
   ];
   if (s.inFlight.length > 0) {
     lines.push('', 'id      verb    state    age      container / ifname                        shim');
     for (const r of s.inFlight) {
       const who = r.containerId ? `${r.containerId} / ${r.ifname ?? ''}` : '-';
       lines.push(
-        `${String(r.id).padEnd(8)}${r.verb.padEnd(8)}${r.state.padEnd(9)}${seconds(r.ageMs).padEnd(9)}${who.padEnd(42)}${r.shimConnected ? 'waiting' : 'gone (finishing anyway)'}`,
+        `${String(r.id).padEnd(8)}${r.verb.padEnd(8)}${r.state.padEnd(9)}${seconds(r.ageMs).padEnd(9)}${who.padEnd(42)}${r.shimConnected ? 'waiting' : r.state === 'queued' ? 'gone (will not run)' : 'gone (finishing anyway)'}`,
       );
     }
   }
