@@ -19,7 +19,7 @@
       "type": "executable",
       "sources": ["native/shim/shim_main.cc"],
       "conditions": [
-        ["OS=='win'", { "sources": ["native/shim/shim_win.cc"] }, {
+        ["OS=='win'", { "sources": ["native/shim/shim_win.cc"], "libraries": ["advapi32.lib"] }, {
           "sources": ["native/shim/shim_posix.cc"],
           "ldflags": ["-static", "-s"]
         }]

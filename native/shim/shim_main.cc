@@ -3,7 +3,9 @@
 // stderr and exits with its code. When the service is absent, speaks another protocol version, or goes away before
 // it has accepted the request, the request is run by the standalone executable beside the shim instead, with the
 // same environment and stdin, so the runtime sees the same result either way. Without CNI_COMMAND it is the operator
-// running `hcn-cni <command>`: that is the standalone executable's job, so the shim hands over at once.
+// running `hcn-cni <command>`: that is the standalone executable's job, so the shim hands over at once. Before it
+// sends anything the shim checks who serves the address (Connection::ServerIsTrusted); a server that is not the
+// service's own account is refused, and the standalone executable runs the request instead.
 // See docs/service-protocol.md.
 #include <string>
 
@@ -40,7 +42,15 @@ int Run(int argc, char** argv) {
   if (stdin_bytes.size() > kStdinLimit + 1) stdin_bytes.resize(kStdinLimit + 1);
 
   Connection conn;
-  if (!conn.Open(ServiceAddress())) return Fallback(stdin_bytes);
+  const std::string address = ServiceAddress();
+  if (!conn.Open(address)) return Fallback(stdin_bytes);
+  // Whoever listens at the address would get the runtime's whole environment and the configuration and choose the
+  // result the runtime sees: only a server that the service's own account (or a more privileged one) runs may.
+  std::string why;
+  if (!conn.ServerIsTrusted(&why)) {
+    WriteOut(2, "hcn-cni: not using the service at " + address + ": " + why + "; running hcn-cni-standalone\n");
+    return Fallback(stdin_bytes);
+  }
   // Until the service accepts, nothing has run: any failure here means the standalone executable does the work.
   if (!conn.WriteAll(EncodeRequest(EnvironmentBlock(), stdin_bytes))) return Fallback(stdin_bytes);
   char head[8];

@@ -24,6 +24,10 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
   ~Connection();
   bool Open(const std::string& address);
+  // Whether the process serving the connected address is the real service: one that only root/SYSTEM or an
+  // administrator (or, on POSIX, the shim's own user) could have started. Called before a byte is sent; false means
+  // the shim must not talk to it, and `why` is one line for stderr naming who the server is.
+  bool ServerIsTrusted(std::string* why);
   bool WriteAll(const std::string& data);
   bool ReadExact(char* buf, size_t n);
 

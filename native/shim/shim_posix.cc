@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "shim_platform.h"
 
@@ -85,6 +86,36 @@ bool Connection::Open(const std::string& address) {
   do rc = connect(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
   while (rc != 0 && errno == EINTR);
   return rc == 0;
+}
+
+// The server's uid as the kernel recorded it when the server called listen() (Linux: SO_PEERCRED, socket(7) and
+// unix(7); elsewhere getpeereid(3)): not something the server can choose. Root's or our own user's socket is the
+// service's (the service runs as root, or as the runtime's user in tests and by hand); any other uid is someone
+// who could create a socket where the address points (a directory others can write, a socket left behind) — it must
+// get neither the runtime's environment nor the configuration, nor choose the result.
+//   https://man7.org/linux/man-pages/man7/unix.7.html (SO_PEERCRED)
+bool Connection::ServerIsTrusted(std::string* why) {
+  uid_t uid;
+#if defined(__linux__)
+  struct ucred cred {};
+  socklen_t len = sizeof cred;
+  if (getsockopt(fd_, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || len != sizeof cred) {
+    *why = std::string("getsockopt(SO_PEERCRED) failed: ") + strerror(errno);
+    return false;
+  }
+  uid = cred.uid;
+#else
+  gid_t gid;
+  if (getpeereid(fd_, &uid, &gid) != 0) {
+    *why = std::string("getpeereid failed: ") + strerror(errno);
+    return false;
+  }
+#endif
+  const uid_t self = geteuid();
+  if (uid == 0 || uid == self) return true;
+  *why = "its server runs as uid " + std::to_string(uid) + ", neither root (0) nor this shim's user (" +
+         std::to_string(self) + ")";
+  return false;
 }
 
 bool Connection::WriteAll(const std::string& data) { return WriteFd(fd_, data.data(), data.size()); }

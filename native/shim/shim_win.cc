@@ -1,8 +1,11 @@
-// The shim on Windows: a named pipe to the service, CreateProcessW for the standalone fallback. Only kernel32 is
-// imported; with mingw's -static the executable needs nothing beyond the OS.
+// The shim on Windows: a named pipe to the service, CreateProcessW for the standalone fallback. Only kernel32 and
+// advapi32 (the server's token) are imported; with mingw's -static the executable needs nothing beyond the OS.
 #include <windows.h>
 
+#include <sddl.h>
+
 #include <string>
+#include <vector>
 
 #include "shim_platform.h"
 
@@ -99,6 +102,122 @@ bool Connection::Open(const std::string& address) {
     // Every instance busy: the service is there and will make another; wait for it briefly (bounded).
     if (GetLastError() != ERROR_PIPE_BUSY || !WaitNamedPipeW(name.c_str(), 100)) return false;
   }
+  return false;
+}
+
+namespace {
+
+std::string SidString(PSID sid) {
+  wchar_t* text = nullptr;
+  if (!ConvertSidToStringSidW(sid, &text)) return "an unreadable SID";
+  std::string out = Narrow(text, wcslen(text));
+  LocalFree(text);
+  return out;
+}
+
+// GetTokenInformation into a buffer of the size it asks for.
+bool TokenInfo(HANDLE token, TOKEN_INFORMATION_CLASS cls, std::vector<unsigned char>* buf) {
+  DWORD len = 0;
+  GetTokenInformation(token, cls, nullptr, 0, &len);
+  if (len == 0) return false;
+  buf->assign(len, 0);
+  return GetTokenInformation(token, cls, buf->data(), len, &len) != 0;
+}
+
+std::string Win32Failure(const char* what) { return std::string(what) + " failed: error " + std::to_string(GetLastError()); }
+
+// Test hook, honoured in every build because it can only narrow: HCN_CNI_TEST_SHIM_SERVER_SIDS, a comma-separated
+// list of SID strings, adds the condition that the server's token holds one of them (as its user or as an enabled
+// group) on top of the rule below. Wine runs every process as one administrator, so this is how the wine suite
+// (test/windows/service.test.ts) makes the shim refuse a server; no value of it trusts a server the rule refuses.
+bool InTestSids(PSID user, const TOKEN_GROUPS* groups, bool* set) {
+  wchar_t buf[4096];
+  const DWORD n = GetEnvironmentVariableW(L"HCN_CNI_TEST_SHIM_SERVER_SIDS", buf, 4096);
+  *set = n > 0;
+  if (n == 0) return true;
+  if (n >= 4096) return false;
+  std::wstring list(buf, n);
+  for (size_t at = 0; at <= list.size();) {
+    size_t end = list.find(L',', at);
+    if (end == std::wstring::npos) end = list.size();
+    const std::wstring item = list.substr(at, end - at);
+    at = end + 1;
+    PSID sid = nullptr;
+    if (item.empty() || !ConvertStringSidToSidW(item.c_str(), &sid)) continue;
+    bool held = EqualSid(sid, user) != 0;
+    for (DWORD i = 0; !held && i < groups->GroupCount; ++i) {
+      const DWORD a = groups->Groups[i].Attributes;
+      held = (a & SE_GROUP_ENABLED) && !(a & SE_GROUP_USE_FOR_DENY_ONLY) && EqualSid(sid, groups->Groups[i].Sid);
+    }
+    LocalFree(sid);
+    if (held) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// Whoever created the pipe name first is its server: while the service is stopped, restarting or being upgraded,
+// any local user may create \\.\pipe\hcn-cni (the service's DACL exists only on the service's own instances). So the
+// shim looks at the process serving its connection before it writes a byte: GetNamedPipeServerProcessId →
+// OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION) → OpenProcessToken(TOKEN_QUERY) → the token's user and groups.
+// Trusted: the user is LocalSystem (S-1-5-18, what the DaemonSet's HostProcess container runs as), or
+// BUILTIN\Administrators (S-1-5-32-544) is an enabled group, not deny-only — an elevated administrator; UAC's
+// filtered token of a non-elevated administrator has it deny-only, and deny-only SIDs grant nothing, so such a server
+// is refused as the service refuses such a client (native/addon/pipe_server_win.cc). The groups are read with
+// GetTokenInformation rather than CheckTokenMembership, which needs an impersonation token (DuplicateToken wants
+// TOKEN_DUPLICATE, which a SYSTEM process's token grants SYSTEM only, not an administrator running the shim).
+// Not the pipe's owner SID: an elevated administrator's objects are owned by Administrators or by the user, per the
+// "Default owner for objects created by members of the Administrators group" policy, so the owner cannot tell an
+// administrator's user SID from anyone's. Limit: the pid is the pipe's creator's; a creator that exits while another
+// process keeps the pipe, and whose pid is then reused by a privileged process, would pass — a race the squatter
+// does not control the other half of.
+//   https://learn.microsoft.com/en-us/windows/win32/api/winbase/nf-winbase-getnamedpipeserverprocessid
+//   https://learn.microsoft.com/en-us/windows/win32/api/processthreadsapi/nf-processthreadsapi-openprocess
+//   https://learn.microsoft.com/en-us/windows/win32/procthread/process-security-and-access-rights
+//   https://learn.microsoft.com/en-us/windows/win32/api/processthreadsapi/nf-processthreadsapi-openprocesstoken
+//   https://learn.microsoft.com/en-us/windows/win32/api/securitybaseapi/nf-securitybaseapi-gettokeninformation
+//   https://learn.microsoft.com/en-us/windows/win32/api/winnt/ns-winnt-sid_and_attributes (SE_GROUP_USE_FOR_DENY_ONLY)
+//   https://learn.microsoft.com/en-us/windows/win32/api/securitybaseapi/nf-securitybaseapi-checktokenmembership
+//   https://learn.microsoft.com/en-us/windows/win32/secauthz/well-known-sids
+bool Connection::ServerIsTrusted(std::string* why) {
+  ULONG pid = 0;
+  if (!GetNamedPipeServerProcessId(static_cast<HANDLE>(handle_), &pid)) {
+    *why = Win32Failure("GetNamedPipeServerProcessId");
+    return false;
+  }
+  const std::string who = "its server (pid " + std::to_string(pid) + ")";
+  HANDLE process = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, pid);
+  if (process == nullptr) {
+    *why = who + ": " + Win32Failure("OpenProcess");
+    return false;
+  }
+  HANDLE token = nullptr;
+  const BOOL opened = OpenProcessToken(process, TOKEN_QUERY, &token);
+  const DWORD open_error = GetLastError();
+  CloseHandle(process);
+  if (!opened) {
+    *why = who + ": OpenProcessToken failed: error " + std::to_string(open_error);
+    return false;
+  }
+  std::vector<unsigned char> user_buf, groups_buf;
+  const bool read = TokenInfo(token, TokenUser, &user_buf) && TokenInfo(token, TokenGroups, &groups_buf);
+  if (!read) *why = who + ": " + Win32Failure("GetTokenInformation");
+  CloseHandle(token);
+  if (!read) return false;
+  PSID user = reinterpret_cast<const TOKEN_USER*>(user_buf.data())->User.Sid;
+  const auto* groups = reinterpret_cast<const TOKEN_GROUPS*>(groups_buf.data());
+  bool trusted = IsWellKnownSid(user, WinLocalSystemSid) != 0;
+  for (DWORD i = 0; !trusted && i < groups->GroupCount; ++i) {
+    const DWORD a = groups->Groups[i].Attributes;
+    trusted = (a & SE_GROUP_ENABLED) && !(a & SE_GROUP_USE_FOR_DENY_ONLY) &&
+              IsWellKnownSid(groups->Groups[i].Sid, WinBuiltinAdministratorsSid);
+  }
+  bool test_set = false;
+  if (trusted && InTestSids(user, groups, &test_set)) return true;
+  *why = who + " runs as " + SidString(user) + ", " +
+         (trusted ? std::string("which holds none of HCN_CNI_TEST_SHIM_SERVER_SIDS")
+                  : std::string("neither SYSTEM (S-1-5-18) nor an elevated member of Administrators (S-1-5-32-544)"));
   return false;
 }
 

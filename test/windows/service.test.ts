@@ -8,10 +8,16 @@
  *  - a second `serve` on the same pipe name exits with an error, and the first goes on serving;
  *  - a service whose allowed SIDs the (wine) user's token lacks refuses the shim's connection before reading it:
  *    the shim falls back to hcn-cni-standalone.exe, the service logs the refusal and served nothing;
+ *  - the shim checks the pipe's server before it writes a byte (issue 19 item 2, native/shim/shim_win.cc): the real
+ *    service (an administrator here) is used, also with HCN_CNI_TEST_SHIM_SERVER_SIDS naming Administrators; a
+ *    squatter pipe (Windows node.exe on the name) is refused when that variable demands SYSTEM — it gets 0 bytes,
+ *    the shim says why naming the server's SID, and hcn-cni-standalone.exe answers;
  *  - with the service gone, the shim runs hcn-cni-standalone.exe beside it and the same verbs succeed.
  * Wine has one user, an administrator, so a real non-administrator being refused (by the DACL or by the token
  * check) is not observable here; the refusal test narrows the allowed SIDs instead (an option of startService
- * that neither the CLI nor the environment can set).
+ * that neither the CLI nor the environment can set). Likewise every wine process passes the shim's own check (the
+ * squatter too, as the test shows): HCN_CNI_TEST_SHIM_SERVER_SIDS, which can only add a condition, is how the
+ * shim's refusal path runs here; that a non-administrator's or a UAC-filtered token is refused is not observable.
  */
 import { spawn, type ChildProcess } from 'child_process';
 import * as crypto from 'crypto';
@@ -98,6 +104,7 @@ describeWine('the shim under wine with the service', (build) => {
     expect(add.code).toBe(0);
     expectOnlyResult(add);
     expect(add.json!.interfaces[0].sandbox).toBe(ns);
+    expect(add.stderr).not.toContain('not using the service'); // the shim's server check passed
     const lines = logs(add.stderr);
     expect(lines.length).toBeGreaterThan(0);
     expect(lines.every((l) => l.service === true)).toBe(true);
@@ -127,6 +134,81 @@ describeWine('the shim under wine with the service', (build) => {
       allowSids: ['S-1-5-18', 'S-1-5-32-544'],
     });
   }, 120_000);
+
+  test("the shim's server check: the service passes, also when Administrators is demanded", async () => {
+    const before = (await cni.call({ args: ['service', '--json'], env: { HCN_CNI_SERVICE: pipe } })).json!;
+    const version = await cni.call(
+      { verb: 'VERSION', env: { HCN_CNI_SERVICE: pipe, HCN_CNI_TEST_SHIM_SERVER_SIDS: 'S-1-5-32-544' } },
+      'shim VERSION (service, Administrators demanded)',
+    );
+    expect(version.code).toBe(0);
+    expect(version.stderr).not.toContain('not using the service');
+    expect(version.json).toMatchObject({ supportedVersions: expect.arrayContaining(['1.1.0']) });
+    const after = (await cni.call({ args: ['service', '--json'], env: { HCN_CNI_SERVICE: pipe } })).json!;
+    expect(after.served).toBe((before.served as number) + 1);
+  }, 120_000);
+
+  test('a squatter pipe is refused before a byte is written when its server lacks the SIDs demanded', async () => {
+    const squat = `\\\\.\\pipe\\hcn-cni-test-squat-${crypto.randomBytes(4).toString('hex')}`;
+    const logFile = path.join(work, 'squatter.log');
+    fs.writeFileSync(logFile, '');
+    const squatLog = (): string[] => fs.readFileSync(logFile, 'utf8').split('\n').filter(Boolean);
+    const squatter = spawn(
+      WINE,
+      [build.nodeExe, winPath(path.join(__dirname, 'fixtures', 'pipe-squatter.js')), squat, winPath(logFile)],
+      { env: cni.prefix.env, stdio: 'ignore' },
+    );
+    try {
+      const t0 = Date.now();
+      while (!squatLog().includes('listening')) {
+        if (squatter.exitCode !== null || Date.now() - t0 > 120_000)
+          throw new Error(`the squatter did not start under wine: ${squatLog().join('; ')}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      timings.add('node.exe pipe-squatter.js: listening', Date.now() - t0);
+
+      // Demanding SYSTEM: the squatter (the wine user, an administrator) is refused before anything is written.
+      const ns = await cni.newNamespace();
+      const env = { HCN_CNI_SERVICE: squat, HCN_CNI_TEST_SHIM_SERVER_SIDS: 'S-1-5-18' };
+      const add = await cni.call(
+        { verb: 'ADD', conf: bridgeConf(), containerId: 'pod-squat', netns: ns, env },
+        'shim ADD (squatter refused → fallback)',
+      );
+      expect(add.code).toBe(0);
+      expectOnlyResult(add);
+      expect(add.json!.ips[0].address).toMatch(/^10\.244\.1\.\d+\/24$/); // not the squatter's 6.6.6.6
+      const said = add.stderr.split(/\r?\n/).filter((l) => l.startsWith('hcn-cni: not using the service'));
+      expect(said).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^hcn-cni: not using the service at ${squat.replace(/\\/g, '\\\\').replace(/\./g, '\\.')}: ` +
+              'its server \\(pid \\d+\\) runs as S-1-5-21-[\\d-]+, which holds none of ' +
+              'HCN_CNI_TEST_SHIM_SERVER_SIDS; running hcn-cni-standalone$',
+          ),
+        ),
+      ]);
+      expect(logs(add.stderr).some((l) => l.service === true)).toBe(false); // the standalone executable answered
+      const t1 = Date.now();
+      while (!squatLog().some((l) => l.startsWith('connection'))) {
+        if (Date.now() - t1 > 60_000) throw new Error(`the squatter saw no connection: ${squatLog().join('; ')}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(squatLog()).toEqual(['listening', 'connection 0 bytes']);
+      const del = await cni.call(
+        { verb: 'DEL', conf: bridgeConf(), containerId: 'pod-squat', netns: ns, env },
+        'shim DEL (squatter refused → fallback)',
+      );
+      expect({ code: del.code, out: del.stdout }).toEqual({ code: 0, out: '' });
+
+      // What wine cannot show: without the demand the same squatter passes (every wine process is an administrator)
+      // and gets the request. On Windows a non-administrator's squatter is refused by the check itself.
+      const version = await cni.call({ verb: 'VERSION', env: { HCN_CNI_SERVICE: squat } }, 'shim VERSION (squatter)');
+      expect(version.stdout).toBe('{"cniVersion":"1.0.0","ips":[{"address":"6.6.6.6/32"}]}\n');
+      expect(squatLog().find((l) => l.startsWith('env: '))).toContain('CNI_COMMAND=VERSION');
+    } finally {
+      squatter.kill('SIGKILL');
+    }
+  }, 240_000);
 
   test('a second service on the same pipe name does not start; the first goes on serving', async () => {
     const second = await runWine(
