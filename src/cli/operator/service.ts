@@ -16,6 +16,21 @@ function describe(s: ServiceStatus): string {
     `service: running at ${s.address} (pid ${s.pid}, protocol ${s.protocol}, up ${seconds(s.uptimeMs)} since ${s.startedAt})`,
     `requests: ${s.served} served, ${s.refused} refused, ${s.failed} failed, ${s.inFlight.length} in flight`,
   ];
+  // A service from before the abandoned-call bound says nothing of them.
+  const a = s.abandoned as ServiceStatus['abandoned'] | undefined;
+  if (a) {
+    lines.push(
+      `abandoned HCN calls: ${a.count} (past their timeout, still unanswered by HNS; at ${a.bound} the service stops accepting and exits to be restarted)`,
+    );
+    if (a.byOp.length > 0) {
+      lines.push('', 'abandoned call                          count   oldest   newest');
+      for (const o of a.byOp) {
+        lines.push(
+          `${o.op.padEnd(40)}${String(o.count).padEnd(8)}${seconds(o.oldestAgeMs).padEnd(9)}${seconds(o.newestAgeMs)}`,
+        );
+      }
+    }
+  }
   if (s.inFlight.length > 0) {
     lines.push('', 'id      verb    state    age      container / ifname                        shim');
     for (const r of s.inFlight) {
