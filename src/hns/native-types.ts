@@ -128,8 +128,9 @@ export interface NativeHcn {
   processStartTime(pid: number): string | null;
 
   /**
-   * Ends the process now (_exit / TerminateProcess). process.exit() joins libuv's thread pool and so waits for an
-   * HCN call HNS never answers; the CNI executable must not outlive its timeout. Output must already be written.
+   * Ends the process now (_exit / TerminateProcess). process.exit() would run exit handlers and static destructors
+   * under a call thread still inside an HCN call HNS never answers; the CNI executable must not outlive its timeout.
+   * Output must already be written.
    */
   exitNow(code: number): never;
 
