@@ -115,6 +115,16 @@ describe('past the bound on abandoned calls', () => {
     expect({ exit: fresh.exitCode, code: fresh.json?.code }).toEqual({ exit: 0, code: undefined });
     expect(bin.standaloneRuns()).toBe(1);
   });
+
+  it.each([['0'], ['many'], ['']])('--max-abandoned-calls %j is refused in one line (exit 2)', async (value) => {
+    const r = await promisify(execFile)(process.execPath, [CLI, 'serve', '--max-abandoned-calls', value], {
+      env: { PATH: process.env.PATH },
+    }).catch((e: { code: number; stderr: string }) => e);
+    expect('code' in r ? r.code : 0).toBe(2);
+    expect(r.stderr).toBe(
+      `hcn-cni serve: --max-abandoned-calls needs a whole number from 1 to 999999, got ${JSON.stringify(value)}\n`,
+    );
+  });
 });
 
 describe('standalone', () => {
