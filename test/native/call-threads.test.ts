@@ -5,8 +5,9 @@
  */
 import { abandonedCalls } from '../../src/hns/abandoned-calls';
 import { HR } from '../../src/hns/hresults';
+import { Worker } from 'worker_threads';
 import { until } from '../plugin/support';
-import { l2bridge, useHcn } from '../hns/helpers';
+import { ADDON_PATH, l2bridge, SIM_LIBRARY_PATH, useHcn } from '../hns/helpers';
 
 const fx = useHcn();
 const HUNG = 100;
@@ -54,4 +55,29 @@ test('a call past its timeout is listed as abandoned until HNS answers it, then 
   expect(call).toMatchObject({ op: 'HcnEnumerateNamespaces', timeoutMs: 300 });
   await control.release();
   await until(() => (abandonedCalls().length === 0 ? true : undefined), 20_000, 'the abandoned call to end');
+});
+
+test('a worker_thread that ends while its call hangs: the call ends later and touches nothing of the worker', async () => {
+  const { hcn, control } = fx;
+  await control.hang('HcnEnumerateEndpoints');
+  const before = (await control.stats()).calls.HcnEnumerateEndpoints ?? 0;
+  const worker = new Worker(
+    `const { parentPort, workerData } = require('worker_threads');
+     const hcn = require(workerData.addon);
+     hcn.init({ libraryPath: workerData.library });
+     hcn.enumerateEndpoints(null);
+     parentPort.postMessage('called');`,
+    { eval: true, workerData: { addon: ADDON_PATH, library: SIM_LIBRARY_PATH } },
+  );
+  await new Promise((resolve) => worker.once('message', resolve));
+  await until(
+    async () => ((await control.stats()).calls.HcnEnumerateEndpoints ?? 0) > before || undefined,
+    20_000,
+    "the worker's call to reach the simulator",
+  );
+  await worker.terminate(); // its environment is torn down with the call still running
+  await control.release();
+  // The call's thread finished (its completion was dropped, the environment being gone) and the process lives on.
+  await until(() => (hcn.native.callThreads().busy === 0 ? true : undefined), 20_000, 'the call to end');
+  await expect(hcn.listNetworks()).resolves.toEqual([]);
 });
