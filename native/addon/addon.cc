@@ -26,6 +26,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
       {"capabilities", JsCapabilities},
       {"setErrorClass", SetErrorClass},
       {"stats", JsStats},
+      {"callThreads", JsCallThreads},
 
       {"enumerateNetworks", JsEnumerate<kNet>},
       {"createNetwork", JsCreate<kNet>},

@@ -1,8 +1,11 @@
 #include "async_call.h"
 
 #include <cstdio>
+#include <mutex>
 #include <new>
+#include <system_error>
 
+#include "call_threads.h"
 #include "hresults.h"
 
 namespace hcn {
@@ -40,46 +43,114 @@ Napi::Value MakeError(Napi::Env env, const CallOutcome& outcome) {
   return PlainError(env, outcome, record);
 }
 
-class CallWorker final : public Napi::AsyncWorker {
- public:
-  CallWorker(Napi::Env env, NativeCall call)
-      : Napi::AsyncWorker(env, "hcn:call"), call_(std::move(call)), deferred_(Napi::Promise::Deferred::New(env)) {}
-
-  Napi::Promise Promise() const { return deferred_.Promise(); }
-
- protected:
-  void Execute() override {
-    try {
-      outcome_ = call_();
-    } catch (const std::bad_alloc&) {
-      outcome_ = CallOutcome{true, "hcn.node", kOutOfMemory, std::nullopt, std::nullopt};
-    }
+void Settle(Napi::Env env, Napi::Promise::Deferred& deferred, const CallOutcome& outcome) {
+  if (!outcome.failed) {
+    deferred.Resolve(outcome.value ? Napi::String::New(env, *outcome.value) : env.Undefined());
+  } else {
+    deferred.Reject(MakeError(env, outcome));
   }
+}
 
-  void OnOK() override {
-    Napi::Env env = Env();
-    if (!outcome_.failed) {
-      deferred_.Resolve(outcome_.value ? Napi::String::New(env, *outcome_.value) : env.Undefined());
-    } else {
-      deferred_.Reject(MakeError(env, outcome_));
-    }
-  }
+struct Pending;
+void Deliver(Napi::Env env, Napi::Function, CallHub* hub, Pending* call);
+using Completions = Napi::TypedThreadSafeFunction<CallHub, Pending, Deliver>;
 
-  void OnError(const Napi::Error& error) override { deferred_.Reject(error.Value()); }
+}  // namespace
 
- private:
-  NativeCall call_;
-  Napi::Promise::Deferred deferred_;
-  CallOutcome outcome_;
+// One per environment, shared by its JS thread and every call thread that runs one of its calls. The call
+// threads post finished calls through `completions` while `open`; the environment's teardown finalizes the
+// thread-safe function and clears `open` first (under `mutex`), so a call that HNS answers after its environment
+// is gone — a worker_thread that ended, a process on its way out — touches nothing that was freed.
+struct CallHub {
+  std::mutex mutex;
+  bool open = true;
+  Completions completions;
 };
+
+namespace {
+
+struct Pending {
+  Pending(Napi::Env env, NativeCall c, std::shared_ptr<CallHub> h)
+      : call(std::move(c)), deferred(Napi::Promise::Deferred::New(env)), hub(std::move(h)) {}
+  NativeCall call;
+  Napi::Promise::Deferred deferred;
+  std::shared_ptr<CallHub> hub;
+  CallOutcome outcome;
+};
+
+// On a call thread.
+void Run(Pending* call) {
+  try {
+    call->outcome = call->call();
+  } catch (const std::bad_alloc&) {
+    call->outcome = CallOutcome{true, "hcn.node", kOutOfMemory, std::nullopt, std::nullopt};
+  }
+  call->call = nullptr;
+  const std::shared_ptr<CallHub> hub = call->hub;
+  std::lock_guard<std::mutex> lock(hub->mutex);
+  if (!hub->open || hub->completions.NonBlockingCall(call) != napi_ok) delete call;
+}
+
+// On the JS thread; env is null when the environment is being torn down with this call still queued.
+void Deliver(Napi::Env env, Napi::Function, CallHub* hub, Pending* call) {
+  std::unique_ptr<Pending> owned(call);
+  if (static_cast<napi_env>(env) == nullptr) return;
+  auto* state = env.GetInstanceData<AddonState>();
+  if (state != nullptr && state->calls_pending > 0 && --state->calls_pending == 0) hub->completions.Unref(env);
+  Settle(env, call->deferred, call->outcome);
+}
+
+void CloseHub(Napi::Env, std::shared_ptr<CallHub>* keep, CallHub* hub) {
+  {
+    std::lock_guard<std::mutex> lock(hub->mutex);
+    hub->open = false;
+  }
+  delete keep;
+}
+
+CallHub& HubOf(Napi::Env env, AddonState* state) {
+  if (!state->calls) {
+    auto hub = std::make_shared<CallHub>();
+    // Unlimited queue (a call thread never blocks on JS); one owner, this environment, that never releases it:
+    // the function lives until the environment's teardown. Unref'd while no call is pending, so an idle addon
+    // never keeps the event loop alive.
+    hub->completions = Completions::New(env, "hcn:call", 0, 1, hub.get(), CloseHub, new std::shared_ptr<CallHub>(hub));
+    hub->completions.Unref(env);
+    state->calls = std::move(hub);
+  }
+  return *state->calls;
+}
 
 }  // namespace
 
 Napi::Promise QueueCall(Napi::Env env, NativeCall call) {
-  auto* worker = new CallWorker(env, std::move(call));  // AsyncWorker deletes itself when it has settled
-  Napi::Promise promise = worker->Promise();
-  worker->Queue();
+  auto* state = env.GetInstanceData<AddonState>();
+  CallHub& hub = HubOf(env, state);
+  auto* pending = new Pending(env, std::move(call), state->calls);
+  Napi::Promise promise = pending->deferred.Promise();
+  try {
+    RunOnCallThread([pending] { Run(pending); });
+  } catch (const std::system_error&) {
+    // No thread could be started (the process is at its thread or memory limit): the call was not made.
+    Settle(env, pending->deferred, CallOutcome{true, "hcn.node", kOutOfMemory, std::nullopt, std::nullopt});
+    delete pending;
+    return promise;
+  }
+  // A pending call keeps the event loop alive, as libuv's pool work did: its promise is still to settle.
+  if (state->calls_pending++ == 0) hub.completions.Ref(env);
   return promise;
+}
+
+Napi::Value JsCallThreads(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const CallThreadCounts counts = CountCallThreads();
+  auto* state = env.GetInstanceData<AddonState>();
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("threads", static_cast<double>(counts.threads));
+  out.Set("busy", static_cast<double>(counts.busy));
+  out.Set("started", static_cast<double>(counts.started));
+  out.Set("pending", static_cast<double>(state != nullptr ? state->calls_pending : 0));
+  return out;
 }
 
 Napi::Value SetErrorClass(const Napi::CallbackInfo& info) {

@@ -126,8 +126,10 @@ async function operatorTool(): Promise<number> {
 }
 
 /**
- * Exit with the code. Once the addon is loaded, an HCN call HNS never answered may still occupy a thread-pool
- * thread, and process.exit() would wait for it (it joins the pool): the addon's exitNow ends the process at once.
+ * Exit with the code. Once the addon is loaded, an HCN call HNS never answered may still be running on one of the
+ * addon's call threads, inside the HCN library; process.exit() would run the process's exit handlers and static
+ * destructors under it (and, when HCN calls ran on libuv's pool, waited for it): the addon's exitNow ends the
+ * process at once.
  * Everything — the result on stdout, the logs — has been written synchronously by now.
  */
 function exit(code: number): never {
@@ -139,8 +141,9 @@ function exit(code: number): never {
 
 /** `hcn-cni serve`: the resident service behind the shim (src/cli/serve.ts). */
 async function serve(): Promise<number> {
-  // Every verb in flight may hold an HCN call on a thread-pool thread; libuv's default of 4 would queue the 5th pod
-  // behind them. Read once, when the pool starts (on first use, after this line).
+  // HCN calls run on the addon's own threads (native/addon/call_threads.h); the pool still does the state's fsyncs,
+  // several per verb, and libuv's default of 4 would queue concurrent pods' verbs behind each other's. Read once,
+  // when the pool starts (on first use, after this line).
   process.env.UV_THREADPOOL_SIZE ??= '32';
   const { serve: run } = await import('./serve');
   return run(process.argv.slice(3), { env: process.env, load: loadOptions(), err: (s) => fs.writeSync(2, s) });

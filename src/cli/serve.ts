@@ -2,9 +2,12 @@
  * `hcn-cni serve [--listen ADDRESS]`: the resident service behind the shim (src/service). It runs until SIGTERM,
  * SIGINT (or on Windows SIGBREAK/SIGHUP), then stops accepting, lets every accepted request finish (a verb is never cut short by a shutdown), and
  * exits 0. The address defaults to /run/hcn-cni/service.sock (Linux) or \\.\pipe\hcn-cni (Windows), or
- * HCN_CNI_SERVICE when set — the same address the shim uses.
+ * HCN_CNI_SERVICE when set — the same address the shim uses. It also ends by itself, with EXIT_RETIRED (75), when
+ * too many HCN calls are past their timeout and still unanswered (src/service/abandoned-bound.ts): the DaemonSet's
+ * container then ends and the kubelet starts a fresh service, while the shims run hcn-cni-standalone.
  */
 import { defaultServiceAddress } from '../service/client';
+import { DEFAULT_MAX_ABANDONED_CALLS, EXIT_RETIRED } from '../service/abandoned-bound';
 import { startService } from '../service/service';
 
 export interface ServeIo {
@@ -13,16 +16,21 @@ export interface ServeIo {
   err(s: string): void;
 }
 
-export const SERVE_USAGE = `usage: hcn-cni serve [--listen ADDRESS]
+export const SERVE_USAGE = `usage: hcn-cni serve [--listen ADDRESS] [--max-abandoned-calls N]
 
 Runs the hcn-cni service: the shim (hcn-cni in the CNI bin directory) sends each CNI request here and falls back to
 hcn-cni-standalone when the service is not running. ADDRESS is a unix socket path (default
 /run/hcn-cni/service.sock) or a Windows pipe name (default \\\\.\\pipe\\hcn-cni); HCN_CNI_SERVICE overrides the
 default, as it does for the shim. Stops on SIGTERM/SIGINT after the requests in flight have finished.
+
+An HCN call past hnsTimeoutSeconds cannot be cancelled and keeps running (abandoned); when N of them (default
+${DEFAULT_MAX_ABANDONED_CALLS}) are unanswered at once, the service stops accepting, lets the requests in flight
+finish and exits ${EXIT_RETIRED}, to be restarted fresh (the DaemonSet does that).
 `;
 
 export async function serve(argv: readonly string[], io: ServeIo): Promise<number> {
   let address = io.env.HCN_CNI_SERVICE || defaultServiceAddress(process.platform);
+  let maxAbandonedCalls: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--help' || a === '-h') {
@@ -31,7 +39,16 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
     }
     if (a === '--listen' && argv[i + 1]) address = argv[++i]!;
     else if (a.startsWith('--listen=') && a.length > 9) address = a.slice(9);
-    else {
+    else if (a === '--max-abandoned-calls' || a.startsWith('--max-abandoned-calls=')) {
+      const text = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i];
+      if (!text || !/^[1-9][0-9]{0,5}$/.test(text)) {
+        io.err(
+          `hcn-cni serve: --max-abandoned-calls needs a whole number from 1 to 999999, got ${JSON.stringify(text ?? '')}\n`,
+        );
+        return 2;
+      }
+      maxAbandonedCalls = Number(text);
+    } else {
       io.err(`hcn-cni serve: unexpected argument ${JSON.stringify(a)}\n${SERVE_USAGE}`);
       return 2;
     }
@@ -45,6 +62,7 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
       ...(process.platform !== 'win32' && typeof process.getuid === 'function' ? { allowUid: process.getuid() } : {}),
       load: io.load,
       ...(io.env.HCN_CNI_CLAIMS_DIR ? { claimsDir: io.env.HCN_CNI_CLAIMS_DIR } : {}),
+      ...(maxAbandonedCalls !== undefined ? { maxAbandonedCalls } : {}),
     });
   } catch (e) {
     // A refusal to start (the address is taken or is not ours to replace, the addon cannot load) is one line for
@@ -52,10 +70,20 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
     io.err(`hcn-cni serve: ${((e as Error)?.message ?? String(e)).split('\n')[0]}\n`);
     return 1;
   }
-  await new Promise<void>((resolve) => {
-    // Windows has no SIGTERM: a console's Ctrl+Break and close arrive as SIGBREAK and SIGHUP.
-    for (const signal of ['SIGTERM', 'SIGINT', 'SIGBREAK', 'SIGHUP'] as const) process.once(signal, () => resolve());
-  });
+  const retired = await Promise.race([
+    new Promise<undefined>((resolve) => {
+      // Windows has no SIGTERM: a console's Ctrl+Break and close arrive as SIGBREAK and SIGHUP.
+      for (const signal of ['SIGTERM', 'SIGINT', 'SIGBREAK', 'SIGHUP'] as const)
+        process.once(signal, () => resolve(undefined));
+    }),
+    service.retired,
+  ]);
+  if (retired !== undefined) {
+    // The process ends through the addon's exitNow (src/cli/hcn-cni.ts): the abandoned calls' threads are never
+    // waited for.
+    io.err(`hcn-cni serve: ${retired}; exiting ${EXIT_RETIRED} so that a fresh service is started\n`);
+    return EXIT_RETIRED;
+  }
   await service.close();
   return 0;
 }

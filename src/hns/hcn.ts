@@ -4,6 +4,7 @@
  * from HNS or the addon itself.
  */
 import { GUID_TEXT } from '../net/guid';
+import { abandon } from './abandoned-calls';
 import { canonicalMac } from '../net/mac';
 import { HcnError } from './hcn-error';
 import { HR } from './hresults';
@@ -235,16 +236,20 @@ export class Hcn {
   }
 
   /**
-   * Bounds a native call by the timeout. The call cannot be cancelled (HNS keeps working on it); its late result
-   * is dropped. The error's stack is re-pointed at the caller: the native one says nothing useful.
+   * Bounds a native call by the timeout. The call cannot be cancelled (HNS keeps working on it): it is recorded as
+   * abandoned (src/hns/abandoned-calls.ts) until it ends, and its late result is dropped. It holds only its own
+   * native thread, so the calls after it are not held up. The error's stack is re-pointed at the caller: the
+   * native one says nothing useful.
    */
   private call<T>(op: string, run: () => Promise<T>): Promise<T> {
     const site = new Error();
+    const startedAt = Date.now();
     const pending = run();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         pending.catch(() => undefined);
+        abandon({ op, startedAt, timeoutMs: this.timeoutMs }, pending);
         reject(new HcnError(op, HR.ERROR_TIMEOUT, null, `no answer from HNS within ${this.timeoutMs / 1000}s`));
       }, this.timeoutMs);
       timer.unref?.();

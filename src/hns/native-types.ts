@@ -3,7 +3,8 @@
  *
  * Rules of the seam:
  * - Strings and ids cross, handles never do: each call opens, acts, queries and closes inside one native call.
- * - Every HCN call runs on a worker thread and returns a Promise; N-API is only touched on the main thread.
+ * - Every HCN call runs on a thread of the addon's own (never libuv's pool: a call HNS never answers holds its thread,
+ *   and nothing that later calls need) and returns a Promise; N-API is only touched on the main thread.
  * - JSON goes in and comes out as strings; parsing and typing is the TypeScript facade's job (src/hns).
  * - An HCN failure rejects with an instance of the class given to setErrorClass (HcnError), constructed as
  *   `new Cls(op, hresult, errorRecord)` where hresult is unsigned and errorRecord the raw JSON text or null.
@@ -48,6 +49,18 @@ export interface NativeStats {
   readonly frees: number;
 }
 
+/** The addon's call threads (native/addon/call_threads.h): every HCN call runs on one, outside libuv's pool. */
+export interface NativeCallThreads {
+  /** Call threads alive in the process, busy or idle (an idle one ends after a while). */
+  readonly threads: number;
+  /** Of those, running a call (perhaps one HNS never answers). */
+  readonly busy: number;
+  /** Threads started since the process began. */
+  readonly started: number;
+  /** Calls of this JS environment started and not yet settled. */
+  readonly pending: number;
+}
+
 export type HcnErrorConstructor = new (op: string, hresult: number, errorRecord: string | null) => Error;
 
 export interface NativeHcn {
@@ -56,6 +69,7 @@ export interface NativeHcn {
   capabilities(): NativeCapabilities;
   setErrorClass(ctor: HcnErrorConstructor): void;
   stats(): NativeStats;
+  callThreads(): NativeCallThreads;
 
   // Networks. query: a HostComputeQuery JSON string, or null (the v1 shape).
   enumerateNetworks(query: string | null): Promise<string>;
@@ -114,8 +128,9 @@ export interface NativeHcn {
   processStartTime(pid: number): string | null;
 
   /**
-   * Ends the process now (_exit / TerminateProcess). process.exit() joins libuv's thread pool and so waits for an
-   * HCN call HNS never answers; the CNI executable must not outlive its timeout. Output must already be written.
+   * Ends the process now (_exit / TerminateProcess). process.exit() would run exit handlers and static destructors
+   * under a call thread still inside an HCN call HNS never answers; the CNI executable must not outlive its timeout.
+   * Output must already be written.
    */
   exitNow(code: number): never;
 

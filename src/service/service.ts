@@ -15,6 +15,8 @@
  * - The peer check runs before a byte is read: on Linux (pauseOnConnect) the socket is 0600 in a 0700 directory and
  *   the peer's uid (SO_PEERCRED) must be the service's own; on Windows the addon's pipe server checks the client's
  *   token against allowSids before it hands the connection over at all (listen.ts).
+ * - An HCN call past its timeout holds only its own native thread, never one a later call needs; at a bound on
+ *   such abandoned calls the service stops accepting and exits once its requests are done (abandoned-bound.ts).
  */
 import { defaultClaimsDir } from '../cni/defaults';
 import * as net from 'net';
@@ -25,6 +27,7 @@ import { loadNative, type LoadOptions } from '../hns/native';
 import { createLogger, type Logger } from '../log/logger';
 import { PluginRuntime } from '../plugin/runtime';
 import { runCni } from '../run';
+import { abandonedStatus, DEFAULT_MAX_ABANDONED_CALLS, watchBound, type AbandonedStatus } from './abandoned-bound';
 import { isPipe, listenExclusive, listenPipe, SERVICE_SIDS } from './listen';
 import {
   encodeAccept,
@@ -74,6 +77,8 @@ export interface ServiceOptions {
    * what clients that send slowly, or never, can hold: descriptors, and request bytes (≤ 2 MiB each). Default 64.
    */
   maxPendingConnections?: number;
+  /** Abandoned HCN calls at which the service retires (abandoned-bound.ts); default DEFAULT_MAX_ABANDONED_CALLS. */
+  maxAbandonedCalls?: number;
 }
 
 export interface InFlight {
@@ -107,6 +112,8 @@ export interface ServiceStatus {
   /** Request log files open (bounded; see log-files.ts). */
   logFilesOpen: number;
   inFlight: InFlight[];
+  /** HCN calls past their timeout and still running, and the bound at which the service retires. */
+  abandoned: AbandonedStatus;
 }
 
 interface Entry {
@@ -124,6 +131,11 @@ export interface Service {
   status(): ServiceStatus;
   /** Stops accepting and resolves when every accepted request has finished. */
   close(): Promise<void>;
+  /**
+   * Settles, with the reason, once the service retired by itself (the abandoned-call bound): it stopped accepting
+   * and every accepted request has finished. The caller ends the process (EXIT_RETIRED).
+   */
+  readonly retired: Promise<string>;
 }
 
 /** What the shim prints if this service ends after accepting and before answering: "try again later". */
@@ -156,6 +168,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const maxPending = options.maxPendingConnections ?? 64;
   let pendingConnections = 0;
   let lastBusyWarning = 0;
+  const maxAbandoned = options.maxAbandonedCalls ?? DEFAULT_MAX_ABANDONED_CALLS;
 
   const status = (): ServiceStatus => ({
     pid: options.pid,
@@ -175,6 +188,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       ageMs: Date.now() - e.since,
       shimConnected: e.shimConnected,
     })),
+    abandoned: abandonedStatus(maxAbandoned),
   });
 
   /** The peer check: true if this connection may talk to us. Runs before anything is read from it. */
@@ -347,12 +361,28 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     log.info({ address: options.address, protocol: PROTOCOL_VERSION }, 'service: listening');
   }
 
+  let stopped: Promise<void> | undefined;
+  const drain = async (): Promise<void> => {
+    await (stopped ??= stopListening());
+    while (running.size > 0) await Promise.allSettled([...running]);
+  };
+  let retire: (reason: string) => void = () => undefined;
+  const retired = new Promise<string>((resolve) => (retire = resolve));
+  const unwatch = watchBound(maxAbandoned, (reason) => {
+    log.error(
+      { address: options.address, reason, abandoned: abandonedStatus(maxAbandoned).byOp },
+      'service: too many abandoned HCN calls; no longer accepting (shims run hcn-cni-standalone), exiting once the requests in flight have finished',
+    );
+    void drain().then(() => retire(reason));
+  });
+
   return {
     address: options.address,
     status,
     close: async () => {
-      await stopListening();
-      while (running.size > 0) await Promise.allSettled([...running]);
+      unwatch();
+      await drain();
     },
+    retired,
   };
 }

@@ -1,6 +1,6 @@
 /**
- * The executable answers within hnsTimeoutSeconds and exits, even when HNS never answers: process.exit() would join
- * the thread pool and wait for the hung HCN call, so the CLI ends through the addon's exitNow.
+ * The executable answers within hnsTimeoutSeconds and exits, even when HNS never answers: the CLI ends through the
+ * addon's exitNow, never waiting for the hung HCN call's thread.
  */
 import { cniProcess, startHarness, type Harness } from '../helpers/cni-harness';
 

@@ -5,8 +5,8 @@
  * process is gone, removes the network (audit) and succeeds. An HNS restart in the middle of an ADD is 11 as well,
  * and the retried ADD succeeds.
  *
- * The process also EXITS on time while HNS still hangs: the hung call runs on a libuv thread-pool thread, which
- * process.exit() would join (uv_library_shutdown), so the CLI leaves through the addon's exitNow (commit 48240c8).
+ * The process also EXITS on time while HNS still hangs: the hung call runs on one of the addon's call threads, and
+ * the CLI leaves through the addon's exitNow (commit 48240c8), never waiting for it.
  * A runtime waits for the exit, so without that hnsTimeoutSeconds would not bound the CNI call.
  */
 import { spawn } from 'child_process';

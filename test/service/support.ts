@@ -53,8 +53,9 @@ export interface RunningService {
 export async function startServiceProcess(
   h: Harness,
   address = path.join(h.tmp, 'run', 'service.sock'),
+  args: readonly string[] = [],
 ): Promise<RunningService> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--listen', address], {
+  const child = spawn(process.execPath, [CLI, 'serve', '--listen', address, ...args], {
     env: { PATH: process.env.PATH, HCN_SIM: h.sim.address } as NodeJS.ProcessEnv,
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -59,6 +59,7 @@ describeWine('win-x64 addon in Windows node.exe under wine', (build) => {
     warmWineserver(prefix);
     sim = await startSimulator({ listen: 'tcp:127.0.0.1:0', logLevel: 'warn' });
     await sim.control.addContainer('wine-ctr');
+    await sim.control.hang('HNSCall GET /policylists', { count: 20, ms: 10_000 }); // the probe's hungCalls
 
     const reportFile = path.join(work, 'report.json');
     const run = await runWine(
@@ -167,6 +168,15 @@ describeWine('win-x64 addon in Windows node.exe under wine', (build) => {
     const parallel = ok('parallelEnumerate') as unknown[];
     expect(parallel).toHaveLength(50);
     expect(new Set(parallel.map((p) => JSON.stringify(p))).size).toBe(1);
+  });
+
+  test('20 hung calls hold 20 call threads, and a call after them is answered while they hang (mingw std::thread)', () => {
+    const r = ok('hungCalls');
+    expect(r.fresh).toContain(ok('createNetwork').ID);
+    expect(r.settledBeforeFresh).toBe(0);
+    expect(r.threads.busy).toBeGreaterThanOrEqual(20);
+    expect(r.threads.pending).toBeGreaterThanOrEqual(20);
+    expect(r.answers).toBe(20);
   });
 
   test('HCS hot attach through vmcompute.dll: Open → Modify → Close, and a missing container named by its HRESULT', () => {

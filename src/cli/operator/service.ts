@@ -17,6 +17,21 @@ function describe(s: ServiceStatus): string {
     `requests: ${s.served} served, ${s.refused} refused, ${s.failed} failed, ${s.inFlight.length} in flight`,
     `not run (shim gone before the request started): ${s.notRun ?? 0}; connections closed unread: ${s.timedOut ?? 0} too slow, ${s.tooMany ?? 0} over the limit; ${s.pendingConnections ?? 0} reading now; log files open: ${s.logFilesOpen ?? 0}`,
   ];
+  // A service from before the abandoned-call bound says nothing of them.
+  const a = s.abandoned as ServiceStatus['abandoned'] | undefined;
+  if (a) {
+    lines.push(
+      `abandoned HCN calls: ${a.count} (past their timeout, still unanswered by HNS; at ${a.bound} the service stops accepting and exits to be restarted)`,
+    );
+    if (a.byOp.length > 0) {
+      lines.push('', 'abandoned call                          count   oldest   newest');
+      for (const o of a.byOp) {
+        lines.push(
+          `${o.op.padEnd(40)}${String(o.count).padEnd(8)}${seconds(o.oldestAgeMs).padEnd(9)}${seconds(o.newestAgeMs)}`,
+        );
+      }
+    }
+  }
   if (s.inFlight.length > 0) {
     lines.push('', 'id      verb    state    age      container / ifname                        shim');
     for (const r of s.inFlight) {
