@@ -2,8 +2,9 @@
  * The service's open log files (`logFile` of the requests it runs), kept open between requests — a resident process
  * must not open a descriptor per request — but:
  *  - reopened when the path no longer names the open file: logrotate without copytruncate renames it, an operator
- *    or a log shipper deletes it; the path's identity (device and inode, lstat against fstat) is checked at most once
- *    per `checkEveryMs` on use, so a rotated log gets a new file and a deleted one does not keep its disk space;
+ *    or a log shipper deletes it; the path's identity (device and inode, lstat against fstat) is checked when a
+ *    request takes the file and, within a long request, at most once per `checkEveryMs` of writing, so a rotated
+ *    log gets a new file and a deleted one does not keep its disk space;
  *  - bounded: at most `maxOpen` files are open (the least recently used is closed first; it reopens when written to
  *    again), so templated paths (one per pod) cannot exhaust the service's descriptors.
  * Every write goes through the LogFile, which holds the only reference to its descriptor: a descriptor is never used
@@ -31,9 +32,15 @@ export class LogFiles {
     this.now = options.now ?? Date.now;
   }
 
-  /** The destination for `path`: a stream whose writes never throw (FdStream's rules). */
+  /**
+   * The destination for `path` (a stream whose writes never throw: FdStream's rules), for one request. The open
+   * file's identity is checked here, so a request after a rotation writes to the new file however soon it comes.
+   */
   get(path: string): LogFile {
-    return this.open.get(path) ?? new LogFile(path, this);
+    const file = this.open.get(path);
+    if (!file) return new LogFile(path, this);
+    file.recheck();
+    return file;
   }
 
   /** How many descriptors are open (for `hcn-cni service` and tests). */
@@ -77,10 +84,7 @@ export class LogFile {
 
   write(line: string): boolean {
     const now = this.pool.now();
-    if (this.fd !== undefined && now - this.checkedAt >= this.pool.checkEveryMs) {
-      this.checkedAt = now;
-      if (!this.pathStillNamesIt()) this.close();
-    }
+    if (now - this.checkedAt >= this.pool.checkEveryMs) this.recheck();
     if (this.fd === undefined) {
       if (this.failedAt !== undefined && now - this.failedAt < this.pool.checkEveryMs) return true;
       const fd = openLogFile(this.path);
@@ -95,6 +99,13 @@ export class LogFile {
     }
     this.pool.touched(this);
     return this.stream!.write(line);
+  }
+
+  /** Closes the file if its path no longer names it (the next write opens the path afresh). */
+  recheck(): void {
+    if (this.fd === undefined) return;
+    this.checkedAt = this.pool.now();
+    if (!this.pathStillNamesIt()) this.close();
   }
 
   close(): void {

@@ -52,17 +52,29 @@ describe('service log files', () => {
     files.closeAll();
   });
 
-  it('checks the path only every checkEveryMs (a clock that does not move keeps the open file)', () => {
-    let t = 0;
-    const files = new LogFiles({ checkEveryMs: 1000, now: () => t });
+  it('a request after a rotation writes to the new file at once, however soon (the clock does not move)', () => {
+    const files = new LogFiles({ checkEveryMs: 1000, now: () => 0 });
     const log = path.join(dir, 'hcn-cni.log');
     files.get(log).write('one\n');
     fs.renameSync(log, `${log}.1`);
-    t = 999;
     files.get(log).write('two\n');
+    expect(read(`${log}.1`)).toBe('one\n');
+    expect(read(log)).toBe('two\n');
+    files.closeAll();
+  });
+
+  it('within one long request, checks the path at most every checkEveryMs of writing', () => {
+    let t = 0;
+    const files = new LogFiles({ checkEveryMs: 1000, now: () => t });
+    const log = path.join(dir, 'hcn-cni.log');
+    const request = files.get(log);
+    request.write('one\n');
+    fs.renameSync(log, `${log}.1`);
+    t = 999;
+    request.write('two\n');
     expect(fs.existsSync(log)).toBe(false);
     t = 1000;
-    files.get(log).write('three\n');
+    request.write('three\n');
     expect(read(`${log}.1`)).toBe('one\ntwo\n');
     expect(read(log)).toBe('three\n');
     files.closeAll();
