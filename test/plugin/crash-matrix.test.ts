@@ -83,10 +83,13 @@ async function gc(valid: Array<{ containerID: string; ifname: string }>): Promis
 }
 
 /** A runtime retries a failed ADD; 11 means "try again later". */
-async function addLikeRuntime(containerId: string, netns: string): Promise<{ exit: number; tries: number }> {
+async function addLikeRuntime(
+  containerId: string,
+  netns: string,
+): Promise<{ exit: number; tries: number; out: string }> {
   for (let tries = 1; ; tries++) {
     const r = await run('ADD', containerId, netns);
-    if (r.exitCode !== 11 || tries === 3) return { exit: r.exitCode, tries };
+    if (r.exitCode !== 11 || tries === 3) return { exit: r.exitCode, tries, out: r.stdout };
     await h.sim.control.waitIdle();
   }
 }
@@ -187,7 +190,7 @@ async function followUp(
   kind: FollowUp,
   killedNs: string,
   killed: string,
-): Promise<{ delExit: number | '-'; add: { exit: number; tries: number }; live: string[] }> {
+): Promise<{ delExit: number | '-'; add: { exit: number; tries: number; out: string }; live: string[] }> {
   let delExit: number | '-' = '-';
   if (kind === 'DEL then new ADD') {
     delExit = (await run('DEL', killed, killedNs)).exitCode;
@@ -227,7 +230,7 @@ describe('crash-point matrix', () => {
           const bad = [
             k.signal !== 'SIGKILL' && 'the crash point was not reached',
             f.delExit !== '-' && f.delExit !== 0 && `DEL exited ${f.delExit}`,
-            f.add.exit !== 0 && `the new ADD exited ${f.add.exit}`,
+            f.add.exit !== 0 && `the new ADD exited ${f.add.exit} (${f.add.out.trim()})`,
             c.orphans > 0 && `${c.orphans} orphan(s) left (${c.orphanNames.join('; ')})`,
             c.unreadable > 0 && `${c.unreadable} unreadable record(s)`,
             ...c.ipProblems,
