@@ -137,7 +137,6 @@ export class Store {
       adapter: adapter?.Name,
       managementIp: input.managementIp,
       layeredOn: newGuid('v1'),
-      switchGuid: newGuid('v1'),
       activityId: newGuid('v1'),
     };
     this.networks.set(guidKey(id), network);
