@@ -74,7 +74,9 @@ export function switchGuid(n: NetworkObj): string {
  * A namespace lists its endpoints in upper case whatever case they were created or attached with: ncproxy's
  * real-HNS test looks for strings.ToUpper(endpoint.Id) in hcn.GetNamespaceEndpointIds (microsoft/hcsshim
  * cmd/ncproxy/hcn_networking_test.go TestAddEndpoint_NoError and cmd/ncproxy/ncproxy_v0_service_test.go
- * TestAddEndpoint_V0_NoError, compared with == in cmd/ncproxy/utilities_test.go exists). The v1 ResourceList is the
+ * TestAddEndpoint_V0_NoError, compared with == in cmd/ncproxy/utilities_test.go exists), and so does the plugin test
+ * suite of microsoft/windows-container-networking (test/utilities/plugin_testing.go verifyAddNamespaceProperties:
+ * strings.Contains(Resources[0].Data, strings.ToUpper(endpoint.Id))). The v1 ResourceList is the
  * same stored list seen through HNSCall (v1 and v2 are two views of one store, microsoft/hcsshim
  * hcn/hcnv1schema_test.go), so it shows the same form; that v1 does so is our inference. Container resources keep
  * the caller's form (no source says otherwise).
