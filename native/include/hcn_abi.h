@@ -16,6 +16,9 @@
 #define WIN32_LEAN_AND_MEAN
 #endif
 #include <windows.h>
+// The port-reservation and notification types below come from the header itself on Windows (mingw-w64's and the
+// SDK's), so whatever declares the functions and whatever implements them agree.
+#include <computenetwork.h>
 typedef WCHAR hcn_wchar;
 #else
 // Windows types with their Windows sizes: HRESULT is 32-bit, WCHAR is UTF-16 (not Linux's 32-bit wchar_t).
@@ -42,6 +45,44 @@ typedef struct _GUID {
 typedef void* HCN_NETWORK;
 typedef void* HCN_ENDPOINT;
 typedef void* HCN_NAMESPACE;
+typedef void* HCN_LOADBALANCER;
+typedef void* HCN_GUESTNETWORKSERVICE;
+typedef void* HCN_CALLBACK;
+// SDN routes have no handle type in any header (hcsshim declares hcnRoute as a syscall.Handle, hcn/hcn.go).
+typedef void* HCN_SDNROUTE;
+
+#ifndef _WIN32
+// computenetwork.h's remaining types with their Windows sizes (ULONG and DWORD are 32-bit on Windows).
+typedef uint16_t USHORT;
+typedef uint32_t ULONG;
+typedef uint32_t DWORD;
+typedef void* HANDLE;
+typedef void VOID;
+#define CALLBACK
+typedef void(CALLBACK* HCN_NOTIFICATION_CALLBACK)(DWORD NotificationType, void* Context, HRESULT NotificationStatus,
+                                                 PCWSTR NotificationData);
+typedef enum tagHCN_PORT_PROTOCOL {
+  HCN_PORT_PROTOCOL_TCP = 0x01,
+  HCN_PORT_PROTOCOL_UDP = 0x02,
+  HCN_PORT_PROTOCOL_BOTH = 0x03
+} HCN_PORT_PROTOCOL;
+typedef enum tagHCN_PORT_ACCESS { HCN_PORT_ACCESS_EXCLUSIVE = 0x01, HCN_PORT_ACCESS_SHARED = 0x02 } HCN_PORT_ACCESS;
+typedef struct tagHCN_PORT_RANGE_RESERVATION {
+  USHORT startingPort;
+  USHORT endingPort;
+} HCN_PORT_RANGE_RESERVATION;
+typedef struct tagHCN_PORT_RANGE_ENTRY {
+  GUID OwningPartitionId;
+  GUID TargetPartitionId;
+  HCN_PORT_PROTOCOL Protocol;
+  uint64_t Priority;
+  uint32_t ReservationType;
+  uint32_t SharingFlags;
+  uint32_t DeliveryMode;
+  uint16_t StartingPort;
+  uint16_t EndingPort;
+} HCN_PORT_RANGE_ENTRY;
+#endif
 
 // Networks
 typedef HRESULT(WINAPI* PFN_HcnEnumerateNetworks)(PCWSTR Query, PWSTR* Networks, PWSTR* ErrorRecord);
@@ -75,6 +116,57 @@ typedef HRESULT(WINAPI* PFN_HcnQueryNamespaceProperties)(HCN_NAMESPACE Namespace
 typedef HRESULT(WINAPI* PFN_HcnDeleteNamespace)(HCN_REFGUID Id, PWSTR* ErrorRecord);
 typedef HRESULT(WINAPI* PFN_HcnCloseNamespace)(HCN_NAMESPACE Namespace);
 
+// Load balancers (computenetwork.h).
+typedef HRESULT(WINAPI* PFN_HcnEnumerateLoadBalancers)(PCWSTR Query, PWSTR* LoadBalancer, PWSTR* ErrorRecord);
+typedef HRESULT(WINAPI* PFN_HcnCreateLoadBalancer)(HCN_REFGUID Id, PCWSTR Settings, HCN_LOADBALANCER* LoadBalancer,
+                                                  PWSTR* ErrorRecord);
+typedef HRESULT(WINAPI* PFN_HcnOpenLoadBalancer)(HCN_REFGUID Id, HCN_LOADBALANCER* LoadBalancer, PWSTR* ErrorRecord);
+typedef HRESULT(WINAPI* PFN_HcnModifyLoadBalancer)(HCN_LOADBALANCER LoadBalancer, PCWSTR Settings, PWSTR* ErrorRecord);
+typedef HRESULT(WINAPI* PFN_HcnQueryLoadBalancerProperties)(HCN_LOADBALANCER LoadBalancer, PCWSTR Query,
+                                                           PWSTR* Properties, PWSTR* ErrorRecord);
+typedef HRESULT(WINAPI* PFN_HcnDeleteLoadBalancer)(HCN_REFGUID Id, PWSTR* ErrorRecord);
+typedef HRESULT(WINAPI* PFN_HcnCloseLoadBalancer)(HCN_LOADBALANCER LoadBalancer);
+
+// SDN routes: exported by computenetwork.dll (mingw-w64's libcomputenetwork.a) but in no header; the shapes of the
+// other families, as microsoft/hcsshim hcn/zsyscall_windows.go calls them (hcnCreateRoute … HcnCreateSdnRoute).
+typedef HRESULT(WINAPI* PFN_HcnEnumerateSdnRoutes)(PCWSTR Query, PWSTR* Routes, PWSTR* ErrorRecord);
+typedef HRESULT(WINAPI* PFN_HcnCreateSdnRoute)(HCN_REFGUID Id, PCWSTR Settings, HCN_SDNROUTE* Route,
+                                              PWSTR* ErrorRecord);
+typedef HRESULT(WINAPI* PFN_HcnOpenSdnRoute)(HCN_REFGUID Id, HCN_SDNROUTE* Route, PWSTR* ErrorRecord);
+typedef HRESULT(WINAPI* PFN_HcnModifySdnRoute)(HCN_SDNROUTE Route, PCWSTR Settings, PWSTR* ErrorRecord);
+typedef HRESULT(WINAPI* PFN_HcnQuerySdnRouteProperties)(HCN_SDNROUTE Route, PCWSTR Query, PWSTR* Properties,
+                                                       PWSTR* ErrorRecord);
+typedef HRESULT(WINAPI* PFN_HcnDeleteSdnRoute)(HCN_REFGUID Id, PWSTR* ErrorRecord);
+typedef HRESULT(WINAPI* PFN_HcnCloseSdnRoute)(HCN_SDNROUTE Route);
+
+// Service notifications, guest network services and port reservations (computenetwork.h). Nothing of ours or of
+// hcsshim's calls them; the simulator client answers them as not implemented.
+typedef HRESULT(WINAPI* PFN_HcnRegisterServiceCallback)(HCN_NOTIFICATION_CALLBACK Callback, void* Context,
+                                                       HCN_CALLBACK* CallbackHandle);
+typedef HRESULT(WINAPI* PFN_HcnUnregisterServiceCallback)(HCN_CALLBACK CallbackHandle);
+typedef HRESULT(WINAPI* PFN_HcnRegisterGuestNetworkServiceCallback)(HCN_GUESTNETWORKSERVICE GuestNetworkService,
+                                                                   HCN_NOTIFICATION_CALLBACK Callback, void* Context,
+                                                                   HCN_CALLBACK* CallbackHandle);
+typedef HRESULT(WINAPI* PFN_HcnUnregisterGuestNetworkServiceCallback)(HCN_CALLBACK CallbackHandle);
+typedef HRESULT(WINAPI* PFN_HcnCreateGuestNetworkService)(HCN_REFGUID Id, PCWSTR Settings,
+                                                         HCN_GUESTNETWORKSERVICE* GuestNetworkService,
+                                                         PWSTR* ErrorRecord);
+typedef HRESULT(WINAPI* PFN_HcnCloseGuestNetworkService)(HCN_GUESTNETWORKSERVICE GuestNetworkService);
+typedef HRESULT(WINAPI* PFN_HcnModifyGuestNetworkService)(HCN_GUESTNETWORKSERVICE GuestNetworkService,
+                                                         PCWSTR Settings, PWSTR* ErrorRecord);
+typedef HRESULT(WINAPI* PFN_HcnDeleteGuestNetworkService)(HCN_REFGUID Id, PWSTR* ErrorRecord);
+typedef HRESULT(WINAPI* PFN_HcnReserveGuestNetworkServicePort)(HCN_GUESTNETWORKSERVICE GuestNetworkService,
+                                                              HCN_PORT_PROTOCOL Protocol, HCN_PORT_ACCESS Access,
+                                                              USHORT Port, HANDLE* PortReservationHandle);
+typedef HRESULT(WINAPI* PFN_HcnReserveGuestNetworkServicePortRange)(HCN_GUESTNETWORKSERVICE GuestNetworkService,
+                                                                   USHORT PortCount,
+                                                                   HCN_PORT_RANGE_RESERVATION* PortRangeReservation,
+                                                                   HANDLE* PortReservationHandle);
+typedef HRESULT(WINAPI* PFN_HcnReleaseGuestNetworkServicePortReservationHandle)(HANDLE PortReservationHandle);
+typedef HRESULT(WINAPI* PFN_HcnEnumerateGuestNetworkPortReservations)(ULONG* ReturnCount,
+                                                                     HCN_PORT_RANGE_ENTRY** PortEntries);
+typedef VOID(WINAPI* PFN_HcnFreeGuestNetworkPortReservations)(HCN_PORT_RANGE_ENTRY* PortEntries);
+
 // HNS v1 (vmcompute.dll; in no public header: hcsshim declares it as vmcompute.HNSCall).
 typedef HRESULT(WINAPI* PFN_HNSCall)(PCWSTR Method, PCWSTR Path, PCWSTR Request, PWSTR* Response);
 
@@ -88,6 +180,17 @@ typedef void* HCS_SYSTEM;
 typedef HRESULT(WINAPI* PFN_HcsOpenComputeSystem)(PCWSTR Id, HCS_SYSTEM* ComputeSystem, PWSTR* Result);
 typedef HRESULT(WINAPI* PFN_HcsModifyComputeSystem)(HCS_SYSTEM ComputeSystem, PCWSTR Configuration, PWSTR* Result);
 typedef HRESULT(WINAPI* PFN_HcsCloseComputeSystem)(HCS_SYSTEM ComputeSystem);
+// The rest of hcsshim's open/properties/close path (internal/hcs/system.go OpenComputeSystem registers a callback and
+// reads the properties; Close unregisters it), declared in internal/vmcompute/vmcompute.go as
+// hcsRegisterComputeSystemCallback(system, callback uintptr, context uintptr, *HcsCallback),
+// hcsUnregisterComputeSystemCallback(HcsCallback) and hcsGetComputeSystemProperties(system, query, **properties,
+// **result).
+typedef void* HCS_CALLBACK;
+typedef HRESULT(WINAPI* PFN_HcsRegisterComputeSystemCallback)(HCS_SYSTEM ComputeSystem, void* Callback, void* Context,
+                                                             HCS_CALLBACK* CallbackHandle);
+typedef HRESULT(WINAPI* PFN_HcsUnregisterComputeSystemCallback)(HCS_CALLBACK CallbackHandle);
+typedef HRESULT(WINAPI* PFN_HcsGetComputeSystemProperties)(HCS_SYSTEM ComputeSystem, PCWSTR PropertyQuery,
+                                                          PWSTR* Properties, PWSTR* Result);
 
 // Frees every string the functions above return (CoTaskMemFree on Windows).
 typedef void(WINAPI* PFN_CoTaskMemFree)(void* pv);

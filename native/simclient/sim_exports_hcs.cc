@@ -13,7 +13,26 @@ HCNSIM_V1_API HRESULT WINAPI HcsModifyComputeSystem(HCS_SYSTEM ComputeSystem, PC
   return hcnsim::HcsModify(ComputeSystem, Configuration, Result);
 }
 HCNSIM_V1_API HRESULT WINAPI HcsCloseComputeSystem(HCS_SYSTEM ComputeSystem) { return hcnsim::HcsClose(ComputeSystem); }
+HCNSIM_V1_API HRESULT WINAPI HcsRegisterComputeSystemCallback(HCS_SYSTEM ComputeSystem, void* Callback, void* Context,
+                                                              HCS_CALLBACK* CallbackHandle) {
+  (void)Callback;
+  (void)Context;
+  return hcnsim::HcsRegisterCallback(ComputeSystem, CallbackHandle);
+}
+HCNSIM_V1_API HRESULT WINAPI HcsUnregisterComputeSystemCallback(HCS_CALLBACK CallbackHandle) {
+  return hcnsim::HcsUnregisterCallback(CallbackHandle);
+}
+HCNSIM_V1_API HRESULT WINAPI HcsGetComputeSystemProperties(HCS_SYSTEM ComputeSystem, PCWSTR PropertyQuery,
+                                                           PWSTR* Properties, PWSTR* Result) {
+  return hcnsim::HcsProperties(ComputeSystem, PropertyQuery, Properties, Result);
+}
 
 static_assert(std::is_same_v<decltype(&HcsOpenComputeSystem), PFN_HcsOpenComputeSystem>, "differs from hcn_abi.h");
 static_assert(std::is_same_v<decltype(&HcsModifyComputeSystem), PFN_HcsModifyComputeSystem>, "differs from hcn_abi.h");
 static_assert(std::is_same_v<decltype(&HcsCloseComputeSystem), PFN_HcsCloseComputeSystem>, "differs from hcn_abi.h");
+static_assert(std::is_same_v<decltype(&HcsRegisterComputeSystemCallback), PFN_HcsRegisterComputeSystemCallback>,
+              "differs from hcn_abi.h");
+static_assert(std::is_same_v<decltype(&HcsUnregisterComputeSystemCallback), PFN_HcsUnregisterComputeSystemCallback>,
+              "differs from hcn_abi.h");
+static_assert(std::is_same_v<decltype(&HcsGetComputeSystemProperties), PFN_HcsGetComputeSystemProperties>,
+              "differs from hcn_abi.h");

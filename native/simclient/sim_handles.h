@@ -8,8 +8,17 @@
 
 namespace hcnsim {
 
-// kComputeSystem handles keep the compute system's id (a container id, not a GUID) where the others keep a GUID.
-enum class Kind : uint32_t { kNetwork = 1, kEndpoint = 2, kNamespace = 3, kComputeSystem = 4 };
+// kComputeSystem handles keep the compute system's id (a container id, not a GUID) where the others keep a GUID;
+// kHcsCallback handles (a registered compute-system callback) keep the compute system's id too.
+enum class Kind : uint32_t {
+  kNetwork = 1,
+  kEndpoint = 2,
+  kNamespace = 3,
+  kComputeSystem = 4,
+  kLoadBalancer = 5,
+  kSdnRoute = 6,
+  kHcsCallback = 7,
+};
 
 // nullptr when out of memory.
 void* NewHandle(Kind kind, const std::string& guid);

@@ -151,4 +151,37 @@ HRESULT HcsModify(void* system, PCWSTR configuration, PWSTR* result) {
 
 HRESULT HcsClose(void* system) { return CloseHandle(system, Kind::kComputeSystem) ? hcn::kOk : hcn::kHandle; }
 
+HRESULT HcsRegisterCallback(void* system, void** callback) {
+  if (callback == nullptr) return hcn::kPointer;
+  *callback = nullptr;
+  const std::string* id = HandleGuid(system, Kind::kComputeSystem);
+  if (id == nullptr) return hcn::kHandle;
+  *callback = NewHandle(Kind::kHcsCallback, *id);
+  return *callback == nullptr ? hcn::kOutOfMemory : hcn::kOk;
+}
+
+HRESULT HcsUnregisterCallback(void* callback) {
+  return CloseHandle(callback, Kind::kHcsCallback) ? hcn::kOk : hcn::kHandle;
+}
+
+HRESULT HcsProperties(void* system, PCWSTR query, PWSTR* properties, PWSTR* result) {
+  Clear(properties);
+  Clear(result);
+  if (properties == nullptr) return hcn::kPointer;
+  const std::string* id = HandleGuid(system, Kind::kComputeSystem);
+  if (id == nullptr) return hcn::kHandle;
+  Reply reply = Call("HcsGetComputeSystemProperties", {{"id", *id}, {"query", FromWide(query)}});
+  // As for HcsModify, a failure's record is HCS's result document: Finish hands it out through `result`.
+  return Finish(reply, properties, result);
+}
+
+HRESULT NotImplemented(PWSTR* error_record) {
+  Clear(error_record);
+  // The record in the form of the simulator's others (src/sim/sim-error.ts): message, trailing space, unsigned code.
+  Reply reply;
+  reply.hr = hcn::Hr(0x80004001u);  // E_NOTIMPL
+  reply.error_record = "{\"Success\":false,\"Error\":\"Not implemented. \",\"ErrorCode\":2147500033}";
+  return Finish(reply, nullptr, error_record);
+}
+
 }  // namespace hcnsim

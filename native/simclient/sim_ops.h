@@ -26,6 +26,15 @@ HRESULT HnsCall(PCWSTR method, PCWSTR path, PCWSTR request, PWSTR* response);
 HRESULT HcsOpen(PCWSTR id, void** system, PWSTR* result);
 HRESULT HcsModify(void* system, PCWSTR configuration, PWSTR* result);
 HRESULT HcsClose(void* system);
+// The callback is never called: the simulator sends no notifications (a running system that never exits, as far as
+// hcsshim's waitBackground can tell). Register checks the system handle and hands out a handle of its own.
+HRESULT HcsRegisterCallback(void* system, void** callback);
+HRESULT HcsUnregisterCallback(void* callback);
+HRESULT HcsProperties(void* system, PCWSTR query, PWSTR* properties, PWSTR* result);
+
+// What a not-modelled function answers: E_NOTIMPL, the code hcsshim names HCN_E_NOTIMPL (hcn/hcnerrors.go) for an
+// HNS that does not implement a request. Out parameters are cleared first.
+HRESULT NotImplemented(PWSTR* error_record);
 
 }  // namespace hcnsim
 

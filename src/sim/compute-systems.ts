@@ -61,6 +61,17 @@ export class ComputeSystems {
     return this.systems.get(id.toLowerCase()) ?? fail(HR.HCS_SYSTEM_NOT_FOUND, id);
   }
 
+  /**
+   * HcsGetComputeSystemProperties: the fields hcsshim reads when it opens a compute system (internal/hcs/system.go
+   * getCachedProperties: SystemType, RuntimeOSType, Owner, lowercased; the JSON names of internal/hcs/schema1
+   * ContainerProperties). A running Windows container of the simulator's; the owner is unknown to it, so empty.
+   * The property query (schema1 PropertyQuery, e.g. for statistics) is not looked at: only the basic set is there.
+   */
+  properties(id: string): Record<string, unknown> {
+    const s = this.get(id);
+    return { Id: s.id, Name: s.id, SystemType: 'Container', RuntimeOsType: 'Windows', Owner: '', State: 'Running' };
+  }
+
   /** HcsModifyComputeSystem with a network request: hot-adds or removes the endpoint's vNIC. */
   modify(id: string, doc: Obj): void {
     const system = this.get(id);

@@ -44,7 +44,16 @@ export interface SimHost {
   v1ErrorCodes?: boolean;
   /** Per-operation latency in ms; key `*` is the default. Default all 0. */
   latencyMs: Record<SimOp, number>;
+  /**
+   * A test mode, not HNS behaviour: every GUID in every answer (views, enumerations, HNSCall envelopes, HCS
+   * documents) re-cased, `upper` or `mixed` (alternating letter case, flipped on every answer), so that a client comparing ids
+   * case-sensitively fails. HNS itself mixes cases (lowercase HCN ids, uppercase v1 ids, SwitchGuid and namespace
+   * resources), which is why clients must not care. Default `as-stored`.
+   */
+  idCase?: IdCase;
 }
+
+export type IdCase = 'as-stored' | 'upper' | 'mixed';
 
 export interface SimObjectCounts {
   networks: number;

@@ -45,7 +45,7 @@ import type {
   SimStats,
 } from './control-types';
 import { FaultBook, normalizeOp, type FaultHits } from './faults';
-import { guidKey } from './guid';
+import { guidKey, recaseGuids } from './guid';
 import { checkAdapter, checkLatency } from './host';
 import { silentLogger, type Logger } from '../log/logger';
 import { isPersistent } from './model';
@@ -147,6 +147,8 @@ export class Engine {
   private readonly pendingCreates = new Map<string, number>();
   private queue: Call[] = [];
   private executing?: Call;
+  /** Answers given, for the idCase `mixed` mode that flips letter case on every answer. */
+  private answers = 0;
   private pumping = false;
   private seq = 0;
   private downUntil = 0;
@@ -361,8 +363,9 @@ export class Engine {
         : { hr, result: null, errorRecord: recordOf(plan, hr) };
     }
     try {
-      const result = plan.run({ store: this.store, host: this.host });
+      const run = plan.run({ store: this.store, host: this.host });
       if (plan.kind === 'mutation') this.persist();
+      const result = run === null ? null : recaseGuids(run, this.host.idCase, this.answers++ % 2);
       return { hr: 0, result, errorRecord: null };
     } catch (e) {
       if (e instanceof SimError) {

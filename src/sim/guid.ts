@@ -43,3 +43,19 @@ export function newGuid(api: ApiFlavour): string {
 export function inCase(guid: string, api: ApiFlavour): string {
   return api === 'v1' ? guid.toUpperCase() : guid.toLowerCase();
 }
+
+const GUIDS_IN_TEXT = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+
+/**
+ * Every GUID inside a text re-cased (the host's idCase test mode, control-types.ts SimHost.idCase). `mixed` alternates
+ * letter case along the GUID, starting upper or lower by `parity`: the engine flips it on every answer, so two
+ * answers naming the same object never spell it the same way.
+ */
+export function recaseGuids(text: string, mode: 'as-stored' | 'upper' | 'mixed' | undefined, parity = 0): string {
+  if (mode === undefined || mode === 'as-stored') return text;
+  return text.replace(GUIDS_IN_TEXT, (g) =>
+    mode === 'upper'
+      ? g.toUpperCase()
+      : [...g].map((c, i) => ((i + parity) % 2 === 0 ? c.toUpperCase() : c.toLowerCase())).join(''),
+  );
+}

@@ -80,6 +80,11 @@ export function makeHost(partial: Partial<SimHost> = {}): SimHost {
     if (!Number.isInteger(partial.seed)) throw new Error('host.seed must be an integer');
     host.seed = partial.seed;
   }
+  if (partial.idCase !== undefined) {
+    if (!['as-stored', 'upper', 'mixed'].includes(partial.idCase))
+      throw new Error('host.idCase: as-stored, upper or mixed');
+    host.idCase = partial.idCase;
+  }
   for (const [op, ms] of Object.entries(partial.latencyMs ?? {})) host.latencyMs[op] = checkLatency(op, ms);
   return host;
 }

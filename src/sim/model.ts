@@ -99,9 +99,8 @@ export interface NetworkObj extends Base {
   /** Adapter bound by this network (adapter-bound types only). */
   adapter?: string;
   managementIp?: string;
-  /** Stable per-network ids shown in Health.Extra / v1 output. */
+  /** Stable per-network ids shown in Health.Extra / v1 output (SwitchGuid is derived: src/sim/views.ts switchGuid). */
   layeredOn: string;
-  switchGuid: string;
   activityId: string;
 }
 

@@ -7,7 +7,9 @@
 import { HR } from '../hns/hresults';
 import type { SimHost } from './control-types';
 import { inCase, isNullGuid, newGuid, parseGuid, type ApiFlavour } from './guid';
-import { parseJsonDoc, type Obj } from './json-doc';
+import { isObj, parseJsonDoc, type Obj } from './json-doc';
+import { normalizeMac } from './mac';
+import { supports } from '../hns/features';
 import type { ObjectKind } from './model';
 import { adapterListing } from './host-vnics';
 import { parseEndpointInput } from './parse-endpoint';
@@ -15,8 +17,10 @@ import { parseNamespaceInput, parseNamespaceModify, parseV1Resource } from './pa
 import { parseNetworkInput } from './parse-network';
 import { matchesFilter, parseQuery } from './query';
 import { SimError, errorRecordObject, fail } from './sim-error';
+import { isSdnOp, planSdnRequest } from './op-table-sdn';
 import type { Store } from './store';
 import { endpointV1, namespaceV1, networkV1, view } from './views';
+import { policyListV1 } from './sdn-objects';
 import type { OpRequest } from './wire-types';
 
 export interface RunContext {
@@ -72,7 +76,13 @@ export function planRequest(req: OpRequest): Plan {
     if (v !== undefined && v !== null && typeof v !== 'string') fail(HR.E_INVALIDARG, `${f} must be a string or null`);
   }
   if (req.op === 'HNSCall') return planHnsCall(req);
-  if (req.op === 'HcsOpenComputeSystem' || req.op === 'HcsModifyComputeSystem') return planHcs(req);
+  if (isSdnOp(req.op)) return planSdnRequest(req, { requireGuid, createId: (r) => createId(r.id, r.settings, 'v2') });
+  if (
+    req.op === 'HcsOpenComputeSystem' ||
+    req.op === 'HcsModifyComputeSystem' ||
+    req.op === 'HcsGetComputeSystemProperties'
+  )
+    return planHcs(req);
   if (req.op === 'HcnSimEnumerateAdapters') {
     return {
       op: req.op,
@@ -203,6 +213,13 @@ function planHcs(req: OpRequest): Plan {
         store.computeSystems.get(id);
         return id;
       },
+    };
+  }
+  if (req.op === 'HcsGetComputeSystemProperties') {
+    return {
+      ...base,
+      kind: 'read',
+      run: ({ store }) => JSON.stringify(store.computeSystems.properties(id)),
     };
   }
   return {
@@ -381,6 +398,46 @@ function planHnsCall(req: OpRequest): Plan {
       { id },
     );
   }
-  if (coll === 'policylists' && method === 'GET' && !id) return wrap(() => []);
+  if (coll === 'accelnet' && seg.length === 1) {
+    // The NNV management MAC list, HNS's exclusions from VF reassignment (microsoft/hcsshim internal/hns/hnsaccelnet.go:
+    // POST sets {"MacAddressList":[{"MacAddress":…}]} and answers it, GET answers it, DELETE empties it and answers
+    // the empty list; hcn/hnsv1_test.go TestAccelnetNnvManagementMacAddresses). A feature of HNS 15.4 on (hcsshim
+    // hcn/hcnglobals.go AccelnetVersion); an older one, a body that is not such a list, or a malformed MAC being
+    // refused, and with which codes (E_NOTIMPL, E_INVALIDARG), are our assumptions.
+    const gate = (host: SimHost) => {
+      if (!supports(host.version, 'iov'))
+        fail(HR.E_NOTIMPL, `accelnet on HNS ${host.version.major}.${host.version.minor}`);
+    };
+    if (method === 'GET') return wrap(({ store, host }) => (gate(host), store.accelnetMacList()));
+    if (method === 'DELETE')
+      return wrap(({ store, host }) => (gate(host), store.setAccelnetMacs([]), store.accelnetMacList()));
+    if (method === 'POST') {
+      return wrap(({ store, host }) => {
+        gate(host);
+        const list = body().MacAddressList;
+        if (!Array.isArray(list) || list.length === 0) return fail(HR.E_INVALIDARG, 'MacAddressList');
+        const macs = list.map((m: unknown) =>
+          isObj(m) && normalizeMac(m.MacAddress)
+            ? normalizeMac(m.MacAddress)!
+            : fail(HR.E_INVALIDARG, JSON.stringify(m)),
+        );
+        store.setAccelnetMacs(macs);
+        return store.accelnetMacList();
+      });
+    }
+    return unknown;
+  }
+  if (coll === 'policylists') {
+    // microsoft/hcsshim internal/hns/hnspolicylist.go: GET lists, POST creates, GET/DELETE by id (sdn-objects.ts).
+    if (method === 'GET' && !id) return wrap(({ store }) => [...store.sdn.policyLists.values()].map(policyListV1));
+    if (method === 'GET' && id && !action) return wrap(({ store }) => policyListV1(store.sdn.policyList(id)), { id });
+    if (method === 'POST' && !id) {
+      const newId = createId(null, req.request, 'v1');
+      return wrap(({ store }) => policyListV1(store.sdn.createPolicyList(newId, body())), { id: newId });
+    }
+    if (method === 'DELETE' && id && !action)
+      return wrap(({ store }) => policyListV1(store.sdn.deletePolicyList(id)), { id });
+    return unknown;
+  }
   return unknown;
 }

@@ -38,6 +38,7 @@ import { REQUEST_TYPES, type NamespaceInput, type ResourceRequest } from './pars
 import { parseV2Dns, type NetworkInput, type SubnetInput } from './parse-network';
 import { ComputeSystems } from './compute-systems';
 import { parsePolicies, samePolicy } from './policies';
+import { SdnObjects } from './sdn-objects';
 import { fail } from './sim-error';
 import { checkEndpointPolicies, checkNetworkFlags } from './version-gates';
 
@@ -54,7 +55,14 @@ export class Store {
   readonly namespaces = new Map<string, NamespaceObj>();
   /** HCS compute systems (containers) for hot attach: compute-systems.ts. */
   readonly computeSystems = new ComputeSystems(this);
+  /** Load balancers, SDN routes and v1 policy lists: sdn-objects.ts. */
+  readonly sdn = new SdnObjects(
+    () => this.host(),
+    (id) => this.endpoint(id),
+  );
   private nextCompartment = 2;
+  /** v1 /accelnet/: the NNV management MAC list (op-table.ts). */
+  private accelnetMacs: string[] = [];
 
   constructor(private readonly host: HostSource) {}
 
@@ -137,7 +145,6 @@ export class Store {
       adapter: adapter?.Name,
       managementIp: input.managementIp,
       layeredOn: newGuid('v1'),
-      switchGuid: newGuid('v1'),
       activityId: newGuid('v1'),
     };
     this.networks.set(guidKey(id), network);
@@ -484,6 +491,15 @@ export class Store {
     return ns;
   }
 
+  setAccelnetMacs(macs: string[]): void {
+    this.accelnetMacs = [...macs];
+  }
+
+  /** hcsshim's HNSNnvManagementMacList: MacAddressList omitted when empty (its omitempty tag). */
+  accelnetMacList(): Obj {
+    return this.accelnetMacs.length > 0 ? { MacAddressList: this.accelnetMacs.map((m) => ({ MacAddress: m })) } : {};
+  }
+
   // ---- lifecycle -----------------------------------------------------------------------------------------
 
   /** What an HNS restart leaves: persistent networks only (non-persistent ones, endpoints, namespaces vanish). */
@@ -493,6 +509,7 @@ export class Store {
     this.namespaces.clear();
     for (const [k, n] of this.networks) if (!isPersistent(n)) this.networks.delete(k);
     this.computeSystems.forgetEndpoints();
+    this.sdn.clear();
   }
 
   clear(): void {
@@ -501,6 +518,8 @@ export class Store {
     this.byNetwork = undefined;
     this.namespaces.clear();
     this.computeSystems.clear();
+    this.sdn.clear();
+    this.accelnetMacs = [];
     this.nextCompartment = 2;
   }
 

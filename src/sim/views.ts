@@ -55,6 +55,36 @@ function schemaV2(sv: { major: number; minor: number }): Obj {
   return { Major: sv.major, Minor: sv.minor };
 }
 
+/**
+ * The vSwitch a network sits on, which HNS shows as a network of its own: ncproxy resolves Health.Extra.SwitchGuid
+ * with hcn.GetNetworkByID and reads the switch's name from it (microsoft/hcsshim cmd/ncproxy/hcn.go
+ * hcnNetworkToNetworkResponse; its NAT-network tests in cmd/ncproxy/hcn_networking_test.go run against real HNS in
+ * hcsshim's CI), and "HNS will create a transparent network for any external switch that is created not through
+ * HNS" (same file, createHCNNetwork). A network whose switch HNS made for it shares the switch's id: an Overlay
+ * network's v1 output with "ID":"9DD95ECE-…" and "SwitchGuid":"9DD95ECE-…" (rancher/rke2 issue 3925), in upper
+ * case there. The simulator gives every network a switch of its own (no two networks share an adapter, see
+ * store.ts pickAdapter), so every type answers with its own id; for types other than Overlay and NAT that is our
+ * reading of the sources above, not captured.
+ */
+export function switchGuid(n: NetworkObj): string {
+  return n.id.toUpperCase();
+}
+
+/**
+ * A namespace lists its endpoints in upper case whatever case they were created or attached with: ncproxy's
+ * real-HNS test looks for strings.ToUpper(endpoint.Id) in hcn.GetNamespaceEndpointIds (microsoft/hcsshim
+ * cmd/ncproxy/hcn_networking_test.go TestAddEndpoint_NoError and cmd/ncproxy/ncproxy_v0_service_test.go
+ * TestAddEndpoint_V0_NoError, compared with == in cmd/ncproxy/utilities_test.go exists), and so does the plugin test
+ * suite of microsoft/windows-container-networking (test/utilities/plugin_testing.go verifyAddNamespaceProperties:
+ * strings.Contains(Resources[0].Data, strings.ToUpper(endpoint.Id))). The v1 ResourceList is the
+ * same stored list seen through HNSCall (v1 and v2 are two views of one store, microsoft/hcsshim
+ * hcn/hcnv1schema_test.go), so it shows the same form; that v1 does so is our inference. Container resources keep
+ * the caller's form (no source says otherwise).
+ */
+function resourcesOf(ns: NamespaceObj): Obj[] {
+  return ns.resources.map((r) => ({ Type: r.type, Data: { Id: r.type === 'Endpoint' ? r.id.toUpperCase() : r.id } }));
+}
+
 // ---- networks ----------------------------------------------------------------------------------------------
 
 export function networkV2(n: NetworkObj): Obj {
@@ -81,7 +111,7 @@ export function networkV2(n: NetworkObj): Obj {
           ]
         : undefined,
     Flags: n.flags || undefined,
-    Health: { Extra: { LayeredOn: n.layeredOn, SwitchGuid: n.switchGuid } },
+    Health: { Extra: { LayeredOn: n.layeredOn, SwitchGuid: switchGuid(n) } },
     SchemaVersion: schemaV2(n.schemaVersion),
   });
 }
@@ -119,6 +149,8 @@ export function networkV1(n: NetworkObj, store: Store, host: Pick<SimHost, 'adap
         Policies: s.policies.map(policyToV1),
       }),
     ),
+    // v1 shows it at the top level (rancher/rke2 issue 3925's v1 network list).
+    SwitchGuid: switchGuid(n),
     TotalEndpoints: endpoints,
     Type: n.type.toLowerCase(),
     Version: n.version,
@@ -185,7 +217,7 @@ export function namespaceV2(ns: NamespaceObj): Obj {
     ID: ns.id,
     NamespaceId: ns.namespaceId,
     Type: ns.type === 'Host' ? undefined : ns.type,
-    Resources: ns.resources.map((r) => ({ Type: r.type, Data: { Id: r.id } })),
+    Resources: resourcesOf(ns),
     SchemaVersion: schemaV2(ns.schemaVersion),
   });
 }
@@ -194,7 +226,7 @@ export function namespaceV1(ns: NamespaceObj): Obj {
   return {
     ID: ns.id,
     IsDefault: ns.type === 'HostDefault',
-    ResourceList: ns.resources.map((r) => ({ Type: r.type, Data: { Id: r.id } })),
+    ResourceList: resourcesOf(ns),
     CompartmentId: ns.namespaceId,
   };
 }

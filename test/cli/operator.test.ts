@@ -393,8 +393,14 @@ describe('networks, endpoints, namespaces', () => {
         id: ns,
         type: 'Host',
         compartment: expect.any(Number),
+        // As HNS lists them, upper case (src/sim/views.ts resourcesOf); name and owner are still found.
         resources: [
-          { type: 'Endpoint', id: eps[0].id, name: eps[0].name, owner: { containerId: 'pod-a', ifname: 'eth0' } },
+          {
+            type: 'Endpoint',
+            id: String(eps[0].id).toUpperCase(),
+            name: eps[0].name,
+            owner: { containerId: 'pod-a', ifname: 'eth0' },
+          },
         ],
       },
     ]);

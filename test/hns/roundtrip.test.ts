@@ -193,7 +193,12 @@ describe('namespaces', () => {
     ).toEqual([]);
 
     await hcn.addNamespaceEndpoint(NS_ID, ep.ID!);
-    expect(await hcn.getNamespace(NS_ID)).toMatchObject({ Resources: [{ Type: 'Endpoint', Data: { Id: ep.ID } }] });
+    // HNS lists a namespace's endpoints in upper case (microsoft/hcsshim cmd/ncproxy/hcn_networking_test.go), the
+    // endpoint itself keeps the lowercase id HCN gave it.
+    expect(ep.ID).toBe(ep.ID!.toLowerCase());
+    expect(await hcn.getNamespace(NS_ID)).toMatchObject({
+      Resources: [{ Type: 'Endpoint', Data: { Id: ep.ID!.toUpperCase() } }],
+    });
     expect((await hcn.getEndpoint(ep.ID!)).HostComputeNamespace).toBe(NS_ID);
     const listed: HostComputeNamespace[] = await hcn.listNamespaces();
     expect(listed.map((n) => [n.ID, n.Resources?.length ?? 0])).toEqual([
@@ -290,7 +295,8 @@ describe('HNS v1 (HNSCall) paths the plugin uses', () => {
       Type: 'Endpoint',
       Data: { Id: ep.ID },
     });
-    expect(added).toMatchObject({ ResourceList: [{ Type: 'Endpoint', Data: { Id: ep.ID } }] });
+    // The same upper-case list through v1 (src/sim/views.ts resourcesOf).
+    expect(added).toMatchObject({ ResourceList: [{ Type: 'Endpoint', Data: { Id: String(ep.ID).toUpperCase() } }] });
     expect(await hcn.hnsCall('GET', `/endpoints/${ep.ID}`)).toMatchObject({ Namespace: { ID: ns.ID } });
     await hcn.hnsCall('POST', `/namespaces/${ns.ID}/removeresource`, { Type: 'Endpoint', Data: { Id: ep.ID } });
     expect(await hcn.hnsCall('GET', `/namespaces/${ns.ID}`)).toMatchObject({ ID: ns.ID, ResourceList: [] });

@@ -246,7 +246,8 @@ describe('v1 and v2 views of one object', () => {
     expect(await hcn.getNamespace(ns.ID)).toMatchObject({
       ID: ns.ID,
       Type: 'HostDefault',
-      Resources: [{ Type: 'Endpoint', Data: { Id: ep.ID } }],
+      // Upper case, as HNS lists them (microsoft/hcsshim cmd/ncproxy/hcn_networking_test.go).
+      Resources: [{ Type: 'Endpoint', Data: { Id: String(ep.ID).toUpperCase() } }],
     });
     expect((await hcn.getEndpoint(ep.ID)).HostComputeNamespace).toBe(ns.ID);
 

@@ -99,10 +99,12 @@ test('namespaces: v2 modify Add/Remove (names and numbers) shows HostComputeName
     ),
   );
   expect(okJson(await c.queryEndpointProperties(e, Q2)).HostComputeNamespace).toBe(ns);
-  expect(okJson(await c.queryNamespaceProperties(ns, Q2)).Resources).toEqual([{ Type: 'Endpoint', Data: { Id: e } }]);
+  expect(okJson(await c.queryNamespaceProperties(ns, Q2)).Resources).toEqual([
+    { Type: 'Endpoint', Data: { Id: e.toUpperCase() } },
+  ]);
   expect(okJson(await c.queryEndpointProperties(e, null)).Namespace).toEqual({ ID: ns, IsDefault: false });
   expect(output(await c.hnsCall('GET', `/namespaces/${ns}`)).ResourceList).toEqual([
-    { Type: 'Endpoint', Data: { Id: e } },
+    { Type: 'Endpoint', Data: { Id: e.toUpperCase() } },
   ]);
 
   ok(
@@ -145,7 +147,7 @@ test('namespaces: v1 POST /namespaces, addresource/removeresource, seen by v2 (a
   );
   expect(okJson(await c.queryEndpointProperties(e, Q2)).HostComputeNamespace).toBe(created.ID);
   expect(okJson(await c.queryNamespaceProperties(created.ID, Q2)).Resources).toEqual([
-    { Type: 'Endpoint', Data: { Id: e } },
+    { Type: 'Endpoint', Data: { Id: e.toUpperCase() } },
   ]);
   output(
     await c.hnsCall(

@@ -129,7 +129,8 @@ describeWine('win-x64 addon in Windows node.exe under wine', (build) => {
     const ns = ok('createNamespace');
     expect(ok('getNamespaceProperties')).toMatchObject({
       ID: ns.ID,
-      Resources: [{ Type: 'Endpoint', Data: { Id: ep.ID } }],
+      // Upper case, as HNS lists them (microsoft/hcsshim cmd/ncproxy/hcn_networking_test.go).
+      Resources: [{ Type: 'Endpoint', Data: { Id: String(ep.ID).toUpperCase() } }],
     });
     expect(ok('enumerateNamespaces')).toContain(ns.ID);
     expect(ok('listNamespacesDetailed')).toEqual(expect.arrayContaining([expect.objectContaining({ ID: ns.ID })]));
