@@ -89,7 +89,8 @@ async function addLikeRuntime(
 ): Promise<{ exit: number; tries: number; out: string }> {
   for (let tries = 1; ; tries++) {
     const r = await run('ADD', containerId, netns);
-    if (r.exitCode !== 11 || tries === 3) return { exit: r.exitCode, tries, out: r.stdout };
+    // The executable exits 1 for every CNI error; the code the runtime retries on is in the error JSON.
+    if (r.json?.code !== 11 || tries === 3) return { exit: r.exitCode, tries, out: r.stdout };
     await h.sim.control.waitIdle();
   }
 }
