@@ -13,7 +13,7 @@
  */
 import { CniCode, CniError } from '../cni/cni-error';
 import type { NetConf, VerbContext } from '../cni/types';
-import { sameId, type HnsApi } from '../hns/api';
+import { sameId, type EndpointInfo, type HnsApi } from '../hns/api';
 import { isNotFound, isUnreachable } from '../hns/hcn-error';
 import type { Logger } from '../log/logger';
 import { endpointName, ownerTag, parseOwnedName } from '../orphans/ownership';
@@ -21,6 +21,8 @@ import { type AttachmentRecord, type Owner, type PlannedObject } from '../state/
 import type { StateStore } from '../state/store';
 import { detach } from './attach';
 import { endpointsListed } from './confirm-gone';
+import { delMigrated } from './del-migrated';
+import { addressesOf, heldAddresses, keepForHolders } from './ip-holders';
 import { step, toCniError } from './to-cni-error';
 import type { PluginRuntime } from './runtime';
 
@@ -42,7 +44,11 @@ export async function del(ctx: VerbContext, rt: PluginRuntime): Promise<void> {
         'no HNS API is available on this host to delete the recorded attachment',
       );
     const { endpointGone } = await deleteByRecord(api, store, rec, log);
-    const released = endpointGone && rec.ipamAllocated && ctx.ipam.configured;
+    // Rule 1 (ip-holders.ts): not while another endpoint (a migrated node's previous plugin's) holds the address.
+    const releasable = endpointGone && rec.ipamAllocated && ctx.ipam.configured;
+    const holders = releasable ? await heldAddresses(api, addressesOf(rec.result)) : [];
+    if (holders.length > 0) await keepForHolders(store, owner, holders, conf.name, log);
+    const released = releasable && holders.length === 0;
     if (released) await ctx.ipam.del();
     try {
       await store.removeAttachment(owner);
@@ -56,15 +62,18 @@ export async function del(ctx: VerbContext, rt: PluginRuntime): Promise<void> {
     }
     return;
   }
-  const { endpointGone } = api
+  const { endpointGone, listed } = api
     ? await deleteUnrecorded(api, store, owner, log, { cniNetwork: conf.name })
-    : { endpointGone: true };
+    : { endpointGone: true, listed: undefined };
+  // A pod of the previous plugin (a migrated node): its endpoint under that plugin's naming scheme, and its address
+  // kept while any endpoint holds it (del-migrated.ts).
+  const { keepIp } = api ? await delMigrated(api, ctx, store, owner, log, listed) : { keepIp: false };
   // The killed ADD may have allocated: DEL must release it (IPAM DEL is idempotent) — unless an endpoint of this
   // owner is still in HNS (it holds the IP): then the tombstone keeps the allocation (ipamPending) for the audit.
   // An IPAM that is not on CNI_PATH cannot have allocated anything for an ADD that left no record (that ADD could not
   // have run it either), and failing here would make the pod impossible to tear down on a node without it: warn and
   // succeed. With a record that says IPAM allocated (above), its error stands, as the spec asks.
-  if (ctx.ipam.configured && endpointGone) {
+  if (ctx.ipam.configured && endpointGone && !keepIp) {
     if (await ctx.ipam.installed()) await ctx.ipam.del();
     else
       log.warn(
@@ -147,7 +156,7 @@ export async function deleteUnrecorded(
   owner: Owner,
   log: Logger,
   options: { cniNetwork?: string; onlyIntent?: string } = {},
-): Promise<{ endpointGone: boolean }> {
+): Promise<{ endpointGone: boolean; listed?: EndpointInfo[] }> {
   const intent = await step('tombstoning the attachment', () =>
     store.tombstone(owner, 'DEL without a committed attachment', {
       extra: [{ kind: 'endpoint', name: endpointName(owner) }],
@@ -158,6 +167,7 @@ export async function deleteUnrecorded(
   // Whether the listing below showed nothing of this owner and no intent planned anything: then nothing was deleted
   // and nothing can be in flight, and that listing is the confirmation (a repeated DEL lists HNS once, not twice).
   let nothingThere = false;
+  let listed: EndpointInfo[] | undefined;
   try {
     const [endpoints, networks] = await Promise.all([api.listEndpoints(), api.listNetworks()]);
     const tag = ownerTag(owner);
@@ -169,6 +179,7 @@ export async function deleteUnrecorded(
     const ownEndpoints = endpoints.filter((e) => mine(e.name, 'endpoint'));
     const ownNetworks = networks.filter((x) => mine(x.name, 'network'));
     nothingThere = planned.length === 0 && ownEndpoints.length === 0 && ownNetworks.length === 0;
+    listed = endpoints;
     // A create still in flight in HNS is invisible and can only be named by the id its intent chose. Deleting it
     // races the create inside HNS (seed 000): either may win, which is why the tombstone stays for the audit.
     // A planned endpoint can only be in flight once its planned network exists (it is created second).
@@ -200,7 +211,8 @@ export async function deleteUnrecorded(
     if (isUnreachable(e)) throw toCniError(e, 'deleting the unrecorded attachment');
     log.error({ err: (e as Error).message }, 'DEL could not delete everything; the tombstone lets the audit finish');
   }
-  if (nothingThere) return { endpointGone: true };
+  // Nothing was deleted: the listing still says what HNS holds (peer-endpoints.ts reuses it).
+  if (nothingThere) return { endpointGone: true, ...(listed ? { listed } : {}) };
   const plannedIds = planned.filter((p) => p.kind === 'endpoint' && p.id).map((p) => p.id!);
   const left = await step('confirming the endpoint is gone', () =>
     endpointsListed(api, (e) => {
