@@ -21,6 +21,11 @@ export function azureNicNetworkMac(name: string): string | undefined {
   return m ? m[1]!.toUpperCase().replace(/:/g, '-') : undefined;
 }
 
+/** Azure's name for the delegated-NIC network of a MAC ("AA-BB-CC-DD-EE-FF" → "azure-aa:bb:cc:dd:ee:ff"). */
+export function azureNicNetworkName(mac: string): string {
+  return `azure-${mac.toLowerCase().replace(/-/g, ':')}`;
+}
+
 /** Verdicts for the peers' networks the audit may remove: only with the opt-in, only with no endpoint on them. */
 export function judgePeerNetworks(
   networks: readonly NetworkInfo[],

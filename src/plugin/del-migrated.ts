@@ -9,6 +9,8 @@ import type { Logger } from '../log/logger';
 import type { Owner } from '../state/records';
 import type { StateStore } from '../state/store';
 import { addressesOf, heldAddresses, holdersOf, keepForHolders } from './ip-holders';
+import { azureNicNetworkName } from '../orphans/peer-networks';
+import { runtimeMac } from './delegated-nic';
 import { removePeerEndpoints } from './peer-endpoints';
 import { step } from './to-cni-error';
 
@@ -26,8 +28,9 @@ export async function delMigrated(
 ): Promise<{ keepIp: boolean }> {
   const { conf, attachment } = ctx;
   const endpoints = listed ?? (await step('listing HNS endpoints', () => api.listEndpoints()));
+  const nicNetwork = await azureNicNetwork(api, ctx);
   const peers = await step("removing the previous plugin's endpoint", () =>
-    removePeerEndpoints(api, conf, owner, attachment.netns, log, endpoints),
+    removePeerEndpoints(api, conf, owner, attachment.netns, log, endpoints, nicNetwork),
   );
   if (!ctx.ipam.configured) return { keepIp: false };
   const found = [...peers.removed, ...peers.kept].map((p) => p.endpoint);
@@ -37,4 +40,21 @@ export async function delMigrated(
   if (holders.length === 0) return { keepIp: false };
   await keepForHolders(store, owner, holders, conf.name, log);
   return { keepIp: true };
+}
+
+/**
+ * In delegatedNic mode with the Azure opt-in: the id of Azure's network for the request's NIC (azure-<mac>), on
+ * which Azure's endpoint of the pod's delegated NIC is (peer-endpoints.ts). Only asked when it can matter.
+ */
+async function azureNicNetwork(api: HnsApi, ctx: VerbContext): Promise<string | undefined> {
+  if (ctx.conf.mode !== 'delegatedNic' || !ctx.conf.adopt.includes('azure')) return undefined;
+  let mac: string | undefined;
+  try {
+    mac = runtimeMac({ conf: ctx.conf, ctx });
+  } catch {
+    return undefined;
+  }
+  if (!mac) return undefined;
+  const name = azureNicNetworkName(mac);
+  return (await step(`looking up HNS network "${name}"`, () => api.findNetworkByName(name)))?.id;
 }

@@ -54,7 +54,8 @@ export async function gcPeerEndpoints(
     const stillValid = valid.some((a) =>
       pod.containerId !== undefined
         ? a.containerId === pod.containerId
-        : a.containerId.startsWith(pod.idPrefix!) && a.ifname === pod.ifname,
+        : // Any valid pod whose id begins so protects every one of them (its delegated NICs are eth<N>, not its ifname).
+          a.containerId.startsWith(pod.idPrefix!),
     );
     if (stillValid) continue;
     try {

@@ -12,7 +12,11 @@
  *  - Azure CNI (Azure/azure-container-networking network/endpoint_windows.go ConstructEndpointID, the HNS name in
  *    newEndpointImplHnsV1 and configureHcnEndpoint): `<first 8 characters of the container id>-<ifname>` (delegated
  *    NICs: ifname `eth<N>`, cni/network/network.go createEpInfo). Eight characters do not name one pod: another
- *    pod's id may begin with them. So it is acted on only when the operator opts in (`adopt: ["azure"]`).
+ *    pod's id may begin with them. So it is acted on only when the operator opts in (`adopt: ["azure"]`). A
+ *    delegated NIC's endpoint is `<first 8>-eth<N>`, N the interface's place in CNS's answer (cni/network/network.go
+ *    createEpInfo, `"eth" + strconv.Itoa(opt.endpointIndex)`, over a map, so N is not predictable): in
+ *    delegatedNic mode it is recognised by that name on Azure's network for the request's NIC MAC
+ *    (src/orphans/peer-networks.ts azureNicNetworkName).
  * Whatever the scheme, an endpoint attached to a namespace or container this request does not name is another
  * pod's (or a contradiction): it is left alone, and its address stays allocated (ip-holders.ts).
  *
@@ -69,11 +73,20 @@ export function peerEndpointsOf(
   owner: Owner,
   netns: string | undefined,
   cniNetwork: string,
+  azureNicNetworkId?: string,
 ): PeerEndpoint[] {
   const names = peerEndpointNames(owner, netns, cniNetwork);
-  return endpoints.flatMap((e) =>
-    names.filter((n) => n.name === e.name).map((n) => ({ scheme: n.scheme, endpoint: e })),
-  );
+  if (names.length === 0) return [];
+  const prefix = owner.containerId.slice(0, 8);
+  const nicEndpoint = (name: string) =>
+    name.startsWith(`${prefix}-eth`) && /^[0-9]+$/.test(name.slice(prefix.length + 4));
+  return endpoints.flatMap((e): PeerEndpoint[] => {
+    const hit = names.find((n) => n.name === e.name);
+    if (hit) return [{ scheme: hit.scheme, endpoint: e }];
+    if (azureNicNetworkId && sameId(e.networkId, azureNicNetworkId) && nicEndpoint(e.name))
+      return [{ scheme: 'azure', endpoint: e }];
+    return [];
+  });
 }
 
 /**
@@ -122,11 +135,12 @@ export async function removePeerEndpoints(
   netns: string | undefined,
   log: Logger,
   listed?: readonly EndpointInfo[],
+  azureNicNetworkId?: string,
 ): Promise<PeerOutcome> {
   const out: PeerOutcome = { removed: [], kept: [] };
   if (peerEndpointNames(owner, netns, conf.name).length === 0) return out;
   const endpoints = listed ?? (await api.listEndpoints());
-  for (const found of peerEndpointsOf(endpoints, owner, netns, conf.name)) {
+  for (const found of peerEndpointsOf(endpoints, owner, netns, conf.name, azureNicNetworkId)) {
     const keep = (reason: string) => {
       out.kept.push({ ...found, reason });
       log.warn(
