@@ -33,7 +33,8 @@ export async function delMigrated(
     removePeerEndpoints(api, conf, owner, attachment.netns, log, endpoints, nicNetwork),
   );
   if (!ctx.ipam.configured) return { keepIp: false };
-  const found = [...peers.removed, ...peers.kept].map((p) => p.endpoint);
+  // The pod's own endpoints' addresses (not those of another pod's endpoint that only shares a name with it).
+  const found = [...peers.removed, ...peers.kept.filter((k) => !k.elsewhere)].map((p) => p.endpoint);
   const addresses = [...new Set([...addressesOf(conf.prevResult), ...found.flatMap((e) => addressesOf(e))])];
   // After a removal HNS must be asked again; otherwise the listing above is still what HNS holds.
   const holders = peers.removed.length > 0 ? await heldAddresses(api, addresses) : holdersOf(endpoints, addresses);

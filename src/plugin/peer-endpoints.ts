@@ -63,8 +63,12 @@ export interface PeerEndpoint {
 export interface PeerOutcome {
   /** Endpoints of the pod under a peer's scheme that were removed. */
   removed: PeerEndpoint[];
-  /** Endpoints under a peer's scheme left alone, with why (their addresses stay allocated). */
-  kept: Array<PeerEndpoint & { reason: string }>;
+  /**
+   * Endpoints under a peer's scheme left alone, with why. `elsewhere`: attached to what this request does not name,
+   * so another pod's (its address is not this pod's allocation); else (not adopted, HNS refused) the pod's own, and
+   * its address stays allocated.
+   */
+  kept: Array<PeerEndpoint & { reason: string; elsewhere: boolean }>;
 }
 
 /** The pod's endpoints under the peers' schemes, in one listing (adopted or not: their addresses count for rule 1). */
@@ -141,8 +145,8 @@ export async function removePeerEndpoints(
   if (peerEndpointNames(owner, netns, conf.name).length === 0) return out;
   const endpoints = listed ?? (await api.listEndpoints());
   for (const found of peerEndpointsOf(endpoints, owner, netns, conf.name, azureNicNetworkId)) {
-    const keep = (reason: string) => {
-      out.kept.push({ ...found, reason });
+    const keep = (reason: string, elsewhere = false) => {
+      out.kept.push({ ...found, reason, elsewhere });
       log.warn(
         { peer: found.scheme, endpoint: found.endpoint.id, name: found.endpoint.name, reason },
         "left the previous plugin's endpoint of this pod alone; its address stays allocated",
@@ -157,7 +161,7 @@ export async function removePeerEndpoints(
     const containers = ep.containers ?? (await containersOf(api, ep.id));
     const why = attachedElsewhere(ep, containers, owner, netns, ambiguous);
     if (why) {
-      keep(why);
+      keep(why, true);
       continue;
     }
     try {

@@ -38,7 +38,10 @@ function winBridgeConf(): Json {
         name: 'EndpointPolicy',
         value: { Type: 'OutBoundNAT', Settings: { Exceptions: ['192.168.0.0/16', '11.0.0.0/8', '10.137.196.0/23'] } },
       },
-      { name: 'EndpointPolicy', value: { Type: 'SDNRoute', Settings: { DestinationPrefix: '11.0.0.0/8', NeedEncap: true } } },
+      {
+        name: 'EndpointPolicy',
+        value: { Type: 'SDNRoute', Settings: { DestinationPrefix: '11.0.0.0/8', NeedEncap: true } },
+      },
     ],
     loopbackDSR: true,
     ipam: {
@@ -59,7 +62,9 @@ async function cbr0(): Promise<string> {
     Ipams: [
       {
         Type: 'Static',
-        Subnets: [{ IpAddressPrefix: '10.244.1.0/24', Routes: [{ NextHop: '10.244.1.1', DestinationPrefix: '0.0.0.0/0' }] }],
+        Subnets: [
+          { IpAddressPrefix: '10.244.1.0/24', Routes: [{ NextHop: '10.244.1.1', DestinationPrefix: '0.0.0.0/0' }] },
+        ],
       },
     ],
     Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: 'Ethernet' } }],
@@ -107,7 +112,10 @@ it('5 running pods: DEL 3 (their win-bridge endpoints removed, IPs released), AD
   const pods: PeerPod[] = [];
   for (let i = 0; i < 5; i++) pods.push(await winBridgePod(conf, net));
   // Another configuration's pod on the same HNS network (win-bridge with CNI name "other"): not ours to judge.
-  const otherIpam = { ...(conf.ipam as Json), ranges: [[{ subnet: '10.244.1.0/24', rangeStart: '10.244.1.40', rangeEnd: '10.244.1.50' }]] };
+  const otherIpam = {
+    ...(conf.ipam as Json),
+    ranges: [[{ subnet: '10.244.1.0/24', rangeStart: '10.244.1.40', rangeEnd: '10.244.1.50' }]],
+  };
   const other = await winBridgePod({ ...conf, name: 'other', ipam: otherIpam }, net, 'other');
 
   const out = await migrate({
@@ -134,7 +142,7 @@ it('a DEL whose win-bridge endpoint HNS refuses to delete keeps the IP (tombston
   const net = await cbr0();
   const conf = winBridgeConf();
   const pod = await winBridgePod(conf, net);
-  await h.sim.control.failCall("HcnDeleteEndpoint", 0x803b002c);
+  await h.sim.control.failCall('HcnDeleteEndpoint', 0x803b002c);
   const del = await cni(h, {
     verb: 'DEL',
     conf: hcnConf(conf, { prevResult: pod.result }),
@@ -147,7 +155,12 @@ it('a DEL whose win-bridge endpoint HNS refuses to delete keeps the IP (tombston
   expect(heldIps(h, 'cbr0')[pod.ip!]).toBe(pod.containerId);
 
   // A new pod's ADD: the IP is not handed out again (HNS would refuse it: HCN_E_ADDR_INVALID_OR_RESERVED).
-  const add = await cni(h, { verb: 'ADD', conf: hcnConf(conf), containerId: sandboxId(), netns: await newNamespace(h) });
+  const add = await cni(h, {
+    verb: 'ADD',
+    conf: hcnConf(conf),
+    containerId: sandboxId(),
+    netns: await newNamespace(h),
+  });
   expect(add.exitCode).toBe(0);
   await expectNoAddressTwice(h, 'after the ADD');
   expect(heldIps(h, 'cbr0')[pod.ip!]).toBe(pod.containerId);
@@ -157,7 +170,12 @@ it('a DEL whose win-bridge endpoint HNS refuses to delete keeps the IP (tombston
     (await cni(h, { verb: 'DEL', conf: hcnConf(conf), containerId: pod.containerId, netns: pod.netns })).exitCode,
   ).toBe(0);
   expect((await liveEndpoints(h)).map((e) => e.Name)).not.toContain(pod.endpointName);
-  const next = await cni(h, { verb: 'ADD', conf: hcnConf(conf), containerId: sandboxId(), netns: await newNamespace(h) });
+  const next = await cni(h, {
+    verb: 'ADD',
+    conf: hcnConf(conf),
+    containerId: sandboxId(),
+    netns: await newNamespace(h),
+  });
   expect(next.exitCode).toBe(0);
   await expectNoAddressTwice(h, 'after the second ADD');
   expect(heldIps(h, 'cbr0')[pod.ip!]).not.toBe(pod.containerId);
@@ -186,7 +204,10 @@ it('GC removes the win-bridge endpoint of a pod not listed as valid once nothing
   // The pod's namespace is gone (its sandbox was removed without a DEL reaching any plugin).
   await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).removeNamespaceEndpoint(detached.netns, detached.endpointId);
   await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).deleteNamespace(detached.netns);
-  const gc = await cni(h, { verb: 'GC', conf: hcnConf(conf, { cniVersion: '1.1.0', 'cni.dev/valid-attachments': [] }) });
+  const gc = await cni(h, {
+    verb: 'GC',
+    conf: hcnConf(conf, { cniVersion: '1.1.0', 'cni.dev/valid-attachments': [] }),
+  });
   expect([gc.exitCode, gc.stdout]).toEqual([0, '']);
   expect((await liveEndpoints(h)).map((e) => e.Name)).toEqual([attached.endpointName]);
 });
