@@ -6,133 +6,28 @@
  * endpoints and their addresses stay. azure-vnet-ipam needs its daemon: its place is taken by host-local over the
  * same subnet (as in test/peers), whose state is then what "Azure's IPAM" left.
  */
-import * as fs from 'fs';
-import * as path from 'path';
 import { cni, useHarness, type Harness } from '../helpers/cni-harness';
-import { PEERS } from '../peers/support';
 import { heldIps } from '../plugin/support';
 import {
-  createEndpointV2,
-  createNetworkV2,
-  expectNoAddressTwice,
-  hostLocalAdd,
-  ipOf,
-  liveEndpoints,
-  migrate,
-  newNamespace,
-  sandboxId,
-  type Json,
-  type PeerPod,
-} from './support';
-
-const NICS = [1, 2, 3, 4, 5, 6, 7].map((i) => ({ Name: `NIC ${i}`, MacAddress: `00-15-5D-AB-00-0${i}` }));
-const HOST = { adapters: [{ Name: 'Ethernet', MacAddress: '00-15-5D-AA-00-01' }, ...NICS] };
+  azureConf,
+  azureMac,
+  azureNetwork,
+  azurePod,
+  azureScenario,
+  bindNode,
+  delegatedScenario,
+  NIC_HOST,
+  NICS,
+  nicNetwork,
+} from './peer-bodies';
+import { expectNoAddressTwice, liveEndpoints, newNamespace, sandboxId, type PeerPod } from './support';
 
 let h: Harness;
-useHarness(HOST, (x) => (h = x));
-
-/** cni/azure-windows.conflist's plugin, with host-local standing in for azure-vnet-ipam (seven addresses). */
-function azureConf(): Json {
-  const list = JSON.parse(fs.readFileSync(path.join(PEERS, 'azure-windows.conflist'), 'utf8')) as {
-    plugins: Json[];
-  };
-  return {
-    ...list.plugins[0],
-    cniVersion: '1.0.0',
-    name: 'azure',
-    ipam: {
-      type: 'host-local',
-      dataDir: path.join(h.tmp, 'ipam'),
-      ranges: [
-        [{ subnet: '10.240.0.0/16', rangeStart: '10.240.0.10', rangeEnd: '10.240.0.16', gateway: '10.240.0.1' }],
-      ],
-    },
-  };
-}
-
-/**
- * The `azure` network as network/network_windows.go configureHcnNetwork creates it: L2Bridge, a Static Ipam with the
- * subnet and its gateway route, Flags EnableNonPersistent (8), the NetAdapterName policy of the master NIC.
- */
-async function azureNetwork(): Promise<string> {
-  return createNetworkV2(h, {
-    SchemaVersion: { Major: 2, Minor: 0 },
-    Name: 'azure',
-    Type: 'L2Bridge',
-    Flags: 8,
-    Ipams: [
-      {
-        Type: 'Static',
-        Subnets: [
-          { IpAddressPrefix: '10.240.0.0/16', Routes: [{ NextHop: '10.240.0.1', DestinationPrefix: '0.0.0.0/0' }] },
-        ],
-      },
-    ],
-    Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: 'Ethernet' } }],
-  });
-}
-
-/**
- * One pod as Azure's HNS v2 path leaves it (network/endpoint_windows.go configureHcnEndpoint, newEndpointImplHnsV2):
- * Name ConstructEndpointID (`<first 8>-<ifname>`), Dns Search split from the suffix and ServerList, the policies
- * from AdditionalArgs (policy/policy_windows.go GetHcnOutBoundNATPolicy: ExceptionList → Exceptions; GetHcnRoutePolicy:
- * ROUTE → SDNRoute), the routes IPAM returned (the default route via the gateway), IpConfigurations with the prefix
- * length, then AddNamespaceEndpoint.
- */
-async function azurePod(conf: Json, networkId: string, containerId = sandboxId()): Promise<PeerPod> {
-  const pod = { containerId, ifname: 'eth0', netns: await newNamespace(h) };
-  const result = hostLocalAdd(conf, pod);
-  const ip = ipOf(result);
-  const name = `${containerId.slice(0, 8)}-eth0`;
-  const endpointId = await createEndpointV2(
-    h,
-    networkId,
-    {
-      SchemaVersion: { Major: 2, Minor: 0 },
-      Name: name,
-      HostComputeNetwork: networkId,
-      Dns: { Search: ['svc.cluster.local'], ServerList: ['10.0.0.10', '168.63.129.16'] },
-      Policies: [
-        { Type: 'OutBoundNAT', Settings: { Exceptions: ['10.240.0.0/16', '10.0.0.0/8'] } },
-        { Type: 'SDNRoute', Settings: { DestinationPrefix: '10.0.0.0/8', NeedEncap: true } },
-      ],
-      Routes: [{ NextHop: '10.240.0.1', DestinationPrefix: '0.0.0.0/0' }],
-      IpConfigurations: [{ IpAddress: ip, PrefixLength: 16 }],
-    },
-    pod.netns,
-  );
-  return { ...pod, endpointId, endpointName: name, ip, result: { cniVersion: '1.0.0', ...result } };
-}
+useHarness(NIC_HOST, (x) => bindNode((h = x)));
 
 describe('Azure CNI, bridge (azure-windows.conflist)', () => {
   it('with adopt: ["azure"]: DEL 3 removes their <id8>-eth0 endpoints, ADD 5, GC; survivors and bystanders untouched', async () => {
-    const net = await azureNetwork();
-    const conf = azureConf();
-    const pods: PeerPod[] = [];
-    for (let i = 0; i < 5; i++) pods.push(await azurePod(conf, net));
-    // A pod of another runtime's configuration whose id shares the first 8 characters of a pod that is deleted: the
-    // same name as that pod's endpoint would be under Azure's scheme, in its own namespace, on another network.
-    const otherNet = await createNetworkV2(h, {
-      SchemaVersion: { Major: 2, Minor: 0 },
-      Name: 'other',
-      Type: 'L2Bridge',
-      Ipams: [{ Type: 'Static', Subnets: [{ IpAddressPrefix: '10.241.0.0/16' }] }],
-    });
-    const twin = await createEndpointV2(
-      h,
-      otherNet,
-      { SchemaVersion: { Major: 2, Minor: 0 }, Name: `${pods[0]!.containerId.slice(0, 8)}-eth0` },
-      await newNamespace(h),
-    );
-
-    await migrate({
-      h,
-      conf: { ...conf, type: 'hcn-cni', adopt: ['azure'] },
-      pods,
-      bystanders: [twin],
-      netns: () => newNamespace(h),
-      ipamName: 'azure',
-    });
+    await azureScenario();
   });
 
   it('without the opt-in: DEL leaves their endpoints and keeps their IPs (no address handed out twice); adopting later frees them', async () => {
@@ -202,91 +97,8 @@ describe('Azure CNI, bridge (azure-windows.conflist)', () => {
 });
 
 describe('Azure CNI, delegated NIC (SwiftV2 FrontendNIC)', () => {
-  const azureMac = (mac: string) => mac.toLowerCase().replace(/-/g, ':');
-
-  /**
-   * A delegated NIC's network as network/network_windows.go configureHcnNetwork makes it for a FrontendNIC:
-   * Transparent, Flags EnableNonPersistent | DisableHostPort | EnableIov (8 + 1024 + 8192), named by
-   * cni/network/network_windows.go getNetworkName `"azure-" + MacAddress.String()` (Go's net.HardwareAddr: lower-case,
-   * colons), bound to the NIC (NetAdapterName policy).
-   */
-  async function nicNetwork(nic: (typeof NICS)[number], subnet: string): Promise<string> {
-    return createNetworkV2(h, {
-      SchemaVersion: { Major: 2, Minor: 0 },
-      Name: `azure-${azureMac(nic.MacAddress)}`,
-      Type: 'Transparent',
-      Flags: 8 | 1024 | 8192,
-      Ipams: [{ Type: 'Static', Subnets: [{ IpAddressPrefix: subnet }] }],
-      Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: nic.Name } }],
-    });
-  }
-
-  /**
-   * The pod's endpoint in it (configureHcnEndpoint for NICType FrontendNIC): Name `<first 8>-eth<N>` (createEpInfo:
-   * a non-infra NIC is "eth" + its index), the NIC's MAC in dashes, the address CNS gave, the Iov policy
-   * (policy_windows.go AddAccelnetPolicySetting: IovOffloadWeight 100, QueuePairsRequested 1, InterruptModeration 0),
-   * in the pod's namespace.
-   */
-  async function nicPod(nic: (typeof NICS)[number], i: number): Promise<PeerPod> {
-    const pod = { containerId: sandboxId(), ifname: 'eth0', netns: await newNamespace(h) };
-    const net = await nicNetwork(nic, `10.20.${i}.0/24`);
-    const ip = `10.20.${i}.4`;
-    const name = `${pod.containerId.slice(0, 8)}-eth1`;
-    const endpointId = await createEndpointV2(
-      h,
-      net,
-      {
-        SchemaVersion: { Major: 2, Minor: 0 },
-        Name: name,
-        HostComputeNetwork: net,
-        MacAddress: nic.MacAddress.toLowerCase(),
-        IpConfigurations: [{ IpAddress: ip, PrefixLength: 24 }],
-        Policies: [
-          { Type: 'Iov', Settings: { IovOffloadWeight: 100, QueuePairsRequested: 1, InterruptModeration: 0 } },
-        ],
-      },
-      pod.netns,
-    );
-    return { ...pod, endpointId, endpointName: name, ip };
-  }
-
   it('DEL 3 removes their NIC endpoints; the audit removes the emptied and the leaked azure-<mac> networks; ADD 5 on those NICs; GC', async () => {
-    const pods: PeerPod[] = [];
-    for (let i = 0; i < 5; i++) pods.push(await nicPod(NICS[i]!, i));
-    // Azure's issue 4540: an ADD killed during HcnCreateNetwork left a network on NIC 6 that nothing records.
-    const leaked = await nicNetwork(NICS[5]!, '10.20.5.0/24');
-    const nicOf = new Map(pods.map((p, i) => [p.containerId, NICS[i]!]));
-    const free = [NICS[0]!, NICS[1]!, NICS[2]!, NICS[5]!, NICS[6]!];
-    const conf = {
-      cniVersion: '1.0.0',
-      name: 'delegated',
-      type: 'hcn-cni',
-      mode: 'delegatedNic',
-      adopt: ['azure'],
-    };
-    const subnetOf = (mac: string) => `10.30.${NICS.findIndex((n) => n.MacAddress === mac)}.0/24`;
-    const survivorNets = (await h.sim.control.dump()).networks.filter((n) =>
-      pods.slice(3).some((p) => n.Name === `azure-${azureMac(nicOf.get(p.containerId)!.MacAddress)}`),
-    );
-
-    await migrate({
-      h,
-      conf,
-      pods,
-      bystanders: [],
-      netns: () => newNamespace(h),
-      perPod: (_i, pod) => {
-        let nic = nicOf.get(pod.containerId);
-        if (!nic) nicOf.set(pod.containerId, (nic = free.shift()!));
-        return { runtimeConfig: { mac: nic.MacAddress }, subnet: subnetOf(nic.MacAddress) };
-      },
-    });
-    const networks = (await h.sim.control.dump()).networks;
-    // The leaked network and the deleted pods' emptied ones are gone; the survivors' are as they were.
-    expect(networks.find((n) => n.ID === leaked)).toBeUndefined();
-    for (const p of pods.slice(0, 3))
-      expect(networks.map((n) => n.Name)).not.toContain(`azure-${azureMac(nicOf.get(p.containerId)!.MacAddress)}`);
-    expect(networks.filter((n) => survivorNets.some((s) => s.ID === n.ID))).toEqual(survivorNets);
+    await delegatedScenario();
   });
 
   it('without the opt-in the leaked azure-<mac> network stays, and an ADD on its NIC is refused (104) naming it', async () => {

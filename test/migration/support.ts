@@ -11,7 +11,7 @@
 import { spawnSync } from 'child_process';
 import { randomUUID } from 'crypto';
 import * as path from 'path';
-import { CNI_BIN, cni, type CniOutcome, type Harness } from '../helpers/cni-harness';
+import { CNI_BIN, cni, type CniCall, type CniOutcome, type Harness } from '../helpers/cni-harness';
 import { heldIps } from '../plugin/support';
 
 export type Json = Record<string, unknown>;
@@ -129,7 +129,12 @@ export interface Migration {
   perPod?: (i: number, pod: { containerId: string }) => Json;
   /** Whether DEL gets the cached ADD result as prevResult (containerd sends it; libcni's second DEL does not). */
   prevResult?: boolean;
+  /** How the runtime invokes hcn-cni: in process (default) or through the shim and the service. */
+  run?: Runner;
 }
+
+/** One CNI call as the runtime makes it. */
+export type Runner = (h: Harness, c: CniCall) => Promise<CniOutcome>;
 
 export interface MigrationOutcome {
   dels: CniOutcome[];
@@ -141,6 +146,7 @@ export interface MigrationOutcome {
 /** The 5 pods' switch-over: DEL 3, ADD 5 new, GC with the 2 survivors and the 5 new valid; asserted as above. */
 export async function migrate(m: Migration): Promise<MigrationOutcome> {
   const { h, conf, pods } = m;
+  const run = m.run ?? cni;
   const deleted = pods.slice(0, 3);
   const survivors = pods.slice(3);
   const byId = async (ids: string[]) => {
@@ -155,7 +161,7 @@ export async function migrate(m: Migration): Promise<MigrationOutcome> {
   const dels: CniOutcome[] = [];
   for (const [i, p] of deleted.entries()) {
     const prev = m.prevResult !== false && p.result ? { prevResult: p.result } : {};
-    const out = await cni(h, {
+    const out = await run(h, {
       verb: 'DEL',
       conf: { ...conf, ...prev, ...(m.perPod?.(i, p) ?? {}) },
       containerId: p.containerId,
@@ -171,7 +177,7 @@ export async function migrate(m: Migration): Promise<MigrationOutcome> {
   const newPods: PeerPod[] = [];
   for (let i = 0; i < 5; i++) {
     const pod = { containerId: sandboxId(), ifname: 'eth0', netns: await m.netns() };
-    const out = await cni(h, {
+    const out = await run(h, {
       verb: 'ADD',
       conf: { ...conf, ...(m.perPod?.(3 + i, pod) ?? {}) },
       ...pod,
@@ -183,7 +189,7 @@ export async function migrate(m: Migration): Promise<MigrationOutcome> {
   }
 
   const valid = [...survivors, ...newPods].map((p) => ({ containerID: p.containerId, ifname: p.ifname }));
-  const gc = await cni(h, {
+  const gc = await run(h, {
     verb: 'GC',
     conf: { ...conf, cniVersion: '1.1.0', 'cni.dev/valid-attachments': valid },
   });
