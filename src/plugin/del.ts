@@ -8,6 +8,9 @@
  *  - A shared attachment (container:<id>) only drops its record: the endpoint is the sandbox's.
  * When HNS refuses to delete an endpoint, its IP is still in use: the IPAM allocation is kept (the tombstone says
  * ipamPending) and released by the ADD or GC whose audit finally removes the endpoint — never handed out twice.
+ * On a migrated node the pod may be another plugin's: its endpoint under that plugin's naming scheme is removed as that
+ * plugin's DEL would (del-migrated.ts, peer-endpoints.ts), and no address is released while any HNS endpoint, ours or
+ * foreign, still holds it (ip-holders.ts): the tombstone keeps it (ipamPending, heldBy) until the endpoint is gone.
  * A "not found" answer is a claim, not a fact (HNS has answered 0x80070490 for an endpoint it still had, attached):
  * before an address is released, the endpoint's absence is confirmed through a listing, by id.
  */

@@ -4,6 +4,8 @@
  * as its cmdHcnAdd makes them; the configuration is its sample-v2.conf delegate with host-local IPAM (the same
  * dataDir hcn-cni then uses), and only `type` changed for hcn-cni.
  */
+import * as fs from 'fs';
+import * as path from 'path';
 import { cni, useHarness, type Harness } from '../helpers/cni-harness';
 import { heldIps } from '../plugin/support';
 import { bindNode, cbr0, winBridgeConf, winBridgePod, winBridgeScenario } from './peer-bodies';
@@ -35,6 +37,14 @@ it('a DEL whose win-bridge endpoint HNS refuses to delete keeps the IP (tombston
   // The endpoint is still there, holding the address; host-local still has it for the pod.
   expect((await liveEndpoints(h)).map((e) => e.Name)).toEqual([pod.endpointName]);
   expect(heldIps(h, 'cbr0')[pod.ip!]).toBe(pod.containerId);
+  // The tombstone keeps the allocation and names what holds the address.
+  const tomb = JSON.parse(
+    fs.readFileSync(path.join(h.stateDir, 'tombstones', `${pod.containerId}@eth0.json`), 'utf8'),
+  ) as Json;
+  expect(tomb).toMatchObject({
+    ipamPending: true,
+    heldBy: [{ id: pod.endpointId, name: pod.endpointName, address: pod.ip }],
+  });
 
   // A new pod's ADD: the IP is not handed out again (HNS would refuse it: HCN_E_ADDR_INVALID_OR_RESERVED).
   const add = await cni(h, {
