@@ -9,7 +9,15 @@ import * as path from 'path';
 import { cni, useHarness, type Harness } from '../helpers/cni-harness';
 import { heldIps } from '../plugin/support';
 import { bindNode, cbr0, winBridgeConf, winBridgePod, winBridgeScenario } from './peer-bodies';
-import { expectNoAddressTwice, liveEndpoints, newNamespace, sandboxId, type Json } from './support';
+import {
+  createEndpointV2,
+  createNetworkV2,
+  expectNoAddressTwice,
+  liveEndpoints,
+  newNamespace,
+  sandboxId,
+  type Json,
+} from './support';
 
 let h: Harness;
 useHarness(undefined, (x) => bindNode((h = x)));
@@ -102,4 +110,53 @@ it('GC removes the win-bridge endpoint of a pod not listed as valid once nothing
   });
   expect([gc.exitCode, gc.stdout]).toEqual([0, '']);
   expect((await liveEndpoints(h)).map((e) => e.Name)).toEqual([attached.endpointName]);
+});
+
+it("DEL of hcn-cni's own pod keeps its IP while another plugin's endpoint (on another network) holds the address", async () => {
+  await cbr0();
+  const conf = winBridgeConf();
+  const ns = await newNamespace(h);
+  const add = await cni(h, { verb: 'ADD', conf: { ...conf, type: 'hcn-cni' }, containerId: 'ours', netns: ns });
+  expect(add.exitCode).toBe(0);
+  const ip = (add.json!.ips as Array<{ address: string }>)[0]!.address.split('/')[0]!;
+  // Another plugin's endpoint with that address, on a network of its own over the same subnet.
+  const other = await createNetworkV2(h, {
+    SchemaVersion: { Major: 2, Minor: 0 },
+    Name: 'other',
+    Type: 'L2Bridge',
+    Ipams: [{ Type: 'Static', Subnets: [{ IpAddressPrefix: '10.244.1.0/24' }] }],
+  });
+  const foreign = await createEndpointV2(h, other, {
+    SchemaVersion: { Major: 2, Minor: 0 },
+    Name: 'someone-else',
+    IpConfigurations: [{ IpAddress: ip }],
+  });
+  const calls = async () => (await h.sim.control.stats()).calls;
+  const before = await calls();
+  const del = await cni(h, { verb: 'DEL', conf: { ...conf, type: 'hcn-cni' }, containerId: 'ours', netns: ns });
+  expect(del.exitCode).toBe(0);
+  const after = await calls();
+  const made = Object.fromEntries(
+    Object.entries(after)
+      .map(([k, v]) => [k, v - (before[k] ?? 0)] as const)
+      .filter(([, v]) => v > 0),
+  );
+  // The DEL of a recorded attachment costs one endpoint listing more than before (who holds the address).
+  expect(made).toEqual({
+    'HNSCall GET /endpoints': 1,
+    HcnOpenNamespace: 1,
+    HcnModifyNamespace: 1,
+    HcnDeleteEndpoint: 1,
+  });
+  expect(heldIps(h, 'cbr0')[ip]).toBe('ours');
+  // Once that endpoint is gone, the next audit releases it.
+  await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).deleteEndpoint(foreign);
+  const next = await cni(h, {
+    verb: 'ADD',
+    conf: { ...conf, type: 'hcn-cni' },
+    containerId: 'next',
+    netns: await newNamespace(h),
+  });
+  expect(next.exitCode).toBe(0);
+  expect(heldIps(h, 'cbr0')[ip]).not.toBe('ours');
 });
