@@ -12,6 +12,7 @@ import type { Attachment, NetConf } from '../cni/types';
 import type { EndpointInfo, HnsApi } from '../hns/api';
 import { isUnreachable } from '../hns/hcn-error';
 import type { Logger } from '../log/logger';
+import { parseOwnedName } from '../orphans/ownership';
 import { adopted, containersOf, removeEndpoint, type PeerScheme } from './peer-endpoints';
 
 /** The spec's rule for CNI_CONTAINERID (src/cni/env.ts CONTAINER_ID_PATTERN, which this layer may not import). */
@@ -27,6 +28,8 @@ export function peerPodOf(
   name: string,
   cniNetwork: string,
 ): { scheme: PeerScheme; containerId?: string; idPrefix?: string; ifname?: string } | undefined {
+  // A name of ours (any version) is the audit's to judge, never a peer's.
+  if (parseOwnedName(name)) return undefined;
   const suffix = `_${cniNetwork}`;
   if (name.endsWith(suffix)) {
     const containerId = name.slice(0, -suffix.length);
