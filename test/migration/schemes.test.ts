@@ -5,7 +5,9 @@
  */
 import { parseNetConf } from '../../src/cni/config';
 import { CniError } from '../../src/cni/cni-error';
-import type { EndpointInfo } from '../../src/hns/api';
+import type { EndpointInfo, HnsApi } from '../../src/hns/api';
+import { silentLogger } from '../../src/log/logger';
+import { sweep } from '../../src/orphans/sweep';
 import { azureNicNetworkMac, azureNicNetworkName, judgePeerNetworks } from '../../src/orphans/peer-networks';
 import { endpointName, parseOwnedName } from '../../src/orphans/ownership';
 import { peerPodOf } from '../../src/plugin/gc-peers';
@@ -134,5 +136,24 @@ describe('networkType omitted (rule 4)', () => {
       code: 7,
       msg: 'invalid network configuration: HNS network "ics0" is of type ICS, which bridge mode cannot attach to (L2Bridge, Overlay, NAT, L2Tunnel)',
     });
+  });
+});
+
+describe("sweep of a peer's network", () => {
+  it('is skipped when an endpoint is on it by the time of the delete (one appeared since the listing)', async () => {
+    const net = { id: 'n1', name: 'azure-00:15:5d:ab:00:01', type: 'Transparent', flags: 9224, subnets: [] };
+    const [judged] = judgePeerNetworks([net], [], ['azure']);
+    const deleted: string[] = [];
+    let onIt: EndpointInfo[] = [ep({ networkId: 'N1' })];
+    const api = {
+      listEndpoints: async () => onIt,
+      deleteNetwork: async (id: string) => (deleted.push(id), 'deleted' as const),
+    } as unknown as HnsApi;
+    const plan = { judged: [judged!], endpoints: [], networks: [judged!] };
+    const first = await sweep(plan, { api, stillOrphan: () => true, log: silentLogger });
+    expect([first.skipped.map((s) => s.reason), deleted]).toEqual([['an endpoint is on it now'], []]);
+    onIt = [];
+    const second = await sweep(plan, { api, stillOrphan: () => true, log: silentLogger });
+    expect([second.deleted.map((j) => j.id), deleted]).toEqual([['n1'], ['n1']]);
   });
 });
