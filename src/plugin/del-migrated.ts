@@ -35,7 +35,11 @@ export async function delMigrated(
   if (!ctx.ipam.configured) return { keepIp: false };
   // The pod's own endpoints' addresses (not those of another pod's endpoint that only shares a name with it).
   const found = [...peers.removed, ...peers.kept.filter((k) => !k.elsewhere)].map((p) => p.endpoint);
-  const addresses = [...new Set([...addressesOf(conf.prevResult), ...found.flatMap((e) => addressesOf(e))])];
+  // And what an earlier DEL of the pod found held (a repeated DEL gets no prevResult from libcni).
+  const earlier = store.getTombstone(owner)?.heldBy?.map((h) => h.address) ?? [];
+  const addresses = [
+    ...new Set([...addressesOf(conf.prevResult), ...found.flatMap((e) => addressesOf(e)), ...earlier]),
+  ];
   // After a removal HNS must be asked again; otherwise the listing above is still what HNS holds.
   const holders = peers.removed.length > 0 ? await heldAddresses(api, addresses) : holdersOf(endpoints, addresses);
   if (holders.length === 0) return { keepIp: false };

@@ -2,9 +2,10 @@
  * GC (spec 1.1): remove every object and record of ours whose attachment is not in cni.dev/valid-attachments.
  * Records not listed (of this network) are deleted like DEL would (IPAM released per attachment); unfinished ADDs
  * whose intents are dead are cleaned up like a DEL without a record; quarantined (unreadable) records are left
- * alone, with their objects (they cannot say which network they are of); then the audit removes every object of
- * ours that nothing claims, and the previous plugin's endpoints of pods not listed (gc-peers.ts). Errors are collected, GC continues past them, and they are all reported at the end. GC
- * is then forwarded to IPAM when it speaks 1.1.0.
+ * alone, with their objects (they cannot say which network they are of); the previous plugin's endpoints of pods
+ * not listed are removed once nothing is attached to them (gc-peers.ts); then the audit removes every object of ours
+ * that nothing claims. Errors are collected, GC continues past them, and they are all reported at the end. GC is then
+ * forwarded to IPAM when it speaks 1.1.0.
  */
 import { CniCode, CniError } from '../cni/cni-error';
 import type { ConfContext } from '../cni/types';

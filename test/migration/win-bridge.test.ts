@@ -94,6 +94,16 @@ it("a DEL naming another namespace than the win-bridge endpoint's leaves it, and
   expect(del.exitCode).toBe(0);
   expect((await liveEndpoints(h)).map((e) => e.Name)).toEqual([pod.endpointName]);
   expect(heldIps(h, 'cbr0')[pod.ip!]).toBe(pod.containerId);
+  // The runtime's repeated DEL comes without prevResult (libcni removed its cache): the tombstone still says who
+  // holds the address, so it is still kept.
+  const again = await cni(h, {
+    verb: 'DEL',
+    conf: hcnConf(conf),
+    containerId: pod.containerId,
+    netns: await newNamespace(h),
+  });
+  expect(again.exitCode).toBe(0);
+  expect(heldIps(h, 'cbr0')[pod.ip!]).toBe(pod.containerId);
 });
 
 it('GC removes the win-bridge endpoint of a pod not listed as valid once nothing is attached to it, and leaves an attached one', async () => {
