@@ -129,9 +129,9 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   {
     key: 'networkType',
     type: '"L2Bridge" | "Overlay" | "NAT" | "L2Tunnel"',
-    default: '"L2Bridge" (an existing network may then be L2Bridge or L2Tunnel)',
+    default: '"L2Bridge" for a network hcn-cni creates; the type of an existing network',
     meaning:
-      'Type of the network when it is created, and the type an existing one must have (any case); another type is error 7, as win-bridge and win-overlay refuse it.',
+      'Type of the network when it is created, and, when set, the type an existing one must have (any case; another type is error 7, as win-bridge and win-overlay refuse it). Omitted, an existing network of any of these types is used as it is (a win-overlay configuration with only "type" changed attaches to its Overlay network).',
   },
   {
     key: 'createNetwork',
@@ -281,6 +281,13 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     meaning: 'Log verbosity (any case).',
   },
   { key: 'audit', type: 'boolean', default: 'true', meaning: 'Run the leak audit (ownerless HNS objects) during ADD.' },
+  {
+    key: 'adopt',
+    type: 'list of "azure"',
+    default: '[] (none)',
+    meaning:
+      "Migrating from Azure CNI: DEL and GC also remove Azure's endpoint of the pod (<first 8 characters of the container id>-<ifname>, which another pod's id may share) when it is attached to nothing or to what the request names, and the audit removes Azure's delegated-NIC network azure-<mac> when no endpoint is on it. The endpoints of win-bridge, win-overlay, sdnbridge and sdnoverlay (<container id>_<name>) need no opt-in. See docs/migrating.md.",
+  },
 
   // GC input.
   {

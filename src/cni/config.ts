@@ -33,6 +33,7 @@ import { LOG_LEVELS } from '../log/logger';
 import { parsePrevResult } from './result';
 import {
   SUPPORTED_VERSIONS,
+  type AdoptPeer,
   type ApiVersionSetting,
   type Attachment,
   type BridgeNetworkType,
@@ -71,6 +72,7 @@ export const DEFAULTS = {
 
 const MODES: readonly Mode[] = ['bridge', 'delegatedNic'];
 const NETWORK_TYPES: readonly BridgeNetworkType[] = ['L2Bridge', 'Overlay', 'NAT', 'L2Tunnel'];
+const ADOPT_PEERS: readonly AdoptPeer[] = ['azure'];
 const PROTOCOLS: readonly PortMapping['protocol'][] = ['tcp', 'udp', 'sctp'];
 
 /** parseNetConf: validate and normalise the stdin configuration (already JSON-parsed). */
@@ -163,6 +165,7 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
   const logFile = absolutePath(f, 'logFile', ctx.platform) ?? ctx.defaults.logFile;
   const logLevel = parseLogLevel(f);
   const audit = f.boolean('audit') ?? DEFAULTS.audit;
+  const adopt = parseAdopt(f);
   const iov = f.boolean('iov') ?? DEFAULTS.iov;
   const disableHostPort = f.boolean('disableHostPort');
 
@@ -211,6 +214,7 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
     stateDir,
     logLevel,
     audit,
+    adopt,
     warnings,
     raw,
   };
@@ -315,6 +319,17 @@ function parseMacPrefix(f: Fields): string {
 }
 
 /** oneOf: a string matching one of `choices` case-insensitively, returned in canonical spelling. */
+/** The peers whose ambiguous names may be acted on (src/plugin/peer-endpoints.ts); each at most once. */
+function parseAdopt(f: Fields): AdoptPeer[] {
+  const peers: AdoptPeer[] = [];
+  f.stringArray('adopt', 'the name of a peer plugin ("azure")', (s, p) => {
+    const peer = ADOPT_PEERS.find((x) => x === s.toLowerCase());
+    if (peer === undefined) throw invalidConfig(p, 'one of "azure"', s);
+    if (!peers.includes(peer)) peers.push(peer);
+  });
+  return peers;
+}
+
 function oneOf<T extends string>(f: Fields, name: string, choices: readonly T[]): T | undefined {
   const v = f.get(name);
   if (v === undefined) return undefined;

@@ -104,6 +104,8 @@ export interface RawPolicy {
 export type Mode = 'bridge' | 'delegatedNic';
 export type ApiVersionSetting = 'auto' | 1 | 2;
 export type BridgeNetworkType = 'L2Bridge' | 'Overlay' | 'NAT' | 'L2Tunnel';
+/** Incumbent plugins whose ambiguous HNS names DEL, GC and the audit may act on (opt-in: NetConf adopt). */
+export type AdoptPeer = 'azure';
 export type { LogLevel } from '../log/logger';
 import type { LogLevel, Logger } from '../log/logger';
 
@@ -129,7 +131,7 @@ export interface NetConf {
   networkName: string;
   /** Its type when it is created, and the type an existing one must have. Default L2Bridge. */
   networkType: BridgeNetworkType;
-  /** Whether networkType was configured (else an existing L2Bridge or L2Tunnel network is accepted, as win-bridge does). */
+  /** Whether networkType was configured (else an existing network of any bridge-mode type is used with its own type). */
   networkTypeSet: boolean;
   /** Create the bridge-mode network when it does not exist (needs `subnet`). Default false; true with sdnbridge's `master`. */
   createNetwork: boolean;
@@ -183,6 +185,11 @@ export interface NetConf {
   logLevel: LogLevel;
   /** Run the leak audit in ADD. Default true; switching it off brings seed 000 back. */
   audit: boolean;
+  /**
+   * Peers whose names do not identify a pod unambiguously, and whose objects may still be removed (opt-in): "azure"
+   * (endpoints <first 8 of the container id>-<ifname>, delegated-NIC networks azure-<mac>). Default none.
+   */
+  adopt: readonly AdoptPeer[];
 
   /** Parsed `prevResult` (DEL, CHECK). */
   prevResult?: CniResult;

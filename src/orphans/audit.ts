@@ -6,7 +6,7 @@
  * that shows up in the listing had its claim on disk before the listing began, and reading the state afterwards
  * always finds that claim (or the record that succeeded it).
  */
-import type { HnsApi, NetworkInfo } from '../hns/api';
+import type { EndpointInfo, HnsApi, NetworkInfo } from '../hns/api';
 import type { HostOs } from '../hns/host-os';
 import type { Logger } from '../log/logger';
 import { fileKey } from '../state/file-names';
@@ -15,6 +15,7 @@ import { ownerKey, type Owner, type TombstoneRecord } from '../state/records';
 import type { StateSnapshot, StateStore } from '../state/store';
 import { detect, type AuditInput, type AuditPlan, type Judged, type Verdict } from './detect';
 import { ownerTags, weakTag } from './ownership';
+import { judgePeerNetworks } from './peer-networks';
 import { sweep, type SweepResult } from './sweep';
 
 export interface AuditDeps {
@@ -29,6 +30,8 @@ export interface AuditDeps {
    * create that was in flight at the DEL to complete (so the audit can still recognise why it appeared).
    */
   graceMs: number;
+  /** Peers whose leaked objects the audit may remove (NetConf adopt; peer-networks.ts). */
+  adopt?: readonly string[];
 }
 
 /** How long tombstones outlive the objects they void: any create in flight at the DEL has finished by then. */
@@ -40,6 +43,8 @@ export interface AuditReport {
   plan: AuditPlan;
   /** The networks HNS listed, minus the ones this audit deleted (callers reuse it instead of listing again). */
   networks: NetworkInfo[];
+  /** The endpoints HNS listed, minus the ones this audit deleted (pending-ipam.ts: does anything still hold an IP). */
+  endpoints: EndpointInfo[];
   /** Owners (ownerKey) that still have objects in HNS after this audit. */
   remainingOwners: Set<string>;
   /** The tombstones read with the listing, and when the listing began (the state clock): see releasePendingIpam. */
@@ -64,6 +69,13 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
     ),
   );
   const plan = detect({ networks, endpoints, state, intentLive });
+  // A peer's leaked network (peer-networks.ts) is foreign to detect(); with the opt-in it is condemned instead.
+  for (const p of judgePeerNetworks(networks, endpoints, deps.adopt ?? [])) {
+    const i = plan.judged.findIndex((j) => j.kind === 'network' && j.id === p.id);
+    if (i >= 0) plan.judged[i] = p;
+    else plan.judged.push(p);
+    plan.networks.push(p);
+  }
   const counts: Record<Verdict, number> = { foreign: 0, live: 0, 'in-flight': 0, protected: 0, orphan: 0 };
   for (const j of plan.judged) {
     counts[j.verdict]++;
@@ -74,6 +86,7 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
   const report: AuditReport = {
     plan,
     networks,
+    endpoints,
     counts,
     durationMs: 0,
     remainingOwners: owners(plan, undefined),
@@ -91,6 +104,8 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
     await tidy(deps, state.tombstones, plan, report.sweep, now());
     const gone = new Set((report.sweep?.deleted ?? []).filter((j) => j.kind === 'network').map((j) => j.id));
     report.networks = networks.filter((n) => !gone.has(n.id));
+    const goneEps = new Set((report.sweep?.deleted ?? []).filter((j) => j.kind === 'endpoint').map((j) => j.id));
+    report.endpoints = endpoints.filter((e) => !goneEps.has(e.id) && !gone.has(e.networkId));
     report.remainingOwners = owners(plan, report.sweep);
   }
   report.durationMs = Math.round((performance.now() - started) * 100) / 100;
@@ -109,6 +124,8 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
 
 /** Re-judges one object against its owner's state as it is on disk now. */
 function stillOrphan(j: Judged, deps: AuditDeps, now: number): boolean {
+  // A peer's network has no owner in our state: sweep() re-checks that no endpoint is on it before deleting.
+  if (j.peer) return true;
   let owner = j.owner;
   // A 48-bit tag of the previous version's names may be shared by two owners: judge such a name against the whole
   // state as it is now, so a record of the other owner that names the object by id still protects it.

@@ -38,6 +38,8 @@ export interface Judged {
   adapterName?: string;
   namespaceId?: string;
   mac?: string;
+  /** Not ours: a peer's object the operator let the audit remove (peer-networks.ts). */
+  peer?: 'azure';
 }
 
 export interface AuditInput {

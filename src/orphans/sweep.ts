@@ -32,9 +32,24 @@ export async function sweep(plan: AuditPlan, deps: SweepDeps): Promise<SweepResu
     });
   }
   for (const net of plan.networks) {
+    // A peer's network (peer-networks.ts) is removed only while no endpoint is on it: one may have appeared since.
+    if (net.peer && (await endpointsOn(net, deps)) > 0) {
+      result.skipped.push({ object: net, reason: 'an endpoint is on it now' });
+      continue;
+    }
     await removeOne(net, deps, result, () => deps.api.deleteNetwork(net.id));
   }
   return result;
+}
+
+/** How many endpoints HNS lists on a network now; a listing that fails counts as one (do not delete). */
+async function endpointsOn(net: Judged, deps: SweepDeps): Promise<number> {
+  try {
+    return (await deps.api.listEndpoints()).filter((e) => sameId(e.networkId, net.id)).length;
+  } catch (e) {
+    if (isUnreachable(e)) throw e;
+    return 1;
+  }
 }
 
 /** Whether HNS still lists the object; a listing that fails cannot confirm its absence. */

@@ -71,7 +71,15 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
   const runAudit = async () => {
     if (!conf.audit) return;
     const report = await step('auditing HNS for leaked objects', () =>
-      audit({ api: a.api, store, os: rt.os(), log, now: rt.now, graceMs: graceMs(conf.hnsTimeoutSeconds) }),
+      audit({
+        api: a.api,
+        store,
+        os: rt.os(),
+        log,
+        now: rt.now,
+        graceMs: graceMs(conf.hnsTimeoutSeconds),
+        adopt: conf.adopt,
+      }),
     );
     a.listedNetworks = report.networks;
     // IPs that DELs had to keep while HNS refused to delete their endpoints: free them now the audit removed those.

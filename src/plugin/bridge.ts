@@ -16,23 +16,27 @@ import { createAttachment } from './endpoint';
 import { requireIpv6 } from './families';
 import { step } from './to-cni-error';
 
+/** The HNS network types a bridge-mode pod can attach to (NetConf networkType). */
+const BRIDGE_NETWORK_TYPES: readonly string[] = ['L2Bridge', 'Overlay', 'NAT', 'L2Tunnel'];
+
 export async function findOrCreateNetwork(a: AddContext): Promise<NetworkInfo> {
   const { conf } = a;
   const found =
     a.listedNetworks?.find((n) => n.name === conf.networkName) ??
     (await step(`looking up HNS network "${conf.networkName}"`, () => a.api.findNetworkByName(conf.networkName)));
   if (found) {
-    // The peers refuse a network of another type: win-overlay wants Overlay, win-bridge L2Bridge or L2Tunnel
-    // (containernetworking/plugins plugins/main/windows/win-overlay, win-bridge: "is of unexpected type").
-    const accepted = conf.networkTypeSet ? [conf.networkType] : ['L2Bridge', 'L2Tunnel'];
+    // An explicit networkType must match, as the peers refuse a network of another type (win-overlay wants Overlay,
+    // win-bridge L2Bridge or L2Tunnel: containernetworking/plugins plugins/main/windows/win-overlay, win-bridge: "is
+    // of unexpected type"). Without one, the existing network's type is used, if it is a bridge-mode type: a
+    // win-overlay or sdnoverlay configuration migrated by changing only "type" attaches to its Overlay network.
+    const accepted: readonly string[] = conf.networkTypeSet ? [conf.networkType] : BRIDGE_NETWORK_TYPES;
     if (!accepted.includes(found.type)) {
       throw new CniError(
         CniCode.INVALID_NETWORK_CONFIG,
         `invalid network configuration: HNS network "${found.name}" is of type ${found.type}, ` +
           (conf.networkTypeSet
-            ? `not the configured "networkType" ${conf.networkType}`
-            : 'and without "networkType" only L2Bridge or L2Tunnel networks are used (as win-bridge)') +
-          `; set "networkType": "${found.type}" to attach to it`,
+            ? `not the configured "networkType" ${conf.networkType}; set "networkType": "${found.type}" to attach to it`
+            : `which bridge mode cannot attach to (${BRIDGE_NETWORK_TYPES.join(', ')})`),
       );
     }
     return found;

@@ -8,12 +8,15 @@
  *  - A shared attachment (container:<id>) only drops its record: the endpoint is the sandbox's.
  * When HNS refuses to delete an endpoint, its IP is still in use: the IPAM allocation is kept (the tombstone says
  * ipamPending) and released by the ADD or GC whose audit finally removes the endpoint — never handed out twice.
+ * On a migrated node the pod may be another plugin's: its endpoint under that plugin's naming scheme is removed as that
+ * plugin's DEL would (del-migrated.ts, peer-endpoints.ts), and no address is released while any HNS endpoint, ours or
+ * foreign, still holds it (ip-holders.ts): the tombstone keeps it (ipamPending, heldBy) until the endpoint is gone.
  * A "not found" answer is a claim, not a fact (HNS has answered 0x80070490 for an endpoint it still had, attached):
  * before an address is released, the endpoint's absence is confirmed through a listing, by id.
  */
 import { CniCode, CniError } from '../cni/cni-error';
 import type { NetConf, VerbContext } from '../cni/types';
-import { sameId, type HnsApi } from '../hns/api';
+import { sameId, type EndpointInfo, type HnsApi } from '../hns/api';
 import { isNotFound, isUnreachable } from '../hns/hcn-error';
 import type { Logger } from '../log/logger';
 import { endpointName, namesOwner, parseOwnedName } from '../orphans/ownership';
@@ -22,6 +25,8 @@ import type { StateStore } from '../state/store';
 import { detach } from './attach';
 import { parseNetns } from './netns';
 import { endpointsListed } from './confirm-gone';
+import { delMigrated } from './del-migrated';
+import { addressesOf, heldAddresses, keepForHolders } from './ip-holders';
 import { step, toCniError } from './to-cni-error';
 import type { PluginRuntime } from './runtime';
 
@@ -43,7 +48,11 @@ export async function del(ctx: VerbContext, rt: PluginRuntime): Promise<void> {
         'no HNS API is available on this host to delete the recorded attachment',
       );
     const { endpointGone } = await deleteByRecord(api, store, rec, log);
-    const released = endpointGone && rec.ipamAllocated && ctx.ipam.configured;
+    // Rule 1 (ip-holders.ts): not while another endpoint (a migrated node's previous plugin's) holds the address.
+    const releasable = endpointGone && rec.ipamAllocated && ctx.ipam.configured;
+    const holders = releasable ? await heldAddresses(api, addressesOf(rec.result)) : [];
+    if (holders.length > 0) await keepForHolders(store, owner, holders, conf.name, log);
+    const released = releasable && holders.length === 0;
     if (released) await ctx.ipam.del();
     try {
       await store.removeAttachment(owner);
@@ -57,15 +66,18 @@ export async function del(ctx: VerbContext, rt: PluginRuntime): Promise<void> {
     }
     return;
   }
-  const { endpointGone } = api
+  const { endpointGone, listed } = api
     ? await deleteUnrecorded(api, store, owner, log, { cniNetwork: conf.name, netns: attachment.netns })
-    : { endpointGone: true };
+    : { endpointGone: true, listed: undefined };
+  // A pod of the previous plugin (a migrated node): its endpoint under that plugin's naming scheme, and its address
+  // kept while any endpoint holds it (del-migrated.ts).
+  const { keepIp } = api ? await delMigrated(api, ctx, store, owner, log, listed) : { keepIp: false };
   // The killed ADD may have allocated: DEL must release it (IPAM DEL is idempotent) — unless an endpoint of this
   // owner is still in HNS (it holds the IP): then the tombstone keeps the allocation (ipamPending) for the audit.
   // An IPAM that is not on CNI_PATH cannot have allocated anything for an ADD that left no record (that ADD could not
   // have run it either), and failing here would make the pod impossible to tear down on a node without it: warn and
   // succeed. With a record that says IPAM allocated (above), its error stands, as the spec asks.
-  if (ctx.ipam.configured && endpointGone) {
+  if (ctx.ipam.configured && endpointGone && !keepIp) {
     if (await ctx.ipam.installed()) await ctx.ipam.del();
     else
       log.warn(
@@ -148,7 +160,7 @@ export async function deleteUnrecorded(
   owner: Owner,
   log: Logger,
   options: { cniNetwork?: string; onlyIntent?: string; netns?: string } = {},
-): Promise<{ endpointGone: boolean }> {
+): Promise<{ endpointGone: boolean; listed?: EndpointInfo[] }> {
   const { netns, ...tombOptions } = options;
   const intent = await step('tombstoning the attachment', () =>
     store.tombstone(owner, 'DEL without a committed attachment', {
@@ -164,6 +176,7 @@ export async function deleteUnrecorded(
   const spared: string[] = [];
   // Endpoints another owner's committed record names: not this owner's, whatever their name says.
   const othersEndpoints: string[] = [];
+  let listed: EndpointInfo[] | undefined;
   try {
     const [endpoints, networks] = await Promise.all([api.listEndpoints(), api.listNetworks()]);
     const visible = (id: string) => endpoints.some((e) => sameId(e.id, id)) || networks.some((n) => sameId(n.id, id));
@@ -178,6 +191,7 @@ export async function deleteUnrecorded(
       (why.othersRecord ? othersEndpoints : spared).push(ep.id.toLowerCase());
       return false;
     });
+    listed = endpoints;
     // A create still in flight in HNS is invisible and can only be named by the id its intent chose. Deleting it
     // races the create inside HNS (seed 000): either may win, which is why the tombstone stays for the audit.
     // A planned endpoint can only be in flight once its planned network exists (it is created second).
@@ -212,9 +226,10 @@ export async function deleteUnrecorded(
     if (isUnreachable(e)) throw toCniError(e, 'deleting the unrecorded attachment');
     log.error({ err: (e as Error).message }, 'DEL could not delete everything; the tombstone lets the audit finish');
   }
-  if (nothingThere) return { endpointGone: true };
+  // Nothing was deleted: the listing still says what HNS holds (peer-endpoints.ts reuses it).
+  if (nothingThere) return { endpointGone: true, ...(listed ? { listed } : {}) };
   const plannedIds = planned.filter((p) => p.kind === 'endpoint' && p.id).map((p) => p.id!);
-  const listed = await step('confirming the endpoint is gone', () =>
+  const survivors = await step('confirming the endpoint is gone', () =>
     endpointsListed(
       api,
       (e) =>
@@ -224,8 +239,8 @@ export async function deleteUnrecorded(
   );
   // A spared endpoint may hold this owner's IP (our own pod's, when the runtime's DEL named no namespace): the IP is
   // kept (ipamPending) until it is gone, but the tombstone does not name it, so the audit does not delete it either.
-  const left = listed.filter((e) => !spared.includes(e.id.toLowerCase()));
-  if (listed.length === 0) return { endpointGone: true };
+  const left = survivors.filter((e) => !spared.includes(e.id.toLowerCase()));
+  if (survivors.length === 0) return { endpointGone: true };
   log.error(
     { endpoints: left.map((e) => e.id) },
     'an endpoint of this attachment survived the DEL; its IP stays allocated until the audit removes it',

@@ -2,9 +2,10 @@
  * GC (spec 1.1): remove every object and record of ours whose attachment is not in cni.dev/valid-attachments.
  * Records not listed (of this network) are deleted like DEL would (IPAM released per attachment); unfinished ADDs
  * whose intents are dead are cleaned up like a DEL without a record; quarantined (unreadable) records are left
- * alone, with their objects (they cannot say which network they are of); then the audit removes every object of
- * ours that nothing claims. Errors are collected, GC continues past them, and they are all reported at the end. GC
- * is then forwarded to IPAM when it speaks 1.1.0.
+ * alone, with their objects (they cannot say which network they are of); the previous plugin's endpoints of pods
+ * not listed are removed once nothing is attached to them (gc-peers.ts); then the audit removes every object of ours
+ * that nothing claims. Errors are collected, GC continues past them, and they are all reported at the end. GC is then
+ * forwarded to IPAM when it speaks 1.1.0.
  */
 import { CniCode, CniError } from '../cni/cni-error';
 import type { ConfContext } from '../cni/types';
@@ -13,6 +14,8 @@ import { intentLiveness } from '../state/liveness';
 import { ownerKey } from '../state/records';
 
 import { deleteByRecord, deleteUnrecorded } from './del';
+import { gcPeerEndpoints } from './gc-peers';
+import { addressesOf, heldAddresses, keepForHolders } from './ip-holders';
 import { releasePendingIpam } from './pending-ipam';
 import { step, toCniError } from './to-cni-error';
 import type { PluginRuntime } from './runtime';
@@ -48,8 +51,12 @@ export async function gc(ctx: ConfContext, rt: PluginRuntime): Promise<GcReport>
     try {
       const { endpointGone } =
         rec.mode === 'shared' ? { endpointGone: true } : await deleteByRecord(api, store, rec, log);
-      // Refused by HNS: the endpoint (and its IP) lives on; the tombstone keeps the allocation until it is gone.
-      if (endpointGone && rec.ipamAllocated && ctx.ipam.configured) await ctx.ipam.delFor(rec);
+      // Refused by HNS: the endpoint (and its IP) lives on; the tombstone keeps the allocation until it is gone. So
+      // does another endpoint holding the address (a migrated node's previous plugin's: ip-holders.ts).
+      const releasable = endpointGone && rec.ipamAllocated && ctx.ipam.configured;
+      const holders = releasable ? await heldAddresses(api, addressesOf(rec.result)) : [];
+      if (holders.length > 0) await keepForHolders(store, rec, holders, conf.name, log);
+      else if (releasable) await ctx.ipam.delFor(rec);
       await store.removeAttachment(rec);
       report.removedAttachments.push(ownerKey(rec));
     } catch (e) {
@@ -78,8 +85,24 @@ export async function gc(ctx: ConfContext, rt: PluginRuntime): Promise<GcReport>
     if (q.owner && !valid.has(ownerKey(q.owner)))
       log.warn({ owner: ownerKey(q.owner), file: q.file }, 'GC leaves an unreadable record and its objects alone');
   }
+  // The previous plugin's endpoints of pods no longer valid (a migrated node): gc-peers.ts.
   try {
-    const result = await audit({ api, store, os: rt.os(), log, now: rt.now, graceMs: graceMs(conf.hnsTimeoutSeconds) });
+    const peers = await gcPeerEndpoints(api, conf, conf.validAttachments, log);
+    report.deletedObjects.push(...peers.deleted);
+    report.errors.push(...peers.errors);
+  } catch (e) {
+    note("removing the previous plugin's endpoints", e);
+  }
+  try {
+    const result = await audit({
+      api,
+      store,
+      os: rt.os(),
+      log,
+      now: rt.now,
+      graceMs: graceMs(conf.hnsTimeoutSeconds),
+      adopt: conf.adopt,
+    });
     report.deletedObjects.push(...(result.sweep?.deleted ?? []).map((j) => `${j.kind} ${j.name}`));
     for (const f of result.sweep?.failed ?? [])
       report.errors.push(`deleting ${f.object.kind} ${f.object.name}: ${f.error}`);

@@ -5,19 +5,23 @@
  *
  * Only tombstones written before the audit's HNS listing began count: the listing is what says the owner's endpoint
  * is gone, and a tombstone written since may name an endpoint the listing could not have seen. (They are the ones
- * the audit read, so the state is not read a second time on every ADD.)
+ * the audit read, so the state is not read a second time on every ADD.) A tombstone that names the endpoints that held
+ * its address (heldBy: another plugin's, on a migrated node) waits until that listing shows none of them, and no
+ * endpoint with the address.
  */
 import type { IpamClient } from '../cni/types';
+import { sameId } from '../hns/api';
 import type { Logger } from '../log/logger';
 import type { AuditReport } from '../orphans/audit';
 import { ownerKey } from '../state/records';
 import type { StateStore } from '../state/store';
+import { holdersOf } from './ip-holders';
 
 export async function releasePendingIpam(
   store: StateStore,
   ipam: IpamClient,
   cniNetwork: string,
-  report: Pick<AuditReport, 'remainingOwners' | 'tombstones' | 'listedAt'>,
+  report: Pick<AuditReport, 'remainingOwners' | 'tombstones' | 'listedAt'> & Partial<Pick<AuditReport, 'endpoints'>>,
   log: Logger,
 ): Promise<string[]> {
   const errors: string[] = [];
@@ -25,6 +29,15 @@ export async function releasePendingIpam(
   for (const t of report.tombstones) {
     if (!t.ipamPending || t.createdAt >= report.listedAt || report.remainingOwners.has(ownerKey(t))) continue;
     if (t.cniNetwork !== undefined && t.cniNetwork !== cniNetwork) continue;
+    // Another plugin's endpoint held the address at DEL (a migrated node): kept while it, or any endpoint with that
+    // address, is still listed (ip-holders.ts). Without the listing, nothing can be said: kept.
+    if (t.heldBy?.length) {
+      if (!report.endpoints) continue;
+      const still = report.endpoints.filter((e) =>
+        t.heldBy!.some((h) => sameId(h.id, e.id) || holdersOf([e], [h.address]).length > 0),
+      );
+      if (still.length > 0) continue;
+    }
     try {
       await ipam.delFor(t);
       await store.ipamReleased(t);

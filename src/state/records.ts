@@ -82,6 +82,18 @@ export interface TombstoneRecord extends Owner {
    * twice.
    */
   ipamPending?: boolean;
+  /**
+   * Endpoints (another plugin's, on a migrated node) that held the attachment's address when DEL ran: the kept
+   * allocation is released only once no listing shows them, nor any endpoint with that address.
+   */
+  heldBy?: HeldBy[];
+}
+
+/** An HNS endpoint that holds an address an attachment's IPAM allocation is for. */
+export interface HeldBy {
+  id: string;
+  name: string;
+  address: string;
 }
 
 export type AnyRecord = AttachmentRecord | IntentRecord | TombstoneRecord;
@@ -208,6 +220,17 @@ export function validateRecord<K extends RecordKind>(v: unknown, kind: K): Extra
       throw new RecordFormatError('"voids" must be a list of intent ids');
     }
     optional(v, 'ipamPending', bool);
+    if (
+      v.heldBy !== undefined &&
+      !(
+        Array.isArray(v.heldBy) &&
+        v.heldBy.every(
+          (h) => isObj(h) && typeof h.id === 'string' && typeof h.name === 'string' && typeof h.address === 'string',
+        )
+      )
+    ) {
+      throw new RecordFormatError('"heldBy" must be a list of {id, name, address}');
+    }
   }
   return v as unknown as Extract<AnyRecord, { kind: K }>;
 }

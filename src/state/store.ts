@@ -35,6 +35,7 @@ import {
   type AnyRecord,
   type AttachmentRecord,
   type IntentRecord,
+  type HeldBy,
   type Owner,
   type PlannedObject,
   type RecordKind,
@@ -350,7 +351,13 @@ export class StateStore {
   async tombstone(
     owner: Owner,
     reason: string,
-    options: { extra?: PlannedObject[]; onlyIntent?: string; cniNetwork?: string; ipamPending?: boolean } = {},
+    options: {
+      extra?: PlannedObject[];
+      onlyIntent?: string;
+      cniNetwork?: string;
+      ipamPending?: boolean;
+      heldBy?: readonly HeldBy[];
+    } = {},
   ): Promise<IntentRecord | undefined> {
     this.ensure();
     return this.lock.run(() => {
@@ -361,6 +368,9 @@ export class StateStore {
       const planned = dedupe([...(prior?.planned ?? []), ...(intent?.planned ?? []), ...(options.extra ?? [])]);
       const voids = [...new Set([...(prior?.voids ?? []), ...(intent ? [intent.id] : [])])];
       const cniNetwork = options.cniNetwork ?? intent?.cniNetwork ?? prior?.cniNetwork;
+      const heldBy = [...(prior?.heldBy ?? [])];
+      for (const h of options.heldBy ?? [])
+        if (!heldBy.some((x) => x.id === h.id && x.address === h.address)) heldBy.push({ ...h });
       const tomb: TombstoneRecord = {
         kind: 'tombstone',
         schema: 1,
@@ -372,6 +382,7 @@ export class StateStore {
         ...(voids.length ? { voids } : {}),
         ...(cniNetwork ? { cniNetwork } : {}),
         ...(options.ipamPending || prior?.ipamPending ? { ipamPending: true } : {}),
+        ...(heldBy.length ? { heldBy } : {}),
       };
       this.write(tomb, 'tombstone');
       if (intent) {
@@ -388,7 +399,7 @@ export class StateStore {
     await this.lock.run(() => {
       const t = this.read('tombstone', owner);
       if (!t?.ipamPending) return;
-      const { ipamPending: _released, ...rest } = t;
+      const { ipamPending: _released, heldBy: _holders, ...rest } = t;
       this.write(rest, 'tombstone');
     });
   }

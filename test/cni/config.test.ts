@@ -175,6 +175,7 @@ describe('defaults', () => {
       stateDir: '/var/lib/hcn-cni',
       logLevel: 'info',
       audit: true,
+      adopt: [],
       warnings: [],
       raw,
     });
@@ -240,6 +241,7 @@ describe("CONFIG_KEYS is the parser's list of known keys", () => {
     logFile: '/var/log/x.log',
     logLevel: 'debug',
     audit: false,
+    adopt: ['azure'],
     'cni.dev/valid-attachments': [],
     'cni.dev/attachments': [],
   };

@@ -182,7 +182,7 @@ describe('containernetworking/plugins win-bridge', () => {
 });
 
 describe('containernetworking/plugins win-overlay', () => {
-  it("sample.conf (0.2.0): an Overlay network needs networkType; then PA from the network's ManagementIP is added", async () => {
+  it("sample.conf (0.2.0) with only type changed: the Overlay network's own type is used; PA from its ManagementIP", async () => {
     await makeNetwork(h, {
       name: 'vxlan0',
       type: 'Overlay',
@@ -190,13 +190,17 @@ describe('containernetworking/plugins win-overlay', () => {
       gateway: '10.244.2.1',
       managementIp: '10.0.0.4',
     });
-    const e = await refused(peerList('win-overlay.sample.conf'), await pod('wo1'));
-    expect([e.code, e.msg]).toEqual([
+    // Rule 4 of issue 20: networkType may be omitted when the network exists; a conflicting one stays error 7.
+    const conflicting = await refused(
+      peerList('win-overlay.sample.conf', { networkType: 'L2Bridge' }),
+      await pod('wo0'),
+    );
+    expect([conflicting.code, conflicting.msg]).toEqual([
       7,
-      'invalid network configuration: HNS network "vxlan0" is of type Overlay, and without "networkType" only L2Bridge or L2Tunnel networks are used (as win-bridge); set "networkType": "Overlay" to attach to it',
+      'invalid network configuration: HNS network "vxlan0" is of type Overlay, not the configured "networkType" L2Bridge; set "networkType": "Overlay" to attach to it',
     ]);
 
-    const list = peerList('win-overlay.sample.conf', { networkType: 'Overlay' });
+    const list = peerList('win-overlay.sample.conf');
     const r = await pod('wo1');
     const result = await rt.cni.add(list, r);
     expect(result).toMatchObject({

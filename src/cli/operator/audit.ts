@@ -51,6 +51,7 @@ export async function runAudit(ctx: OpsContext): Promise<number> {
       now: rt.now,
       dryRun,
       graceMs: graceMs(ctx.conf.hnsTimeoutSeconds),
+      adopt: ctx.conf.adopt,
     });
     const judged = [...report.plan.judged].sort(
       (a, b) =>

@@ -91,12 +91,13 @@ export async function runState(ctx: OpsContext): Promise<number> {
   );
   section(ctx, 'tombstones', snap.tombstones.length, () =>
     table(
-      ['OWNER', 'CREATED', 'REASON', 'PLANNED'],
+      ['OWNER', 'CREATED', 'REASON', 'PLANNED', 'IP KEPT'],
       snap.tombstones.map((t) => [
         ownerKey(t),
         when(t.createdAt, now),
         t.reason,
         list(t.planned.map((p) => `${p.kind} ${p.name}`)),
+        ipKept(t),
       ]),
     ),
   );
@@ -168,7 +169,15 @@ function tombstoneJson(t: TombstoneRecord): Record<string, unknown> {
     reason: t.reason,
     planned: t.planned,
     createdAt: new Date(t.createdAt).toISOString(),
+    ipamPending: !!t.ipamPending,
+    ...(t.heldBy?.length ? { heldBy: t.heldBy } : {}),
   };
+}
+
+/** Whether the tombstone keeps the attachment's IPAM allocation, and which endpoints hold the address. */
+function ipKept(t: TombstoneRecord): string {
+  if (!t.ipamPending) return '-';
+  return t.heldBy?.length ? `held by ${t.heldBy.map((x) => `${x.name} (${x.address})`).join(', ')}` : 'yes';
 }
 
 function quarantinedJson(q: QuarantinedFile): Record<string, unknown> {

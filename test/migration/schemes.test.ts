@@ -1,0 +1,159 @@
+/**
+ * The pieces of issue 20 on their own: the peers' names (each from the peer's source, cited in
+ * src/plugin/peer-endpoints.ts and src/orphans/peer-networks.ts), the attach rule, the holders of an address, the
+ * `adopt` key, and an existing network of a type bridge mode cannot use without networkType (rule 4's limit).
+ */
+import { parseNetConf } from '../../src/cni/config';
+import { CniError } from '../../src/cni/cni-error';
+import type { EndpointInfo, HnsApi } from '../../src/hns/api';
+import { silentLogger } from '../../src/log/logger';
+import { sweep } from '../../src/orphans/sweep';
+import { azureNicNetworkMac, azureNicNetworkName, judgePeerNetworks } from '../../src/orphans/peer-networks';
+import { endpointName, parseOwnedName } from '../../src/orphans/ownership';
+import { peerPodOf } from '../../src/plugin/gc-peers';
+import { addressesOf, holdersOf } from '../../src/plugin/ip-holders';
+import { attachedElsewhere, peerEndpointNames, peerEndpointsOf } from '../../src/plugin/peer-endpoints';
+import { cni, useHarness, type Harness } from '../helpers/cni-harness';
+
+const ID = '0123456789abcdef'.repeat(4);
+const owner = { containerId: ID, ifname: 'eth0' };
+const ep = (e: Partial<EndpointInfo>): EndpointInfo => ({ id: 'e1', name: '', networkId: 'n1', ips: [], ...e });
+
+describe('peer endpoint names', () => {
+  it('win-bridge/win-overlay/sdnbridge <id>_<name> and Azure <id[:8]>-<ifname>; none for a container: netns', () => {
+    expect(peerEndpointNames(owner, 'ns', 'cbr0')).toEqual([
+      { scheme: 'win-bridge/sdnbridge', name: `${ID}_cbr0`, ambiguous: false },
+      { scheme: 'azure', name: '01234567-eth0', ambiguous: true },
+    ]);
+    expect(peerEndpointNames(owner, 'container:abc', 'cbr0')).toEqual([]);
+  });
+
+  it("a delegated NIC's Azure endpoint <id[:8]>-eth<N> only on Azure's network for the request's NIC", () => {
+    const eps = [
+      ep({ id: 'a', name: '01234567-eth2', networkId: 'nic' }),
+      ep({ id: 'b', name: '01234567-eth2', networkId: 'other' }),
+      ep({ id: 'c', name: '01234567-ethx', networkId: 'nic' }),
+    ];
+    expect(peerEndpointsOf(eps, owner, 'ns', 'cbr0', 'nic').map((p) => p.endpoint.id)).toEqual(['a']);
+    expect(peerEndpointsOf(eps, owner, 'ns', 'cbr0').map((p) => p.endpoint.id)).toEqual([]);
+  });
+
+  it('GC reads the pod back out of a name: the full id for <id>_<name>, the 8-character prefix for Azure', () => {
+    expect(peerPodOf(`${ID}_cbr0`, 'cbr0')).toEqual({ scheme: 'win-bridge/sdnbridge', containerId: ID });
+    expect(peerPodOf(`${ID}_other`, 'cbr0')).toBeUndefined();
+    expect(peerPodOf('01234567-eth0', 'cbr0')).toEqual({ scheme: 'azure', idPrefix: '01234567', ifname: 'eth0' });
+    // One of ours is the audit's to judge (gc-peers.ts skips every name parseOwnedName recognises).
+    const ours = endpointName({ containerId: 'pod', ifname: 'eth0' });
+    expect(parseOwnedName(ours)).toBeDefined();
+    expect(peerPodOf(ours, 'cbr0')).toBeUndefined();
+    for (const name of ['hcn-ep-0123456789ab0123', '0123-eth0', 'azure', 'nat', '01234567-'])
+      expect([name, peerPodOf(name, 'cbr0')]).toEqual([name, undefined]);
+  });
+});
+
+describe('attached elsewhere', () => {
+  const ns = '5f0e7a3c-1b2d-4c5e-8f90-123456789abc';
+  it('a namespace the request names, or none asked for by an unambiguous name, is fine; another is not', () => {
+    expect(attachedElsewhere(ep({ namespaceId: ns }), [], owner, ns.toUpperCase(), true)).toBeUndefined();
+    expect(attachedElsewhere(ep({ namespaceId: ns }), [], owner, '', false)).toBeUndefined();
+    expect(attachedElsewhere(ep({ namespaceId: ns }), [], owner, '', true)).toMatch(/in HCN namespace/);
+    expect(attachedElsewhere(ep({ namespaceId: ns }), [], owner, 'none', false)).toMatch(/in HCN namespace/);
+  });
+  it("a container: only the request's own (with workload containers beside it); unknown is refused for Azure", () => {
+    expect(attachedElsewhere(ep({}), [ID, 'workload'], owner, 'none', true)).toBeUndefined();
+    expect(attachedElsewhere(ep({}), ['another'], owner, 'none', false)).toMatch(/attached to container another/);
+    expect(attachedElsewhere(ep({}), undefined, owner, 'none', true)).toMatch(/could not say/);
+    expect(attachedElsewhere(ep({}), undefined, owner, 'none', false)).toBeUndefined();
+  });
+});
+
+describe('address holders', () => {
+  it('compares bare, canonical addresses; skips the endpoints named as gone', () => {
+    expect(addressesOf({ ips: [{ address: '10.0.0.5/24' }, { address: 'FD00::0005/64' }] })).toEqual([
+      '10.0.0.5',
+      'fd00::5',
+    ]);
+    const eps = [
+      ep({ id: 'x', name: 'x', ips: [{ address: '10.0.0.5' }] }),
+      ep({ id: 'y', ips: [{ address: 'fd00::5' }] }),
+    ];
+    expect(holdersOf(eps, ['10.0.0.5', 'fd00:0::5']).map((h) => h.id)).toEqual(['x', 'y']);
+    expect(holdersOf(eps, ['10.0.0.5'], ['X'])).toEqual([]);
+    expect(holdersOf(eps, [])).toEqual([]);
+  });
+});
+
+describe("Azure's delegated-NIC networks", () => {
+  it('azure-<mac as Go prints it>, Transparent, no endpoint, with the opt-in only', () => {
+    expect(azureNicNetworkName('00-15-5D-AB-00-01')).toBe('azure-00:15:5d:ab:00:01');
+    expect(azureNicNetworkMac('azure-00:15:5d:ab:00:01')).toBe('00-15-5D-AB-00-01');
+    for (const n of ['azure', 'azure-apipa', 'azure-00-15-5d-ab-00-01', 'azure-00:15:5D:AB:00:01'])
+      expect([n, azureNicNetworkMac(n)]).toEqual([n, undefined]);
+    const nets = [
+      { id: 'n1', name: 'azure-00:15:5d:ab:00:01', type: 'Transparent', flags: 9224, subnets: [] },
+      { id: 'n2', name: 'azure-00:15:5d:ab:00:02', type: 'Transparent', flags: 9224, subnets: [] },
+      { id: 'n3', name: 'azure-00:15:5d:ab:00:03', type: 'L2Bridge', flags: 8, subnets: [] },
+    ];
+    const eps = [ep({ networkId: 'N2' })];
+    expect(judgePeerNetworks(nets, eps, ['azure']).map((j) => j.id)).toEqual(['n1']);
+    expect(judgePeerNetworks(nets, eps, [])).toEqual([]);
+  });
+});
+
+describe('adopt', () => {
+  const parse = (adopt: unknown) =>
+    parseNetConf(
+      { cniVersion: '1.0.0', name: 'n', type: 'hcn-cni', adopt },
+      { platform: 'linux', defaults: { stateDir: '/var/lib/hcn-cni' }, verb: 'ADD' },
+    );
+  it('takes "azure" in any case, once; anything else is error 7 naming it', () => {
+    expect(parse(['Azure', 'azure']).adopt).toEqual(['azure']);
+    expect(parse([]).adopt).toEqual([]);
+    for (const bad of [['win-bridge'], 'azure', [1]]) {
+      let e: unknown;
+      try {
+        parse(bad);
+      } catch (x) {
+        e = x;
+      }
+      expect(e).toBeInstanceOf(CniError);
+      expect([(e as CniError).code, (e as CniError).message]).toEqual([7, expect.stringContaining('adopt')]);
+    }
+  });
+});
+
+describe('networkType omitted (rule 4)', () => {
+  let h: Harness;
+  useHarness(undefined, (x) => (h = x));
+  it('an existing network of a type bridge mode cannot use is error 7 naming it, not silently attached', async () => {
+    await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNetwork({
+      Name: 'ics0',
+      Type: 'ICS',
+      Ipams: [{ Type: 'Static', Subnets: [{ IpAddressPrefix: '10.9.0.0/24' }] }],
+    } as never);
+    const add = await cni(h, { verb: 'ADD', conf: { cniVersion: '1.0.0', name: 'ics0', type: 'hcn-cni' } });
+    expect(add.json).toMatchObject({
+      code: 7,
+      msg: 'invalid network configuration: HNS network "ics0" is of type ICS, which bridge mode cannot attach to (L2Bridge, Overlay, NAT, L2Tunnel)',
+    });
+  });
+});
+
+describe("sweep of a peer's network", () => {
+  it('is skipped when an endpoint is on it by the time of the delete (one appeared since the listing)', async () => {
+    const net = { id: 'n1', name: 'azure-00:15:5d:ab:00:01', type: 'Transparent', flags: 9224, subnets: [] };
+    const [judged] = judgePeerNetworks([net], [], ['azure']);
+    const deleted: string[] = [];
+    let onIt: EndpointInfo[] = [ep({ networkId: 'N1' })];
+    const api = {
+      listEndpoints: async () => onIt,
+      deleteNetwork: async (id: string) => (deleted.push(id), 'deleted' as const),
+    } as unknown as HnsApi;
+    const plan = { judged: [judged!], endpoints: [], networks: [judged!] };
+    const first = await sweep(plan, { api, stillOrphan: () => true, log: silentLogger });
+    expect([first.skipped.map((s) => s.reason), deleted]).toEqual([['an endpoint is on it now'], []]);
+    onIt = [];
+    const second = await sweep(plan, { api, stillOrphan: () => true, log: silentLogger });
+    expect([second.deleted.map((j) => j.id), deleted]).toEqual([['n1'], ['n1']]);
+  });
+});
