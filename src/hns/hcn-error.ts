@@ -72,6 +72,15 @@ export function isNotFound(e: unknown): boolean {
   return isHcnError(e) && NOT_FOUND.has(e.hresult);
 }
 
+/** Awaits an HNS call for which "not found" means done (a delete or detach of something already gone). */
+export async function unlessNotFound(p: Promise<unknown>): Promise<void> {
+  try {
+    await p;
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+  }
+}
+
 /** HNS could not be reached or did not answer in time: the caller should try again later. */
 export function isUnreachable(e: unknown): boolean {
   return isHcnError(e) && UNREACHABLE.has(e.hresult);

@@ -17,7 +17,7 @@
 import { CniCode, CniError } from '../cni/cni-error';
 import type { NetConf, VerbContext } from '../cni/types';
 import { sameId, type EndpointInfo, type HnsApi } from '../hns/api';
-import { isNotFound, isUnreachable } from '../hns/hcn-error';
+import { isUnreachable, unlessNotFound } from '../hns/hcn-error';
 import type { Logger } from '../log/logger';
 import { endpointName, namesOwner, parseOwnedName } from '../orphans/ownership';
 import { ownerKey, type AttachmentRecord, type Owner, type PlannedObject } from '../state/records';
@@ -198,26 +198,26 @@ export async function deleteUnrecorded(
     const plannedNet = planned.find((x) => x.kind === 'network');
     const endpointMayBeInFlight = !plannedNet || (plannedNet.id ? visible(plannedNet.id) : ownNetworks.length > 0);
     for (const p of planned.filter((x) => x.kind === 'endpoint' && x.id && !visible(x.id))) {
-      if (endpointMayBeInFlight) await quiet(api.deleteEndpoint(p.id!));
+      if (endpointMayBeInFlight) await unlessNotFound(api.deleteEndpoint(p.id!));
     }
     for (const ep of ownEndpoints) {
-      if (ep.namespaceId) await quiet(api.detachNamespace(ep.id, ep.namespaceId));
+      if (ep.namespaceId) await unlessNotFound(api.detachNamespace(ep.id, ep.namespaceId));
       // The reference hot-detaches before deleting (containernetworking/plugins pkg/hns/endpoint_windows.go
       // RemoveHnsEndpoint); a container already gone counts as detached.
       if (
         ep.containers?.some((c) => c.toLowerCase() === owner.containerId.toLowerCase()) &&
         !api.hotAttachUnavailable()
       ) {
-        await quiet(api.hotDetach(ep.id, owner.containerId));
+        await unlessNotFound(api.hotDetach(ep.id, owner.containerId));
       }
-      await quiet(api.deleteEndpoint(ep.id));
+      await unlessNotFound(api.deleteEndpoint(ep.id));
     }
     for (const p of planned.filter((x) => x.kind === 'network' && x.id && !visible(x.id)))
-      await quiet(api.deleteNetwork(p.id!));
+      await unlessNotFound(api.deleteNetwork(p.id!));
     // A network of ours holding a spared endpoint stays (deleting it would cascade to that endpoint).
     for (const n of ownNetworks)
       if (!named.some((e) => !ownEndpoints.includes(e) && sameId(e.networkId, n.id)))
-        await quiet(api.deleteNetwork(n.id));
+        await unlessNotFound(api.deleteNetwork(n.id));
     log.info(
       { intent: intent?.id, planned: planned.length },
       'DEL without a record: tombstoned and deleted what HNS shows',
@@ -304,12 +304,4 @@ function sparing(
       return { reason: `it is attached to container ${ep.containers[0]}, not to ${owner.containerId}` };
     return undefined;
   };
-}
-
-async function quiet(p: Promise<unknown>): Promise<void> {
-  try {
-    await p;
-  } catch (e) {
-    if (!isNotFound(e)) throw e;
-  }
 }

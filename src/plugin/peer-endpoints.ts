@@ -26,7 +26,7 @@
  */
 import type { AdoptPeer, NetConf } from '../cni/types';
 import { sameId, type EndpointInfo, type HnsApi } from '../hns/api';
-import { isNotFound, isUnreachable } from '../hns/hcn-error';
+import { isUnreachable, unlessNotFound } from '../hns/hcn-error';
 import type { Logger } from '../log/logger';
 import type { Owner } from '../state/records';
 import { endpointsListed } from './confirm-gone';
@@ -186,7 +186,7 @@ export async function removeEndpoint(
   containers: readonly string[] | undefined,
   owner: Owner | undefined,
 ): Promise<void> {
-  if (ep.namespaceId) await tolerateNotFound(api.detachNamespace(ep.id, ep.namespaceId));
+  if (ep.namespaceId) await unlessNotFound(api.detachNamespace(ep.id, ep.namespaceId));
   const sandbox = owner && containers?.find((c) => sameId(c, owner.containerId));
   if (sandbox && !api.hotAttachUnavailable()) {
     // pkg/hns RemoveHnsEndpoint ignores the hot-detach's error (`_ = hcsshim.HotDetachEndpoint(...)`): so do we,
@@ -211,13 +211,5 @@ export async function containersOf(api: HnsApi, endpointId: string): Promise<str
   } catch (e) {
     if (isUnreachable(e)) throw e;
     return undefined;
-  }
-}
-
-async function tolerateNotFound(p: Promise<unknown>): Promise<void> {
-  try {
-    await p;
-  } catch (e) {
-    if (!isNotFound(e)) throw e;
   }
 }
