@@ -42,8 +42,24 @@ export function answers(address: string): Promise<boolean> {
   });
 }
 
-/** Linux: `server` on the unix socket `address` with `mode`, refusing if another service answers there. */
-export async function listenExclusive(server: net.Server, address: string, mode: number): Promise<void> {
+/** The addon's OS file lock (fcntl OFD lock), which the kernel releases when its holder dies. */
+export interface FileLocks {
+  tryLockFile(path: string): number | null;
+  unlockFile(handle: number): void;
+}
+
+/**
+ * Linux: `server` on the unix socket `address` with `mode`, refusing if another service answers there or holds
+ * `<address>.lock`. The lock is what keeps a second service out when the first one's socket file was deleted under
+ * it (a tmpfiles cleaner, `rm -rf /run/hcn-cni`): nothing answers at the path then, but two services would each
+ * think they own the in-flight work. Returns the release of the lock (after the server has closed).
+ */
+export async function listenExclusive(
+  server: net.Server,
+  address: string,
+  mode: number,
+  locks?: FileLocks,
+): Promise<() => void> {
   const listen = (): Promise<void> =>
     new Promise((resolve, reject) => {
       server.once('error', reject);
@@ -54,15 +70,27 @@ export async function listenExclusive(server: net.Server, address: string, mode:
     });
   if (isPipe(address)) throw new Error(`listenExclusive is for unix sockets; ${address} is a pipe (listenPipe)`);
   fs.mkdirSync(path.dirname(address), { recursive: true, mode: 0o700 });
-  await removeStaleSocket(address);
-  // The socket must never exist with a wider mode than asked, not even between bind() and chmod().
-  const old = process.umask(0o777 & ~mode);
+  const lock = locks?.tryLockFile(`${address}.lock`);
+  if (lock === null)
+    throw new Error(`another hcn-cni service holds ${address}.lock (its socket may have been deleted)`);
+  const release = () => {
+    if (lock !== undefined) locks!.unlockFile(lock);
+  };
   try {
-    await listen();
-  } finally {
-    process.umask(old);
+    await removeStaleSocket(address);
+    // The socket must never exist with a wider mode than asked, not even between bind() and chmod().
+    const old = process.umask(0o777 & ~mode);
+    try {
+      await listen();
+    } finally {
+      process.umask(old);
+    }
+    fs.chmodSync(address, mode);
+  } catch (e) {
+    release();
+    throw e;
   }
-  fs.chmodSync(address, mode);
+  return release;
 }
 
 /**

@@ -356,8 +356,14 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     );
   } else {
     const server = net.createServer({ pauseOnConnect: true }, onConnection);
-    await listenExclusive(server, options.address, options.socketMode ?? 0o600);
-    stopListening = () => new Promise<void>((resolve) => server.close(() => resolve()));
+    const unlock = await listenExclusive(server, options.address, options.socketMode ?? 0o600, native);
+    stopListening = () =>
+      new Promise<void>((resolve) =>
+        server.close(() => {
+          unlock();
+          resolve();
+        }),
+      );
     log.info({ address: options.address, protocol: PROTOCOL_VERSION }, 'service: listening');
   }
 

@@ -75,6 +75,32 @@ describe('serve --listen PATH', () => {
     }
   });
 
+  it("refuses a second service when the first one's socket file was deleted under it (its lock is held)", async () => {
+    const address = path.join(h.tmp, 'run', 'svc.sock');
+    const first = spawn(process.execPath, [CLI, 'serve', '--listen', address], {
+      env: { PATH: process.env.PATH, HCN_SIM: h.sim.address } as NodeJS.ProcessEnv,
+    });
+    try {
+      await until(() => queryStatus(address).catch(() => undefined), 20_000, 'the first service to listen');
+      fs.rmSync(address); // a tmpfiles cleaner, rm -rf /run/hcn-cni/*.sock
+      expectOneLineRefusal(serve(address), /another hcn-cni service holds .*svc\.sock\.lock/);
+    } finally {
+      first.kill('SIGTERM');
+      await new Promise((r) => first.on('exit', r));
+    }
+    // The first service is gone: its lock went with it, and a new service starts.
+    const second = spawn(process.execPath, [CLI, 'serve', '--listen', address], {
+      env: { PATH: process.env.PATH, HCN_SIM: h.sim.address } as NodeJS.ProcessEnv,
+    });
+    try {
+      const st = await until(() => queryStatus(address).catch(() => undefined), 20_000, 'the second service');
+      expect(st.pid).toBe(second.pid);
+    } finally {
+      second.kill('SIGTERM');
+      await new Promise((r) => second.on('exit', r));
+    }
+  });
+
   it('replaces a stale socket (nobody answers on it) and serves', async () => {
     const address = path.join(h.tmp, 'stale.sock');
     const server = net.createServer();
