@@ -73,6 +73,7 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
     const report = await step('auditing HNS for leaked objects', () =>
       audit({ api: a.api, store, os: rt.os(), log, now: rt.now, graceMs: graceMs(conf.hnsTimeoutSeconds) }),
     );
+    rt.audited(report);
     a.listedNetworks = report.networks;
     // IPs that DELs had to keep while HNS refused to delete their endpoints: free them now the audit removed those.
     await releasePendingIpam(store, ctx.ipam, conf.name, report, log);

@@ -80,6 +80,7 @@ export async function gc(ctx: ConfContext, rt: PluginRuntime): Promise<GcReport>
   }
   try {
     const result = await audit({ api, store, os: rt.os(), log, now: rt.now, graceMs: graceMs(conf.hnsTimeoutSeconds) });
+    rt.audited(result);
     report.deletedObjects.push(...(result.sweep?.deleted ?? []).map((j) => `${j.kind} ${j.name}`));
     for (const f of result.sweep?.failed ?? [])
       report.errors.push(`deleting ${f.object.kind} ${f.object.name}: ${f.error}`);
