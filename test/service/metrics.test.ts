@@ -4,13 +4,15 @@
  * errors by HRESULT, audit verdicts, abandoned calls, queued requests, attachment records. Off by default: then the
  * service has no TCP socket at all, and prom-client is reachable only through a dynamic import.
  */
+import { execFile } from 'child_process';
 import * as fs from 'fs';
 import * as http from 'http';
 import * as path from 'path';
+import { promisify } from 'util';
 import { parseMetricsAddress } from '../../src/cli/metrics-address';
 import { silentLogger } from '../../src/log/logger';
 import { startService } from '../../src/service/service';
-import { bridgeConf, ROOT, useHarness, type Harness } from '../helpers/cni-harness';
+import { bridgeConf, CLI, ROOT, useHarness, type Harness } from '../helpers/cni-harness';
 import { newNamespace, until } from '../plugin/support';
 import { makeBin, startHungAdd, startServiceProcess, viaShim, type Bin, type RunningService } from './support';
 
@@ -184,6 +186,21 @@ describe('service metrics over HTTP', () => {
     expect(Object.fromEntries(status.tally.hnsCalls.map((c) => [c.op, c.count]))).toEqual(calls);
     expect(status.tally.audits).toBe(2);
     expect(status.tally.verdicts).toEqual(verdicts);
+
+    // …and prints them: the metrics address, the audit line, a row per verb and code, a row per HNS call.
+    const { stdout: text } = await promisify(execFile)(process.execPath, [
+      CLI,
+      'service',
+      '--service',
+      service.address,
+    ]);
+    expect(text).toContain(`metrics: ${url}\n`);
+    expect(text).toContain(
+      'audits: 2; verdicts: foreign 1, live 1, in-flight 0, protected 0, orphan 0; removed: 0 networks, 0 endpoints (0 failed)',
+    );
+    expect(text).toMatch(/^ADD {6}7 {8}1 {7}\d+\.\dms$/m);
+    expect(text).toMatch(/^ADD {6}0 {8}2 {7}\d+\.\dms$/m);
+    expect(text).toMatch(/^HcnCreateEndpoint {23}2 {7}0 {7}\d+\.\dms$/m);
 
     // Only GET (and HEAD) /metrics.
     expect((await get(url.replace('/metrics', '/other'))).status).toBe(404);
