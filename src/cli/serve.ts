@@ -1,5 +1,5 @@
 /**
- * `hcn-cni serve [--listen ADDRESS]`: the resident service behind the shim (src/service). It runs until SIGTERM,
+ * `hcn-cni serve [--listen ADDRESS] [--metrics HOST:PORT]`: the resident service behind the shim (src/service). It runs until SIGTERM,
  * SIGINT (or on Windows SIGBREAK/SIGHUP), then stops accepting, lets every accepted request finish (a verb is never cut short by a shutdown), and
  * exits 0. The address defaults to /run/hcn-cni/service.sock (Linux) or \\.\pipe\hcn-cni (Windows), or
  * HCN_CNI_SERVICE when set — the same address the shim uses. It also ends by itself, with EXIT_RETIRED (75), when

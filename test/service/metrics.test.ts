@@ -226,14 +226,26 @@ describe('service metrics over HTTP', () => {
     const next = await viaShim(h, bin, service.address, { verb: 'ADD', conf, containerId: 'e3', netns: ns3 });
     expect(next.exitCode).toBe(0);
 
+    // A v1 call HNS refuses in its envelope ({Success: false, ErrorCode}): the audit's listing, so the ADD fails.
+    await h.sim.control.failCall('HNSCall GET /endpoints', 0x8007000e);
+    const ns4 = await newNamespace(h);
+    const v1 = await viaShim(h, bin, service.address, { verb: 'ADD', conf, containerId: 'e4', netns: ns4 });
+    expect(v1.exitCode).toBe(1);
+
     const m = parse((await get(url)).body);
     expect(one(m, 'hcn_cni_hns_errors_total', { op: 'HcnCreateEndpoint', hresult: '0x80070005' })).toBe(1);
+    expect(one(m, 'hcn_cni_hns_errors_total', { op: 'HNSCall GET /endpoints', hresult: '0x8007000E' })).toBe(1);
     expect(one(m, 'hcn_cni_audit_objects_removed_total', { kind: 'endpoint' })).toBe(1);
     expect(series(m, 'hcn_cni_audit_verdicts_total', 'verdict').orphan).toBeGreaterThanOrEqual(1);
     const status = await service.status();
-    expect(status.tally.hnsErrors).toEqual([{ op: 'HcnCreateEndpoint', hresult: '0x80070005', count: 1 }]);
+    expect(status.tally.hnsErrors).toEqual([
+      { op: 'HNSCall GET /endpoints', hresult: '0x8007000E', count: 1 },
+      { op: 'HcnCreateEndpoint', hresult: '0x80070005', count: 1 },
+    ]);
     expect(status.tally.removed.endpoint).toBe(1);
-    expect(status.tally.verbs.map((v) => `${v.verb} ${v.code} ${v.count}`)).toEqual(['ADD 0 2', 'ADD 100 1']);
+    // Both failures are CNI code 100 (an HNS error), the successes 0.
+    expect(v1.json?.code).toBe(100);
+    expect(status.tally.verbs.map((v) => `${v.verb} ${v.code} ${v.count}`)).toEqual(['ADD 0 2', 'ADD 100 2']);
   });
 
   it('shows a request running and one queued behind it (same pod)', async () => {
@@ -344,7 +356,7 @@ describe('metrics are off by default', () => {
       expect(parseMetricsAddress(bad, true)).toEqual(expect.any(String));
   });
 
-  it('hcn-cni serve refuses a non-loopback metrics address before it starts', async () => {
+  it('hcn-cni serve refuses a non-loopback metrics address (--metrics or HCN_CNI_METRICS) before it starts', async () => {
     const { serve } = await import('../../src/cli/serve');
     let err = '';
     const code = await serve(['--listen', path.join(h.tmp, 'x.sock'), '--metrics', '0.0.0.0:9464'], {
@@ -354,6 +366,17 @@ describe('metrics are off by default', () => {
     });
     expect({ code, err }).toEqual({ code: 2, err: expect.stringMatching(/not a loopback address/) });
     expect(fs.existsSync(path.join(h.tmp, 'x.sock'))).toBe(false);
+    // HCN_CNI_METRICS is the same setting.
+    let fromEnv = '';
+    const envCode = await serve(['--listen', path.join(h.tmp, 'x.sock')], {
+      env: { HCN_CNI_METRICS: '10.1.2.3:9464' },
+      load: {},
+      err: (s) => (fromEnv += s),
+    });
+    expect({ envCode, fromEnv }).toEqual({
+      envCode: 2,
+      fromEnv: expect.stringMatching(/10\.1\.2\.3 is not a loopback/),
+    });
   });
 
   it('a metrics port already taken refuses the start, and leaves no socket behind', async () => {
