@@ -10,6 +10,9 @@ import * as http from 'http';
 import * as path from 'path';
 import { promisify } from 'util';
 import { parseMetricsAddress } from '../../src/cli/metrics-address';
+import { Hcn, type HcnCallObservation } from '../../src/hns/hcn';
+import { HcnError } from '../../src/hns/hcn-error';
+import type { NativeCapabilities, NativeHcn } from '../../src/hns/native-types';
 import { silentLogger } from '../../src/log/logger';
 import { startService } from '../../src/service/service';
 import { bridgeConf, CLI, ROOT, useHarness, type Harness } from '../helpers/cni-harness';
@@ -399,5 +402,22 @@ describe('metrics are off by default', () => {
     } finally {
       blocker.close();
     }
+  });
+});
+
+describe('the observer seam in the HCN facade', () => {
+  it('sees every call with its op, duration and HRESULT, also through a facade of another timeout', async () => {
+    const seen: HcnCallObservation[] = [];
+    const native = {
+      deleteNetwork: () => Promise.resolve(),
+      deleteEndpoint: () => Promise.reject(new HcnError('HcnDeleteEndpoint', 0x803b0002, null)),
+    } as unknown as NativeHcn;
+    const hcn = new Hcn(native, {} as NativeCapabilities, { timeoutMs: 1000, observer: (c) => seen.push(c) });
+    await hcn.withTimeout(5000).deleteNetwork('n');
+    await expect(hcn.deleteEndpoint('e')).rejects.toThrow(/HcnDeleteEndpoint/);
+    expect(seen).toEqual([
+      { op: 'HcnDeleteNetwork', durationMs: expect.any(Number) },
+      { op: 'HcnDeleteEndpoint', durationMs: expect.any(Number), hresult: 0x803b0002 },
+    ]);
   });
 });
