@@ -387,11 +387,15 @@ export async function startService(options: ServiceOptions): Promise<Service> {
           return { queued: all.length - running, running };
         },
         abandonedCalls: abandonedCount,
+        // A directory that cannot be listed (permissions) is left out of the scrape rather than failing all of it.
         attachments: () =>
-          [...new Set([defaultDir, ...runtime.stateDirs])].map((stateDir) => ({
-            stateDir,
-            count: countRecordFiles(stateDir, 'attachment'),
-          })),
+          [...new Set([defaultDir, ...runtime.stateDirs])].flatMap((stateDir) => {
+            try {
+              return [{ stateDir, count: countRecordFiles(stateDir, 'attachment') }];
+            } catch {
+              return [];
+            }
+          }),
         pendingConnections: () => pendingConnections,
       },
       onError: (message) => log.error({ err: message }, 'service: metrics'),
