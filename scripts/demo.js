@@ -471,7 +471,8 @@ async function serviceMode(sim, stateDir, tmp, newNamespace, bridge) {
     step('ADD of pod-slow; the runtime kills the shim mid-ADD', 'killed (SIGKILL)', outcome(k), k.signal === 'SIGKILL');
     const slowDel = cni(sim, stateDir, 'DEL', bridge, pod2, via);
     let inflight = opsService(address).out;
-    for (let i = 0; !/DEL/.test(inflight) && i < 200; i++) {
+    // The DEL row of the requests in flight (the counts above it name DEL too, once one has run).
+    for (let i = 0; !/DEL\s+queued/.test(inflight) && i < 200; i++) {
       await new Promise((r) => setTimeout(r, 20));
       inflight = opsService(address).out;
     }

@@ -1,11 +1,12 @@
 /**
- * `hcn-cni serve [--listen ADDRESS]`: the resident service behind the shim (src/service). It runs until SIGTERM,
+ * `hcn-cni serve [--listen ADDRESS] [--metrics HOST:PORT]`: the resident service behind the shim (src/service). It runs until SIGTERM,
  * SIGINT (or on Windows SIGBREAK/SIGHUP), then stops accepting, lets every accepted request finish (a verb is never cut short by a shutdown), and
  * exits 0. The address defaults to /run/hcn-cni/service.sock (Linux) or \\.\pipe\hcn-cni (Windows), or
  * HCN_CNI_SERVICE when set — the same address the shim uses. It also ends by itself, with EXIT_RETIRED (75), when
  * too many HCN calls are past their timeout and still unanswered (src/service/abandoned-bound.ts): the DaemonSet's
  * container then ends and the kubelet starts a fresh service, while the shims run hcn-cni-standalone.
  */
+import { parseMetricsAddress } from './metrics-address';
 import { defaultServiceAddress } from '../service/client';
 import { DEFAULT_MAX_ABANDONED_CALLS, EXIT_RETIRED } from '../service/abandoned-bound';
 import { startService } from '../service/service';
@@ -16,7 +17,7 @@ export interface ServeIo {
   err(s: string): void;
 }
 
-export const SERVE_USAGE = `usage: hcn-cni serve [--listen ADDRESS] [--max-abandoned-calls N]
+export const SERVE_USAGE = `usage: hcn-cni serve [--listen ADDRESS] [--max-abandoned-calls N] [--metrics HOST:PORT [--metrics-allow-remote]]
 
 Runs the hcn-cni service: the shim (hcn-cni in the CNI bin directory) sends each CNI request here and falls back to
 hcn-cni-standalone when the service is not running. ADDRESS is a unix socket path (default
@@ -26,11 +27,18 @@ default, as it does for the shim. Stops on SIGTERM/SIGINT after the requests in 
 An HCN call past hnsTimeoutSeconds cannot be cancelled and keeps running (abandoned); when N of them (default
 ${DEFAULT_MAX_ABANDONED_CALLS}) are unanswered at once, the service stops accepting, lets the requests in flight
 finish and exits ${EXIT_RETIRED}, to be restarted fresh (the DaemonSet does that).
+
+--metrics HOST:PORT (or HCN_CNI_METRICS) serves Prometheus metrics at http://HOST:PORT/metrics; off by default.
+HOST is an IP address ([::1] for IPv6) or localhost; port 0 lets the system choose (the log says which). The
+metrics name verbs, HNS operations and errors and state directories of this node: a HOST other than a loopback
+address is refused unless --metrics-allow-remote says that whoever reaches it may read them.
 `;
 
 export async function serve(argv: readonly string[], io: ServeIo): Promise<number> {
   let address = io.env.HCN_CNI_SERVICE || defaultServiceAddress(process.platform);
   let maxAbandonedCalls: number | undefined;
+  let metricsText = io.env.HCN_CNI_METRICS || undefined;
+  let allowRemote = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--help' || a === '-h') {
@@ -48,10 +56,31 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
         return 2;
       }
       maxAbandonedCalls = Number(text);
+    } else if (a === '--metrics' || a.startsWith('--metrics=')) {
+      const text = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i];
+      if (!text) {
+        io.err(`hcn-cni serve: --metrics needs HOST:PORT, e.g. 127.0.0.1:9464\n`);
+        return 2;
+      }
+      metricsText = text;
+    } else if (a === '--metrics-allow-remote') {
+      allowRemote = true;
     } else {
       io.err(`hcn-cni serve: unexpected argument ${JSON.stringify(a)}\n${SERVE_USAGE}`);
       return 2;
     }
+  }
+  let metrics: { host: string; port: number } | undefined;
+  if (metricsText !== undefined) {
+    const parsed = parseMetricsAddress(metricsText, allowRemote);
+    if (typeof parsed === 'string') {
+      io.err(`hcn-cni serve: ${parsed}\n`);
+      return 2;
+    }
+    metrics = parsed;
+  } else if (allowRemote) {
+    io.err(`hcn-cni serve: --metrics-allow-remote needs --metrics HOST:PORT (or HCN_CNI_METRICS)\n`);
+    return 2;
   }
   let service: Awaited<ReturnType<typeof startService>>;
   try {
@@ -63,6 +92,7 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
       load: io.load,
       ...(io.env.HCN_CNI_CLAIMS_DIR ? { claimsDir: io.env.HCN_CNI_CLAIMS_DIR } : {}),
       ...(maxAbandonedCalls !== undefined ? { maxAbandonedCalls } : {}),
+      ...(metrics ? { metrics } : {}),
     });
   } catch (e) {
     // A refusal to start (the address is taken or is not ours to replace, the addon cannot load) is one line for

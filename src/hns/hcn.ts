@@ -34,11 +34,29 @@ export interface HostAdapter {
   physical?: boolean;
 }
 
+/** One HCN call as the facade saw it end: answered, failed (hresult), or given up on (ERROR_TIMEOUT). */
+export interface HcnCallObservation {
+  /** The HCN function or HNSCall route, as in HcnError.op ("HcnCreateEndpoint", "HNSCall GET /endpoints"). */
+  op: string;
+  /** From the call until its answer, or until the timeout for a call given up on. */
+  durationMs: number;
+  /** Unsigned HRESULT of a failed call (a v1 envelope's ErrorCode counts); undefined when it succeeded. */
+  hresult?: number;
+}
+
+/**
+ * Told of every call when it ends, synchronously; it must not throw (a throw is swallowed, the call's outcome is
+ * the caller's). How the resident service counts HNS latency and errors (src/service/tally.ts) without this layer
+ * knowing of it.
+ */
+export type HcnCallObserver = (call: HcnCallObservation) => void;
+
 export interface HcnOptions {
   /** Bound for every call; on expiry the call rejects with ERROR_TIMEOUT (the HNS call itself keeps running). */
   timeoutMs?: number;
   /** Where to find the addon (default: see src/hns/native.ts). */
   load?: LoadOptions;
+  observer?: HcnCallObserver;
 }
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -71,16 +89,26 @@ export class Hcn {
   readonly native: NativeHcn;
   readonly capabilities: NativeCapabilities;
   readonly timeoutMs: number;
+  readonly observer: HcnCallObserver | undefined;
 
-  constructor(native: NativeHcn, capabilities: NativeCapabilities, options: { timeoutMs?: number } = {}) {
+  constructor(
+    native: NativeHcn,
+    capabilities: NativeCapabilities,
+    options: { timeoutMs?: number; observer?: HcnCallObserver } = {},
+  ) {
     this.native = native;
     this.capabilities = capabilities;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.observer = options.observer;
   }
 
-  /** The same facade with its own time limit per call (the facade holds no other state). */
+  /** The same facade with its own time limit per call (the facade holds no other state but its observer). */
   withTimeout(timeoutMs: number): Hcn {
-    return timeoutMs === this.timeoutMs ? this : new Hcn(this.native, this.capabilities, { timeoutMs });
+    if (timeoutMs === this.timeoutMs) return this;
+    return new Hcn(this.native, this.capabilities, {
+      timeoutMs,
+      ...(this.observer ? { observer: this.observer } : {}),
+    });
   }
 
   /** Loads the addon (once per process) and returns a facade over it. */
@@ -171,33 +199,34 @@ export class Hcn {
    */
   async hnsCall<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
     const op = `HNSCall ${method} ${path.replace(GUID_IN_PATH, '{id}').replace(/\/$/, '')}`;
-    const text = await this.call(op, () =>
-      this.native.hnsCall(
+    // The envelope is unwrapped inside the timed call, so a refusal in it counts as this call's failure (observer).
+    return this.call(op, async () => {
+      const text = await this.native.hnsCall(
         method,
         path,
         body === undefined ? null : typeof body === 'string' ? body : JSON.stringify(body),
-      ),
-    );
-    let env: V1Envelope<T>;
-    try {
-      env = JSON.parse(text) as V1Envelope<T>;
-    } catch {
-      throw new HcnError(
-        op,
-        HR.INVALID_JSON,
-        null,
-        `HNS answered with something that is not JSON: ${text.slice(0, 200)}`,
       );
-    }
-    if (!env.Success) {
-      const code = env.ErrorCode ?? codeFromText(env.Error) ?? HR.E_FAIL;
-      throw new HcnError(
-        op,
-        code,
-        JSON.stringify({ Success: false, Error: env.Error, ErrorCode: env.ErrorCode ?? code }),
-      );
-    }
-    return env.Output as T;
+      let env: V1Envelope<T>;
+      try {
+        env = JSON.parse(text) as V1Envelope<T>;
+      } catch {
+        throw new HcnError(
+          op,
+          HR.INVALID_JSON,
+          null,
+          `HNS answered with something that is not JSON: ${text.slice(0, 200)}`,
+        );
+      }
+      if (!env.Success) {
+        const code = env.ErrorCode ?? codeFromText(env.Error) ?? HR.E_FAIL;
+        throw new HcnError(
+          op,
+          code,
+          JSON.stringify({ Success: false, Error: env.Error, ErrorCode: env.ErrorCode ?? code }),
+        );
+      }
+      return env.Output as T;
+    });
   }
 
   /** HNS version from v1 GET /globals/version (HCN has no globals call; hcsshim does the same). */
@@ -244,6 +273,16 @@ export class Hcn {
   private call<T>(op: string, run: () => Promise<T>): Promise<T> {
     const site = new Error();
     const startedAt = Date.now();
+    const t0 = performance.now();
+    const observe = (e?: unknown): void => {
+      if (!this.observer) return;
+      const hresult = e === undefined ? undefined : e instanceof HcnError ? e.hresult : HR.E_FAIL;
+      try {
+        this.observer({ op, durationMs: performance.now() - t0, ...(hresult !== undefined ? { hresult } : {}) });
+      } catch {
+        // an observer's failure is not the call's
+      }
+    };
     const pending = run();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -255,6 +294,16 @@ export class Hcn {
       timer.unref?.();
     });
     return Promise.race([pending, timeout])
+      .then(
+        (v) => {
+          observe();
+          return v;
+        },
+        (e: unknown) => {
+          observe(e);
+          throw e;
+        },
+      )
       .catch((e: unknown) => {
         if (e instanceof Error && site.stack)
           e.stack = `${e.name}: ${e.message}\n${site.stack.split('\n').slice(1).join('\n')}`;

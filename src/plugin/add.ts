@@ -81,6 +81,7 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
         adopt: conf.adopt,
       }),
     );
+    rt.audited(report);
     a.listedNetworks = report.networks;
     // IPs that DELs had to keep while HNS refused to delete their endpoints: free them now the audit removed those.
     await releasePendingIpam(store, ctx.ipam, conf.name, report, log);

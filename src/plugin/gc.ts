@@ -103,6 +103,7 @@ export async function gc(ctx: ConfContext, rt: PluginRuntime): Promise<GcReport>
       graceMs: graceMs(conf.hnsTimeoutSeconds),
       adopt: conf.adopt,
     });
+    rt.audited(result);
     report.deletedObjects.push(...(result.sweep?.deleted ?? []).map((j) => `${j.kind} ${j.name}`));
     for (const f of result.sweep?.failed ?? [])
       report.errors.push(`deleting ${f.object.kind} ${f.object.name}: ${f.error}`);

@@ -9,10 +9,12 @@ import { hostOs, type HostOs } from '../hns/host-os';
 import type { LoadOptions } from '../hns/native';
 import type { NativeHcn } from '../hns/native-types';
 import type { Logger } from '../log/logger';
+import type { AuditReport } from '../orphans/audit';
 import type { CrashHook } from '../state/atomic';
 import { ClaimRegistry } from '../state/claims';
 import { StateStore } from '../state/store';
 import { chooseApi, type ApiChoice } from './api-version';
+import { auditObservation, type RuntimeObserver } from './observer';
 
 export interface RuntimeOptions {
   /** Where to find the addon and the HCN library. */
@@ -28,12 +30,18 @@ export interface RuntimeOptions {
   listing?: Listing;
   /** The node-wide register of live claims (src/state/claims.ts); none when undefined. */
   claimsDir?: string;
+  /** Told of every HCN call and audit (the resident service's metrics); none in the standalone executable. */
+  observer?: RuntimeObserver;
 }
+
+/** State directories remembered for stateDirs, at most. */
+const MAX_STATE_DIRS = 16;
 
 export class PluginRuntime {
   private hcnInstance: Hcn | undefined;
   private readonly choices = new Map<string, Promise<ApiChoice>>();
   private osInstance: HostOs | undefined;
+  private readonly dirs = new Set<string>();
   readonly now: () => number;
   readonly pid: number;
   readonly crash: CrashHook | undefined;
@@ -51,11 +59,13 @@ export class PluginRuntime {
   hcn(conf: Pick<NetConf, 'hnsTimeoutSeconds'>): Hcn {
     const timeoutMs = conf.hnsTimeoutSeconds * 1000;
     if (!this.hcnInstance) {
+      const observer = this.options.observer?.hcnCall;
+      const options = { timeoutMs, ...(observer ? { observer } : {}) };
       if (this.options.native) {
         const native = this.options.native;
-        this.hcnInstance = new Hcn(native, native.capabilities(), { timeoutMs });
+        this.hcnInstance = new Hcn(native, native.capabilities(), options);
       } else {
-        this.hcnInstance = Hcn.open({ timeoutMs, ...(this.options.load ? { load: this.options.load } : {}) });
+        this.hcnInstance = Hcn.open({ ...options, ...(this.options.load ? { load: this.options.load } : {}) });
       }
     }
     return this.hcnInstance.withTimeout(timeoutMs);
@@ -67,6 +77,8 @@ export class PluginRuntime {
   }
 
   store(conf: Pick<NetConf, 'stateDir'>, log: Logger): StateStore {
+    // Bounded: a scrape reads each of them (src/service/tally.ts); real nodes have one or two.
+    if (this.dirs.size < MAX_STATE_DIRS) this.dirs.add(conf.stateDir);
     return new StateStore(conf.stateDir, {
       os: this.os(),
       now: this.now,
@@ -78,6 +90,22 @@ export class PluginRuntime {
 
   get claimsDir(): string | undefined {
     return this.options.claimsDir;
+  }
+
+  /** The state directories the verbs of this process have used (a service counts their records for its metrics). */
+  get stateDirs(): readonly string[] {
+    return [...this.dirs];
+  }
+
+  /** Tells the observer, if any, how an audit ended. */
+  audited(report: AuditReport): void {
+    const observe = this.options.observer?.audit;
+    if (!observe) return;
+    try {
+      observe(auditObservation(report));
+    } catch {
+      // an observer's failure is not the verb's
+    }
   }
 
   /**

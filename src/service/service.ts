@@ -17,8 +17,10 @@
  *   token against allowSids before it hands the connection over at all (listen.ts).
  * - An HCN call past its timeout holds only its own native thread, never one a later call needs; at a bound on
  *   such abandoned calls the service stops accepting and exits once its requests are done (abandoned-bound.ts).
+ * - It counts what it does (verbs by result code, HCN calls and errors, audits: tally.ts) for its status, and, only
+ *   when `metrics` is given, serves the same as Prometheus metrics over HTTP (metrics.ts, loaded only then).
  */
-import { defaultClaimsDir } from '../cni/defaults';
+import { defaultClaimsDir, defaultStateDir } from '../cni/defaults';
 import * as net from 'net';
 import { CniCode } from '../cni/cni-error';
 import { isPlainObject } from '../cni/fields';
@@ -27,6 +29,8 @@ import { loadNative, type LoadOptions } from '../hns/native';
 import { createLogger, type Logger } from '../log/logger';
 import { PluginRuntime } from '../plugin/runtime';
 import { runCni } from '../run';
+import { countRecordFiles } from '../state/store';
+import { abandonedCount } from '../hns/abandoned-calls';
 import { abandonedStatus, DEFAULT_MAX_ABANDONED_CALLS, watchBound, type AbandonedStatus } from './abandoned-bound';
 import { isPipe, listenExclusive, listenPipe, SERVICE_SIDS } from './listen';
 import {
@@ -42,6 +46,8 @@ import {
 } from './protocol';
 import { KeyedQueue } from './queue';
 import { RequestLogs } from './request-log';
+import type { MetricsServer } from './metrics';
+import { callEvent, codeLabel, Tally, verbLabel, type MetricsSink, type TallySnapshot } from './tally';
 
 export interface ServiceOptions {
   /** Unix socket path, or a Windows pipe name (\\.\pipe\…). */
@@ -79,6 +85,12 @@ export interface ServiceOptions {
   maxPendingConnections?: number;
   /** Abandoned HCN calls at which the service retires (abandoned-bound.ts); default DEFAULT_MAX_ABANDONED_CALLS. */
   maxAbandonedCalls?: number;
+  /**
+   * Serve Prometheus metrics at http://HOST:PORT/metrics (metrics.ts); port 0 lets the system choose (the status and
+   * the log say which). Off when undefined: then neither prom-client nor node:http is loaded. Which hosts are
+   * acceptable (loopback unless the operator says otherwise) is the CLI's decision (src/cli/serve.ts).
+   */
+  metrics?: { host: string; port: number };
 }
 
 export interface InFlight {
@@ -114,6 +126,10 @@ export interface ServiceStatus {
   inFlight: InFlight[];
   /** HCN calls past their timeout and still running, and the bound at which the service retires. */
   abandoned: AbandonedStatus;
+  /** What the service counted (the same counts its metrics carry). */
+  tally: TallySnapshot;
+  /** Where its Prometheus metrics are served; absent when they are off. */
+  metricsUrl?: string;
 }
 
 interface Entry {
@@ -156,7 +172,22 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   // Loaded now, not on the first verb: the peer check needs it, and the first pod should not pay for it.
   const native = options.native ?? loadNative(options.load ?? {}).native;
   const claimsDir = options.claimsDir ?? defaultClaimsDir(options.platform);
-  const runtime = new PluginRuntime({ pid: options.pid, native, ...(claimsDir ? { claimsDir } : {}) });
+  const tally = new Tally();
+  const sinks: MetricsSink[] = [tally];
+  const runtime = new PluginRuntime({
+    pid: options.pid,
+    native,
+    ...(claimsDir ? { claimsDir } : {}),
+    observer: {
+      hcnCall: (c) => {
+        const e = callEvent(c);
+        for (const sink of sinks) sink.hcnCall(e.op, e.seconds, e.hresult);
+      },
+      audit: (o) => {
+        for (const sink of sinks) sink.audit(o);
+      },
+    },
+  });
   const logs = new RequestLogs({ pid: options.pid, service: true });
   const queue = new KeyedQueue();
   const entries = new Map<number, Entry>();
@@ -189,6 +220,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       shimConnected: e.shimConnected,
     })),
     abandoned: abandonedStatus(maxAbandoned),
+    tally: tally.snapshot(),
+    ...(metrics ? { metricsUrl: metrics.url } : {}),
   });
 
   /** The peer check: true if this connection may talk to us. Runs before anything is read from it. */
@@ -223,6 +256,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
         return { stdout: '', exitCode: 0, stderr: '' };
       }
       entry.state = 'running';
+      const t0 = performance.now();
       const out = await runCni({
         env: req.env,
         stdin: req.stdin,
@@ -231,6 +265,10 @@ export async function startService(options: ServiceOptions): Promise<Service> {
         createLogger: (o) => logs.create(o, sink),
         ...(options.defaults ? { defaults: options.defaults } : {}),
       });
+      const seconds = (performance.now() - t0) / 1000;
+      const verb = verbLabel(req.env.CNI_COMMAND);
+      const code = codeLabel(out.exitCode, out.stdout);
+      for (const s of sinks) s.verb(verb, code, seconds);
       return { ...out, stderr: sink.join('') };
     };
     const verb = req.env.CNI_COMMAND;
@@ -335,36 +373,75 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     running.add(done);
   };
 
-  let stopListening: () => Promise<void>;
-  if (isPipe(options.address)) {
-    const allowSids = options.allowSids ?? SERVICE_SIDS;
-    const pipe = listenPipe({
-      address: options.address,
-      native,
-      allowSids,
-      onConnection,
-      onRefused: (who) => {
-        counts.refused++;
-        log.warn({ address: options.address, ...who }, 'service: refused a connection (nothing was read)');
+  // Before the socket: a metrics address that cannot be bound refuses the start, before any shim is served.
+  let metrics: MetricsServer | undefined;
+  if (options.metrics) {
+    const { startMetrics } = await import('./metrics');
+    const defaultDir = options.defaults?.stateDir ?? defaultStateDir(options.platform);
+    metrics = await startMetrics({
+      ...options.metrics,
+      gauges: {
+        requests: () => {
+          const all = [...entries.values()];
+          const running = all.filter((e) => e.state === 'running').length;
+          return { queued: all.length - running, running };
+        },
+        abandonedCalls: abandonedCount,
+        // A directory that cannot be listed (permissions) is left out of the scrape rather than failing all of it.
+        attachments: () =>
+          [...new Set([defaultDir, ...runtime.stateDirs])].flatMap((stateDir) => {
+            try {
+              return [{ stateDir, count: countRecordFiles(stateDir, 'attachment') }];
+            } catch {
+              return [];
+            }
+          }),
+        pendingConnections: () => pendingConnections,
       },
-      onError: (message) => log.error({ address: options.address, err: message }, 'service: pipe server'),
+      onError: (message) => log.error({ err: message }, 'service: metrics'),
     });
-    stopListening = () => Promise.resolve(pipe.close());
-    log.info(
-      { address: options.address, protocol: PROTOCOL_VERSION, dacl: pipe.dacl, allowSids },
-      'service: listening',
-    );
-  } else {
-    const server = net.createServer({ pauseOnConnect: true }, onConnection);
-    const unlock = await listenExclusive(server, options.address, options.socketMode ?? 0o600, native);
-    stopListening = () =>
-      new Promise<void>((resolve) =>
-        server.close(() => {
-          unlock();
-          resolve();
-        }),
+    sinks.push(metrics);
+    log.info({ metrics: metrics.url }, 'service: metrics at ' + metrics.url);
+  }
+  const closeMetrics = async (): Promise<void> => {
+    await metrics?.close();
+  };
+
+  let stopListening: () => Promise<void>;
+  try {
+    if (isPipe(options.address)) {
+      const allowSids = options.allowSids ?? SERVICE_SIDS;
+      const pipe = listenPipe({
+        address: options.address,
+        native,
+        allowSids,
+        onConnection,
+        onRefused: (who) => {
+          counts.refused++;
+          log.warn({ address: options.address, ...who }, 'service: refused a connection (nothing was read)');
+        },
+        onError: (message) => log.error({ address: options.address, err: message }, 'service: pipe server'),
+      });
+      stopListening = () => Promise.resolve(pipe.close());
+      log.info(
+        { address: options.address, protocol: PROTOCOL_VERSION, dacl: pipe.dacl, allowSids },
+        'service: listening',
       );
-    log.info({ address: options.address, protocol: PROTOCOL_VERSION }, 'service: listening');
+    } else {
+      const server = net.createServer({ pauseOnConnect: true }, onConnection);
+      const unlock = await listenExclusive(server, options.address, options.socketMode ?? 0o600, native);
+      stopListening = () =>
+        new Promise<void>((resolve) =>
+          server.close(() => {
+            unlock();
+            resolve();
+          }),
+        );
+      log.info({ address: options.address, protocol: PROTOCOL_VERSION }, 'service: listening');
+    }
+  } catch (e) {
+    await closeMetrics();
+    throw e;
   }
 
   let stopped: Promise<void> | undefined;
@@ -379,7 +456,9 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       { address: options.address, reason, abandoned: abandonedStatus(maxAbandoned).byOp },
       'service: too many abandoned HCN calls; no longer accepting (shims run hcn-cni-standalone), exiting once the requests in flight have finished',
     );
-    void drain().then(() => retire(reason));
+    void drain()
+      .then(closeMetrics)
+      .then(() => retire(reason));
   });
 
   return {
@@ -388,6 +467,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     close: async () => {
       unwatch();
       await drain();
+      await closeMetrics();
     },
     retired,
   };

@@ -594,3 +594,17 @@ function dedupe(list: PlannedObject[]): PlannedObject[] {
     return true;
   });
 }
+
+/**
+ * How many records of a kind a state directory holds, by their file names only (no file is opened or parsed): cheap
+ * enough for every metrics scrape. Files being written (.tmp) do not count; an unreadable record counts until a
+ * read quarantines it. A directory not created yet holds none.
+ */
+export function countRecordFiles(stateDir: string, kind: RecordKind): number {
+  try {
+    return fs.readdirSync(path.join(stateDir, DIRS[kind])).filter((n) => n.endsWith('.json')).length;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw e;
+  }
+}

@@ -9,6 +9,7 @@ import * as path from 'path';
 import { parseAllDocuments } from 'yaml';
 import { parseNetConf } from '../../src/cni/config';
 import type { NetConf } from '../../src/cni/types';
+import { parseMetricsAddress } from '../../src/cli/metrics-address';
 import { hcnPluginConf } from '../../src/cli/operator/conf';
 import { silentLogger } from '../../src/log/logger';
 import { runCni } from '../../src/run';
@@ -295,7 +296,29 @@ describe('daemonset.yaml', () => {
     expect(script).toMatch(/Install-Atomically -From \$staged -To \(Join-Path \$confDir '10-hcn-cni\.conflist'\)/);
     expect(script).toContain("'etc\\hcn-cni\\10-hcn-cni.conflist'");
     expect(script).toContain(".Replace('__POD_SUBNET__', $subnet)");
-    expect(script).toMatch(/& \(Join-Path \$binDir 'hcn-cni-standalone\.exe'\) serve\n/);
+    expect(script).toMatch(/& \(Join-Path \$binDir 'hcn-cni-standalone\.exe'\) @serve\n/);
+    expect(script).toContain("$serve = @('serve')");
+  });
+
+  it('the service serves metrics on the node address and the port the scrape annotations name (issue 22)', () => {
+    const script = configMap.data['install.ps1'] as string;
+    const env = Object.fromEntries((container.env as Obj[]).map((e) => [e.name, e.value ?? e.valueFrom]));
+    const annotations = ds.spec.template.metadata.annotations as Record<string, string>;
+    expect(annotations).toEqual({
+      'prometheus.io/scrape': 'true',
+      'prometheus.io/port': env.METRICS_PORT,
+      'prometheus.io/path': '/metrics',
+    });
+    expect(env.HOST_IP).toEqual({ fieldRef: { fieldPath: 'status.hostIP' } });
+    expect(container.ports).toEqual([{ name: 'metrics', containerPort: Number(env.METRICS_PORT), protocol: 'TCP' }]);
+    expect(script).toContain(`$serve += @('--metrics', "$($ip):$($env:METRICS_PORT)", '--metrics-allow-remote')`);
+    // What the script builds for a node is an address hcn-cni serve accepts (the node's is not loopback).
+    for (const ip of ['10.0.0.4', '[fd00::4]'])
+      expect(parseMetricsAddress(`${ip}:${env.METRICS_PORT}`, true)).toEqual({
+        host: ip.replace(/[[\]]/g, ''),
+        port: 9464,
+      });
+    expect(parseMetricsAddress(`10.0.0.4:${env.METRICS_PORT}`, false)).toEqual(expect.any(String));
   });
 
   it("the ConfigMap's conflist is valid once the pod subnet is filled in, and matches bridge.conflist", () => {

@@ -4,10 +4,13 @@
  *  - VERSION answers without loading the addon (nothing is extracted);
  *  - ADD / CHECK / DEL in bridge mode against the simulator; stdout carries only the result, logs go to stderr;
  *  - the addon is extracted once to <TMPDIR>/hcn-cni-<content hash>/; a second start writes nothing;
- *  - the crash-point test hooks are compiled out (__HCN_TEST_HOOKS__ = false).
+ *  - the crash-point test hooks are compiled out (__HCN_TEST_HOOKS__ = false);
+ *  - `serve --metrics` works from the executable (prom-client is bundled, and evaluated only then).
  */
+import { spawn } from 'child_process';
 import * as crypto from 'crypto';
 import * as fs from 'fs';
+import * as http from 'http';
 import * as os from 'os';
 import * as path from 'path';
 import { bridgeConf, CLI, cniEnv, startHarness, type Harness } from '../helpers/cni-harness';
@@ -211,5 +214,39 @@ test('the crash-point test hooks are compiled out of the executable', async () =
       JSON.stringify({ stateDir: h.stateDir, ...bridgeConf() }),
     );
     expect(unbundled.signal).toBe('SIGKILL');
+  }
+});
+
+test('the service in the executable serves metrics with its bundled prom-client (--metrics)', async () => {
+  const child = spawn(EXE, ['serve', '--listen', path.join(tmp, 'metrics.sock'), '--metrics', '127.0.0.1:0'], {
+    env: { PATH: process.env.PATH, HCN_SIM: h.sim.address, TMPDIR: tmp } as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stderr!.on('data', (d: Buffer) => {
+        stderr += d.toString();
+        const m = /"metrics":"(http:\/\/127\.0\.0\.1:\d+\/metrics)"/.exec(stderr);
+        if (m) resolve(m[1]!);
+      });
+      child.on('exit', () => reject(new Error(`hcn-cni serve exited: ${stderr}`)));
+    });
+    const body = await new Promise<string>((resolve, reject) =>
+      http
+        .get(url, (res) => {
+          let text = '';
+          res.on('data', (d: Buffer) => (text += d.toString()));
+          res.on('end', () => resolve(text));
+        })
+        .on('error', reject),
+    );
+    expect(body).toContain('# TYPE hcn_cni_verbs_total counter');
+    expect(body).toContain('# TYPE hcn_cni_hns_call_duration_seconds histogram');
+    expect(body).toMatch(/^hcn_cni_requests\{state="queued"\} 0$/m);
+  } finally {
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
   }
 });

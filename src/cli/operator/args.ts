@@ -135,7 +135,8 @@ Commands:
                             picks on this host
   service [--service ADDR]  whether the hcn-cni service (hcn-cni serve) is running at ADDR (default
                             HCN_CNI_SERVICE, else /run/hcn-cni/service.sock or \\\\.\\pipe\\hcn-cni), and
-                            the requests it is running or has queued; exit 1 when it is not running
+                            the requests it is running or has queued, its counts (verbs by code, HNS
+                            calls and errors, audits) and its metrics address; exit 1 when it is not running
   help                      this text
 
 Options (any command):
@@ -155,6 +156,7 @@ Environment:
   HCN_CNI_ADDON, HCN_CNI_HCN_LIBRARY
                             load the addon / HCN library from these paths
   HCN_CNI_SERVICE           service, serve (and the shim): the service's socket or pipe
+  HCN_CNI_METRICS           serve: HOST:PORT for its Prometheus metrics, as --metrics (hcn-cni serve --help)
 
 Exit status: 0 success; 1 failure (HNS unreachable, bad configuration, errors while deleting);
 2 usage error.

@@ -32,6 +32,9 @@ function describe(s: ServiceStatus): string {
       }
     }
   }
+  // A service from before the tally says nothing of its counts.
+  const t = s.tally as ServiceStatus['tally'] | undefined;
+  if (t) lines.push(...counted(t, s.metricsUrl));
   if (s.inFlight.length > 0) {
     lines.push('', 'id      verb    state    age      container / ifname                        shim');
     for (const r of s.inFlight) {
@@ -42,6 +45,40 @@ function describe(s: ServiceStatus): string {
     }
   }
   return `${lines.join('\n')}\n`;
+}
+
+function ms(seconds: number, count: number): string {
+  return count > 0 ? `${((seconds / count) * 1000).toFixed(1)}ms` : '-';
+}
+
+/** The counts the service's metrics carry (src/service/tally.ts), compactly. */
+function counted(t: ServiceStatus['tally'], url: string | undefined): string[] {
+  const lines = [
+    '',
+    `metrics: ${url ?? 'off (hcn-cni serve --metrics HOST:PORT serves them)'}`,
+    `audits: ${t.audits}; verdicts: ${
+      Object.entries(t.verdicts)
+        .map(([v, n]) => `${v} ${n}`)
+        .join(', ') || 'none'
+    }; removed: ${t.removed.network ?? 0} networks, ${t.removed.endpoint ?? 0} endpoints (${t.removeFailures} failed)`,
+  ];
+  if (t.verbs.length > 0) {
+    lines.push('', 'verb     code     count   mean');
+    for (const v of t.verbs)
+      lines.push(`${v.verb.padEnd(9)}${v.code.padEnd(9)}${String(v.count).padEnd(8)}${ms(v.seconds, v.count)}`);
+  }
+  if (t.hnsCalls.length > 0) {
+    lines.push('', 'HNS call                                count   errors  mean');
+    for (const c of t.hnsCalls)
+      lines.push(
+        `${c.op.padEnd(40)}${String(c.count).padEnd(8)}${String(c.errors).padEnd(8)}${ms(c.seconds, c.count)}`,
+      );
+  }
+  if (t.hnsErrors.length > 0) {
+    lines.push('', 'HNS error                               hresult     count');
+    for (const e of t.hnsErrors) lines.push(`${e.op.padEnd(40)}${e.hresult.padEnd(12)}${e.count}`);
+  }
+  return lines;
 }
 
 export async function runService(ctx: OpsContext): Promise<number> {

@@ -1,0 +1,31 @@
+/**
+ * What a host of the plugin may watch, without the plugin knowing who watches: every HCN call as it ends (through the
+ * facade, src/hns/hcn.ts), and every audit's outcome (the ADD's, the delegated-NIC re-audit's, GC's). The resident
+ * service counts these for its metrics and status (src/service/tally.ts); the standalone executable sets none.
+ * Observers are called synchronously and must not throw.
+ */
+import type { HcnCallObserver } from '../hns/hcn';
+import type { AuditReport } from '../orphans/audit';
+
+/** One audit as it ended: the verdicts it gave, and what its sweep deleted (or failed to). */
+export interface AuditObservation {
+  /** Objects judged, per verdict: foreign, live, in-flight, protected, orphan. */
+  verdicts: Readonly<Record<string, number>>;
+  /** Kinds of the objects deleted, one entry each ('network', 'endpoint'). */
+  removed: ReadonlyArray<'network' | 'endpoint'>;
+  /** Objects the sweep failed to delete. */
+  failed: number;
+}
+
+export interface RuntimeObserver {
+  hcnCall?: HcnCallObserver;
+  audit?(observation: AuditObservation): void;
+}
+
+export function auditObservation(report: AuditReport): AuditObservation {
+  return {
+    verdicts: { ...report.counts },
+    removed: (report.sweep?.deleted ?? []).map((j) => j.kind),
+    failed: report.sweep?.failed.length ?? 0,
+  };
+}
