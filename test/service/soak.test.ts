@@ -21,7 +21,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { seededRandom } from '../../src/sim/rng';
-import { bridgeConf, CNI_BIN, ROOT, useHarness, type CniCall, type Harness } from '../helpers/cni-harness';
+import { bridgeConf, CNI_BIN, useHarness, type CniCall, type Harness } from '../helpers/cni-harness';
 import { heldIps, hostLocal, newNamespace, recordFiles, sleep, until } from '../plugin/support';
 import { makeBin, startServiceProcess, startShim, type Bin, type RunningService } from './support';
 
@@ -32,11 +32,15 @@ const KILL_SERVICE_AT = 100;
 const HNS_RESTART_AT = 200;
 const HNS_DOWN_MS = 300;
 const KILL_SHIM_RATE = 0.15;
+/** Every 3rd healthy pod is also CHECKed between its ADD and DEL. */
+const CHECK_EVERY = 3;
 /** libuv's default pool size in the service before issue 19 (src/cli/hcn-cni.ts UV_THREADPOOL_SIZE). */
 const POOL_THREADS = 32;
 /** Healthy failures outside the windows after which the soak stops starting pods (a stalled service). */
 const GIVE_UP_AFTER = 8;
 const SOAK_BUDGET_MS = 150_000;
+/** Far above any verb's own HNS timeouts (10 s each call): only a stalled service reaches it. */
+const VERB_DEADLINE_MS = 40_000;
 const HUNG_OP = 'HcsOpenComputeSystem';
 
 let h: Harness;
@@ -48,41 +52,65 @@ interface Window {
   to: number;
 }
 
-/** A wrapper `host-local` that checks HNS before every DEL releases addresses, then runs the real host-local. */
-function guardedHostLocal(dir: string, ipamDir: string): { violations: () => string[]; releases: () => number } {
+/**
+ * A wrapper `host-local`, first on CNI_PATH, that checks HNS before every DEL releases addresses, then runs the real
+ * host-local. The check is a small Python script (a Node process per DEL would cost the loaded machine more than the
+ * soak itself): which addresses does the container hold (host-local keeps <dataDir>/<network>/<ip>, first line the
+ * container id), and does the simulator's dump (the `dump` control command, docs/sim-protocol.md) show an endpoint
+ * with one of them?
+ */
+function guardedHostLocal(
+  dir: string,
+  ipamDir: string,
+  simAddress: string,
+): { violations: () => string[]; releases: () => number } {
+  if (!simAddress.startsWith('unix:')) throw new Error(`the guard speaks to a unix socket, not ${simAddress}`);
   fs.mkdirSync(dir, { recursive: true });
   const violations = path.join(dir, 'violations');
   const releases = path.join(dir, 'releases');
-  const guard = path.join(dir, 'guard.js');
+  const guard = path.join(dir, 'guard.py');
   fs.writeFileSync(
     guard,
-    `'use strict';
-const fs = require('fs');
-const path = require('path');
-const { ControlClient } = require(${JSON.stringify(path.join(ROOT, 'dist', 'sim', 'control-client.js'))});
-const id = process.env.CNI_CONTAINERID;
-const dir = ${JSON.stringify(path.join(ipamDir, 'cbr0'))};
-const held = (fs.existsSync(dir) ? fs.readdirSync(dir) : []).filter(
-  (f) => /^\\d+\\.\\d+\\.\\d+\\.\\d+$/.test(f) && fs.readFileSync(path.join(dir, f), 'utf8').split(/\\r?\\n/)[0] === id,
-);
-if (held.length > 0)
-  new ControlClient(${JSON.stringify(h.sim.address)}).dump().then(
-    (d) => {
-      const lines = [];
-      for (const ep of d.endpoints)
-        for (const ip of held)
-          if (JSON.stringify(ep).includes('"' + ip + '"'))
-            lines.push(id + ': released ' + ip + ' while HNS shows endpoint ' + ep.ID + ' (' + ep.Name + ')');
-      if (lines.length) fs.appendFileSync(${JSON.stringify(violations)}, lines.join('\\n') + '\\n');
-      fs.appendFileSync(${JSON.stringify(releases)}, held.join(' ') + '\\n');
-    },
-    (e) => fs.appendFileSync(${JSON.stringify(violations)}, id + ': could not ask HNS before the release: ' + e.message + '\\n'),
-  );
+    String.raw`import json, os, re, socket
+cid = os.environ.get('CNI_CONTAINERID', '')
+d = ${JSON.stringify(path.join(ipamDir, 'cbr0'))}
+held = []
+for f in (os.listdir(d) if os.path.isdir(d) else []):
+    if re.fullmatch(r'\d+\.\d+\.\d+\.\d+', f):
+        try:
+            with open(os.path.join(d, f)) as fh:
+                if fh.readline().strip() == cid:
+                    held.append(f)
+        except OSError:
+            pass
+if held:
+    try:
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(${JSON.stringify(simAddress.slice('unix:'.length))})
+        s.sendall(b'{"v":1,"ctl":"dump","args":{}}\n')
+        buf = b''
+        while b'\n' not in buf:
+            chunk = s.recv(1 << 16)
+            if not chunk:
+                break
+            buf += chunk
+        endpoints = json.loads(buf.split(b'\n')[0])['result']['endpoints']
+        lines = [cid + ': released ' + ip + ' while HNS shows endpoint ' + ep['ID'] + ' (' + ep['Name'] + ')'
+                 for ep in endpoints for ip in held if '"' + ip + '"' in json.dumps(ep)]
+    except Exception as e:
+        lines = [cid + ': could not ask HNS before the release: ' + repr(e)]
+    if lines:
+        with open(${JSON.stringify(violations)}, 'a') as fh:
+            fh.write('\n'.join(lines) + '\n')
+    with open(${JSON.stringify(releases)}, 'a') as fh:
+        fh.write(' '.join(held) + '\n')
 `,
   );
+  // Debian's python3 directly: a version manager's shim first on PATH would add a shell start to every DEL.
+  const python = fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
   fs.writeFileSync(
     path.join(dir, 'host-local'),
-    `#!/bin/sh\nif [ "$CNI_COMMAND" = DEL ]; then\n  conf=$(cat)\n  '${process.execPath}' '${guard}'\n` +
+    `#!/bin/sh\nif [ "$CNI_COMMAND" = DEL ]; then\n  conf=$(cat)\n  '${python}' -S '${guard}'\n` +
       `  printf '%s' "$conf" | '${CNI_BIN}/host-local'\n  exit $?\nfi\nexec '${CNI_BIN}/host-local'\n`,
     { mode: 0o755 },
   );
@@ -95,12 +123,13 @@ it(`${LIFECYCLES} lifecycles through shims, ${PARALLEL} at a time, hung HNS call
   const random = seededRandom(19);
   const bin: Bin = makeBin(h);
   const guardDir = path.join(h.tmp, 'guard-bin');
-  const guard = guardedHostLocal(guardDir, path.join(h.tmp, 'ipam'));
+  const guard = guardedHostLocal(guardDir, path.join(h.tmp, 'ipam'), h.sim.address);
   const cniPath = `${guardDir}:${CNI_BIN}`;
   const ipam = hostLocal(h, '10.244.1.0/24', {
     ranges: [[{ subnet: '10.244.1.0/24', rangeStart: '10.244.1.10', rangeEnd: '10.244.1.250', gateway: '10.244.1.1' }]],
   });
-  const healthyConf = bridgeConf({ cniVersion: '1.1.0', ipam, hnsTimeoutSeconds: 10 });
+  // 1.0.0, which Debian's host-local speaks: at 1.1.0 every IPAM request is made twice (src/cni/ipam.ts runNegotiated).
+  const healthyConf = bridgeConf({ cniVersion: '1.0.0', ipam, hnsTimeoutSeconds: 10 });
   const sickConf = { ...healthyConf, hnsTimeoutSeconds: 1 };
   const address = path.join(h.tmp, 'run', 'service.sock');
   let service: RunningService = await startServiceProcess(h, address);
@@ -126,10 +155,12 @@ it(`${LIFECYCLES} lifecycles through shims, ${PARALLEL} at a time, hung HNS call
     delRetries: 0,
     gaveUp: '',
   };
-  const stop = () => stats.gaveUp !== '';
+  let cleaningUp = false;
+  const stop = () => !cleaningUp && stats.gaveUp !== '';
   const elapsed = () => `+${((Date.now() - t0) / 1000).toFixed(1)}s`;
   // Which service process a sick ADD's abandoned call lives in (a new process starts with none).
   let serviceEpoch = 0;
+  let killedPid = 0;
 
   /** Pods whose last DEL has not succeeded yet: the runtime keeps DELeting them. */
   const pods = new Map<string, { conf: Record<string, unknown>; netns: string }>();
@@ -140,8 +171,16 @@ it(`${LIFECYCLES} lifecycles through shims, ${PARALLEL} at a time, hung HNS call
     if (c.verb === 'ADD') pods.set(c.containerId!, { conf: c.conf, netns: c.netns! });
     const run = startShim(h, bin, address, call, JSON.stringify({ stateDir: h.stateDir, ...c.conf }));
     const timer = killAfterMs === undefined ? undefined : setTimeout(() => run.child.kill('SIGKILL'), killAfterMs);
+    // The runtime's own limit: a verb not answered by then is killed and counts as failed (a stalled service).
+    let overdue = false;
+    const deadline = setTimeout(() => {
+      overdue = true;
+      run.child.kill('SIGKILL');
+    }, VERB_DEADLINE_MS);
     const out = await run.done;
     if (timer) clearTimeout(timer);
+    clearTimeout(deadline);
+    if (overdue) return { exitCode: -1, killed: false, json: { msg: `no answer within ${VERB_DEADLINE_MS} ms` } };
     const killed = out.signal === 'SIGKILL';
     if (killed) stats.shimsKilled++;
     return { exitCode: out.exitCode, killed, ...(out.json ? { json: out.json } : {}) };
@@ -204,6 +243,10 @@ it(`${LIFECYCLES} lifecycles through shims, ${PARALLEL} at a time, hung HNS call
         if (excused) continue;
         return;
       }
+      if (i % CHECK_EVERY !== 0) {
+        await delUntilDone(id, healthyConf, netns, since);
+        return;
+      }
       const check = await shim({
         verb: 'CHECK',
         conf: { ...healthyConf, prevResult: add.json },
@@ -251,6 +294,7 @@ it(`${LIFECYCLES} lifecycles through shims, ${PARALLEL} at a time, hung HNS call
       if (i === KILL_SERVICE_AT) {
         const w = openWindow('service kill -9');
         const fellBack = bin.standaloneRuns();
+        killedPid = service.child.pid!;
         await service.kill();
         serviceEpoch++;
         stats.abandonedNow = 0;
@@ -277,24 +321,29 @@ it(`${LIFECYCLES} lifecycles through shims, ${PARALLEL} at a time, hung HNS call
     }
   };
 
+  const undeleted: string[] = [];
+  let last: Out;
+  let lastDel: Out;
   await h.sim.control.hang(HUNG_OP, { count: 1_000_000 });
   try {
-    await Promise.all(Array.from({ length: PARALLEL }, worker));
+    try {
+      await Promise.all(Array.from({ length: PARALLEL }, worker));
+    } finally {
+      // HNS answers again: the hang rule goes, the hung calls complete.
+      await h.sim.control.reset({ objects: false });
+      await h.sim.control.release();
+    }
+    await h.sim.control.waitIdle(30_000);
+    // Every pod not DELeted yet is (the runtime's retries), then one more pod's ADD and DEL run the audit.
+    cleaningUp = true; // the cleanup's DELs retry, whatever happened before
+    for (const [id, p] of pods) if (!(await delUntilDone(id, p.conf, p.netns))) undeleted.push(id);
+    const lastNs = await namespace();
+    last = await shim({ verb: 'ADD', conf: healthyConf, containerId: 'final', netns: lastNs });
+    lastDel = await shim({ verb: 'DEL', conf: healthyConf, containerId: 'final', netns: lastNs });
+    await h.sim.control.waitIdle(30_000);
   } finally {
-    // HNS answers again: the hang rule goes, the hung calls complete.
-    await h.sim.control.reset({ objects: false });
-    await h.sim.control.release();
+    await service.kill();
   }
-  await h.sim.control.waitIdle(30_000);
-
-  // Every pod not DELeted yet is (the runtime's retries), then one more pod's ADD and DEL run the audit.
-  const undeleted: string[] = [];
-  for (const [id, p] of pods) if (!(await delUntilDone(id, p.conf, p.netns))) undeleted.push(id);
-  const lastNs = await namespace();
-  const last = await shim({ verb: 'ADD', conf: healthyConf, containerId: 'final', netns: lastNs });
-  const lastDel = await shim({ verb: 'DEL', conf: healthyConf, containerId: 'final', netns: lastNs });
-  await h.sim.control.waitIdle(30_000);
-  await service.stop();
 
   const dump = await h.sim.control.dump();
   const tombstonesKeepingIps = recordFiles(h, 'tombstones').filter(
@@ -307,7 +356,12 @@ it(`${LIFECYCLES} lifecycles through shims, ${PARALLEL} at a time, hung HNS call
     finalPod: `${last.exitCode}/${lastDel.exitCode}`,
     endpoints: dump.endpoints.map((e) => e.Name),
     heldIps: heldIps(h, 'cbr0'),
-    attachments: recordFiles(h, 'attachments'),
+    attachments: recordFiles(h, 'attachments').filter((n) => n.endsWith('.json')),
+    // A process killed between writing a record's temp file and renaming it leaves the temp file: readers skip it
+    // and the store removes it once it is STALE_TMP_MS old (src/state/store.ts). Only the killed service may.
+    tempFiles: (['attachments', 'intents', 'tombstones'] as const).flatMap((k) =>
+      recordFiles(h, k).filter((n) => n.endsWith('.tmp') && !n.includes(`.${killedPid}-`)),
+    ),
     intents: recordFiles(h, 'intents').filter((n) => n.endsWith('.json')),
     quarantine: recordFiles(h, 'quarantine'),
     tombstonesKeepingIps,
@@ -320,6 +374,7 @@ it(`${LIFECYCLES} lifecycles through shims, ${PARALLEL} at a time, hung HNS call
     endpoints: [],
     heldIps: {},
     attachments: [],
+    tempFiles: [],
     intents: [],
     quarantine: [],
     tombstonesKeepingIps: [],
