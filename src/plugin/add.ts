@@ -8,7 +8,6 @@
 import { CniCode, CniError } from '../cni/cni-error';
 import type { CniResult, VerbContext } from '../cni/types';
 import { isHcnError, isUnreachable } from '../hns/hcn-error';
-import { audit, graceMs } from '../orphans/audit';
 import { endpointName } from '../orphans/ownership';
 import { ownerKey, type AttachmentRecord, type Owner, type PlannedObject } from '../state/records';
 import { allocate, plannedId, writeIntent, type AddContext } from './add-context';
@@ -70,18 +69,7 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
   }
   const runAudit = async () => {
     if (!conf.audit) return;
-    const report = await step('auditing HNS for leaked objects', () =>
-      audit({
-        api: a.api,
-        store,
-        os: rt.os(),
-        log,
-        now: rt.now,
-        graceMs: graceMs(conf.hnsTimeoutSeconds),
-        adopt: conf.adopt,
-      }),
-    );
-    rt.audited(report);
+    const report = await step('auditing HNS for leaked objects', () => rt.audit(conf, a.api, store, log));
     a.listedNetworks = report.networks;
     // IPs that DELs had to keep while HNS refused to delete their endpoints: free them now the audit removed those.
     await releasePendingIpam(store, ctx.ipam, conf.name, report, log);

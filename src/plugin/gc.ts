@@ -9,7 +9,6 @@
  */
 import { CniCode, CniError } from '../cni/cni-error';
 import type { ConfContext } from '../cni/types';
-import { audit, graceMs } from '../orphans/audit';
 import { intentLiveness } from '../state/liveness';
 import { ownerKey } from '../state/records';
 
@@ -94,16 +93,7 @@ export async function gc(ctx: ConfContext, rt: PluginRuntime): Promise<GcReport>
     note("removing the previous plugin's endpoints", e);
   }
   try {
-    const result = await audit({
-      api,
-      store,
-      os: rt.os(),
-      log,
-      now: rt.now,
-      graceMs: graceMs(conf.hnsTimeoutSeconds),
-      adopt: conf.adopt,
-    });
-    rt.audited(result);
+    const result = await rt.audit(conf, api, store, log);
     report.deletedObjects.push(...(result.sweep?.deleted ?? []).map((j) => `${j.kind} ${j.name}`));
     for (const f of result.sweep?.failed ?? [])
       report.errors.push(`deleting ${f.object.kind} ${f.object.name}: ${f.error}`);

@@ -3,13 +3,13 @@
  * choice (made once: it is a property of the host), and state stores per directory.
  */
 import type { NetConf } from '../cni/types';
-import type { Listing } from '../hns/api';
+import type { HnsApi, Listing } from '../hns/api';
 import { Hcn } from '../hns/hcn';
 import { hostOs, type HostOs } from '../hns/host-os';
 import type { LoadOptions } from '../hns/native';
 import type { NativeHcn } from '../hns/native-types';
 import type { Logger } from '../log/logger';
-import type { AuditReport } from '../orphans/audit';
+import { audit, graceMs, type AuditReport } from '../orphans/audit';
 import type { CrashHook } from '../state/atomic';
 import { ClaimRegistry } from '../state/claims';
 import { StateStore } from '../state/store';
@@ -95,6 +95,21 @@ export class PluginRuntime {
   /** The state directories the verbs of this process have used (a service counts their records for its metrics). */
   get stateDirs(): readonly string[] {
     return [...this.dirs];
+  }
+
+  /** The audit of this node as a verb runs it (ADD, GC): the configuration's grace and opt-ins; the observer told. */
+  async audit(conf: Pick<NetConf, 'hnsTimeoutSeconds' | 'adopt'>, api: HnsApi, store: StateStore, log: Logger) {
+    const report = await audit({
+      api,
+      store,
+      os: this.os(),
+      log,
+      now: this.now,
+      graceMs: graceMs(conf.hnsTimeoutSeconds),
+      adopt: conf.adopt,
+    });
+    this.audited(report);
+    return report;
   }
 
   /** Tells the observer, if any, how an audit ended. */

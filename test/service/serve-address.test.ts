@@ -3,7 +3,7 @@
  * file, a symlink or a directory at PATH is the operator's, and the service refuses to start in one line (no stack
  * trace) and leaves it as it was.
  */
-import { spawn, spawnSync } from 'child_process';
+import { spawn, spawnSync, type ChildProcess } from 'child_process';
 import * as fs from 'fs';
 import * as net from 'net';
 import * as path from 'path';
@@ -21,6 +21,19 @@ function serve(address: string): { code: number | null; stderr: string } {
     timeout: 20_000,
   });
   return { code: r.status, stderr: r.stderr };
+}
+
+/** `hcn-cni serve --listen address` as a child process, against the test's simulator. */
+function startServe(address: string): ChildProcess {
+  return spawn(process.execPath, [CLI, 'serve', '--listen', address], {
+    env: { PATH: process.env.PATH, HCN_SIM: h.sim.address } as NodeJS.ProcessEnv,
+  });
+}
+
+/** Stops a service started by startServe and waits for it to exit. */
+async function stop(c: ChildProcess): Promise<void> {
+  c.kill('SIGTERM');
+  await new Promise((r) => c.on('exit', r));
 }
 
 function expectOneLineRefusal(r: { code: number | null; stderr: string }, what: RegExp): void {
@@ -62,11 +75,9 @@ describe('serve --listen PATH', () => {
     try {
       const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
         // Asynchronously: this process must keep answering on the socket while the service probes it.
-        const c = spawn(process.execPath, [CLI, 'serve', '--listen', address], {
-          env: { PATH: process.env.PATH, HCN_SIM: h.sim.address } as NodeJS.ProcessEnv,
-        });
+        const c = startServe(address);
         let stderr = '';
-        c.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        c.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
         c.on('close', (code) => resolve({ code, stderr }));
       });
       expectOneLineRefusal(r, /another hcn-cni service is already listening/);
@@ -77,27 +88,21 @@ describe('serve --listen PATH', () => {
 
   it("refuses a second service when the first one's socket file was deleted under it (its lock is held)", async () => {
     const address = path.join(h.tmp, 'run', 'svc.sock');
-    const first = spawn(process.execPath, [CLI, 'serve', '--listen', address], {
-      env: { PATH: process.env.PATH, HCN_SIM: h.sim.address } as NodeJS.ProcessEnv,
-    });
+    const first = startServe(address);
     try {
       await until(() => queryStatus(address).catch(() => undefined), 20_000, 'the first service to listen');
       fs.rmSync(address); // a tmpfiles cleaner, rm -rf /run/hcn-cni/*.sock
       expectOneLineRefusal(serve(address), /another hcn-cni service holds .*svc\.sock\.lock/);
     } finally {
-      first.kill('SIGTERM');
-      await new Promise((r) => first.on('exit', r));
+      await stop(first);
     }
     // The first service is gone: its lock went with it, and a new service starts.
-    const second = spawn(process.execPath, [CLI, 'serve', '--listen', address], {
-      env: { PATH: process.env.PATH, HCN_SIM: h.sim.address } as NodeJS.ProcessEnv,
-    });
+    const second = startServe(address);
     try {
       const st = await until(() => queryStatus(address).catch(() => undefined), 20_000, 'the second service');
       expect(st.pid).toBe(second.pid);
     } finally {
-      second.kill('SIGTERM');
-      await new Promise((r) => second.on('exit', r));
+      await stop(second);
     }
   });
 
@@ -110,15 +115,12 @@ describe('serve --listen PATH', () => {
     server.close();
     fs.renameSync(`${address}.keep`, address);
     expect(fs.lstatSync(address).isSocket()).toBe(true);
-    const c = spawn(process.execPath, [CLI, 'serve', '--listen', address], {
-      env: { PATH: process.env.PATH, HCN_SIM: h.sim.address } as NodeJS.ProcessEnv,
-    });
+    const c = startServe(address);
     try {
       const st = await until(() => queryStatus(address).catch(() => undefined), 20_000, 'the service to listen');
       expect(st.pid).toBe(c.pid);
     } finally {
-      c.kill('SIGTERM');
-      await new Promise((r) => c.on('exit', r));
+      await stop(c);
     }
   });
 });
