@@ -10,14 +10,16 @@ import { status } from './status';
 
 export function createHandlers(runtime: PluginRuntime | RuntimeOptions): CniHandlers {
   const rt = runtime instanceof PluginRuntime ? runtime : new PluginRuntime(runtime);
+  // Every verb's configuration is remembered by its state directory: what a resident service's background work
+  // (the audit on an interval, repair) runs with, as no request is there to bring one.
   return {
-    add: (ctx) => verbGuard('ADD', () => add(ctx, rt)),
-    del: (ctx) => verbGuard('DEL', () => del(ctx, rt)),
-    check: (ctx) => verbGuard('CHECK', () => check(ctx, rt)),
+    add: (ctx) => verbGuard('ADD', () => add(rt.served(ctx), rt)),
+    del: (ctx) => verbGuard('DEL', () => del(rt.served(ctx), rt)),
+    check: (ctx) => verbGuard('CHECK', () => check(rt.served(ctx), rt)),
     gc: (ctx) =>
       verbGuard('GC', async () => {
-        await gc(ctx, rt);
+        await gc(rt.served(ctx), rt);
       }),
-    status: (ctx) => verbGuard('STATUS', () => status(ctx, rt)),
+    status: (ctx) => verbGuard('STATUS', () => status(rt.served(ctx), rt)),
   };
 }

@@ -42,6 +42,7 @@ export class PluginRuntime {
   private readonly choices = new Map<string, Promise<ApiChoice>>();
   private osInstance: HostOs | undefined;
   private readonly dirs = new Set<string>();
+  private readonly confs = new Map<string, NetConf>();
   readonly now: () => number;
   readonly pid: number;
   readonly crash: CrashHook | undefined;
@@ -86,6 +87,24 @@ export class PluginRuntime {
       ...(this.crash ? { crash: this.crash } : {}),
       ...(this.options.claimsDir ? { registry: new ClaimRegistry(this.options.claimsDir) } : {}),
     });
+  }
+
+  /**
+   * Remembers the configuration a verb runs with, the latest per state directory (at most MAX_STATE_DIRS), and
+   * hands the context back. The state directory is what background work is per: its records, its audit.
+   */
+  served<C extends { conf: NetConf }>(ctx: C): C {
+    const dir = ctx.conf.stateDir;
+    if (this.confs.has(dir) || this.confs.size < MAX_STATE_DIRS) {
+      this.confs.delete(dir);
+      this.confs.set(dir, ctx.conf);
+    }
+    return ctx;
+  }
+
+  /** The latest configuration served per state directory (see served), oldest first. */
+  servedConfs(): NetConf[] {
+    return [...this.confs.values()];
   }
 
   get claimsDir(): string | undefined {
