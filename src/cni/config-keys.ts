@@ -280,7 +280,20 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     default: '"info"',
     meaning: 'Log verbosity (any case).',
   },
-  { key: 'audit', type: 'boolean', default: 'true', meaning: 'Run the leak audit (ownerless HNS objects) during ADD.' },
+  {
+    key: 'audit',
+    type: 'boolean',
+    default: 'true',
+    meaning:
+      "Run the leak audit (ownerless HNS objects): the whole node's every auditIntervalSeconds, and every ADD's audit of its own names and of what holds its NIC. false brings seed 000 back.",
+  },
+  {
+    key: 'auditIntervalSeconds',
+    type: 'integer 0-86400',
+    default: '60',
+    meaning:
+      "How often the whole node is audited: by the resident service on a timer (and right after HNS answers again following a failure), and by the standalone executable's first ADD after the last audit is that old. 0: every ADD audits the whole node (the cost of an ADD then grows with the node's pods).",
+  },
   {
     key: 'adopt',
     type: 'list of "azure"',

@@ -183,8 +183,10 @@ export interface NetConf {
   /** JSON-lines log file in addition to stderr. Default: none. */
   logFile?: string;
   logLevel: LogLevel;
-  /** Run the leak audit in ADD. Default true; switching it off brings seed 000 back. */
+  /** Run the leak audit (the whole node's when due, and every ADD's of its own objects). Default true; false brings seed 000 back. */
   audit: boolean;
+  /** How often the whole node is audited (service timer, or the standalone ADD that finds it due); 0: every ADD. Default 60. */
+  auditIntervalSeconds: number;
   /**
    * Peers whose names do not identify a pod unambiguously, and whose objects may still be removed (opt-in): "azure"
    * (endpoints <first 8 of the container id>-<ifname>, delegated-NIC networks azure-<mac>). Default none.

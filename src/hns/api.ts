@@ -100,6 +100,12 @@ export interface HnsApi extends HostOps {
   createNetwork(spec: NetworkSpec, id?: string): Promise<NetworkInfo>;
   deleteNetwork(id: string): Promise<DeleteOutcome>;
   listEndpoints(): Promise<EndpointInfo[]>;
+  /**
+   * The endpoints with this name, or on this network: HNS answers the query (HCN query filters, as microsoft/hcsshim
+   * hcn/hcnendpoint.go GetEndpointByName and ListEndpointsOfNetwork build them), so the cost does not grow with the
+   * node. HNS v1 has no filter: it lists.
+   */
+  findEndpoints(filter: { name: string } | { networkId: string }): Promise<EndpointInfo[]>;
   getEndpoint(id: string): Promise<EndpointInfo | undefined>;
   createEndpoint(network: NetworkInfo, spec: EndpointSpec, id?: string): Promise<EndpointInfo>;
   deleteEndpoint(id: string): Promise<DeleteOutcome>;
@@ -355,6 +361,9 @@ export class V2Api extends HostOpsBase implements HnsApi {
     return (await this.hcn.listNetworks()).map(networkFromV2);
   }
   async findNetworkByName(name: string): Promise<NetworkInfo | undefined> {
+    // One HNSCall lists a node's few networks (pods are endpoints); HCN's filtered query is three calls (enumerate,
+    // open, query).
+    if (this.bulkV1) return (await this.listNetworks()).find((n) => n.name === name);
     const n = await this.hcn.findNetworkByName(name);
     return n ? networkFromV2(n) : undefined;
   }
@@ -388,6 +397,24 @@ export class V2Api extends HostOpsBase implements HnsApi {
   async listEndpoints(): Promise<EndpointInfo[]> {
     if (this.bulkV1) return ((await this.hcn.hnsCall<HnsV1Endpoint[]>('GET', '/endpoints/')) ?? []).map(endpointFromV1);
     return (await this.hcn.listEndpoints()).map(endpointFromV2);
+  }
+  async findEndpoints(filter: { name: string } | { networkId: string }): Promise<EndpointInfo[]> {
+    // The v1 field names: hcsshim's filters use Name and VirtualNetwork (HNS has no v2 key for the network).
+    const ids = await this.hcn.enumerateEndpoints(
+      'name' in filter ? { Name: filter.name } : { VirtualNetwork: filter.networkId },
+    );
+    const found: EndpointInfo[] = [];
+    for (const id of ids) {
+      // The v1 view where HNSCall exists: it shows SharedContainers (a hot-attached endpoint is in use), as the
+      // audit's bulk listing does.
+      const e = this.bulkV1
+        ? await orUndefined(this.hcn.hnsCall<HnsV1Endpoint>('GET', `/endpoints/${id}`)).then(
+            (v) => v && endpointFromV1(v),
+          )
+        : await this.getEndpoint(id);
+      if (e) found.push(e);
+    }
+    return found;
   }
   async getEndpoint(id: string): Promise<EndpointInfo | undefined> {
     const e = await orUndefined(this.hcn.getEndpoint(id));
@@ -518,6 +545,13 @@ export class V1Api extends HostOpsBase implements HnsApi {
   }
   async listEndpoints(): Promise<EndpointInfo[]> {
     return ((await this.hcn.hnsCall<HnsV1Endpoint[]>('GET', '/endpoints/')) ?? []).map(endpointFromV1);
+  }
+  async findEndpoints(filter: { name: string } | { networkId: string }): Promise<EndpointInfo[]> {
+    // HNSCall has no query: hcsshim internal/hns GetHNSEndpointByName lists them all too.
+    const all = await this.listEndpoints();
+    return 'name' in filter
+      ? all.filter((e) => e.name === filter.name)
+      : all.filter((e) => sameId(e.networkId, filter.networkId));
   }
   async getEndpoint(id: string): Promise<EndpointInfo | undefined> {
     const e = await orUndefined(this.hcn.hnsCall<HnsV1Endpoint>('GET', `/endpoints/${id}`));

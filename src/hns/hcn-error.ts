@@ -83,7 +83,12 @@ export async function unlessNotFound(p: Promise<unknown>): Promise<void> {
 
 /** HNS could not be reached or did not answer in time: the caller should try again later. */
 export function isUnreachable(e: unknown): boolean {
-  return isHcnError(e) && UNREACHABLE.has(e.hresult);
+  return isHcnError(e) && unreachableHresult(e.hresult);
+}
+
+/** The same by HRESULT alone (what a call observer is told). */
+export function unreachableHresult(hresult: number | undefined): boolean {
+  return hresult !== undefined && UNREACHABLE.has(hresult);
 }
 
 export function isTimeout(e: unknown): boolean {

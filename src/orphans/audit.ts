@@ -9,7 +9,6 @@
 import type { EndpointInfo, HnsApi, NetworkInfo } from '../hns/api';
 import type { HostOs } from '../hns/host-os';
 import type { Logger } from '../log/logger';
-import { fileKey } from '../state/file-names';
 import { intentLiveness } from '../state/liveness';
 import { ownerKey, type Owner, type TombstoneRecord } from '../state/records';
 import type { StateSnapshot, StateStore } from '../state/store';
@@ -62,11 +61,74 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
   const listedAt = now();
   const [networks, endpoints] = await Promise.all([deps.api.listNetworks(), deps.api.listEndpoints()]);
   const state = deps.store.snapshot();
+  const { plan, counts } = judgeListed(deps, { networks, endpoints }, state, now());
+  const report: AuditReport = {
+    plan,
+    networks,
+    endpoints,
+    counts,
+    durationMs: 0,
+    remainingOwners: owners(plan, undefined),
+    tombstones: state.tombstones,
+    listedAt,
+  };
+  if (!deps.dryRun) {
+    if (plan.endpoints.length + plan.networks.length > 0) report.sweep = await sweepPlan(deps, plan, now);
+    await tidy(deps, state.tombstones, plan, report.sweep, now());
+    const gone = new Set((report.sweep?.deleted ?? []).filter((j) => j.kind === 'network').map((j) => j.id));
+    report.networks = networks.filter((n) => !gone.has(n.id));
+    const goneEps = new Set((report.sweep?.deleted ?? []).filter((j) => j.kind === 'endpoint').map((j) => j.id));
+    report.endpoints = endpoints.filter((e) => !goneEps.has(e.id) && !gone.has(e.networkId));
+    report.remainingOwners = owners(plan, report.sweep);
+    // When the whole node was last audited: ADD in the standalone executable audits only once this is old enough.
+    deps.store.markAudited(listedAt);
+  }
+  report.durationMs = Math.round((performance.now() - started) * 100) / 100;
+  deps.log.info(
+    {
+      audit: 'summary',
+      ...counts,
+      deleted: report.sweep?.deleted.length ?? 0,
+      durationMs: report.durationMs,
+      dryRun: !!deps.dryRun,
+    },
+    'audit done',
+  );
+  return report;
+}
+
+/** What HNS showed for a query: the few objects a scoped audit judges. */
+export interface Shown {
+  networks: NetworkInfo[];
+  endpoints: EndpointInfo[];
+}
+
+/**
+ * The audit of a few objects — an ADD's own names, the network that holds the NIC it needs, the endpoints that hold
+ * an address HNS refused — by the same rules as the whole node's: detect() against `state`, then sweep() with its
+ * re-check of each object just before its delete. `state` must be read after HNS answered the query (the order that
+ * makes the audit safe, above). Nothing is concluded about objects HNS was not asked about: no tombstone is tidied,
+ * no kept IP released — that needs the whole node (audit()).
+ */
+export async function auditShown(
+  deps: AuditDeps,
+  shown: Shown,
+  state: StateSnapshot,
+): Promise<Pick<AuditReport, 'counts' | 'sweep'> & { sweep: SweepResult }> {
+  const now = deps.now ?? Date.now;
+  const { plan, counts } = judgeListed(deps, shown, state, now());
+  return { counts, sweep: await sweepPlan(deps, plan, now) };
+}
+
+function judgeListed(
+  deps: AuditDeps,
+  { networks, endpoints }: Shown,
+  state: StateSnapshot,
+  at: number,
+): { plan: AuditPlan; counts: Record<Verdict, number> } {
   const tombs = new Map(state.tombstones.map((t) => [ownerKey(t), t]));
   const intentLive = new Map(
-    state.intents.map(
-      (i) => [i.id, intentLiveness(i, tombs.get(ownerKey(i)), now(), deps.os.processStartTime)] as const,
-    ),
+    state.intents.map((i) => [i.id, intentLiveness(i, tombs.get(ownerKey(i)), at, deps.os.processStartTime)] as const),
   );
   const plan = detect({ networks, endpoints, state, intentLive });
   // A peer's leaked network (peer-networks.ts) is foreign to detect(); with the opt-in it is condemned instead.
@@ -83,43 +145,12 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
     if (j.verdict === 'foreign' || j.verdict === 'live') deps.log.debug(line, 'audit verdict');
     else deps.log.info(line, 'audit verdict');
   }
-  const report: AuditReport = {
-    plan,
-    networks,
-    endpoints,
-    counts,
-    durationMs: 0,
-    remainingOwners: owners(plan, undefined),
-    tombstones: state.tombstones,
-    listedAt,
-  };
-  if (!deps.dryRun) {
-    if (plan.endpoints.length + plan.networks.length > 0) {
-      report.sweep = await sweep(plan, {
-        api: deps.api,
-        log: deps.log,
-        stillOrphan: (j) => stillOrphan(j, deps, now()),
-      });
-    }
-    await tidy(deps, state.tombstones, plan, report.sweep, now());
-    const gone = new Set((report.sweep?.deleted ?? []).filter((j) => j.kind === 'network').map((j) => j.id));
-    report.networks = networks.filter((n) => !gone.has(n.id));
-    const goneEps = new Set((report.sweep?.deleted ?? []).filter((j) => j.kind === 'endpoint').map((j) => j.id));
-    report.endpoints = endpoints.filter((e) => !goneEps.has(e.id) && !gone.has(e.networkId));
-    report.remainingOwners = owners(plan, report.sweep);
-  }
-  report.durationMs = Math.round((performance.now() - started) * 100) / 100;
-  deps.log.info(
-    {
-      audit: 'summary',
-      ...counts,
-      deleted: report.sweep?.deleted.length ?? 0,
-      durationMs: report.durationMs,
-      dryRun: !!deps.dryRun,
-    },
-    'audit done',
-  );
-  return report;
+  return { plan, counts };
+}
+
+async function sweepPlan(deps: AuditDeps, plan: AuditPlan, now: () => number): Promise<SweepResult> {
+  if (plan.endpoints.length + plan.networks.length === 0) return { deleted: [], skipped: [], failed: [] };
+  return sweep(plan, { api: deps.api, log: deps.log, stillOrphan: (j) => stillOrphan(j, deps, now()) });
 }
 
 /** Re-judges one object against its owner's state as it is on disk now. */
@@ -153,20 +184,11 @@ function stillOrphan(j: Judged, deps: AuditDeps, now: number): boolean {
     // another configuration's claim, still protects it).
     if (!owner) return again(j, snap, new Map());
   }
-  const record = deps.store.getAttachment(owner);
-  const intent = deps.store.getIntent(owner);
-  const tomb = deps.store.getTombstone(owner);
-  const intentLive = new Map(intent ? [[intent.id, intentLiveness(intent, tomb, now, deps.os.processStartTime)]] : []);
-  // Read after the reads above, which quarantine a record that has become unreadable since the listing: its owner
-  // may be live, so its objects are protected, as they would have been at listing time.
-  const key = fileKey(owner);
-  const state = {
-    attachments: record ? [record] : [],
-    intents: intent ? [intent] : [],
-    tombstones: tomb ? [tomb] : [],
-    quarantined: deps.store.quarantined().filter((q) => q.key === key),
-    otherClaims: deps.store.otherClaims(owner),
-  };
+  const state = deps.store.ownerSnapshot(owner);
+  const intent = state.intents[0];
+  const intentLive = new Map(
+    intent ? [[intent.id, intentLiveness(intent, state.tombstones[0], now, deps.os.processStartTime)]] : [],
+  );
   return again(j, state, intentLive);
 }
 

@@ -1,7 +1,7 @@
 /**
  * ADD: repeated ADD of a live attachment returns the same result (nothing new allocated, the attach re-verified);
- * `container:<id>` shares the sandbox's endpoint; otherwise audit HNS for leaks, get addresses, and create the
- * attachment in the configured mode. A failure undoes what this invocation created, except when HNS stopped
+ * `container:<id>` shares the sandbox's endpoint; otherwise audit this attachment's own names in HNS (the whole
+ * node only when that is due: audit-due.ts), get addresses, and create the attachment in the configured mode. A failure undoes what this invocation created, except when HNS stopped
  * answering (timeout or RPC failure): then the intent stays, and whatever HNS completes later is removed by the
  * next audit or by the DEL the runtime sends after a failed ADD.
  */
@@ -19,6 +19,8 @@ import { requireIpv6, staticIpv6 } from './families';
 import { step, toCniError } from './to-cni-error';
 import { parseNetns } from './netns';
 import { releasePendingIpam } from './pending-ipam';
+import { wholeNodeAuditDue } from './audit-due';
+import { clearOwnLeftovers } from './own-objects';
 import type { PluginRuntime } from './runtime';
 import { Undo } from './undo';
 
@@ -67,14 +69,17 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
     const same = await repeat(a, existing);
     if (same) return same;
   }
-  const runAudit = async () => {
-    if (!conf.audit) return;
-    const report = await step('auditing HNS for leaked objects', () => rt.audit(conf, a.api, store, log));
-    a.listedNetworks = report.networks;
-    // IPs that DELs had to keep while HNS refused to delete their endpoints: free them now the audit removed those.
-    await releasePendingIpam(store, ctx.ipam, conf.name, report, log);
-  };
-  await runAudit();
+  // The whole node's audit only when it is due (audit-due.ts); every ADD audits its own names (own-objects.ts).
+  if (conf.audit) {
+    if (wholeNodeAuditDue(conf, rt, store)) {
+      const report = await step('auditing HNS for leaked objects', () => rt.audit(conf, a.api, store, log));
+      a.listedNetworks = report.networks;
+      // IPs that DELs had to keep while HNS refused to delete their endpoints: free them now the audit removed those.
+      await releasePendingIpam(store, ctx.ipam, conf.name, report, log);
+    } else {
+      await clearOwnLeftovers(a);
+    }
+  }
 
   let intentId: string | undefined;
   try {
@@ -86,7 +91,7 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
     const addr = await allocate(a, existing);
     const record =
       conf.mode === 'delegatedNic'
-        ? await addDelegatedNic(a, addr, intent, { reaudit: runAudit }, existing)
+        ? await addDelegatedNic(a, addr, intent, existing)
         : await addBridge(a, addr, intent);
     log.info(
       { endpoint: record.endpoint.id, network: record.network.name, api: choice.version, attach: record.attach.kind },

@@ -5,24 +5,33 @@
  */
 import { CniCode, CniError } from '../cni/cni-error';
 import { managementIpOf, type NetworkInfo } from '../hns/api';
-import { isAlreadyExists } from '../hns/hcn-error';
+import { hasCode, isAlreadyExists } from '../hns/hcn-error';
+import { HR } from '../hns/hresults';
 import { withOutboundNatExceptions } from '../hns/policies';
 import type { TypedPolicy } from '../hns/schema';
 import { parseIpv4 } from '../net/addr';
 import { familyOf, firstHost, networkOf } from '../net/ipv4';
 import type { AttachmentRecord, IntentRecord } from '../state/records';
 import type { AddContext, Addressing } from './add-context';
-import { createAttachment } from './endpoint';
+import { createAttachment, refusedCreate } from './endpoint';
+import { addressesOf } from './ip-holders';
+import { auditAddressHolders } from './own-objects';
 import { requireIpv6 } from './families';
 import { step } from './to-cni-error';
 
 /** The HNS network types a bridge-mode pod can attach to (NetConf networkType). */
 const BRIDGE_NETWORK_TYPES: readonly string[] = ['L2Bridge', 'Overlay', 'NAT', 'L2Tunnel'];
 
+/**
+ * The shared network: from the audit's listing, else remembered by this process (a resident service serves many
+ * ADDs: it is re-read once a create says it is gone), else asked of HNS by name.
+ */
 export async function findOrCreateNetwork(a: AddContext): Promise<NetworkInfo> {
   const { conf } = a;
+  const version = a.choice.version;
   const found =
     a.listedNetworks?.find((n) => n.name === conf.networkName) ??
+    a.rt.knownNetwork(version, conf.networkName) ??
     (await step(`looking up HNS network "${conf.networkName}"`, () => a.api.findNetworkByName(conf.networkName)));
   if (found) {
     // An explicit networkType must match, as the peers refuse a network of another type (win-overlay wants Overlay,
@@ -39,6 +48,7 @@ export async function findOrCreateNetwork(a: AddContext): Promise<NetworkInfo> {
             : `which bridge mode cannot attach to (${BRIDGE_NETWORK_TYPES.join(', ')})`),
       );
     }
+    a.rt.rememberNetwork(version, found);
     return found;
   }
   if (!conf.createNetwork) {
@@ -94,9 +104,47 @@ export async function findOrCreateNetwork(a: AddContext): Promise<NetworkInfo> {
   }
 }
 
-/** Creates the endpoint the intent planned in the shared network and commits the attachment. */
+/**
+ * Creates the endpoint the intent planned in the shared network and commits the attachment. A create HNS refuses
+ * is tried once more when the refusal has a cause this ADD can remove: the network is gone (this process remembered
+ * it: ask HNS again), or an address is held by a stale endpoint (audit those that hold it: own-objects.ts).
+ */
 export async function addBridge(a: AddContext, addr: Addressing, intent: IntentRecord): Promise<AttachmentRecord> {
-  const network = await findOrCreateNetwork(a);
+  const configured = a.policies;
+  for (let attempt = 1; ; attempt++) {
+    a.policies = configured;
+    const network = await findOrCreateNetwork(a);
+    try {
+      return await createInNetwork(a, addr, intent, network);
+    } catch (e) {
+      const refused = refusedCreate(e);
+      if (attempt > 1 || refused === undefined) throw e;
+      if (hasCode(refused, HR.NETWORK_NOT_FOUND)) {
+        a.log.warn({ network: network.name, id: network.id }, 'the HNS network is gone; looking it up again');
+        a.rt.rememberNetwork(a.choice.version, undefined, network.name);
+        delete a.listedNetworks;
+        continue;
+      }
+      const addresses = addressesOf(addr);
+      if (
+        hasCode(refused, HR.ADDR_INVALID_OR_RESERVED) &&
+        a.conf.audit &&
+        (await auditAddressHolders(a, network, addresses))
+      ) {
+        a.log.warn({ addresses }, 'a stale endpoint held the address; removed it, creating again');
+        continue;
+      }
+      throw e;
+    }
+  }
+}
+
+async function createInNetwork(
+  a: AddContext,
+  addr: Addressing,
+  intent: IntentRecord,
+  network: NetworkInfo,
+): Promise<AttachmentRecord> {
   // One subnet per family (the first of each, as sdnbridge reads an endpoint's first address of each family).
   const subnets = ([4, 6] as const).flatMap((f) => network.subnets.filter((s) => familyOf(s.prefix) === f).slice(0, 1));
   const v6 = subnets.find((s) => familyOf(s.prefix) === 6);

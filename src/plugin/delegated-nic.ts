@@ -5,8 +5,8 @@
  * one endpoint in it.
  *
  * This is where seed 000 bites: an ADD killed during HcnCreateNetwork leaves HNS to finish a network nobody
- * recorded, holding the NIC. The ADD therefore audits first (in add.ts), then looks the adapter up here and says
- * precisely who holds it if anyone does.
+ * recorded, holding the NIC. The ADD looks the adapter up here, audits a network of ours that holds it (removing it
+ * when it is a leak), and otherwise says precisely who holds it.
  */
 import { CniCode, CniError } from '../cni/cni-error';
 import { sameId, type NetworkInfo } from '../hns/api';
@@ -22,6 +22,7 @@ import { ownerKey, sameOwner, type AttachmentRecord, type IntentRecord, type Pla
 import { plannedId, updateIntent, type AddContext, type Addressing } from './add-context';
 import { createAttachment, keepClaim } from './endpoint';
 import { requireIpv6 } from './families';
+import { auditNicHolder } from './own-objects';
 import { step } from './to-cni-error';
 
 /**
@@ -58,8 +59,12 @@ export function chooseMac(a: AddContext, ipamMac: string | undefined): string {
   return mac;
 }
 
-/** Finds the host adapter with the MAC and makes sure nobody else holds it. */
-export async function lookupNic(a: AddContext, mac: string): Promise<HostAdapter> {
+/**
+ * Finds the host adapter with the MAC and makes sure nobody else holds it. A network of ours that holds it is
+ * audited on the spot (seed 000's leak is removed here, whatever the rest of the node holds); `ownIntent` is this
+ * ADD's, which claims nothing yet.
+ */
+export async function lookupNic(a: AddContext, mac: string, ownIntent?: string): Promise<HostAdapter> {
   const listed = await step('listing host adapters', () => a.api.listAdapters());
   // Physical adapters only: a host vNIC of an HNS switch ("vEthernet (…)") carries the NIC's MAC, and HNS refuses it
   // as a network's adapter (Azure network/network_windows.go: "the hns calls fails if passed a vSwitch interface").
@@ -95,6 +100,10 @@ export async function lookupNic(a: AddContext, mac: string): Promise<HostAdapter
   if (!holder) return adapter;
   const where = `NIC ${mac} (adapter "${adapter.name}")`;
   const parsed = parseOwnedName(holder.name);
+  if (parsed && a.conf.audit && (await auditNicHolder(a, holder, ownIntent))) {
+    a.log.info({ mac, network: holder.name }, 'the leaked network that held the NIC was removed');
+    return adapter;
+  }
   if (!parsed) {
     throw new CniError(
       CniCode.NIC_IN_USE,
@@ -129,14 +138,9 @@ export async function lookupNic(a: AddContext, mac: string): Promise<HostAdapter
   );
 }
 
-export interface NicDeps {
-  /** Runs the audit again (after HNS said the adapter is taken although it looked free). */
-  reaudit(): Promise<void>;
-}
-
 async function createNicNetwork(
   a: AddContext,
-  deps: NicDeps,
+  ownIntent: string,
   spec: { name: string; id?: string; mac: string; subnets: SubnetInfo[] },
   adapter: HostAdapter,
 ): Promise<NetworkInfo> {
@@ -158,14 +162,14 @@ async function createNicNetwork(
     } catch (e) {
       const cause = (e as { cause?: unknown }).cause;
       if (isAdapterUnavailable(cause)) {
-        // HNS finished a network on this NIC after we looked (a leaked create committing late): audit, look, retry once.
+        // HNS finished a network on this NIC after we looked (a leaked create committing late): look (which audits
+        // the holder) and retry once.
         if (attempt === 1 && a.conf.audit) {
           a.log.warn(
             { mac: spec.mac, adapter: adapter.name },
-            'HNS says the NIC is taken although it looked free; auditing again',
+            'HNS says the NIC is taken although it looked free; looking again',
           );
-          await deps.reaudit();
-          adapter = await lookupNic(a, spec.mac);
+          adapter = await lookupNic(a, spec.mac, ownIntent);
           continue;
         }
         throw new CniError(
@@ -205,7 +209,6 @@ export async function addDelegatedNic(
   a: AddContext,
   addr: Addressing,
   startIntent: IntentRecord,
-  deps: NicDeps,
   reuse?: AttachmentRecord,
 ): Promise<AttachmentRecord> {
   const { conf, owner } = a;
@@ -245,13 +248,13 @@ export async function addDelegatedNic(
   const kept = reuse?.network.owned
     ? await step('looking up the recorded network', () => a.api.getNetwork(reuse.network.id))
     : undefined;
-  const adapter = kept ? undefined : await lookupNic(a, mac);
+  const adapter = kept ? undefined : await lookupNic(a, mac, intent.id);
   const netId = intent.planned.find((p) => p.kind === 'network')?.id;
   let network = kept;
   if (!network) {
     network = await createNicNetwork(
       a,
-      deps,
+      intent.id,
       { name: netName, ...(netId ? { id: netId } : {}), mac, subnets },
       adapter!,
     );

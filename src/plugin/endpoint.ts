@@ -47,7 +47,7 @@ export async function createAttachment(
   // A network that shows no subnets (HNS decides): IPv4, as before dual-stack, so port mappings and NAT still apply.
   if (families.size === 0) families.add(4);
   const ipv4 = ips.find((ip) => familyOf(ip.address) === 4)?.address;
-  const ep = await step(`creating endpoint ${name}`, () =>
+  const ep = await refusable(`creating endpoint ${name}`, () =>
     a.api.createEndpoint(
       network,
       {
@@ -148,6 +148,25 @@ export async function createAttachment(
   a.undo.push('detach the endpoint', () => detach(a.api, ep.id, a.attach));
   await commit(a, record, claim, prepared);
   return record;
+}
+
+/** Errors of endpoint creates that HNS refused: the create made nothing, so the caller may recover and retry. */
+const refusedCreates = new WeakSet<object>();
+
+async function refusable<T>(what: string, create: () => Promise<T>): Promise<T> {
+  try {
+    return await step(what, create);
+  } catch (e) {
+    if (e !== null && typeof e === 'object') refusedCreates.add(e);
+    throw e;
+  }
+}
+
+/** HNS's error when `e` is createAttachment's failure to create the endpoint (nothing of it exists), else undefined. */
+export function refusedCreate(e: unknown): unknown {
+  return e !== null && typeof e === 'object' && refusedCreates.has(e)
+    ? ((e as { cause?: unknown }).cause ?? e)
+    : undefined;
 }
 
 /**

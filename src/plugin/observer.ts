@@ -1,6 +1,7 @@
 /**
  * What a host of the plugin may watch, without the plugin knowing who watches: every HCN call as it ends (through the
- * facade, src/hns/hcn.ts), and every audit's outcome (the ADD's, the delegated-NIC re-audit's, GC's). The resident
+ * facade, src/hns/hcn.ts), and every audit's outcome (the whole node's, by the service's node agent, an ADD when due, GC, and an ADD's audit of
+ * its own objects). The resident
  * service counts these for its metrics and status (src/service/tally.ts); the standalone executable sets none.
  * Observers are called synchronously and must not throw.
  */
@@ -22,7 +23,7 @@ export interface RuntimeObserver {
   audit?(observation: AuditObservation): void;
 }
 
-export function auditObservation(report: AuditReport): AuditObservation {
+export function auditObservation(report: Pick<AuditReport, 'counts' | 'sweep'>): AuditObservation {
   return {
     verdicts: { ...report.counts },
     removed: (report.sweep?.deleted ?? []).map((j) => j.kind),

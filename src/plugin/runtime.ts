@@ -2,17 +2,18 @@
  * What the verbs share within one process: the addon (loaded on first use, so VERSION never loads it), the API
  * choice (made once: it is a property of the host), and state stores per directory.
  */
-import type { NetConf } from '../cni/types';
-import type { HnsApi, Listing } from '../hns/api';
+import type { IpamClient, NetConf } from '../cni/types';
+import type { HnsApi, Listing, NetworkInfo } from '../hns/api';
 import { Hcn } from '../hns/hcn';
 import { hostOs, type HostOs } from '../hns/host-os';
 import type { LoadOptions } from '../hns/native';
 import type { NativeHcn } from '../hns/native-types';
 import type { Logger } from '../log/logger';
-import { audit, graceMs, type AuditReport } from '../orphans/audit';
+import { audit, auditShown, graceMs, type AuditDeps, type AuditReport, type Shown } from '../orphans/audit';
+import type { SweepResult } from '../orphans/sweep';
 import type { CrashHook } from '../state/atomic';
 import { ClaimRegistry } from '../state/claims';
-import { StateStore } from '../state/store';
+import { StateStore, type StateSnapshot } from '../state/store';
 import { chooseApi, type ApiChoice } from './api-version';
 import { auditObservation, type RuntimeObserver } from './observer';
 
@@ -32,7 +33,14 @@ export interface RuntimeOptions {
   claimsDir?: string;
   /** Told of every HCN call and audit (the resident service's metrics); none in the standalone executable. */
   observer?: RuntimeObserver;
+  /**
+   * The whole node's audit runs in the background (the resident service's node agent, src/service/node-agent.ts):
+   * ADD never runs it when due, only its own safety work (own-objects.ts). Default false: the standalone executable.
+   */
+  backgroundAudit?: boolean;
 }
+
+type AuditConf = Pick<NetConf, 'hnsTimeoutSeconds' | 'adopt'>;
 
 /** State directories remembered for stateDirs, at most. */
 const MAX_STATE_DIRS = 16;
@@ -42,7 +50,9 @@ export class PluginRuntime {
   private readonly choices = new Map<string, Promise<ApiChoice>>();
   private osInstance: HostOs | undefined;
   private readonly dirs = new Set<string>();
-  private readonly confs = new Map<string, NetConf>();
+  private readonly confs = new Map<string, { conf: NetConf; ipam: IpamClient }>();
+  /** Shared (bridge) networks found by name, per API version: HNS is asked again once a create says it is gone. */
+  private readonly networks = new Map<string, NetworkInfo>();
   readonly now: () => number;
   readonly pid: number;
   readonly crash: CrashHook | undefined;
@@ -90,21 +100,49 @@ export class PluginRuntime {
   }
 
   /**
-   * Remembers the configuration a verb runs with, the latest per state directory (at most MAX_STATE_DIRS), and
-   * hands the context back. The state directory is what background work is per: its records, its audit.
+   * Remembers the configuration (and IPAM client) a verb runs with, the latest per state directory (at most
+   * MAX_STATE_DIRS), and hands the context back. The state directory is what background work is per: its records,
+   * its audit, and the IPs DELs had to keep, which only that configuration's IPAM can release.
    */
-  served<C extends { conf: NetConf }>(ctx: C): C {
+  served<C extends { conf: NetConf; ipam: IpamClient }>(ctx: C): C {
     const dir = ctx.conf.stateDir;
     if (this.confs.has(dir) || this.confs.size < MAX_STATE_DIRS) {
       this.confs.delete(dir);
-      this.confs.set(dir, ctx.conf);
+      this.confs.set(dir, { conf: ctx.conf, ipam: ctx.ipam });
     }
     return ctx;
   }
 
   /** The latest configuration served per state directory (see served), oldest first. */
   servedConfs(): NetConf[] {
+    return [...this.confs.values()].map((s) => s.conf);
+  }
+
+  /** The latest configuration and IPAM client served per state directory, oldest first. */
+  servedContexts(): ReadonlyArray<{ conf: NetConf; ipam: IpamClient }> {
     return [...this.confs.values()];
+  }
+
+  /** Whether a node agent audits the whole node, so that ADD does not (RuntimeOptions.backgroundAudit). */
+  get backgroundAudit(): boolean {
+    return this.options.backgroundAudit === true;
+  }
+
+  /**
+   * A shared network this process found before (by API version and name). Only a hint for the endpoint's create: a
+   * network deleted since makes the create fail with "not found", and the caller forgets it and asks HNS again.
+   */
+  knownNetwork(version: 1 | 2, name: string): NetworkInfo | undefined {
+    return this.networks.get(`${version}:${name}`);
+  }
+
+  rememberNetwork(version: 1 | 2, network: NetworkInfo | undefined, name = network?.name): void {
+    if (name === undefined) return;
+    if (network) {
+      // Bounded as the state directories are: a node has one or two shared networks.
+      if (this.networks.size >= MAX_STATE_DIRS) this.networks.clear();
+      this.networks.set(`${version}:${name}`, network);
+    } else this.networks.delete(`${version}:${name}`);
   }
 
   get claimsDir(): string | undefined {
@@ -117,8 +155,28 @@ export class PluginRuntime {
   }
 
   /** The audit of this node as a verb runs it (ADD, GC): the configuration's grace and opt-ins; the observer told. */
-  async audit(conf: Pick<NetConf, 'hnsTimeoutSeconds' | 'adopt'>, api: HnsApi, store: StateStore, log: Logger) {
-    const report = await audit({
+  async audit(conf: AuditConf, api: HnsApi, store: StateStore, log: Logger): Promise<AuditReport> {
+    const report = await audit(this.auditDeps(conf, api, store, log));
+    this.audited(report);
+    return report;
+  }
+
+  /** The audit of a few objects HNS showed (orphans/audit.ts auditShown), by the same rules; the observer told. */
+  async auditShown(
+    conf: AuditConf,
+    api: HnsApi,
+    store: StateStore,
+    log: Logger,
+    shown: Shown,
+    state: StateSnapshot,
+  ): Promise<SweepResult> {
+    const outcome = await auditShown(this.auditDeps(conf, api, store, log), shown, state);
+    this.audited(outcome);
+    return outcome.sweep;
+  }
+
+  private auditDeps(conf: AuditConf, api: HnsApi, store: StateStore, log: Logger): AuditDeps {
+    return {
       api,
       store,
       os: this.os(),
@@ -126,13 +184,11 @@ export class PluginRuntime {
       now: this.now,
       graceMs: graceMs(conf.hnsTimeoutSeconds),
       adopt: conf.adopt,
-    });
-    this.audited(report);
-    return report;
+    };
   }
 
   /** Tells the observer, if any, how an audit ended. */
-  audited(report: AuditReport): void {
+  audited(report: Pick<AuditReport, 'counts' | 'sweep'>): void {
     const observe = this.options.observer?.audit;
     if (!observe) return;
     try {

@@ -8,8 +8,12 @@
  *   (KeyedQueue); other attachments, GC and STATUS run concurrently, as separate standalone processes would — the
  *   state store's locks and the audit's intents are what make that safe, exactly as between processes.
  * - What is kept between requests is only what is a property of the host (src/plugin/runtime.ts: the addon, the HNS
- *   API choice, the OS helpers) and open log files. Configuration is parsed per request; HNS and the state are read
- *   fresh by every verb, so the audit never judges from a cache.
+ *   API choice, the OS helpers, the shared networks found by name, re-read once a create says one is gone), the
+ *   latest configuration per state directory (for the background work) and open log files. Configuration is parsed
+ *   per request; the state and HNS's endpoints are read fresh by every verb, so the audit never judges from a cache.
+ * - The whole node's audit runs in the background (node-agent.ts), on an interval and right after HNS answers again
+ *   following a failure; an ADD does only its own safety work (src/plugin/own-objects.ts), so its cost does not
+ *   grow with the node.
  * - Intents carry this process's pid and start time: if the service dies mid-verb, its intents are dead intents and
  *   the audit treats them as it treats those of a killed standalone process.
  * - The peer check runs before a byte is read: on Linux (pauseOnConnect) the socket is 0600 in a 0700 directory and
@@ -44,6 +48,7 @@ import {
   RequestReader,
   type Request,
 } from './protocol';
+import { NodeAgent, type NodeAgentStatus } from './node-agent';
 import { KeyedQueue } from './queue';
 import { RequestLogs } from './request-log';
 import type { MetricsServer } from './metrics';
@@ -91,6 +96,8 @@ export interface ServiceOptions {
    * acceptable (loopback unless the operator says otherwise) is the CLI's decision (src/cli/serve.ts).
    */
   metrics?: { host: string; port: number };
+  /** The node agent's timing (node-agent.ts); only tests change it. */
+  agent?: { probeMs?: number; tickMs?: number };
 }
 
 export interface InFlight {
@@ -128,6 +135,8 @@ export interface ServiceStatus {
   abandoned: AbandonedStatus;
   /** What the service counted (the same counts its metrics carry). */
   tally: TallySnapshot;
+  /** The node agent's background audits (node-agent.ts). */
+  agent: NodeAgentStatus;
   /** Where its Prometheus metrics are served; absent when they are off. */
   metricsUrl?: string;
 }
@@ -174,19 +183,28 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const claimsDir = options.claimsDir ?? defaultClaimsDir(options.platform);
   const tally = new Tally();
   const sinks: MetricsSink[] = [tally];
+  let agent: NodeAgent | undefined;
   const runtime = new PluginRuntime({
     pid: options.pid,
     native,
     ...(claimsDir ? { claimsDir } : {}),
+    backgroundAudit: true,
     observer: {
       hcnCall: (c) => {
         const e = callEvent(c);
         for (const sink of sinks) sink.hcnCall(e.op, e.seconds, e.hresult);
+        agent?.hcnCall(c.hresult);
       },
       audit: (o) => {
         for (const sink of sinks) sink.audit(o);
       },
     },
+  });
+  agent = new NodeAgent({
+    runtime,
+    log,
+    ...(options.agent?.probeMs !== undefined ? { probeMs: options.agent.probeMs } : {}),
+    ...(options.agent?.tickMs !== undefined ? { tickMs: options.agent.tickMs } : {}),
   });
   const logs = new RequestLogs({ pid: options.pid, service: true });
   const queue = new KeyedQueue();
@@ -221,6 +239,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     })),
     abandoned: abandonedStatus(maxAbandoned),
     tally: tally.snapshot(),
+    agent: agent!.status(),
     ...(metrics ? { metricsUrl: metrics.url } : {}),
   });
 
@@ -444,9 +463,11 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     throw e;
   }
 
+  agent.start();
   let stopped: Promise<void> | undefined;
   const drain = async (): Promise<void> => {
     await (stopped ??= stopListening());
+    await agent!.stop();
     while (running.size > 0) await Promise.allSettled([...running]);
   };
   let retire: (reason: string) => void = () => undefined;

@@ -95,6 +95,8 @@ const DIRS: Record<RecordKind, string> = { attachment: 'attachments', intent: 'i
  */
 const WRITE_DURABILITY: Record<RecordKind, Durability> = { attachment: 'content', intent: 'none', tombstone: 'full' };
 const QUARANTINE = 'quarantine';
+/** The stamp of the last whole-node audit (epoch ms): not a record, so no reader of records ever sees it. */
+const AUDITED = 'audited';
 const STALE_TMP_MS = 10 * 60_000;
 
 /** An attachment record whose file is being written ahead of its commit (StateStore.prepareAttachment). */
@@ -186,6 +188,52 @@ export class StateStore {
       quarantined: this.quarantined(),
       ...(this.registry ? { otherClaims: this.otherClaims() } : {}),
     };
+  }
+
+  /** The tombstones only (an ADD checks them for kept IPs without reading every record). */
+  tombstones(): TombstoneRecord[] {
+    this.ensure();
+    return this.readAll('tombstone');
+  }
+
+  /**
+   * What the state says of one owner, as a snapshot detect() can judge that owner's objects by: its record, intent
+   * (unless it is `exceptIntent`: an ADD's own, which has created nothing yet) and tombstone, its quarantined files,
+   * and other state directories' claims on it.
+   */
+  ownerSnapshot(owner: Owner, exceptIntent?: string): StateSnapshot {
+    const record = this.getAttachment(owner);
+    const intent = this.getIntent(owner);
+    const tomb = this.getTombstone(owner);
+    const key = fileKey(owner);
+    return {
+      attachments: record ? [record] : [],
+      intents: intent && intent.id !== exceptIntent ? [intent] : [],
+      tombstones: tomb ? [tomb] : [],
+      // Read after the reads above, which quarantine a record that has become unreadable: its owner may be live.
+      quarantined: this.quarantined().filter((q) => q.key === key),
+      otherClaims: this.otherClaims(owner),
+    };
+  }
+
+  /** When the whole node was last audited from this state directory (markAudited), or undefined. */
+  lastAudited(): number | undefined {
+    try {
+      const at = Number(fs.readFileSync(path.join(this.dir, AUDITED), 'utf8'));
+      return Number.isFinite(at) && at > 0 ? at : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Best effort: a stamp that cannot be written only means the next ADD audits again. */
+  markAudited(at: number): void {
+    try {
+      this.ensure();
+      fs.writeFileSync(path.join(this.dir, AUDITED), String(at), { mode: 0o600 });
+    } catch {
+      // read-only or full state: the audit itself is what mattered
+    }
   }
 
   /** Live claims of other state directories on this node (all, or an owner's). */

@@ -179,7 +179,8 @@ export function stateFiles(h: Harness): string[] {
     for (const e of fs.readdirSync(d, { withFileTypes: true })) {
       const p = path.join(d, e.name);
       if (e.isDirectory()) walk(p);
-      else if (e.name !== 'lock') out.push(path.relative(h.stateDir, p));
+      // The lock, and the stamp of the last whole-node audit (StateStore.markAudited), are not records.
+      else if (e.name !== 'lock' && e.name !== 'audited') out.push(path.relative(h.stateDir, p));
     }
   };
   walk(h.stateDir);

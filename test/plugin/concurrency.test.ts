@@ -49,6 +49,8 @@ function conf(i: number, extra: Record<string, unknown> = {}): Record<string, un
     // Pod 1 is held in HNS while fifteen processes start: far from any timeout, even on a loaded machine.
     hnsTimeoutSeconds: 300,
     runtimeConfig: { mac: nicOf(i).MacAddress },
+    // Every ADD audits the whole node (audit-due.ts), so fifteen audits race the held create: none may delete it.
+    auditIntervalSeconds: 0,
     ...extra,
   };
 }

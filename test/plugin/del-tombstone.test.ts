@@ -15,7 +15,8 @@ import { endpointName } from '../../src/orphans/ownership';
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
 
-const conf = bridgeConf({ cniVersion: '1.1.0' });
+// The next ADD's whole-node audit is what these tests are about: 0 makes it due on every ADD (audit-due.ts).
+const conf = bridgeConf({ cniVersion: '1.1.0', auditIntervalSeconds: 0 });
 
 function readJson<T>(dir: 'intents' | 'tombstones'): T {
   return JSON.parse(fs.readFileSync(path.join(h.stateDir, dir, 'pod-killed@eth0.json'), 'utf8')) as T;

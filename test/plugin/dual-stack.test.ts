@@ -180,7 +180,8 @@ describe('existing network, host-local hands out both families', () => {
 
 describe('IP reuse, repeats and the NIC mode, per family', () => {
   it('a DEL that HNS refuses keeps both addresses until the endpoint is gone; the next ADD removes it and frees both', async () => {
-    const conf = dualConf({ ipam: dualHostLocal() });
+    // The next ADD's whole-node audit (due on every ADD with 0: audit-due.ts) removes the endpoint.
+    const conf = dualConf({ ipam: dualHostLocal(), auditIntervalSeconds: 0 });
     const ns = await newNamespace(h);
     expect((await cni(h, { verb: 'ADD', conf, containerId: 'pod-a', netns: ns })).exitCode).toBe(0);
     await h.sim.control.failCall('HcnDeleteEndpoint', HR.E_FAIL);

@@ -16,7 +16,9 @@ import { endpointName } from '../../src/orphans/ownership';
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
 
-const conf = (extra: Record<string, unknown> = {}) => bridgeConf({ cniVersion: '1.1.0', ipam: hostLocal(h), ...extra });
+// The next ADD's whole-node audit is what these tests are about: 0 makes it due on every ADD (audit-due.ts).
+const conf = (extra: Record<string, unknown> = {}) =>
+  bridgeConf({ cniVersion: '1.1.0', ipam: hostLocal(h), auditIntervalSeconds: 0, ...extra });
 /** The runtime's GC with these pods (on eth0) still valid. */
 const gcKeeping = (...pods: string[]) =>
   cni(h, {

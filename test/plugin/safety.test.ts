@@ -20,7 +20,7 @@ let h: Harness;
 useHarness(HOST, (x) => (h = x));
 
 const bridge = (extra: Record<string, unknown> = {}) =>
-  bridgeConf({ cniVersion: '1.1.0', ipam: hostLocal(h), ...extra });
+  bridgeConf({ cniVersion: '1.1.0', ipam: hostLocal(h), auditIntervalSeconds: 0, ...extra });
 
 describe('safety', () => {
   it('an ADD with another state directory does not delete the live pods of the first (they are attached: in use)', async () => {

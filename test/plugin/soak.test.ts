@@ -141,13 +141,14 @@ it(`${LIFECYCLES} lifecycles, ${PARALLEL} in parallel, random faults and an HNS 
     }),
   );
 
-  // Faults off; one more pod's ADD and DEL run the audit that finishes what refused deletes left (and releases
-  // the addresses they kept).
+  // Faults off; one more pod's ADD and DEL, with the whole-node audit due (as it is once auditIntervalSeconds has
+  // passed), finish what refused deletes left (and release the addresses they kept).
   await h.sim.control.reset({ objects: false });
+  const due = { ...conf, auditIntervalSeconds: 0 };
   for (let round = 0; round < 2; round++) {
     const ns = await newNamespace(h);
-    expect((await call({ verb: 'ADD', conf, containerId: `final-${round}`, netns: ns })).exitCode).toBe(0);
-    expect((await call({ verb: 'DEL', conf, containerId: `final-${round}`, netns: ns })).exitCode).toBe(0);
+    expect((await call({ verb: 'ADD', conf: due, containerId: `final-${round}`, netns: ns })).exitCode).toBe(0);
+    expect((await call({ verb: 'DEL', conf: due, containerId: `final-${round}`, netns: ns })).exitCode).toBe(0);
   }
 
   console.log(`soak: ${JSON.stringify({ ...outcomes, releases, addFailureCodes: Object.fromEntries(codes) })}`);

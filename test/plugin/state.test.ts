@@ -22,7 +22,9 @@ import { heldIps, hostLocal, logLines, newNamespace, recordFiles } from './suppo
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
 
-const conf = (extra: Record<string, unknown> = {}) => bridgeConf({ cniVersion: '1.1.0', ipam: hostLocal(h), ...extra });
+// The next ADD's whole-node audit is what these tests are about: 0 makes it due on every ADD (audit-due.ts).
+const conf = (extra: Record<string, unknown> = {}) =>
+  bridgeConf({ cniVersion: '1.1.0', ipam: hostLocal(h), auditIntervalSeconds: 0, ...extra });
 const endpointIds = async () => (await h.sim.control.dump()).endpoints.map((e) => e.ID.toLowerCase());
 const recordOf = (id: string) =>
   JSON.parse(fs.readFileSync(path.join(h.stateDir, 'attachments', `${id}@eth0.json`), 'utf8')) as AttachmentRecord;
