@@ -17,7 +17,8 @@ export interface ServeIo {
   err(s: string): void;
 }
 
-export const SERVE_USAGE = `usage: hcn-cni serve [--listen ADDRESS] [--max-abandoned-calls N] [--metrics HOST:PORT [--metrics-allow-remote]]
+export const SERVE_USAGE = `usage: hcn-cni serve [--listen ADDRESS] [--max-abandoned-calls N] [--hns-probe-seconds S]
+                     [--metrics HOST:PORT [--metrics-allow-remote]]
 
 Runs the hcn-cni service: the shim (hcn-cni in the CNI bin directory) sends each CNI request here and falls back to
 hcn-cni-standalone when the service is not running. ADDRESS is a unix socket path (default
@@ -27,6 +28,10 @@ default, as it does for the shim. Stops on SIGTERM/SIGINT after the requests in 
 An HCN call past hnsTimeoutSeconds cannot be cancelled and keeps running (abandoned); when N of them (default
 ${DEFAULT_MAX_ABANDONED_CALLS}) are unanswered at once, the service stops accepting, lets the requests in flight
 finish and exits ${EXIT_RETIRED}, to be restarted fresh (the DaemonSet does that).
+
+In the background the service audits the whole node for leaks, per state directory it has served, every
+auditIntervalSeconds of that directory's configuration, and at once when HNS answers again after failing: it asks
+HNS whether it answers every S seconds (--hns-probe-seconds, default 5; 0: only the verbs' calls tell).
 
 --metrics HOST:PORT (or HCN_CNI_METRICS) serves Prometheus metrics at http://HOST:PORT/metrics; off by default.
 HOST is an IP address ([::1] for IPv6) or localhost; port 0 lets the system choose (the log says which). The
@@ -39,6 +44,7 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
   let maxAbandonedCalls: number | undefined;
   let metricsText = io.env.HCN_CNI_METRICS || undefined;
   let allowRemote = false;
+  let probeMs: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--help' || a === '-h') {
@@ -56,6 +62,15 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
         return 2;
       }
       maxAbandonedCalls = Number(text);
+    } else if (a === '--hns-probe-seconds' || a.startsWith('--hns-probe-seconds=')) {
+      const text = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i];
+      if (!text || !/^[0-9]{1,5}$/.test(text)) {
+        io.err(
+          `hcn-cni serve: --hns-probe-seconds needs a whole number from 0 to 99999, got ${JSON.stringify(text ?? '')}\n`,
+        );
+        return 2;
+      }
+      probeMs = Number(text) * 1000;
     } else if (a === '--metrics' || a.startsWith('--metrics=')) {
       const text = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i];
       if (!text) {
@@ -92,6 +107,7 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
       load: io.load,
       ...(io.env.HCN_CNI_CLAIMS_DIR ? { claimsDir: io.env.HCN_CNI_CLAIMS_DIR } : {}),
       ...(maxAbandonedCalls !== undefined ? { maxAbandonedCalls } : {}),
+      ...(probeMs !== undefined ? { agent: { probeMs } } : {}),
       ...(metrics ? { metrics } : {}),
     });
   } catch (e) {

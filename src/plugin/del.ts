@@ -26,6 +26,7 @@ import { detach } from './attach';
 import { parseNetns } from './netns';
 import { endpointsListed } from './confirm-gone';
 import { delMigrated } from './del-migrated';
+import { addressesOf, heldAddresses, keepForHolders } from './ip-holders';
 import { step, toCniError } from './to-cni-error';
 import type { PluginRuntime } from './runtime';
 
@@ -47,10 +48,11 @@ export async function del(ctx: VerbContext, rt: PluginRuntime): Promise<void> {
         'no HNS API is available on this host to delete the recorded attachment',
       );
     const { endpointGone } = await deleteByRecord(api, store, rec, log);
-    // Rule 1 (ip-holders.ts) needs no listing here: HNS created the recorded endpoint with these addresses, and it
-    // refuses an address another endpoint of the network holds (HCN_E_ADDR_INVALID_OR_RESERVED, docker/for-win
-    // issue 13965), so nothing else held them while it existed; it is gone now (deleted, or confirmed by a listing).
-    const released = endpointGone && rec.ipamAllocated && ctx.ipam.configured;
+    // Rule 1 (ip-holders.ts): not while another endpoint (a migrated node's previous plugin's) holds the address.
+    const releasable = endpointGone && rec.ipamAllocated && ctx.ipam.configured;
+    const holders = releasable ? await heldAddresses(api, addressesOf(rec.result)) : [];
+    if (holders.length > 0) await keepForHolders(store, owner, holders, conf.name, log);
+    const released = releasable && holders.length === 0;
     if (released) await ctx.ipam.del();
     try {
       await store.removeAttachment(owner);

@@ -100,7 +100,8 @@ export async function lookupNic(a: AddContext, mac: string, ownIntent?: string):
   if (!holder) return adapter;
   const where = `NIC ${mac} (adapter "${adapter.name}")`;
   const parsed = parseOwnedName(holder.name);
-  if (parsed && a.conf.audit && (await auditNicHolder(a, holder, ownIntent))) {
+  // Ours, or a peer's the operator lets the audit remove (adopt: peer-networks.ts), is audited here and now.
+  if ((parsed || a.conf.adopt.length > 0) && a.conf.audit && (await auditNicHolder(a, holder, ownIntent))) {
     a.log.info({ mac, network: holder.name }, 'the leaked network that held the NIC was removed');
     return adapter;
   }

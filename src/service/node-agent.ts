@@ -17,14 +17,18 @@
 import type { IpamClient, NetConf } from '../cni/types';
 import { isUnreachable, unreachableHresult } from '../hns/hcn-error';
 import type { Logger } from '../log/logger';
-import type { AuditReport } from '../orphans/audit';
 import { releasePendingIpam } from '../plugin/pending-ipam';
 import type { PluginRuntime } from '../plugin/runtime';
+
+type AuditReport = Awaited<ReturnType<PluginRuntime['audit']>>;
 
 export interface NodeAgentOptions {
   runtime: PluginRuntime;
   log: Logger;
-  /** How often HNS is probed while it answers (default 5 s), and how often the due audits are looked for (1 s). */
+  /**
+   * How often HNS is probed while it answers (default 5 s; 0: never, only the verbs' calls tell), and how often the
+   * due audits are looked for (1 s).
+   */
   probeMs?: number;
   tickMs?: number;
   /** Runs after each directory's audit (the service's repair). */
@@ -97,7 +101,7 @@ export class NodeAgent {
     const served = rt.servedContexts().filter((s) => s.conf.audit);
     if (served.length === 0) return;
     const now = Date.now();
-    if (this.failingSince === undefined && now - this.lastProbe >= this.probeMs) {
+    if (this.failingSince === undefined && this.probeMs > 0 && now - this.lastProbe >= this.probeMs) {
       this.lastProbe = now;
       await this.probe(served[0]!.conf);
     }

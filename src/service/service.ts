@@ -96,7 +96,7 @@ export interface ServiceOptions {
    * acceptable (loopback unless the operator says otherwise) is the CLI's decision (src/cli/serve.ts).
    */
   metrics?: { host: string; port: number };
-  /** The node agent's timing (node-agent.ts); only tests change it. */
+  /** The node agent's timing (node-agent.ts): its HNS probe (--hns-probe-seconds), and its tick (tests). */
   agent?: { probeMs?: number; tickMs?: number };
 }
 

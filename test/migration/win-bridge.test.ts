@@ -159,11 +159,11 @@ it("DEL of hcn-cni's own pod keeps its IP while another plugin's endpoint (on an
     HcnDeleteEndpoint: 1,
   });
   expect(heldIps(h, 'cbr0')[ip]).toBe('ours');
-  // Once that endpoint is gone, the next audit releases it.
+  // Once that endpoint is gone, the next whole-node audit (due on this ADD with 0) releases it.
   await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).deleteEndpoint(foreign);
   const next = await cni(h, {
     verb: 'ADD',
-    conf: { ...conf, type: 'hcn-cni' },
+    conf: { ...conf, type: 'hcn-cni', auditIntervalSeconds: 0 },
     containerId: 'next',
     netns: await newNamespace(h),
   });

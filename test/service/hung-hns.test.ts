@@ -25,8 +25,11 @@ afterEach(async () => {
   await h.sim.control.release();
 });
 
-/** A read every ADD makes (the audit's listing): a hung read holds nothing in the simulator, as a hung mutation would. */
-const HUNG_OP = 'HNSCall GET /endpoints';
+/**
+ * A read every ADD makes (the lookup of its own endpoint name; the node agent's audits list through HNSCall): a hung
+ * read holds nothing in the simulator, as a hung mutation would.
+ */
+const HUNG_OP = 'HcnEnumerateEndpoints';
 const TIMEOUT_S = 2;
 const conf = bridgeConf({ hnsTimeoutSeconds: TIMEOUT_S });
 const seenByHns = async (): Promise<number> => (await h.sim.control.stats()).calls[HUNG_OP] ?? 0;
@@ -129,12 +132,18 @@ describe('past the bound on abandoned calls', () => {
 
 describe('standalone', () => {
   it('a hung call still gives the CNI error it gave (11, naming the call and the timeout), and the process ends', async () => {
-    await h.sim.control.hang(HUNG_OP);
-    const r = await cniProcess(h, { verb: 'ADD', conf: bridgeConf({ hnsTimeoutSeconds: 1 }), containerId: 'alone' });
+    // The whole-node audit's listing, due on this ADD (auditIntervalSeconds 0).
+    const listing = 'HNSCall GET /endpoints';
+    await h.sim.control.hang(listing);
+    const r = await cniProcess(h, {
+      verb: 'ADD',
+      conf: bridgeConf({ hnsTimeoutSeconds: 1, auditIntervalSeconds: 0 }),
+      containerId: 'alone',
+    });
     expect(r.exitCode).not.toBe(0);
     expect(r.json).toMatchObject({
       code: 11,
-      msg: `HNS did not answer while auditing HNS for leaked objects: ${HUNG_OP} failed: This operation returned because the timeout period expired. (0x800705B4 ERROR_TIMEOUT): no answer from HNS within 1s`,
+      msg: `HNS did not answer while auditing HNS for leaked objects: ${listing} failed: This operation returned because the timeout period expired. (0x800705B4 ERROR_TIMEOUT): no answer from HNS within 1s`,
     });
   });
 });
