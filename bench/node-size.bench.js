@@ -92,10 +92,10 @@ function cniEnv(socket, tmp, v) {
   };
 }
 
-/** One shim run, wall time in ms; throws when the verb failed. @param {string} shim @param {NodeJS.ProcessEnv} env @param {string} conf */
-function shimTimed(shim, env, conf) {
+/** One run of a CNI executable (the shim, host-local), wall time in ms; throws when the verb failed. @param {string} cmd @param {NodeJS.ProcessEnv} env @param {string} conf */
+function timed(cmd, env, conf) {
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(shim, [], { env, input: conf, stdio: ['pipe', 'pipe', 'pipe'] });
+  const r = spawnSync(cmd, [], { env, input: conf, stdio: ['pipe', 'pipe', 'pipe'] });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   if (r.status !== 0)
     throw new Error(
@@ -204,9 +204,22 @@ async function run() {
       const netns = crypto.randomUUID();
       await hcn.createNamespace({}, netns);
       const v = { containerId: `bench-pod-${fresh++}`, netns, conf };
-      const add = shimTimed(shim, env({ ...v, verb: 'ADD' }), conf);
-      const del = shimTimed(shim, env({ ...v, verb: 'DEL' }), conf);
+      const add = timed(shim, env({ ...v, verb: 'ADD' }), conf);
+      const del = timed(shim, env({ ...v, verb: 'DEL' }), conf);
       await hcn.deleteNamespace(netns);
+      return { add, del };
+    };
+
+    /**
+     * host-local by itself, on the same dataDir and network name (what the plugin's ADD and DEL run as their IPAM):
+     * the floor of this configuration. host-local 1.1.1 reads every file of the network's directory in an ADD
+     * (allocator.Get → store.GetByID, a filepath.Walk) and in a DEL (ReleaseByID → ReleaseByKey, the same walk):
+     * containernetworking/plugins plugins/ipam/host-local/backend/allocator/allocator.go and backend/disk/backend.go.
+     */
+    const hostLocal = () => {
+      const v = { containerId: `bench-hl-${fresh++}`, netns: crypto.randomUUID(), conf: confs.audit };
+      const add = timed(HOST_LOCAL, env({ ...v, verb: 'ADD' }), confs.audit);
+      const del = timed(HOST_LOCAL, env({ ...v, verb: 'DEL' }), confs.audit);
       return { add, del };
     };
 
@@ -217,9 +230,9 @@ async function run() {
       const v = { containerId: `bench-pod-${fresh++}`, netns, conf };
       const lastSeq = async () => (await sim.control.calls()).reduce((m, r) => Math.max(m, r.seq), 0);
       const s0 = await lastSeq();
-      shimTimed(shim, env({ ...v, verb: 'ADD' }), conf);
+      timed(shim, env({ ...v, verb: 'ADD' }), conf);
       const s1 = await lastSeq();
-      shimTimed(shim, env({ ...v, verb: 'DEL' }), conf);
+      timed(shim, env({ ...v, verb: 'DEL' }), conf);
       const log = (await sim.control.calls()).filter((r) => r.seq > s0 && r.pid === servicePid);
       const add = log.filter((r) => r.seq <= s1).map((r) => r.op);
       const del = log.filter((r) => r.seq > s1).map((r) => r.op);
@@ -235,9 +248,10 @@ async function run() {
       for (let i = 0; i < WARMUP; i++) {
         await addDel(confs.audit);
         await addDel(confs.noAudit);
+        hostLocal();
       }
       /** @type {Record<string, number[]>} */
-      const t = { add: [], del: [], addNoAudit: [], delNoAudit: [] };
+      const t = { add: [], del: [], addNoAudit: [], delNoAudit: [], hostLocalAdd: [], hostLocalDel: [] };
       for (let i = 0; i < RUNS; i++) {
         const a = await addDel(confs.audit);
         const b = await addDel(confs.noAudit);
@@ -245,6 +259,9 @@ async function run() {
         t.del.push(a.del);
         t.addNoAudit.push(b.add);
         t.delNoAudit.push(b.del);
+        const h = hostLocal();
+        t.hostLocalAdd.push(h.add);
+        t.hostLocalDel.push(h.del);
       }
       const calls = { audit: await callsOf(confs.audit), noAudit: await callsOf(confs.noAudit) };
       sizes[size] = {
@@ -262,6 +279,12 @@ async function run() {
       add: large.timing.add.median / small.timing.add.median,
       addNoAudit: large.timing.addNoAudit.median / small.timing.addNoAudit.median,
       del: large.timing.del.median / small.timing.del.median,
+      hostLocalAdd: large.timing.hostLocalAdd.median / small.timing.hostLocalAdd.median,
+      hostLocalDel: large.timing.hostLocalDel.median / small.timing.hostLocalDel.median,
+      // The plugin's own part: what the ADD costs beyond its IPAM's run.
+      addOverHostLocal:
+        (large.timing.add.median - large.timing.hostLocalAdd.median) /
+        (small.timing.add.median - small.timing.hostLocalAdd.median),
     };
     const all = Object.values(sizes).map((s) => s.calls.audit);
     const callsMax = {
@@ -298,7 +321,14 @@ function print(/** @type {any} */ r) {
     '',
     `${'pods on the node'.padEnd(18)}${'command'.padEnd(22)}${'median ms'.padStart(11)}${'p90 ms'.padStart(9)}${'min ms'.padStart(9)}`,
   ];
-  const names = { add: 'ADD', del: 'DEL', addNoAudit: 'ADD (audit off)', delNoAudit: 'DEL (audit off)' };
+  const names = {
+    add: 'ADD',
+    del: 'DEL',
+    addNoAudit: 'ADD (audit off)',
+    delNoAudit: 'DEL (audit off)',
+    hostLocalAdd: 'host-local ADD alone',
+    hostLocalDel: 'host-local DEL alone',
+  };
   for (const size of SIZES) {
     const s = r.sizes[size];
     for (const [k, name] of Object.entries(names)) {
@@ -336,6 +366,11 @@ function print(/** @type {any} */ r) {
   );
   row(`ADD median, ${hi} ÷ ${lo} pods, audit off`, r.ratios.addNoAudit.toFixed(2));
   row(`DEL median, ${hi} ÷ ${lo} pods`, r.ratios.del.toFixed(2));
+  row(
+    `host-local alone, ADD / DEL median, ${hi} ÷ ${lo}`,
+    `${r.ratios.hostLocalAdd.toFixed(2)} / ${r.ratios.hostLocalDel.toFixed(2)}`,
+  );
+  row(`ADD median minus host-local's ADD, ${hi} ÷ ${lo}`, r.ratios.addOverHostLocal.toFixed(2));
   for (const size of SIZES) {
     const t = r.sizes[size].timing;
     const share = t.add.median - t.addNoAudit.median;
