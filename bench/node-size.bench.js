@@ -1,0 +1,399 @@
+#!/usr/bin/env node
+// @ts-check
+/**
+ * Issue 22, item 1: the cost of one pod's ADD should not grow with the number of pods already on the node. Through
+ * the resident service (the shim → `dist/hcn-cni serve`, the deployed layout of service.bench.js), bridge mode with an
+ * existing network, Debian's host-local IPAM (/usr/lib/cni/host-local), the containerd path (CNI_NETNS = an HCN
+ * namespace GUID), a zero-latency simulator:
+ *
+ *   ADD of one fresh pod, then its DEL (the node keeps its size), with N other pods on the node:
+ *     median and p90 of the ADD and of the DEL, for each N (default 100 and 3 000)     ADD(3 000) ÷ ADD(100) ≤ 1.2
+ *   the same with "audit": false in the configuration (today every ADD audits the whole node: its share)
+ *   HNS calls of one ADD and one DEL, from the simulator's call log (the service's calls between the
+ *   verb's start and end), with their ops                                              ≤ 6 per ADD, ≤ 3 per DEL
+ *
+ * The N pods are the plugin's own: real ADDs through the same service (shims started FILL_PARALLEL at a time, each
+ * pod with its own HCN namespace), so the endpoints, attachment records, host-local's files and HNS's namespaces are
+ * exactly what the plugin leaves, with no second writer of the state format to keep in step with src/state/store.ts.
+ * The filling ADDs carry "audit": false and are otherwise the measured configuration: with the audit on, each of
+ * them would list and judge the whole node (quadratic: minutes for 3 000 on 2 cores); with it off, the fill takes
+ * about as long as the same number of ADDs on an empty node (timed, and printed). Nodes grow from the smallest size
+ * to the next, so the larger one is the smaller plus more pods.
+ * Each timed pod gets a fresh container id and a fresh namespace (created before, and deleted after, the timed
+ * commands); the audit-on and audit-off pods alternate, so the machine's load spreads evenly over both.
+ *
+ * Env: BENCH_NODE_SIZES (default "100,3000"), BENCH_RUNS (30), BENCH_WARMUP (5), BENCH_FILL_PARALLEL (8).
+ * Needs: node-gyp build (the shim), npm run package (built here with --if-stale), containernetworking-plugins.
+ * Numbers from one run; nothing is asserted. Output: a table, then `BENCH_JSON {...}`.
+ */
+'use strict';
+
+const { spawn, spawnSync } = require('child_process');
+const crypto = require('crypto');
+const fs = require('fs');
+const net = require('net');
+const os = require('os');
+const path = require('path');
+const { quantile, runIfMain } = require('./common');
+
+const ROOT = path.resolve(__dirname, '..');
+const DIST = path.join(ROOT, 'dist');
+const SHIM = path.join(ROOT, 'build', 'Release', 'hcn-cni-shim');
+const EXE = path.join(DIST, 'hcn-cni');
+const CNI_PATH = '/usr/lib/cni';
+const HOST_LOCAL = path.join(CNI_PATH, 'host-local');
+const SIZES = (process.env.BENCH_NODE_SIZES || '100,3000')
+  .split(',')
+  .map((x) => Number(x.trim()))
+  .filter((x) => Number.isInteger(x) && x >= 0)
+  .sort((a, b) => a - b);
+const RUNS = Number(process.env.BENCH_RUNS || 30);
+const WARMUP = Number(process.env.BENCH_WARMUP || 5);
+const FILL_PARALLEL = Number(process.env.BENCH_FILL_PARALLEL || 8);
+const GOALS = { addRatio: 1.2, addCalls: 6, delCalls: 3 };
+
+/**
+ * The measured configuration: podConf's bridge network (bench/common.js) on a /16, so 3 000+ pods fit, with
+ * host-local handing out the addresses (its files in the run's temp dir). @param {string} tmp @param {boolean} audit
+ */
+function nodeConf(tmp, audit) {
+  return JSON.stringify({
+    cniVersion: '1.0.0',
+    name: 'cbr0',
+    type: 'hcn-cni',
+    createNetwork: true,
+    subnet: '10.88.0.0/16',
+    stateDir: path.join(tmp, 'state'),
+    logLevel: 'info',
+    hnsTimeoutSeconds: 60,
+    audit,
+    ipam: {
+      type: 'host-local',
+      dataDir: path.join(tmp, 'host-local'),
+      ranges: [[{ subnet: '10.88.0.0/16', gateway: '10.88.0.1' }]],
+    },
+  });
+}
+
+/** @typedef {{ verb: string, containerId: string, netns: string, conf: string }} Verb */
+
+/** @param {string} socket @param {string} tmp @param {Verb} v */
+function cniEnv(socket, tmp, v) {
+  return {
+    PATH: process.env.PATH,
+    TMPDIR: tmp,
+    HCN_SIM: process.env.HCN_SIM,
+    HCN_CNI_SERVICE: socket,
+    CNI_COMMAND: v.verb,
+    CNI_CONTAINERID: v.containerId,
+    CNI_IFNAME: 'eth0',
+    CNI_NETNS: v.netns,
+    CNI_PATH,
+  };
+}
+
+/** One run of a CNI executable (the shim, host-local), wall time in ms; throws when the verb failed. @param {string} cmd @param {NodeJS.ProcessEnv} env @param {string} conf */
+function timed(cmd, env, conf) {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(cmd, [], { env, input: conf, stdio: ['pipe', 'pipe', 'pipe'] });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (r.status !== 0)
+    throw new Error(
+      `${env.CNI_COMMAND} ${env.CNI_CONTAINERID}: exited ${r.status ?? r.signal}: ${r.stdout}${r.stderr}`,
+    );
+  if (env.CNI_COMMAND === 'ADD' && !/"ips"/.test(String(r.stdout)))
+    throw new Error(`ADD ${env.CNI_CONTAINERID}: unexpected output ${r.stdout}`);
+  return ms;
+}
+
+/** One shim run without waiting for it in a blocking way (the fill). @param {string} shim @param {NodeJS.ProcessEnv} env @param {string} conf */
+function shimAsync(shim, env, conf) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(shim, [], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0 ? resolve(undefined) : reject(new Error(`fill ${env.CNI_CONTAINERID}: exited ${code}: ${out}`)),
+    );
+    child.stdin.end(conf);
+  });
+}
+
+/** @param {string} address */
+function answers(address) {
+  return new Promise((resolve) => {
+    const c = net.connect(address);
+    c.once('connect', () => (c.destroy(), resolve(true)));
+    c.once('error', () => resolve(false));
+  });
+}
+
+/** @param {number[]} xs */
+function summary(xs) {
+  return { median: quantile(xs, 0.5), p90: quantile(xs, 0.9), min: Math.min(...xs) };
+}
+
+async function run() {
+  const pkg = spawnSync(
+    process.execPath,
+    [path.join(ROOT, 'scripts', 'package.js'), '--target', 'linux', '--if-stale', '--quiet'],
+    { stdio: 'inherit' },
+  );
+  if (pkg.status !== 0) throw new Error('scripts/package.js failed');
+  if (!fs.existsSync(SHIM)) throw new Error(`${SHIM} is missing: npx node-gyp rebuild`);
+  if (!fs.existsSync(HOST_LOCAL))
+    throw new Error(`${HOST_LOCAL} is missing: apt-get install containernetworking-plugins`);
+  if (SIZES.length === 0) throw new Error(`BENCH_NODE_SIZES=${process.env.BENCH_NODE_SIZES}: no sizes`);
+  const { startSimulator } = require(path.join(DIST, 'sim'));
+  const { Hcn } = require(path.join(DIST, 'hns', 'hcn'));
+
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-bench-node-size-'));
+  const bin = path.join(tmp, 'bin');
+  fs.mkdirSync(bin);
+  fs.copyFileSync(SHIM, path.join(bin, 'hcn-cni'));
+  fs.chmodSync(path.join(bin, 'hcn-cni'), 0o755);
+  fs.symlinkSync(EXE, path.join(bin, 'hcn-cni-standalone'));
+  const shim = path.join(bin, 'hcn-cni');
+  const socket = path.join(tmp, 'run', 'service.sock');
+
+  const sim = await startSimulator({ logLevel: 'warn' });
+  process.env.HCN_SIM = sim.address;
+  await sim.control.setLatency('*', 0);
+  const base = { PATH: process.env.PATH, TMPDIR: tmp, HCN_SIM: sim.address };
+  const service = spawn(EXE, ['serve', '--listen', socket], { env: base, stdio: ['ignore', 'ignore', 'inherit'] });
+  const servicePid = service.pid;
+  try {
+    for (let i = 0; !(await answers(socket)); i++) {
+      if (i > 300 || service.exitCode !== null) throw new Error('the service did not start');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const hcn = Hcn.open({});
+    const confs = { audit: nodeConf(tmp, true), noAudit: nodeConf(tmp, false) };
+    const env = (/** @type {Verb} */ v) => cniEnv(socket, tmp, v);
+
+    // The network: created by a first pod's ADD, which stays (it is one of the N).
+    let onNode = 0;
+    /** @param {number} count */
+    const fill = async (count) => {
+      const t0 = process.hrtime.bigint();
+      let next = 0;
+      const worker = async () => {
+        while (next < count) {
+          const i = onNode + next++;
+          const netns = crypto.randomUUID();
+          await hcn.createNamespace({}, netns);
+          await shimAsync(shim, env({ verb: 'ADD', containerId: `node-pod-${i}`, netns, conf: '' }), confs.noAudit);
+        }
+      };
+      if (onNode === 0 && count > 0) {
+        next = 1;
+        const netns = crypto.randomUUID();
+        await hcn.createNamespace({}, netns);
+        await shimAsync(shim, env({ verb: 'ADD', containerId: 'node-pod-0', netns, conf: '' }), confs.noAudit);
+      }
+      await Promise.all(Array.from({ length: Math.min(FILL_PARALLEL, count) }, worker));
+      onNode += count;
+      return Number(process.hrtime.bigint() - t0) / 1e6;
+    };
+
+    let fresh = 0;
+    /** One fresh pod's ADD then DEL, each timed; its namespace made before and removed after. @param {string} conf */
+    const addDel = async (conf) => {
+      const netns = crypto.randomUUID();
+      await hcn.createNamespace({}, netns);
+      const v = { containerId: `bench-pod-${fresh++}`, netns, conf };
+      const add = timed(shim, env({ ...v, verb: 'ADD' }), conf);
+      const del = timed(shim, env({ ...v, verb: 'DEL' }), conf);
+      await hcn.deleteNamespace(netns);
+      return { add, del };
+    };
+
+    /**
+     * host-local by itself, on the same dataDir and network name (what the plugin's ADD and DEL run as their IPAM):
+     * the floor of this configuration. host-local 1.1.1 reads every file of the network's directory in an ADD
+     * (allocator.Get → store.GetByID, a filepath.Walk) and in a DEL (ReleaseByID → ReleaseByKey, the same walk):
+     * containernetworking/plugins plugins/ipam/host-local/backend/allocator/allocator.go and backend/disk/backend.go.
+     */
+    const hostLocal = () => {
+      const v = { containerId: `bench-hl-${fresh++}`, netns: crypto.randomUUID(), conf: confs.audit };
+      const add = timed(HOST_LOCAL, env({ ...v, verb: 'ADD' }), confs.audit);
+      const del = timed(HOST_LOCAL, env({ ...v, verb: 'DEL' }), confs.audit);
+      return { add, del };
+    };
+
+    /** The service's HNS calls during one fresh pod's ADD and its DEL. @param {string} conf */
+    const callsOf = async (conf) => {
+      const netns = crypto.randomUUID();
+      await hcn.createNamespace({}, netns);
+      const v = { containerId: `bench-pod-${fresh++}`, netns, conf };
+      const lastSeq = async () => (await sim.control.calls()).reduce((m, r) => Math.max(m, r.seq), 0);
+      const s0 = await lastSeq();
+      timed(shim, env({ ...v, verb: 'ADD' }), conf);
+      const s1 = await lastSeq();
+      timed(shim, env({ ...v, verb: 'DEL' }), conf);
+      const log = (await sim.control.calls()).filter((r) => r.seq > s0 && r.pid === servicePid);
+      const add = log.filter((r) => r.seq <= s1).map((r) => r.op);
+      const del = log.filter((r) => r.seq > s1).map((r) => r.op);
+      await hcn.deleteNamespace(netns);
+      return { add, del };
+    };
+
+    /** @type {Record<string, any>} */
+    const sizes = {};
+    for (const size of SIZES) {
+      const fillMs = await fill(size - onNode);
+      process.stderr.write(`node-size bench: ${size} pods on the node (fill ${(fillMs / 1000).toFixed(1)} s)\n`);
+      for (let i = 0; i < WARMUP; i++) {
+        await addDel(confs.audit);
+        await addDel(confs.noAudit);
+        hostLocal();
+      }
+      /** @type {Record<string, number[]>} */
+      const t = { add: [], del: [], addNoAudit: [], delNoAudit: [], hostLocalAdd: [], hostLocalDel: [] };
+      for (let i = 0; i < RUNS; i++) {
+        const a = await addDel(confs.audit);
+        const b = await addDel(confs.noAudit);
+        t.add.push(a.add);
+        t.del.push(a.del);
+        t.addNoAudit.push(b.add);
+        t.delNoAudit.push(b.del);
+        const h = hostLocal();
+        t.hostLocalAdd.push(h.add);
+        t.hostLocalDel.push(h.del);
+      }
+      const calls = { audit: await callsOf(confs.audit), noAudit: await callsOf(confs.noAudit) };
+      sizes[size] = {
+        fillMs,
+        fillPods: size,
+        endpoints: (await hcn.enumerateEndpoints()).length,
+        timing: Object.fromEntries(Object.entries(t).map(([k, xs]) => [k, summary(xs)])),
+        calls,
+      };
+    }
+
+    const small = sizes[SIZES[0]];
+    const large = sizes[SIZES[SIZES.length - 1]];
+    const ratios = {
+      add: large.timing.add.median / small.timing.add.median,
+      addNoAudit: large.timing.addNoAudit.median / small.timing.addNoAudit.median,
+      del: large.timing.del.median / small.timing.del.median,
+      hostLocalAdd: large.timing.hostLocalAdd.median / small.timing.hostLocalAdd.median,
+      hostLocalDel: large.timing.hostLocalDel.median / small.timing.hostLocalDel.median,
+      // The plugin's own part: what the ADD costs beyond its IPAM's run.
+      addOverHostLocal:
+        (large.timing.add.median - large.timing.hostLocalAdd.median) /
+        (small.timing.add.median - small.timing.hostLocalAdd.median),
+    };
+    const all = Object.values(sizes).map((s) => s.calls.audit);
+    const callsMax = {
+      add: Math.max(...all.map((c) => c.add.length)),
+      del: Math.max(...all.map((c) => c.del.length)),
+    };
+    const met = {
+      addRatio: ratios.add <= GOALS.addRatio,
+      addCalls: callsMax.add <= GOALS.addCalls,
+      delCalls: callsMax.del <= GOALS.delCalls,
+    };
+    return { sizes, ratios, callsMax, goals: GOALS, met, loadavg: os.loadavg(), cpus: os.cpus().length };
+  } finally {
+    service.kill('SIGTERM');
+    await new Promise((r) => (service.exitCode !== null ? r(undefined) : service.once('exit', r)));
+    await sim.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/** Ops with their counts, in first-seen order: "HcnOpenNetwork ×2, …". @param {string[]} ops */
+function opList(ops) {
+  /** @type {Map<string, number>} */
+  const n = new Map();
+  for (const op of ops) n.set(op, (n.get(op) ?? 0) + 1);
+  return [...n].map(([op, k]) => (k > 1 ? `${op} ×${k}` : op)).join(', ');
+}
+
+function print(/** @type {any} */ r) {
+  const lo = SIZES[0];
+  const hi = SIZES[SIZES.length - 1];
+  const lines = [
+    `node size (${RUNS} runs after ${WARMUP} warm-up per size, wall time per shim run, service path, zero-latency simulator, host-local IPAM; load average ${r.loadavg.map((/** @type {number} */ x) => x.toFixed(2)).join(' ')} on ${r.cpus} CPUs)`,
+    '',
+    `${'pods on the node'.padEnd(18)}${'command'.padEnd(22)}${'median ms'.padStart(11)}${'p90 ms'.padStart(9)}${'min ms'.padStart(9)}`,
+  ];
+  const names = {
+    add: 'ADD',
+    del: 'DEL',
+    addNoAudit: 'ADD (audit off)',
+    delNoAudit: 'DEL (audit off)',
+    hostLocalAdd: 'host-local ADD alone',
+    hostLocalDel: 'host-local DEL alone',
+  };
+  for (const size of SIZES) {
+    const s = r.sizes[size];
+    for (const [k, name] of Object.entries(names)) {
+      const t = s.timing[k];
+      lines.push(
+        `${String(size).padEnd(18)}${name.padEnd(22)}${t.median.toFixed(2).padStart(11)}${t.p90.toFixed(2).padStart(9)}${t.min.toFixed(2).padStart(9)}`,
+      );
+    }
+  }
+  lines.push('', 'filling the node (real ADDs through the service, "audit": false, ' + `${FILL_PARALLEL} at a time)`);
+  for (const size of SIZES)
+    lines.push(
+      `  to ${size} pods: ${(r.sizes[size].fillMs / 1000).toFixed(1)} s; HNS endpoints then ${r.sizes[size].endpoints}`,
+    );
+  lines.push('', "HNS calls of one fresh pod (service warm, network exists; the service's calls in the call log)");
+  for (const size of SIZES) {
+    for (const [k, label] of [
+      ['audit', 'audit on'],
+      ['noAudit', 'audit off'],
+    ]) {
+      const c = r.sizes[size].calls[k];
+      const head = `  ${size} pods, ${label}:`.padEnd(24);
+      lines.push(`${head}ADD ${c.add.length} (${opList(c.add)})`);
+      lines.push(`${' '.repeat(24)}DEL ${c.del.length} (${opList(c.del)})`);
+    }
+  }
+  lines.push('');
+  const row = (/** @type {string} */ name, /** @type {string} */ value, goal = '') =>
+    lines.push(`${name.padEnd(52)}${value.padStart(8)}${goal ? `   ${goal}` : ''}`);
+  const verdict = (/** @type {boolean} */ ok) => (ok ? 'met' : 'MISSED');
+  row(
+    `ADD median, ${hi} ÷ ${lo} pods`,
+    r.ratios.add.toFixed(2),
+    `goal ≤ ${r.goals.addRatio} ${verdict(r.met.addRatio)}`,
+  );
+  row(`ADD median, ${hi} ÷ ${lo} pods, audit off`, r.ratios.addNoAudit.toFixed(2));
+  row(`DEL median, ${hi} ÷ ${lo} pods`, r.ratios.del.toFixed(2));
+  row(
+    `host-local alone, ADD / DEL median, ${hi} ÷ ${lo}`,
+    `${r.ratios.hostLocalAdd.toFixed(2)} / ${r.ratios.hostLocalDel.toFixed(2)}`,
+  );
+  row(`ADD median minus host-local's ADD, ${hi} ÷ ${lo}`, r.ratios.addOverHostLocal.toFixed(2));
+  for (const size of SIZES) {
+    const t = r.sizes[size].timing;
+    const share = t.add.median - t.addNoAudit.median;
+    row(
+      `the audit's share of the ADD median at ${size} pods`,
+      `${share.toFixed(2)} ms`,
+      `${((share / t.add.median) * 100).toFixed(0)} %`,
+    );
+  }
+  row(
+    'HNS calls per ADD (most at any size, audit on)',
+    String(r.callsMax.add),
+    `goal ≤ ${r.goals.addCalls} ${verdict(r.met.addCalls)}`,
+  );
+  row(
+    'HNS calls per DEL (most at any size, audit on)',
+    String(r.callsMax.del),
+    `goal ≤ ${r.goals.delCalls} ${verdict(r.met.delCalls)}`,
+  );
+  lines.push(`BENCH_JSON ${JSON.stringify({ bench: 'node-size', ...r })}`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+module.exports = { run, print };
+
+runIfMain(module, 'node-size', () => run().then(print));
