@@ -84,7 +84,7 @@ export async function findOrCreateNetwork(a: AddContext): Promise<NetworkInfo> {
     'creating the bridge network',
   );
   try {
-    return await step(`creating HNS network "${conf.networkName}"`, () =>
+    const created = await step(`creating HNS network "${conf.networkName}"`, () =>
       a.api.createNetwork({
         name: conf.networkName,
         type: conf.networkType,
@@ -94,6 +94,8 @@ export async function findOrCreateNetwork(a: AddContext): Promise<NetworkInfo> {
         policies: a.networkPolicies,
       }),
     );
+    a.rt.rememberNetwork(version, created);
+    return created;
   } catch (e) {
     // Another pod's ADD created it a moment ago: use theirs.
     if (isAlreadyExists((e as { cause?: unknown }).cause)) {
