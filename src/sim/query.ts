@@ -49,3 +49,18 @@ export function matchesFilter(v1View: Obj, filter: Obj | undefined): boolean {
   if (!filter) return true;
   return Object.entries(filter).every(([k, v]) => equal(fieldOf(v1View, k), v));
 }
+
+/**
+ * False when the object's own fields already rule the filter out (Name, ID, an endpoint's VirtualNetwork); true
+ * when only its view can tell. A shortcut before matchesFilter, never a different answer.
+ */
+export function mayMatch(o: { id: string; name?: string; networkId?: string }, filter: Obj | undefined): boolean {
+  if (!filter) return true;
+  for (const [k, v] of Object.entries(filter)) {
+    const key = k.toLowerCase();
+    const own = key === 'name' ? o.name : key === 'id' ? o.id : key === 'virtualnetwork' ? o.networkId : undefined;
+    if (own === undefined || typeof v !== 'string') continue;
+    if (!equal(own, v)) return false;
+  }
+  return true;
+}

@@ -240,7 +240,7 @@ export class Store {
             fail(HR.NETWORK_NOT_FOUND, input.networkName))
           : fail(HR.INVALID_ENDPOINT, 'endpoint names no network');
     const picked = this.pickAddresses(network, input, api);
-    const inUse = new Set([...this.endpoints.values()].map((e) => e.macAddress));
+    const inUse = [...this.endpoints.values()].flatMap((e) => (e.macAddress ? [e.macAddress] : []));
     const mac = input.macAddress ?? allocateMac(network.macPools, inUse) ?? fail(HR.E_FAIL, 'MAC pool exhausted');
     checkEndpointPolicies(input.policies, this.host().version);
     this.checkPortMappings(input.policies, undefined);
@@ -272,7 +272,10 @@ export class Store {
       state: EndpointState.Created,
     };
     this.endpoints.set(guidKey(id), endpoint);
-    this.byNetwork = undefined;
+    // Kept up to date rather than rebuilt: a create on a node of thousands would otherwise re-index them all.
+    const list = this.byNetwork?.get(guidKey(network.id));
+    if (list) list.push(endpoint);
+    else if (this.byNetwork) this.byNetwork.set(guidKey(network.id), [endpoint]);
     return endpoint;
   }
 
@@ -295,12 +298,12 @@ export class Store {
     api: ApiFlavour,
   ): Array<{ family: 4 | 6; ip: string; subnet: Subnet }> {
     const all = network.subnets.map((s) => ({ s, c: parseCidr(s.prefix)! }));
-    const held = new Set(
-      this.endpointsOf(network.id)
-        .flatMap((e) => [e.ipAddress, e.ip6Address])
-        .filter((x): x is string => !!x)
-        .map(canonicalIp),
-    );
+    // Stored canonical (pickAddresses returns canonicalIp), so compared as they are.
+    const held = new Set<string>();
+    for (const e of this.endpointsOf(network.id)) {
+      if (e.ipAddress) held.add(e.ipAddress);
+      if (e.ip6Address) held.add(e.ip6Address);
+    }
     const reserved = (c: Cidr, s: Subnet, ip: string) =>
       isNetworkOrBroadcast(c, ip) ||
       canonicalIp(subnetGateway(s) ?? '') === canonicalIp(ip) ||
@@ -365,6 +368,7 @@ export class Store {
     const key = (p: Policy) =>
       `${String(p.settings.Protocol ?? 6)}/${String(p.settings.ExternalPort)}/${String(p.settings.VIP ?? '')}/v${family(p)}`;
     const mine = policies.filter((p) => p.type === 'PortMapping' && p.settings.ExternalPort);
+    if (mine.length === 0) return; // nothing to collide (and no scan of every endpoint's policies)
     const others = [...this.endpoints.values()]
       .filter((e) => e !== self)
       .flatMap((e) => e.policies.filter((p) => p.type === 'PortMapping' && p.settings.ExternalPort));

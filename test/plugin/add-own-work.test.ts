@@ -16,8 +16,7 @@ let h: Harness;
 useHarness({ adapters: [{ Name: 'Ethernet', MacAddress: '00-15-5D-AA-00-01' }, NIC] }, (x) => (h = x));
 
 const hcn = (): Hcn => h.runtime.hcn({ hnsTimeoutSeconds: 10 });
-const conf = (extra: Record<string, unknown> = {}) =>
-  bridgeConf({ cniVersion: '1.1.0', ipam: hostLocal(h), ...extra });
+const conf = (extra: Record<string, unknown> = {}) => bridgeConf({ cniVersion: '1.1.0', ipam: hostLocal(h), ...extra });
 const owner = (containerId: string) => ({ containerId, ifname: 'eth0' });
 
 /** The HNS operations made since `seq`, in order. */
