@@ -1,0 +1,127 @@
+/**
+ * The service's node agent (src/service/node-agent.ts) audits the whole node in the background: a leak of seed 000's
+ * kind is removed within auditIntervalSeconds with no ADD at all; an object a running ADD is creating is never
+ * removed; and the node is audited right after HNS answers again following a failure, not an interval later. An ADD
+ * through the service makes at most 6 HNS calls (existing network, containerd path) whatever the node holds.
+ */
+import { nicNetworkName } from '../../src/orphans/ownership';
+import type { Hcn } from '../../src/hns/hcn';
+import { bridgeConf, useHarness, type Harness } from '../helpers/cni-harness';
+import { lastSeq, newNamespace, until } from '../plugin/support';
+import { makeBin, startServiceProcess, startShim, viaShim, type Bin, type RunningService } from './support';
+
+const NIC = { Name: 'Ethernet 3', MacAddress: '00-15-5D-AA-00-03' };
+let h: Harness;
+useHarness({ adapters: [{ Name: 'Ethernet', MacAddress: '00-15-5D-AA-00-01' }, NIC] }, (x) => (h = x));
+
+let bin: Bin;
+let service: RunningService | undefined;
+beforeEach(() => {
+  bin = makeBin(h);
+});
+afterEach(async () => {
+  await h.sim.control.release();
+  await service?.stop();
+  service = undefined;
+});
+
+const hcn = (): Hcn => h.runtime.hcn({ hnsTimeoutSeconds: 10 });
+/** One pod's ADD and DEL through the service: what makes it know (and audit) the configuration's state directory. */
+async function serveOnce(conf: Record<string, unknown>): Promise<void> {
+  const ns = await newNamespace(h);
+  for (const verb of ['ADD', 'DEL'] as const)
+    expect((await viaShim(h, bin, service!.address, { verb, conf, containerId: 'once', netns: ns })).exitCode).toBe(0);
+}
+
+const networkIds = async () => (await h.sim.control.dump()).networks.map((n) => n.ID.toLowerCase());
+
+it('removes a leaked NIC network (seed 000) within its interval, with no ADD at all', async () => {
+  service = await startServiceProcess(h, undefined, ['--hns-probe-seconds', '0']);
+  // One pod's ADD and DEL serve the configuration (its state directory, auditIntervalSeconds 1); no verb follows.
+  await serveOnce(bridgeConf({ auditIntervalSeconds: 1 }));
+  // What seed 000 leaves: a network of ours on the NIC, completed by HNS after its ADD was killed and DEL'd.
+  const leak = await hcn().createNetwork({
+    Name: nicNetworkName({ containerId: 'pod-killed', ifname: 'eth0' }),
+    Type: 'Transparent',
+    Flags: 8,
+    Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: NIC.Name } }],
+  } as never);
+  const id = String(leak.ID).toLowerCase();
+  expect(await networkIds()).toContain(id);
+  await until(async () => (!(await networkIds()).includes(id) ? true : undefined), 20_000, 'the agent to remove it');
+  const status = await service.status();
+  expect(status.tally.verbs.map((v) => `${v.verb} ${v.count}`).sort()).toEqual(['ADD 1', 'DEL 1']);
+  expect(status.agent.audits).toBeGreaterThanOrEqual(1);
+  expect(status.tally.removed.network).toBe(1);
+});
+
+it('never removes what a running ADD is creating, however many audits pass meanwhile', async () => {
+  service = await startServiceProcess(h, undefined, ['--hns-probe-seconds', '0']);
+  const conf = bridgeConf({ auditIntervalSeconds: 1 });
+  await serveOnce(conf);
+  // The ADD has created its endpoint and hangs attaching it: the endpoint exists, its intent is live.
+  await h.sim.control.hang('HcnModifyNamespace');
+  const ns = await newNamespace(h);
+  const run = startShim(h, bin, service.address, { verb: 'ADD', conf, containerId: 'slow', netns: ns });
+  await until(
+    async () => ((await h.sim.control.stats()).pendingMutations > 0 ? true : undefined),
+    20_000,
+    'the attach to hang',
+  );
+  const audits = (await service.status()).agent.audits;
+  await until(
+    async () => ((await service!.status()).agent.audits >= audits + 2 ? true : undefined),
+    20_000,
+    'two audits while it hangs',
+  );
+  await h.sim.control.release();
+  const out = await run.done;
+  expect(out.exitCode).toBe(0);
+  const dump = await h.sim.control.dump();
+  expect(dump.endpoints).toHaveLength(1);
+  expect((await service.status()).tally.removed.endpoint).toBe(0);
+  expect(service.stderr()).toMatch(/"audit":"in-flight"/);
+});
+
+it('audits right after HNS answers again following a failure, not an interval later', async () => {
+  service = await startServiceProcess(h, undefined, ['--hns-probe-seconds', '1']);
+  await serveOnce(bridgeConf({ auditIntervalSeconds: 3600 }));
+  await until(async () => ((await service!.status()).agent.audits >= 1 ? true : undefined), 20_000, 'a first audit');
+  const first = (await service.status()).agent.audits;
+  await h.sim.control.restart({ downMs: 3000 });
+  await until(
+    async () => ((await service!.status()).agent.hnsFailingSince ? true : undefined),
+    20_000,
+    'the probe to see HNS down',
+  );
+  await until(
+    async () => ((await service!.status()).agent.audits > first ? true : undefined),
+    20_000,
+    'the audit after recovery',
+  );
+  expect((await service.status()).agent.hnsFailingSince).toBeUndefined();
+  expect(service.stderr()).toContain('HNS answers again');
+});
+
+it('an ADD through the service makes at most 6 HNS calls with the network there, whatever else the node holds', async () => {
+  service = await startServiceProcess(h, undefined, ['--hns-probe-seconds', '0']);
+  const conf = bridgeConf();
+  const add = async (id: string) =>
+    viaShim(h, bin, service!.address, { verb: 'ADD', conf, containerId: id, netns: await newNamespace(h) });
+  expect((await add('first')).exitCode).toBe(0);
+  // Other objects on the node: they must not show up in the ADD's cost.
+  const net = (await h.sim.control.dump()).networks[0]!.ID;
+  for (let i = 0; i < 20; i++) await hcn().createEndpoint(net, { Name: `other-${i}` });
+  const pid = service.child.pid;
+  const seq = await lastSeq(h);
+  expect((await add('second')).exitCode).toBe(0);
+  const ops = (await h.sim.control.calls()).filter((c) => c.seq > seq && c.pid === pid).map((c) => c.op);
+  expect(ops).toEqual([
+    'HcnEnumerateEndpoints',
+    'HcnOpenNetwork',
+    'HcnCreateEndpoint',
+    'HcnQueryEndpointProperties',
+    'HcnOpenNamespace',
+    'HcnModifyNamespace',
+  ]);
+});
