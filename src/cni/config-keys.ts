@@ -282,6 +282,13 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   },
   { key: 'audit', type: 'boolean', default: 'true', meaning: 'Run the leak audit (ownerless HNS objects) during ADD.' },
   {
+    key: 'repair',
+    type: 'boolean',
+    default: 'false',
+    meaning:
+      "Service only (hcn-cni serve): after an HNS restart, re-create the recorded pods' endpoints (recorded id, addresses, MAC, policies) and re-attach them, one pod at a time, IPAM untouched. Verified only on the simulator. See docs/repair.md.",
+  },
+  {
     key: 'adopt',
     type: 'list of "azure"',
     default: '[] (none)',

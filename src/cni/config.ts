@@ -68,6 +68,7 @@ export const DEFAULTS = {
   ipamTimeoutSeconds: 30,
   logLevel: 'info' as LogLevel,
   audit: true,
+  repair: false,
 } as const;
 
 const MODES: readonly Mode[] = ['bridge', 'delegatedNic'];
@@ -165,6 +166,7 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
   const logFile = absolutePath(f, 'logFile', ctx.platform) ?? ctx.defaults.logFile;
   const logLevel = parseLogLevel(f);
   const audit = f.boolean('audit') ?? DEFAULTS.audit;
+  const repair = f.boolean('repair') ?? DEFAULTS.repair;
   const adopt = parseAdopt(f);
   const iov = f.boolean('iov') ?? DEFAULTS.iov;
   const disableHostPort = f.boolean('disableHostPort');
@@ -214,6 +216,7 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
     stateDir,
     logLevel,
     audit,
+    repair,
     adopt,
     warnings,
     raw,

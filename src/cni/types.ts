@@ -185,6 +185,8 @@ export interface NetConf {
   logLevel: LogLevel;
   /** Run the leak audit in ADD. Default true; switching it off brings seed 000 back. */
   audit: boolean;
+  /** The service repairs pods after an HNS restart (src/plugin/repair.ts). Default false. */
+  repair: boolean;
   /**
    * Peers whose names do not identify a pod unambiguously, and whose objects may still be removed (opt-in): "azure"
    * (endpoints <first 8 of the container id>-<ifname>, delegated-NIC networks azure-<mac>). Default none.

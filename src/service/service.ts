@@ -45,6 +45,8 @@ import {
   type Request,
 } from './protocol';
 import { KeyedQueue } from './queue';
+import { startRepairTrigger } from './repair-trigger';
+import type { PodRepair } from '../plugin/repair';
 import { RequestLogs } from './request-log';
 import type { MetricsServer } from './metrics';
 import { callEvent, codeLabel, Tally, verbLabel, type MetricsSink, type TallySnapshot } from './tally';
@@ -91,6 +93,8 @@ export interface ServiceOptions {
    * acceptable (loopback unless the operator says otherwise) is the CLI's decision (src/cli/serve.ts).
    */
   metrics?: { host: string; port: number };
+  /** How often the repair after an HNS restart looks (repair-trigger.ts; configurations with `repair: true`). */
+  repairIntervalMs?: number;
 }
 
 export interface InFlight {
@@ -152,6 +156,8 @@ export interface Service {
    * and every accepted request has finished. The caller ends the process (EXIT_RETIRED).
    */
   readonly retired: Promise<string>;
+  /** Repairs pods after an HNS restart now (configurations served with `repair: true`), and says what it did. */
+  repair(): Promise<PodRepair[]>;
 }
 
 /** What the shim prints if this service ends after accepting and before answering: "try again later". */
@@ -180,6 +186,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     ...(claimsDir ? { claimsDir } : {}),
     observer: {
       hcnCall: (c) => {
+        repair.hcnCall(c);
         const e = callEvent(c);
         for (const sink of sinks) sink.hcnCall(e.op, e.seconds, e.hresult);
       },
@@ -190,6 +197,13 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   });
   const logs = new RequestLogs({ pid: options.pid, service: true });
   const queue = new KeyedQueue();
+  const repair = startRepairTrigger({
+    runtime,
+    queue,
+    log,
+    ...(options.repairIntervalMs !== undefined ? { intervalMs: options.repairIntervalMs } : {}),
+    onRepair: (r) => tally.repair(r.outcome),
+  });
   const entries = new Map<number, Entry>();
   const running = new Set<Promise<void>>();
   const started = Date.now();
@@ -464,8 +478,10 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   return {
     address: options.address,
     status,
+    repair: () => repair.run(),
     close: async () => {
       unwatch();
+      repair.stop();
       await drain();
       await closeMetrics();
     },
