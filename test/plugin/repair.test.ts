@@ -13,7 +13,8 @@ import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harnes
 import { newNamespace, recordFiles, until } from './support';
 
 let h: Harness;
-useHarness(undefined, (x) => (h = x));
+const NIC = { Name: 'Ethernet 2', MacAddress: '00-15-5D-BB-00-02' };
+useHarness({ adapters: [{ Name: 'Ethernet', MacAddress: '00-15-5D-BB-00-01' }, NIC] }, (x) => (h = x));
 jest.setTimeout(30_000);
 
 const conf = bridgeConf({ cniVersion: '1.1.0', repair: true, dns: { nameservers: ['10.96.0.10'] } });
@@ -99,6 +100,41 @@ describe('repair after an HNS restart', () => {
 
     // A second run finds nothing to do.
     expect(await repairAttachments({ rt: h.runtime, conf: servedConf(), log: silentLogger })).toEqual([]);
+  });
+
+  it('delegated NIC: the non-persistent network the restart dropped is re-created with its recorded id and spec, then the endpoint', async () => {
+    const nic = {
+      cniVersion: '1.1.0',
+      name: 'nics',
+      type: 'hcn-cni',
+      mode: 'delegatedNic',
+      subnet: '10.20.1.0/24',
+      repair: true,
+      runtimeConfig: { mac: NIC.MacAddress },
+    };
+    const ns = await newNamespace(h);
+    expect((await cni(h, { verb: 'ADD', conf: nic, containerId: 'pod-nic', netns: ns })).exitCode).toBe(0);
+    const strip = (n: Record<string, unknown>) => ({
+      id: n.ID,
+      name: n.Name,
+      type: n.Type,
+      flags: n.Flags,
+      policies: n.Policies,
+    });
+    const dumpBefore = await h.sim.control.dump();
+    const netBefore = dumpBefore.networks.map(strip);
+    const epBefore = await endpoints();
+    await h.sim.control.restart();
+    expect((await h.sim.control.dump()).networks).toEqual([]);
+    const report = await repairAttachments({ rt: h.runtime, conf: servedConf(), log: silentLogger });
+    expect(report.map((r) => r.outcome)).toEqual(['repaired']);
+    const dump = await h.sim.control.dump();
+    expect(dump.networks.map(strip)).toEqual(netBefore);
+    expect(dump.boundAdapters[NIC.Name]).toBe(dumpBefore.boundAdapters[NIC.Name]);
+    expect(await endpoints()).toEqual(epBefore);
+    expect((await cni(h, { verb: 'CHECK', conf: nic, containerId: 'pod-nic', netns: ns })).exitCode).toBe(0);
+    expect((await cni(h, { verb: 'DEL', conf: nic, containerId: 'pod-nic', netns: ns })).exitCode).toBe(0);
+    expect((await h.sim.control.dump()).networks).toEqual([]);
   });
 
   it('a record without the recorded spec (written by an older version) is reported, not guessed at', async () => {
