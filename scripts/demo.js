@@ -502,6 +502,36 @@ async function serviceMode(sim, stateDir, tmp, newNamespace, bridge) {
       d2.code === 0 && left === 0,
     );
 
+    // An HNS restart drops the pods' endpoints (docker/for-win#12425); with "repair": true the service re-creates them.
+    const fixing = { ...bridge, repair: true };
+    const repairDir = path.join(tmp, 'state-repair'); // the pods of the steps above are not this step's
+    const ns4 = await newNamespace();
+    const pod4 = { containerId: 'pod-restart', netns: ns4 };
+    const a4 = await cni(sim, repairDir, 'ADD', fixing, pod4, via);
+    const id4 = (await sim.control.dump()).endpoints.map((e) => String(e.ID))[0];
+    await sim.control.restart({ downMs: 300 });
+    const gone = (await sim.control.dump()).endpoints.length;
+    step(
+      'ADD of pod-restart ("repair": true); HNS restarts',
+      'exit 0, then 0 endpoints',
+      `${a4.code === 0 ? 'exit 0' : outcome(a4)}, then ${gone} endpoint(s)`,
+      a4.code === 0 && gone === 0,
+    );
+    let st4 = await cni(sim, repairDir, 'STATUS', fixing, {}, via);
+    for (let i = 0; st4.code !== 0 && i < 200; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      st4 = await cni(sim, repairDir, 'STATUS', fixing, {}, via);
+    }
+    const back = (await sim.control.dump()).endpoints.map((e) => String(e.ID));
+    step(
+      'the service repairs it once HNS answers again',
+      'same id, STATUS 0',
+      `${back.length === 1 && back[0] === id4 ? 'same id' : `${back.length} endpoint(s)`}, STATUS ${st4.code === 0 ? 0 : st4.json?.code}`,
+      back.length === 1 && back[0] === id4 && st4.code === 0,
+    );
+    const c4 = await cni(sim, repairDir, 'CHECK', fixing, pod4, via);
+    step('CHECK of pod-restart', 'exit 0', outcome(c4), c4.code === 0);
+
     service.kill('SIGTERM');
     await exited;
     const down = opsService(address);

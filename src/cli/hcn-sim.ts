@@ -29,7 +29,7 @@ const USAGE = `usage:
     kill-client OP [--nth N] [--count N]
     race delete-wins|create-wins|random [--seed N]
     delete-with-endpoints cascade|refuse
-    restart [--down-ms N]
+    restart [--down-ms N] [--drop-namespaces all|ID,…]   namespaces stay unless dropped
     version MAJOR.MINOR [--no-v2|--v2]
     adapter add NAME MAC [--description TEXT] [--index N]
     adapter rm NAME
@@ -38,6 +38,16 @@ const USAGE = `usage:
     reset [--keep-objects]
     wait-idle [--timeout-ms N]
     shutdown`;
+
+/** `--drop-namespaces all` or a comma-separated list of namespace ids. */
+function dropNamespaces(v: string | undefined): { dropNamespaces?: true | string[] } {
+  if (v === undefined) return {};
+  if (v === 'all') return { dropNamespaces: true };
+  const ids = v.split(',').map((x) => x.trim());
+  if (ids.some((x) => x === ''))
+    throw new UsageError(`--drop-namespaces takes "all" or ID,ID…, not ${JSON.stringify(v)}`);
+  return { dropNamespaces: ids };
+}
 
 function int(v: string | undefined, what: string): number | undefined {
   if (v === undefined) return undefined;
@@ -113,6 +123,7 @@ function controlRequest(argv: string[]): { address: string; ctl: Ctl; args: Reco
       ms: { type: 'string' },
       seed: { type: 'string' },
       'down-ms': { type: 'string' },
+      'drop-namespaces': { type: 'string' },
       'timeout-ms': { type: 'string' },
       v2: { type: 'boolean' },
       'no-v2': { type: 'boolean' },
@@ -166,7 +177,11 @@ function controlRequest(argv: string[]): { address: string; ctl: Ctl; args: Reco
       need(1, 'cascade|refuse');
       return { address, ctl: 'delete-with-endpoints', args: { mode: rest[0] } };
     case 'restart':
-      return { address, ctl: 'restart', args: { downMs: int(values['down-ms'], '--down-ms') } };
+      return {
+        address,
+        ctl: 'restart',
+        args: { downMs: int(values['down-ms'], '--down-ms'), ...dropNamespaces(values['drop-namespaces']) },
+      };
     case 'version': {
       need(1, 'MAJOR.MINOR');
       const m = /^(\d+)\.(\d+)$/.exec(rest[0]);

@@ -295,6 +295,13 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
       "How often the whole node is audited: by the resident service on a timer (and right after HNS answers again following a failure), and by the standalone executable's first ADD after the last audit is that old. 0: every ADD audits the whole node (the cost of an ADD then grows with the node's pods).",
   },
   {
+    key: 'repair',
+    type: 'boolean',
+    default: 'false',
+    meaning:
+      "Service only (hcn-cni serve): after an HNS restart, re-create the recorded pods' endpoints (recorded id, addresses, MAC, policies) and re-attach them, one pod at a time, IPAM untouched. Verified only on the simulator. See docs/repair.md.",
+  },
+  {
     key: 'adopt',
     type: 'list of "azure"',
     default: '[] (none)',

@@ -69,6 +69,7 @@ export const DEFAULTS = {
   logLevel: 'info' as LogLevel,
   audit: true,
   auditIntervalSeconds: 60,
+  repair: false,
 } as const;
 
 const MODES: readonly Mode[] = ['bridge', 'delegatedNic'];
@@ -167,6 +168,7 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
   const logLevel = parseLogLevel(f);
   const audit = f.boolean('audit') ?? DEFAULTS.audit;
   const auditIntervalSeconds = f.integer('auditIntervalSeconds', 0, 86400) ?? DEFAULTS.auditIntervalSeconds;
+  const repair = f.boolean('repair') ?? DEFAULTS.repair;
   const adopt = parseAdopt(f);
   const iov = f.boolean('iov') ?? DEFAULTS.iov;
   const disableHostPort = f.boolean('disableHostPort');
@@ -217,6 +219,7 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
     logLevel,
     audit,
     auditIntervalSeconds,
+    repair,
     adopt,
     warnings,
     raw,

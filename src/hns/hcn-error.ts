@@ -82,6 +82,11 @@ export async function unlessNotFound(p: Promise<unknown>): Promise<void> {
 }
 
 /** HNS could not be reached or did not answer in time: the caller should try again later. */
+/** An HRESULT that says HNS did not answer (down, restarting, or past the timeout), not that it refused. */
+export function isUnreachableHresult(hresult: number): boolean {
+  return UNREACHABLE.has(hresult);
+}
+
 export function isUnreachable(e: unknown): boolean {
   return isHcnError(e) && unreachableHresult(e.hresult);
 }

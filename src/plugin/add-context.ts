@@ -35,6 +35,9 @@ export interface AddContext {
   listedNetworks?: NetworkInfo[];
 }
 
+/** What claiming and committing need (an ADD, or a repair: src/plugin/repair.ts). */
+export type ClaimContext = Pick<AddContext, 'rt' | 'conf' | 'log' | 'store' | 'owner' | 'undo'>;
+
 /** Where the pod's addresses come from: delegated IPAM (this invocation), an existing record, or HNS. */
 export interface Addressing {
   ips: IpConfig[];
@@ -130,7 +133,12 @@ export function chainedAddresses(a: Pick<AddContext, 'conf' | 'ctx'>): Addressin
  * The intent is written under the state lock before any HNS create. Its deadline bounds how long it protects what
  * it planned even if its process hangs: every HNS call is bounded by hnsTimeoutSeconds and an ADD makes a handful.
  */
-export async function writeIntent(a: AddContext, planned: PlannedObject[], mac?: string): Promise<IntentRecord> {
+export async function writeIntent(
+  a: ClaimContext,
+  planned: PlannedObject[],
+  mac?: string,
+  requireAttachment?: AttachmentRecord,
+): Promise<IntentRecord> {
   const now = a.rt.now();
   const intent: IntentRecord = {
     kind: 'intent',
@@ -146,14 +154,14 @@ export async function writeIntent(a: AddContext, planned: PlannedObject[], mac?:
     deadline: now + 8 * a.conf.hnsTimeoutSeconds * 1000 + 2 * a.conf.ipamTimeoutSeconds * 1000 + 60_000,
     ...(mac ? { mac } : {}),
   };
-  await a.store.writeIntent(intent);
+  await a.store.writeIntent(intent, requireAttachment ? { requireAttachment } : {});
   a.undo.push('drop the intent', () => a.store.removeIntent(a.owner, intent.id));
   return intent;
 }
 
 /** Adds what became known after the intent was written (the NIC and its network, once IPAM named the MAC). */
 export async function updateIntent(
-  a: AddContext,
+  a: Pick<AddContext, 'store'>,
   intent: IntentRecord,
   planned: PlannedObject[],
   mac?: string,
@@ -171,7 +179,7 @@ export function plannedId(a: AddContext): string | undefined {
 
 /** Replaces the intent by the record; fails (and the caller rolls back) when a DEL voided the intent meanwhile. */
 export async function commit(
-  a: AddContext,
+  a: Pick<AddContext, 'store' | 'undo'>,
   record: AttachmentRecord,
   intent: IntentRecord,
   prepared?: PreparedRecord,

@@ -47,7 +47,7 @@ export async function del(ctx: VerbContext, rt: PluginRuntime): Promise<void> {
         CniCode.TRY_AGAIN_LATER,
         'no HNS API is available on this host to delete the recorded attachment',
       );
-    const { endpointGone } = await deleteByRecord(api, store, rec, log);
+    let { endpointGone } = await deleteByRecord(api, store, rec, log);
     // Rule 1 (ip-holders.ts): not while another endpoint (a migrated node's previous plugin's) holds the address.
     const releasable = endpointGone && rec.ipamAllocated && ctx.ipam.configured;
     const holders = releasable ? await heldAddresses(api, addressesOf(rec.result)) : [];
@@ -55,7 +55,17 @@ export async function del(ctx: VerbContext, rt: PluginRuntime): Promise<void> {
     const released = releasable && holders.length === 0;
     if (released) await ctx.ipam.del();
     try {
-      await store.removeAttachment(owner);
+      // A repair (repair.ts) that re-created the objects meanwhile left a record naming them: delete by it too.
+      let deleted = rec;
+      for (let again = await store.removeDeletedAttachment(deleted); again;) {
+        log.warn(
+          { endpoint: again.endpoint.id },
+          'DEL: a repair re-created the attachment meanwhile; deleting that too',
+        );
+        ({ endpointGone } = await deleteByRecord(api, store, again, log));
+        deleted = again;
+        again = await store.removeDeletedAttachment(deleted);
+      }
     } catch (e) {
       // The HNS objects and the IP are dealt with; the runtime (and the operator) must learn that, not only the error.
       const done = endpointGone

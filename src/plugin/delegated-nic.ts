@@ -9,7 +9,7 @@
  * when it is a leak), and otherwise says precisely who holds it.
  */
 import { CniCode, CniError } from '../cni/cni-error';
-import { sameId, type NetworkInfo } from '../hns/api';
+import { sameId, type NetworkInfo, type NetworkSpec } from '../hns/api';
 import { isAdapterUnavailable, isAlreadyExists } from '../hns/hcn-error';
 import type { HostAdapter } from '../hns/hcn';
 import { NetworkFlags } from '../hns/schema';
@@ -139,27 +139,33 @@ export async function lookupNic(a: AddContext, mac: string, ownIntent?: string):
   );
 }
 
+/** The NIC network's spec, as created (and recorded for repair). */
+function nicNetworkSpec(
+  a: AddContext,
+  spec: { name: string; subnets: SubnetInfo[] },
+  adapter: HostAdapter,
+): NetworkSpec {
+  return {
+    name: spec.name,
+    type: 'Transparent',
+    flags: a.nicFlags ?? NetworkFlags.EnableNonPersistent,
+    adapterName: adapter.name,
+    subnets: spec.subnets,
+    policies: a.networkPolicies,
+  };
+}
+
 async function createNicNetwork(
   a: AddContext,
   ownIntent: string,
   spec: { name: string; id?: string; mac: string; subnets: SubnetInfo[] },
   adapter: HostAdapter,
-): Promise<NetworkInfo> {
+): Promise<{ network: NetworkInfo; spec: NetworkSpec }> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await step(`creating HNS network ${spec.name}`, () =>
-        a.api.createNetwork(
-          {
-            name: spec.name,
-            type: 'Transparent',
-            flags: a.nicFlags ?? NetworkFlags.EnableNonPersistent,
-            adapterName: adapter.name,
-            subnets: spec.subnets,
-            policies: a.networkPolicies,
-          },
-          spec.id,
-        ),
-      );
+      const netSpec = nicNetworkSpec(a, spec, adapter);
+      const network = await step(`creating HNS network ${spec.name}`, () => a.api.createNetwork(netSpec, spec.id));
+      return { network, spec: netSpec };
     } catch (e) {
       const cause = (e as { cause?: unknown }).cause;
       if (isAdapterUnavailable(cause)) {
@@ -252,13 +258,16 @@ export async function addDelegatedNic(
   const adapter = kept ? undefined : await lookupNic(a, mac, intent.id);
   const netId = intent.planned.find((p) => p.kind === 'network')?.id;
   let network = kept;
+  let networkSpec = kept ? (reuse?.recreate?.network as NetworkSpec | undefined) : undefined;
   if (!network) {
-    network = await createNicNetwork(
+    const made = await createNicNetwork(
       a,
       intent.id,
       { name: netName, ...(netId ? { id: netId } : {}), mac, subnets },
       adapter!,
     );
+    network = made.network;
+    networkSpec = made.spec;
     const created = network;
     a.undo.push('delete the network', () => a.api.deleteNetwork(created.id));
     intent = await keepClaim(a, intent, 'network', netId, created.id);
@@ -270,5 +279,6 @@ export async function addDelegatedNic(
     subnets,
     gateways: subnets.map((s) => s.gateway).filter((g): g is string => g !== undefined),
     mac,
+    ...(networkSpec ? { networkSpec } : {}),
   });
 }

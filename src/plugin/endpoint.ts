@@ -5,7 +5,7 @@
 import { CniCode, CniError } from '../cni/cni-error';
 import { endpointsListed } from './confirm-gone';
 import type { IpConfig } from '../cni/types';
-import { sameId, type NetworkInfo, type SubnetInfo } from '../hns/api';
+import { sameId, type EndpointSpec, type NetworkInfo, type NetworkSpec, type SubnetInfo } from '../hns/api';
 import { loopbackDsr } from '../hns/policies';
 import { canonicalIp } from '../net/addr';
 import { contains, defaultRoute, familyOf, splitCidr } from '../net/ipv4';
@@ -27,6 +27,8 @@ export interface EndpointPlacement {
   gateways: string[];
   /** A fixed MAC (delegated NIC); else HNS picks one from its pool. */
   mac?: string;
+  /** The spec the attachment's own network was created with (delegated NIC): recorded for repair. */
+  networkSpec?: NetworkSpec;
 }
 
 export async function createAttachment(
@@ -47,25 +49,20 @@ export async function createAttachment(
   // A network that shows no subnets (HNS decides): IPv4, as before dual-stack, so port mappings and NAT still apply.
   if (families.size === 0) families.add(4);
   const ipv4 = ips.find((ip) => familyOf(ip.address) === 4)?.address;
-  const ep = await refusable(`creating endpoint ${name}`, () =>
-    a.api.createEndpoint(
-      network,
-      {
-        name,
-        ips,
-        ...(mac ? { mac } : {}),
-        gateways,
-        dns: {
-          servers: dns.nameservers,
-          search: dns.search,
-          ...(dns.domain ? { domain: dns.domain } : {}),
-          ...(dns.options?.length ? { options: dns.options } : {}),
-        },
-        policies: podPolicies(a.policies, conf, families, ipv4, a.log),
-      },
-      id,
-    ),
-  );
+  const spec: EndpointSpec = {
+    name,
+    ips,
+    ...(mac ? { mac } : {}),
+    gateways,
+    dns: {
+      servers: dns.nameservers,
+      search: dns.search,
+      ...(dns.domain ? { domain: dns.domain } : {}),
+      ...(dns.options?.length ? { options: dns.options } : {}),
+    },
+    policies: podPolicies(a.policies, conf, families, ipv4, a.log),
+  };
+  const ep = await refusable(`creating endpoint ${name}`, () => a.api.createEndpoint(network, spec, id));
   // A "not found" from HNS is confirmed by a listing before the rollback counts the endpoint as gone: only then may
   // the rollback release its IP (Undo keeps the allocation when this step fails).
   a.undo.push('delete the endpoint', async () => {
@@ -90,7 +87,14 @@ export async function createAttachment(
     await step(`adding the loopback DSR policy for ${podIp}`, () =>
       a.api.addEndpointPolicies(ep.id, [loopbackDsr(podIp)]),
     );
+    spec.policies = [...spec.policies, loopbackDsr(podIp)];
   }
+  // For repair: the endpoint as HNS has it now (the addresses and MAC it assigned), created again the same way.
+  const endpointSpec: EndpointSpec = {
+    ...spec,
+    ips: ep.ips.map((ip) => ({ ...ip })),
+    ...((ep.mac ?? mac) ? { mac: ep.mac ?? mac } : {}),
+  };
 
   // Without IPAM, HNS chose the addresses (one per family): report each with its subnet's prefix and gateway.
   const gatewayOf = (family: 4 | 6): string | undefined => gateways.find((g) => familyOf(g) === family);
@@ -135,6 +139,10 @@ export async function createAttachment(
     attach: a.attach,
     result: result as unknown as Record<string, unknown>,
     createdAt: a.rt.now(),
+    recreate: {
+      endpoint: endpointSpec as unknown as Record<string, unknown>,
+      ...(where.networkSpec ? { network: where.networkSpec as unknown as Record<string, unknown> } : {}),
+    },
   };
   // Everything the record says is known before the attach: its file is written now and fsynced while HNS attaches
   // (the fsync used to follow the attach); it becomes the record only at the commit, after a successful attach.
@@ -174,7 +182,7 @@ export function refusedCreate(e: unknown): unknown {
  * real one at once — else an audit could judge the new object unclaimed while this ADD is still working on it.
  */
 export async function keepClaim(
-  a: AddContext,
+  a: Pick<AddContext, 'store' | 'log'>,
   intent: IntentRecord,
   kind: 'network' | 'endpoint',
   planned: string | undefined,

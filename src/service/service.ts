@@ -50,6 +50,8 @@ import {
 } from './protocol';
 import { NodeAgent, type NodeAgentStatus } from './node-agent';
 import { KeyedQueue } from './queue';
+import { startRepairTrigger } from './repair-trigger';
+import type { PodRepair } from '../plugin/repair';
 import { RequestLogs } from './request-log';
 import type { MetricsServer } from './metrics';
 import { callEvent, codeLabel, Tally, verbLabel, type MetricsSink, type TallySnapshot } from './tally';
@@ -161,6 +163,8 @@ export interface Service {
    * and every accepted request has finished. The caller ends the process (EXIT_RETIRED).
    */
   readonly retired: Promise<string>;
+  /** Repairs pods after an HNS restart now (configurations served with `repair: true`), and says what it did. */
+  repair(): Promise<PodRepair[]>;
 }
 
 /** What the shim prints if this service ends after accepting and before answering: "try again later". */
@@ -191,6 +195,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     backgroundAudit: true,
     observer: {
       hcnCall: (c) => {
+        repair.hcnCall(c);
         const e = callEvent(c);
         for (const sink of sinks) sink.hcnCall(e.op, e.seconds, e.hresult);
         agent?.hcnCall(c.hresult);
@@ -203,11 +208,21 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   agent = new NodeAgent({
     runtime,
     log,
+    // After an audit of a directory whose configuration asks for it, the pods HNS lost are repaired.
+    afterAudit: async ({ conf }) => {
+      if (conf.repair) await repair.run();
+    },
     ...(options.agent?.probeMs !== undefined ? { probeMs: options.agent.probeMs } : {}),
     ...(options.agent?.tickMs !== undefined ? { tickMs: options.agent.tickMs } : {}),
   });
   const logs = new RequestLogs({ pid: options.pid, service: true });
   const queue = new KeyedQueue();
+  const repair = startRepairTrigger({
+    runtime,
+    queue,
+    log,
+    onRepair: (r) => tally.repair(r.outcome),
+  });
   const entries = new Map<number, Entry>();
   const running = new Set<Promise<void>>();
   const started = Date.now();
@@ -485,8 +500,10 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   return {
     address: options.address,
     status,
+    repair: () => repair.run(),
     close: async () => {
       unwatch();
+      repair.stop();
       await drain();
       await closeMetrics();
     },

@@ -46,6 +46,8 @@ export interface TallySnapshot {
   verdicts: Record<string, number>;
   removed: Record<string, number>;
   removeFailures: number;
+  /** Pods the repair after an HNS restart handled, per outcome (repaired, namespace-gone, …: src/plugin/repair.ts). */
+  repairs: Record<string, number>;
 }
 
 interface Sum {
@@ -71,6 +73,12 @@ export class Tally implements MetricsSink {
   private readonly verdicts: Record<string, number> = {};
   private readonly removed: Record<string, number> = { network: 0, endpoint: 0 };
   private removeFailures = 0;
+  private readonly repairs: Record<string, number> = {};
+
+  /** One pod the repair handled (not a MetricsSink event: the status carries it, the metrics do not yet). */
+  repair(outcome: string): void {
+    this.repairs[outcome] = (this.repairs[outcome] ?? 0) + 1;
+  }
 
   verb(verb: string, code: string, seconds: number): void {
     add(this.verbs, `${verb}\0${code}`, seconds);
@@ -120,6 +128,7 @@ export class Tally implements MetricsSink {
       verdicts: { ...this.verdicts },
       removed: { ...this.removed },
       removeFailures: this.removeFailures,
+      repairs: { ...this.repairs },
     };
   }
 }

@@ -56,7 +56,7 @@ export class ControlClient implements SimControl {
   async setDeleteNetworkWithEndpoints(mode: 'cascade' | 'refuse'): Promise<void> {
     await this.send('delete-with-endpoints', { mode });
   }
-  async restart(options: { downMs?: number } = {}): Promise<void> {
+  async restart(options: { downMs?: number; dropNamespaces?: boolean | string[] } = {}): Promise<void> {
     await this.send('restart', options);
   }
   async setVersion(major: number, minor: number, options: { v2?: boolean } = {}): Promise<void> {

@@ -31,6 +31,13 @@ function str(args: Args, key: string, required = false): string | undefined {
   return v;
 }
 
+/** restart's dropNamespaces: true (all), or a list of namespace ids. */
+function dropNamespacesArg(v: unknown): boolean | string[] | undefined {
+  if (v === undefined || v === null || typeof v === 'boolean') return v ?? undefined;
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v as string[];
+  throw new Error('argument dropNamespaces must be true, false or a list of namespace ids');
+}
+
 export async function handleControl(engine: Engine, ctl: string, args: Args = {}): Promise<unknown> {
   switch (ctl) {
     case 'ping':
@@ -58,7 +65,7 @@ export async function handleControl(engine: Engine, ctl: string, args: Args = {}
     case 'delete-with-endpoints':
       return engine.setDeleteNetworkWithEndpoints(str(args, 'mode', true) as 'cascade' | 'refuse');
     case 'restart':
-      return engine.restart(num(args, 'downMs') ?? 0);
+      return engine.restart(num(args, 'downMs') ?? 0, dropNamespacesArg(args.dropNamespaces));
     case 'version': {
       const v2 = args.v2;
       if (v2 !== undefined && typeof v2 !== 'boolean') throw new Error('argument v2 must be a boolean');

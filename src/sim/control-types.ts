@@ -139,9 +139,10 @@ export interface SimControl {
   setDeleteNetworkWithEndpoints(mode: 'cascade' | 'refuse'): Promise<void>;
   /**
    * Simulates an HNS restart: in-flight calls fail with RPC_S_CALL_FAILED_DNE (0x800706BF), calls during the
-   * next `downMs` fail the same way, then non-persistent networks (flag 8), all endpoints and all namespaces are gone.
+   * next `downMs` fail the same way, then non-persistent networks (flag 8) and all endpoints are gone; namespaces
+   * stay unless `dropNamespaces` (true: all; or the listed ids) — no public source says which (src/sim/store.ts).
    */
-  restart(options?: { downMs?: number }): Promise<void>;
+  restart(options?: { downMs?: number; dropNamespaces?: boolean | string[] }): Promise<void>;
   setVersion(major: number, minor: number, options?: { v2?: boolean }): Promise<void>;
   addAdapter(adapter: SimAdapter): Promise<void>;
   removeAdapter(name: string): Promise<void>;
@@ -181,7 +182,7 @@ export interface SimControlCommands {
   race: { args: { mode: RaceMode; seed?: number }; result: void };
   'delete-with-endpoints': { args: { mode: 'cascade' | 'refuse' }; result: void };
   /** result.downUntil: epoch ms until which calls fail with 0x800706BF. */
-  restart: { args: { downMs?: number }; result: { downUntil: number } };
+  restart: { args: { downMs?: number; dropNamespaces?: boolean | string[] }; result: { downUntil: number } };
   version: { args: { major: number; minor: number; v2?: boolean }; result: void };
   'adapter-add': { args: { adapter: SimAdapter }; result: SimAdapter };
   'adapter-rm': { args: { name: string }; result: void };

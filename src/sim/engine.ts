@@ -26,8 +26,9 @@
  *    whole mutation queue, reads are still served) for `ms` or until release, then completes normally; kill-client →
  *    the call is accepted and queued, then its caller's pid is SIGKILLed, so the object is still created.
  * 6. RESTART: every accepted, unfinished call fails with RPC_S_CALL_FAILED_DNE (0x800706BF) and has no effect; calls
- *    arriving in the next `downMs` fail the same way; non-persistent networks (flag 8), all endpoints and all
- *    namespaces are gone; persistent networks stay.
+ *    arriving in the next `downMs` fail the same way; non-persistent networks (flag 8) and all endpoints are gone,
+ *    persistent networks and (unless `dropNamespaces`) namespaces stay — the sources, and the gap about namespaces,
+ *    are at Store.restart (store.ts).
  *
  * busyMs is the length of the union of all calls' execution intervals (latency and hangs included): the time the
  * service was doing something, the denominator of a makespan benchmark.
@@ -500,12 +501,12 @@ export class Engine {
     this.host.deleteNetworkWithEndpoints = mode;
   }
 
-  restart(downMs = 0): { downUntil: number } {
+  restart(downMs = 0, dropNamespaces?: boolean | readonly string[]): { downUntil: number } {
     if (!(Number.isFinite(downMs) && downMs >= 0)) throw new Error('downMs must be >= 0');
     this.restarts++;
     this.downUntil = Date.now() + downMs;
     const failed = this.abortInFlight('restart');
-    this.store.restart();
+    this.store.restart(dropNamespaces === undefined ? {} : { dropNamespaces });
     this.persist();
     this.logger.info({ downMs, failed }, 'HNS restart');
     return { downUntil: this.downUntil };

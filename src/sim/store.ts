@@ -506,11 +506,32 @@ export class Store {
 
   // ---- lifecycle -----------------------------------------------------------------------------------------
 
-  /** What an HNS restart leaves: persistent networks only (non-persistent ones, endpoints, namespaces vanish). */
-  restart(): void {
+  /**
+   * What an HNS restart leaves. Sources, and what none of them says:
+   *  - Endpoints vanish: "the pod still running and hold that IP, but hnsendpoints has been removed and is not
+   *    automatically re-create" (docker/for-win#12425, Windows Server 2022; the same report as projectcalico/calico#5164,
+   *    where felix then logs "Failed to look up one or more HNS endpoints").
+   *  - Non-persistent networks (flag 8) vanish and persistent ones stay: the flag is what Azure CNI sets so a reboot
+   *    clears its networks (Azure/azure-container-networking network/network_windows.go hcn.EnableNonPersistent);
+   *    HNS's networks are what it reloads from its store (Azure/azure-container-networking#283).
+   *  - Newer HNS builds rehydrate: "After HNS restarted, the LoadBalancers were restored through the HNS
+   *    backup/restore (rehydration) mechanism" (kubernetes/kubernetes#139519), and Azure's CI restarts HNS and then
+   *    expects every pod IP to have its endpoint ("restarting HNS again to make sure Endpoints rehydrate correctly",
+   *    Azure/azure-container-networking test/capz/npm/npm-e2e.sh; .pipelines/cni/load-test-templates/
+   *    restart-hns-template.yaml). That build's behaviour is not modelled: there, nothing is missing to repair.
+   *  - HCN namespaces: no public source says whether a restart drops them. The reports above name only endpoints, and
+   *    the compartment behind a namespace holds the running pod (microsoft/Windows-Containers#401: HNS creates it when
+   *    the container starts in the namespace), so they are kept by default; `dropNamespaces` drops all of them (true)
+   *    or the listed ones, for the other possibility (then the pods in them cannot be re-attached).
+   */
+  restart(options: { dropNamespaces?: boolean | readonly string[] } = {}): void {
     this.endpoints.clear();
     this.byNetwork = undefined;
-    this.namespaces.clear();
+    const drop = options.dropNamespaces;
+    if (drop === true) this.namespaces.clear();
+    else if (Array.isArray(drop)) for (const id of drop as readonly string[]) this.namespaces.delete(guidKey(id));
+    // A kept namespace no longer lists the endpoints it had: they are gone (its containers stay).
+    for (const ns of this.namespaces.values()) ns.resources = ns.resources.filter((r) => r.type !== 'Endpoint');
     for (const [k, n] of this.networks) if (!isPersistent(n)) this.networks.delete(k);
     this.computeSystems.forgetEndpoints();
     this.sdn.clear();

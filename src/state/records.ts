@@ -47,6 +47,15 @@ export interface AttachmentRecord extends Owner {
   /** The CNI result to return on a repeated ADD (version-neutral; opaque here). */
   result: Record<string, unknown>;
   createdAt: number;
+  /**
+   * What re-creating the objects after an HNS restart needs (src/plugin/repair.ts), as given to HNS at ADD: the
+   * endpoint's spec with the addresses and MAC HNS ended up with, and, for a network of the attachment's own
+   * (delegated NIC), the network's. Opaque here. Absent in records written before it existed: those are reported as
+   * not repairable, never guessed at from today's configuration.
+   */
+  recreate?: { endpoint: Record<string, unknown>; network?: Record<string, unknown> };
+  /** When repair last re-created the endpoint (ms since epoch). */
+  repairedAt?: number;
 }
 
 export interface IntentRecord extends Owner {
@@ -199,6 +208,12 @@ export function validateRecord<K extends RecordKind>(v: unknown, kind: K): Extra
     str(attach, 'target');
     obj(v, 'result');
     optional(v, 'mac', str);
+    optional(v, 'repairedAt', num);
+    if (v.recreate !== undefined) {
+      const r = obj(v, 'recreate');
+      obj(r, 'endpoint');
+      optional(r, 'network', obj);
+    }
     if (v.sharedWith !== undefined) {
       const w = obj(v, 'sharedWith');
       str(w, 'containerId');

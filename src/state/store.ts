@@ -120,6 +120,24 @@ export class ConcurrentAddError extends Error {
   }
 }
 
+/** The record a repair set out to repair, or a DEL deleted by, is no longer the one in the state directory. */
+export class AttachmentChangedError extends Error {
+  override readonly name = 'AttachmentChangedError';
+  constructor() {
+    super('the attachment record was deleted or replaced meanwhile');
+  }
+}
+
+/** The same record: same objects, same repair (a repair changes repairedAt, a new ADD createdAt). */
+function sameAttachment(a: AttachmentRecord | undefined, b: AttachmentRecord): boolean {
+  return (
+    a !== undefined &&
+    a.endpoint.id.toLowerCase() === b.endpoint.id.toLowerCase() &&
+    a.createdAt === b.createdAt &&
+    a.repairedAt === b.repairedAt
+  );
+}
+
 /** Intent ids of ADD attempts running in this process (writeIntent adds, attemptEnded removes). */
 const attemptsHere = new Set<string>();
 
@@ -270,9 +288,13 @@ export class StateStore {
    * has not passed, no DEL voided it) is a concurrent ADD of the same pod: it keeps the owner and this one gets a
    * ConcurrentAddError, rather than both overwriting each other's claims and both failing.
    */
-  async writeIntent(intent: IntentRecord): Promise<void> {
+  async writeIntent(intent: IntentRecord, options: { requireAttachment?: AttachmentRecord } = {}): Promise<void> {
     this.ensure();
     await this.lock.run(() => {
+      // A repair (src/plugin/repair.ts) claims only while the record it repairs is still there, unchanged: checked
+      // under the same lock as the write, so a DEL that dropped the record first is never undone by the repair.
+      const required = options.requireAttachment;
+      if (required && !sameAttachment(this.read('attachment', intent), required)) throw new AttachmentChangedError();
       const current = this.read('intent', intent);
       // An intent of this very process (a resident service, or an embedder) whose attempt has ended is not a
       // concurrent ADD however alive its pid is: it is what an ADD left for the audit when HNS stopped answering.
@@ -368,6 +390,42 @@ export class StateStore {
     } finally {
       if (!published) await prepared?.discard();
     }
+  }
+
+  /**
+   * DEL's last step after it deleted by `deleted`: drops the record, unless a repair re-created its objects meanwhile
+   * (then the record now there is returned, for the DEL to delete by), and in the same lock voids the owner's intent,
+   * if any (a repair under way: its commit then fails and it undoes what it created; the tombstone keeps what it
+   * planned for the audit, should it not get to).
+   */
+  async removeDeletedAttachment(deleted: AttachmentRecord): Promise<AttachmentRecord | undefined> {
+    this.ensure();
+    return this.lock.run(() => {
+      const current = this.read('attachment', deleted);
+      if (current && !sameAttachment(current, deleted)) return current;
+      this.remove('attachment', deleted, 'attachment', false);
+      const intent = this.read('intent', deleted);
+      if (intent) {
+        const prior = this.read('tombstone', deleted);
+        const tomb: TombstoneRecord = {
+          kind: 'tombstone',
+          schema: 1,
+          containerId: deleted.containerId,
+          ifname: deleted.ifname,
+          createdAt: this.now(),
+          reason: 'DEL while a repair of the attachment ran',
+          planned: dedupe([...(prior?.planned ?? []), ...intent.planned]),
+          voids: [...new Set([...(prior?.voids ?? []), intent.id])],
+          ...(deleted.cniNetwork ? { cniNetwork: deleted.cniNetwork } : {}),
+          ...(prior?.ipamPending ? { ipamPending: true } : {}),
+          ...(prior?.heldBy?.length ? { heldBy: prior.heldBy } : {}),
+        };
+        this.write(tomb, 'tombstone');
+        this.remove('intent', deleted, 'intent');
+        this.registry?.withdraw(deleted, intent.id, this.log);
+      }
+      return undefined;
+    });
   }
 
   async removeAttachment(owner: Owner): Promise<boolean> {

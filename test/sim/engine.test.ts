@@ -205,7 +205,13 @@ test('restart: in-flight calls and calls during downMs fail with 0x800706BF; onl
   const persistent = ok(await c.createNetwork(null, natNetwork('persistent')));
   ok(await c.createNetwork(null, natNetwork('volatile', { Flags: 8 })));
   const e = ok(await c.createEndpoint(persistent, null, JSON.stringify({ ...V2, Name: 'e' })));
-  ok(await c.createNamespace(null, JSON.stringify(V2)));
+  const ns = ok(await c.createNamespace(null, JSON.stringify(V2)));
+  ok(
+    await c.modifyNamespace(
+      ns,
+      JSON.stringify({ ResourceType: 'Endpoint', RequestType: 'Add', Settings: { EndpointId: e } }),
+    ),
+  );
   await sim.control.setLatency('HcnCreateNetwork', 300);
   const inFlight = c.createNetwork(null, natNetwork('in-flight'));
   await sleep(20);
@@ -217,9 +223,21 @@ test('restart: in-flight calls and calls during downMs fail with 0x800706BF; onl
   await sleep(220);
   expect(ids(await c.enumerateNetworks(null))).toEqual([persistent]);
   expect(ids(await c.enumerateEndpoints(null))).toEqual([]);
-  expect(ids(await c.enumerateNamespaces(null))).toEqual([]);
+  // No public source says a restart drops HCN namespaces (src/sim/store.ts restart): they stay, without endpoints.
+  expect(ids(await c.enumerateNamespaces(null))).toEqual([ns]);
+  expect((await sim.control.dump()).namespaces[0]!.Resources ?? []).toEqual([]);
   expectFailure(await c.openEndpoint(e), 0x803b0002, 'The endpoint was not found.');
   expect((await sim.control.stats()).restarts).toBe(1);
+});
+
+test('restart with dropNamespaces: the listed namespaces (or all of them) are gone too', async () => {
+  const { c, sim } = fx;
+  const a = ok(await c.createNamespace(null, JSON.stringify(V2)));
+  const b = ok(await c.createNamespace(null, JSON.stringify(V2)));
+  await sim.control.restart({ dropNamespaces: [String(a).toUpperCase()] });
+  expect(ids(await c.enumerateNamespaces(null))).toEqual([b]);
+  await sim.control.restart({ dropNamespaces: true });
+  expect(ids(await c.enumerateNamespaces(null))).toEqual([]);
 });
 
 test('version: GET /globals/version reports it; v2:false makes every Hcn* call E_NOTIMPL while HNSCall works', async () => {

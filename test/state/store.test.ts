@@ -8,7 +8,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { hostOs } from '../../src/hns/host-os';
 import { intentLiveness } from '../../src/state/liveness';
-import { StateStore } from '../../src/state/store';
+import { AttachmentChangedError, StateStore } from '../../src/state/store';
 import { attachmentRecord, intentRecord, OWNER } from '../helpers/state-records';
 
 const owner = OWNER;
@@ -123,5 +123,39 @@ describe('state store', () => {
     await store.ipamReleased(owner);
     expect(store.getTombstone(owner)?.ipamPending).toBeUndefined();
     expect(await store.removeTombstone(owner)).toBe(true);
+  });
+
+  describe('repair against DEL (src/plugin/repair.ts)', () => {
+    it('a repair claims only while the record it repairs is there, unchanged', async () => {
+      const rec = record();
+      await store.commitAttachment(rec);
+      await store.removeAttachment(owner); // a DEL finished first
+      await expect(store.writeIntent(intent('r1'), { requireAttachment: rec })).rejects.toBeInstanceOf(
+        AttachmentChangedError,
+      );
+      expect(store.getIntent(owner)).toBeUndefined();
+    });
+
+    it("DEL's removal voids a repair under way: its commit is then refused, and the record stays gone", async () => {
+      const rec = record();
+      await store.commitAttachment(rec);
+      await store.writeIntent(intent('r1'), { requireAttachment: rec });
+      expect(await store.removeDeletedAttachment(rec)).toBeUndefined();
+      expect(await store.commitAttachment({ ...rec, repairedAt: clock }, 'r1')).toBe('deleted');
+      expect(store.getAttachment(owner)).toBeUndefined();
+      expect(store.getTombstone(owner)?.voids).toEqual(['r1']);
+    });
+
+    it('a repair that committed before the DEL removed the record: the DEL is handed the new record to delete by', async () => {
+      const rec = record();
+      await store.commitAttachment(rec);
+      await store.writeIntent(intent('r1'), { requireAttachment: rec });
+      const repaired = { ...rec, repairedAt: clock + 1 };
+      expect(await store.commitAttachment(repaired, 'r1')).toBe('committed');
+      expect(await store.removeDeletedAttachment(rec)).toEqual(repaired);
+      expect(store.getAttachment(owner)).toEqual(repaired);
+      expect(await store.removeDeletedAttachment(repaired)).toBeUndefined();
+      expect(store.getAttachment(owner)).toBeUndefined();
+    });
   });
 });

@@ -1,0 +1,187 @@
+/**
+ * Issue 22 item 3, the plugin half: after an HNS restart (hcn-sim restart) repairAttachments re-creates every recorded
+ * pod's endpoint with its recorded id, addresses, MAC and policies and re-attaches it as it was attached (HCN
+ * namespace; HCS hot-add for a Docker-style sandbox), one pod at a time, IPAM untouched; CHECK then passes and STATUS
+ * is 0. A pod whose namespace is gone too is reported and its record left; a record without the recorded spec (an
+ * older version's) is reported; a repair racing a DEL of the same pod leaves nothing in HNS or the state.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { silentLogger } from '../../src/log/logger';
+import { repairAttachments } from '../../src/plugin/repair';
+import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
+import { newNamespace, recordFiles, until } from './support';
+
+let h: Harness;
+const NIC = { Name: 'Ethernet 2', MacAddress: '00-15-5D-BB-00-02' };
+useHarness({ adapters: [{ Name: 'Ethernet', MacAddress: '00-15-5D-BB-00-01' }, NIC] }, (x) => (h = x));
+jest.setTimeout(30_000);
+
+const conf = bridgeConf({ cniVersion: '1.1.0', repair: true, dns: { nameservers: ['10.96.0.10'] } });
+
+async function add(containerId: string, netns: string): Promise<Record<string, unknown>> {
+  const out = await cni(h, { verb: 'ADD', conf, containerId, netns });
+  expect(out.exitCode).toBe(0);
+  return out.json!;
+}
+
+/** What must come back after a repair: id, addresses, MAC, policies, attach — per endpoint name. */
+async function endpoints(): Promise<Record<string, unknown>> {
+  const dump = await h.sim.control.dump();
+  return Object.fromEntries(
+    dump.endpoints.map((e) => [
+      e.Name,
+      {
+        id: String(e.ID).toLowerCase(),
+        ips: e.IpConfigurations ?? e.IPAddress,
+        mac: e.MacAddress,
+        policies: e.Policies,
+        dns: e.Dns,
+        routes: e.Routes,
+      },
+    ]),
+  );
+}
+
+function servedConf() {
+  const c = h.runtime.servedConfs().find((x) => x.stateDir === h.stateDir);
+  if (!c) throw new Error('no configuration served');
+  return c;
+}
+
+const verb = (v: 'CHECK' | 'STATUS' | 'DEL', containerId?: string, netns?: string) =>
+  cni(h, { verb: v, conf, ...(containerId ? { containerId } : {}), ...(netns !== undefined ? { netns } : {}) });
+
+describe('repair after an HNS restart', () => {
+  it('restores every recorded pod (namespace and Docker-style), reports the one whose namespace is gone; CHECK passes, STATUS 0 once that pod is deleted', async () => {
+    const ns1 = await newNamespace(h);
+    const ns2 = await newNamespace(h);
+    await add('pod-ns', ns1);
+    await add('pod-gone', ns2);
+    await add('pod-docker', 'none');
+    const before = await endpoints();
+    const records = Object.fromEntries(
+      recordFiles(h, 'attachments').map((f) => [f, fs.readFileSync(path.join(h.stateDir, 'attachments', f), 'utf8')]),
+    );
+    expect(Object.keys(before)).toHaveLength(3);
+
+    await h.sim.control.restart({ dropNamespaces: [ns2] });
+    expect((await h.sim.control.dump()).endpoints).toEqual([]);
+    expect((await verb('STATUS')).json).toMatchObject({ code: 51 });
+
+    const report = await repairAttachments({ rt: h.runtime, conf: servedConf(), log: silentLogger });
+    expect(report.map((r) => [r.attachment, r.outcome]).sort()).toEqual([
+      ['pod-docker@eth0', 'repaired'],
+      ['pod-gone@eth0', 'namespace-gone'],
+      ['pod-ns@eth0', 'repaired'],
+    ]);
+    expect(report.find((r) => r.outcome === 'namespace-gone')?.detail).toContain(ns2);
+
+    // The same id, addresses, MAC, policies, DNS and routes as before the restart; the gone pod's is not re-created.
+    const goneName = Object.values(records)
+      .map((t) => JSON.parse(t) as { containerId: string; endpoint: { name: string } })
+      .find((r) => r.containerId === 'pod-gone')!.endpoint.name;
+    const expected = { ...before };
+    delete expected[goneName];
+    expect(await endpoints()).toEqual(expected);
+    // Re-attached as they were: the namespace lists its endpoint again, the sandbox container has its vNIC again.
+    const dump = await h.sim.control.dump();
+    expect(dump.computeSystems.find((s) => s.ID === 'pod-docker')?.Endpoints).toHaveLength(1);
+    expect(await verb('CHECK', 'pod-ns', ns1)).toMatchObject({ exitCode: 0 });
+    expect(await verb('CHECK', 'pod-docker', 'none')).toMatchObject({ exitCode: 0 });
+
+    // The pod whose namespace is gone: reported, its record left as it was (the runtime's DEL removes it).
+    const goneFile = recordFiles(h, 'attachments').find((f) => records[f]?.includes('pod-gone'))!;
+    expect(fs.readFileSync(path.join(h.stateDir, 'attachments', goneFile), 'utf8')).toBe(records[goneFile]);
+    expect(recordFiles(h, 'intents')).toEqual([]);
+    expect((await verb('STATUS')).json).toMatchObject({ code: 51 });
+    expect(await verb('DEL', 'pod-gone', ns2)).toMatchObject({ exitCode: 0 });
+    expect(await verb('STATUS')).toMatchObject({ exitCode: 0 });
+
+    // A second run finds nothing to do.
+    expect(await repairAttachments({ rt: h.runtime, conf: servedConf(), log: silentLogger })).toEqual([]);
+  });
+
+  it('delegated NIC: the non-persistent network the restart dropped is re-created with its recorded id and spec, then the endpoint', async () => {
+    const nic = {
+      cniVersion: '1.1.0',
+      name: 'nics',
+      type: 'hcn-cni',
+      mode: 'delegatedNic',
+      subnet: '10.20.1.0/24',
+      repair: true,
+      runtimeConfig: { mac: NIC.MacAddress },
+    };
+    const ns = await newNamespace(h);
+    expect((await cni(h, { verb: 'ADD', conf: nic, containerId: 'pod-nic', netns: ns })).exitCode).toBe(0);
+    const strip = (n: Record<string, unknown>) => ({
+      id: n.ID,
+      name: n.Name,
+      type: n.Type,
+      flags: n.Flags,
+      policies: n.Policies,
+    });
+    const dumpBefore = await h.sim.control.dump();
+    const netBefore = dumpBefore.networks.map(strip);
+    const epBefore = await endpoints();
+    await h.sim.control.restart();
+    expect((await h.sim.control.dump()).networks).toEqual([]);
+    const report = await repairAttachments({ rt: h.runtime, conf: servedConf(), log: silentLogger });
+    expect(report.map((r) => r.outcome)).toEqual(['repaired']);
+    const dump = await h.sim.control.dump();
+    expect(dump.networks.map(strip)).toEqual(netBefore);
+    expect(dump.boundAdapters[NIC.Name]).toBe(dumpBefore.boundAdapters[NIC.Name]);
+    expect(await endpoints()).toEqual(epBefore);
+    expect((await cni(h, { verb: 'CHECK', conf: nic, containerId: 'pod-nic', netns: ns })).exitCode).toBe(0);
+    expect((await cni(h, { verb: 'DEL', conf: nic, containerId: 'pod-nic', netns: ns })).exitCode).toBe(0);
+    expect((await h.sim.control.dump()).networks).toEqual([]);
+  });
+
+  it('a record without the recorded spec (written by an older version) is reported, not guessed at', async () => {
+    const ns = await newNamespace(h);
+    await add('pod-old', ns);
+    const [file] = recordFiles(h, 'attachments');
+    const p = path.join(h.stateDir, 'attachments', file!);
+    const rec = JSON.parse(fs.readFileSync(p, 'utf8')) as Record<string, unknown>;
+    delete rec.recreate;
+    fs.writeFileSync(p, JSON.stringify(rec));
+    await h.sim.control.restart();
+    const report = await repairAttachments({ rt: h.runtime, conf: servedConf(), log: silentLogger });
+    expect(report.map((r) => r.outcome)).toEqual(['no-recorded-spec']);
+    expect((await h.sim.control.dump()).endpoints).toEqual([]);
+  });
+
+  it('a Docker-style pod whose container is gone is reported, and nothing it created is left', async () => {
+    await add('pod-dead', 'none');
+    await h.sim.control.restart();
+    await h.sim.control.removeContainer('pod-dead');
+    const report = await repairAttachments({ rt: h.runtime, conf: servedConf(), log: silentLogger });
+    expect(report.map((r) => r.outcome)).toEqual(['container-gone']);
+    expect((await h.sim.control.dump()).endpoints).toEqual([]);
+    expect(recordFiles(h, 'intents')).toEqual([]);
+  });
+
+  it('a repair racing a DEL of the same pod leaves nothing in HNS or in the state', async () => {
+    const ns = await newNamespace(h);
+    await add('pod-race', ns);
+    await h.sim.control.restart();
+    // The repair's endpoint create hangs in HNS (holding HNS's mutation queue); the DEL arrives meanwhile and its
+    // deletes queue behind it.
+    await h.sim.control.hang('HcnCreateEndpoint');
+    const repair = repairAttachments({ rt: h.runtime, conf: servedConf(), log: silentLogger });
+    const hung = async () => ((await h.sim.control.stats()).pendingMutations > 0 ? true : undefined);
+    await until(hung, 10_000, 'the repair create to hang');
+    expect(recordFiles(h, 'intents')).toHaveLength(1);
+    const del = verb('DEL', 'pod-race', ns);
+    const queued = async () => ((await h.sim.control.stats()).pendingMutations > 1 ? true : undefined);
+    await until(queued, 10_000, 'the DEL to queue behind it');
+    await h.sim.control.release();
+    expect((await del).exitCode).toBe(0);
+    const report = await repair;
+    expect(report).toHaveLength(1);
+    expect(report[0]!.outcome).toBe('deleted-meanwhile');
+    await h.sim.control.waitIdle();
+    expect((await h.sim.control.dump()).endpoints).toEqual([]);
+    for (const kind of ['attachments', 'intents', 'tombstones'] as const) expect(recordFiles(h, kind)).toEqual([]);
+  });
+});

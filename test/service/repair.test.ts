@@ -1,0 +1,93 @@
+/**
+ * Issue 22 item 3, the service half: a service serving a configuration with `repair: true` repairs the pods an HNS
+ * restart left without endpoints as soon as HNS answers again (repair-trigger.ts), through its per-attachment queue;
+ * STATUS returns to 0 and the service's status counts the repairs. Off by default: nothing is repaired.
+ */
+import * as path from 'path';
+import { silentLogger } from '../../src/log/logger';
+import { startService, type Service } from '../../src/service/service';
+import { bridgeConf, useHarness, type Harness } from '../helpers/cni-harness';
+import { newNamespace, until } from '../plugin/support';
+import { makeBin, viaShim, type Bin } from './support';
+
+let h: Harness;
+let bin: Bin;
+let service: Service | undefined;
+useHarness(undefined, (x) => (h = x));
+jest.setTimeout(60_000);
+beforeEach(() => {
+  bin = makeBin(h);
+});
+afterEach(async () => {
+  await service?.close();
+  service = undefined;
+});
+
+async function start(): Promise<Service> {
+  service = await startService({
+    address: path.join(h.tmp, 'run', 'service.sock'),
+    platform: 'linux',
+    pid: process.pid,
+    log: silentLogger,
+    claimsDir: path.join(h.tmp, 'claims'),
+  });
+  return service;
+}
+
+/** Two pods (HCN namespace, Docker-style), an HNS restart, then STATUS until HNS answers again. */
+async function podsThenRestart(s: Service, conf: Record<string, unknown>): Promise<{ code: number; ns: string }> {
+  const ns = await newNamespace(h);
+  await h.sim.control.addContainer('pod-docker');
+  for (const [id, netns] of [
+    ['pod-ns', ns],
+    ['pod-docker', 'none'],
+  ] as const) {
+    expect((await viaShim(h, bin, s.address, { verb: 'ADD', conf, containerId: id, netns })).exitCode).toBe(0);
+  }
+  await h.sim.control.restart({ downMs: 300 });
+  // STATUS while HNS is down (50: the calls go unanswered), then until it answers again (51, or 0 once repaired).
+  const status = async () => (await viaShim(h, bin, s.address, { verb: 'STATUS', conf })).json?.code as number;
+  await until(async () => ((await status()) === 50 ? true : undefined), 20_000, 'STATUS 50 while HNS is down');
+  const code = await until(
+    async () => {
+      const c = (await status()) ?? 0;
+      return c === 50 ? undefined : c;
+    },
+    20_000,
+    'HNS to answer again',
+  );
+  return { code, ns };
+}
+
+describe('repair in the service', () => {
+  it('repair: true — the pods are repaired once HNS answers again; STATUS returns to 0; the status counts them', async () => {
+    const s = await start();
+    const conf = bridgeConf({ cniVersion: '1.1.0', repair: true });
+    const { ns } = await podsThenRestart(s, conf);
+    // The trigger runs right after HNS answered again; STATUS reaches 0 when it is done.
+    await until(
+      async () => ((await viaShim(h, bin, s.address, { verb: 'STATUS', conf })).exitCode === 0 ? true : undefined),
+      20_000,
+      'STATUS 0',
+    );
+    expect((await h.sim.control.dump()).endpoints).toHaveLength(2);
+    expect(s.status().tally.repairs).toEqual({ repaired: 2 });
+    for (const [id, netns] of [
+      ['pod-docker', 'none'],
+      ['pod-ns', ns],
+    ] as const) {
+      const check = await viaShim(h, bin, s.address, { verb: 'CHECK', conf, containerId: id, netns });
+      expect({ id, exit: check.exitCode }).toEqual({ id, exit: 0 });
+    }
+  });
+
+  it('off by default — nothing is repaired, STATUS stays 51', async () => {
+    const s = await start();
+    const conf = bridgeConf({ cniVersion: '1.1.0' });
+    expect((await podsThenRestart(s, conf)).code).toBe(51);
+    expect(await s.repair()).toEqual([]);
+    expect((await h.sim.control.dump()).endpoints).toEqual([]);
+    expect((await viaShim(h, bin, s.address, { verb: 'STATUS', conf })).json).toMatchObject({ code: 51 });
+    expect(s.status().tally.repairs).toEqual({});
+  });
+});
