@@ -187,7 +187,6 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const claimsDir = options.claimsDir ?? defaultClaimsDir(options.platform);
   const tally = new Tally();
   const sinks: MetricsSink[] = [tally];
-  let agent: NodeAgent | undefined;
   const runtime = new PluginRuntime({
     pid: options.pid,
     native,
@@ -198,14 +197,15 @@ export async function startService(options: ServiceOptions): Promise<Service> {
         repair.hcnCall(c);
         const e = callEvent(c);
         for (const sink of sinks) sink.hcnCall(e.op, e.seconds, e.hresult);
-        agent?.hcnCall(c.hresult);
+        agent.hcnCall(c.hresult);
       },
       audit: (o) => {
         for (const sink of sinks) sink.audit(o);
       },
     },
   });
-  agent = new NodeAgent({
+  // Told of HNS failing by the runtime's observer above (which only runs once a verb or the agent calls HNS).
+  const agent = new NodeAgent({
     runtime,
     log,
     // After an audit of a directory whose configuration asks for it, the pods HNS lost are repaired.
@@ -254,7 +254,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     })),
     abandoned: abandonedStatus(maxAbandoned),
     tally: tally.snapshot(),
-    agent: agent!.status(),
+    agent: agent.status(),
     ...(metrics ? { metricsUrl: metrics.url } : {}),
   });
 
@@ -482,7 +482,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   let stopped: Promise<void> | undefined;
   const drain = async (): Promise<void> => {
     await (stopped ??= stopListening());
-    await agent!.stop();
+    await agent.stop();
     while (running.size > 0) await Promise.allSettled([...running]);
   };
   let retire: (reason: string) => void = () => undefined;

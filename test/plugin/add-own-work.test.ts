@@ -142,15 +142,19 @@ describe('delegated NIC (seed 000) with a fresh whole-node audit', () => {
     ...extra,
   });
 
-  it('a leaked network of ours holding the NIC is removed by the ADD that needs the NIC', async () => {
-    fs.mkdirSync(h.stateDir, { recursive: true });
-    fs.writeFileSync(path.join(h.stateDir, 'audited'), String(Date.now()));
-    const leak = await hcn().createNetwork({
+  /** What seed 000 leaves: a network of ours on the NIC that HNS completed after its ADD was killed. */
+  const leakedNicNetwork = () =>
+    hcn().createNetwork({
       Name: nicNetworkName(owner('pod-killed')),
       Type: 'Transparent',
       Flags: 8,
       Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: NIC.Name } }],
     } as never);
+
+  it('a leaked network of ours holding the NIC is removed by the ADD that needs the NIC', async () => {
+    fs.mkdirSync(h.stateDir, { recursive: true });
+    fs.writeFileSync(path.join(h.stateDir, 'audited'), String(Date.now()));
+    const leak = await leakedNicNetwork();
     const seq = await lastSeq(h);
     const add = await cni(h, { verb: 'ADD', conf: nicConf(), containerId: 'pod-new', netns: 'none' });
     expect(add.exitCode).toBe(0);
@@ -161,12 +165,7 @@ describe('delegated NIC (seed 000) with a fresh whole-node audit', () => {
   });
 
   it('with "audit": false the same leak is reported, not removed (the test can fail)', async () => {
-    const leak = await hcn().createNetwork({
-      Name: nicNetworkName(owner('pod-killed')),
-      Type: 'Transparent',
-      Flags: 8,
-      Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: NIC.Name } }],
-    } as never);
+    const leak = await leakedNicNetwork();
     const add = await cni(h, { verb: 'ADD', conf: nicConf({ audit: false }), containerId: 'pod-new', netns: 'none' });
     expect(add.json).toMatchObject({ code: 104 });
     expect((await h.sim.control.dump()).networks.map((n) => n.ID)).toContain(leak.ID);
