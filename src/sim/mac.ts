@@ -33,13 +33,11 @@ export function intToMac(n: number): string {
 }
 
 /** First address of the pools that is not in use, or undefined when every pool is exhausted. */
-export function allocateMac(pools: MacRange[], inUse: Iterable<string>): string | undefined {
+export function allocateMac(pools: MacRange[], inUse: (mac: number) => boolean): string | undefined {
   // Compared as numbers: formatting every candidate made a create on a node of thousands cost milliseconds.
-  const used = new Set<number>();
-  for (const mac of inUse) used.add(macToInt(mac));
   for (const pool of pools) {
     const end = macToInt(pool.end);
-    for (let n = macToInt(pool.start); n <= end; n++) if (!used.has(n)) return intToMac(n);
+    for (let n = macToInt(pool.start); n <= end; n++) if (!inUse(n)) return intToMac(n);
   }
   return undefined;
 }

@@ -112,8 +112,8 @@ export function planRequest(req: OpRequest): Plan {
           const q = parseQuery(req.query);
           // The object's own name, id and network answer most filters (hcsshim's Name and VirtualNetwork) without
           // building its view; the view then decides exactly. Only the simulator's speed: the answer is the same.
-          const ids = store
-            .all(kind)
+          const name = kind === 'endpoint' ? nameFilter(q.filter) : undefined;
+          const ids = (name !== undefined ? store.endpointsNamed(name) : store.all(kind))
             .filter((o) => mayMatch(o, q.filter) && matchesFilter(view(kind, o.id, 'v1', store, host), q.filter))
             .map((o) => o.id);
           return JSON.stringify(ids);
@@ -442,4 +442,12 @@ function planHnsCall(req: OpRequest): Plan {
     return unknown;
   }
   return unknown;
+}
+
+/** The Name a filter asks for exactly, if it asks for one (the store has an index for endpoint names). */
+function nameFilter(filter: Record<string, unknown> | undefined): string | undefined {
+  const key = filter && Object.keys(filter).find((k) => k.toLowerCase() === 'name');
+  const v = key !== undefined ? filter![key] : undefined;
+  // A GUID-shaped name compares case-insensitively (query.ts equal): not an exact index lookup.
+  return typeof v === 'string' && !/^\{?[0-9a-f]{8}-/i.test(v) ? v : undefined;
 }

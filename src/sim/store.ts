@@ -19,7 +19,7 @@ import {
   type Cidr,
 } from './ipv4';
 import { enumValue, objectOrJson, type Obj } from './json-doc';
-import { DEFAULT_MAC_POOL, allocateMac } from './mac';
+import { DEFAULT_MAC_POOL, allocateMac, macToInt } from './mac';
 import {
   ADAPTER_BOUND_TYPES,
   DEFAULT_SUBNET_TYPES,
@@ -105,6 +105,40 @@ export class Store {
     return this.byNetwork.get(guidKey(networkId)) ?? [];
   }
   private byNetwork: Map<string, EndpointObj[]> | undefined;
+  /**
+   * Endpoints by name and MACs in use, kept up to date at every add and removal: a query by name and a create cost
+   * the same on a node of thousands as on an empty one (the simulator's speed only; the answers are the same).
+   */
+  private readonly byName = new Map<string, EndpointObj[]>();
+  private readonly macsInUse = new Map<number, number>();
+
+  /** The endpoints with this exact name (what a Name filter can match), in creation order. */
+  endpointsNamed(name: string): EndpointObj[] {
+    return this.byName.get(name) ?? [];
+  }
+
+  private indexEndpoint(e: EndpointObj, add: boolean): void {
+    const list = this.byName.get(e.name) ?? [];
+    if (add) this.byName.set(e.name, [...list, e]);
+    else if (list.length <= 1) this.byName.delete(e.name);
+    else
+      this.byName.set(
+        e.name,
+        list.filter((x) => x !== e),
+      );
+    if (!e.macAddress) return;
+    const mac = macToInt(e.macAddress);
+    const n = (this.macsInUse.get(mac) ?? 0) + (add ? 1 : -1);
+    if (n > 0) this.macsInUse.set(mac, n);
+    else this.macsInUse.delete(mac);
+  }
+
+  private forgetEndpoints(): void {
+    this.endpoints.clear();
+    this.byNetwork = undefined;
+    this.byName.clear();
+    this.macsInUse.clear();
+  }
 
   /** Adapter name → id of the network bound to it. */
   boundAdapters(): Record<string, string> {
@@ -240,8 +274,10 @@ export class Store {
             fail(HR.NETWORK_NOT_FOUND, input.networkName))
           : fail(HR.INVALID_ENDPOINT, 'endpoint names no network');
     const picked = this.pickAddresses(network, input, api);
-    const inUse = [...this.endpoints.values()].flatMap((e) => (e.macAddress ? [e.macAddress] : []));
-    const mac = input.macAddress ?? allocateMac(network.macPools, inUse) ?? fail(HR.E_FAIL, 'MAC pool exhausted');
+    const mac =
+      input.macAddress ??
+      allocateMac(network.macPools, (n) => this.macsInUse.has(n)) ??
+      fail(HR.E_FAIL, 'MAC pool exhausted');
     checkEndpointPolicies(input.policies, this.host().version);
     this.checkPortMappings(input.policies, undefined);
     // An endpoint that names no routes gets a default route per family via its subnet's gateway, as HNS fills
@@ -272,6 +308,7 @@ export class Store {
       state: EndpointState.Created,
     };
     this.endpoints.set(guidKey(id), endpoint);
+    this.indexEndpoint(endpoint, true);
     // Kept up to date rather than rebuilt: a create on a node of thousands would otherwise re-index them all.
     const list = this.byNetwork?.get(guidKey(network.id));
     if (list) list.push(endpoint);
@@ -386,6 +423,7 @@ export class Store {
       if (ns) ns.resources = ns.resources.filter((r) => !(r.type === 'Endpoint' && sameGuid(r.id, e.id)));
     }
     this.endpoints.delete(guidKey(e.id));
+    this.indexEndpoint(e, false);
     this.byNetwork = undefined;
     return e;
   }
@@ -525,8 +563,7 @@ export class Store {
    *    or the listed ones, for the other possibility (then the pods in them cannot be re-attached).
    */
   restart(options: { dropNamespaces?: boolean | readonly string[] } = {}): void {
-    this.endpoints.clear();
-    this.byNetwork = undefined;
+    this.forgetEndpoints();
     const drop = options.dropNamespaces;
     if (drop === true) this.namespaces.clear();
     else if (Array.isArray(drop)) for (const id of drop as readonly string[]) this.namespaces.delete(guidKey(id));
@@ -539,8 +576,7 @@ export class Store {
 
   clear(): void {
     this.networks.clear();
-    this.endpoints.clear();
-    this.byNetwork = undefined;
+    this.forgetEndpoints();
     this.namespaces.clear();
     this.computeSystems.clear();
     this.sdn.clear();
