@@ -13,7 +13,7 @@ import { parseIpv4 } from '../net/addr';
 import { familyOf, firstHost, networkOf } from '../net/ipv4';
 import type { AttachmentRecord, IntentRecord } from '../state/records';
 import type { AddContext, Addressing } from './add-context';
-import { createAttachment, refusedCreate } from './endpoint';
+import { createAttachment, refusable, refusedCreate } from './endpoint';
 import { addressesOf } from './ip-holders';
 import { auditAddressHolders } from './own-objects';
 import { requireIpv6 } from './families';
@@ -192,7 +192,8 @@ async function overlaySettings(
 ): Promise<{ policies: TypedPolicy[]; mac?: string }> {
   if (network.type !== 'Overlay') return { policies: [] };
   const policies: TypedPolicy[] = [];
-  const pa = await step(`reading the ManagementIP of HNS network "${network.name}"`, () =>
+  // Before the create: a network gone since this process found it is asked for again (addBridge).
+  const pa = await refusable(`reading the ManagementIP of HNS network "${network.name}"`, () =>
     managementIpOf(a.api, network),
   );
   const havePa = a.policies.some((p) => p.Type === 'ProviderAddress' && p.Settings?.ProviderAddress === pa);

@@ -161,7 +161,8 @@ export async function createAttachment(
 /** Errors of endpoint creates that HNS refused: the create made nothing, so the caller may recover and retry. */
 const refusedCreates = new WeakSet<object>();
 
-async function refusable<T>(what: string, create: () => Promise<T>): Promise<T> {
+/** Runs a step before anything of the attachment is created in HNS: its failure can be recovered from and retried. */
+export async function refusable<T>(what: string, create: () => Promise<T>): Promise<T> {
   try {
     return await step(what, create);
   } catch (e) {
@@ -170,7 +171,10 @@ async function refusable<T>(what: string, create: () => Promise<T>): Promise<T> 
   }
 }
 
-/** HNS's error when `e` is createAttachment's failure to create the endpoint (nothing of it exists), else undefined. */
+/**
+ * HNS's error when `e` is the failure of a step before anything was created (the endpoint's create, or a read before
+ * it), else undefined.
+ */
 export function refusedCreate(e: unknown): unknown {
   return e !== null && typeof e === 'object' && refusedCreates.has(e)
     ? ((e as { cause?: unknown }).cause ?? e)

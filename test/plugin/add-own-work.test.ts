@@ -131,6 +131,30 @@ it('a network deleted and created again under the same name: the ADD that rememb
   expect(String(ep?.HostComputeNetwork ?? ep?.VirtualNetwork).toLowerCase()).toBe(String(again.ID).toLowerCase());
 });
 
+it('an Overlay network re-created under the same name: the ManagementIP read before the create asks HNS again too', async () => {
+  const overlay = () =>
+    hcn().createNetwork({
+      Name: 'vxlan0',
+      Type: 'Overlay',
+      Ipams: [{ Type: 'Static', Subnets: [{ IpAddressPrefix: '10.244.3.0/24' }] }],
+    } as never);
+  const conf3 = async (id: string) =>
+    cni(h, {
+      verb: 'ADD',
+      conf: bridgeConf({ networkName: 'vxlan0', createNetwork: false, subnet: undefined }),
+      containerId: id,
+      netns: await newNamespace(h),
+    });
+  const first = await overlay();
+  expect((await conf3('one')).exitCode).toBe(0);
+  await hcn().deleteNetwork(String(first.ID));
+  const again = await overlay();
+  const add = await conf3('two');
+  expect([add.exitCode, add.stdout]).toEqual([0, expect.stringContaining('"ips"')]);
+  const ep = (await h.sim.control.dump()).endpoints.find((e) => e.Name === endpointName(owner('two')));
+  expect(String(ep?.HostComputeNetwork ?? ep?.VirtualNetwork).toLowerCase()).toBe(String(again.ID).toLowerCase());
+});
+
 describe('delegated NIC (seed 000) with a fresh whole-node audit', () => {
   const nicConf = (extra: Record<string, unknown> = {}) => ({
     cniVersion: '1.1.0',
