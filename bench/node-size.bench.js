@@ -56,7 +56,7 @@ const GOALS = { addRatio: 1.2, addCalls: 6, delCalls: 3 };
  * The measured configuration: podConf's bridge network (bench/common.js) on a /16, so 3 000+ pods fit, with
  * host-local handing out the addresses (its files in the run's temp dir). @param {string} tmp @param {boolean} audit
  */
-function nodeConf(tmp, audit) {
+function nodeConf(tmp, audit, ipam = undefined) {
   return JSON.stringify({
     cniVersion: '1.0.0',
     name: 'cbr0',
@@ -67,12 +67,22 @@ function nodeConf(tmp, audit) {
     logLevel: 'info',
     hnsTimeoutSeconds: 60,
     audit,
-    ipam: {
+    ipam: ipam ?? {
       type: 'host-local',
       dataDir: path.join(tmp, 'host-local'),
       ranges: [[{ subnet: '10.88.0.0/16', gateway: '10.88.0.1' }]],
     },
   });
+}
+
+/**
+ * The same with Debian's `static` IPAM (the address in the configuration, nothing on disk): an IPAM whose cost does
+ * not grow with the node, so what still grows is the plugin's. Addresses from 10.88.240.1, above host-local's fill.
+ * @param {string} tmp @param {number} k
+ */
+function staticConf(tmp, k) {
+  const address = `10.88.${240 + Math.floor(k / 250)}.${1 + (k % 250)}/16`;
+  return nodeConf(tmp, true, { type: 'static', addresses: [{ address, gateway: '10.88.0.1' }] });
 }
 
 /** @typedef {{ verb: string, containerId: string, netns: string, conf: string }} Verb */
@@ -252,10 +262,20 @@ async function run() {
       for (let i = 0; i < WARMUP; i++) {
         await addDel(confs.audit);
         await addDel(confs.noAudit);
+        await addDel(staticConf(tmp, fresh));
         hostLocal();
       }
       /** @type {Record<string, number[]>} */
-      const t = { add: [], del: [], addNoAudit: [], delNoAudit: [], hostLocalAdd: [], hostLocalDel: [] };
+      const t = {
+        add: [],
+        del: [],
+        addNoAudit: [],
+        delNoAudit: [],
+        addStatic: [],
+        delStatic: [],
+        hostLocalAdd: [],
+        hostLocalDel: [],
+      };
       for (let i = 0; i < RUNS; i++) {
         const a = await addDel(confs.audit);
         const b = await addDel(confs.noAudit);
@@ -263,6 +283,9 @@ async function run() {
         t.del.push(a.del);
         t.addNoAudit.push(b.add);
         t.delNoAudit.push(b.del);
+        const c = await addDel(staticConf(tmp, fresh));
+        t.addStatic.push(c.add);
+        t.delStatic.push(c.del);
         const h = hostLocal();
         t.hostLocalAdd.push(h.add);
         t.hostLocalDel.push(h.del);
@@ -285,6 +308,7 @@ async function run() {
       del: large.timing.del.median / small.timing.del.median,
       hostLocalAdd: large.timing.hostLocalAdd.median / small.timing.hostLocalAdd.median,
       hostLocalDel: large.timing.hostLocalDel.median / small.timing.hostLocalDel.median,
+      addStatic: large.timing.addStatic.median / small.timing.addStatic.median,
       // The plugin's own part: what the ADD costs beyond its IPAM's run.
       addOverHostLocal:
         (large.timing.add.median - large.timing.hostLocalAdd.median) /
@@ -330,6 +354,8 @@ function print(/** @type {any} */ r) {
     del: 'DEL',
     addNoAudit: 'ADD (audit off)',
     delNoAudit: 'DEL (audit off)',
+    addStatic: 'ADD (static IPAM)',
+    delStatic: 'DEL (static IPAM)',
     hostLocalAdd: 'host-local ADD alone',
     hostLocalDel: 'host-local DEL alone',
   };
@@ -375,6 +401,11 @@ function print(/** @type {any} */ r) {
     `${r.ratios.hostLocalAdd.toFixed(2)} / ${r.ratios.hostLocalDel.toFixed(2)}`,
   );
   row(`ADD median minus host-local's ADD, ${hi} ÷ ${lo}`, r.ratios.addOverHostLocal.toFixed(2));
+  row(
+    `ADD median with static IPAM, ${hi} ÷ ${lo}`,
+    r.ratios.addStatic.toFixed(2),
+    `goal ≤ ${GOALS.addRatio} ${verdict(r.ratios.addStatic <= GOALS.addRatio)}`,
+  );
   for (const size of SIZES) {
     const t = r.sizes[size].timing;
     const share = t.add.median - t.addNoAudit.median;
