@@ -1,9 +1,19 @@
 // @ts-check
 /**
  * What more than one benchmark uses: the quantile of a sample, the HNS latencies and configuration of a realistic pod
- * ADD, and the run-when-main boilerplate.
+ * ADD, the service benchmarks' build check and deployed bin directory, and the run-when-main boilerplate.
  */
 'use strict';
+
+const { spawnSync } = require('child_process');
+const fs = require('fs');
+const net = require('net');
+const path = require('path');
+
+const ROOT = path.resolve(__dirname, '..');
+const SHIM = path.join(ROOT, 'build', 'Release', 'hcn-cni-shim');
+const EXE = path.join(ROOT, 'dist', 'hcn-cni');
+const HOST_LOCAL = '/usr/lib/cni/host-local';
 
 /** The q-quantile (0..1) of xs, interpolating between the two nearest ranks. @param {number[]} xs @param {number} q */
 function quantile(xs, q) {
@@ -73,4 +83,54 @@ function runIfMain(mod, name, main) {
   });
 }
 
-module.exports = { quantile, POD_LATENCY, podConf, podsConf, runIfMain };
+/**
+ * What the service benchmarks need before they start: dist/ packaged (scripts/package.js --if-stale), the shim built
+ * (node-gyp), and Debian's host-local. Throws saying which is missing.
+ */
+function requireServiceBuild() {
+  const pkg = spawnSync(
+    process.execPath,
+    [path.join(ROOT, 'scripts', 'package.js'), '--target', 'linux', '--if-stale', '--quiet'],
+    { stdio: 'inherit' },
+  );
+  if (pkg.status !== 0) throw new Error('scripts/package.js failed');
+  if (!fs.existsSync(SHIM)) throw new Error(`${SHIM} is missing: npx node-gyp rebuild`);
+  if (!fs.existsSync(HOST_LOCAL))
+    throw new Error(`${HOST_LOCAL} is missing: apt-get install containernetworking-plugins`);
+}
+
+/**
+ * The deployed layout in `tmp`/bin: the shim copied as `hcn-cni`, dist/hcn-cni as `hcn-cni-standalone` beside it.
+ * @param {string} tmp @returns {string} the shim's path
+ */
+function deployedBin(tmp) {
+  const bin = path.join(tmp, 'bin');
+  fs.mkdirSync(bin);
+  fs.copyFileSync(SHIM, path.join(bin, 'hcn-cni'));
+  fs.chmodSync(path.join(bin, 'hcn-cni'), 0o755);
+  fs.symlinkSync(EXE, path.join(bin, 'hcn-cni-standalone'));
+  return path.join(bin, 'hcn-cni');
+}
+
+/** Whether something accepts connections at the address (the service has started). @param {string} address */
+function answers(address) {
+  return new Promise((resolve) => {
+    const c = net.connect(address);
+    c.once('connect', () => (c.destroy(), resolve(true)));
+    c.once('error', () => resolve(false));
+  });
+}
+
+module.exports = {
+  quantile,
+  POD_LATENCY,
+  podConf,
+  podsConf,
+  runIfMain,
+  requireServiceBuild,
+  deployedBin,
+  answers,
+  SHIM,
+  EXE,
+  HOST_LOCAL,
+};

@@ -8,7 +8,8 @@
  *
  *   ADD of one fresh pod, then its DEL (the node keeps its size), with N other pods on the node:
  *     median and p90 of the ADD and of the DEL, for each N (default 100 and 3 000)     ADD(3 000) ÷ ADD(100) ≤ 1.2
- *   the same with "audit": false in the configuration (today every ADD audits the whole node: its share)
+ *   the same with "audit": false (an ADD's own audit, by name: its share), and with Debian's `static` IPAM (an IPAM
+ *   whose cost does not grow, so what grows is the plugin's)
  *   HNS calls of one ADD and one DEL, from the simulator's call log (the service's calls between the
  *   verb's start and end), with their ops                                              ≤ 6 per ADD, ≤ 3 per DEL
  *
@@ -31,15 +32,12 @@
 const { spawn, spawnSync } = require('child_process');
 const crypto = require('crypto');
 const fs = require('fs');
-const net = require('net');
 const os = require('os');
 const path = require('path');
-const { quantile, runIfMain } = require('./common');
+const { answers, deployedBin, EXE, podsConf, quantile, requireServiceBuild, runIfMain } = require('./common');
 
 const ROOT = path.resolve(__dirname, '..');
 const DIST = path.join(ROOT, 'dist');
-const SHIM = path.join(ROOT, 'build', 'Release', 'hcn-cni-shim');
-const EXE = path.join(DIST, 'hcn-cni');
 const CNI_PATH = '/usr/lib/cni';
 const HOST_LOCAL = path.join(CNI_PATH, 'host-local');
 const SIZES = (process.env.BENCH_NODE_SIZES || '100,3000')
@@ -53,19 +51,12 @@ const FILL_PARALLEL = Number(process.env.BENCH_FILL_PARALLEL || 8);
 const GOALS = { addRatio: 1.2, addCalls: 6, delCalls: 3 };
 
 /**
- * The measured configuration: podConf's bridge network (bench/common.js) on a /16, so 3 000+ pods fit, with
+ * The measured configuration: podsConf's bridge network (bench/common.js) on a /16, so 3 000+ pods fit, with
  * host-local handing out the addresses (its files in the run's temp dir). @param {string} tmp @param {boolean} audit
  */
 function nodeConf(tmp, audit, ipam = undefined) {
-  return JSON.stringify({
-    cniVersion: '1.0.0',
-    name: 'cbr0',
-    type: 'hcn-cni',
-    createNetwork: true,
-    subnet: '10.88.0.0/16',
-    stateDir: path.join(tmp, 'state'),
+  return podsConf(path.join(tmp, 'state'), {
     logLevel: 'info',
-    hnsTimeoutSeconds: 60,
     audit,
     ipam: ipam ?? {
       type: 'host-local',
@@ -131,41 +122,19 @@ function shimAsync(shim, env, conf) {
   });
 }
 
-/** @param {string} address */
-function answers(address) {
-  return new Promise((resolve) => {
-    const c = net.connect(address);
-    c.once('connect', () => (c.destroy(), resolve(true)));
-    c.once('error', () => resolve(false));
-  });
-}
-
 /** @param {number[]} xs */
 function summary(xs) {
   return { median: quantile(xs, 0.5), p90: quantile(xs, 0.9), min: Math.min(...xs) };
 }
 
 async function run() {
-  const pkg = spawnSync(
-    process.execPath,
-    [path.join(ROOT, 'scripts', 'package.js'), '--target', 'linux', '--if-stale', '--quiet'],
-    { stdio: 'inherit' },
-  );
-  if (pkg.status !== 0) throw new Error('scripts/package.js failed');
-  if (!fs.existsSync(SHIM)) throw new Error(`${SHIM} is missing: npx node-gyp rebuild`);
-  if (!fs.existsSync(HOST_LOCAL))
-    throw new Error(`${HOST_LOCAL} is missing: apt-get install containernetworking-plugins`);
+  requireServiceBuild();
   if (SIZES.length === 0) throw new Error(`BENCH_NODE_SIZES=${process.env.BENCH_NODE_SIZES}: no sizes`);
   const { startSimulator } = require(path.join(DIST, 'sim'));
   const { Hcn } = require(path.join(DIST, 'hns', 'hcn'));
 
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-bench-node-size-'));
-  const bin = path.join(tmp, 'bin');
-  fs.mkdirSync(bin);
-  fs.copyFileSync(SHIM, path.join(bin, 'hcn-cni'));
-  fs.chmodSync(path.join(bin, 'hcn-cni'), 0o755);
-  fs.symlinkSync(EXE, path.join(bin, 'hcn-cni-standalone'));
-  const shim = path.join(bin, 'hcn-cni');
+  const shim = deployedBin(tmp);
   const socket = path.join(tmp, 'run', 'service.sock');
 
   const sim = await startSimulator({ logLevel: 'warn' });

@@ -26,16 +26,23 @@
 const { spawn, spawnSync } = require('child_process');
 const crypto = require('crypto');
 const fs = require('fs');
-const net = require('net');
 const os = require('os');
 const path = require('path');
-const { POD_LATENCY, podConf, podsConf, quantile, runIfMain } = require('./common');
+const {
+  POD_LATENCY,
+  answers,
+  deployedBin,
+  EXE,
+  HOST_LOCAL,
+  podConf,
+  podsConf,
+  quantile,
+  requireServiceBuild,
+  runIfMain,
+} = require('./common');
 
 const ROOT = path.resolve(__dirname, '..');
 const DIST = path.join(ROOT, 'dist');
-const SHIM = path.join(ROOT, 'build', 'Release', 'hcn-cni-shim');
-const EXE = path.join(DIST, 'hcn-cni');
-const HOST_LOCAL = '/usr/lib/cni/host-local';
 const RUNS = Number(process.env.BENCH_RUNS || 30);
 const WARMUP = Number(process.env.BENCH_WARMUP || 5);
 const PODS = Number(process.env.BENCH_PODS || 50);
@@ -87,34 +94,13 @@ function peakKiB(/** @type {Spawn} */ s) {
   }
 }
 
-function answers(/** @type {string} */ address) {
-  return new Promise((resolve) => {
-    const c = net.connect(address);
-    c.once('connect', () => (c.destroy(), resolve(true)));
-    c.once('error', () => resolve(false));
-  });
-}
-
 async function run() {
-  const pkg = spawnSync(
-    process.execPath,
-    [path.join(ROOT, 'scripts', 'package.js'), '--target', 'linux', '--if-stale', '--quiet'],
-    { stdio: 'inherit' },
-  );
-  if (pkg.status !== 0) throw new Error('scripts/package.js failed');
-  if (!fs.existsSync(SHIM)) throw new Error(`${SHIM} is missing: npx node-gyp rebuild`);
-  if (!fs.existsSync(HOST_LOCAL))
-    throw new Error(`${HOST_LOCAL} is missing: apt-get install containernetworking-plugins`);
+  requireServiceBuild();
   const { startSimulator } = require(path.join(DIST, 'sim'));
   const { Hcn } = require(path.join(DIST, 'hns', 'hcn'));
 
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-bench-service-'));
-  const bin = path.join(tmp, 'bin');
-  fs.mkdirSync(bin);
-  fs.copyFileSync(SHIM, path.join(bin, 'hcn-cni'));
-  fs.chmodSync(path.join(bin, 'hcn-cni'), 0o755);
-  fs.symlinkSync(EXE, path.join(bin, 'hcn-cni-standalone'));
-  const shim = path.join(bin, 'hcn-cni');
+  const shim = deployedBin(tmp);
   const socket = path.join(tmp, 'run', 'service.sock');
   const absent = path.join(tmp, 'run', 'nobody.sock');
 
