@@ -8,7 +8,7 @@
  */
 import { defaultRoute, familyOf } from '../net/ipv4';
 import { canonicalMac } from '../net/mac';
-import { hasCode, isComputeSystemMissing, isNotFound } from './hcn-error';
+import { hasCode, isComputeSystemMissing, isNotFound, isUnreachable } from './hcn-error';
 import { HR } from './hresults';
 import type { HnsVersion } from './features';
 import type { Hcn, HostAdapter } from './hcn';
@@ -450,7 +450,25 @@ export class V2Api extends HostOpsBase implements HnsApi {
   async attachNamespace(endpointId: string, namespaceId: string): Promise<void> {
     await this.hcn.addNamespaceEndpoint(namespaceId, endpointId);
   }
-  detachNamespace(endpointId: string, namespaceId: string): Promise<DeleteOutcome> {
+  /**
+   * Where HNSCall exists, one v1 call (POST /namespaces/{id}/removeresource, microsoft/hcsshim
+   * internal/hns/namespace.go RemoveNamespaceEndpoint) instead of HcnOpenNamespace + HcnModifyNamespace: a DEL then
+   * costs three HNS calls (detach, delete, the listing of ip-holders.ts). A refusal is asked again through HCN,
+   * whose HRESULT is exact (a v1 envelope may carry only a message: hcsshim's hnsResponse has no ErrorCode), so
+   * "not attached" and "not found" keep their meaning; only the failure path pays the extra calls.
+   */
+  async detachNamespace(endpointId: string, namespaceId: string): Promise<DeleteOutcome> {
+    if (this.bulkV1) {
+      try {
+        await this.hcn.hnsCall('POST', `/namespaces/${namespaceId}/removeresource`, {
+          Type: 'Endpoint',
+          Data: { Id: endpointId },
+        });
+        return 'deleted';
+      } catch (e) {
+        if (isUnreachable(e)) throw e;
+      }
+    }
     return detachOutcome(this.hcn.removeNamespaceEndpoint(namespaceId, endpointId));
   }
   async namespaceExists(namespaceId: string): Promise<boolean> {

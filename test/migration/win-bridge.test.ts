@@ -151,11 +151,10 @@ it("DEL of hcn-cni's own pod keeps its IP while another plugin's endpoint (on an
       .map(([k, v]) => [k, v - (before[k] ?? 0)] as const)
       .filter(([, v]) => v > 0),
   );
-  // The DEL of a recorded attachment costs one endpoint listing more than before (who holds the address).
+  // The DEL of a recorded attachment: detach, delete, and the endpoint listing (who holds the address).
   expect(made).toEqual({
     'HNSCall GET /endpoints': 1,
-    HcnOpenNamespace: 1,
-    HcnModifyNamespace: 1,
+    'HNSCall POST /namespaces/{id}/removeresource': 1,
     HcnDeleteEndpoint: 1,
   });
   expect(heldIps(h, 'cbr0')[ip]).toBe('ours');

@@ -14,7 +14,7 @@ import { audit } from '../../src/orphans/audit';
 import type { AttachmentRecord } from '../../src/state/records';
 import { StateStore } from '../../src/state/store';
 import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
-import { newNamespace } from '../plugin/support';
+import { DETACH_OP, newNamespace } from '../plugin/support';
 import { endpointName } from '../../src/orphans/ownership';
 import { intentRecord } from '../helpers/state-records';
 
@@ -40,7 +40,7 @@ it('leaves alone an orphan that an ADD claimed after the listing, while the swee
   }
 
   // The sweep detaches each orphan endpoint first; HNS holds the first detach.
-  await h.sim.control.hang('HcnModifyNamespace');
+  await h.sim.control.hang(DETACH_OP);
   const api = new V2Api(h.runtime.hcn({ hnsTimeoutSeconds: 60 }));
   const running = audit({ api, store, os, log: silentLogger, graceMs: 60_000 });
   while ((await h.sim.control.stats()).pendingMutations < 1) await new Promise((r) => setTimeout(r, 20));
@@ -73,7 +73,7 @@ it("leaves alone an orphan whose owner's record appeared unreadable after the li
     });
   }
 
-  await h.sim.control.hang('HcnModifyNamespace');
+  await h.sim.control.hang(DETACH_OP);
   const api = new V2Api(h.runtime.hcn({ hnsTimeoutSeconds: 60 }));
   const running = audit({ api, store, os, log: silentLogger, graceMs: 60_000 });
   while ((await h.sim.control.stats()).pendingMutations < 1) await new Promise((r) => setTimeout(r, 20));

@@ -18,7 +18,7 @@ import { silentLogger } from '../../src/log/logger';
 import { createHandlers } from '../../src/plugin/handlers';
 import type { SimOp } from '../../src/sim';
 import { bridgeConf, cniEnv, useHarness, type CniCall, type Harness } from '../helpers/cni-harness';
-import { heldIps, hostLocal, newNamespace, recordFiles } from './support';
+import { DETACH_OP, heldIps, hostLocal, newNamespace, recordFiles } from './support';
 import { seededRandom as rng } from '../../src/sim/rng';
 
 const LIFECYCLES = 200;
@@ -34,6 +34,8 @@ const FAULTS: Array<[SimOp, number]> = [
   ['HcnDeleteEndpoint', HR.E_FAIL],
   ['HcnModifyNamespace', HR.ERROR_NOT_FOUND],
   ['HcnModifyNamespace', HR.E_FAIL],
+  [DETACH_OP, HR.ERROR_NOT_FOUND], // a DEL's detach (then HCN is asked: a refusal there is the line above)
+  [DETACH_OP, HR.E_FAIL],
   ['HcnCreateEndpoint', HR.E_FAIL],
   ['HNSCall GET /endpoints', HR.E_FAIL], // the listing that confirms a delete
 ];

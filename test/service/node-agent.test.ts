@@ -2,12 +2,13 @@
  * The service's node agent (src/service/node-agent.ts) audits the whole node in the background: a leak of seed 000's
  * kind is removed within auditIntervalSeconds with no ADD at all; an object a running ADD is creating is never
  * removed; and the node is audited right after HNS answers again following a failure, not an interval later. An ADD
- * through the service makes at most 6 HNS calls (existing network, containerd path) whatever the node holds.
+ * through the service makes at most 6 HNS calls (existing network, containerd path) whatever the node holds, and a
+ * DEL 3, with the listing that keeps an address another endpoint holds (src/plugin/ip-holders.ts).
  */
 import { nicNetworkName } from '../../src/orphans/ownership';
 import type { Hcn } from '../../src/hns/hcn';
 import { bridgeConf, useHarness, type Harness } from '../helpers/cni-harness';
-import { lastSeq, newNamespace, until } from '../plugin/support';
+import { heldIps, hostLocal, lastSeq, newNamespace, until } from '../plugin/support';
 import { makeBin, startServiceProcess, startShim, viaShim, type Bin, type RunningService } from './support';
 
 const NIC = { Name: 'Ethernet 3', MacAddress: '00-15-5D-AA-00-03' };
@@ -124,4 +125,26 @@ it('an ADD through the service makes at most 6 HNS calls with the network there,
     'HcnOpenNamespace',
     'HcnModifyNamespace',
   ]);
+});
+
+it('a DEL through the service makes at most 3 HNS calls: detach, delete, and the listing before the IP is released', async () => {
+  service = await startServiceProcess(h, undefined, ['--hns-probe-seconds', '0']);
+  const conf = bridgeConf({ ipam: hostLocal(h) });
+  const ns = await newNamespace(h);
+  const run = (verb: 'ADD' | 'DEL', id: string, netns: string) =>
+    viaShim(h, bin, service!.address, { verb, conf, containerId: id, netns });
+  expect((await run('ADD', 'first', await newNamespace(h))).exitCode).toBe(0);
+  expect((await run('ADD', 'second', ns)).exitCode).toBe(0);
+  const pid = service.child.pid;
+  const seq = await lastSeq(h);
+  expect((await run('DEL', 'second', ns)).exitCode).toBe(0);
+  const ops = (await h.sim.control.calls()).filter((c) => c.seq > seq && c.pid === pid).map((c) => c.op);
+  expect(ops).toEqual(['HNSCall POST /namespaces/{id}/removeresource', 'HcnDeleteEndpoint', 'HNSCall GET /endpoints']);
+  // Done as the HCN calls would: the namespace no longer lists it, and the endpoint is gone.
+  const dump = await h.sim.control.dump();
+  expect(dump.endpoints).toHaveLength(1);
+  const nsId = ns.toLowerCase();
+  const held = dump.namespaces.find((n) => n.ID.toLowerCase() === nsId);
+  expect(JSON.stringify(held)).not.toMatch(/Endpoint/);
+  expect(Object.values(heldIps(h, 'cbr0'))).toEqual(['first']);
 });
