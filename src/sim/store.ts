@@ -91,7 +91,7 @@ export class Store {
     return map.has(guidKey(id));
   }
 
-  /** Endpoints of a network, from an index rebuilt after endpoint changes (views ask per network: no full scans). */
+  /** Endpoints of a network, from an index kept up to date at every add and removal (views ask per network). */
   endpointsOf(networkId: string): EndpointObj[] {
     if (!this.byNetwork) {
       this.byNetwork = new Map();
@@ -111,6 +111,13 @@ export class Store {
    */
   private readonly byName = new Map<string, EndpointObj[]>();
   private readonly macsInUse = new Map<number, number>();
+  /** Per network, the addresses its endpoints hold (a create checks its address against them). */
+  private readonly heldOn = new Map<string, Map<string, number>>();
+
+  /** Whether an endpoint of the network holds the address (canonical spelling, as pickAddresses stores it). */
+  private addressHeld(networkId: string, ip: string): boolean {
+    return this.heldOn.get(guidKey(networkId))?.has(ip) ?? false;
+  }
 
   /** The endpoints with this exact name (what a Name filter can match), in creation order. */
   endpointsNamed(name: string): EndpointObj[] {
@@ -126,6 +133,16 @@ export class Store {
         e.name,
         list.filter((x) => x !== e),
       );
+    const net = guidKey(e.networkId);
+    const held = this.heldOn.get(net) ?? new Map<string, number>();
+    for (const ip of [e.ipAddress, e.ip6Address]) {
+      if (!ip) continue;
+      const k = (held.get(ip) ?? 0) + (add ? 1 : -1);
+      if (k > 0) held.set(ip, k);
+      else held.delete(ip);
+    }
+    if (held.size > 0) this.heldOn.set(net, held);
+    else this.heldOn.delete(net);
     if (!e.macAddress) return;
     const mac = macToInt(e.macAddress);
     const n = (this.macsInUse.get(mac) ?? 0) + (add ? 1 : -1);
@@ -138,6 +155,7 @@ export class Store {
     this.byNetwork = undefined;
     this.byName.clear();
     this.macsInUse.clear();
+    this.heldOn.clear();
   }
 
   /** Adapter name → id of the network bound to it. */
@@ -231,7 +249,7 @@ export class Store {
 
   deleteNetwork(id: string): NetworkObj {
     const n = this.network(id);
-    const eps = this.endpointsOf(n.id);
+    const eps = [...this.endpointsOf(n.id)]; // a copy: each delete takes its endpoint out of the index
     if (eps.length > 0 && this.host().deleteNetworkWithEndpoints === 'refuse') {
       fail(HR.ENTITY_HAS_REFERENCES, `network ${n.id} has ${eps.length} endpoints`);
     }
@@ -335,16 +353,11 @@ export class Store {
     api: ApiFlavour,
   ): Array<{ family: 4 | 6; ip: string; subnet: Subnet }> {
     const all = network.subnets.map((s) => ({ s, c: parseCidr(s.prefix)! }));
-    // Stored canonical (pickAddresses returns canonicalIp), so compared as they are.
-    const held = new Set<string>();
-    for (const e of this.endpointsOf(network.id)) {
-      if (e.ipAddress) held.add(e.ipAddress);
-      if (e.ip6Address) held.add(e.ip6Address);
-    }
+    // Held addresses are stored canonical (pickAddresses returns canonicalIp).
     const reserved = (c: Cidr, s: Subnet, ip: string) =>
       isNetworkOrBroadcast(c, ip) ||
       canonicalIp(subnetGateway(s) ?? '') === canonicalIp(ip) ||
-      held.has(canonicalIp(ip));
+      this.addressHeld(network.id, canonicalIp(ip));
     const requested = [input.ipAddress, input.ip6Address].filter((x): x is string => x !== undefined);
     if (api === 'v1' && input.ipAddress && ipValue(input.ipAddress)?.family === 6) {
       return fail(HR.INVALID_IP, `${input.ipAddress}: v1 IPAddress holds an IPv4 address`);
@@ -424,7 +437,10 @@ export class Store {
     }
     this.endpoints.delete(guidKey(e.id));
     this.indexEndpoint(e, false);
-    this.byNetwork = undefined;
+    // Kept up to date rather than rebuilt, as at create: the next create would otherwise re-index every endpoint.
+    const list = this.byNetwork?.get(guidKey(e.networkId));
+    const at = list ? list.indexOf(e) : -1;
+    if (at >= 0) list!.splice(at, 1);
     return e;
   }
 
