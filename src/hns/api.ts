@@ -173,6 +173,14 @@ async function orUndefined<T>(p: Promise<T>): Promise<T | undefined> {
  * is gone: another verb detached it first (a GC's audit racing the same pod's DEL). HNS answers that with
  * HCN_E_ENDPOINT_NOT_ATTACHED (MicrosoftDocs/Virtualization-Documentation virtualization/api/hcn/Reference/HCNHResult.md).
  */
+/** v1 namespace detach: microsoft/hcsshim internal/hns/namespace.go RemoveNamespaceEndpoint. */
+function removeFromNamespaceV1(hcn: Hcn, namespaceId: string, endpointId: string): Promise<unknown> {
+  return hcn.hnsCall('POST', `/namespaces/${namespaceId}/removeresource`, {
+    Type: 'Endpoint',
+    Data: { Id: endpointId },
+  });
+}
+
 async function detachOutcome(p: Promise<unknown>): Promise<DeleteOutcome> {
   try {
     return await outcome(p);
@@ -460,10 +468,7 @@ export class V2Api extends HostOpsBase implements HnsApi {
   async detachNamespace(endpointId: string, namespaceId: string): Promise<DeleteOutcome> {
     if (this.bulkV1) {
       try {
-        await this.hcn.hnsCall('POST', `/namespaces/${namespaceId}/removeresource`, {
-          Type: 'Endpoint',
-          Data: { Id: endpointId },
-        });
+        await removeFromNamespaceV1(this.hcn, namespaceId, endpointId);
         return 'deleted';
       } catch (e) {
         if (isUnreachable(e)) throw e;
@@ -612,12 +617,7 @@ export class V1Api extends HostOpsBase implements HnsApi {
     });
   }
   detachNamespace(endpointId: string, namespaceId: string): Promise<DeleteOutcome> {
-    return detachOutcome(
-      this.hcn.hnsCall('POST', `/namespaces/${namespaceId}/removeresource`, {
-        Type: 'Endpoint',
-        Data: { Id: endpointId },
-      }),
-    );
+    return detachOutcome(removeFromNamespaceV1(this.hcn, namespaceId, endpointId));
   }
   async namespaceExists(namespaceId: string): Promise<boolean> {
     return (await orUndefined(this.hcn.hnsCall('GET', `/namespaces/${namespaceId}`))) !== undefined;
