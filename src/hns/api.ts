@@ -8,7 +8,7 @@
  */
 import { defaultRoute, familyOf } from '../net/ipv4';
 import { canonicalMac } from '../net/mac';
-import { hasCode, isComputeSystemMissing, isNotFound, isUnreachable } from './hcn-error';
+import { hasCode, isComputeSystemMissing, isNotFound } from './hcn-error';
 import { HR } from './hresults';
 import type { HnsVersion } from './features';
 import type { Hcn, HostAdapter } from './hcn';
@@ -461,18 +461,17 @@ export class V2Api extends HostOpsBase implements HnsApi {
   /**
    * Where HNSCall exists, one v1 call (POST /namespaces/{id}/removeresource, microsoft/hcsshim
    * internal/hns/namespace.go RemoveNamespaceEndpoint) instead of HcnOpenNamespace + HcnModifyNamespace: a DEL then
-   * costs three HNS calls (detach, delete, the listing of ip-holders.ts). A refusal is asked again through HCN,
-   * whose HRESULT is exact (a v1 envelope may carry only a message: hcsshim's hnsResponse has no ErrorCode), so
-   * "not attached" and "not found" keep their meaning; only the failure path pays the extra calls.
+   * costs three HNS calls (detach, delete, the listing of ip-holders.ts). A v1 envelope may carry only a message
+   * (hcsshim's hnsResponse has no ErrorCode), which leaves a refusal as E_FAIL unless its text is known: that one is
+   * asked again through HCN, whose HRESULT is exact, so "not attached" keeps its meaning.
    */
   async detachNamespace(endpointId: string, namespaceId: string): Promise<DeleteOutcome> {
     if (this.bulkV1) {
-      try {
-        await removeFromNamespaceV1(this.hcn, namespaceId, endpointId);
-        return 'deleted';
-      } catch (e) {
-        if (isUnreachable(e)) throw e;
-      }
+      const v1 = await detachOutcome(removeFromNamespaceV1(this.hcn, namespaceId, endpointId)).catch((e: unknown) => {
+        if (hasCode(e, HR.E_FAIL)) return undefined;
+        throw e;
+      });
+      if (v1) return v1;
     }
     return detachOutcome(this.hcn.removeNamespaceEndpoint(namespaceId, endpointId));
   }

@@ -9,7 +9,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { IntentRecord, TombstoneRecord } from '../../src/state/records';
 import { bridgeConf, cni, cniProcess, useHarness, type Harness } from '../helpers/cni-harness';
-import { failDetach, newNamespace, recordFiles } from './support';
+import { DETACH_OP, newNamespace, recordFiles } from './support';
 import { endpointName } from '../../src/orphans/ownership';
 
 let h: Harness;
@@ -56,7 +56,7 @@ describe('DEL without a record', () => {
     expect(leaked).toMatchObject({ attached: true });
 
     // HNS refuses the detach: the DEL still exits 0 (best effort) and leaves the audit to finish.
-    await failDetach(h, 0x80070005); // E_ACCESSDENIED
+    await h.sim.control.failCall(DETACH_OP, 0x80070005); // E_ACCESSDENIED
     const del = await cni(h, { verb: 'DEL', conf, containerId: 'pod-killed', netns: ns });
     expect(del.exitCode).toBe(0);
     expect(await endpointsOf('pod-killed')).toEqual([leaked]);

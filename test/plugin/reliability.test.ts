@@ -10,7 +10,7 @@ import { HR } from '../../src/hns/hresults';
 import type { AttachmentRecord, TombstoneRecord } from '../../src/state/records';
 import { fileKey } from '../../src/state/file-names';
 import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
-import { failDetach, heldIps, hostLocal, newNamespace, recordFiles } from './support';
+import { DETACH_OP, heldIps, hostLocal, newNamespace, recordFiles } from './support';
 import { endpointName } from '../../src/orphans/ownership';
 
 let h: Harness;
@@ -47,7 +47,7 @@ describe('an IP is never freed while HNS still has its endpoint', () => {
   it('item 1: a "not found" answer to the detach and the delete is confirmed by a listing; the IP stays until the endpoint is gone', async () => {
     const a = await addPod('pod-a');
     // HNS says "not found" to both, but keeps the endpoint, attached.
-    await failDetach(h, HR.ERROR_NOT_FOUND);
+    await h.sim.control.failCall(DETACH_OP, HR.ERROR_NOT_FOUND);
     await h.sim.control.failCall('HcnDeleteEndpoint', HR.ERROR_NOT_FOUND);
     const del = await cni(h, { verb: 'DEL', conf: conf(), containerId: 'pod-a', netns: a.netns });
     expect(del.exitCode).toBe(0);

@@ -34,7 +34,7 @@ const FAULTS: Array<[SimOp, number]> = [
   ['HcnDeleteEndpoint', HR.E_FAIL],
   ['HcnModifyNamespace', HR.ERROR_NOT_FOUND],
   ['HcnModifyNamespace', HR.E_FAIL],
-  [DETACH_OP, HR.ERROR_NOT_FOUND], // a DEL's detach (then HCN is asked: a refusal there is the line above)
+  [DETACH_OP, HR.ERROR_NOT_FOUND], // a DEL's detach
   [DETACH_OP, HR.E_FAIL],
   ['HcnCreateEndpoint', HR.E_FAIL],
   ['HNSCall GET /endpoints', HR.E_FAIL], // the listing that confirms a delete

@@ -95,15 +95,9 @@ export function sleep(ms: number): Promise<void> {
 
 /**
  * The HNS call that detaches an endpoint from its namespace where HNSCall exists (src/hns/api.ts detachNamespace):
- * the v1 removeresource, then, only if HNS refused that, HcnOpenNamespace + HcnModifyNamespace for the exact answer.
+ * the v1 removeresource (HCN's HcnOpenNamespace + HcnModifyNamespace only after an answer with no exact HRESULT).
  */
 export const DETACH_OP = 'HNSCall POST /namespaces/{id}/removeresource';
-
-/** HNS answers the next detach with `hresult` on both routes a detach takes (DETACH_OP, then HCN's). */
-export async function failDetach(h: Harness, hresult: number): Promise<void> {
-  await h.sim.control.failCall(DETACH_OP, hresult);
-  await h.sim.control.failCall('HcnModifyNamespace', hresult);
-}
 
 /** Polls until `probe` returns a value (or throws after timeoutMs). */
 export async function until<T>(
