@@ -212,6 +212,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     afterAudit: async ({ conf }) => {
       if (conf.repair) await repair.run();
     },
+    // A directory whose audit is off still gets its repair on the agent's interval (node-agent.ts).
+    repair: () => repair.run().then(() => undefined),
     ...(options.agent?.probeMs !== undefined ? { probeMs: options.agent.probeMs } : {}),
     ...(options.agent?.tickMs !== undefined ? { tickMs: options.agent.tickMs } : {}),
   });
