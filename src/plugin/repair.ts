@@ -28,15 +28,18 @@ import { keepClaim } from './endpoint';
 import type { PluginRuntime } from './runtime';
 import { Undo } from './undo';
 
-export type RepairOutcome =
-  | 'repaired'
-  | 'namespace-gone'
-  | 'container-gone'
-  | 'network-gone'
-  | 'no-recorded-spec'
-  | 'deleted-meanwhile'
-  | 'hns-refused'
-  | 'hns-unreachable';
+/** What became of one pod's repair (docs/repair.md, "Per pod, reported"); the service's metrics label them all. */
+export const REPAIR_OUTCOMES = [
+  'repaired',
+  'namespace-gone',
+  'container-gone',
+  'network-gone',
+  'no-recorded-spec',
+  'deleted-meanwhile',
+  'hns-refused',
+  'hns-unreachable',
+] as const;
+export type RepairOutcome = (typeof REPAIR_OUTCOMES)[number];
 
 export interface PodRepair {
   /** containerId@ifname */

@@ -13,6 +13,7 @@ import * as http from 'http';
 import type { AddressInfo } from 'net';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AuditObservation } from '../plugin/observer';
+import { REPAIR_OUTCOMES } from '../plugin/repair';
 import type { MetricsSink } from './tally';
 
 /** Read at every scrape. */
@@ -93,6 +94,13 @@ export async function startMetrics(options: {
     registers: [registry],
   });
   for (const kind of ['network', 'endpoint']) removed.inc({ kind }, 0);
+  const repairs = new Counter({
+    name: 'hcn_cni_repairs_total',
+    help: 'Pods the repair after an HNS restart handled (repair: true), by outcome (repaired, namespace-gone, container-gone, network-gone, no-recorded-spec, deleted-meanwhile, hns-refused, hns-unreachable)',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  for (const outcome of REPAIR_OUTCOMES) repairs.inc({ outcome }, 0);
   new Gauge({
     name: 'hcn_cni_hns_calls_abandoned',
     help: 'HCN calls past their timeout and still unanswered by HNS (the service retires at its bound)',
@@ -184,6 +192,9 @@ export async function startMetrics(options: {
       for (const [verdict, n] of Object.entries(o.verdicts)) verdicts.inc({ verdict }, n);
       for (const kind of o.removed) removed.inc({ kind });
       if (o.failed > 0) removeFailures.inc(o.failed);
+    },
+    repair(outcome) {
+      repairs.inc({ outcome });
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -4,12 +4,14 @@
  *
  * - Per state directory the service has served (PluginRuntime.servedContexts: the latest configuration and IPAM
  *   client of each), an audit once the last one — by this agent, or by any process, GC or `hcn-cni audit`
- *   (StateStore.lastAudited) — is auditIntervalSeconds old; `"audit": false` directories are left alone.
+ *   (StateStore.lastAudited) — is auditIntervalSeconds old. A directory served with `"audit": false` is not
+ *   audited (the operator turned it off); with `"repair": true` beside it, it still gets `repair` on the same
+ *   interval (kept here, per directory, since no audit stamps it), else it is left alone.
  * - HNS failing is noticed from every HCN call the service makes (the runtime's call observer: an RPC failure or a
  *   timeout) and from a cheap probe of its own (one HcnEnumerateNetworks, ids only, every probeMs). Once HNS answers
- *   again, every directory is audited at once: an HNS restart drops endpoints and non-persistent networks (docker/
- *   for-win issue 12425, projectcalico/calico issue 5164), and creates in flight at the restart may have half
- *   happened.
+ *   again, every directory is audited (a repair-only one repaired) at once: an HNS restart drops endpoints and
+ *   non-persistent networks (docker/for-win issue 12425, projectcalico/calico issue 5164), and creates in flight at
+ *   the restart may have half happened.
  * - After an audit, the IPs DELs had to keep (their endpoints now gone) are released through that directory's IPAM
  *   (pending-ipam.ts), and `afterAudit` runs (repair, when configured).
  * - One pass at a time; audits run beside the verbs, as separate processes would (the intents make that safe).
@@ -33,7 +35,15 @@ export interface NodeAgentOptions {
   tickMs?: number;
   /** Runs after each directory's audit (the service's repair). */
   afterAudit?: (served: { conf: NetConf; ipam: IpamClient }, report: AuditReport) => Promise<void>;
+  /**
+   * Runs, in place of the audit, for a directory served with `"audit": false, "repair": true`: on its
+   * auditIntervalSeconds and after HNS answers again, as an audit would (the service's repair). Absent: such a
+   * directory is left alone.
+   */
+  repair?: (served: { conf: NetConf; ipam: IpamClient }) => Promise<void>;
 }
+
+type Served = { conf: NetConf; ipam: IpamClient };
 
 export interface NodeAgentStatus {
   /** Whole-node audits this agent ran, and when the last one finished (ISO), if any. */
@@ -54,6 +64,8 @@ export class NodeAgent {
   private lastProbe = 0;
   private audits = 0;
   private lastAuditAt: number | undefined;
+  /** When each unaudited directory (by state directory) last had its repair: no audit stamp tells. */
+  private readonly lastRepaired = new Map<string, number>();
   private readonly probeMs: number;
   private readonly tickMs: number;
 
@@ -98,7 +110,7 @@ export class NodeAgent {
 
   private async tick(): Promise<void> {
     const { runtime: rt } = this.options;
-    const served = rt.servedContexts().filter((s) => s.conf.audit);
+    const served = rt.servedContexts().filter((s) => s.conf.audit || this.repairsOnly(s));
     if (served.length === 0) return;
     const now = Date.now();
     if (this.failingSince === undefined && this.probeMs > 0 && now - this.lastProbe >= this.probeMs) {
@@ -110,15 +122,40 @@ export class NodeAgent {
       if (!(await this.probe(served[0]!.conf))) return;
       this.options.log.info({}, 'node agent: HNS answers again; auditing every state directory');
       this.failingSince = undefined;
-      for (const s of served) if (!(await this.auditOne(s))) return;
+      for (const s of served) if (!(await this.visit(s))) return;
       return;
     }
     for (const s of served) {
       const interval = (s.conf.auditIntervalSeconds || FALLBACK_INTERVAL_S) * 1000;
-      const last = rt.store(s.conf, this.options.log).lastAudited();
+      const last = s.conf.audit
+        ? rt.store(s.conf, this.options.log).lastAudited()
+        : this.lastRepaired.get(s.conf.stateDir);
       if (last !== undefined && now - last < interval && now >= last) continue;
-      if (!(await this.auditOne(s))) return;
+      if (!(await this.visit(s))) return;
     }
+  }
+
+  /** A directory whose audit is off and whose repair is on (and the service gave the agent its repair). */
+  private repairsOnly(s: Served): boolean {
+    return !s.conf.audit && s.conf.repair && this.options.repair !== undefined;
+  }
+
+  /** The directory's audit and what follows it, or its repair alone when its audit is off; false as auditOne. */
+  private async visit(s: Served): Promise<boolean> {
+    if (s.conf.audit) return this.auditOne(s);
+    try {
+      await this.options.repair?.(s);
+    } catch (e) {
+      if (isUnreachable(e) || isUnreachable((e as { cause?: unknown }).cause)) {
+        this.failingSince ??= Date.now();
+        return false;
+      }
+      log(this.options.log, s).error({ err: (e as Error).message }, 'node agent: repair failed');
+    } finally {
+      // Tried (the repair reports its own failures): the next one is an interval later, or when HNS answers again.
+      this.lastRepaired.set(s.conf.stateDir, Date.now());
+    }
+    return true;
   }
 
   /** Whether HNS answers; a failure marks it failing (and other errors are logged, not fatal). */
@@ -134,10 +171,10 @@ export class NodeAgent {
   }
 
   /** One directory's audit and what follows it; false when HNS stopped answering (the pass ends). */
-  private async auditOne(s: { conf: NetConf; ipam: IpamClient }): Promise<boolean> {
-    const { runtime: rt, log } = this.options;
+  private async auditOne(s: Served): Promise<boolean> {
+    const { runtime: rt } = this.options;
     const { conf } = s;
-    const dirLog = log.child({ stateDir: conf.stateDir, cniNetwork: conf.name });
+    const dirLog = log(this.options.log, s);
     try {
       const { api } = await rt.api(conf);
       const store = rt.store(conf, dirLog);
@@ -157,3 +194,5 @@ export class NodeAgent {
     }
   }
 }
+
+const log = (l: Logger, s: Served): Logger => l.child({ stateDir: s.conf.stateDir, cniNetwork: s.conf.name });

@@ -21,7 +21,7 @@
  *   token against allowSids before it hands the connection over at all (listen.ts).
  * - An HCN call past its timeout holds only its own native thread, never one a later call needs; at a bound on
  *   such abandoned calls the service stops accepting and exits once its requests are done (abandoned-bound.ts).
- * - It counts what it does (verbs by result code, HCN calls and errors, audits: tally.ts) for its status, and, only
+ * - It counts what it does (verbs by result code, HCN calls and errors, audits, repairs: tally.ts) for its status, and, only
  *   when `metrics` is given, serves the same as Prometheus metrics over HTTP (metrics.ts, loaded only then).
  */
 import { defaultClaimsDir, defaultStateDir } from '../cni/defaults';
@@ -212,6 +212,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     afterAudit: async ({ conf }) => {
       if (conf.repair) await repair.run();
     },
+    // A directory whose audit is off still gets its repair on the agent's interval (node-agent.ts).
+    repair: () => repair.run().then(() => undefined),
     ...(options.agent?.probeMs !== undefined ? { probeMs: options.agent.probeMs } : {}),
     ...(options.agent?.tickMs !== undefined ? { tickMs: options.agent.tickMs } : {}),
   });
@@ -221,7 +223,9 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     runtime,
     queue,
     log,
-    onRepair: (r) => tally.repair(r.outcome),
+    onRepair: (r) => {
+      for (const sink of sinks) sink.repair(r.outcome);
+    },
   });
   const entries = new Map<number, Entry>();
   const running = new Set<Promise<void>>();

@@ -1,10 +1,10 @@
 /**
  * The service's counts of what it did: verbs by CNI result code, HCN calls and their errors by HRESULT, audit
- * verdicts and the objects the audits removed. Always kept (a few small maps), whether or not metrics are served, so
+ * verdicts and the objects the audits removed, pods repaired after an HNS restart by outcome. Always kept (a few small maps), whether or not metrics are served, so
  * `hcn-cni service` shows them (ServiceStatus.tally); when `--metrics` is given the same events also reach the
  * Prometheus registry (metrics.ts), so the two never disagree. Label values are bounded: verbs are the CNI verbs (or
  * "other"), ops are the facade's function names and HNSCall routes with ids replaced (src/hns/hcn.ts), HRESULTs
- * are what HNS returns.
+ * are what HNS returns, repair outcomes are src/plugin/repair.ts's REPAIR_OUTCOMES.
  */
 import type { HcnCallObservation } from '../hns/hcn';
 import { hresultHex } from '../hns/hresults';
@@ -17,6 +17,8 @@ export interface MetricsSink {
   /** An HCN call ended; `hresult` ("0x803B0006") when it failed. */
   hcnCall(op: string, seconds: number, hresult?: string): void;
   audit(observation: AuditObservation): void;
+  /** One pod the repair after an HNS restart handled, by its outcome (src/plugin/repair.ts). */
+  repair(outcome: string): void;
 }
 
 const VERBS = new Set(['ADD', 'DEL', 'CHECK', 'GC', 'STATUS', 'VERSION']);
@@ -75,7 +77,6 @@ export class Tally implements MetricsSink {
   private removeFailures = 0;
   private readonly repairs: Record<string, number> = {};
 
-  /** One pod the repair handled (not a MetricsSink event: the status carries it, the metrics do not yet). */
   repair(outcome: string): void {
     this.repairs[outcome] = (this.repairs[outcome] ?? 0) + 1;
   }

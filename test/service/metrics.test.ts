@@ -1,7 +1,7 @@
 /**
  * Issue 22 item 2: the service's Prometheus metrics (`hcn-cni serve --metrics HOST:PORT`), scraped over HTTP on
  * 127.0.0.1 and checked against what was run: verbs by CNI result code, verb and HNS-call latency histograms, HNS
- * errors by HRESULT, audit verdicts, abandoned calls, queued requests, attachment records. Off by default: then the
+ * errors by HRESULT, audit verdicts, repairs by outcome, abandoned calls, queued requests, attachment records. Off by default: then the
  * service has no TCP socket at all, and prom-client is reachable only through a dynamic import.
  */
 import { execFile } from 'child_process';
@@ -260,6 +260,49 @@ describe('service metrics over HTTP', () => {
     expect(status.tally.removed.endpoint).toBe(1);
     // The refused create is CNI code 100 (an HNS error), the successes 0.
     expect(status.tally.verbs.map((v) => `${v.verb} ${v.code} ${v.count}`)).toEqual(['ADD 0 2', 'ADD 100 1']);
+  });
+
+  it('counts the pods repaired after an HNS restart by outcome, as the status does', async () => {
+    const url = (await service.status()).metricsUrl!;
+    // Before any repair the counter has its outcomes at 0 (a rate over them needs the series to exist).
+    expect(series(parse((await get(url)).body), 'hcn_cni_repairs_total', 'outcome').repaired).toBe(0);
+    // The node agent audits (then repairs) this directory every second; no call sees the restart (downMs 0).
+    const conf = bridgeConf({ repair: true, auditIntervalSeconds: 1 });
+    const ns = await newNamespace(h);
+    expect((await viaShim(h, bin, service.address, { verb: 'ADD', conf, containerId: 'r1', netns: ns })).exitCode).toBe(
+      0,
+    );
+    await h.sim.control.restart({ downMs: 0 });
+    await until(
+      async () => ((await service.status()).tally.repairs.repaired === 1 ? true : undefined),
+      20_000,
+      'the repair',
+    );
+    const repairs = series(parse((await get(url)).body), 'hcn_cni_repairs_total', 'outcome');
+    expect(repairs.repaired).toBe(1);
+    // Every other outcome is there, at 0; and the status's counts are the same.
+    expect(Object.keys(repairs).sort()).toEqual(
+      [
+        'container-gone',
+        'deleted-meanwhile',
+        'hns-refused',
+        'hns-unreachable',
+        'namespace-gone',
+        'network-gone',
+        'no-recorded-spec',
+        'repaired',
+      ].sort(),
+    );
+    const status = await service.status();
+    expect(Object.fromEntries(Object.entries(repairs).filter(([, n]) => n > 0))).toEqual(status.tally.repairs);
+    // `hcn-cni service` prints them.
+    const { stdout: text } = await promisify(execFile)(process.execPath, [
+      CLI,
+      'service',
+      '--service',
+      service.address,
+    ]);
+    expect(text).toContain('\nrepairs: repaired 1\n');
   });
 
   it('shows a request running and one queued behind it (same pod)', async () => {

@@ -1,7 +1,8 @@
 /**
  * Issue 22 item 3, the service half: a service serving a configuration with `repair: true` repairs the pods an HNS
  * restart left without endpoints as soon as HNS answers again (repair-trigger.ts), through its per-attachment queue;
- * STATUS returns to 0 and the service's status counts the repairs. Off by default: nothing is repaired.
+ * STATUS returns to 0 and the service's status counts the repairs; and on the node agent's interval, with the audit
+ * (then the repair) or, for `"audit": false`, the repair alone. Off by default: nothing is repaired.
  */
 import * as path from 'path';
 import { silentLogger } from '../../src/log/logger';
@@ -23,13 +24,14 @@ afterEach(async () => {
   service = undefined;
 });
 
-async function start(): Promise<Service> {
+async function start(agent?: { probeMs?: number; tickMs?: number }): Promise<Service> {
   service = await startService({
     address: path.join(h.tmp, 'run', 'service.sock'),
     platform: 'linux',
     pid: process.pid,
     log: silentLogger,
     claimsDir: path.join(h.tmp, 'claims'),
+    ...(agent ? { agent } : {}),
   });
   return service;
 }
@@ -79,6 +81,46 @@ describe('repair in the service', () => {
       const check = await viaShim(h, bin, s.address, { verb: 'CHECK', conf, containerId: id, netns });
       expect({ id, exit: check.exitCode }).toEqual({ id, exit: 0 });
     }
+  });
+
+  it('audit: true, repair: true — audited and then repaired on the interval, though no call saw HNS fail', async () => {
+    const s = await start({ probeMs: 0, tickMs: 100 });
+    const conf = bridgeConf({ cniVersion: '1.1.0', repair: true, auditIntervalSeconds: 1 });
+    const ns = await newNamespace(h);
+    expect((await viaShim(h, bin, s.address, { verb: 'ADD', conf, containerId: 'pod-ns', netns: ns })).exitCode).toBe(
+      0,
+    );
+    await h.sim.control.restart({ downMs: 0 });
+    await until(
+      async () => ((await h.sim.control.dump()).endpoints.length === 1 ? true : undefined),
+      20_000,
+      'the repair after an audit',
+    );
+    expect(s.status().tally.repairs).toEqual({ repaired: 1 });
+    expect(s.status().agent.audits).toBeGreaterThanOrEqual(1);
+  });
+
+  it('audit: false, repair: true — repaired on the interval, though no call saw HNS fail, and never audited', async () => {
+    // No probe: only the interval can notice a restart no call of the service saw (downMs 0: no call fails).
+    const s = await start({ probeMs: 0, tickMs: 100 });
+    const conf = bridgeConf({ cniVersion: '1.1.0', audit: false, repair: true, auditIntervalSeconds: 1 });
+    const ns = await newNamespace(h);
+    expect((await viaShim(h, bin, s.address, { verb: 'ADD', conf, containerId: 'pod-ns', netns: ns })).exitCode).toBe(
+      0,
+    );
+    await h.sim.control.restart({ downMs: 0 });
+    expect((await h.sim.control.dump()).endpoints).toEqual([]);
+    await until(
+      async () => ((await h.sim.control.dump()).endpoints.length === 1 ? true : undefined),
+      20_000,
+      'the interval repair',
+    );
+    expect(s.status().tally.repairs).toEqual({ repaired: 1 });
+    // The operator turned the audit off: the agent repairs without auditing.
+    expect(s.status().agent.audits).toBe(0);
+    expect(s.status().tally.audits).toBe(0);
+    const check = await viaShim(h, bin, s.address, { verb: 'CHECK', conf, containerId: 'pod-ns', netns: ns });
+    expect(check.exitCode).toBe(0);
   });
 
   it('off by default — nothing is repaired, STATUS stays 51', async () => {

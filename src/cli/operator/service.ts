@@ -7,6 +7,8 @@ import { defaultServiceAddress, queryStatus } from '../../service/client';
 import type { ServiceStatus } from '../../service/service';
 import type { OpsContext } from './context';
 
+type TallyRepairs = ServiceStatus['tally']['repairs'];
+
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)}s`;
 }
@@ -61,6 +63,12 @@ function counted(t: ServiceStatus['tally'], url: string | undefined): string[] {
         .map(([v, n]) => `${v} ${n}`)
         .join(', ') || 'none'
     }; removed: ${t.removed.network ?? 0} networks, ${t.removed.endpoint ?? 0} endpoints (${t.removeFailures} failed)`,
+    `repairs: ${
+      // A service from before the repairs were counted has none.
+      Object.entries((t.repairs as TallyRepairs | undefined) ?? {})
+        .map(([o, n]) => `${o} ${n}`)
+        .join(', ') || 'none'
+    }`,
   ];
   if (t.verbs.length > 0) {
     lines.push('', 'verb     code     count   mean');
