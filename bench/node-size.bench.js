@@ -141,15 +141,18 @@ async function run() {
   process.env.HCN_SIM = sim.address;
   await sim.control.setLatency('*', 0);
   const base = { PATH: process.env.PATH, TMPDIR: tmp, HCN_SIM: sim.address };
-  // No HNS probe: the node agent's calls would land in the call counts below.
+  // No HNS probe: the node agent's calls would land in the call counts below. The service's log (each verb's info
+  // lines, the agent's audits) goes to a file, not into the benchmark's output; it is shown when the service fails.
+  const serviceLog = path.join(tmp, 'service.log');
   const service = spawn(EXE, ['serve', '--listen', socket, '--hns-probe-seconds', '0'], {
     env: base,
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', 'ignore', fs.openSync(serviceLog, 'a')],
   });
   const servicePid = service.pid;
+  const logTail = () => fs.readFileSync(serviceLog, 'utf8').split('\n').slice(-20).join('\n');
   try {
     for (let i = 0; !(await answers(socket)); i++) {
-      if (i > 300 || service.exitCode !== null) throw new Error('the service did not start');
+      if (i > 300 || service.exitCode !== null) throw new Error(`the service did not start:\n${logTail()}`);
       await new Promise((r) => setTimeout(r, 50));
     }
     const hcn = Hcn.open({});
@@ -294,6 +297,8 @@ async function run() {
       delCalls: callsMax.del <= GOALS.delCalls,
     };
     return { sizes, ratios, callsMax, goals: GOALS, met, loadavg: os.loadavg(), cpus: os.cpus().length };
+  } catch (e) {
+    throw new Error(`${/** @type {Error} */ (e).message}\nthe service's last log lines:\n${logTail()}`, { cause: e });
   } finally {
     service.kill('SIGTERM');
     await new Promise((r) => (service.exitCode !== null ? r(undefined) : service.once('exit', r)));
