@@ -73,6 +73,8 @@ describe('repair in the service', () => {
       'STATUS 0',
     );
     expect((await h.sim.control.dump()).endpoints).toHaveLength(2);
+    // STATUS sees an endpoint once HNS has it again; the count is taken at the repair's commit, just after.
+    await until(() => (s.status().tally.repairs.repaired === 2 ? true : undefined), 20_000, 'both repairs counted');
     expect(s.status().tally.repairs).toEqual({ repaired: 2 });
     for (const [id, netns] of [
       ['pod-docker', 'none'],
