@@ -587,10 +587,10 @@ export class Store {
     for (const ns of this.namespaces.values()) ns.resources = ns.resources.filter((r) => r.type !== 'Endpoint');
     for (const [k, n] of this.networks) if (!isPersistent(n)) this.networks.delete(k);
     this.computeSystems.forgetEndpoints();
-    // SDN objects (load balancers, routes) go with the endpoints they name. No public source found says what a restart
-    // on the builds that drop endpoints does to them; on the builds that rehydrate they are restored, as the endpoints
-    // are (kubernetes/kubernetes#139519, above), and that build is not modelled. Unverified: the least surprising
-    // companion of endpoints that are gone.
+    // SDN objects (load balancers, policy lists, routes) go too: "HNS service may crash and HNS policies will be purged
+    // after it is restarted", which is why AKS restarts kube-proxy when HNS's process id changes (Azure/AgentBaker
+    // staging/cse/windows/provisioningscripts/hnsremediator.ps1). On the builds that rehydrate they are restored, as
+    // endpoints are (kubernetes/kubernetes#139519, above): not modelled. No source names v2 routes by themselves.
     this.sdn.clear();
   }
 
