@@ -208,3 +208,15 @@ describe('v1 /accelnet/', () => {
     expect(old).toMatchObject({ Success: false, ErrorCode: HR.E_NOTIMPL });
   });
 });
+
+describe('an HNS restart', () => {
+  // "HNS policies will be purged after it is restarted" (Azure/AgentBaker
+  // staging/cse/windows/provisioningscripts/hnsremediator.ps1): src/sim/store.ts restart().
+  test('purges load balancers, with the endpoints they named', async () => {
+    const [a] = await twoEndpoints();
+    const id = ok(await call('HcnCreateLoadBalancer', { id: GUID_NULL, settings: lb([a]) }));
+    expect(JSON.parse(ok(await call('HcnEnumerateLoadBalancers', { query: Q2 })))).toEqual([id]);
+    await fx.sim.control.restart();
+    expect(JSON.parse(ok(await call('HcnEnumerateLoadBalancers', { query: Q2 })))).toEqual([]);
+  });
+});
