@@ -187,6 +187,19 @@ export function stateFiles(h: Harness): string[] {
   return out.sort();
 }
 
+/** Seed 000's configuration: delegated-NIC mode on the NIC with this MAC (00-15-5D-… or 00:15:5d:…), subnet 10.10.3.0/24. */
+export function delegatedNicConf(nicMac: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    cniVersion: '1.1.0',
+    name: 'delegated',
+    type: 'hcn-cni',
+    mode: 'delegatedNic',
+    subnet: '10.10.3.0/24',
+    runtimeConfig: { mac: nicMac.toLowerCase().replace(/-/g, ':') },
+    ...extra,
+  };
+}
+
 export function bridgeConf(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     cniVersion: '1.0.0',

@@ -8,7 +8,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { Hcn } from '../../src/hns/hcn';
 import { endpointName, nicNetworkName } from '../../src/orphans/ownership';
-import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
+import { bridgeConf, cni, delegatedNicConf, useHarness, type Harness } from '../helpers/cni-harness';
 import { heldIps, hostLocal, lastSeq, newNamespace } from './support';
 
 const NIC = { Name: 'Ethernet 3', MacAddress: '00-15-5D-AA-00-03' };
@@ -156,15 +156,7 @@ it('an Overlay network re-created under the same name: the ManagementIP read bef
 });
 
 describe('delegated NIC (seed 000) with a fresh whole-node audit', () => {
-  const nicConf = (extra: Record<string, unknown> = {}) => ({
-    cniVersion: '1.1.0',
-    name: 'delegated',
-    type: 'hcn-cni',
-    mode: 'delegatedNic',
-    subnet: '10.10.3.0/24',
-    runtimeConfig: { mac: NIC.MacAddress.toLowerCase().replace(/-/g, ':') },
-    ...extra,
-  });
+  const nicConf = (extra: Record<string, unknown> = {}) => delegatedNicConf(NIC.MacAddress, extra);
 
   /** What seed 000 leaves: a network of ours on the NIC that HNS completed after its ADD was killed. */
   const leakedNicNetwork = () =>

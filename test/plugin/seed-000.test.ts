@@ -4,7 +4,7 @@
  * HNS, holding the NIC; a new pod's ADD on the same NIC succeeds, and the leak is gone. With the audit switched off
  * the same sequence fails with the NIC-busy error: the test can fail.
  */
-import { cniProcess, useHarness, type Harness } from '../helpers/cni-harness';
+import { cniProcess, delegatedNicConf, useHarness, type Harness } from '../helpers/cni-harness';
 import { nicNetworkName } from '../../src/orphans/ownership';
 
 const NIC = { Name: 'Ethernet 3', MacAddress: '00-15-5D-AA-00-03' };
@@ -20,17 +20,7 @@ const HOST = {
 let h: Harness;
 useHarness(HOST, (x) => (h = x));
 
-function nicConf(extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    cniVersion: '1.1.0',
-    name: 'delegated',
-    type: 'hcn-cni',
-    mode: 'delegatedNic',
-    subnet: '10.10.3.0/24',
-    runtimeConfig: { mac: NIC.MacAddress.toLowerCase().replace(/-/g, ':') },
-    ...extra,
-  };
-}
+const nicConf = (extra: Record<string, unknown> = {}) => delegatedNicConf(NIC.MacAddress, extra);
 
 async function networksOnNic(): Promise<Array<{ ID: string; Name: string }>> {
   const dump = await h.sim.control.dump();
