@@ -64,6 +64,11 @@ export interface EndpointInfo {
   namespaceId?: string;
   /** Containers it is attached to (v1 SharedContainers; the v2 view does not show them). */
   containers?: string[];
+  /**
+   * HNS's own lifecycle state, where the view shows one (v1 `State`): 1 Created, 2 Attached, 3 AttachedSharing,
+   * 4 Detached, 5 Degraded, 6 Destroyed (microsoft/hcsshim internal/hns/hnsendpoint.go EndpointState).
+   */
+  state?: number;
 }
 
 export interface NetworkSpec {
@@ -527,6 +532,7 @@ export function endpointFromV1(e: HnsV1Endpoint): EndpointInfo {
     ...(e.GatewayAddressV6 ? { gateway6: e.GatewayAddressV6 } : {}),
     namespaceId: e.Namespace?.ID || undefined,
     ...(e.SharedContainers?.length ? { containers: e.SharedContainers.map(String) } : {}),
+    ...(typeof e.State === 'number' ? { state: e.State } : {}),
   };
 }
 

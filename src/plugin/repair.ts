@@ -2,8 +2,10 @@
  * Repair after an HNS restart (opt-in: `repair: true`). A restart drops every endpoint while the pods keep running
  * with their addresses ("the pod still running and hold that IP, but hnsendpoints has been removed and is not
  * automatically re-create": docker/for-win#12425, projectcalico/calico#5164); what a restart drops and keeps, with
- * its sources, is at src/sim/store.ts restart. For each recorded attachment whose endpoint HNS no longer has, one at a
- * time, this re-creates the endpoint with its recorded id, addresses, MAC and policies (the spec the ADD gave HNS,
+ * its sources, is at src/sim/store.ts restart. For each recorded attachment whose network is not what the pod needs
+ * (pod-health.ts: the endpoint missing, or there but not attached as recorded — a repair killed between its create
+ * and its attach, an attach HNS refused once), one at a time: an endpoint that is there is re-attached; a missing one
+ * is re-created with its recorded id, addresses, MAC and policies (the spec the ADD gave HNS,
  * kept in the record: AttachmentRecord.recreate) — in delegated-NIC mode after the attachment's own network, which is
  * non-persistent and gone too — re-attaches it as it was attached (HCN namespace, or HCS hot-add into the Docker
  * sandbox), and commits the record again. IPAM is never touched: the addresses are the recorded ones.
@@ -16,7 +18,14 @@
  */
 import { CniCode, CniError } from '../cni/cni-error';
 import type { NetConf } from '../cni/types';
-import { sameId, type EndpointSpec, type HnsApi, type NetworkInfo, type NetworkSpec } from '../hns/api';
+import {
+  sameId,
+  type EndpointInfo,
+  type EndpointSpec,
+  type HnsApi,
+  type NetworkInfo,
+  type NetworkSpec,
+} from '../hns/api';
 import { isHcnError, isUnreachable } from '../hns/hcn-error';
 import { hresultHex } from '../hns/hresults';
 import type { Logger } from '../log/logger';
@@ -25,6 +34,7 @@ import { AttachmentChangedError } from '../state/store';
 import { commit, writeIntent, type ClaimContext } from './add-context';
 import { detach, ensureAttached } from './attach';
 import { keepClaim } from './endpoint';
+import { judgePod, judgePods, type PodVerdict } from './pod-health';
 import type { PluginRuntime } from './runtime';
 import { Undo } from './undo';
 
@@ -38,6 +48,7 @@ export const REPAIR_OUTCOMES = [
   'deleted-meanwhile',
   'hns-refused',
   'hns-unreachable',
+  'hns-failed',
 ] as const;
 export type RepairOutcome = (typeof REPAIR_OUTCOMES)[number];
 
@@ -55,39 +66,37 @@ export interface RepairOptions {
   rt: PluginRuntime;
   conf: NetConf;
   log: Logger;
-  /** Endpoint ids HNS lists, when the caller has just listed them (else asked here). */
-  listedEndpointIds?: readonly string[];
+  /** The pods judged just now (the node agent's health check), else judged here from one listing. */
+  verdicts?: readonly PodVerdict[];
   /** Runs one pod's repair in the attachment's turn (the service's per-attachment queue); default: at once. */
   serialize?: <T>(attachment: { containerId: string; ifname: string }, task: () => Promise<T>) => Promise<T>;
 }
 
-/** Repairs every recorded attachment of this configuration's network whose endpoint HNS no longer has. */
+/** Repairs every recorded attachment of this configuration's network whose pod does not have what it needs. */
 export async function repairAttachments(o: RepairOptions): Promise<PodRepair[]> {
   const { rt, conf, log } = o;
   const { api } = await rt.api(conf);
-  const listed = o.listedEndpointIds ?? (await api.endpointIds());
-  const have = new Set(listed.map((id) => id.toLowerCase()));
   const store = rt.store(conf, log);
-  const missing = store
-    .snapshot()
-    .attachments.filter(
-      (r) =>
-        r.mode !== 'shared' &&
-        (r.cniNetwork === undefined || r.cniNetwork === conf.name) &&
-        !have.has(r.endpoint.id.toLowerCase()),
-    );
+  const verdicts =
+    o.verdicts ?? (await judgePods(api, ofNetwork(store.snapshot().attachments, conf), await api.listEndpoints()));
+  const unhealthy = verdicts.filter((v) => v.problem && ofNetwork([v.record], conf).length > 0);
   const reports: PodRepair[] = [];
   const serialize = o.serialize ?? (<T>(_: unknown, task: () => Promise<T>) => task());
   // One pod at a time: a restart of a node with many pods is not answered by as many HNS creates at once.
-  for (const rec of missing) {
-    const report = await serialize(rec, () => repairOne(api, { rt, conf, log, store }, rec));
+  for (const { record } of unhealthy) {
+    const report = await serialize(record, () => repairOne(api, { rt, conf, log, store }, record));
     if (!report) continue;
     const line = { attachment: report.attachment, endpoint: report.endpoint, outcome: report.outcome };
-    if (report.outcome === 'repaired') log.info(line, 'repair: endpoint re-created and re-attached');
+    if (report.outcome === 'repaired') log.info(line, 'repair: endpoint re-created or re-attached');
     else log.warn({ ...line, detail: report.detail, hresult: report.hresult }, 'repair: attachment not repaired');
     reports.push(report);
   }
   return reports;
+}
+
+/** The records this configuration repairs: its network's (records older than cniNetwork: any network's). */
+export function ofNetwork(records: readonly AttachmentRecord[], conf: Pick<NetConf, 'name'>): AttachmentRecord[] {
+  return records.filter((r) => r.mode !== 'shared' && (r.cniNetwork === undefined || r.cniNetwork === conf.name));
 }
 
 async function repairOne(
@@ -106,7 +115,10 @@ async function repairOne(
   // Read again in this pod's turn: a DEL may have run since the listing, or an ADD re-created it.
   const rec = base.store.getAttachment(owner);
   if (!rec || rec.mode === 'shared') return undefined;
-  if (await api.getEndpoint(rec.endpoint.id)) return undefined;
+  const now = await judgePod(api, rec, await api.getEndpoint(rec.endpoint.id));
+  if (!now.problem) return undefined;
+  if (now.problem === 'hns-failed') return report('hns-failed', now.detail);
+  if (now.endpoint) return reattach(api, { ...base, owner, undo: new Undo() }, rec, now.endpoint, report);
   const spec = rec.recreate?.endpoint as EndpointSpec | undefined;
   if (!spec)
     return report('no-recorded-spec', 'the record was written by a version that did not keep the endpoint spec');
@@ -160,21 +172,65 @@ async function repairOne(
     if (!sameId(ep.id, rec.endpoint.id)) return { ...report('repaired', `HNS gave it id ${ep.id}`) };
     return report('repaired');
   } catch (e) {
-    const cause = (e as { cause?: unknown }).cause ?? e;
-    if (isHcnError(cause) && isUnreachable(cause)) {
-      // As ADD: HNS may still complete what was asked; the intent stays for the audit (or the next repair).
-      return report('hns-unreachable', (e as Error).message, cause.hresult);
-    }
-    await a.undo.run(base.log);
-    // A DEL voided this repair (its commit failed, or the DEL deleted the endpoint under the attach).
-    if (await dropOwnTombstone(a, intent.id)) return report('deleted-meanwhile', (e as Error).message);
-    if (e instanceof CniError && e.code === CniCode.UNKNOWN_CONTAINER) return report('container-gone', e.message);
-    if (e instanceof CniError && /namespace .* does not exist/.test(e.message))
-      return report('namespace-gone', e.message);
-    return report('hns-refused', (e as Error).message, isHcnError(cause) ? cause.hresult : undefined);
+    return failed(a, e, intent.id, report);
   } finally {
     base.store.attemptEnded(intent.id);
   }
+}
+
+/**
+ * The endpoint is there but not attached as recorded: attached again, under the same claim as a re-create (an intent
+ * written only while the record is there, a commit that fails when a DEL voided it), so a DEL racing it wins and an
+ * intent a killed repair left behind is replaced. Nothing is created, so the undo only detaches.
+ */
+async function reattach(
+  api: HnsApi,
+  a: ClaimContext,
+  rec: AttachmentRecord,
+  ep: EndpointInfo,
+  report: (outcome: RepairOutcome, detail?: string, hresult?: number) => PodRepair,
+): Promise<PodRepair> {
+  let intent;
+  try {
+    intent = await writeIntent(a, [{ kind: 'endpoint', name: rec.endpoint.name, id: rec.endpoint.id }], rec.mac, rec);
+  } catch (e) {
+    if (e instanceof AttachmentChangedError) return report('deleted-meanwhile', e.message);
+    throw e;
+  }
+  try {
+    if (rec.attach.kind === 'namespace' && !(await api.namespaceExists(rec.attach.target))) {
+      await a.undo.run(a.log);
+      return report('namespace-gone', `HCN namespace ${rec.attach.target} is gone; the runtime must re-create the pod`);
+    }
+    await ensureAttached(api, ep, rec.attach, { fresh: true });
+    a.undo.push('detach the endpoint', () => detach(api, ep.id, rec.attach));
+    await commit(a, { ...rec, repairedAt: a.rt.now() }, intent);
+    return report('repaired', 're-attached');
+  } catch (e) {
+    return failed(a, e, intent.id, report);
+  } finally {
+    a.store.attemptEnded(intent.id);
+  }
+}
+
+/** How a repair that threw ended: HNS unreachable (the intent stays), else undone and reported by cause. */
+async function failed(
+  a: ClaimContext,
+  e: unknown,
+  intentId: string,
+  report: (outcome: RepairOutcome, detail?: string, hresult?: number) => PodRepair,
+): Promise<PodRepair> {
+  const cause = (e as { cause?: unknown }).cause ?? e;
+  if (isHcnError(cause) && isUnreachable(cause)) {
+    // As ADD: HNS may still complete what was asked; the intent stays for the audit (or the next repair).
+    return report('hns-unreachable', (e as Error).message, cause.hresult);
+  }
+  await a.undo.run(a.log);
+  // A DEL voided this repair (its commit failed, or the DEL deleted the endpoint under the attach).
+  if (await dropOwnTombstone(a, intentId)) return report('deleted-meanwhile', (e as Error).message);
+  if (e instanceof CniError && e.code === CniCode.UNKNOWN_CONTAINER) return report('container-gone', e.message);
+  if (e instanceof CniError && /namespace .* does not exist/.test(e.message)) return report('namespace-gone', e.message);
+  return report('hns-refused', (e as Error).message, isHcnError(cause) ? cause.hresult : undefined);
 }
 
 /**

@@ -44,6 +44,8 @@ type AuditConf = Pick<NetConf, 'hnsTimeoutSeconds' | 'adopt'>;
 
 /** State directories remembered for stateDirs, at most. */
 const MAX_STATE_DIRS = 16;
+/** Configurations (network and state directory) remembered for background work, at most. */
+const MAX_SERVED = 64;
 
 export class PluginRuntime {
   private hcnInstance: Hcn | undefined;
@@ -100,25 +102,26 @@ export class PluginRuntime {
   }
 
   /**
-   * Remembers the configuration (and IPAM client) a verb runs with, the latest per state directory (at most
-   * MAX_STATE_DIRS), and hands the context back. The state directory is what background work is per: its records,
-   * its audit, and the IPs DELs had to keep, which only that configuration's IPAM can release.
+   * Remembers the configuration (and IPAM client) a verb runs with — the latest per CNI network of each state
+   * directory (at most MAX_SERVED) — and hands the context back. Background work covers every one of them: several
+   * conflists may share one state directory, and each network's records are repaired with its own configuration and
+   * the IPs its DELs had to keep are released through its own IPAM.
    */
   served<C extends { conf: NetConf; ipam: IpamClient }>(ctx: C): C {
-    const dir = ctx.conf.stateDir;
-    if (this.confs.has(dir) || this.confs.size < MAX_STATE_DIRS) {
-      this.confs.delete(dir);
-      this.confs.set(dir, { conf: ctx.conf, ipam: ctx.ipam });
+    const key = `${ctx.conf.stateDir}\0${ctx.conf.name}`;
+    if (this.confs.has(key) || this.confs.size < MAX_SERVED) {
+      this.confs.delete(key);
+      this.confs.set(key, { conf: ctx.conf, ipam: ctx.ipam });
     }
     return ctx;
   }
 
-  /** The latest configuration served per state directory (see served), oldest first. */
+  /** The latest configuration served per network and state directory (see served), oldest first. */
   servedConfs(): NetConf[] {
     return [...this.confs.values()].map((s) => s.conf);
   }
 
-  /** The latest configuration and IPAM client served per state directory, oldest first. */
+  /** The latest configuration and IPAM client served per network and state directory, oldest first. */
   servedContexts(): ReadonlyArray<{ conf: NetConf; ipam: IpamClient }> {
     return [...this.confs.values()];
   }

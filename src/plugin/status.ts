@@ -2,37 +2,45 @@
  * STATUS (spec 1.1): 0 when HNS answers and the state is healthy. 50 when the plugin cannot serve ADD: HNS does
  * not answer, the configured API is not on this host, or the configuration has IPv6 addresses that the API or HNS
  * in use cannot carry (every ADD would fail with 2 or 107). 51 when it can, but existing pods may have limited
- * connectivity: a recorded endpoint is missing from HNS (HNS restarted and dropped it), or a record is quarantined
+ * connectivity: a recorded pod's endpoint is missing from HNS (HNS restarted and dropped it) or not attached as
+ * recorded (pod-health.ts), or a record is quarantined
  * (unreadable, so that pod can neither be checked nor cleaned up). containerd turns a failing STATUS into
  * NetworkReady=false, so only real degradation reports non-zero.
  */
 import { CniCode, CniError } from '../cni/cni-error';
 import type { ConfContext } from '../cni/types';
+import type { HnsApi } from '../hns/api';
 import { ownerKey } from '../state/records';
 import { requireIpv6, staticIpv6 } from './families';
+import { judgePods, type PodVerdict } from './pod-health';
 import { toCniError } from './to-cni-error';
 import type { PluginRuntime } from './runtime';
 
 export async function status(ctx: ConfContext, rt: PluginRuntime): Promise<void> {
   const { conf, log } = ctx;
-  let endpointIds: Set<string>;
+  let api: HnsApi;
   try {
     const choice = await rt.api(conf);
-    const { api } = choice;
+    api = choice.api;
     const v6 = staticIpv6(conf);
     if (v6) await requireIpv6(choice, api.hcn, `"${v6[0]}" ${JSON.stringify(v6[1])}`);
     // Asked through the API that ADD will use: with HCN chosen, HcnEnumerateEndpoints (ids only). The v2 listing may
     // go through HNSCall, which answers on a host whose HCN does not work, and STATUS must not say 0 there.
-    const ids = await api.endpointIds();
-    endpointIds = new Set(ids.map((id) => id.toLowerCase()));
+    await api.endpointIds();
   } catch (e) {
-    const err = toCniError(e, 'asking HNS');
-    throw new CniError(CniCode.PLUGIN_NOT_AVAILABLE, `hcn-cni cannot serve ADD: ${err.message}`, err.details);
+    throw notAvailable(e);
   }
   const state = rt.store(conf, log).snapshot();
-  const missing = state.attachments.filter((r) => r.mode !== 'shared' && !endpointIds.has(r.endpoint.id.toLowerCase()));
+  const owned = state.attachments.filter((r) => r.mode !== 'shared');
+  let verdicts: PodVerdict[] = [];
+  try {
+    // Each pod judged by what it needs (pod-health.ts): its endpoint there and attached as recorded.
+    if (owned.length > 0) verdicts = await judgePods(api, owned, await api.listEndpoints());
+  } catch (e) {
+    throw notAvailable(e);
+  }
   const problems = [
-    ...missing.map((r) => `attachment ${ownerKey(r)}: endpoint ${r.endpoint.id} is missing from HNS`),
+    ...verdicts.filter((v) => v.problem).map((v) => `attachment ${ownerKey(v.record)}: ${v.detail}`),
     ...state.quarantined.map(
       (q) =>
         `unreadable ${q.kind} record${q.owner ? ` of ${ownerKey(q.owner)}` : ''} quarantined as ${q.file}: ${q.reason}`,
@@ -47,4 +55,9 @@ export async function status(ctx: ConfContext, rt: PluginRuntime): Promise<void>
   }
   if (ctx.ipam.configured) await ctx.ipam.status();
   log.debug({ attachments: state.attachments.length }, 'STATUS ok');
+}
+
+function notAvailable(e: unknown): CniError {
+  const err = toCniError(e, 'asking HNS');
+  return new CniError(CniCode.PLUGIN_NOT_AVAILABLE, `hcn-cni cannot serve ADD: ${err.message}`, err.details);
 }

@@ -22,6 +22,8 @@ export interface MetricsGauges {
   abandonedCalls(): number;
   attachments(): Array<{ stateDir: string; count: number }>;
   pendingConnections(): number;
+  /** Each served network's pods by health, as the node agent last checked them (node-agent.ts). */
+  podHealth(): Array<{ stateDir: string; network: string; counts: Record<string, number> }>;
 }
 
 export interface MetricsServer extends MetricsSink {
@@ -126,6 +128,18 @@ export async function startMetrics(options: {
     registers: [registry],
     collect() {
       this.set(g.pendingConnections());
+    },
+  });
+  new Gauge({
+    name: 'hcn_cni_pods',
+    help: 'Recorded pods by CNI network and health at the node agent\'s last check: healthy, endpoint-missing, not-attached (endpoint there but not attached as recorded), hns-failed',
+    labelNames: ['state_dir', 'network', 'health'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const n of g.podHealth())
+        for (const [health, count] of Object.entries(n.counts))
+          this.set({ state_dir: n.stateDir, network: n.network, health }, count);
     },
   });
   new Gauge({

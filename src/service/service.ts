@@ -208,12 +208,10 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const agent = new NodeAgent({
     runtime,
     log,
-    // After an audit of a directory whose configuration asks for it, the pods HNS lost are repaired.
-    afterAudit: async ({ conf }) => {
-      if (conf.repair) await repair.run();
+    // The pods its health check finds without the network they need, for a configuration with `repair: true`.
+    repair: async ({ conf }, verdicts) => {
+      await repair.runFor(conf, verdicts);
     },
-    // A directory whose audit is off still gets its repair on the agent's interval (node-agent.ts).
-    repair: () => repair.run().then(() => undefined),
     ...(options.agent?.probeMs !== undefined ? { probeMs: options.agent.probeMs } : {}),
     ...(options.agent?.tickMs !== undefined ? { tickMs: options.agent.tickMs } : {}),
   });
@@ -435,6 +433,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
             }
           }),
         pendingConnections: () => pendingConnections,
+        podHealth: () => agent.status().health,
       },
       onError: (message) => log.error({ err: message }, 'service: metrics'),
     });

@@ -37,6 +37,7 @@ function describe(s: ServiceStatus): string {
   // A service from before the tally says nothing of its counts.
   const t = s.tally as ServiceStatus['tally'] | undefined;
   if (t) lines.push(...counted(t, s.metricsUrl));
+  lines.push(...podHealth(s.agent));
   if (s.inFlight.length > 0) {
     lines.push('', 'id      verb    state    age      container / ifname                        shim');
     for (const r of s.inFlight) {
@@ -47,6 +48,26 @@ function describe(s: ServiceStatus): string {
     }
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** Each served network's pods by health (the node agent's last check), naming the pods that lack their network. */
+function podHealth(agent: ServiceStatus['agent'] | undefined): string[] {
+  // A service from before the health check says nothing of it.
+  if (!agent?.health) return [];
+  const lines: string[] = [];
+  for (const n of agent.health) {
+    const c = n.counts;
+    lines.push(
+      `pods of ${n.network} (${n.stateDir}): ${c.healthy} healthy, ${c['endpoint-missing']} endpoint missing, ${c['not-attached']} not attached, ${c['hns-failed']} failed in HNS (checked ${n.checkedAt})`,
+    );
+    for (const p of n.unhealthy) lines.push(`  ${p.attachment}: ${p.problem}${p.detail ? ` (${p.detail})` : ''}`);
+  }
+  for (const u of agent.unserved ?? []) {
+    lines.push(
+      `network ${u.network} (${u.stateDir}): no configuration served here; ${u.attachments} pod(s) not checked or repaired, ${u.keptIps} kept IP(s) not released`,
+    );
+  }
+  return lines.length > 0 ? ['', ...lines] : [];
 }
 
 function ms(seconds: number, count: number): string {
