@@ -6,6 +6,7 @@
  * too many HCN calls are past their timeout and still unanswered (src/service/abandoned-bound.ts): the DaemonSet's
  * container then ends and the kubelet starts a fresh service, while the shims run hcn-cni-standalone.
  */
+import { splitCniPath } from '../cni/env';
 import { parseMetricsAddress } from './metrics-address';
 import { defaultServiceAddress } from '../service/client';
 import { DEFAULT_MAX_ABANDONED_CALLS, EXIT_RETIRED } from '../service/abandoned-bound';
@@ -18,7 +19,7 @@ export interface ServeIo {
 }
 
 export const SERVE_USAGE = `usage: hcn-cni serve [--listen ADDRESS] [--max-abandoned-calls N] [--hns-probe-seconds S]
-                     [--metrics HOST:PORT [--metrics-allow-remote]]
+                     [--metrics HOST:PORT [--metrics-allow-remote]] [--conf-dir DIR [--bin-dir DIRS]]
 
 Runs the hcn-cni service: the shim (hcn-cni in the CNI bin directory) sends each CNI request here and falls back to
 hcn-cni-standalone when the service is not running. ADDRESS is a unix socket path (default
@@ -33,6 +34,10 @@ In the background the service audits the whole node for leaks, per state directo
 auditIntervalSeconds of that directory's configuration, and at once when HNS answers again after failing: it asks
 HNS whether it answers every S seconds (--hns-probe-seconds, default 5; 0: only the verbs' calls tell).
 
+--conf-dir DIR: the runtime's CNI configuration directory. hcn-cni's networks in it are served from the start (audit,
+pod health, repair, kept IPs released), before any verb of theirs arrives; without it, a network is served once a
+verb of it has come. --bin-dir DIRS: where their delegated IPAM plugins are (CNI_PATH form: ';'-separated on Windows, ':' elsewhere).
+
 --metrics HOST:PORT (or HCN_CNI_METRICS) serves Prometheus metrics at http://HOST:PORT/metrics; off by default.
 HOST is an IP address ([::1] for IPv6) or localhost; port 0 lets the system choose (the log says which). The
 metrics name verbs, HNS operations and errors and state directories of this node: a HOST other than a loopback
@@ -45,6 +50,8 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
   let metricsText = io.env.HCN_CNI_METRICS || undefined;
   let allowRemote = false;
   let probeMs: number | undefined;
+  let confDir: string | undefined;
+  let binDirs: string[] | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--help' || a === '-h') {
@@ -78,6 +85,15 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
         return 2;
       }
       metricsText = text;
+    } else if (a === '--conf-dir' || a.startsWith('--conf-dir=') || a === '--bin-dir' || a.startsWith('--bin-dir=')) {
+      const text = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i];
+      const flag = a.split('=')[0]!;
+      if (!text) {
+        io.err(`hcn-cni serve: ${flag} needs a directory\n`);
+        return 2;
+      }
+      if (flag === '--conf-dir') confDir = text;
+      else binDirs = splitCniPath(text, process.platform);
     } else if (a === '--metrics-allow-remote') {
       allowRemote = true;
     } else {
@@ -109,6 +125,8 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
       ...(maxAbandonedCalls !== undefined ? { maxAbandonedCalls } : {}),
       ...(probeMs !== undefined ? { agent: { probeMs } } : {}),
       ...(metrics ? { metrics } : {}),
+      ...(confDir ? { confDir } : {}),
+      ...(binDirs ? { binDirs } : {}),
     });
   } catch (e) {
     // A refusal to start (the address is taken or is not ours to replace, the addon cannot load) is one line for

@@ -229,7 +229,8 @@ async function failed(
   // A DEL voided this repair (its commit failed, or the DEL deleted the endpoint under the attach).
   if (await dropOwnTombstone(a, intentId)) return report('deleted-meanwhile', (e as Error).message);
   if (e instanceof CniError && e.code === CniCode.UNKNOWN_CONTAINER) return report('container-gone', e.message);
-  if (e instanceof CniError && /namespace .* does not exist/.test(e.message)) return report('namespace-gone', e.message);
+  if (e instanceof CniError && /namespace .* does not exist/.test(e.message))
+    return report('namespace-gone', e.message);
   return report('hns-refused', (e as Error).message, isHcnError(cause) ? cause.hresult : undefined);
 }
 

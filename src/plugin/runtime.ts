@@ -105,10 +105,12 @@ export class PluginRuntime {
    * Remembers the configuration (and IPAM client) a verb runs with — the latest per CNI network of each state
    * directory (at most MAX_SERVED) — and hands the context back. Background work covers every one of them: several
    * conflists may share one state directory, and each network's records are repaired with its own configuration and
-   * the IPs its DELs had to keep are released through its own IPAM.
+   * the IPs its DELs had to keep are released through its own IPAM. `ifAbsent`: a configuration read from the
+   * runtime's directory (src/service/conf-dir.ts) does not replace one a verb brought.
    */
-  served<C extends { conf: NetConf; ipam: IpamClient }>(ctx: C): C {
+  served<C extends { conf: NetConf; ipam: IpamClient }>(ctx: C, options: { ifAbsent?: boolean } = {}): C {
     const key = `${ctx.conf.stateDir}\0${ctx.conf.name}`;
+    if (options.ifAbsent && this.confs.has(key)) return ctx;
     if (this.confs.has(key) || this.confs.size < MAX_SERVED) {
       this.confs.delete(key);
       this.confs.set(key, { conf: ctx.conf, ipam: ctx.ipam });

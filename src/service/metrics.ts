@@ -132,7 +132,7 @@ export async function startMetrics(options: {
   });
   new Gauge({
     name: 'hcn_cni_pods',
-    help: 'Recorded pods by CNI network and health at the node agent\'s last check: healthy, endpoint-missing, not-attached (endpoint there but not attached as recorded), hns-failed',
+    help: "Recorded pods by CNI network and health at the node agent's last check: healthy, endpoint-missing, not-attached (endpoint there but not attached as recorded), hns-failed",
     labelNames: ['state_dir', 'network', 'health'],
     registers: [registry],
     collect() {

@@ -40,6 +40,8 @@ export interface NodeAgentOptions {
    */
   probeMs?: number;
   tickMs?: number;
+  /** Configurations known without a verb (the runtime's configuration directory), served too; asked every tick. */
+  discover?: () => ReadonlyArray<Served>;
   /** Repairs one network's unhealthy pods (the service's repair), for a configuration with `repair: true`. */
   repair?: (served: Served, verdicts: readonly PodVerdict[]) => Promise<void>;
 }
@@ -128,6 +130,7 @@ export class NodeAgent {
   }
 
   private async tick(): Promise<void> {
+    for (const s of this.options.discover?.() ?? []) this.options.runtime.served(s, { ifAbsent: true });
     const served = this.options.runtime.servedContexts();
     if (served.length === 0) return;
     const now = Date.now();
@@ -208,7 +211,11 @@ export class NodeAgent {
       counts: countByHealth(verdicts),
       unhealthy: unhealthy
         .slice(0, MAX_NAMED)
-        .map((v) => ({ attachment: ownerKey(v.record), problem: v.problem!, ...(v.detail ? { detail: v.detail } : {}) })),
+        .map((v) => ({
+          attachment: ownerKey(v.record),
+          problem: v.problem!,
+          ...(v.detail ? { detail: v.detail } : {}),
+        })),
     });
     if (unhealthy.length > 0) {
       netLog.warn(

@@ -48,6 +48,7 @@ import {
   RequestReader,
   type Request,
 } from './protocol';
+import { watchConfDir } from './conf-dir';
 import { NodeAgent, type NodeAgentStatus } from './node-agent';
 import { KeyedQueue } from './queue';
 import { startRepairTrigger } from './repair-trigger';
@@ -68,6 +69,13 @@ export interface ServiceOptions {
   native?: NativeHcn;
   /** Where the audit's state lives by default (same as the standalone executable's). */
   defaults?: { stateDir?: string; logFile?: string };
+  /**
+   * The runtime's CNI configuration directory: hcn-cni's networks in it are served (audited, health-checked,
+   * repaired, kept IPs released) from the start, before any verb of theirs arrives (conf-dir.ts).
+   */
+  confDir?: string;
+  /** CNI_PATH for the delegated IPAM of those configurations (the runtime's CNI bin directories). */
+  binDirs?: readonly string[];
   /** The service's own log (start, refusals, failures); request logs go back to their shim. */
   log?: Logger;
   /**
@@ -208,6 +216,17 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const agent = new NodeAgent({
     runtime,
     log,
+    ...(options.confDir
+      ? {
+          discover: watchConfDir({
+            dir: options.confDir,
+            binDirs: options.binDirs ?? [],
+            platform: options.platform,
+            defaults: { stateDir: options.defaults?.stateDir ?? defaultStateDir(options.platform) },
+            log,
+          }),
+        }
+      : {}),
     // The pods its health check finds without the network they need, for a configuration with `repair: true`.
     repair: async ({ conf }, verdicts) => {
       await repair.runFor(conf, verdicts);
