@@ -20,7 +20,6 @@ import { Fields, invalidConfig, invalidConfigMsg, isPlainObject, describeValue }
 import {
   formatIp,
   formatMacDash,
-  isIpAddress,
   parseCidr,
   parseIp,
   parseIpv4,
@@ -280,13 +279,19 @@ function flattenDelegate(raw: Record<string, unknown>, warnings: string[]): Reco
   return out;
 }
 
-/** parseAdapterName: `adapterName`, or sdnbridge's `master` (the host adapter it creates the network on). */
+/**
+ * parseAdapterName: `adapterName`, or sdnbridge's `master` (the host adapter it creates the network on). It goes to
+ * HNS as the network's NetAdapterName (v2) or NetworkAdapterName (v1), so it is HNS name text (isHnsText); a Windows
+ * interface alias may hold blanks, parentheses and "/" ("vEthernet (Ethernet)").
+ */
 function parseAdapterName(f: Fields): string | undefined {
   const given: Array<[string, string]> = [];
-  const own = f.nonEmptyString('adapterName');
-  if (own !== undefined) given.push([f.pathOf('adapterName'), own]);
-  const master = f.nonEmptyString('master');
-  if (master !== undefined) given.push([f.pathOf('master'), master]);
+  for (const key of ['adapterName', 'master']) {
+    const v = f.nonEmptyString(key);
+    if (v === undefined) continue;
+    if (!isHnsText(v)) throw invalidConfig(f.pathOf(key), `an adapter name: ${HNS_TEXT}`, v);
+    given.push([f.pathOf(key), v]);
+  }
   return agree(given);
 }
 
@@ -509,26 +514,33 @@ function ipNetworkCidr(f: Fields, value: string, p: string): void {
 const MAX_NAME_LENGTH = 128;
 
 /**
- * networkName: the name of an HNS network, matched against HNS's list and sent in create requests. HNS stores
- * names as UTF-16 strings (hcsshim's HostComputeNetwork.Name is a Go string sent as JSON); this accepts what can
- * round-trip and be shown: 1–256 characters, no control characters (NUL ends a C string on the way), no lone
- * UTF-16 surrogates (not representable in UTF-8 or JSON text the same way twice), no path separators or names
- * made only of dots (they are never network names and suggest a path was pasted), no leading or trailing spaces.
+ * Text HNS stores as a name: HNS keeps UTF-16 strings (hcsshim's HostComputeNetwork.Name is a Go string sent as
+ * JSON), so this accepts what can round-trip and be shown: 1–256 characters, no control characters (NUL ends a C
+ * string on the way), no lone UTF-16 surrogates (not representable in UTF-8 or JSON text the same way twice), no
+ * leading or trailing spaces.
+ */
+const HNS_TEXT = '1 to 256 printable characters without leading or trailing spaces';
+function isHnsText(v: string): boolean {
+  return !(
+    v.length > 256 ||
+    // eslint-disable-next-line no-control-regex -- control characters are exactly what this rejects
+    /[\u0000-\u001f\u007f]/.test(v) ||
+    /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(v) ||
+    v.trim() !== v
+  );
+}
+
+/**
+ * networkName: the name of an HNS network, matched against HNS's list and sent in create requests: HNS name text
+ * (isHnsText), and no path separators or names made only of dots (they are never network names and suggest a path
+ * was pasted).
  */
 function hnsNetworkName(f: Fields): string | undefined {
   const v = f.nonEmptyString('networkName');
   if (v === undefined) return undefined;
   const what =
     'an HNS network name: 1 to 256 printable characters, without "/", "\\", leading or trailing spaces, and not only dots';
-  if (
-    v.length > 256 ||
-    // eslint-disable-next-line no-control-regex -- control characters are exactly what this rejects
-    /[\u0000-\u001f\u007f]/.test(v) ||
-    /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(v) ||
-    /[/\\]/.test(v) ||
-    /^\.+$/.test(v) ||
-    v.trim() !== v
-  ) {
+  if (!isHnsText(v) || /[/\\]/.test(v) || /^\.+$/.test(v)) {
     throw invalidConfig(f.pathOf('networkName'), what, v);
   }
   return v;
@@ -594,12 +606,10 @@ function parseDns(f: Fields, warnings: string[]): Dns {
   const d = f.child('dns');
   if (!d) return {};
   const out: Dns = {};
-  const nameservers = d.stringArray('nameservers', 'an IP address', (s, p) => {
-    if (!isIpAddress(s)) throw d.invalid(p, 'an IP address', s);
-  });
-  const domain = d.string('domain');
-  const search = d.stringArray('search', 'a domain name');
-  const options = d.stringArray('options', 'a resolver option');
+  const nameservers = d.ipAddressList('nameservers');
+  const domain = d.domainName('domain');
+  const search = d.domainNameList('search');
+  const options = d.resolverOptionList('options');
   if (nameservers?.length) out.nameservers = nameservers;
   if (domain) out.domain = domain;
   if (search?.length) out.search = search;
@@ -667,11 +677,9 @@ function parseRuntimeConfig(f: Fields, warnings: string[]): RuntimeSettings {
   const d = rc.child('dns');
   if (d) {
     const dns: RuntimeDns = {};
-    const servers = d.stringArray('servers', 'an IP address', (s, p) => {
-      if (!isIpAddress(s)) throw d.invalid(p, 'an IP address', s);
-    });
-    const searches = d.stringArray('searches', 'a domain name');
-    const options = d.stringArray('options', 'a resolver option');
+    const servers = d.ipAddressList('servers');
+    const searches = d.domainNameList('searches');
+    const options = d.resolverOptionList('options');
     if (servers) dns.servers = servers;
     if (searches) dns.searches = searches;
     if (options) dns.options = options;

@@ -7,6 +7,15 @@
  * Why paths: a code-7 message must name the key the operator has to fix, spelled as they spelled it.
  */
 import { CniCode, CniError } from './cni-error';
+import { isIpAddress } from '../net/addr';
+import {
+  MAX_DNS_LIST_ENTRIES,
+  MAX_DNS_SEARCH_CHARS,
+  MAX_DNS_SEARCH_ENTRIES,
+  MAX_RESOLVER_OPTION,
+  domainNameProblem,
+  isResolverOption,
+} from '../net/dns-name';
 
 /** describeValue: a short JSON rendering of a bad value for messages ("abc" → `"abc"`, absent → `nothing`). */
 export function describeValue(value: unknown): string {
@@ -37,6 +46,8 @@ export function unsupportedField(path: string, value: unknown, why: string): Cni
     `unsupported network configuration: "${path}": ${describeValue(value)} is not supported: ${why}`,
   );
 }
+
+const DOMAIN_NAME = 'a DNS domain name (RFC 1123: letters, digits and "-" in labels joined by ".")';
 
 /** isPlainObject: a JSON object (not an array, not null). */
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -188,6 +199,63 @@ export class Fields {
       check?.(item, p);
       return item;
     });
+  }
+
+  /*
+   * Values of a kind (src/net/dns-name.ts): each goes to HNS, where a "," splits it (v1 joins lists with ",") and a
+   * blank or control character reaches the pod as it is, so only what the kind allows is read.
+   */
+
+  /** domainName: a DNS domain name (RFC 1123 host-name syntax, at most 253 characters); "" is Go's "not set". */
+  domainName(name: string): string | undefined {
+    const v = this.string(name, DOMAIN_NAME);
+    if (v === undefined || v === '') return undefined;
+    this.checkDomainName(v, this.pathOf(name));
+    return v;
+  }
+
+  /** domainNameList: a search list — DNS domain names, at most 32 of them and 2048 characters in all (Kubernetes's). */
+  domainNameList(name: string): string[] | undefined {
+    const list = this.boundedStrings(name, DOMAIN_NAME, MAX_DNS_SEARCH_ENTRIES, (s, p) => this.checkDomainName(s, p));
+    const chars = list?.join(' ').length ?? 0;
+    if (chars > MAX_DNS_SEARCH_CHARS) {
+      throw this.fail(
+        `"${this.pathOf(name)}" must be at most ${MAX_DNS_SEARCH_CHARS} characters in all (joined by blanks), got ${chars}`,
+      );
+    }
+    return list;
+  }
+
+  /** ipAddressList: IP addresses (nameservers), at most 32. */
+  ipAddressList(name: string): string[] | undefined {
+    return this.boundedStrings(name, 'an IP address', MAX_DNS_LIST_ENTRIES, (s, p) => {
+      if (!isIpAddress(s)) throw this.invalid(p, 'an IP address', s);
+    });
+  }
+
+  /** resolverOptionList: resolver options ("ndots:5"), at most 32. */
+  resolverOptionList(name: string): string[] | undefined {
+    const what = `a resolver option ("name" or "name:value", visible characters but ",", at most ${MAX_RESOLVER_OPTION})`;
+    return this.boundedStrings(name, what, MAX_DNS_LIST_ENTRIES, (s, p) => {
+      if (!isResolverOption(s)) throw this.invalid(p, what, s);
+    });
+  }
+
+  private boundedStrings(
+    name: string,
+    itemWhat: string,
+    max: number,
+    check: (s: string, path: string) => void,
+  ): string[] | undefined {
+    const list = this.array(name, `a list of strings (each ${itemWhat})`);
+    if (list !== undefined && list.length > max)
+      throw this.fail(`"${this.pathOf(name)}" must have at most ${max} entries, got ${list.length}`);
+    return this.stringArray(name, itemWhat, check);
+  }
+
+  private checkDomainName(v: string, path: string): void {
+    const why = domainNameProblem(v);
+    if (why !== undefined) throw this.fail(`${mustBe(path, DOMAIN_NAME, v)} (${why})`);
   }
 
   /** child: the object at `name` read as Fields (undefined when absent). */

@@ -115,7 +115,7 @@ export function parseResult(
   raw: unknown,
   path: string,
   fail: (sentence: string) => CniError,
-  options: { dropInterfaceIndex?: boolean } = {},
+  options: { dropInterfaceIndex?: boolean; dnsByKind?: boolean } = {},
 ): CniResult {
   if (!isPlainObject(raw))
     throw fail(
@@ -127,13 +127,13 @@ export function parseResult(
   if (f.has('ip4') || f.has('ip6')) {
     if (f.has('ips') || f.has('interfaces'))
       throw fail(`"${path}" mixes the 0.2.0 shape (ip4/ip6) with ips/interfaces`);
-    return { ...parseLegacy(f), dns: parseDnsField(f) };
+    return { ...parseLegacy(f), dns: parseDnsField(f, options.dnsByKind === true) };
   }
 
   const interfaces = listOf(f, 'interfaces', (e) => parseInterface(e));
   const ips = listOf(f, 'ips', (e) => parseIp(e, interfaces.length, options.dropInterfaceIndex === true));
   const routes = listOf(f, 'routes', (e) => parseRoute(e));
-  return { interfaces, ips, routes, dns: parseDnsField(f) };
+  return { interfaces, ips, routes, dns: parseDnsField(f, options.dnsByKind === true) };
 }
 
 /** parseLegacy: ip4/ip6 {ip, gateway, routes} → ips and routes (containernetworking/cni pkg/types/040 convertFrom02x). */
@@ -163,16 +163,24 @@ function parseLegacy(f: Fields): Pick<CniResult, 'interfaces' | 'ips' | 'routes'
   return { interfaces: [], ips, routes };
 }
 
-function parseDnsField(f: Fields): Dns {
+/**
+ * `byKind`: IPAM's DNS goes into the endpoint HNS creates, so it is checked by kind as the configuration's is
+ * (fields.ts domainNameList and the rest). A prevResult's is only passed back and is read as it is: win-bridge's
+ * results say `search: [""]` when it has none (containernetworking/plugins pkg/hns/endpoint_windows.go
+ * ConstructResult splits an empty DNSSuffix on ","), and refusing that would fail its pods' DELs.
+ */
+function parseDnsField(f: Fields, byKind: boolean): Dns {
   const dnsF = f.child('dns', false);
   const dns: Dns = {};
   if (dnsF) {
-    const nameservers = dnsF.stringArray('nameservers', 'an IP address', (s, p) => {
-      if (!isIpAddress(s)) throw dnsF.invalid(p, 'an IP address', s);
-    });
-    const domain = dnsF.string('domain');
-    const search = dnsF.stringArray('search', 'a domain');
-    const options = dnsF.stringArray('options', 'a resolver option');
+    const nameservers = byKind
+      ? dnsF.ipAddressList('nameservers')
+      : dnsF.stringArray('nameservers', 'an IP address', (s, p) => {
+          if (!isIpAddress(s)) throw dnsF.invalid(p, 'an IP address', s);
+        });
+    const domain = byKind ? dnsF.domainName('domain') : dnsF.string('domain');
+    const search = byKind ? dnsF.domainNameList('search') : dnsF.stringArray('search', 'a domain');
+    const options = byKind ? dnsF.resolverOptionList('options') : dnsF.stringArray('options', 'a resolver option');
     if (nameservers) dns.nameservers = nameservers;
     if (domain) dns.domain = domain;
     if (search) dns.search = search;
@@ -187,7 +195,7 @@ export function parseIpamResult(raw: unknown, type: string): IpamResult {
     new CniError(CniCode.IPAM_FAILURE, `ipam plugin ${JSON.stringify(type)} returned an unusable result: ${sentence}`);
   // The spec's abbreviated IPAM result has no ips[].interface; one that sends it anyway indexes its own interface
   // list, which means nothing for the result the plugin builds, so it is dropped rather than refused.
-  const r = parseResult(raw, 'result', fail, { dropInterfaceIndex: true });
+  const r = parseResult(raw, 'result', fail, { dropInterfaceIndex: true, dnsByKind: true });
   if (r.ips.length === 0) throw fail('"result.ips" is empty; expected at least one address');
   return r;
 }

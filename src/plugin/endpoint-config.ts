@@ -9,6 +9,7 @@ import type { Dns, NetConf } from '../cni/types';
 import { describeRequirement, supports, type HnsVersion } from '../hns/features';
 import type { Logger } from '../log/logger';
 import { loopbackDsr, portMapping, render, toTyped, withOutboundNatExceptions } from '../hns/policies';
+import { domainNameProblem, isDnsLabel } from '../net/dns-name';
 import { familyOf } from '../net/ipv4';
 import { NetworkFlags, type TypedPolicy } from '../hns/schema';
 
@@ -187,7 +188,8 @@ export function podDns(
   else {
     search = [...(conf.dns.search?.length ? conf.dns.search : (ipamDns?.search ?? []))];
     const ns = args.K8S_POD_NAMESPACE;
-    if (ns && search[0] && !search[0].startsWith(`${ns}.`)) search.unshift(`${ns}.${search[0]}`);
+    const key = conf.dns.search?.length ? 'dns.search[0]' : "the IPAM result's dns.search[0]";
+    if (ns && search[0] && !search[0].startsWith(`${ns}.`)) search.unshift(namespacedSearch(ns, search[0], key));
   }
   const out: Required<Pick<Dns, 'nameservers' | 'search'>> & Dns = { nameservers: [...nameservers], search };
   const domain = conf.dns.domain ?? ipamDns?.domain;
@@ -195,4 +197,28 @@ export function podDns(
   const options = rt?.options?.length ? rt.options : (conf.dns.options ?? ipamDns?.options);
   if (options?.length) out.options = [...options];
   return out;
+}
+
+/**
+ * `<namespace>.<first search domain>`: a domain name like the rest of the list (src/net/dns-name.ts), since HNS gets
+ * it the same way. The namespace comes from the runtime (CNI_ARGS); a Kubernetes namespace name is a DNS label
+ * (kubernetes/kubernetes pkg/apis/core/validation ValidateNamespaceName: a DNS-1123 label), so anything else is a
+ * bad environment (code 4); a valid one that makes the name too long is the configured domain's (code 7).
+ */
+function namespacedSearch(ns: string, first: string, key: string): string {
+  if (!isDnsLabel(ns)) {
+    throw new CniError(
+      CniCode.INVALID_ENV,
+      `invalid CNI_ARGS K8S_POD_NAMESPACE ${JSON.stringify(ns)}: must be a DNS label (1 to 63 letters, digits and "-"), as a Kubernetes namespace name is; it is put before the search domain ${JSON.stringify(first)}`,
+    );
+  }
+  const name = `${ns}.${first}`;
+  const why = domainNameProblem(name);
+  if (why !== undefined) {
+    throw new CniError(
+      CniCode.INVALID_NETWORK_CONFIG,
+      `invalid network configuration: ${key.startsWith('dns') ? `"${key}"` : key} ${JSON.stringify(first)} with the pod's namespace ${JSON.stringify(ns)} before it is not a DNS domain name (${why})`,
+    );
+  }
+  return name;
 }

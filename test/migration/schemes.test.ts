@@ -10,9 +10,14 @@ import { silentLogger } from '../../src/log/logger';
 import { sweep } from '../../src/orphans/sweep';
 import { azureNicNetworkMac, azureNicNetworkName, judgePeerNetworks } from '../../src/orphans/peer-networks';
 import { endpointName, parseOwnedName } from '../../src/orphans/ownership';
-import { peerPodOf } from '../../src/plugin/gc-peers';
 import { addressesOf, holdersOf } from '../../src/plugin/ip-holders';
-import { attachedElsewhere, peerEndpointNames, peerEndpointsOf } from '../../src/plugin/peer-endpoints';
+import {
+  attachedElsewhere,
+  peerEndpointNames,
+  peerEndpointsOf,
+  peerPodOf,
+  peerVerdict,
+} from '../../src/plugin/peer-schemes';
 import { cni, useHarness, type Harness } from '../helpers/cni-harness';
 
 const ID = '0123456789abcdef'.repeat(4);
@@ -53,17 +58,62 @@ describe('peer endpoint names', () => {
 
 describe('attached elsewhere', () => {
   const ns = '5f0e7a3c-1b2d-4c5e-8f90-123456789abc';
-  it('a namespace the request names, or none asked for by an unambiguous name, is fine; another is not', () => {
-    expect(attachedElsewhere(ep({ namespaceId: ns }), [], owner, ns.toUpperCase(), true)).toBeUndefined();
-    expect(attachedElsewhere(ep({ namespaceId: ns }), [], owner, '', false)).toBeUndefined();
-    expect(attachedElsewhere(ep({ namespaceId: ns }), [], owner, '', true)).toMatch(/in HCN namespace/);
-    expect(attachedElsewhere(ep({ namespaceId: ns }), [], owner, 'none', false)).toMatch(/in HCN namespace/);
+  it('a namespace the request names is fine; another, or none named (no CNI_NETNS), is not', () => {
+    expect(attachedElsewhere(ep({ namespaceId: ns }), [], owner, ns.toUpperCase())).toBeUndefined();
+    // A DEL without CNI_NETNS holds no namespace: an endpoint in one is never its to remove.
+    expect(attachedElsewhere(ep({ namespaceId: ns }), [], owner, '')).toMatch(/in HCN namespace/);
+    expect(attachedElsewhere(ep({ namespaceId: ns }), [], owner, undefined)).toMatch(/in HCN namespace/);
+    expect(attachedElsewhere(ep({ namespaceId: ns }), [], owner, 'none')).toMatch(/in HCN namespace/);
   });
-  it("a container: only the request's own (with workload containers beside it); unknown is refused for Azure", () => {
-    expect(attachedElsewhere(ep({}), [ID, 'workload'], owner, 'none', true)).toBeUndefined();
-    expect(attachedElsewhere(ep({}), ['another'], owner, 'none', false)).toMatch(/attached to container another/);
-    expect(attachedElsewhere(ep({}), undefined, owner, 'none', true)).toMatch(/could not say/);
-    expect(attachedElsewhere(ep({}), undefined, owner, 'none', false)).toBeUndefined();
+  it("a container: only the request's own (with workload containers beside it); unknown is refused", () => {
+    expect(attachedElsewhere(ep({}), [ID, 'workload'], owner, 'none')).toBeUndefined();
+    expect(attachedElsewhere(ep({}), ['another'], owner, 'none')).toMatch(/attached to container another/);
+    expect(attachedElsewhere(ep({}), undefined, owner, 'none')).toMatch(/could not say/);
+    // Without CNI_NETNS the request holds not even its own sandbox container.
+    expect(attachedElsewhere(ep({}), [ID], owner, '')).toMatch(/attached to container/);
+    expect(attachedElsewhere(ep({}), [], owner, '')).toBeUndefined();
+  });
+});
+
+describe('one rule for every peer scheme', () => {
+  const ns = '5f0e7a3c-1b2d-4c5e-8f90-123456789abc';
+  const other = '0f0e7a3c-1b2d-4c5e-8f90-123456789abc';
+  it("win-bridge's pod abc on net_x is not pod abc_net on x: attached to a namespace the DEL does not hold, it stays", () => {
+    const victim = ep({ name: 'abc_net_x', namespaceId: ns });
+    const del = (netns: string | undefined) =>
+      peerVerdict(victim, [], { pod: { containerId: 'abc_net', ifname: 'eth0' }, network: 'x', netns }, []);
+    // The name is exactly what win-bridge/sdnbridge give pod abc_net on network x: rule 1 holds, rule 2 decides.
+    expect(del(undefined)).toMatchObject({ act: false, scheme: 'win-bridge/sdnbridge', elsewhere: true });
+    expect(del('')).toMatchObject({ act: false, elsewhere: true });
+    expect(del(other)).toMatchObject({ act: false, elsewhere: true });
+    expect(del(ns)).toEqual({ act: true, scheme: 'win-bridge/sdnbridge' });
+  });
+  it("the same for every scheme: a name that is not exactly the pod's is not acted on, whatever it is attached to", () => {
+    const req = { pod: { containerId: ID, ifname: 'eth0' }, network: 'cbr0', netns: ns };
+    for (const [name, scheme] of [
+      [`${ID}_cbr0`, 'win-bridge/sdnbridge'],
+      ['01234567-eth0', 'azure'],
+    ] as const) {
+      expect(peerVerdict(ep({ name, namespaceId: ns }), [], req, ['azure'])).toEqual({ act: true, scheme });
+      expect(peerVerdict(ep({ name, namespaceId: other }), [], req, ['azure'])).toMatchObject({ act: false, scheme });
+      expect(peerVerdict(ep({ name }), undefined, req, ['azure'])).toMatchObject({ act: false, scheme });
+      expect(peerVerdict(ep({ name }), [], { ...req, netns: undefined }, ['azure'])).toEqual({ act: true, scheme });
+      expect(peerVerdict(ep({ name, namespaceId: ns }), [], { ...req, netns: undefined }, ['azure'])).toMatchObject({
+        act: false,
+        scheme,
+      });
+    }
+    for (const name of [`${ID}_cbr`, `${ID}_cbr0_`, `x${ID}_cbr0`, '01234567-eth1', '0123456-eth0', `${ID}-eth0`])
+      expect([name, peerVerdict(ep({ name }), [], req, ['azure']).act]).toEqual([name, false]);
+    // Azure's names only with the opt-in.
+    expect(peerVerdict(ep({ name: '01234567-eth0' }), [], req, [])).toMatchObject({ act: false, elsewhere: false });
+  });
+  it('GC reads no pod out of a name that more than one pod could have', () => {
+    expect(peerPodOf('abc_net_x', 'x')).toBeUndefined();
+    expect(peerPodOf('abc_net_x', 'net_x')).toBeUndefined();
+    expect(peerPodOf('abc_x', 'x')).toEqual({ scheme: 'win-bridge/sdnbridge', containerId: 'abc' });
+    // Azure's name of a pod whose id begins "ab_cdefg", and win-bridge's of pod "ab" on network "cdefg-eth0".
+    expect(peerPodOf('ab_cdefg-eth0', 'cdefg-eth0')).toBeUndefined();
   });
 });
 

@@ -10,6 +10,7 @@ import { cni, useHarness, type Harness } from '../helpers/cni-harness';
 import { heldIps } from '../plugin/support';
 import { bindNode, cbr0, winBridgeConf, winBridgePod, winBridgeScenario } from './peer-bodies';
 import {
+  createEndpointV1,
   createEndpointV2,
   createNetworkV2,
   expectNoAddressTwice,
@@ -120,6 +121,69 @@ it('GC removes the win-bridge endpoint of a pod not listed as valid once nothing
   });
   expect([gc.exitCode, gc.stdout]).toEqual([0, '']);
   expect((await liveEndpoints(h)).map((e) => e.Name)).toEqual([attached.endpointName]);
+});
+
+describe('a name two pods can have ("_" in a container id or a network name)', () => {
+  // win-bridge's endpoint of its pod "abc" on CNI network "net_x" is named "abc_net_x" (pkg/hns ConstructEndpointName)
+  // — which is also win-bridge's name of pod "abc_net" on network "x".
+  const victim = (net: string, attach: { netns?: string; container?: string }) =>
+    attach.container
+      ? createEndpointV1(h, { Name: 'abc_net_x', VirtualNetwork: net, IPAddress: '10.244.1.50' }, attach.container)
+      : createEndpointV2(
+          h,
+          net,
+          {
+            SchemaVersion: { Major: 2, Minor: 0 },
+            Name: 'abc_net_x',
+            HostComputeNetwork: net,
+            IpConfigurations: [{ IpAddress: '10.244.1.50' }],
+          },
+          attach.netns,
+        );
+  const x = () => hcnConf(winBridgeConf(), { name: 'x' });
+
+  it("a DEL without CNI_NETNS of pod abc_net on x leaves pod abc's endpoint, attached to a namespace", async () => {
+    const net = await cbr0();
+    const ns = await newNamespace(h);
+    await victim(net, { netns: ns });
+    const del = await cni(h, { verb: 'DEL', conf: x(), containerId: 'abc_net', netns: undefined });
+    expect([del.exitCode, del.stdout]).toEqual([0, '']);
+    expect((await liveEndpoints(h)).map((e) => e.Name)).toEqual(['abc_net_x']);
+    // Nor does a DEL naming another namespace, or "none" (a Docker sandbox of its own).
+    for (const netns of [await newNamespace(h), 'none', '']) {
+      expect((await cni(h, { verb: 'DEL', conf: x(), containerId: 'abc_net', netns })).exitCode).toBe(0);
+      expect([netns, (await liveEndpoints(h)).map((e) => e.Name)]).toEqual([netns, ['abc_net_x']]);
+    }
+    // A DEL that holds the namespace is that pod's: the name is exactly its name, and it is attached to what it holds.
+    expect((await cni(h, { verb: 'DEL', conf: x(), containerId: 'abc_net', netns: ns })).exitCode).toBe(0);
+    expect(await liveEndpoints(h)).toEqual([]);
+  });
+
+  it("a DEL without CNI_NETNS leaves it hot-attached to pod abc's sandbox container; the sandbox's own DEL removes it", async () => {
+    const net = await cbr0();
+    await victim(net, { container: 'abc' });
+    for (const netns of [undefined, '', 'none']) {
+      expect((await cni(h, { verb: 'DEL', conf: x(), containerId: 'abc_net', netns })).exitCode).toBe(0);
+      expect([netns, (await liveEndpoints(h)).map((e) => e.Name)]).toEqual([netns, ['abc_net_x']]);
+    }
+    const own = hcnConf(winBridgeConf(), { name: 'net_x' });
+    expect((await cni(h, { verb: 'DEL', conf: own, containerId: 'abc', netns: 'none' })).exitCode).toBe(0);
+    expect(await liveEndpoints(h)).toEqual([]);
+  });
+
+  it("GC of x or of net_x leaves it even detached (it is no one pod's name); a name with one reading goes", async () => {
+    const net = await cbr0();
+    await victim(net, {});
+    await createEndpointV2(h, net, { SchemaVersion: { Major: 2, Minor: 0 }, Name: 'gone_x', HostComputeNetwork: net });
+    for (const name of ['x', 'net_x']) {
+      const gc = await cni(h, {
+        verb: 'GC',
+        conf: hcnConf(winBridgeConf(), { name, cniVersion: '1.1.0', 'cni.dev/valid-attachments': [] }),
+      });
+      expect([name, gc.exitCode, gc.stdout]).toEqual([name, 0, '']);
+    }
+    expect((await liveEndpoints(h)).map((e) => e.Name)).toEqual(['abc_net_x']);
+  });
 });
 
 it("DEL of hcn-cni's own pod keeps its IP while another plugin's endpoint (on another network) holds the address", async () => {
