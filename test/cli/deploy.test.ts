@@ -300,7 +300,7 @@ describe('daemonset.yaml', () => {
     expect(script).toContain("$serve = @('serve')");
   });
 
-  it('the service serves metrics on the node address and the port the scrape annotations name (issue 22)', () => {
+  it('the service serves metrics on the node address and the port the scrape annotations name', () => {
     const script = configMap.data['install.ps1'] as string;
     const env = Object.fromEntries((container.env as Obj[]).map((e) => [e.name, e.value ?? e.valueFrom]));
     const annotations = ds.spec.template.metadata.annotations as Record<string, string>;

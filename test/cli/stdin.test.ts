@@ -1,5 +1,5 @@
 /**
- * Issue 10 item 12: a runtime may hand the plugin a non-blocking stdin. Reading it used to retry EAGAIN in a tight
+ * A runtime may hand the plugin a non-blocking stdin. Reading it used to retry EAGAIN in a tight
  * loop, a core at 100 % for as long as the writer took. The plugin here gets a stdin set to O_NONBLOCK, nothing to
  * read for a while, then the configuration. The CPU time the child uses while it waits — from /proc, utime + stime — must be a small fraction
  * of the wait, and the answer must still be right.

@@ -1,5 +1,5 @@
 /**
- * Issue 10 items 10 and 11: inputs that must get a clear error before anything is created, never a crash.
+ * Inputs that must get a clear error before anything is created, never a crash.
  *  - a passthrough value nested thousands of levels deep, or larger than any real one: 7, and HNS untouched;
  *  - networkName with NUL, a lone surrogate, a path, or 5 000 characters; an overlong name: 7;
  *  - CNI_NETNS "none " or "NONE": 4 (only the exact spellings mean a Docker sandbox);

@@ -1,5 +1,5 @@
 /**
- * containerd's CNI library drives the Linux hcn-cni (issue 21): the go-cni driver (test/gocni/driver) loads each
+ * containerd's CNI library drives the Linux hcn-cni: the go-cni driver (test/gocni/driver) loads each
  * deploy/ conflist from a conf dir and runs Setup (portMappings and dns capability arguments, CRI's labels), Check and
  * Remove, for a GUID netns and `none`, against the standalone executable and against the shim + service. Results,
  * HNS objects and "nothing left" are asserted; GC and STATUS stay with the TypeScript libcni harness

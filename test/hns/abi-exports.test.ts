@@ -1,5 +1,5 @@
 /**
- * The stand-in ABI is complete (issue 21): libhcnsim.so exports every function mingw-w64's computenetwork.h declares,
+ * The stand-in ABI is complete: libhcnsim.so exports every function mingw-w64's computenetwork.h declares,
  * plus exactly the known extras (the SDN-route functions computenetwork.dll exports without a header, HNSCall and the
  * HCS functions of vmcompute.dll hcsshim calls, and the simulator's own adapter listing). A C caller then drives the
  * functions the addon does not use, through the hcn_abi.h pointer types (fixtures/abi-probe.cc). The Windows DLLs'

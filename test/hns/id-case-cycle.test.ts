@@ -1,5 +1,5 @@
 /**
- * Our id comparisons must not care about case (issue 21): HNS itself answers in several (lowercase HCN ids,
+ * Our id comparisons must not care about case: HNS itself answers in several (lowercase HCN ids,
  * uppercase v1 ids, namespace resources and SwitchGuid upper case: src/sim/views.ts). Here the simulator re-cases
  * every GUID of every answer (SimHost.idCase, `upper` and `mixed`), so the ids HNS lists never equal, as strings,
  * the ones the plugin recorded or sent; the whole cycle — ADD (with its audit), CHECK, a Docker-style ADD, GC with

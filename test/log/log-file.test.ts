@@ -1,5 +1,5 @@
 /**
- * Issue 10 item 7: logging is never the reason a verb fails. A log file on a full volume, /dev/full, a directory or
+ * Logging is never the reason a verb fails. A log file on a full volume, /dev/full, a directory or
  * a symlink costs a warning on stderr and nothing else; the file is never reached through a symlink; a log file the
  * plugin creates has mode 0640 whatever the umask.
  *

@@ -466,7 +466,7 @@ export async function azureScenario(run?: Runner): Promise<void> {
 
 /**
  * Azure delegated NICs with adopt: ["azure"]: DEL removes each pod's NIC endpoint; the audit of the next ADD removes
- * the emptied azure-<mac> networks and the one Azure's killed ADD leaked (issue 4540); new pods get those NICs.
+ * the emptied azure-<mac> networks and the one Azure's killed ADD leaked (Azure/azure-container-networking issue 4540); new pods get those NICs.
  */
 export async function delegatedScenario(run?: Runner): Promise<void> {
   const pods: PeerPod[] = [];

@@ -1,5 +1,5 @@
 /**
- * The pieces of issue 20 on their own: the peers' names (each from the peer's source, cited in
+ * The migration's pieces on their own: the peers' names (each from the peer's source, cited in
  * src/plugin/peer-endpoints.ts and src/orphans/peer-networks.ts), the attach rule, the holders of an address, the
  * `adopt` key, and an existing network of a type bridge mode cannot use without networkType (rule 4's limit).
  */

@@ -1,5 +1,5 @@
 /**
- * A simulated node that ran another Windows CNI plugin, switched to hcn-cni with pods still running (issue 20). The
+ * A simulated node that ran another Windows CNI plugin, switched to hcn-cni with pods still running. The
  * peer's objects are made here with the bodies that peer sends (each builder cites the peer's source), its IPAM state
  * as it left it (host-local run exactly as the peer runs it: pkg/ipam ExecAdd with the same stdin and CNI_* env), and
  * then the runtime drives hcn-cni: DEL of 3 of the 5 pods, ADD of 5 new ones, GC with the rest valid.

@@ -1,7 +1,7 @@
 /**
  * `npm run demo` (scripts/demo.js) is the quick start: the packaged executable against the simulator, every scene
  * with the outcome it expects. It exits 1 when a step misbehaves; this runs it whole, so a change that breaks a
- * scene (as issue 9's HCS hot attach and short names once did, unnoticed) fails the suite.
+ * scene (as the HCS hot attach and short names once did, unnoticed) fails the suite.
  */
 import { spawnSync } from 'child_process';
 import * as path from 'path';

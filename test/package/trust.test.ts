@@ -1,5 +1,5 @@
 /**
- * Issue 10 item 14: the packaged executable loads code only from its fixed places. HCN_CNI_ADDON and
+ * The packaged executable loads code only from its fixed places. HCN_CNI_ADDON and
  * HCN_CNI_HCN_LIBRARY name any shared library; a test build (dist/cli/hcn-cni.js) honours them, so the test suite
  * can point it at a build, but dist/hcn-cni must ignore them as it ignores HCN_CNI_TEST_CRASH_AT. The library here
  * proves it: its constructor writes a marker file the moment anything dlopen()s it.

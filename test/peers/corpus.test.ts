@@ -190,7 +190,7 @@ describe('containernetworking/plugins win-overlay', () => {
       gateway: '10.244.2.1',
       managementIp: '10.0.0.4',
     });
-    // Rule 4 of issue 20: networkType may be omitted when the network exists; a conflicting one stays error 7.
+    // networkType may be omitted when the network exists; a conflicting one stays error 7.
     const conflicting = await refused(
       peerList('win-overlay.sample.conf', { networkType: 'L2Bridge' }),
       await pod('wo0'),

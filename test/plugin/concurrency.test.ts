@@ -1,5 +1,5 @@
 /**
- * Issue 4, concurrency: sixteen ADDs (CLI processes) in parallel on sixteen different NICs of one host, while a
+ * Concurrency: sixteen ADDs (CLI processes) in parallel on sixteen different NICs of one host, while a
  * network leaked by a killed ADD (seed 000) still holds NIC 0. Every ADD audits HNS while the others are creating
  * their networks, so each audit sees in-flight and freshly committed networks of other pods. All sixteen succeed;
  * the leak is deleted; the call log shows HcnDeleteNetwork only ever named the leaked network (no audit deleted a

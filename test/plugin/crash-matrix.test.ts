@@ -1,5 +1,5 @@
 /**
- * The crash-point matrix (issue 4): every HNS call and every state write of ADD and DEL, killed right there — HNS
+ * The crash-point matrix: every HNS call and every state write of ADD and DEL, killed right there — HNS
  * calls by the simulator's kill-client fault (after HNS accepted the call, so it still completes), state writes by
  * the test-build crash hook — times the delete-during-create outcomes, followed by what a runtime does next.
  * Invariants after every case: no orphan left, no unreadable record, no IP allocated twice, every DEL exits 0, and

@@ -1,5 +1,5 @@
 /**
- * Issue 10 item 6: a DEL on a read-only state file system that has removed the HNS objects and released the IP must
+ * A DEL on a read-only state file system that has removed the HNS objects and released the IP must
  * still say what it did. A read-only mount needs privileges CI may not have, so `fs.unlinkSync` fails with EROFS for
  * the attachment records instead (the module is mocked for this file only; everything else is the real fs).
  */

@@ -1,5 +1,5 @@
 /**
- * What a real HNS would do differently from a permissive model, per item of issue 9: delegated-NIC networks flagged
+ * What a real HNS would do differently from a permissive model: delegated-NIC networks flagged
  * as Azure CNI flags them and gated by HNS version as hcsshim gates them, the NIC chosen among physical adapters
  * only, MTU and DSR gated by version, loopback DSR with HNS-assigned addresses, and v1 as v1 is.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 10: no stray file, full disk, lying HNS error or odd input may stall a node, free a live pod's IP, or make
+ * No stray file, full disk, lying HNS error or odd input may stall a node, free a live pod's IP, or make
  * a DEL impossible. One scenario per defect, against the simulator, in process (runCni) unless the log or the
  * process matters. Each failed before its fix.
  */
@@ -44,7 +44,7 @@ async function addPod(
 }
 
 describe('an IP is never freed while HNS still has its endpoint', () => {
-  it('item 1: a "not found" answer to the detach and the delete is confirmed by a listing; the IP stays until the endpoint is gone', async () => {
+  it('a "not found" answer to the detach and the delete is confirmed by a listing; the IP stays until the endpoint is gone', async () => {
     const a = await addPod('pod-a');
     // HNS says "not found" to both, but keeps the endpoint, attached.
     await h.sim.control.failCall(DETACH_OP, HR.ERROR_NOT_FOUND);
@@ -70,7 +70,7 @@ describe('an IP is never freed while HNS still has its endpoint', () => {
     expect(tombOf('pod-a').ipamPending).toBeUndefined();
   });
 
-  it('item 2: DEL without a readable record, HNS refusing the delete (0x803B0006), keeps the IP (ipamPending) like DEL with one', async () => {
+  it('DEL without a readable record, HNS refusing the delete (0x803B0006), keeps the IP (ipamPending) like DEL with one', async () => {
     const a = await addPod('pod-a');
     fs.writeFileSync(file('attachments', 'pod-a'), '{ torn');
     await h.sim.control.failCall('HcnDeleteEndpoint', HR.ADAPTER_NOT_FOUND);
@@ -88,7 +88,7 @@ describe('an IP is never freed while HNS still has its endpoint', () => {
     expect(Object.values(heldIps(h, 'cbr0'))).toEqual(['pod-b']);
   });
 
-  it('item 3: a record that parses but lacks a required field (ipamAllocated) is quarantined; DEL then releases the IP', async () => {
+  it('a record that parses but lacks a required field (ipamAllocated) is quarantined; DEL then releases the IP', async () => {
     const a = await addPod('pod-a');
     const { ipamAllocated: _dropped, ...rest } = recordOf('pod-a');
     fs.writeFileSync(file('attachments', 'pod-a'), JSON.stringify(rest));
@@ -102,7 +102,7 @@ describe('an IP is never freed while HNS still has its endpoint', () => {
 });
 
 describe('one bad file costs one pod at most, never the node', () => {
-  it('item 4: a directory named like a record in attachments/, intents/ and tombstones/ blocks nobody; at its own path DEL still cleans up', async () => {
+  it('a directory named like a record in attachments/, intents/ and tombstones/ blocks nobody; at its own path DEL still cleans up', async () => {
     const q = await addPod('pod-q');
     for (const d of ['attachments', 'intents', 'tombstones']) fs.mkdirSync(file(d, 'stray'));
     fs.rmSync(file('attachments', 'pod-q'));
@@ -136,7 +136,7 @@ describe('one bad file costs one pod at most, never the node', () => {
     ).toBe(0);
   });
 
-  it('item 5: a FIFO, and a symlink to one, in the state directory hang nothing; they are quarantined', async () => {
+  it('a FIFO, and a symlink to one, in the state directory hang nothing; they are quarantined', async () => {
     const p = await addPod('pod-p');
     execFileSync('mkfifo', [file('attachments', 'fifo')]);
     execFileSync('mkfifo', [path.join(h.tmp, 'elsewhere.fifo')]);
@@ -168,7 +168,7 @@ describe('one bad file costs one pod at most, never the node', () => {
     );
   });
 
-  it('item 5: a symlink to /dev/zero is quarantined without reading it (memory stays bounded)', async () => {
+  it('a symlink to /dev/zero is quarantined without reading it (memory stays bounded)', async () => {
     fs.mkdirSync(path.join(h.stateDir, 'intents'), { recursive: true });
     fs.symlinkSync('/dev/zero', file('intents', 'zero'));
     const before = process.memoryUsage().rss;
@@ -182,7 +182,7 @@ describe('one bad file costs one pod at most, never the node', () => {
     ]);
   });
 
-  it('item 6: file-system trouble is error 5 naming the path and what is wrong, never 999', async () => {
+  it('file-system trouble is error 5 naming the path and what is wrong, never 999', async () => {
     // stateDir is a file.
     const asFile = path.join(h.tmp, 'state-file');
     fs.writeFileSync(asFile, '');
@@ -222,7 +222,7 @@ describe('one bad file costs one pod at most, never the node', () => {
 });
 
 describe('inputs the spec allows have state files that fit, and DEL always works', () => {
-  it('item 8: container ids of 250 and 1000 characters: ADD and DEL work, file names stay short', async () => {
+  it('container ids of 250 and 1000 characters: ADD and DEL work, file names stay short', async () => {
     for (const id of ['c'.repeat(250), `X${'y'.repeat(999)}`]) {
       const netns = await newNamespace(h);
       const add = await cni(h, { verb: 'ADD', conf: conf(), containerId: id, netns });
@@ -238,7 +238,7 @@ describe('inputs the spec allows have state files that fit, and DEL always works
     expect(heldIps(h, 'cbr0')).toEqual({});
   });
 
-  it('item 9: ids that differ only in case never share a state file on a case-insensitive file system', async () => {
+  it('ids that differ only in case never share a state file on a case-insensitive file system', async () => {
     const a = await addPod('Pod-A');
     const b = await addPod('pod-a');
     const c = await addPod('POD-A');
@@ -252,7 +252,7 @@ describe('inputs the spec allows have state files that fit, and DEL always works
 });
 
 describe('two ADDs of one pod at once', () => {
-  it('item 13: one wins; the other gets 11 saying another ADD is running — and no DEL is blamed', async () => {
+  it('one wins; the other gets 11 saying another ADD is running — and no DEL is blamed', async () => {
     const netns = await newNamespace(h);
     // Hold the first ADD inside HNS (its intent is written) while the second arrives.
     const seen = (await h.sim.control.stats()).calls.HcnCreateEndpoint ?? 0;
@@ -271,7 +271,7 @@ describe('two ADDs of one pod at once', () => {
 });
 
 describe('an intent an ended attempt of this process left behind', () => {
-  it('item 13, in a resident service or an embedder: the retry of an ADD that lost HNS is not refused as concurrent', async () => {
+  it('in a resident service or an embedder: the retry of an ADD that lost HNS is not refused as concurrent', async () => {
     const netns = await newNamespace(h);
     // HNS stops answering mid-ADD: the intent stays for the audit, and this process (the same pid) lives on.
     await h.sim.control.failCall('HcnCreateEndpoint', HR.RPC_S_CALL_FAILED);
@@ -286,7 +286,7 @@ describe('an intent an ended attempt of this process left behind', () => {
 });
 
 describe('two conflists with different state directories on one node', () => {
-  it("item 15: one's audit leaves alone the endpoint the other's running ADD created and has not attached yet", async () => {
+  it("one's audit leaves alone the endpoint the other's running ADD created and has not attached yet", async () => {
     const stateB = path.join(h.tmp, 'state-b');
     const netns = await newNamespace(h);
     // Conflist B's ADD creates its endpoint, then hangs in HNS on its way to the attach (opening the namespace: a

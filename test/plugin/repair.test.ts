@@ -1,5 +1,5 @@
 /**
- * Issue 22 item 3, the plugin half: after an HNS restart (hcn-sim restart) repairAttachments re-creates every recorded
+ * Repair, the plugin half: after an HNS restart (hcn-sim restart) repairAttachments re-creates every recorded
  * pod's endpoint with its recorded id, addresses, MAC and policies and re-attaches it as it was attached (HCN
  * namespace; HCS hot-add for a Docker-style sandbox), one pod at a time, IPAM untouched; CHECK then passes and STATUS
  * is 0. A pod whose namespace is gone too is reported and its record left; a record without the recorded spec (an

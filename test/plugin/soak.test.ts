@@ -1,5 +1,5 @@
 /**
- * Issue 10's soak: 200 pod lifecycles (ADD then DEL; a failed ADD is followed by DEL, a failed DEL is retried, as
+ * The plugin's soak: 200 pod lifecycles (ADD then DEL; a failed ADD is followed by DEL, a failed DEL is retried, as
  * runtimes do), 8 at a time, against a simulator that fails, lies ("not found" for an endpoint it keeps), refuses
  * and delays calls at random (seeded), and restarts once in the middle. In process (runCni's dispatcher with the
  * real handlers and the real host-local IPAM), so it takes seconds, not minutes.
@@ -29,8 +29,8 @@ let h: Harness;
 useHarness(undefined, (x) => (h = x));
 
 const FAULTS: Array<[SimOp, number]> = [
-  ['HcnDeleteEndpoint', HR.ERROR_NOT_FOUND], // the lie of item 1
-  ['HcnDeleteEndpoint', HR.ADAPTER_NOT_FOUND], // a refusal (item 2)
+  ['HcnDeleteEndpoint', HR.ERROR_NOT_FOUND], // a "not found" that lies
+  ['HcnDeleteEndpoint', HR.ADAPTER_NOT_FOUND], // a refusal
   ['HcnDeleteEndpoint', HR.E_FAIL],
   ['HcnModifyNamespace', HR.ERROR_NOT_FOUND],
   ['HcnModifyNamespace', HR.E_FAIL],

@@ -1,5 +1,5 @@
 /**
- * Helpers shared by the plugin suites added with issue 4's test pass (verbs-cli, ipam, bad-inputs, gc-status,
+ * Helpers shared by the plugin suites (verbs-cli, ipam, bad-inputs, gc-status,
  * state, concurrency, timeout). Not a test file itself (jest only runs *.test.ts).
  */
 import { randomUUID } from 'crypto';

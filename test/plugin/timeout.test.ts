@@ -1,5 +1,5 @@
 /**
- * Issue 4, HNS that does not answer. With hnsTimeoutSeconds 1 and HcnCreateNetwork hanging (delegated-NIC mode),
+ * HNS that does not answer. With hnsTimeoutSeconds 1 and HcnCreateNetwork hanging (delegated-NIC mode),
  * the ADD (a CLI process) answers code 11 after about a second and leaves its intent on disk; HNS completes the
  * network once the hang is released; the next ADD for another pod on the same NIC finds it, sees that the intent's
  * process is gone, removes the network (audit) and succeeds. An HNS restart in the middle of an ADD is 11 as well,

@@ -1,5 +1,5 @@
 /**
- * Issue 14, the fallback: when the service is absent, speaks another protocol version, or goes away before it has
+ * The fallback: when the service is absent, speaks another protocol version, or goes away before it has
  * accepted the request, the shim runs hcn-cni-standalone beside it with the same environment and stdin, and the
  * runtime gets the standalone executable's answer. Once the service has accepted, the shim never runs the request
  * a second time: if the service dies mid-verb the runtime gets "try again later" (11), and the intents and the audit

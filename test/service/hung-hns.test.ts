@@ -1,5 +1,5 @@
 /**
- * Issue 19 item 1: a hung HNS never stalls unrelated pods. An HCN call past hnsTimeoutSeconds keeps running (it
+ * A hung HNS never stalls unrelated pods. An HCN call past hnsTimeoutSeconds keeps running (it
  * cannot be cancelled) on a thread of the addon's own, so it holds nothing that later calls need: after 100 of
  * them a fresh pod's ADD through the service succeeds, and `hcn-cni service` lists them with their age. Before,
  * each held one of libuv's 32 pool threads in the service, and from the 33rd on every verb of every pod failed with

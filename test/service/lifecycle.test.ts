@@ -1,5 +1,5 @@
 /**
- * Issue 14, the service's guarantees: a shim killed mid-ADD does not cancel it and the runtime's DEL that follows
+ * The service's guarantees: a shim killed mid-ADD does not cancel it and the runtime's DEL that follows
  * leaves nothing; requests for one attachment run one after another in arrival order while other attachments run
  * concurrently; only the service's own user may connect (socket 0600 and a peer check before anything is read).
  */

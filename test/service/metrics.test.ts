@@ -1,5 +1,5 @@
 /**
- * Issue 22 item 2: the service's Prometheus metrics (`hcn-cni serve --metrics HOST:PORT`), scraped over HTTP on
+ * The service's Prometheus metrics (`hcn-cni serve --metrics HOST:PORT`), scraped over HTTP on
  * 127.0.0.1 and checked against what was run: verbs by CNI result code, verb and HNS-call latency histograms, HNS
  * errors by HRESULT, audit verdicts, repairs by outcome, abandoned calls, queued requests, attachment records. Off by default: then the
  * service has no TCP socket at all, and prom-client is reachable only through a dynamic import.

@@ -1,5 +1,5 @@
 /**
- * Issue 22 item 3, the service half: a service serving a configuration with `repair: true` repairs the pods an HNS
+ * Repair, the service half: a service serving a configuration with `repair: true` repairs the pods an HNS
  * restart left without endpoints as soon as HNS answers again (repair-trigger.ts), through its per-attachment queue;
  * STATUS returns to 0 and the service's status counts the repairs; and on the node agent's interval, with the audit
  * (then the repair) or, for `"audit": false`, the repair alone. Off by default: nothing is repaired.

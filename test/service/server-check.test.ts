@@ -1,5 +1,5 @@
 /**
- * Issue 19 item 2 on Linux: the shim talks only to the real service. Whoever listens at the service address gets
+ * On Linux, the shim talks only to the real service. Whoever listens at the service address gets
  * the runtime's whole environment and the configuration and chooses the result, so before it sends a byte the shim
  * reads the server's uid (SO_PEERCRED, native/shim/shim_posix.cc): root's or its own user's socket is used; any
  * other uid's is refused with one stderr line naming that uid, and hcn-cni-standalone runs the request instead.

@@ -1,11 +1,11 @@
 /**
- * Issue 19's service-mode soak: 300 pod lifecycles through the real native shim and `hcn-cni serve` (a child
+ * The service-mode soak: 300 pod lifecycles through the real native shim and `hcn-cni serve` (a child
  * process), 8 at a time, with the real host-local IPAM, while
  *  - "sick" pods (every 4th) hang in HNS: they are Docker-style (CNI_NETNS "none"), so their ADD hot-adds the endpoint
  *    through HCS, and the simulator never answers HcsOpenComputeSystem (until released); their conf says
  *    hnsTimeoutSeconds 1, so each such ADD times out and leaves its call abandoned in the service. Each sick pod
  *    ADDs twice (the runtime's retry), so well over 32 calls hang in one service process — the size of libuv's pool,
- *    which HCN calls used before issue 19. HcsOpenComputeSystem is a read in the simulator (src/sim/op-table.ts
+ *    which HCN calls used before they got threads of their own. HcsOpenComputeSystem is a read in the simulator (src/sim/op-table.ts
  *    planHcs), served concurrently, and healthy pods (HCN namespace GUIDs) never make it: a hung mutation would
  *    hold HNS's single mutation queue (src/sim/engine.ts), a hung HNS for every pod, which no plugin can route around;
  *  - some shims are SIGKILLed a few ms after they start (the runtime's timeout), then DEL and a retried ADD follow;
@@ -34,7 +34,7 @@ const HNS_DOWN_MS = 300;
 const KILL_SHIM_RATE = 0.15;
 /** Every 3rd healthy pod is also CHECKed between its ADD and DEL. */
 const CHECK_EVERY = 3;
-/** libuv's default pool size in the service before issue 19 (src/cli/hcn-cni.ts UV_THREADPOOL_SIZE). */
+/** libuv's default pool size in the service before HCN calls got threads of their own (src/cli/hcn-cni.ts UV_THREADPOOL_SIZE). */
 const POOL_THREADS = 32;
 /** Healthy failures outside the windows after which the soak stops starting pods (a stalled service). */
 const GIVE_UP_AFTER = 8;

@@ -1,5 +1,5 @@
 /**
- * Issue 14: every CNI verb through the native shim and the resident service, against the simulator, at every spec
+ * Every CNI verb through the native shim and the resident service, against the simulator, at every spec
  * version we speak — the same answers the standalone executable gives (test/plugin/verbs-cli.test.ts), served by
  * the service (the standalone executable never runs), with the verb's log lines on the shim's stderr.
  */
@@ -42,7 +42,7 @@ describe.each(SUPPORTED_VERSIONS.map((v) => [v]))('cniVersion %s through the shi
       expect(result.interfaces).toEqual([{ name: 'eth0', mac, sandbox: ns, ...(v === '1.1.0' ? { mtu: 1400 } : {}) }]);
       expect((result.ips as Array<{ address: string }>)[0]?.address).toMatch(/^10\.244\.1\.\d+\/24$/);
     } else {
-      // 0.1.0/0.2.0: the legacy shape (issue 11), no interfaces.
+      // 0.1.0/0.2.0: the legacy shape, no interfaces.
       expect(Object.keys(result).sort()).toEqual(['cniVersion', 'ip4']);
       expect((result.ip4 as { ip: string }).ip).toMatch(/^10\.244\.1\.\d+\/24$/);
     }

@@ -1,5 +1,5 @@
 /**
- * Where HNS reports ids in a case of its own (issue 21, found by hcsshim's own ncproxy tests under wine):
+ * Where HNS reports ids in a case of its own (found by hcsshim's own ncproxy tests under wine):
  * namespace resources list endpoint ids upper case, and Health.Extra.SwitchGuid names the network's vSwitch, which
  * HNS shows as a network (src/sim/views.ts switchGuid, resourcesOf). Also the idCase test mode (SimHost.idCase)
  * that re-cases every GUID of every answer.

@@ -1,5 +1,5 @@
 /**
- * The stand-in DLLs' export tables (issue 21): computenetwork.dll exports every function of mingw-w64's
+ * The stand-in DLLs' export tables: computenetwork.dll exports every function of mingw-w64's
  * computenetwork.h plus the SDN-route functions and the simulator's adapter listing, nothing else of ours; vmcompute.dll
  * exports HNSCall and the HCS functions of hcsshim's open/properties/modify/close path. Read from the PE export
  * table with x86_64-w64-mingw32-objdump -p (the DLLs come from the Windows build, scripts/package.js).

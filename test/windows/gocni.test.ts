@@ -1,5 +1,5 @@
 /**
- * containerd's CNI library on Windows (issue 21): the go-cni driver (test/gocni/driver) built with GOOS=windows runs
+ * containerd's CNI library on Windows: the go-cni driver (test/gocni/driver) built with GOOS=windows runs
  * under wine and execs hcn-cni.exe — the single executable, and the shim answered by `hcn-cni-standalone.exe serve` —
  * on every deploy/ conflist: Setup (portMappings, dns, CRI's labels), Check, Remove, for a GUID netns and `none`,
  * against hcn-sim through the stand-in DLLs. Results, HNS objects and "nothing left" are asserted.

@@ -1,5 +1,5 @@
 /**
- * Issue 14 on Windows: the native shim (hcn-cni-shim.exe from the mingw build, installed as hcn-cni.exe) under wine
+ * On Windows: the native shim (hcn-cni-shim.exe from the mingw build, installed as hcn-cni.exe) under wine
  * in front of `hcn-cni-standalone.exe serve` (dist/hcn-cni.exe) on a named pipe, against the simulator on
  * tcp:127.0.0.1:
  *  - ADD, CHECK, DEL through the shim are answered by the service (its request log lines carry "service": true);
@@ -8,7 +8,7 @@
  *  - a second `serve` on the same pipe name exits with an error, and the first goes on serving;
  *  - a service whose allowed SIDs the (wine) user's token lacks refuses the shim's connection before reading it:
  *    the shim falls back to hcn-cni-standalone.exe, the service logs the refusal and served nothing;
- *  - the shim checks the pipe's server before it writes a byte (issue 19 item 2, native/shim/shim_win.cc): the real
+ *  - the shim checks the pipe's server before it writes a byte (native/shim/shim_win.cc): the real
  *    service (an administrator here) is used, also with HCN_CNI_TEST_SHIM_SERVER_SIDS naming Administrators; a
  *    squatter pipe (Windows node.exe on the name) is refused when that variable demands SYSTEM — it gets 0 bytes,
  *    the shim says why naming the server's SID, and hcn-cni-standalone.exe answers;
