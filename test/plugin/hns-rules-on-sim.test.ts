@@ -1,5 +1,5 @@
 /**
- * What a real HNS would do differently from a permissive model: delegated-NIC networks flagged
+ * The rules a real HNS enforces, held on the simulator (not a test against real HNS): delegated-NIC networks flagged
  * as Azure CNI flags them and gated by HNS version as hcsshim gates them, the NIC chosen among physical adapters
  * only, MTU and DSR gated by version, loopback DSR with HNS-assigned addresses, and v1 as v1 is.
  */
