@@ -18,7 +18,7 @@ export interface ServeIo {
 }
 
 export const SERVE_USAGE = `usage: hcn-cni serve [--listen ADDRESS] [--max-abandoned-calls N] [--hns-probe-seconds S]
-                     [--metrics HOST:PORT [--metrics-allow-remote]]
+                     [--no-hns-notifications] [--metrics HOST:PORT [--metrics-allow-remote]]
 
 Runs the hcn-cni service: the shim (hcn-cni in the CNI bin directory) sends each CNI request here and falls back to
 hcn-cni-standalone when the service is not running. ADDRESS is a unix socket path (default
@@ -31,7 +31,9 @@ finish and exits ${EXIT_RETIRED}, to be restarted fresh (the DaemonSet does that
 
 In the background the service audits the whole node for leaks, per state directory it has served, every
 auditIntervalSeconds of that directory's configuration, and at once when HNS answers again after failing: it asks
-HNS whether it answers every S seconds (--hns-probe-seconds, default 5; 0: only the verbs' calls tell).
+HNS whether it answers every S seconds (--hns-probe-seconds, default 5; 0: only the verbs' calls tell). Where the
+host offers HNS's service notifications (HcnRegisterServiceCallback), HNS going away and coming back is known at once
+(docs/hns-restart.md); --no-hns-notifications leaves it to the probe.
 
 --metrics HOST:PORT (or HCN_CNI_METRICS) serves Prometheus metrics at http://HOST:PORT/metrics; off by default.
 HOST is an IP address ([::1] for IPv6) or localhost; port 0 lets the system choose (the log says which). The
@@ -45,6 +47,7 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
   let metricsText = io.env.HCN_CNI_METRICS || undefined;
   let allowRemote = false;
   let probeMs: number | undefined;
+  let hnsNotifications = true;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--help' || a === '-h') {
@@ -71,6 +74,8 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
         return 2;
       }
       probeMs = Number(text) * 1000;
+    } else if (a === '--no-hns-notifications') {
+      hnsNotifications = false;
     } else if (a === '--metrics' || a.startsWith('--metrics=')) {
       const text = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i];
       if (!text) {
@@ -107,7 +112,11 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
       load: io.load,
       ...(io.env.HCN_CNI_CLAIMS_DIR ? { claimsDir: io.env.HCN_CNI_CLAIMS_DIR } : {}),
       ...(maxAbandonedCalls !== undefined ? { maxAbandonedCalls } : {}),
-      ...(probeMs !== undefined ? { agent: { probeMs } } : {}),
+      ...(probeMs !== undefined || !hnsNotifications
+        ? {
+            agent: { ...(probeMs !== undefined ? { probeMs } : {}), ...(hnsNotifications ? {} : { hnsNotifications }) },
+          }
+        : {}),
       ...(metrics ? { metrics } : {}),
     });
   } catch (e) {
