@@ -58,8 +58,9 @@ void Read(Registration* r) {
 
 HCNSIM_V2_API HRESULT WINAPI HcnRegisterServiceCallback(HCN_NOTIFICATION_CALLBACK Callback, void* Context,
                                                         HCN_CALLBACK* CallbackHandle) {
-  if (CallbackHandle == nullptr || Callback == nullptr) return hcn::kPointer;
+  if (CallbackHandle == nullptr) return hcn::kPointer;
   *CallbackHandle = nullptr;
+  if (Callback == nullptr) return hcn::kPointer;
   auto r = std::make_unique<Registration>();
   r->callback = Callback;
   r->context = Context;
