@@ -1,4 +1,5 @@
-// hcn.node: the export table. The surface is specified in src/hns/native-types.ts.
+// hcn.node: the export table (the HCN calls' part is js_hcn.cc's). The surface is specified in
+// src/hns/native-types.ts.
 #include <napi.h>
 
 #include "async_call.h"
@@ -9,10 +10,6 @@
 
 namespace hcn {
 namespace {
-
-constexpr ObjectKind kNet = ObjectKind::kNetwork;
-constexpr ObjectKind kEp = ObjectKind::kEndpoint;
-constexpr ObjectKind kNs = ObjectKind::kNamespace;
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   // Loading the module again in the same environment (a test runner's module registry, say) keeps the state, and
@@ -28,31 +25,6 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
       {"stats", JsStats},
       {"callThreads", JsCallThreads},
 
-      {"enumerateNetworks", JsEnumerate<kNet>},
-      {"createNetwork", JsCreate<kNet>},
-      {"getNetworkProperties", JsGetProperties<kNet>},
-      {"modifyNetwork", JsModify<kNet>},
-      {"deleteNetwork", JsDelete<kNet>},
-      {"listNetworksDetailed", JsListDetailed<kNet>},
-
-      {"enumerateEndpoints", JsEnumerate<kEp>},
-      {"createEndpoint", JsCreate<kEp>},
-      {"getEndpointProperties", JsGetProperties<kEp>},
-      {"modifyEndpoint", JsModify<kEp>},
-      {"deleteEndpoint", JsDelete<kEp>},
-      {"listEndpointsDetailed", JsListDetailed<kEp>},
-
-      {"enumerateNamespaces", JsEnumerate<kNs>},
-      {"createNamespace", JsCreate<kNs>},
-      {"getNamespaceProperties", JsGetProperties<kNs>},
-      {"modifyNamespace", JsModify<kNs>},
-      {"deleteNamespace", JsDelete<kNs>},
-      {"listNamespacesDetailed", JsListDetailed<kNs>},
-
-      {"hnsCall", JsHnsCall},
-      {"listAdapters", JsListAdapters},
-      {"modifyComputeSystem", JsModifyComputeSystem},
-
       {"tryLockFile", JsTryLockFile},
       {"unlockFile", JsUnlockFile},
       {"processStartTime", JsProcessStartTime},
@@ -61,6 +33,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
       {"listenPipe", JsListenPipe},
   };
   for (const auto& entry : table) exports.Set(entry.name, Napi::Function::New(env, entry.fn, entry.name));
+  ExportHcnVerbs(env, exports);  // js_hcn.cc: the HCN calls
   return exports;
 }
 

@@ -360,4 +360,22 @@ CallOutcome ModifyComputeSystem(const std::u16string& id, const std::u16string& 
   return s.outcome();
 }
 
+// Neither function has an error record: the HRESULT alone says how it went.
+CallOutcome RegisterServiceCallback(HCN_NOTIFICATION_CALLBACK callback, void* context, HCN_CALLBACK* handle) {
+  Session s;
+  auto register_callback = s.Get<PFN_HcnRegisterServiceCallback>(Fn::kRegisterServiceCallback);
+  if (!register_callback || !s.Has(Fn::kUnregisterServiceCallback)) return s.outcome();
+  LibraryString none(s.library());
+  s.Check(Fn::kRegisterServiceCallback, register_callback(callback, context, handle), none);
+  return s.outcome();
+}
+
+CallOutcome UnregisterServiceCallback(HCN_CALLBACK handle) {
+  Session s;
+  auto unregister = s.Get<PFN_HcnUnregisterServiceCallback>(Fn::kUnregisterServiceCallback);
+  LibraryString none(s.library());
+  if (unregister) s.Check(Fn::kUnregisterServiceCallback, unregister(handle), none);
+  return s.outcome();
+}
+
 }  // namespace hcn

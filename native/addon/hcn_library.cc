@@ -7,26 +7,33 @@ namespace hcn {
 namespace {
 
 constexpr const char* kNames[kFnCount] = {
-#define HCN_FUNCTION(enumerator, name, group) #name,
-    HCN_FUNCTIONS(HCN_FUNCTION)
-#undef HCN_FUNCTION
+#define HCN_FN_NAME(enumerator, name, library, need, sdk, ret, params) #name,
+    HCN_FUNCTIONS(HCN_FN_NAME)
+#undef HCN_FN_NAME
 };
 
 constexpr FnGroup kHCN = FnGroup::kHcn, kV1 = FnGroup::kV1, kHCS = FnGroup::kHcs, kFREE = FnGroup::kFree,
                   kSIM = FnGroup::kSim;
 constexpr FnGroup kGroups[kFnCount] = {
-#define HCN_FUNCTION(enumerator, name, group) k##group,
-    HCN_FUNCTIONS(HCN_FUNCTION)
-#undef HCN_FUNCTION
+#define HCN_FN_LIBRARY(enumerator, name, library, need, sdk, ret, params) k##library,
+    HCN_FUNCTIONS(HCN_FN_LIBRARY)
+#undef HCN_FN_LIBRARY
 };
 
-bool IsOptional(Fn fn) { return GroupOf(fn) == FnGroup::kSim; }
+constexpr bool kREQUIRED = false, kOPTIONAL = true;
+constexpr bool kOptional[kFnCount] = {
+#define HCN_FN_NEED(enumerator, name, library, need, sdk, ret, params) k##need,
+    HCN_FUNCTIONS(HCN_FN_NEED)
+#undef HCN_FN_NEED
+};
 
 }  // namespace
 
 const char* FnName(Fn fn) { return kNames[static_cast<int>(fn)]; }
 
 FnGroup GroupOf(Fn fn) { return kGroups[static_cast<int>(fn)]; }
+
+bool IsOptional(Fn fn) { return kOptional[static_cast<int>(fn)]; }
 
 Library& Library::Instance() {
   static Library library;
@@ -52,7 +59,12 @@ Capabilities Library::GetCapabilities() const {
   caps.v2_supported = caps.v1_supported = caps.hcs_supported = Has(Fn::kCoTaskMemFree);
   for (int i = 0; i < kFnCount; ++i) {
     const Fn fn = static_cast<Fn>(i);
-    if (!Has(fn) && !IsOptional(fn)) caps.missing.push_back(FnName(fn));
+    if (IsOptional(fn)) {
+      // A capability of its own: it makes no library's capability, and its absence is not missing.
+      if (Has(fn)) caps.optional.push_back(FnName(fn));
+      continue;
+    }
+    if (!Has(fn)) caps.missing.push_back(FnName(fn));
     const FnGroup group = GroupOf(fn);
     if (group == FnGroup::kHcn) caps.v2_supported = caps.v2_supported && Has(fn);
     if (group == FnGroup::kV1) caps.v1_supported = caps.v1_supported && Has(fn);

@@ -18,9 +18,9 @@ namespace hcn {
 
 // One enumerator per entry of native/include/hcn_functions.h, in its order.
 enum class Fn : int {
-#define HCN_FUNCTION(enumerator, name, group) enumerator,
-  HCN_FUNCTIONS(HCN_FUNCTION)
-#undef HCN_FUNCTION
+#define HCN_FN_ENUMERATOR(enumerator, name, library, need, sdk, ret, params) enumerator,
+  HCN_FUNCTIONS(HCN_FN_ENUMERATOR)
+#undef HCN_FN_ENUMERATOR
   kCount
 };
 constexpr int kFnCount = static_cast<int>(Fn::kCount);
@@ -28,9 +28,11 @@ constexpr int kFnCount = static_cast<int>(Fn::kCount);
 // The exported name, e.g. "HcnOpenNetwork".
 const char* FnName(Fn fn);
 
-// Where a function comes from (the group column of hcn_functions.h).
+// Where a function comes from (the library column of hcn_functions.h).
 enum class FnGroup { kHcn, kV1, kHcs, kFree, kSim };
 FnGroup GroupOf(Fn fn);
+// The need column: an optional function is a capability of its own, never missing.
+bool IsOptional(Fn fn);
 
 // What a platform loader (hcn_library_posix.cc / hcn_library_win.cc) found.
 struct LoadedLibraries {
@@ -49,7 +51,8 @@ struct Capabilities {
   bool hcs_supported = false;  // HcsOpen/Modify/CloseComputeSystem: Docker-style hot attach
   std::optional<std::string> hcn_library;
   std::optional<std::string> v1_library;
-  std::vector<std::string> missing;
+  std::vector<std::string> missing;   // required functions the host lacks
+  std::vector<std::string> optional;  // optional functions the host has
   const char* adapter_source = "none";
   std::optional<std::string> load_error;
 };

@@ -1,9 +1,15 @@
 #include "js_hcn.h"
 
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "async_call.h"
+#include "hcn_calls.h"
+#include "hresults.h"
 #include "js_args.h"
+#include "utf.h"
 
 namespace hcn {
 namespace {
@@ -30,8 +36,6 @@ Napi::Value Async(const Napi::CallbackInfo& info, MakeCall make_call) {
     return deferred.Promise();
   }
 }
-
-}  // namespace
 
 template <ObjectKind K>
 Napi::Value JsEnumerate(const Napi::CallbackInfo& info) {
@@ -123,16 +127,126 @@ Napi::Value JsModifyComputeSystem(const Napi::CallbackInfo& info) {
   });
 }
 
-#define HCN_DEFINE_VERBS(K)                                          \
-  template Napi::Value JsEnumerate<K>(const Napi::CallbackInfo&);     \
-  template Napi::Value JsCreate<K>(const Napi::CallbackInfo&);        \
-  template Napi::Value JsGetProperties<K>(const Napi::CallbackInfo&); \
-  template Napi::Value JsModify<K>(const Napi::CallbackInfo&);        \
-  template Napi::Value JsDelete<K>(const Napi::CallbackInfo&);        \
-  template Napi::Value JsListDetailed<K>(const Napi::CallbackInfo&);
-HCN_DEFINE_VERBS(ObjectKind::kNetwork)
-HCN_DEFINE_VERBS(ObjectKind::kEndpoint)
-HCN_DEFINE_VERBS(ObjectKind::kNamespace)
-#undef HCN_DEFINE_VERBS
+// Service notifications. The library calls back on a thread of its own; each registration's JS callback is reached
+// through a thread-safe function. Registrations are process-wide, known to JS by a number.
+struct ServiceCallback {
+  Napi::ThreadSafeFunction to_js;
+  HCN_CALLBACK handle = nullptr;
+};
+struct ServiceNotification {
+  uint32_t type;
+  uint32_t status;
+  std::optional<std::string> data;
+};
+std::mutex service_callbacks_mutex;
+std::map<uint64_t, ServiceCallback*> service_callbacks;
+uint64_t next_service_callback = 1;
+
+void CALLBACK OnServiceNotification(DWORD type, void* context, HRESULT status, PCWSTR data) {
+  auto* callback = static_cast<ServiceCallback*>(context);
+  auto* n = new ServiceNotification{type, Unsigned(status), std::nullopt};
+  if (data != nullptr) n->data = Utf16ToUtf8(View(data));
+  const napi_status queued =
+      callback->to_js.NonBlockingCall(n, [](Napi::Env env, Napi::Function fn, ServiceNotification* raw) {
+        std::unique_ptr<ServiceNotification> owned(raw);
+        if (env == nullptr || fn.IsEmpty()) return;  // the environment is going away
+        fn.Call({Napi::Number::New(env, owned->type), Napi::Number::New(env, owned->status),
+                 owned->data ? Napi::String::New(env, *owned->data) : env.Null()});
+      });
+  if (queued != napi_ok) delete n;
+}
+
+// registerServiceCallback(onNotification): the registration's number, once HCN has it.
+Napi::Value JsRegisterServiceCallback(const Napi::CallbackInfo& info) {
+  return Async(info, [&]() -> NativeCall {
+    const char* usage = "registerServiceCallback(onNotification: (type: number, status: number, data: string | null) => void)";
+    if (info.Length() < 1 || !info[0].IsFunction()) throw Napi::TypeError::New(info.Env(), usage);
+    auto* callback = new ServiceCallback();
+    callback->to_js =
+        Napi::ThreadSafeFunction::New(info.Env(), info[0].As<Napi::Function>(), "hcnServiceNotification", 0, 1);
+    callback->to_js.Unref(info.Env());  // a registration alone does not keep the process alive
+    return [callback] {
+      CallOutcome outcome = RegisterServiceCallback(OnServiceNotification, callback, &callback->handle);
+      if (outcome.failed) {
+        callback->to_js.Release();
+        delete callback;
+        return outcome;
+      }
+      std::lock_guard<std::mutex> lock(service_callbacks_mutex);
+      const uint64_t id = next_service_callback++;
+      service_callbacks[id] = callback;
+      outcome.value = Utf8ToUtf16(std::to_string(id));
+      return outcome;
+    };
+  });
+}
+
+// unregisterServiceCallback(id): once settled, the callback is not called again. An unknown id is already done.
+Napi::Value JsUnregisterServiceCallback(const Napi::CallbackInfo& info) {
+  return Async(info, [&]() -> NativeCall {
+    const char* usage = "unregisterServiceCallback(id: string)";
+    const std::string id = Utf16ToUtf8(StringArg(info, 0, usage));
+    ServiceCallback* callback = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(service_callbacks_mutex);
+      auto found = service_callbacks.find(std::strtoull(id.c_str(), nullptr, 10));
+      if (found != service_callbacks.end()) {
+        callback = found->second;
+        service_callbacks.erase(found);
+      }
+    }
+    return [callback] {
+      if (callback == nullptr) return CallOutcome();
+      CallOutcome outcome = UnregisterServiceCallback(callback->handle);
+      // Not unregistered: the library may still call it, so it stays (a leak rather than a use after free).
+      if (outcome.failed) return outcome;
+      callback->to_js.Release();
+      delete callback;
+      return outcome;
+    };
+  });
+}
+
+constexpr ObjectKind kNet = ObjectKind::kNetwork;
+constexpr ObjectKind kEp = ObjectKind::kEndpoint;
+constexpr ObjectKind kNs = ObjectKind::kNamespace;
+
+}  // namespace
+
+// The HCN part of the export table (addon.cc has the rest): a new binding is added here, beside its definition.
+void ExportHcnVerbs(Napi::Env env, Napi::Object exports) {
+  const struct {
+    const char* name;
+    Napi::Value (*fn)(const Napi::CallbackInfo&);
+  } table[] = {
+      {"enumerateNetworks", JsEnumerate<kNet>},
+      {"createNetwork", JsCreate<kNet>},
+      {"getNetworkProperties", JsGetProperties<kNet>},
+      {"modifyNetwork", JsModify<kNet>},
+      {"deleteNetwork", JsDelete<kNet>},
+      {"listNetworksDetailed", JsListDetailed<kNet>},
+
+      {"enumerateEndpoints", JsEnumerate<kEp>},
+      {"createEndpoint", JsCreate<kEp>},
+      {"getEndpointProperties", JsGetProperties<kEp>},
+      {"modifyEndpoint", JsModify<kEp>},
+      {"deleteEndpoint", JsDelete<kEp>},
+      {"listEndpointsDetailed", JsListDetailed<kEp>},
+
+      {"enumerateNamespaces", JsEnumerate<kNs>},
+      {"createNamespace", JsCreate<kNs>},
+      {"getNamespaceProperties", JsGetProperties<kNs>},
+      {"modifyNamespace", JsModify<kNs>},
+      {"deleteNamespace", JsDelete<kNs>},
+      {"listNamespacesDetailed", JsListDetailed<kNs>},
+
+      {"hnsCall", JsHnsCall},
+      {"listAdapters", JsListAdapters},
+      {"modifyComputeSystem", JsModifyComputeSystem},
+      {"registerServiceCallback", JsRegisterServiceCallback},
+      {"unregisterServiceCallback", JsUnregisterServiceCallback},
+  };
+  for (const auto& entry : table) exports.Set(entry.name, Napi::Function::New(env, entry.fn, entry.name));
+}
 
 }  // namespace hcn

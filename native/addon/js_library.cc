@@ -9,6 +9,12 @@ Napi::Value NullableString(Napi::Env env, const std::optional<std::string>& text
   return text ? Napi::String::New(env, *text) : env.Null();
 }
 
+Napi::Array Strings(Napi::Env env, const std::vector<std::string>& list) {
+  Napi::Array out = Napi::Array::New(env, list.size());
+  for (uint32_t i = 0; i < list.size(); ++i) out.Set(i, list[i]);
+  return out;
+}
+
 Napi::Object ToJs(Napi::Env env, const Capabilities& caps) {
   Napi::Object out = Napi::Object::New(env);
   out.Set("v2Supported", caps.v2_supported);
@@ -16,9 +22,8 @@ Napi::Object ToJs(Napi::Env env, const Capabilities& caps) {
   out.Set("hcsSupported", caps.hcs_supported);
   out.Set("hcnLibrary", NullableString(env, caps.hcn_library));
   out.Set("v1Library", NullableString(env, caps.v1_library));
-  Napi::Array missing = Napi::Array::New(env, caps.missing.size());
-  for (uint32_t i = 0; i < caps.missing.size(); ++i) missing.Set(i, caps.missing[i]);
-  out.Set("missing", missing);
+  out.Set("missing", Strings(env, caps.missing));
+  out.Set("optional", Strings(env, caps.optional));
   out.Set("adapterSource", caps.adapter_source);
   out.Set("loadError", NullableString(env, caps.load_error));
   return out;

@@ -11,6 +11,8 @@
 
 #include <stdint.h>
 
+#include "hcn_functions.h"
+
 #ifdef _WIN32
 #ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN
@@ -84,37 +86,14 @@ typedef struct tagHCN_PORT_RANGE_ENTRY {
 } HCN_PORT_RANGE_ENTRY;
 #endif
 
-// Networks
-typedef HRESULT(WINAPI* PFN_HcnEnumerateNetworks)(PCWSTR Query, PWSTR* Networks, PWSTR* ErrorRecord);
-typedef HRESULT(WINAPI* PFN_HcnCreateNetwork)(HCN_REFGUID Id, PCWSTR Settings, HCN_NETWORK* Network, PWSTR* ErrorRecord);
-typedef HRESULT(WINAPI* PFN_HcnOpenNetwork)(HCN_REFGUID Id, HCN_NETWORK* Network, PWSTR* ErrorRecord);
-typedef HRESULT(WINAPI* PFN_HcnModifyNetwork)(HCN_NETWORK Network, PCWSTR Settings, PWSTR* ErrorRecord);
-typedef HRESULT(WINAPI* PFN_HcnQueryNetworkProperties)(HCN_NETWORK Network, PCWSTR Query, PWSTR* Properties,
-                                                      PWSTR* ErrorRecord);
-typedef HRESULT(WINAPI* PFN_HcnDeleteNetwork)(HCN_REFGUID Id, PWSTR* ErrorRecord);
-typedef HRESULT(WINAPI* PFN_HcnCloseNetwork)(HCN_NETWORK Network);
+// HCS compute systems (vmcompute.dll), for hot-attaching an endpoint to a Docker-style container: the handle of
+// hcsshim's internal/vmcompute/vmcompute.go.
+typedef void* HCS_SYSTEM;
 
-// Endpoints
-typedef HRESULT(WINAPI* PFN_HcnEnumerateEndpoints)(PCWSTR Query, PWSTR* Endpoints, PWSTR* ErrorRecord);
-typedef HRESULT(WINAPI* PFN_HcnCreateEndpoint)(HCN_NETWORK Network, HCN_REFGUID Id, PCWSTR Settings,
-                                              HCN_ENDPOINT* Endpoint, PWSTR* ErrorRecord);
-typedef HRESULT(WINAPI* PFN_HcnOpenEndpoint)(HCN_REFGUID Id, HCN_ENDPOINT* Endpoint, PWSTR* ErrorRecord);
-typedef HRESULT(WINAPI* PFN_HcnModifyEndpoint)(HCN_ENDPOINT Endpoint, PCWSTR Settings, PWSTR* ErrorRecord);
-typedef HRESULT(WINAPI* PFN_HcnQueryEndpointProperties)(HCN_ENDPOINT Endpoint, PCWSTR Query, PWSTR* Properties,
-                                                       PWSTR* ErrorRecord);
-typedef HRESULT(WINAPI* PFN_HcnDeleteEndpoint)(HCN_REFGUID Id, PWSTR* ErrorRecord);
-typedef HRESULT(WINAPI* PFN_HcnCloseEndpoint)(HCN_ENDPOINT Endpoint);
-
-// Namespaces
-typedef HRESULT(WINAPI* PFN_HcnEnumerateNamespaces)(PCWSTR Query, PWSTR* Namespaces, PWSTR* ErrorRecord);
-typedef HRESULT(WINAPI* PFN_HcnCreateNamespace)(HCN_REFGUID Id, PCWSTR Settings, HCN_NAMESPACE* Namespace,
-                                               PWSTR* ErrorRecord);
-typedef HRESULT(WINAPI* PFN_HcnOpenNamespace)(HCN_REFGUID Id, HCN_NAMESPACE* Namespace, PWSTR* ErrorRecord);
-typedef HRESULT(WINAPI* PFN_HcnModifyNamespace)(HCN_NAMESPACE Namespace, PCWSTR Settings, PWSTR* ErrorRecord);
-typedef HRESULT(WINAPI* PFN_HcnQueryNamespaceProperties)(HCN_NAMESPACE Namespace, PCWSTR Query, PWSTR* Properties,
-                                                        PWSTR* ErrorRecord);
-typedef HRESULT(WINAPI* PFN_HcnDeleteNamespace)(HCN_REFGUID Id, PWSTR* ErrorRecord);
-typedef HRESULT(WINAPI* PFN_HcnCloseNamespace)(HCN_NAMESPACE Namespace);
+// PFN_<name> for every function of the addon's list, generated from native/include/hcn_functions.h.
+#define HCN_PFN_TYPEDEF(enumerator, name, library, need, sdk, ret, params) typedef ret(WINAPI* PFN_##name) params;
+HCN_FUNCTIONS(HCN_PFN_TYPEDEF)
+#undef HCN_PFN_TYPEDEF
 
 // Load balancers (computenetwork.h).
 typedef HRESULT(WINAPI* PFN_HcnEnumerateLoadBalancers)(PCWSTR Query, PWSTR* LoadBalancer, PWSTR* ErrorRecord);
@@ -139,11 +118,8 @@ typedef HRESULT(WINAPI* PFN_HcnQuerySdnRouteProperties)(HCN_SDNROUTE Route, PCWS
 typedef HRESULT(WINAPI* PFN_HcnDeleteSdnRoute)(HCN_REFGUID Id, PWSTR* ErrorRecord);
 typedef HRESULT(WINAPI* PFN_HcnCloseSdnRoute)(HCN_SDNROUTE Route);
 
-// Service notifications, guest network services and port reservations (computenetwork.h). Nothing of ours or of
-// hcsshim's calls them; the simulator client answers them as not implemented.
-typedef HRESULT(WINAPI* PFN_HcnRegisterServiceCallback)(HCN_NOTIFICATION_CALLBACK Callback, void* Context,
-                                                       HCN_CALLBACK* CallbackHandle);
-typedef HRESULT(WINAPI* PFN_HcnUnregisterServiceCallback)(HCN_CALLBACK CallbackHandle);
+// Guest network services, their callbacks and port reservations (computenetwork.h). Nothing of ours or of hcsshim's
+// calls them; the simulator client answers them as not implemented.
 typedef HRESULT(WINAPI* PFN_HcnRegisterGuestNetworkServiceCallback)(HCN_GUESTNETWORKSERVICE GuestNetworkService,
                                                                    HCN_NOTIFICATION_CALLBACK Callback, void* Context,
                                                                    HCN_CALLBACK* CallbackHandle);
@@ -167,19 +143,6 @@ typedef HRESULT(WINAPI* PFN_HcnEnumerateGuestNetworkPortReservations)(ULONG* Ret
                                                                      HCN_PORT_RANGE_ENTRY** PortEntries);
 typedef VOID(WINAPI* PFN_HcnFreeGuestNetworkPortReservations)(HCN_PORT_RANGE_ENTRY* PortEntries);
 
-// HNS v1 (vmcompute.dll; in no public header: hcsshim declares it as vmcompute.HNSCall).
-typedef HRESULT(WINAPI* PFN_HNSCall)(PCWSTR Method, PCWSTR Path, PCWSTR Request, PWSTR* Response);
-
-// HCS compute systems (vmcompute.dll), for hot-attaching an endpoint to a Docker-style container. These are the
-// vmcompute.dll functions hcsshim declares (microsoft/hcsshim internal/vmcompute/vmcompute.go:
-// hcsOpenComputeSystem(id, *HcsSystem, **result), hcsModifyComputeSystem(system, configuration, **result),
-// hcsCloseComputeSystem(system)); they are in no public header (computecore.h's HcsOpenComputeSystem is a different
-// function of another DLL). `Result` is a JSON document of error events that the caller frees; only the HRESULT
-// says whether the call failed (hcsshim internal/hcs/system.go Modify).
-typedef void* HCS_SYSTEM;
-typedef HRESULT(WINAPI* PFN_HcsOpenComputeSystem)(PCWSTR Id, HCS_SYSTEM* ComputeSystem, PWSTR* Result);
-typedef HRESULT(WINAPI* PFN_HcsModifyComputeSystem)(HCS_SYSTEM ComputeSystem, PCWSTR Configuration, PWSTR* Result);
-typedef HRESULT(WINAPI* PFN_HcsCloseComputeSystem)(HCS_SYSTEM ComputeSystem);
 // The rest of hcsshim's open/properties/close path (internal/hcs/system.go OpenComputeSystem registers a callback and
 // reads the properties; Close unregisters it), declared in internal/vmcompute/vmcompute.go as
 // hcsRegisterComputeSystemCallback(system, callback uintptr, context uintptr, *HcsCallback),
@@ -191,13 +154,5 @@ typedef HRESULT(WINAPI* PFN_HcsRegisterComputeSystemCallback)(HCS_SYSTEM Compute
 typedef HRESULT(WINAPI* PFN_HcsUnregisterComputeSystemCallback)(HCS_CALLBACK CallbackHandle);
 typedef HRESULT(WINAPI* PFN_HcsGetComputeSystemProperties)(HCS_SYSTEM ComputeSystem, PCWSTR PropertyQuery,
                                                           PWSTR* Properties, PWSTR* Result);
-
-// Frees every string the functions above return (CoTaskMemFree on Windows).
-typedef void(WINAPI* PFN_CoTaskMemFree)(void* pv);
-
-// Simulator-only export: the simulated host's network adapters as a JSON array of
-// {"Name","MacAddress","InterfaceDescription","InterfaceIndex"}. Real computenetwork.dll has no such export;
-// where it is absent the addon asks the OS (GetAdaptersAddresses on Windows).
-typedef HRESULT(WINAPI* PFN_HcnSimEnumerateAdapters)(PWSTR* Adapters, PWSTR* ErrorRecord);
 
 #endif  // HCN_CNI_HCN_ABI_H_

@@ -1,46 +1,84 @@
-// The one list of functions the addon resolves at run time. Everything else is generated from it: the addon's
-// Fn enum and name table (native/addon/hcn_library.*), which library each comes from, the capability flags, and
-// the tests' expectations (test/helpers/hcn-functions.ts parses this file). Add a function here and nowhere else.
+// The one list of functions the addon resolves at run time, with their signatures. Everything else is generated
+// from it: the PFN_ pointer types (native/include/hcn_abi.h), the addon's Fn enum, name table, library and
+// capability of each (native/addon/hcn_library.*), the compile-time check against the Windows SDK's declaration
+// (native/addon/hcn_library_win.cc), the simulator client's export declarations, which make the compiler check each
+// export against the signature here (native/simclient/sim_export.h), and the tests' expectations
+// (test/helpers/hcn-functions.ts parses this file). Add a function here and nowhere else of those.
 //
-//   HCN_FUNCTION(enumerator, exported name, group)
+//   HCN_FUNCTION(enumerator, exported name, library, need, sdk, return type, (parameters))
 //
-// Groups: HCN  computenetwork.dll (all of them needed for v2Supported)
-//         V1   vmcompute.dll HNSCall (v1Supported)
-//         HCS  vmcompute.dll compute-system functions, for Docker-style hot attach (hcsSupported); declared by
-//              microsoft/hcsshim internal/vmcompute/vmcompute.go (vmcompute.HcsOpenComputeSystem, …)
-//         FREE the free function for returned strings (CoTaskMemFree)
-//         SIM  simulator-only exports: optional, never reported missing
-// The order is the enum's order; keep each group together.
+// library: HCN  computenetwork.dll (the required ones make v2Supported)
+//          V1   vmcompute.dll HNSCall (v1Supported)
+//          HCS  vmcompute.dll compute-system functions, for Docker-style hot attach (hcsSupported); declared by
+//               microsoft/hcsshim internal/vmcompute/vmcompute.go (vmcompute.HcsOpenComputeSystem, …)
+//          FREE the free function for returned strings (CoTaskMemFree)
+//          SIM  simulator-only exports (never in a real DLL)
+// need:    REQUIRED  missing: listed in capabilities().missing, and its library's capability is false
+//          OPTIONAL  a capability of its own: listed in capabilities().optional when the host has it, never missing
+// sdk:     SDK     the Windows SDK declares it (<computenetwork.h>, <objbase.h>): the win build static_asserts that
+//                  the signature here is the SDK's
+//          NO_SDK  no public header declares it: the comment on its entry names where the signature comes from.
+//                  test/native/function-list.test.ts fails if <computenetwork.h> does declare it after all, so
+//                  the compile-time check cannot be skipped by choosing NO_SDK.
+// The order is the enum's order; keep each library together. Types are those of hcn_abi.h, which expands this list.
 #ifndef HCN_CNI_HCN_FUNCTIONS_H_
 #define HCN_CNI_HCN_FUNCTIONS_H_
 
-#define HCN_FUNCTIONS(HCN_FUNCTION)                                        \
-  HCN_FUNCTION(kEnumerateNetworks, HcnEnumerateNetworks, HCN)              \
-  HCN_FUNCTION(kCreateNetwork, HcnCreateNetwork, HCN)                      \
-  HCN_FUNCTION(kOpenNetwork, HcnOpenNetwork, HCN)                          \
-  HCN_FUNCTION(kModifyNetwork, HcnModifyNetwork, HCN)                      \
-  HCN_FUNCTION(kQueryNetworkProperties, HcnQueryNetworkProperties, HCN)    \
-  HCN_FUNCTION(kDeleteNetwork, HcnDeleteNetwork, HCN)                      \
-  HCN_FUNCTION(kCloseNetwork, HcnCloseNetwork, HCN)                        \
-  HCN_FUNCTION(kEnumerateEndpoints, HcnEnumerateEndpoints, HCN)            \
-  HCN_FUNCTION(kCreateEndpoint, HcnCreateEndpoint, HCN)                    \
-  HCN_FUNCTION(kOpenEndpoint, HcnOpenEndpoint, HCN)                        \
-  HCN_FUNCTION(kModifyEndpoint, HcnModifyEndpoint, HCN)                    \
-  HCN_FUNCTION(kQueryEndpointProperties, HcnQueryEndpointProperties, HCN)  \
-  HCN_FUNCTION(kDeleteEndpoint, HcnDeleteEndpoint, HCN)                    \
-  HCN_FUNCTION(kCloseEndpoint, HcnCloseEndpoint, HCN)                      \
-  HCN_FUNCTION(kEnumerateNamespaces, HcnEnumerateNamespaces, HCN)          \
-  HCN_FUNCTION(kCreateNamespace, HcnCreateNamespace, HCN)                  \
-  HCN_FUNCTION(kOpenNamespace, HcnOpenNamespace, HCN)                      \
-  HCN_FUNCTION(kModifyNamespace, HcnModifyNamespace, HCN)                  \
-  HCN_FUNCTION(kQueryNamespaceProperties, HcnQueryNamespaceProperties, HCN) \
-  HCN_FUNCTION(kDeleteNamespace, HcnDeleteNamespace, HCN)                  \
-  HCN_FUNCTION(kCloseNamespace, HcnCloseNamespace, HCN)                    \
-  HCN_FUNCTION(kHnsCall, HNSCall, V1)                                      \
-  HCN_FUNCTION(kHcsOpenComputeSystem, HcsOpenComputeSystem, HCS)           \
-  HCN_FUNCTION(kHcsModifyComputeSystem, HcsModifyComputeSystem, HCS)       \
-  HCN_FUNCTION(kHcsCloseComputeSystem, HcsCloseComputeSystem, HCS)         \
-  HCN_FUNCTION(kCoTaskMemFree, CoTaskMemFree, FREE)                        \
-  HCN_FUNCTION(kSimEnumerateAdapters, HcnSimEnumerateAdapters, SIM)
+// clang-format off
+#define HCN_FUNCTIONS(X)                                                                                              \
+  X(kEnumerateNetworks, HcnEnumerateNetworks, HCN, REQUIRED, SDK, HRESULT,                                            \
+    (PCWSTR Query, PWSTR* Networks, PWSTR* ErrorRecord))                                                              \
+  X(kCreateNetwork, HcnCreateNetwork, HCN, REQUIRED, SDK, HRESULT,                                                    \
+    (HCN_REFGUID Id, PCWSTR Settings, HCN_NETWORK* Network, PWSTR* ErrorRecord))                                      \
+  X(kOpenNetwork, HcnOpenNetwork, HCN, REQUIRED, SDK, HRESULT, (HCN_REFGUID Id, HCN_NETWORK* Network, PWSTR* ErrorRecord)) \
+  X(kModifyNetwork, HcnModifyNetwork, HCN, REQUIRED, SDK, HRESULT,                                                    \
+    (HCN_NETWORK Network, PCWSTR Settings, PWSTR* ErrorRecord))                                                       \
+  X(kQueryNetworkProperties, HcnQueryNetworkProperties, HCN, REQUIRED, SDK, HRESULT,                                  \
+    (HCN_NETWORK Network, PCWSTR Query, PWSTR* Properties, PWSTR* ErrorRecord))                                       \
+  X(kDeleteNetwork, HcnDeleteNetwork, HCN, REQUIRED, SDK, HRESULT, (HCN_REFGUID Id, PWSTR* ErrorRecord))              \
+  X(kCloseNetwork, HcnCloseNetwork, HCN, REQUIRED, SDK, HRESULT, (HCN_NETWORK Network))                               \
+  X(kEnumerateEndpoints, HcnEnumerateEndpoints, HCN, REQUIRED, SDK, HRESULT,                                          \
+    (PCWSTR Query, PWSTR* Endpoints, PWSTR* ErrorRecord))                                                             \
+  X(kCreateEndpoint, HcnCreateEndpoint, HCN, REQUIRED, SDK, HRESULT,                                                  \
+    (HCN_NETWORK Network, HCN_REFGUID Id, PCWSTR Settings, HCN_ENDPOINT* Endpoint, PWSTR* ErrorRecord))               \
+  X(kOpenEndpoint, HcnOpenEndpoint, HCN, REQUIRED, SDK, HRESULT,                                                      \
+    (HCN_REFGUID Id, HCN_ENDPOINT* Endpoint, PWSTR* ErrorRecord))                                                     \
+  X(kModifyEndpoint, HcnModifyEndpoint, HCN, REQUIRED, SDK, HRESULT,                                                  \
+    (HCN_ENDPOINT Endpoint, PCWSTR Settings, PWSTR* ErrorRecord))                                                     \
+  X(kQueryEndpointProperties, HcnQueryEndpointProperties, HCN, REQUIRED, SDK, HRESULT,                                \
+    (HCN_ENDPOINT Endpoint, PCWSTR Query, PWSTR* Properties, PWSTR* ErrorRecord))                                     \
+  X(kDeleteEndpoint, HcnDeleteEndpoint, HCN, REQUIRED, SDK, HRESULT, (HCN_REFGUID Id, PWSTR* ErrorRecord))            \
+  X(kCloseEndpoint, HcnCloseEndpoint, HCN, REQUIRED, SDK, HRESULT, (HCN_ENDPOINT Endpoint))                           \
+  X(kEnumerateNamespaces, HcnEnumerateNamespaces, HCN, REQUIRED, SDK, HRESULT,                                        \
+    (PCWSTR Query, PWSTR* Namespaces, PWSTR* ErrorRecord))                                                            \
+  X(kCreateNamespace, HcnCreateNamespace, HCN, REQUIRED, SDK, HRESULT,                                                \
+    (HCN_REFGUID Id, PCWSTR Settings, HCN_NAMESPACE* Namespace, PWSTR* ErrorRecord))                                  \
+  X(kOpenNamespace, HcnOpenNamespace, HCN, REQUIRED, SDK, HRESULT,                                                    \
+    (HCN_REFGUID Id, HCN_NAMESPACE* Namespace, PWSTR* ErrorRecord))                                                   \
+  X(kModifyNamespace, HcnModifyNamespace, HCN, REQUIRED, SDK, HRESULT,                                                \
+    (HCN_NAMESPACE Namespace, PCWSTR Settings, PWSTR* ErrorRecord))                                                   \
+  X(kQueryNamespaceProperties, HcnQueryNamespaceProperties, HCN, REQUIRED, SDK, HRESULT,                              \
+    (HCN_NAMESPACE Namespace, PCWSTR Query, PWSTR* Properties, PWSTR* ErrorRecord))                                   \
+  X(kDeleteNamespace, HcnDeleteNamespace, HCN, REQUIRED, SDK, HRESULT, (HCN_REFGUID Id, PWSTR* ErrorRecord))          \
+  X(kCloseNamespace, HcnCloseNamespace, HCN, REQUIRED, SDK, HRESULT, (HCN_NAMESPACE Namespace))                       \
+  /* Service notifications (HCN_NOTIFICATIONS): a capability, since a host without them keeps working on its probe. */ \
+  X(kRegisterServiceCallback, HcnRegisterServiceCallback, HCN, OPTIONAL, SDK, HRESULT,                                \
+    (HCN_NOTIFICATION_CALLBACK Callback, void* Context, HCN_CALLBACK* CallbackHandle))                                \
+  X(kUnregisterServiceCallback, HcnUnregisterServiceCallback, HCN, OPTIONAL, SDK, HRESULT, (HCN_CALLBACK CallbackHandle)) \
+  /* In no public header: hcsshim declares it as vmcompute.HNSCall (internal/vmcompute/vmcompute.go). */              \
+  X(kHnsCall, HNSCall, V1, REQUIRED, NO_SDK, HRESULT, (PCWSTR Method, PCWSTR Path, PCWSTR Request, PWSTR* Response))  \
+  /* In no public header (computecore.h's HcsOpenComputeSystem is another DLL's function): hcsshim                    \
+     internal/vmcompute/vmcompute.go hcsOpenComputeSystem(id, *HcsSystem, **result), hcsModifyComputeSystem(system,   \
+     configuration, **result), hcsCloseComputeSystem(system). Result is a JSON document of error events. */          \
+  X(kHcsOpenComputeSystem, HcsOpenComputeSystem, HCS, REQUIRED, NO_SDK, HRESULT,                                      \
+    (PCWSTR Id, HCS_SYSTEM* ComputeSystem, PWSTR* Result))                                                            \
+  X(kHcsModifyComputeSystem, HcsModifyComputeSystem, HCS, REQUIRED, NO_SDK, HRESULT,                                  \
+    (HCS_SYSTEM ComputeSystem, PCWSTR Configuration, PWSTR* Result))                                                  \
+  X(kHcsCloseComputeSystem, HcsCloseComputeSystem, HCS, REQUIRED, NO_SDK, HRESULT, (HCS_SYSTEM ComputeSystem))        \
+  X(kCoTaskMemFree, CoTaskMemFree, FREE, REQUIRED, SDK, void, (void* pv))                                             \
+  /* Ours (the simulated host's adapters, a JSON array of {"Name","MacAddress","InterfaceDescription",                 \
+     "InterfaceIndex"}); where it is absent the addon asks the OS (GetAdaptersAddresses on Windows). */               \
+  X(kSimEnumerateAdapters, HcnSimEnumerateAdapters, SIM, OPTIONAL, NO_SDK, HRESULT, (PWSTR* Adapters, PWSTR* ErrorRecord))
+// clang-format on
 
 #endif  // HCN_CNI_HCN_FUNCTIONS_H_

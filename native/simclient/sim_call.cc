@@ -17,8 +17,8 @@ namespace {
 constexpr size_t kMaxLine = 64u << 20;  // the protocol's limit
 
 // "keep": the connection may serve this process's next call (sim_pool.h).
-std::string RequestLine(const char* op, std::initializer_list<Field> fields) {
-  std::string line = "{\"v\":1,\"keep\":true,\"pid\":" + std::to_string(UnixPid()) + ",\"winpid\":" + std::to_string(WindowsPid()) +
+std::string RequestLine(const char* op, std::initializer_list<Field> fields, bool keep = true) {
+  std::string line = std::string("{\"v\":1,\"keep\":") + (keep ? "true" : "false") + ",\"pid\":" + std::to_string(UnixPid()) + ",\"winpid\":" + std::to_string(WindowsPid()) +
                      ",\"op\":";
   hcn::json::AppendString(&line, op);
   for (const Field& field : fields) {
@@ -120,6 +120,47 @@ Reply Call(const char* op, std::initializer_list<Field> fields) {
   bool kept = false;
   Reply reply = Decode(line, &kept);
   if (kept) Keep(*text, std::move(connection));
+  return reply;
+}
+
+bool NextLine(Connection* connection, std::string* buffered, std::string* line, std::string* why) {
+  char buffer[16384];
+  for (;;) {
+    const size_t newline = buffered->find('\n');
+    if (newline != std::string::npos) {
+      line->assign(*buffered, 0, newline);
+      buffered->erase(0, newline + 1);
+      return true;
+    }
+    if (buffered->size() > kMaxLine) {
+      *why = "the simulator's line exceeds 64 MiB";
+      return false;
+    }
+    const ptrdiff_t n = connection->Receive(buffer, sizeof(buffer), why);
+    if (n < 0) return false;
+    if (n == 0) {
+      *why = "the simulator closed the connection";
+      return false;
+    }
+    buffered->append(buffer, static_cast<size_t>(n));
+  }
+}
+
+Reply Subscribe(const char* op, std::unique_ptr<Connection>* connection, std::string* buffered) {
+  const std::optional<std::string> text = AddressFromEnvironment();
+  if (!text) return LocalFailure(hcn::kServerUnavailable, "HCN_SIM is not set");
+  Address address;
+  std::string why;
+  if (!ParseAddress(*text, &address, &why)) return LocalFailure(hcn::kServerUnavailable, why);
+  auto fresh = std::make_unique<Connection>();
+  if (!fresh->Open(address, &why)) return LocalFailure(hcn::kServerUnavailable, why);
+  std::string line;
+  if (!fresh->SendAll(RequestLine(op, {}, false), &why) || !NextLine(fresh.get(), buffered, &line, &why)) {
+    return LocalFailure(hcn::kCallFailed, why);
+  }
+  bool kept = false;
+  Reply reply = Decode(line, &kept);
+  if (!hcn::Failed(reply.hr)) *connection = std::move(fresh);
   return reply;
 }
 

@@ -5,10 +5,12 @@
 #define HCN_CNI_SIMCLIENT_SIM_CALL_H_
 
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "hcn_abi.h"
+#include "sim_connection.h"
 
 namespace hcnsim {
 
@@ -25,6 +27,16 @@ struct Reply {
 };
 
 Reply Call(const char* op, std::initializer_list<Field> fields);
+
+// A subscription (docs/sim-protocol.md, "Service notifications"): `op` on a connection of its own, never a kept one;
+// when the answer is a success the connection is handed over in *connection, and the service's notification lines
+// arrive on it (read them with NextLine, starting with *buffered: what came after the answer) until the service
+// ends it.
+Reply Subscribe(const char* op, std::unique_ptr<Connection>* connection, std::string* buffered);
+
+// The next line (without its newline) of a stream of lines, `buffered` holding what was read past the last one.
+// False when the stream ends or fails first, with the reason.
+bool NextLine(Connection* connection, std::string* buffered, std::string* line, std::string* why);
 
 // A reply made on this side of the wire, with an HNS-style error record naming the reason.
 Reply LocalFailure(HRESULT hr, const std::string& why);

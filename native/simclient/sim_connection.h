@@ -27,6 +27,9 @@ class Connection {
   // True when nothing can be read right now: no end of stream, no stray bytes. A kept connection is used again only
   // then (sim_pool.h).
   bool Quiet() const;
+  // Ends both directions now: a Receive blocked on another thread returns (a service-callback registration's reader,
+  // sim_exports_notifications.cc). The socket itself is closed by the destructor.
+  void Shutdown();
 
  private:
   intptr_t socket_ = -1;

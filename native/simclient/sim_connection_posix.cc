@@ -102,6 +102,10 @@ ptrdiff_t Connection::Receive(char* buffer, size_t size, std::string* why) {
   }
 }
 
+void Connection::Shutdown() {
+  if (socket_ >= 0) shutdown(static_cast<int>(socket_), SHUT_RDWR);
+}
+
 bool Connection::Quiet() const {
   pollfd watch{static_cast<int>(socket_), POLLIN, 0};
   int rc;

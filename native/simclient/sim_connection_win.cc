@@ -73,6 +73,10 @@ ptrdiff_t Connection::Receive(char* buffer, size_t size, std::string* why) {
   return -1;
 }
 
+void Connection::Shutdown() {
+  if (socket_ >= 0) shutdown(static_cast<SOCKET>(socket_), SD_BOTH);
+}
+
 bool Connection::Quiet() const {
   fd_set readable;
   FD_ZERO(&readable);

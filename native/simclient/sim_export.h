@@ -4,6 +4,8 @@
 #ifndef HCN_CNI_SIMCLIENT_SIM_EXPORT_H_
 #define HCN_CNI_SIMCLIENT_SIM_EXPORT_H_
 
+#include "hcn_abi.h"
+
 #ifdef _WIN32
 #define HCNSIM_VISIBLE __declspec(dllexport)
 #else
@@ -21,5 +23,18 @@
 #else
 #define HCNSIM_V1_API extern "C"
 #endif
+
+// Every function of the addon's list (native/include/hcn_functions.h) declared here with the list's signature and
+// its library's export: an export defined with another signature is then a compile error ("conflicting declaration of
+// C function"), so the list is the only place a signature is written. CoTaskMemFree is not declared: Windows has its
+// own, and the Linux build defines it beside its allocator (sim_platform_posix.cc).
+#define HCNSIM_DECLARE_HCN(name, ret, params) HCNSIM_V2_API ret WINAPI name params;
+#define HCNSIM_DECLARE_SIM(name, ret, params) HCNSIM_V2_API ret WINAPI name params;
+#define HCNSIM_DECLARE_V1(name, ret, params) HCNSIM_V1_API ret WINAPI name params;
+#define HCNSIM_DECLARE_HCS(name, ret, params) HCNSIM_V1_API ret WINAPI name params;
+#define HCNSIM_DECLARE_FREE(name, ret, params)
+#define HCNSIM_DECLARE(enumerator, name, library, need, sdk, ret, params) HCNSIM_DECLARE_##library(name, ret, params)
+HCN_FUNCTIONS(HCNSIM_DECLARE)
+#undef HCNSIM_DECLARE
 
 #endif  // HCN_CNI_SIMCLIENT_SIM_EXPORT_H_

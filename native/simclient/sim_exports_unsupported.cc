@@ -1,7 +1,8 @@
-// The rest of computenetwork.h: service notifications, guest network services and port reservations. hcn-sim does
-// not model them (nothing of ours or of hcsshim's calls them), so each answers E_NOTIMPL — what an HNS answers for a
-// request it does not implement (hcsshim's HCN_E_NOTIMPL, hcn/hcnerrors.go) — with its error record where the
-// function has one, never a missing procedure. Out parameters are cleared first.
+// The rest of computenetwork.h: guest network services, their callbacks and port reservations (service
+// notifications are sim_exports_notifications.cc's). hcn-sim does not model them (nothing of ours or of hcsshim's
+// calls them), so each answers E_NOTIMPL — what an HNS answers for a request it does not implement (hcsshim's
+// HCN_E_NOTIMPL, hcn/hcnerrors.go) — with its error record where the function has one, never a missing procedure.
+// Out parameters are cleared first.
 #include <type_traits>
 
 #include "sim_export.h"
@@ -14,17 +15,6 @@ void Clear(T* slot) {
 }
 }  // namespace
 
-HCNSIM_V2_API HRESULT WINAPI HcnRegisterServiceCallback(HCN_NOTIFICATION_CALLBACK Callback, void* Context,
-                                                        HCN_CALLBACK* CallbackHandle) {
-  (void)Callback;
-  (void)Context;
-  Clear(CallbackHandle);
-  return hcnsim::NotImplemented(nullptr);
-}
-HCNSIM_V2_API HRESULT WINAPI HcnUnregisterServiceCallback(HCN_CALLBACK CallbackHandle) {
-  (void)CallbackHandle;
-  return hcnsim::NotImplemented(nullptr);
-}
 HCNSIM_V2_API HRESULT WINAPI HcnRegisterGuestNetworkServiceCallback(HCN_GUESTNETWORKSERVICE GuestNetworkService,
                                                                     HCN_NOTIFICATION_CALLBACK Callback, void* Context,
                                                                     HCN_CALLBACK* CallbackHandle) {
@@ -94,8 +84,6 @@ HCNSIM_V2_API HRESULT WINAPI HcnEnumerateGuestNetworkPortReservations(ULONG* Ret
 HCNSIM_V2_API VOID WINAPI HcnFreeGuestNetworkPortReservations(HCN_PORT_RANGE_ENTRY* PortEntries) { (void)PortEntries; }
 
 #define HCNSIM_MATCHES_ABI(name) static_assert(std::is_same_v<decltype(&name), PFN_##name>, #name " differs from hcn_abi.h")
-HCNSIM_MATCHES_ABI(HcnRegisterServiceCallback);
-HCNSIM_MATCHES_ABI(HcnUnregisterServiceCallback);
 HCNSIM_MATCHES_ABI(HcnRegisterGuestNetworkServiceCallback);
 HCNSIM_MATCHES_ABI(HcnUnregisterGuestNetworkServiceCallback);
 HCNSIM_MATCHES_ABI(HcnCreateGuestNetworkService);

@@ -1,11 +1,7 @@
 // vmcompute.dll's HNSCall (HNS v1), as the simulator client implements it.
-#include <type_traits>
-
 #include "sim_export.h"
 #include "sim_ops.h"
 
 HCNSIM_V1_API HRESULT WINAPI HNSCall(PCWSTR Method, PCWSTR Path, PCWSTR Request, PWSTR* Response) {
   return hcnsim::HnsCall(Method, Path, Request, Response);
 }
-
-static_assert(std::is_same_v<decltype(&HNSCall), PFN_HNSCall>, "HNSCall differs from hcn_abi.h");

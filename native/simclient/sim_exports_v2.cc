@@ -1,6 +1,5 @@
-// computenetwork.dll's functions, as the simulator client implements them.
-#include <type_traits>
-
+// computenetwork.dll's functions, as the simulator client implements them. Their signatures are checked against the
+// function list by the declarations in sim_export.h.
 #include "sim_export.h"
 #include "sim_ops.h"
 
@@ -80,29 +79,3 @@ HCNSIM_V2_API HRESULT WINAPI HcnCloseNamespace(HCN_NAMESPACE Namespace) {
 HCNSIM_V2_API HRESULT WINAPI HcnSimEnumerateAdapters(PWSTR* Adapters, PWSTR* ErrorRecord) {
   return hcnsim::EnumerateAdapters(Adapters, ErrorRecord);
 }
-
-// The exports must have exactly the ABI's types: the addon calls them through those pointer types.
-#define HCNSIM_MATCHES_ABI(name) static_assert(std::is_same_v<decltype(&name), PFN_##name>, #name " differs from hcn_abi.h")
-HCNSIM_MATCHES_ABI(HcnEnumerateNetworks);
-HCNSIM_MATCHES_ABI(HcnCreateNetwork);
-HCNSIM_MATCHES_ABI(HcnOpenNetwork);
-HCNSIM_MATCHES_ABI(HcnModifyNetwork);
-HCNSIM_MATCHES_ABI(HcnQueryNetworkProperties);
-HCNSIM_MATCHES_ABI(HcnDeleteNetwork);
-HCNSIM_MATCHES_ABI(HcnCloseNetwork);
-HCNSIM_MATCHES_ABI(HcnEnumerateEndpoints);
-HCNSIM_MATCHES_ABI(HcnCreateEndpoint);
-HCNSIM_MATCHES_ABI(HcnOpenEndpoint);
-HCNSIM_MATCHES_ABI(HcnModifyEndpoint);
-HCNSIM_MATCHES_ABI(HcnQueryEndpointProperties);
-HCNSIM_MATCHES_ABI(HcnDeleteEndpoint);
-HCNSIM_MATCHES_ABI(HcnCloseEndpoint);
-HCNSIM_MATCHES_ABI(HcnEnumerateNamespaces);
-HCNSIM_MATCHES_ABI(HcnCreateNamespace);
-HCNSIM_MATCHES_ABI(HcnOpenNamespace);
-HCNSIM_MATCHES_ABI(HcnModifyNamespace);
-HCNSIM_MATCHES_ABI(HcnQueryNamespaceProperties);
-HCNSIM_MATCHES_ABI(HcnDeleteNamespace);
-HCNSIM_MATCHES_ABI(HcnCloseNamespace);
-HCNSIM_MATCHES_ABI(HcnSimEnumerateAdapters);
-#undef HCNSIM_MATCHES_ABI

@@ -19,7 +19,8 @@ export interface ServeIo {
 }
 
 export const SERVE_USAGE = `usage: hcn-cni serve [--listen ADDRESS] [--max-abandoned-calls N] [--hns-probe-seconds S]
-                     [--metrics HOST:PORT [--metrics-allow-remote]] [--conf-dir DIR [--bin-dir DIRS]]
+                     [--no-hns-notifications] [--metrics HOST:PORT [--metrics-allow-remote]]
+                     [--conf-dir DIR [--bin-dir DIRS]]
 
 Runs the hcn-cni service: the shim (hcn-cni in the CNI bin directory) sends each CNI request here and falls back to
 hcn-cni-standalone when the service is not running. ADDRESS is a unix socket path (default
@@ -32,7 +33,9 @@ finish and exits ${EXIT_RETIRED}, to be restarted fresh (the DaemonSet does that
 
 In the background the service audits the whole node for leaks, per state directory it has served, every
 auditIntervalSeconds of that directory's configuration, and at once when HNS answers again after failing: it asks
-HNS whether it answers every S seconds (--hns-probe-seconds, default 5; 0: only the verbs' calls tell).
+HNS whether it answers every S seconds (--hns-probe-seconds, default 5; 0: only the verbs' calls tell). Where the
+host offers HNS's service notifications (HcnRegisterServiceCallback), HNS going away and coming back is known at once
+(docs/hns-restart.md); --no-hns-notifications leaves it to the probe.
 
 --conf-dir DIR: the runtime's CNI configuration directory. hcn-cni's networks in it are served from the start (audit,
 pod health, repair, kept IPs released), before any verb of theirs arrives; without it, a network is served once a
@@ -52,6 +55,7 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
   let probeMs: number | undefined;
   let confDir: string | undefined;
   let binDirs: string[] | undefined;
+  let hnsNotifications = true;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--help' || a === '-h') {
@@ -78,6 +82,8 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
         return 2;
       }
       probeMs = Number(text) * 1000;
+    } else if (a === '--no-hns-notifications') {
+      hnsNotifications = false;
     } else if (a === '--metrics' || a.startsWith('--metrics=')) {
       const text = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i];
       if (!text) {
@@ -123,7 +129,11 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
       load: io.load,
       ...(io.env.HCN_CNI_CLAIMS_DIR ? { claimsDir: io.env.HCN_CNI_CLAIMS_DIR } : {}),
       ...(maxAbandonedCalls !== undefined ? { maxAbandonedCalls } : {}),
-      ...(probeMs !== undefined ? { agent: { probeMs } } : {}),
+      ...(probeMs !== undefined || !hnsNotifications
+        ? {
+            agent: { ...(probeMs !== undefined ? { probeMs } : {}), ...(hnsNotifications ? {} : { hnsNotifications }) },
+          }
+        : {}),
       ...(metrics ? { metrics } : {}),
       ...(confDir ? { confDir } : {}),
       ...(binDirs ? { binDirs } : {}),

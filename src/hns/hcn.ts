@@ -254,6 +254,24 @@ export class Hcn {
     await this.call('HcsModifyComputeSystem', () => this.native.modifyComputeSystem(id, JSON.stringify(request)));
   }
 
+  // ---- service notifications (an optional capability: src/hns/service-notifications.ts) ----
+  /** Whether the host has HcnRegisterServiceCallback and HcnUnregisterServiceCallback. */
+  get hasServiceNotifications(): boolean {
+    const optional = this.capabilities.optional ?? [];
+    return optional.includes('HcnRegisterServiceCallback') && optional.includes('HcnUnregisterServiceCallback');
+  }
+
+  /** Registers for HNS's service notifications (type: HCN_NOTIFICATIONS); resolves with the registration's id. */
+  async registerServiceCallback(onNotification: (type: number, status: number) => void): Promise<string> {
+    return this.call('HcnRegisterServiceCallback', () =>
+      this.native.registerServiceCallback((type, status) => onNotification(type, status)),
+    );
+  }
+
+  async unregisterServiceCallback(id: string): Promise<void> {
+    await this.call('HcnUnregisterServiceCallback', () => this.native.unregisterServiceCallback(id));
+  }
+
   // ---- plumbing ----
   private async json<T>(op: string, run: () => Promise<string>): Promise<T> {
     const text = await this.call(op, run);

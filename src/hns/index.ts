@@ -17,3 +17,9 @@ export * from './api';
 export * as policies from './policies';
 export * from './schema';
 export { hostOs, type HostOs } from './host-os';
+export {
+  watchHnsService,
+  HCN_NOTIFICATION_SERVICE_DISCONNECT,
+  type HnsServiceEvent,
+  type HnsServiceWatch,
+} from './service-notifications';

@@ -28,6 +28,11 @@ export interface NativeCapabilities {
   readonly v1Library: string | null;
   /** Function names that could not be resolved (empty when everything is there). */
   readonly missing: readonly string[];
+  /**
+   * The optional functions the host has (need OPTIONAL in native/include/hcn_functions.h): each a capability of its
+   * own, whose absence is not missing.
+   */
+  readonly optional: readonly string[];
   /** Where listAdapters() gets its answer: the HCN library (simulator), the OS, or nowhere. */
   readonly adapterSource: 'library' | 'os' | 'none';
   /** The reason a library failed to load (dlerror / GetLastError text), if it did. */
@@ -112,6 +117,14 @@ export interface NativeHcn {
    * does not exist: HcsOpenComputeSystem, 0xC037010E) and carries HCS's result document as the error record.
    */
   modifyComputeSystem(id: string, request: string): Promise<void>;
+  /**
+   * HcnRegisterServiceCallback, an optional function (capabilities().optional): `onNotification` is called on the JS
+   * thread for each of HNS's service notifications (type: HCN_NOTIFICATIONS, status: unsigned HRESULT) until
+   * unregisterServiceCallback settles. Resolves with the registration's id.
+   */
+  registerServiceCallback(onNotification: (type: number, status: number, data: string | null) => void): Promise<string>;
+  /** HcnUnregisterServiceCallback; an unknown id is already unregistered. */
+  unregisterServiceCallback(id: string): Promise<void>;
 
   /**
    * OS file lock that the kernel releases when the process dies (fcntl OFD lock / LockFileEx), non-blocking:

@@ -76,6 +76,8 @@ const MAX_NAMED = 20;
 export class NodeAgent {
   private timer: NodeJS.Timeout | undefined;
   private pass: Promise<void> | undefined;
+  private running = false;
+  private woken = false;
   private stopped = false;
   private failingSince: number | undefined;
   private lastProbe = 0;
@@ -109,6 +111,19 @@ export class NodeAgent {
     if (unreachableHresult(hresult)) this.failingSince ??= Date.now();
   }
 
+  /**
+   * HNS said so itself (its service notifications, src/hns/service-notifications.ts): gone, which starts the recovery
+   * watch as a failed call does; or back, which runs the recovery pass now rather than at the next tick.
+   */
+  hnsNotified(event: 'disconnected' | 'reconnected'): void {
+    this.failingSince ??= Date.now();
+    if (event !== 'reconnected' || this.stopped) return;
+    this.woken = true;
+    if (this.running) return; // the pass in progress schedules the next one at once
+    clearTimeout(this.timer);
+    this.schedule();
+  }
+
   status(): NodeAgentStatus {
     return {
       audits: this.audits,
@@ -121,11 +136,17 @@ export class NodeAgent {
 
   private schedule(): void {
     if (this.stopped) return;
+    const delay = this.woken ? 0 : this.tickMs;
+    this.woken = false;
     this.timer = setTimeout(() => {
+      this.running = true;
       this.pass = this.tick()
         .catch((e: unknown) => this.options.log.error({ err: (e as Error).message }, 'node agent: pass failed'))
-        .finally(() => this.schedule());
-    }, this.tickMs);
+        .finally(() => {
+          this.running = false;
+          this.schedule();
+        });
+    }, delay);
     this.timer.unref();
   }
 

@@ -30,6 +30,8 @@ import { CniCode } from '../cni/cni-error';
 import { isPlainObject } from '../cni/fields';
 import type { NativeHcn } from '../hns/native-types';
 import { loadNative, type LoadOptions } from '../hns/native';
+import { Hcn } from '../hns/hcn';
+import { watchHnsService } from '../hns/service-notifications';
 import { createLogger, type Logger } from '../log/logger';
 import { PluginRuntime } from '../plugin/runtime';
 import { runCni } from '../run';
@@ -106,8 +108,11 @@ export interface ServiceOptions {
    * acceptable (loopback unless the operator says otherwise) is the CLI's decision (src/cli/serve.ts).
    */
   metrics?: { host: string; port: number };
-  /** The node agent's timing (node-agent.ts): its HNS probe (--hns-probe-seconds), and its tick (tests). */
-  agent?: { probeMs?: number; tickMs?: number };
+  /**
+   * The node agent's timing (node-agent.ts): its HNS probe (--hns-probe-seconds), its tick (tests), and whether HNS's
+   * service notifications wake it (default true where the host has them; false: tests of the probe and the interval).
+   */
+  agent?: { probeMs?: number; tickMs?: number; hnsNotifications?: boolean };
 }
 
 export interface InFlight {
@@ -501,9 +506,18 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   }
 
   agent.start();
+  // HNS's own word that it restarted, where the host offers it: the agent's recovery pass (audit, release, repair)
+  // right after HNS is back, not at its next probe, which stays the fallback.
+  const hnsWatch =
+    options.agent?.hnsNotifications === false
+      ? undefined
+      : watchHnsService(new Hcn(native, native.capabilities()), (event) => agent.hnsNotified(event), {
+          onError: (e) => log.warn({ err: (e as Error).message }, 'service: HNS service notifications not registered'),
+        });
   let stopped: Promise<void> | undefined;
   const drain = async (): Promise<void> => {
     await (stopped ??= stopListening());
+    await hnsWatch?.close();
     await agent.stop();
     while (running.size > 0) await Promise.allSettled([...running]);
   };

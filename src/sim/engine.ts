@@ -25,7 +25,8 @@
  *    answers the given HRESULT with no effect; hang → it stalls when it starts executing (a hung mutation holds the
  *    whole mutation queue, reads are still served) for `ms` or until release, then completes normally; kill-client →
  *    the call is accepted and queued, then its caller's pid is SIGKILLed, so the object is still created.
- * 6. RESTART: every accepted, unfinished call fails with RPC_S_CALL_FAILED_DNE (0x800706BF) and has no effect; calls
+ * 6. RESTART: every service-callback registration gets HcnNotificationServiceDisconnect and ends
+ *    (service-callbacks.ts); every accepted, unfinished call fails with RPC_S_CALL_FAILED_DNE (0x800706BF) and has no effect; calls
  *    arriving in the next `downMs` fail the same way; non-persistent networks (flag 8) and all endpoints are gone,
  *    persistent networks and (unless `dropNamespaces`) namespaces stay — the sources, and the gap about namespaces,
  *    are at Store.restart (store.ts).
@@ -54,6 +55,7 @@ import { tcpPeerPid } from './peer-pid';
 import { errorEnvelope, planRequest, type Plan } from './op-table';
 import type { StateFile } from './persistence';
 import { seededRandom } from './rng';
+import { ServiceCallbacks, type ServiceNotification } from './service-callbacks';
 import { SimError, errorRecord, hcsResult } from './sim-error';
 import { Store } from './store';
 import { endpointV2, namespaceV2, networkV2 } from './views';
@@ -154,6 +156,7 @@ export class Engine {
   private seq = 0;
   private downUntil = 0;
   private restarts = 0;
+  private readonly serviceCallbacks = new ServiceCallbacks();
   private callCounts: Record<SimOp, number> = {};
   private callLog: SimCallRecord[] = [];
   private random: () => number;
@@ -505,11 +508,26 @@ export class Engine {
     if (!(Number.isFinite(downMs) && downMs >= 0)) throw new Error('downMs must be >= 0');
     this.restarts++;
     this.downUntil = Date.now() + downMs;
+    this.serviceCallbacks.serviceDisconnect();
     const failed = this.abortInFlight('restart');
     this.store.restart(dropNamespaces === undefined ? {} : { dropNamespaces });
     this.persist();
     this.logger.info({ downMs, failed }, 'HNS restart');
     return { downUntil: this.downUntil };
+  }
+
+  /**
+   * HcnRegisterServiceCallback (service-callbacks.ts): refused as any call is while HNS is down or its HCN API absent;
+   * else `deliver` gets the registration's notifications until the returned unregister runs.
+   */
+  registerServiceCallback(deliver: (n: ServiceNotification) => void): {
+    response: OpResponse;
+    unregister?: () => void;
+  } {
+    this.count('HcnRegisterServiceCallback');
+    const hr = Date.now() < this.downUntil ? HR.RPC_S_CALL_FAILED_DNE : this.host.v2 ? 0 : HR.E_NOTIMPL;
+    if (hr !== 0) return { response: { hr, result: null, errorRecord: errorRecord(hr) } };
+    return { response: { hr: 0, result: null, errorRecord: null }, unregister: this.serviceCallbacks.add(deliver) };
   }
 
   /** Fails every accepted, unfinished call with RPC_S_CALL_FAILED_DNE, without effect. */

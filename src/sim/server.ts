@@ -74,11 +74,17 @@ export class SimServer {
     socket.on('error', (e) => this.logger.debug({ err: e.message }, 'client connection error'));
     const answer = (line: Buffer) => {
       busy = true;
-      void this.handleLine(line.toString('utf8'), socket.remotePort).then(({ response, keep, shutdown }) => {
+      void this.handleLine(line.toString('utf8'), socket).then(({ response, keep, shutdown, stream }) => {
         busy = false;
         // Stop only once the answer is out, so the caller sees ok before the service goes away.
         const after = () => (shutdown ? this.onShutdown() : undefined);
         if (socket.destroyed || !socket.writable) return after();
+        if (stream) {
+          // A service-callback registration: the connection now carries its notifications (and no more requests).
+          done = true;
+          socket.write(JSON.stringify(response) + '\n');
+          return;
+        }
         const kept = keep && !shutdown && !clientEnded;
         const text = JSON.stringify(kept ? { ...response, keep: true } : response) + '\n';
         if (!kept) {
@@ -128,8 +134,8 @@ export class SimServer {
 
   private async handleLine(
     line: string,
-    tcpPort?: number,
-  ): Promise<{ response: OpResponse | ControlResponse; keep: boolean; shutdown: boolean }> {
+    socket: net.Socket,
+  ): Promise<{ response: OpResponse | ControlResponse; keep: boolean; shutdown: boolean; stream?: boolean }> {
     let req: unknown;
     try {
       req = JSON.parse(line);
@@ -148,7 +154,15 @@ export class SimServer {
     }
     if (typeof r.op !== 'string')
       return { response: this.badRequest('request has neither op nor ctl'), keep, shutdown: false };
-    return { response: await this.engine.submit(r as unknown as OpRequest, tcpPort), keep, shutdown: false };
+    if (r.op === 'HcnRegisterServiceCallback') {
+      // Each notification is the registration's last line: the service disconnected (service-callbacks.ts).
+      const { response, unregister } = this.engine.registerServiceCallback((n) => {
+        if (!socket.destroyed) socket.end(JSON.stringify(n) + '\n');
+      });
+      if (unregister) socket.once('close', unregister);
+      return { response, keep: false, shutdown: false, stream: unregister !== undefined };
+    }
+    return { response: await this.engine.submit(r as unknown as OpRequest, socket.remotePort), keep, shutdown: false };
   }
 
   /** A line the service cannot read is answered as HNS answers a bad argument. */

@@ -7,8 +7,9 @@ import * as os from 'os';
 import * as path from 'path';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- the setup module is plain CommonJS run by jest
-const { distState } = require('../helpers/global-setup') as {
+const { distState, nativeState } = require('../helpers/global-setup') as {
   distState(root: string): { reason?: string; orphans: string[]; stamp: string };
+  nativeState(root: string): string | undefined;
 };
 
 let root: string;
@@ -50,4 +51,17 @@ it('is stale when a compiled module has lost its source (a rename), and lists it
     path.join('dist', 'cni', 'a.d.ts'),
     path.join('dist', 'cni', 'a.js'),
   ]);
+});
+
+it('says when the native build is older than a file under native/, and nothing when it is newer or absent', () => {
+  expect(nativeState(root)).toBeUndefined();
+  write('native/addon/a.cc', '', 1000);
+  write('binding.gyp', '', 1000);
+  write('build/Release/hcn.node', '', 2000);
+  write('build/Release/libhcnsim.so', '', 2000);
+  expect(nativeState(root)).toBeUndefined();
+  write('native/addon/a.cc', 'edited', 3000);
+  expect(nativeState(root)).toBe(
+    `${path.join('build', 'Release', 'hcn.node')} is older than ${path.join('native', 'addon', 'a.cc')}`,
+  );
 });

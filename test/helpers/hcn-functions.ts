@@ -9,21 +9,33 @@ export type FnGroup = 'HCN' | 'V1' | 'HCS' | 'FREE' | 'SIM';
 
 export interface HcnFunction {
   name: string;
+  /** The library column. */
   group: FnGroup;
+  /** OPTIONAL: a capability of its own (capabilities().optional), never missing. */
+  optional: boolean;
+  /** NO_SDK: declared by no public header, so the win build has no SDK declaration to check it against. */
+  sdk: boolean;
 }
 
 const HEADER = path.join(__dirname, '..', '..', 'native', 'include', 'hcn_functions.h');
 
 export const HCN_FUNCTION_TABLE: readonly HcnFunction[] = [
-  ...fs.readFileSync(HEADER, 'utf8').matchAll(/HCN_FUNCTION\(\s*k\w+\s*,\s*(\w+)\s*,\s*(\w+)\s*\)/g),
-].map((m) => ({ name: m[1]!, group: m[2] as FnGroup }));
+  ...fs
+    .readFileSync(HEADER, 'utf8')
+    .matchAll(/\bX\(\s*k\w+\s*,\s*(\w+)\s*,\s*(\w+)\s*,\s*(REQUIRED|OPTIONAL)\s*,\s*(SDK|NO_SDK)\s*,/g),
+].map((m) => ({ name: m[1]!, group: m[2] as FnGroup, optional: m[3] === 'OPTIONAL', sdk: m[4] === 'SDK' }));
 
 /** Names of the functions in the given groups, in the header's order. */
 export function functionsIn(...groups: FnGroup[]): string[] {
   return HCN_FUNCTION_TABLE.filter((f) => groups.includes(f.group)).map((f) => f.name);
 }
 
-/** Closes that the client library handles itself: never sent to the simulator. */
+/** Names of the required functions in the given groups: what capabilities().missing lists when the host lacks them. */
+export function requiredIn(...groups: FnGroup[]): string[] {
+  return HCN_FUNCTION_TABLE.filter((f) => groups.includes(f.group) && !f.optional).map((f) => f.name);
+}
+
+/** Closes and unregistrations that the client library handles itself: never sent to the simulator. */
 export const LOCAL_ONLY: ReadonlySet<string> = new Set(
-  HCN_FUNCTION_TABLE.filter((f) => /^(Hcn|Hcs)Close/.test(f.name)).map((f) => f.name),
+  HCN_FUNCTION_TABLE.filter((f) => /^(Hcn|Hcs)(Close|Unregister)/.test(f.name)).map((f) => f.name),
 );

@@ -102,7 +102,10 @@ suite('the exports the addon does not use, called from C', () => {
     // HNS does not modify routes (hcsshim hcn/hcnroute.go); the not-modelled functions answer E_NOTIMPL, with the
     // error record where they have one, and clear their outputs.
     expect(steps.get('modify-route')).toMatchObject({ hr: HR.E_NOTIMPL });
-    expect(hr('register-service-callback')).toBe(HR.E_NOTIMPL);
+    // Service notifications are modelled (src/sim/service-callbacks.ts): registered and released.
+    expect(hr('register-service-callback-null')).toBe(0x80004003); // E_POINTER
+    expect(hr('register-service-callback')).toBe(0);
+    expect(hr('unregister-service-callback')).toBe(0);
     expect(steps.get('create-guest-network-service')).toEqual({
       step: 'create-guest-network-service',
       hr: HR.E_NOTIMPL,

@@ -5,6 +5,8 @@
  */
 import * as fs from 'fs';
 
+import { HCN_FUNCTION_TABLE, functionsIn } from '../helpers/hcn-functions';
+
 export const HEADER =
   ['/usr/share/mingw-w64/include/computenetwork.h', '/usr/x86_64-w64-mingw32/include/computenetwork.h'].find((p) =>
     fs.existsSync(p),
@@ -18,8 +20,9 @@ export function headerFunctions(): string[] {
 
 /**
  * computenetwork.dll exports the SDN-route functions without declaring them in the header (mingw-w64's
- * libcomputenetwork.a has them; microsoft/hcsshim hcn/zsyscall_windows.go calls them), and the simulator's adapter
- * listing (native/include/hcn_abi.h HcnSimEnumerateAdapters).
+ * libcomputenetwork.a has them; microsoft/hcsshim hcn/zsyscall_windows.go calls them), and the functions of the addon's
+ * list (native/include/hcn_functions.h) it takes from computenetwork.dll that no header declares (sdk NO_SDK: the
+ * simulator's HcnSimEnumerateAdapters).
  */
 export const COMPUTENETWORK_EXTRAS = [
   'HcnEnumerateSdnRoutes',
@@ -29,22 +32,19 @@ export const COMPUTENETWORK_EXTRAS = [
   'HcnQuerySdnRouteProperties',
   'HcnDeleteSdnRoute',
   'HcnCloseSdnRoute',
-  'HcnSimEnumerateAdapters',
+  ...HCN_FUNCTION_TABLE.filter((f) => (f.group === 'HCN' || f.group === 'SIM') && !f.sdk).map((f) => f.name),
 ];
 
 /**
- * vmcompute.dll: HNSCall (HNS v1) and the HCS functions hcsshim calls to open, read, modify and close a compute
- * system (microsoft/hcsshim internal/hcs/system.go OpenComputeSystem, Properties, Modify, CloseCtx; declared in
- * internal/vmcompute/vmcompute.go).
+ * vmcompute.dll: the addon's list's HNSCall (HNS v1) and HCS functions (libraries V1 and HCS), and the rest of what
+ * hcsshim calls to open, read and close a compute system (microsoft/hcsshim internal/hcs/system.go
+ * OpenComputeSystem, Properties, CloseCtx; declared in internal/vmcompute/vmcompute.go).
  */
 export const VMCOMPUTE_EXPORTS = [
-  'HNSCall',
-  'HcsOpenComputeSystem',
+  ...functionsIn('V1', 'HCS'),
   'HcsRegisterComputeSystemCallback',
   'HcsGetComputeSystemProperties',
-  'HcsModifyComputeSystem',
   'HcsUnregisterComputeSystemCallback',
-  'HcsCloseComputeSystem',
 ];
 
 /** Everything libhcnsim.so exports beyond the header (it holds both DLLs' functions). */

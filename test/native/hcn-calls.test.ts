@@ -6,6 +6,7 @@
 import type { NativeHcn } from '../../src/hns/native-types';
 import { FakeSimServer, errorRecord } from './helpers/fake-sim-server';
 import { TestHcnError, loadAddon, rejectionOf, simLibraryPath } from './helpers/addon';
+import { HCN_FUNCTION_TABLE } from '../helpers/hcn-functions';
 
 const NET = '5f0b1190-63be-4e0c-b974-bd0f55675a42';
 const EP = 'a3c1e0b4-6a0e-4f37-9d0e-7c1e0f6f2b11';
@@ -54,6 +55,8 @@ describe('capabilities', () => {
       hcnLibrary: simLibraryPath,
       v1Library: simLibraryPath,
       missing: [],
+      // The simulator client exports every optional function of the list.
+      optional: HCN_FUNCTION_TABLE.filter((f) => f.optional).map((f) => f.name),
       adapterSource: 'library',
       loadError: null,
     });

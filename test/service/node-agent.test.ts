@@ -1,7 +1,8 @@
 /**
  * The service's node agent (src/service/node-agent.ts) audits the whole node in the background: a leak of seed 000's
  * kind is removed within auditIntervalSeconds with no ADD at all; an object a running ADD is creating is never
- * removed; and the node is audited right after HNS answers again following a failure, not an interval later. An ADD
+ * removed; and the node is audited right after HNS answers again following a failure, not an interval later — at once
+ * where HNS's service notifications say it is back, else at the probe. An ADD
  * through the service makes at most 6 HNS calls (existing network, containerd path) whatever the node holds, and a
  * DEL 3, with the listing that keeps an address another endpoint holds (src/plugin/ip-holders.ts).
  */
@@ -85,7 +86,8 @@ it('never removes what a running ADD is creating, however many audits pass meanw
 });
 
 it('audits right after HNS answers again following a failure, not an interval later', async () => {
-  service = await startServiceProcess(h, undefined, ['--hns-probe-seconds', '1']);
+  // The probe alone (the fallback where the host has no service notifications).
+  service = await startServiceProcess(h, undefined, ['--hns-probe-seconds', '1', '--no-hns-notifications']);
   await serveOnce(bridgeConf({ auditIntervalSeconds: 3600 }));
   await until(async () => ((await service!.status()).agent.audits >= 1 ? true : undefined), 20_000, 'a first audit');
   const first = (await service.status()).agent.audits;
@@ -102,6 +104,31 @@ it('audits right after HNS answers again following a failure, not an interval la
   );
   expect((await service.status()).agent.hnsFailingSince).toBeUndefined();
   expect(service.stderr()).toContain('HNS answers again');
+});
+
+it('repairs every recorded pod as soon as HNS is back, from its service notification alone: no probe, an hour of interval', async () => {
+  service = await startServiceProcess(h, undefined, ['--hns-probe-seconds', '0']);
+  const conf = bridgeConf({ cniVersion: '1.1.0', repair: true, auditIntervalSeconds: 3600 });
+  const pods = ['pod-a', 'pod-b', 'pod-c'];
+  for (const id of pods) {
+    const add = await viaShim(h, bin, service.address, {
+      verb: 'ADD',
+      conf,
+      containerId: id,
+      netns: await newNamespace(h),
+    });
+    expect(add.exitCode).toBe(0);
+  }
+  await until(async () => ((await service!.status()).agent.audits >= 1 ? true : undefined), 20_000, 'a first audit');
+  // A restart drops every endpoint; nothing of the service calls HNS meanwhile (no probe, no verb, no due audit).
+  await h.sim.control.restart({ downMs: 300 });
+  await until(
+    async () => ((await service!.status()).tally.repairs.repaired === pods.length ? true : undefined),
+    20_000,
+    'every pod repaired',
+  );
+  expect((await h.sim.control.dump()).endpoints).toHaveLength(pods.length);
+  expect((await service.status()).agent.hnsFailingSince).toBeUndefined();
 });
 
 it('an ADD through the service makes at most 6 HNS calls with the network there, whatever else the node holds', async () => {

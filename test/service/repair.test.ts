@@ -24,7 +24,7 @@ afterEach(async () => {
   service = undefined;
 });
 
-async function start(agent?: { probeMs?: number; tickMs?: number }): Promise<Service> {
+async function start(agent?: { probeMs?: number; tickMs?: number; hnsNotifications?: boolean }): Promise<Service> {
   service = await startService({
     address: path.join(h.tmp, 'run', 'service.sock'),
     platform: 'linux',
@@ -86,7 +86,8 @@ describe('repair in the service', () => {
   });
 
   it('audit: true, repair: true — audited and then repaired on the interval, though no call saw HNS fail', async () => {
-    const s = await start({ probeMs: 0, tickMs: 100 });
+    // Neither the probe nor HNS's notifications: only the interval.
+    const s = await start({ probeMs: 0, tickMs: 100, hnsNotifications: false });
     const conf = bridgeConf({ cniVersion: '1.1.0', repair: true, auditIntervalSeconds: 1 });
     const ns = await newNamespace(h);
     expect((await viaShim(h, bin, s.address, { verb: 'ADD', conf, containerId: 'pod-ns', netns: ns })).exitCode).toBe(
@@ -101,8 +102,9 @@ describe('repair in the service', () => {
   });
 
   it('audit: false, repair: true — repaired on the interval, though no call saw HNS fail, and never audited', async () => {
-    // No probe: only the interval can notice a restart no call of the service saw (downMs 0: no call fails).
-    const s = await start({ probeMs: 0, tickMs: 100 });
+    // No probe and no notifications: only the interval can notice a restart no call of the service saw (downMs 0: no
+    // call fails).
+    const s = await start({ probeMs: 0, tickMs: 100, hnsNotifications: false });
     const conf = bridgeConf({ cniVersion: '1.1.0', audit: false, repair: true, auditIntervalSeconds: 1 });
     const ns = await newNamespace(h);
     expect((await viaShim(h, bin, s.address, { verb: 'ADD', conf, containerId: 'pod-ns', netns: ns })).exitCode).toBe(
