@@ -197,7 +197,7 @@ export class NodeAgent {
         this.failingSince ??= Date.now();
         return false;
       }
-      this.options.log.child({ stateDir: dir }).error({ err: (e as Error).message }, 'node agent: pass failed');
+      this.options.log.child({ stateDir: dir }).error({ err: (e as Error).message }, 'node agent: audit failed');
       return true;
     } finally {
       this.lastVisited.set(dir, Date.now());

@@ -285,6 +285,7 @@ describe('service metrics over HTTP', () => {
       [
         'container-gone',
         'deleted-meanwhile',
+        'hns-failed',
         'hns-refused',
         'hns-unreachable',
         'namespace-gone',
