@@ -721,7 +721,7 @@ export class StateStore {
         this.chore(
           `deleting ${path.basename(file)}, set aside as it could not be deleted`,
           aside,
-          () => fs.rmSync(aside, { force: true }),
+          () => onState(aside, 'deleting', () => fs.rmSync(aside, { force: true })),
           true,
         );
         return true;
