@@ -31,7 +31,10 @@ jest.mock('fs', () => {
 
 import * as fs from 'fs';
 import * as path from 'path';
+import type { HnsApi } from '../../src/hns/api';
 import { silentLogger } from '../../src/log/logger';
+import { audit } from '../../src/orphans/audit';
+import { MAX_FAILED_CHORES_PER_ROUND } from '../../src/state/housekeeping';
 import { PluginRuntime } from '../../src/plugin/runtime';
 import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
 import { heldIps, hostLocal, newNamespace, recordFiles } from './support';
@@ -151,4 +154,38 @@ it('an old tombstone that can be neither deleted nor moved fails no ADD, GC or a
   );
   expect(fs.existsSync(tomb)).toBe(false);
   expect(store.housekeeping()).toEqual([]);
+});
+
+it("an audit's housekeeping is bounded: after a few failures the rest waits for the next audit, old failures last", async () => {
+  clocked();
+  const store = h.runtime.store({ stateDir: h.stateDir }, silentLogger);
+  const owners = ['bad1', 'bad2', 'bad3', 'bad4', 'bad5', 'good'].map((id) => ({ containerId: id, ifname: 'eth0' }));
+  for (const o of owners) await store.tombstone(o, 'DEL');
+  const file = (id: string) => path.join(h.stateDir, 'tombstones', `${id}@eth0.json`);
+  failing.remove = failing.rename = (p) => /bad\d@eth0\.json$/.test(p);
+  clock += 3_600_000;
+  const auditNow = () =>
+    audit({
+      api: { listNetworks: async () => [], listEndpoints: async () => [] } as unknown as HnsApi,
+      store,
+      os: h.runtime.os(),
+      log: silentLogger,
+      now: () => clock,
+      graceMs: 60_000,
+    });
+  const first = await auditNow();
+  expect(first.housekeeping).toEqual({ done: 0, failed: MAX_FAILED_CHORES_PER_ROUND, deferred: 3 });
+  expect(fs.existsSync(file('good'))).toBe(true);
+  // The next audit tries what it left first (the healthy one is removed), and what failed before last.
+  const second = await auditNow();
+  expect(second.housekeeping).toEqual({ done: 1, failed: MAX_FAILED_CHORES_PER_ROUND, deferred: 2 });
+  expect(fs.existsSync(file('good'))).toBe(false);
+  expect(store.housekeeping().map((c) => [path.basename(c.file), c.failures])).toEqual([
+    ['bad2@eth0.json', 1],
+    ['bad3@eth0.json', 1],
+    ['bad4@eth0.json', 1],
+    ['bad5@eth0.json', 1],
+    ['bad1@eth0.json', 2],
+  ]);
+  expect(store.housekeeping()).toHaveLength(5);
 });
