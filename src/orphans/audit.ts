@@ -16,7 +16,7 @@ import type { HostOs } from '../hns/host-os';
 import type { Logger } from '../log/logger';
 import { intentLiveness } from '../state/liveness';
 import { errorText, isHousekeepingFailure, MAX_FAILED_CHORES_PER_ROUND, type FailedChore } from '../state/housekeeping';
-import { ownerKey, tombstoneWrite, type Owner, type TombstoneRecord } from '../state/records';
+import { ownerKey, tombstoneWrite, type IntentRecord, type Owner, type TombstoneRecord } from '../state/records';
 import type { StateSnapshot, StateStore } from '../state/store';
 import { detect, type AuditInput, type AuditPlan, type Judged, type Verdict } from './detect';
 import { ownerTags, weakTag } from './ownership';
@@ -93,7 +93,10 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
     housekeeping: { done: 0, failed: 0, deferred: 0 },
   };
   if (!deps.dryRun) {
-    if (plan.endpoints.length + plan.networks.length > 0) report.sweep = await sweepPlan(deps, plan, now);
+    if (plan.endpoints.length + plan.networks.length > 0) {
+      await voidExpired(deps, plan, state, now());
+      report.sweep = await sweepPlan(deps, plan, now);
+    }
     report.housekeeping = await tidy(deps, state.tombstones, writtenBeforeListing, plan, report.sweep, now());
     const gone = new Set((report.sweep?.deleted ?? []).filter((j) => j.kind === 'network').map((j) => j.id));
     report.networks = networks.filter((n) => !gone.has(n.id));
@@ -138,6 +141,7 @@ export async function auditShown(
 ): Promise<Pick<AuditReport, 'counts' | 'sweep'> & { sweep: SweepResult }> {
   const now = deps.now ?? Date.now;
   const { plan, counts } = judgeListed(deps, shown, state, now());
+  if (plan.endpoints.length + plan.networks.length > 0) await voidExpired(deps, plan, state, now());
   return { counts, sweep: await sweepPlan(deps, plan, now) };
 }
 
@@ -167,6 +171,36 @@ function judgeListed(
     else deps.log.info(line, 'audit verdict');
   }
   return { plan, counts };
+}
+
+/**
+ * An intent is dead once its deadline has passed, by the wall clock. When its process still runs, the ADD that wrote
+ * it may still commit — and its commit checks the deadline by the same clock, which may have stepped back since this
+ * audit judged: it would commit a pod whose objects this audit deletes. So before the sweep, such an intent is voided
+ * by a tombstone (by id, as a DEL voids one): its commit then fails, whatever the clock says, and it rolls back.
+ */
+async function voidExpired(deps: AuditDeps, plan: AuditPlan, state: StateSnapshot, at: number): Promise<void> {
+  const voided = new Set(state.tombstones.flatMap((t) => t.voids ?? []));
+  const condemned = new Set(
+    [...plan.endpoints, ...plan.networks].flatMap((j) => (j.owner && !j.peer ? [ownerKey(j.owner)] : [])),
+  );
+  for (const i of state.intents) {
+    if (!condemned.has(ownerKey(i)) || voided.has(i.id) || at < i.deadline || !processRuns(deps, i)) continue;
+    await deps.store.tombstone(i, 'an audit removes what this ADD planned: its deadline has passed', {
+      onlyIntent: i.id,
+      ...(i.cniNetwork ? { cniNetwork: i.cniNetwork } : {}),
+    });
+    deps.log.info({ owner: ownerKey(i), intent: i.id }, 'voided an intent past its deadline whose process still runs');
+  }
+}
+
+function processRuns(deps: AuditDeps, i: IntentRecord): boolean {
+  try {
+    const started = deps.os.processStartTime(i.pid);
+    return started !== null && (i.pidStartTime === null || started === i.pidStartTime);
+  } catch {
+    return true;
+  }
 }
 
 async function sweepPlan(deps: AuditDeps, plan: AuditPlan, now: () => number): Promise<SweepResult> {
