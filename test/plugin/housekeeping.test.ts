@@ -32,6 +32,7 @@ jest.mock('fs', () => {
 import * as fs from 'fs';
 import * as path from 'path';
 import type { HnsApi } from '../../src/hns/api';
+import { runOps } from '../../src/cli/operator';
 import { silentLogger } from '../../src/log/logger';
 import { audit } from '../../src/orphans/audit';
 import { MAX_FAILED_CHORES_PER_ROUND } from '../../src/state/housekeeping';
@@ -146,6 +147,15 @@ it('an old tombstone that can be neither deleted nor moved fails no ADD, GC or a
       failures: 2, // the first ADD's audit, then GC's (the second ADD's was not due)
     }),
   ]);
+
+  // The operator's commands: the audit succeeds (on the real clock, years behind this test's: the tombstone is not
+  // past its grace there, so it is not tried), and `hcn-cni state` shows what is overdue.
+  let out = '';
+  const io = { env: {}, load: {}, out: (t: string) => void (out += t), err: (t: string) => void (out += t) };
+  expect(await runOps(['audit', '--state-dir', h.stateDir], io)).toBe(0);
+  out = '';
+  expect(await runOps(['state', '--state-dir', h.stateDir], io)).toBe(0);
+  expect(out).toMatch(/housekeeping overdue \(1\):[\s\S]*removing the tombstone of gone1@eth0 .*gone1@eth0\.json +2 /);
 
   // Fixed: the next audit removes it and forgets the note.
   failing.remove = failing.rename = undefined;
