@@ -1,6 +1,11 @@
 /**
  * The audit: list HNS, then read the state, judge (detect), delete orphans (sweep), tidy the state.
  *
+ * Which tombstones were written before the listing began is known by reading them before it (by identity, not by
+ * comparing clocks: a wall clock stepping back made a tombstone written after the listing look older than it, and
+ * the audit released an address its endpoint still held). Tidying is housekeeping (state/housekeeping.ts): its
+ * failures are noted and retried by the next audit, never the audit's or its verb's failure.
+ *
  * The order of the first two steps is what makes it safe without a lock across HNS calls: every create is preceded
  * by its intent, and the intent is replaced by the record atomically (record first, intent second). So any object
  * that shows up in the listing had its claim on disk before the listing began, and reading the state afterwards
@@ -10,7 +15,8 @@ import type { EndpointInfo, HnsApi, NetworkInfo } from '../hns/api';
 import type { HostOs } from '../hns/host-os';
 import type { Logger } from '../log/logger';
 import { intentLiveness } from '../state/liveness';
-import { ownerKey, type Owner, type TombstoneRecord } from '../state/records';
+import { errorText, isHousekeepingFailure, MAX_FAILED_CHORES_PER_ROUND, type FailedChore } from '../state/housekeeping';
+import { ownerKey, tombstoneWrite, type IntentRecord, type Owner, type TombstoneRecord } from '../state/records';
 import type { StateSnapshot, StateStore } from '../state/store';
 import { detect, type AuditInput, type AuditPlan, type Judged, type Verdict } from './detect';
 import { ownerTags, weakTag } from './ownership';
@@ -46,9 +52,19 @@ export interface AuditReport {
   endpoints: EndpointInfo[];
   /** Owners (ownerKey) that still have objects in HNS after this audit. */
   remainingOwners: Set<string>;
-  /** The tombstones read with the listing, and when the listing began (the state clock): see releasePendingIpam. */
+  /** The tombstones read with the state (after the listing): see releasePendingIpam. */
   tombstones: TombstoneRecord[];
+  /**
+   * The writes (tombstoneWrite) of the tombstones on disk before the listing began: only those can the listing speak
+   * for. A tombstone written (or rewritten) since may name an endpoint the listing could not have seen.
+   */
+  writtenBeforeListing: ReadonlySet<string>;
+  /** Owners the state read after the listing still claims (a committed record or an intent): their IPs are in use. */
+  claimed: ReadonlySet<string>;
+  /** When the listing began (wall clock): only stamps the audit as done (audit-due.ts); no safety rests on it. */
   listedAt: number;
+  /** Housekeeping (tidy) of this audit: chores done, failed (noted and retried later) and left for the next audit. */
+  housekeeping: { done: number; failed: number; deferred: number };
   counts: Record<Verdict, number>;
   sweep?: SweepResult;
   durationMs: number;
@@ -58,6 +74,7 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
   const now = deps.now ?? Date.now;
   // The duration on a monotonic clock (a wall-clock step would skew it); `now` is for deadlines and grace periods.
   const started = performance.now();
+  const writtenBeforeListing = new Set(deps.store.tombstones().map(tombstoneWrite));
   const listedAt = now();
   const [networks, endpoints] = await Promise.all([deps.api.listNetworks(), deps.api.listEndpoints()]);
   const state = deps.store.snapshot();
@@ -70,11 +87,17 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
     durationMs: 0,
     remainingOwners: owners(plan, undefined),
     tombstones: state.tombstones,
+    writtenBeforeListing,
+    claimed: claimedOwners(state),
     listedAt,
+    housekeeping: { done: 0, failed: 0, deferred: 0 },
   };
   if (!deps.dryRun) {
-    if (plan.endpoints.length + plan.networks.length > 0) report.sweep = await sweepPlan(deps, plan, now);
-    await tidy(deps, state.tombstones, plan, report.sweep, now());
+    if (plan.endpoints.length + plan.networks.length > 0) {
+      await voidExpired(deps, plan, state, now());
+      report.sweep = await sweepPlan(deps, plan, now);
+    }
+    report.housekeeping = await tidy(deps, state.tombstones, writtenBeforeListing, plan, report.sweep, now());
     const gone = new Set((report.sweep?.deleted ?? []).filter((j) => j.kind === 'network').map((j) => j.id));
     report.networks = networks.filter((n) => !gone.has(n.id));
     const goneEps = new Set((report.sweep?.deleted ?? []).filter((j) => j.kind === 'endpoint').map((j) => j.id));
@@ -89,6 +112,7 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
       audit: 'summary',
       ...counts,
       deleted: report.sweep?.deleted.length ?? 0,
+      ...(report.housekeeping.failed ? { housekeepingFailed: report.housekeeping.failed } : {}),
       durationMs: report.durationMs,
       dryRun: !!deps.dryRun,
     },
@@ -117,6 +141,7 @@ export async function auditShown(
 ): Promise<Pick<AuditReport, 'counts' | 'sweep'> & { sweep: SweepResult }> {
   const now = deps.now ?? Date.now;
   const { plan, counts } = judgeListed(deps, shown, state, now());
+  if (plan.endpoints.length + plan.networks.length > 0) await voidExpired(deps, plan, state, now());
   return { counts, sweep: await sweepPlan(deps, plan, now) };
 }
 
@@ -146,6 +171,36 @@ function judgeListed(
     else deps.log.info(line, 'audit verdict');
   }
   return { plan, counts };
+}
+
+/**
+ * An intent is dead once its deadline has passed, by the wall clock. When its process still runs, the ADD that wrote
+ * it may still commit — and its commit checks the deadline by the same clock, which may have stepped back since this
+ * audit judged: it would commit a pod whose objects this audit deletes. So before the sweep, such an intent is voided
+ * by a tombstone (by id, as a DEL voids one): its commit then fails, whatever the clock says, and it rolls back.
+ */
+async function voidExpired(deps: AuditDeps, plan: AuditPlan, state: StateSnapshot, at: number): Promise<void> {
+  const voided = new Set(state.tombstones.flatMap((t) => t.voids ?? []));
+  const condemned = new Set(
+    [...plan.endpoints, ...plan.networks].flatMap((j) => (j.owner && !j.peer ? [ownerKey(j.owner)] : [])),
+  );
+  for (const i of state.intents) {
+    if (!condemned.has(ownerKey(i)) || voided.has(i.id) || at < i.deadline || !processRuns(deps, i)) continue;
+    await deps.store.tombstone(i, 'an audit removes what this ADD planned: its deadline has passed', {
+      onlyIntent: i.id,
+      ...(i.cniNetwork ? { cniNetwork: i.cniNetwork } : {}),
+    });
+    deps.log.info({ owner: ownerKey(i), intent: i.id }, 'voided an intent past its deadline whose process still runs');
+  }
+}
+
+function processRuns(deps: AuditDeps, i: IntentRecord): boolean {
+  try {
+    const started = deps.os.processStartTime(i.pid);
+    return started !== null && (i.pidStartTime === null || started === i.pidStartTime);
+  } catch {
+    return true;
+  }
 }
 
 async function sweepPlan(deps: AuditDeps, plan: AuditPlan, now: () => number): Promise<SweepResult> {
@@ -224,6 +279,12 @@ function ownerWithTag(s: StateSnapshot, tag: string): Owner | undefined {
   return all.find((o) => ownerTags(o).includes(tag));
 }
 
+/** Owners with a committed record, or an intent no tombstone of theirs voids (a voided one claims nothing). */
+function claimedOwners(state: StateSnapshot): Set<string> {
+  const voided = new Set(state.tombstones.flatMap((t) => t.voids ?? []));
+  return new Set([...state.attachments, ...state.intents.filter((i) => !voided.has(i.id))].map(ownerKey));
+}
+
 function owners(plan: AuditPlan, swept: SweepResult | undefined): Set<string> {
   const deleted = new Set((swept?.deleted ?? []).map((j) => j.id));
   return new Set(plan.judged.filter((j) => j.owner && !deleted.has(j.id)).map((j) => ownerKey(j.owner!)));
@@ -231,22 +292,71 @@ function owners(plan: AuditPlan, swept: SweepResult | undefined): Set<string> {
 
 /**
  * Drops tombstones once nothing of their owner is left in HNS and the grace period is over (a tombstone still
- * holding back an IPAM release stays: see ipamPending). Intents are left alone: a dead intent may be the only
- * trace of an IPAM allocation, and only DEL or GC, which hold an IPAM client, may drop it after releasing.
- * The tombstones are the ones read with the listing (no second read of the state on every ADD): one written since
- * is left for the next audit, and removeTombstone re-reads under the lock, so a tombstone replaced since (newer, or
- * holding back an IPAM release) stays.
+ * holding back an IPAM release stays: see ipamPending), and retries the noted chores that are deleting a file as it
+ * is (housekeeping.ts). Intents are left alone: a dead intent may be the only trace of an IPAM allocation, and only
+ * DEL or GC, which hold an IPAM client, may drop it after releasing (an intent a tombstone voids goes with it).
+ * Only tombstones on disk before the listing began are judged (the listing speaks for nothing newer), and
+ * removeTombstone re-reads under the lock and removes only the same write, so a tombstone replaced since stays.
+ * The grace is the one wall-clock judgement here, and it decides nothing that protects: a tombstone holding back an
+ * IPAM release, or voiding an intent still on disk, is never removed, and once nothing of the owner is in HNS what
+ * HNS completes later carries the owner's name and no claim, an orphan with or without the tombstone.
+ *
+ * Housekeeping: nothing here throws. A failure is noted and retried by the next audit; after
+ * MAX_FAILED_CHORES_PER_ROUND failures the rest waits for it, chores that failed before being tried last.
  */
 async function tidy(
   deps: AuditDeps,
   tombstones: readonly TombstoneRecord[],
+  writtenBeforeListing: ReadonlySet<string>,
   plan: AuditPlan,
   swept: SweepResult | undefined,
   now: number,
-): Promise<void> {
+): Promise<AuditReport['housekeeping']> {
   const remaining = owners(plan, swept);
+  const noted = deps.store.housekeeping();
+  const failedBefore = new Set(noted.map((c) => c.file));
+  const chores: Array<{ what: string; file: string; deleteFile: boolean; run: () => Promise<unknown> }> = [];
   for (const t of tombstones) {
-    if (!remaining.has(ownerKey(t)) && now - t.createdAt > deps.graceMs)
-      await deps.store.removeTombstone(t, t.createdAt + 1);
+    if (!writtenBeforeListing.has(tombstoneWrite(t)) || remaining.has(ownerKey(t))) continue;
+    if (t.ipamPending || now - t.createdAt <= deps.graceMs) continue;
+    chores.push({
+      what: `removing the tombstone of ${ownerKey(t)}`,
+      file: deps.store.recordFile('tombstone', t),
+      deleteFile: false,
+      run: () => deps.store.removeTombstone(t, t),
+    });
   }
+  for (const c of noted)
+    if (c.deleteFile)
+      chores.push({ what: c.what, file: c.file, deleteFile: true, run: async () => deps.store.deleteNoted(c.file) });
+  // What failed before goes last, so a few files that always fail do not starve the others.
+  chores.sort((a, b) => Number(failedBefore.has(a.file)) - Number(failedBefore.has(b.file)));
+  const failed: FailedChore[] = [];
+  const done: string[] = [];
+  let deferred = 0;
+  for (const c of chores) {
+    if (failed.length >= MAX_FAILED_CHORES_PER_ROUND) {
+      deferred++;
+      continue;
+    }
+    try {
+      await c.run();
+      if (failedBefore.has(c.file)) done.push(c.file);
+    } catch (e) {
+      if (!isHousekeepingFailure(e)) throw e;
+      failed.push({
+        what: c.what,
+        file: c.file,
+        error: errorText(e),
+        ...(c.deleteFile ? { deleteFile: true as const } : {}),
+      });
+    }
+  }
+  if (failed.length + done.length > 0) deps.store.noteHousekeeping(failed, done);
+  if (deferred > 0)
+    deps.log.warn(
+      { housekeeping: 'deferred', deferred, failed: failed.length },
+      'housekeeping left for the next audit',
+    );
+  return { done: chores.length - failed.length - deferred, failed: failed.length, deferred };
 }

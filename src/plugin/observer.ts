@@ -16,6 +16,8 @@ export interface AuditObservation {
   removed: ReadonlyArray<'network' | 'endpoint'>;
   /** Objects the sweep failed to delete. */
   failed: number;
+  /** Housekeeping chores of the audit that failed (state/housekeeping.ts: noted, retried by the next audit). */
+  housekeepingFailed: number;
 }
 
 export interface RuntimeObserver {
@@ -23,10 +25,13 @@ export interface RuntimeObserver {
   audit?(observation: AuditObservation): void;
 }
 
-export function auditObservation(report: Pick<AuditReport, 'counts' | 'sweep'>): AuditObservation {
+export function auditObservation(
+  report: Pick<AuditReport, 'counts' | 'sweep'> & Partial<Pick<AuditReport, 'housekeeping'>>,
+): AuditObservation {
   return {
     verdicts: { ...report.counts },
     removed: (report.sweep?.deleted ?? []).map((j) => j.kind),
     failed: report.sweep?.failed.length ?? 0,
+    housekeepingFailed: report.housekeeping?.failed ?? 0,
   };
 }

@@ -4,8 +4,12 @@
  * allocation — on behalf of the owner, through this network's IPAM — and clears the flag.
  *
  * Only tombstones written before the audit's HNS listing began count: the listing is what says the owner's endpoint
- * is gone, and a tombstone written since may name an endpoint the listing could not have seen. (They are the ones
- * the audit read, so the state is not read a second time on every ADD.) A tombstone that names the endpoints that held
+ * is gone, and a tombstone written since may name an endpoint the listing could not have seen. Which those are is
+ * known by identity (the audit read the tombstones before listing: writtenBeforeListing), never by comparing a
+ * tombstone's wall-clock time with the listing's — a clock stepping back made a tombstone written after the listing
+ * look older than it, and its address was released while its endpoint still held it. An owner the state still
+ * claims (a committed record: a tombstone its commit could not remove; an intent: an ADD under way) keeps its
+ * allocation too: releasing by owner would free the address that pod holds. A tombstone that names the endpoints that held
  * its address (heldBy: another plugin's, on a migrated node) waits until that listing shows none of them, and no
  * endpoint with the address.
  */
@@ -13,7 +17,7 @@ import type { IpamClient } from '../cni/types';
 import { sameId } from '../hns/api';
 import type { Logger } from '../log/logger';
 import type { AuditReport } from '../orphans/audit';
-import { ownerKey } from '../state/records';
+import { ownerKey, tombstoneWrite } from '../state/records';
 import type { StateStore } from '../state/store';
 import { holdersOf } from './ip-holders';
 
@@ -21,13 +25,15 @@ export async function releasePendingIpam(
   store: StateStore,
   ipam: IpamClient,
   cniNetwork: string,
-  report: Pick<AuditReport, 'remainingOwners' | 'tombstones' | 'listedAt'> & Partial<Pick<AuditReport, 'endpoints'>>,
+  report: Pick<AuditReport, 'remainingOwners' | 'tombstones' | 'writtenBeforeListing' | 'claimed'> &
+    Partial<Pick<AuditReport, 'endpoints'>>,
   log: Logger,
 ): Promise<string[]> {
   const errors: string[] = [];
   if (!ipam.configured) return errors;
   for (const t of report.tombstones) {
-    if (!t.ipamPending || t.createdAt >= report.listedAt || report.remainingOwners.has(ownerKey(t))) continue;
+    if (!t.ipamPending || !report.writtenBeforeListing.has(tombstoneWrite(t))) continue;
+    if (report.remainingOwners.has(ownerKey(t)) || report.claimed.has(ownerKey(t))) continue;
     if (t.cniNetwork !== undefined && t.cniNetwork !== cniNetwork) continue;
     // Another plugin's endpoint held the address at DEL (a migrated node): kept while it, or any endpoint with that
     // address, is still listed (ip-holders.ts). Without the listing, nothing can be said: kept.

@@ -193,7 +193,7 @@ export class PluginRuntime {
   }
 
   /** Tells the observer, if any, how an audit ended. */
-  audited(report: Pick<AuditReport, 'counts' | 'sweep'>): void {
+  audited(report: Pick<AuditReport, 'counts' | 'sweep'> & Partial<Pick<AuditReport, 'housekeeping'>>): void {
     const observe = this.options.observer?.audit;
     if (!observe) return;
     try {

@@ -95,6 +95,11 @@ export async function startMetrics(options: {
     help: 'Leaked objects an audit failed to delete (the next audit tries again)',
     registers: [registry],
   });
+  const housekeepingFailures = new Counter({
+    name: 'hcn_cni_housekeeping_failures_total',
+    help: 'State-directory housekeeping the audits could not do (an old tombstone or a set-aside file that could not be removed): noted, retried by the next audit, failing nothing',
+    registers: [registry],
+  });
   for (const kind of ['network', 'endpoint']) removed.inc({ kind }, 0);
   const repairs = new Counter({
     name: 'hcn_cni_repairs_total',
@@ -206,6 +211,7 @@ export async function startMetrics(options: {
       for (const [verdict, n] of Object.entries(o.verdicts)) verdicts.inc({ verdict }, n);
       for (const kind of o.removed) removed.inc({ kind });
       if (o.failed > 0) removeFailures.inc(o.failed);
+      if (o.housekeepingFailed > 0) housekeepingFailures.inc(o.housekeepingFailed);
     },
     repair(outcome) {
       repairs.inc({ outcome });

@@ -48,6 +48,8 @@ export interface TallySnapshot {
   verdicts: Record<string, number>;
   removed: Record<string, number>;
   removeFailures: number;
+  /** Housekeeping chores of the audits that failed (noted in the state directory, retried by the next audit). */
+  housekeepingFailures: number;
   /** Pods the repair after an HNS restart handled, per outcome (repaired, namespace-gone, …: src/plugin/repair.ts). */
   repairs: Record<string, number>;
 }
@@ -75,6 +77,7 @@ export class Tally implements MetricsSink {
   private readonly verdicts: Record<string, number> = {};
   private readonly removed: Record<string, number> = { network: 0, endpoint: 0 };
   private removeFailures = 0;
+  private housekeepingFailures = 0;
   private readonly repairs: Record<string, number> = {};
 
   repair(outcome: string): void {
@@ -102,6 +105,7 @@ export class Tally implements MetricsSink {
     for (const [verdict, n] of Object.entries(o.verdicts)) this.verdicts[verdict] = (this.verdicts[verdict] ?? 0) + n;
     for (const kind of o.removed) this.removed[kind] = (this.removed[kind] ?? 0) + 1;
     this.removeFailures += o.failed;
+    this.housekeepingFailures += o.housekeepingFailed;
   }
 
   snapshot(): TallySnapshot {
@@ -129,6 +133,7 @@ export class Tally implements MetricsSink {
       verdicts: { ...this.verdicts },
       removed: { ...this.removed },
       removeFailures: this.removeFailures,
+      housekeepingFailures: this.housekeepingFailures,
       repairs: { ...this.repairs },
     };
   }

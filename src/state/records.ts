@@ -78,6 +78,12 @@ export interface TombstoneRecord extends Owner {
   kind: 'tombstone';
   schema: 1;
   createdAt: number;
+  /**
+   * Random, new on every write of the tombstone: which write a reader saw (tombstoneWrite), so that an audit can tell
+   * a tombstone it read before listing HNS from one written since without comparing clocks. Absent in tombstones
+   * written before it existed (their whole content then tells one write from another).
+   */
+  writeId?: string;
   reason: string;
   /** What the voided intent (if any) had planned: the delete-during-create race makes these worth retrying. */
   planned: PlannedObject[];
@@ -230,6 +236,7 @@ export function validateRecord<K extends RecordKind>(v: unknown, kind: K): Extra
     v.planned = planned(v.planned);
   } else {
     str(v, 'reason');
+    optional(v, 'writeId', str);
     v.planned = planned(v.planned ?? []);
     if (v.voids !== undefined && !(Array.isArray(v.voids) && v.voids.every((x) => typeof x === 'string'))) {
       throw new RecordFormatError('"voids" must be a list of intent ids');
@@ -256,4 +263,9 @@ export function sameOwner(a: Owner, b: Owner): boolean {
 
 export function ownerKey(o: Owner): string {
   return `${o.containerId}@${o.ifname}`;
+}
+
+/** Which write of a tombstone this is: equal for two reads of the same write, different for any later write. */
+export function tombstoneWrite(t: TombstoneRecord): string {
+  return t.writeId ?? JSON.stringify(t);
 }

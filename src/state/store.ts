@@ -5,16 +5,20 @@
  * file; when it is corrupt every ADD and DEL fails). Unreadable files — and anything at a record's path that is not
  * a small regular file (a directory, a FIFO, a symlink) — are moved to quarantine/ and reported; what cannot be moved
  * is skipped with a warning and still protects its owner's objects. File-system failures are StateIoErrors that
- * name the path and what is wrong with it.
+ * name the path and what is wrong with it. A removal that only tidies (housekeeping.ts) never fails a verb: it is
+ * noted and retried later. A record that cannot be deleted is set aside under a temp name (which readers skip), so a
+ * removal a verb depends on fails only when the file can be neither deleted nor renamed.
  *
  * Reads take no lock (files are replaced atomically). Writes that depend on what is there (commit an attachment
  * only if this attempt's intent is still current, and no newer tombstone voids it) run under the state lock, which
  * is held for file operations only.
  */
+import { randomUUID } from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import type { HostOs } from '../hns/host-os';
 import {
+  fsyncDir,
   prepareWrite,
   removeFile,
   windowsRetry,
@@ -25,6 +29,14 @@ import {
 } from './atomic';
 import type { Claim, ClaimRegistry } from './claims';
 import { fileKey, ownerFromFileKey } from './file-names';
+import {
+  errorText,
+  isHousekeepingFailure,
+  noteChores,
+  notedChores,
+  type FailedChore,
+  type NotedChore,
+} from './housekeeping';
 import { onState, stateIoError } from './io-error';
 import { intentLiveness } from './liveness';
 import { StateLock } from './lock';
@@ -40,6 +52,7 @@ import {
   type PlannedObject,
   type RecordKind,
   type TombstoneRecord,
+  tombstoneWrite,
 } from './records';
 import { readStateFile } from './safe-read';
 
@@ -98,6 +111,11 @@ const QUARANTINE = 'quarantine';
 /** The stamp of the last whole-node audit (epoch ms): not a record, so no reader of records ever sees it. */
 const AUDITED = 'audited';
 const STALE_TMP_MS = 10 * 60_000;
+/** The marker in the temp name of a record set aside because it could not be deleted (StateStore.remove). */
+const SET_ASIDE = '.removed-';
+let setAsideCounter = 0;
+/** Deleting a file fails with these when something holds or protects it (Windows: read-only, a deny ACL, a scanner). */
+const UNDELETABLE = new Set(['EPERM', 'EACCES', 'EBUSY']);
 
 /** An attachment record whose file is being written ahead of its commit (StateStore.prepareAttachment). */
 export interface PreparedRecord {
@@ -249,8 +267,38 @@ export class StateStore {
     try {
       this.ensure();
       fs.writeFileSync(path.join(this.dir, AUDITED), String(at), { mode: 0o600 });
-    } catch {
+    } catch (e) {
       // read-only or full state: the audit itself is what mattered
+      this.log?.warn(
+        { file: path.join(this.dir, AUDITED), err: errorText(e) },
+        'could not stamp the whole-node audit as done; the next ADD audits again',
+      );
+    }
+  }
+
+  /** Housekeeping that failed and is still to do (housekeeping.ts), as noted in the state directory. */
+  housekeeping(): NotedChore[] {
+    return notedChores(this.dir);
+  }
+
+  /** Notes failed chores (logged, and shown by `hcn-cni state`) and forgets the files in `done`. Never throws. */
+  noteHousekeeping(failed: readonly FailedChore[], done: readonly string[] = []): NotedChore[] {
+    return noteChores(this.dir, failed, this.now(), this.log, done);
+  }
+
+  /**
+   * Runs a removal that only tidies: its failure is noted, not thrown (housekeeping.ts). True when it was done (or
+   * there was nothing to do).
+   */
+  private chore(what: string, file: string, run: () => unknown, deleteFile = false): boolean {
+    try {
+      run();
+      return true;
+    } catch (e) {
+      // File-system trouble only: anything else (a bug, a test's crash point) is not housekeeping's to swallow.
+      if (!isHousekeepingFailure(e)) throw e;
+      this.noteHousekeeping([{ what, file, error: errorText(e), ...(deleteFile ? { deleteFile } : {}) }]);
+      return false;
     }
   }
 
@@ -381,8 +429,15 @@ export class StateStore {
         if (prepared) this.publish(prepared.write, record.kind);
         else this.write(record, 'attachment');
         published = true;
-        this.remove('intent', record, 'intent', false);
-        this.remove('tombstone', record, 'tombstone');
+        // Committed. What follows only tidies: the record supersedes the intent (a leftover one is voided by the
+        // pod's DEL, which removes it again) and any older tombstone (a leftover one is kept from releasing the
+        // owner's IP while this record exists: pending-ipam.ts), so a file that cannot be removed fails nothing.
+        this.chore(`removing the intent of ${ownerKey(record)} after its commit`, this.path('intent', record), () =>
+          this.remove('intent', record, 'intent', false),
+        );
+        this.chore(`removing the tombstone of ${ownerKey(record)} after a commit`, this.path('tombstone', record), () =>
+          this.remove('tombstone', record, 'tombstone'),
+        );
         // Attached now: an audit of another state directory protects it as an endpoint in use.
         if (intentId !== undefined) this.registry?.withdraw(record, intentId, this.log);
         return 'committed' as const;
@@ -413,6 +468,7 @@ export class StateStore {
           containerId: deleted.containerId,
           ifname: deleted.ifname,
           createdAt: this.now(),
+          writeId: randomUUID(),
           reason: 'DEL while a repair of the attachment ran',
           planned: dedupe([...(prior?.planned ?? []), ...intent.planned]),
           voids: [...new Set([...(prior?.voids ?? []), intent.id])],
@@ -421,7 +477,11 @@ export class StateStore {
           ...(prior?.heldBy?.length ? { heldBy: prior.heldBy } : {}),
         };
         this.write(tomb, 'tombstone');
-        this.remove('intent', deleted, 'intent');
+        // Voided by the tombstone just written (by id): removing it only tidies (removeTombstone keeps the
+        // tombstone while it is there).
+        this.chore(`removing the intent of ${ownerKey(deleted)} its DEL voided`, this.path('intent', deleted), () =>
+          this.remove('intent', deleted, 'intent'),
+        );
         this.registry?.withdraw(deleted, intent.id, this.log);
       }
       return undefined;
@@ -483,6 +543,7 @@ export class StateStore {
         containerId: owner.containerId,
         ifname: owner.ifname,
         createdAt: this.now(),
+        writeId: randomUUID(),
         reason,
         planned,
         ...(voids.length ? { voids } : {}),
@@ -492,7 +553,11 @@ export class StateStore {
       };
       this.write(tomb, 'tombstone');
       if (intent) {
-        this.remove('intent', owner, 'intent');
+        // Voided by the tombstone just written (by id): removing it only tidies (removeTombstone keeps the
+        // tombstone while it is there).
+        this.chore(`removing the intent of ${ownerKey(owner)} its DEL voided`, this.path('intent', owner), () =>
+          this.remove('intent', owner, 'intent'),
+        );
         this.registry?.withdraw(owner, intent.id, this.log);
       }
       return intent;
@@ -506,36 +571,75 @@ export class StateStore {
       const t = this.read('tombstone', owner);
       if (!t?.ipamPending) return;
       const { ipamPending: _released, heldBy: _holders, ...rest } = t;
-      this.write(rest, 'tombstone');
+      this.write({ ...rest, writeId: randomUUID() }, 'tombstone');
     });
   }
 
-  /** Removes a tombstone that is not newer than `olderThan` and does not still hold back an IPAM release. */
-  async removeTombstone(owner: Owner, olderThan?: number): Promise<boolean> {
+  /**
+   * Removes the owner's tombstone unless it still holds back an IPAM release, or it is not the write `expected` (when
+   * given: a tombstone written since, by identity — tombstoneWrite — never by comparing clocks). An intent the
+   * tombstone voids that is still on disk (its removal failed) goes first: without the tombstone it would count again.
+   */
+  async removeTombstone(owner: Owner, expected?: TombstoneRecord): Promise<boolean> {
     this.ensure();
     return this.lock.run(() => {
       const t = this.read('tombstone', owner);
-      if (!t || t.ipamPending || (olderThan !== undefined && t.createdAt >= olderThan)) return false;
+      if (!t || t.ipamPending || (expected !== undefined && tombstoneWrite(t) !== tombstoneWrite(expected)))
+        return false;
+      const intent = this.read('intent', owner);
+      if (intent && t.voids?.includes(intent.id)) this.remove('intent', owner, 'intent');
       return this.remove('tombstone', owner, 'tombstone');
     });
   }
 
-  /** Deletes quarantined files (the operator's `hcn-cni state --clear-quarantine`). */
+  /**
+   * Deletes quarantined files (the operator's `hcn-cni state --clear-quarantine`, or a DEL that dealt with the
+   * owner's objects). A file that cannot be deleted is housekeeping: noted, and deleted by a later audit.
+   */
   clearQuarantine(owner?: Owner): number {
     let n = 0;
     const key = owner ? fileKey(owner) : undefined;
     for (const q of this.quarantined()) {
       if (key !== undefined && q.key !== key) continue;
       if (this.unmovable.has(q.file)) continue; // could not even be moved: the operator's to remove
-      // A quarantined "record" may be a directory someone created at a record's path: remove it whole (rm does not
-      // follow symlinks inside it).
-      onState(q.file, 'clearing the quarantine', () => {
-        fs.rmSync(q.file, { force: true, recursive: true });
-        fs.rmSync(`${q.file}.why`, { force: true });
-      });
-      n++;
+      try {
+        // A quarantined "record" may be a directory someone created at a record's path: remove it whole (rm does
+        // not follow symlinks inside it).
+        onState(q.file, 'clearing the quarantine', () => {
+          fs.rmSync(q.file, { force: true, recursive: true });
+          fs.rmSync(`${q.file}.why`, { force: true });
+        });
+        n++;
+      } catch (e) {
+        if (!isHousekeepingFailure(e)) throw e;
+        this.noteHousekeeping([
+          { what: 'clearing a quarantined record', file: q.file, error: errorText(e), deleteFile: true },
+        ]);
+      }
     }
     return n;
+  }
+
+  /** The path of an owner's record file of a kind (named in housekeeping notes). */
+  recordFile(kind: RecordKind, owner: Owner): string {
+    return this.path(kind, owner);
+  }
+
+  /**
+   * Deletes a file a noted chore deletes as it is (housekeeping.ts): only a quarantined file or a record set aside
+   * by remove(), of this state directory — a note is not trusted to name anything else.
+   */
+  deleteNoted(file: string): void {
+    const parts = path.relative(this.dir, file).split(path.sep);
+    const [sub, name] = parts;
+    if (parts.length !== 2 || sub === undefined || name === undefined) return;
+    const quarantined = sub === QUARANTINE;
+    const setAside = (Object.values(DIRS) as string[]).includes(sub) && name.includes(SET_ASIDE);
+    if (!quarantined && !setAside) return;
+    onState(file, 'deleting', () => {
+      fs.rmSync(file, { force: true, recursive: quarantined });
+      if (quarantined) fs.rmSync(`${file}.why`, { force: true });
+    });
   }
 
   // ---- plumbing ----
@@ -587,7 +691,12 @@ export class StateStore {
     }
   }
 
-  /** Removes a record file; a directory (or anything else) at its path is moved to quarantine instead. */
+  /**
+   * Removes a record file; a directory (or anything else) at its path is moved to quarantine instead. A file that
+   * cannot be deleted (EPERM, EACCES, EBUSY: Windows' read-only attribute, a scanner holding it) is set aside under
+   * a temp name, which readers skip, and deleted later (readAll); only when it cannot be renamed either does the
+   * removal fail.
+   */
   private remove(kind: RecordKind, owner: Owner, point: string, durable = true): boolean {
     const file = this.path(kind, owner);
     return onState(file, 'removing', () => {
@@ -595,7 +704,28 @@ export class StateStore {
         this.quarantine(kind, file, 'not a regular file (found where a record was being removed)');
         return true;
       }
-      return removeFile(file, point, this.crash, durable);
+      try {
+        return removeFile(file, point, this.crash, durable);
+      } catch (e) {
+        if (!UNDELETABLE.has((e as NodeJS.ErrnoException).code ?? '')) throw e;
+        const aside = path.join(
+          path.dirname(file),
+          `.${path.basename(file)}${SET_ASIDE}${process.pid}-${++setAsideCounter}.tmp`,
+        );
+        try {
+          fs.renameSync(file, aside);
+        } catch {
+          throw e; // neither deleted nor moved: the first failure is the one to report
+        }
+        if (durable) fsyncDir(path.dirname(file));
+        this.chore(
+          `deleting ${path.basename(file)}, set aside as it could not be deleted`,
+          aside,
+          () => onState(aside, 'deleting', () => fs.rmSync(aside, { force: true })),
+          true,
+        );
+        return true;
+      }
     });
   }
 
@@ -682,11 +812,16 @@ export class StateStore {
     this.log?.warn({ file, quarantinedAs: target, reason }, 'unreadable state record moved to quarantine');
   }
 
+  /**
+   * Removes a write's temp file its writer left (10 minutes old), and at once a record set aside by remove(): both
+   * are skipped by readers, so failing here costs nothing (a set-aside file that resists is noted when set aside).
+   */
   private removeStaleTmp(file: string): void {
     try {
-      if (this.now() - fs.lstatSync(file).mtimeMs > STALE_TMP_MS) fs.rmSync(file, { force: true });
+      if (path.basename(file).includes(SET_ASIDE) || this.now() - fs.lstatSync(file).mtimeMs > STALE_TMP_MS)
+        fs.rmSync(file, { force: true });
     } catch {
-      // gone already
+      // gone already, or still undeletable: skipped
     }
   }
 }

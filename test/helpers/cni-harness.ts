@@ -179,8 +179,10 @@ export function stateFiles(h: Harness): string[] {
     for (const e of fs.readdirSync(d, { withFileTypes: true })) {
       const p = path.join(d, e.name);
       if (e.isDirectory()) walk(p);
-      // The lock, and the stamp of the last whole-node audit (StateStore.markAudited), are not records.
-      else if (e.name !== 'lock' && e.name !== 'audited') out.push(path.relative(h.stateDir, p));
+      // The lock, the stamp of the last whole-node audit (StateStore.markAudited) and the note of failed
+      // housekeeping (src/state/housekeeping.ts) are not records.
+      else if (e.name !== 'lock' && e.name !== 'audited' && e.name !== 'housekeeping.json')
+        out.push(path.relative(h.stateDir, p));
     }
   };
   walk(h.stateDir);

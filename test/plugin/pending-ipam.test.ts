@@ -1,6 +1,7 @@
 /**
  * A kept IP (tombstone ipamPending) is released only on the word of an HNS listing that began after its tombstone
- * was written: a tombstone written since may name an endpoint that listing could not have seen.
+ * was written: a tombstone written since may name an endpoint that listing could not have seen. Which tombstones
+ * those are is known without the wall clock (the store's clock is injected and stepped here).
  */
 import * as fs from 'fs';
 import * as os from 'os';
@@ -8,7 +9,10 @@ import * as path from 'path';
 import type { Attachment, IpamClient } from '../../src/cni/types';
 import { hostOs } from '../../src/hns/host-os';
 import { silentLogger } from '../../src/log/logger';
+import type { HnsApi } from '../../src/hns/api';
+import { audit } from '../../src/orphans/audit';
 import { releasePendingIpam } from '../../src/plugin/pending-ipam';
+import { ownerKey } from '../../src/state/records';
 import { StateStore } from '../../src/state/store';
 import { OWNER } from '../helpers/state-records';
 
@@ -22,29 +26,75 @@ beforeEach(() => {
 });
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
+const empty = { listNetworks: async () => [], listEndpoints: async () => [] } as unknown as HnsApi;
+
 function fakeIpam(released: Attachment[]): IpamClient {
   return { configured: true, delFor: async (a: Attachment) => void released.push(a) } as unknown as IpamClient;
 }
 
-it('releases a kept IP whose tombstone predates the listing, and not one written after the listing began', async () => {
-  await store.tombstone(OWNER, 'DEL refused', { ipamPending: true, cniNetwork: 'cbr0' });
-  const [tomb] = store.snapshot().tombstones;
-  const released: Attachment[] = [];
-  const report = { remainingOwners: new Set<string>(), tombstones: [tomb!] };
+const Q = { containerId: 'q', ifname: 'eth0' };
 
-  // The listing began when the tombstone was written: it may not have seen the endpoint. Kept.
-  await releasePendingIpam(store, fakeIpam(released), 'cbr0', { ...report, listedAt: tomb!.createdAt }, silentLogger);
+/** HNS whose endpoint listing answers (with nothing) only when the test says so. */
+function heldListing(): { api: HnsApi; answer: () => void; asked: () => boolean } {
+  let answer: (() => void) | undefined;
+  const api = {
+    listNetworks: async () => [],
+    listEndpoints: () => new Promise<[]>((r) => (answer = () => r([]))),
+  } as unknown as HnsApi;
+  return { api, answer: () => answer!(), asked: () => answer !== undefined };
+}
+
+const auditWith = (api: HnsApi) =>
+  audit({ api, store, os: hostOs(), log: silentLogger, now: () => clock, graceMs: 60_000 });
+
+it('releases a kept IP whose tombstone was on disk before the listing began, and not one written after', async () => {
+  const released: Attachment[] = [];
+  // Written while the listing runs: that listing may not have seen its endpoint. Kept.
+  const first = heldListing();
+  const running = auditWith(first.api);
+  expect(first.asked()).toBe(true);
+  await store.tombstone(OWNER, 'DEL refused', { ipamPending: true, cniNetwork: 'cbr0' });
+  first.answer();
+  await releasePendingIpam(store, fakeIpam(released), 'cbr0', await running, silentLogger);
   expect(released).toEqual([]);
   expect(store.getTombstone(OWNER)?.ipamPending).toBe(true);
 
   // A listing begun after it, with nothing of the owner left: released, and the flag cleared.
+  clock += 1_000;
+  await releasePendingIpam(store, fakeIpam(released), 'cbr0', await auditWith(empty), silentLogger);
+  expect(released.map((a) => a.containerId)).toEqual([OWNER.containerId]);
+  expect(store.getTombstone(OWNER)?.ipamPending).toBeUndefined();
+});
+
+it('a wall clock stepping back while the listing runs does not make a tombstone written since look older', async () => {
+  const released: Attachment[] = [];
+  const held = heldListing();
+  const running = auditWith(held.api);
+  // The node's clock steps back ten minutes; then a DEL whose endpoint HNS refused to delete keeps its IP.
+  clock -= 600_000;
+  await store.tombstone(Q, 'DEL could not delete its endpoint', { ipamPending: true, cniNetwork: 'cbr0' });
+  held.answer();
+  await releasePendingIpam(store, fakeIpam(released), 'cbr0', await running, silentLogger);
+  expect(released).toEqual([]);
+  expect(store.getTombstone(Q)?.ipamPending).toBe(true);
+  // The clock steps forward again: the next listing, begun after the DEL, is the one that may release it.
+  clock += 1_200_000;
+  await releasePendingIpam(store, fakeIpam(released), 'cbr0', await auditWith(empty), silentLogger);
+  expect(released.map((a) => a.containerId)).toEqual(['q']);
+});
+
+it('keeps the IP of an owner that has a committed record again, whatever tombstone of it is left', async () => {
+  const released: Attachment[] = [];
+  await store.tombstone(OWNER, 'DEL refused', { ipamPending: true, cniNetwork: 'cbr0' });
+  clock += 1_000;
+  const report = await auditWith(empty);
+  // The same owner was added again meanwhile: its record claims the address an IPAM release by owner would free.
   await releasePendingIpam(
     store,
     fakeIpam(released),
     'cbr0',
-    { ...report, listedAt: tomb!.createdAt + 1 },
+    { ...report, claimed: new Set([ownerKey(OWNER)]) },
     silentLogger,
   );
-  expect(released.map((a) => a.containerId)).toEqual([OWNER.containerId]);
-  expect(store.getTombstone(OWNER)?.ipamPending).toBeUndefined();
+  expect(released).toEqual([]);
 });

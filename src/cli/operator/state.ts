@@ -42,6 +42,8 @@ export async function runState(ctx: OpsContext): Promise<number> {
     liveness: intentLiveness(i, tombs.get(ownerKey(i)), now, rt.os().processStartTime),
   }));
   const cleared = ctx.args.clearQuarantine ? store.clearQuarantine() : undefined;
+  // Housekeeping that failed (a file that could not be removed): retried by the audits, failing nothing meanwhile.
+  const chores = store.housekeeping();
 
   if (ctx.args.json) {
     ctx.json({
@@ -55,6 +57,13 @@ export async function runState(ctx: OpsContext): Promise<number> {
       })),
       tombstones: snap.tombstones.map(tombstoneJson),
       quarantined: snap.quarantined.map(quarantinedJson),
+      housekeeping: chores.map((c) => ({
+        what: c.what,
+        file: c.file,
+        error: c.error,
+        failures: c.failures,
+        lastAt: new Date(c.lastAt).toISOString(),
+      })),
       ...(cleared !== undefined ? { clearedQuarantine: cleared } : {}),
     });
     return 0;
@@ -113,6 +122,13 @@ export async function runState(ctx: OpsContext): Promise<number> {
       ]),
     ),
   );
+  if (chores.length > 0)
+    section(ctx, 'housekeeping overdue', chores.length, () =>
+      table(
+        ['WHAT', 'FILE', 'FAILURES', 'LAST', 'ERROR'],
+        chores.map((c) => [c.what, c.file, String(c.failures), when(c.lastAt, now), c.error]),
+      ),
+    );
   if (cleared !== undefined) ctx.out(`\ncleared ${plural(cleared, 'quarantined file')}\n`);
   else if (snap.quarantined.length > 0) {
     ctx.out(
