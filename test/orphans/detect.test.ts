@@ -193,6 +193,23 @@ describe('detect', () => {
     expect(verdicts(stale)).toEqual({ 'e-old': 'orphan' });
   });
 
+  it("protects an attached endpoint that only carries a tombstoned owner's name: that DEL did not hold it, it may be another pod's", () => {
+    // Every DEL without a record tombstones the owner's endpoint name without an id (plugin/del.ts): a name is not
+    // enough to condemn an endpoint that is in use.
+    const tomb: TombstoneRecord = {
+      kind: 'tombstone',
+      schema: 1,
+      ...A,
+      createdAt: 20,
+      reason: 'DEL without a committed attachment',
+      planned: [{ kind: 'endpoint', name: endpointName(A) }],
+    };
+    const plan = run({ endpoints: [ep('e-a', endpointName(A), 'n', 'ns-1')], state: state({ tombstones: [tomb] }) });
+    expect(verdicts(plan)).toEqual({ 'e-a': 'protected' });
+    expect(plan.judged[0]!.reason).toMatch(/the DEL of .* did not hold it/);
+    expect(plan.endpoints).toEqual([]);
+  });
+
   it('compares ids case-insensitively (v1 objects have upper-case GUIDs)', () => {
     const plan = run({
       endpoints: [ep('ABCDEF01-0000-0000-0000-000000000000', endpointName(A), 'cbr')],

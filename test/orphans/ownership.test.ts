@@ -92,6 +92,14 @@ describe('ownership names', () => {
     });
     expect(parseOwnedName(legacyEp.replace(/.$/, (c) => (c === '0' ? '1' : '0')))).toBeUndefined();
   });
+
+  it('a name of an earlier version names one interface: the same container with another ifname is another owner', () => {
+    const legacyEp = 'hcn-cni_ep_a_b_c_' + legacy('endpoint', 'a_b', 'c', '');
+    const parsed = parseOwnedName(legacyEp)!;
+    expect(namesOwner(parsed, { containerId: 'a_b', ifname: 'c' })).toBe(true);
+    expect(namesOwner(parsed, { containerId: 'a_b', ifname: 'other' })).toBe(false);
+    expect(namesOwner(parsed, { containerId: 'a_x', ifname: 'c' })).toBe(false);
+  });
 });
 
 function legacy(kind: string, containerId: string, ifname: string, mac: string): string {

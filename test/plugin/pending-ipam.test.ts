@@ -48,3 +48,23 @@ it('releases a kept IP whose tombstone predates the listing, and not one written
   expect(released.map((a) => a.containerId)).toEqual([OWNER.containerId]);
   expect(store.getTombstone(OWNER)?.ipamPending).toBeUndefined();
 });
+
+it('a kept IP whose tombstone names its holders stays kept when the report has no endpoint listing; the next one is still released', async () => {
+  const migrated = { containerId: 'migrated', ifname: 'eth0' };
+  await store.tombstone(migrated, 'DEL kept the IP: another HNS endpoint holds it', {
+    ipamPending: true,
+    heldBy: [{ id: 'peer-ep', name: 'migrated_cbr0', address: '10.244.1.7' }],
+    cniNetwork: 'cbr0',
+  });
+  await store.tombstone(OWNER, 'DEL refused', { ipamPending: true, cniNetwork: 'cbr0' });
+  const byOwner = (o: { containerId: string }) =>
+    store.snapshot().tombstones.find((t) => t.containerId === o.containerId)!;
+  const tombstones = [byOwner(migrated), byOwner(OWNER)];
+  clock += 1;
+  const released: Attachment[] = [];
+  // No `endpoints` in the report: nothing says the holder is gone.
+  const report = { remainingOwners: new Set<string>(), tombstones, listedAt: clock };
+  await releasePendingIpam(store, fakeIpam(released), 'cbr0', report, silentLogger);
+  expect(released.map((a) => a.containerId)).toEqual([OWNER.containerId]);
+  expect(store.getTombstone(migrated)?.ipamPending).toBe(true);
+});
