@@ -73,7 +73,7 @@ const MUTATIONS = [
     file: 'src/plugin/del.ts',
     from: 'if (!named.some((e) => !ownEndpoints.includes(e) && sameId(e.networkId, n.id)))',
     to: 'if (!named.some(() => false))',
-    tests: ['test/plugin/owner-collision.test.ts', 'test/plugin/del-tombstone.test.ts'],
+    tests: ['test/plugin/safety.test.ts', 'test/plugin/owner-collision.test.ts', 'test/plugin/del-tombstone.test.ts'],
   },
   {
     id: 'survivor-failed-listing-keeps-ip',
