@@ -310,7 +310,7 @@ const MUTATIONS = [
     file: 'src/plugin/del.ts',
     from: 'if (ep.containers?.length && !ep.containers.some((c) => c.toLowerCase() === owner.containerId.toLowerCase()))',
     to: 'if (false)',
-    tests: ['test/plugin/owner-collision.test.ts', 'test/plugin/seed-001.test.ts'],
+    tests: ['test/plugin/del-tombstone.test.ts', 'test/plugin/owner-collision.test.ts', 'test/plugin/seed-001.test.ts'],
   },
   {
     id: 'del-unrecorded-survivor-keeps-ip',

@@ -10,6 +10,7 @@ import {
   weakTag,
 } from '../../src/orphans/ownership';
 import { sha256Hex } from '../../src/orphans/sha256';
+import { legacyHash as legacy } from '../helpers/legacy-names';
 
 const DOCKER_ID = '6ad647ea8218c1a666b10706209708fd2b9ac846fd7e7f4d1106a379da65bad8';
 
@@ -101,13 +102,3 @@ describe('ownership names', () => {
     expect(namesOwner(parsed, { containerId: 'a_x', ifname: 'c' })).toBe(false);
   });
 });
-
-function legacy(kind: string, containerId: string, ifname: string, mac: string): string {
-  const text = `hcn-cni\0${kind}\0${containerId}\0${ifname}\0${mac}`;
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return (h >>> 0).toString(16).padStart(8, '0');
-}

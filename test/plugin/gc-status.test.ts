@@ -162,6 +162,19 @@ describe('GC', () => {
     expect(store.getTombstone(adding)).toBeUndefined();
   });
 
+  it('keeps the IP of an attachment it removes while no listing can show what holds it; a later GC releases it', async () => {
+    await threePods();
+    // Every endpoint listing of this GC fails: the one after b's delete (does another endpoint hold its address?),
+    // the previous plugin's endpoints', the audit's.
+    await h.sim.control.failCall('HNSCall GET /endpoints', HR.E_FAIL, { count: 3 });
+    const gc = await cni(h, { verb: 'GC', conf: { ...bridge(), 'cni.dev/valid-attachments': valid('a', 'c') } });
+    expect(gc.json).toMatchObject({ code: 108 });
+    expect(Object.values(heldIps(h, 'k8s')).sort()).toEqual(['a', 'b', 'c']);
+    const again = await cni(h, { verb: 'GC', conf: { ...bridge(), 'cni.dev/valid-attachments': valid('a', 'c') } });
+    expect(again.exitCode).toBe(0);
+    expect(Object.values(heldIps(h, 'k8s')).sort()).toEqual(['a', 'c']);
+  });
+
   it('the older key cni.dev/attachments works the same', async () => {
     const pods = await threePods();
     const r = await cni(h, { verb: 'GC', conf: { ...bridge(), 'cni.dev/attachments': valid('a', 'c') } });

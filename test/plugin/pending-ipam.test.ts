@@ -9,6 +9,7 @@ import type { Attachment, IpamClient } from '../../src/cni/types';
 import { hostOs } from '../../src/hns/host-os';
 import { silentLogger } from '../../src/log/logger';
 import { releasePendingIpam } from '../../src/plugin/pending-ipam';
+import { ownerKey } from '../../src/state/records';
 import { StateStore } from '../../src/state/store';
 import { OWNER } from '../helpers/state-records';
 
@@ -67,4 +68,25 @@ it('a kept IP whose tombstone names its holders stays kept when the report has n
   await releasePendingIpam(store, fakeIpam(released), 'cbr0', report, silentLogger);
   expect(released.map((a) => a.containerId)).toEqual([OWNER.containerId]);
   expect(store.getTombstone(migrated)?.ipamPending).toBe(true);
+});
+
+it('keeps an IP while the audit still lists an object of its owner, however old its tombstone', async () => {
+  await store.tombstone(OWNER, 'DEL refused', { ipamPending: true, cniNetwork: 'cbr0' });
+  const [tomb] = store.snapshot().tombstones;
+  const released: Attachment[] = [];
+  const report = { remainingOwners: new Set([ownerKey(OWNER)]), tombstones: [tomb!], listedAt: tomb!.createdAt + 1 };
+  await releasePendingIpam(store, fakeIpam(released), 'cbr0', report, silentLogger);
+  expect(released).toEqual([]);
+  expect(store.getTombstone(OWNER)?.ipamPending).toBe(true);
+});
+
+it("releases a kept IP only through its own CNI network's IPAM", async () => {
+  await store.tombstone(OWNER, 'DEL refused', { ipamPending: true, cniNetwork: 'other-network' });
+  const [tomb] = store.snapshot().tombstones;
+  const released: Attachment[] = [];
+  const report = { remainingOwners: new Set<string>(), tombstones: [tomb!], listedAt: tomb!.createdAt + 1 };
+  await releasePendingIpam(store, fakeIpam(released), 'cbr0', report, silentLogger);
+  expect(released).toEqual([]);
+  await releasePendingIpam(store, fakeIpam(released), 'other-network', report, silentLogger);
+  expect(released.map((a) => a.containerId)).toEqual([OWNER.containerId]);
 });
