@@ -1,19 +1,19 @@
 /** Minimal valid state records for the store's unit tests: one owner, one planned endpoint. */
-import type { AttachmentRecord, IntentRecord, Owner } from '../../src/state/records';
+import type { AttachmentRecord, IntentRecord, Owner, PlannedObject } from '../../src/state/records';
 
 export const OWNER: Owner = { containerId: 'c1', ifname: 'eth0' };
 
-/** An intent of this process for OWNER (or `owner`), planning endpoint `endpointId`. */
+/** An intent of this process (so live) for OWNER (or `owner`), planning endpoint `endpointId` (or `planned`). */
 export function intentRecord(
   id: string,
-  o: { createdAt?: number; deadline?: number; endpointId?: string; owner?: Owner } = {},
+  o: { createdAt?: number; deadline?: number; endpointId?: string; owner?: Owner; planned?: PlannedObject[] } = {},
 ): IntentRecord {
   return {
     kind: 'intent',
     schema: 1,
     id,
     ...(o.owner ?? OWNER),
-    planned: [{ kind: 'endpoint', name: 'ep', id: o.endpointId ?? 'e1' }],
+    planned: o.planned ?? [{ kind: 'endpoint', name: 'ep', id: o.endpointId ?? 'e1' }],
     pid: process.pid,
     pidStartTime: null,
     createdAt: o.createdAt ?? 1,

@@ -1,11 +1,12 @@
 /**
- * The audit's housekeeping: tombstones go once nothing of theirs is left; intents are never dropped by it. And what
- * the audit deletes is never committed afterwards by a clock that stepped back.
+ * The audit's order and housekeeping: it lists HNS before it reads the state (a claim written during the listing is
+ * seen); tombstones go once nothing of theirs is left and their grace period is over; intents are never dropped by it.
+ * And what the audit deletes is never committed afterwards by a clock that stepped back.
  */
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import type { HnsApi } from '../../src/hns/api';
+import type { EndpointInfo, HnsApi } from '../../src/hns/api';
 import { hostOs } from '../../src/hns/host-os';
 import { silentLogger } from '../../src/log/logger';
 import { audit } from '../../src/orphans/audit';
@@ -66,4 +67,60 @@ it('voids an intent past its deadline whose process runs before deleting what it
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+});
+
+describe('the audit', () => {
+  let dir: string;
+  let clock: number;
+  let store: StateStore;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-audit-'));
+    clock = 1_000_000;
+    store = new StateStore(dir, { os: hostOs(), now: () => clock });
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  const pod = { containerId: 'pod-p', ifname: 'eth0' };
+  const listing = (endpoints: EndpointInfo[]) =>
+    ({ listNetworks: async () => [], listEndpoints: async () => endpoints }) as unknown as HnsApi;
+  const run = (api: HnsApi, extra: { dryRun?: boolean; graceMs?: number } = {}) =>
+    audit({ api, store, os: hostOs(), log: silentLogger, now: () => clock, graceMs: 60_000, ...extra });
+
+  it('reads the state after HNS answered the listing: a claim written while HNS was listing is seen', async () => {
+    const listed: EndpointInfo = { id: 'e-p', name: endpointName(pod), networkId: 'n', ips: [] };
+    // The ADD writes its intent, then creates the endpoint; the listing that shows the endpoint ends after both.
+    const api = {
+      listNetworks: async () => [],
+      listEndpoints: async () => {
+        await store.writeIntent(intentRecord('i-p', { owner: pod, endpointId: 'e-p', createdAt: clock }));
+        return [listed];
+      },
+    } as unknown as HnsApi;
+    const report = await run(api, { dryRun: true });
+    expect(report.plan.judged.map((j) => [j.id, j.verdict])).toEqual([['e-p', 'in-flight']]);
+    expect(report.counts.orphan).toBe(0);
+  });
+
+  it('keeps a tombstone past its grace period while its owner still has an object in HNS', async () => {
+    await store.tombstone(pod, 'DEL without a committed attachment');
+    clock += 10 * 60_000;
+    // Attached to a namespace and not held by the DEL: protected, so still there after the audit.
+    const attached: EndpointInfo = { id: 'e-p', name: endpointName(pod), networkId: 'n', ips: [], namespaceId: 'ns' };
+    const report = await run(listing([attached]));
+    expect(report.plan.judged.map((j) => j.verdict)).toEqual(['protected']);
+    expect(store.getTombstone(pod)).toBeDefined();
+    // Once nothing of the owner is listed, the next audit drops it.
+    await run(listing([]));
+    expect(store.getTombstone(pod)).toBeUndefined();
+  });
+
+  it('keeps a tombstone with nothing left in HNS until its grace period is over, then drops it', async () => {
+    await store.tombstone(pod, 'DEL without a committed attachment');
+    clock += 30_000;
+    await run(listing([]), { graceMs: 60_000 });
+    expect(store.getTombstone(pod)).toBeDefined();
+    clock += 10 * 60_000;
+    await run(listing([]), { graceMs: 60_000 });
+    expect(store.getTombstone(pod)).toBeUndefined();
+  });
 });

@@ -5,7 +5,7 @@
  */
 import type { EndpointInfo, NetworkInfo } from '../../src/hns/api';
 import { detect, type AuditInput } from '../../src/orphans/detect';
-import { endpointName, nicNetworkName, ownerTag } from '../../src/orphans/ownership';
+import { endpointName, nicNetworkName, ownerTag, shortNameOfPreviousVersion } from '../../src/orphans/ownership';
 import { fileKey } from '../../src/state/file-names';
 import { intentLiveness } from '../../src/state/liveness';
 import type { AttachmentRecord, IntentRecord, Owner, TombstoneRecord } from '../../src/state/records';
@@ -191,6 +191,49 @@ describe('detect', () => {
       state: state({ attachments: [record(A, 'e-new', 'cbr', false)] }),
     });
     expect(verdicts(stale)).toEqual({ 'e-old': 'orphan' });
+  });
+
+  it("protects an attached endpoint that only carries a tombstoned owner's name: that DEL did not hold it, it may be another pod's", () => {
+    // Every DEL without a record tombstones the owner's endpoint name without an id (plugin/del.ts): a name is not
+    // enough to condemn an endpoint that is in use.
+    const tomb: TombstoneRecord = {
+      kind: 'tombstone',
+      schema: 1,
+      ...A,
+      createdAt: 20,
+      reason: 'DEL without a committed attachment',
+      planned: [{ kind: 'endpoint', name: endpointName(A) }],
+    };
+    const plan = run({ endpoints: [ep('e-a', endpointName(A), 'n', 'ns-1')], state: state({ tombstones: [tomb] }) });
+    expect(verdicts(plan)).toEqual({ 'e-a': 'protected' });
+    expect(plan.judged[0]!.reason).toMatch(/the DEL of .* did not hold it/);
+    expect(plan.endpoints).toEqual([]);
+  });
+
+  it("keeps what another configuration's running ADD claims node-wide (another state directory), by planned id", () => {
+    const other = intent(A, 'i-other', [{ kind: 'endpoint', name: endpointName(A), id: 'e-a' }]);
+    const plan = run({
+      endpoints: [ep('e-a', endpointName(A), 'cbr'), ep('e-b', endpointName(B), 'cbr')],
+      state: state({ otherClaims: [{ stateDir: '/var/lib/other-conflist', intent: other }] }),
+    });
+    expect(verdicts(plan)).toEqual({ 'e-a': 'in-flight', 'e-b': 'orphan' });
+    expect(plan.judged[0]!.reason).toMatch(/another configuration/);
+  });
+
+  it("keeps, as live, an endpoint whose previous-version name two owners share, when one's record names it by id", () => {
+    // Two container ids whose 48-bit tags of the previous version collide (plugin/owner-collision.test.ts).
+    const a = { containerId: '5e1f0c2d9a7b4c3e8f6a1b2c3d4e5f60718293a4b5c6d7e800000000017afdc9', ifname: 'eth0' };
+    const b = { containerId: '5e1f0c2d9a7b4c3e8f6a1b2c3d4e5f60718293a4b5c6d7e80000000003efec01', ifname: 'eth0' };
+    const shared = shortNameOfPreviousVersion('endpoint', b);
+    expect(shortNameOfPreviousVersion('endpoint', a)).toBe(shared);
+    // A was DELeted (a tombstone); B is committed with the endpoint, which is not attached to anything.
+    const tomb: TombstoneRecord = { kind: 'tombstone', schema: 1, ...a, createdAt: 20, reason: 'DEL', planned: [] };
+    const plan = run({
+      endpoints: [ep('e-b', shared, 'cbr')],
+      state: state({ attachments: [record(b, 'e-b', 'cbr', false)], tombstones: [tomb] }),
+    });
+    expect(verdicts(plan)).toEqual({ 'e-b': 'live' });
+    expect(plan.judged[0]!.owner).toEqual(b);
   });
 
   it('compares ids case-insensitively (v1 objects have upper-case GUIDs)', () => {

@@ -10,6 +10,7 @@ import {
   weakTag,
 } from '../../src/orphans/ownership';
 import { sha256Hex } from '../../src/orphans/sha256';
+import { legacyHash as legacy } from '../helpers/legacy-names';
 
 const DOCKER_ID = '6ad647ea8218c1a666b10706209708fd2b9ac846fd7e7f4d1106a379da65bad8';
 
@@ -92,14 +93,12 @@ describe('ownership names', () => {
     });
     expect(parseOwnedName(legacyEp.replace(/.$/, (c) => (c === '0' ? '1' : '0')))).toBeUndefined();
   });
-});
 
-function legacy(kind: string, containerId: string, ifname: string, mac: string): string {
-  const text = `hcn-cni\0${kind}\0${containerId}\0${ifname}\0${mac}`;
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return (h >>> 0).toString(16).padStart(8, '0');
-}
+  it('a name of an earlier version names one interface: the same container with another ifname is another owner', () => {
+    const legacyEp = 'hcn-cni_ep_a_b_c_' + legacy('endpoint', 'a_b', 'c', '');
+    const parsed = parseOwnedName(legacyEp)!;
+    expect(namesOwner(parsed, { containerId: 'a_b', ifname: 'c' })).toBe(true);
+    expect(namesOwner(parsed, { containerId: 'a_b', ifname: 'other' })).toBe(false);
+    expect(namesOwner(parsed, { containerId: 'a_x', ifname: 'c' })).toBe(false);
+  });
+});

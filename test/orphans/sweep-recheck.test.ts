@@ -6,7 +6,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { V2Api } from '../../src/hns/api';
+import { V2Api, type HnsApi } from '../../src/hns/api';
 import { hostOs } from '../../src/hns/host-os';
 import { loadNative } from '../../src/hns/native';
 import { silentLogger } from '../../src/log/logger';
@@ -15,8 +15,8 @@ import type { AttachmentRecord } from '../../src/state/records';
 import { StateStore } from '../../src/state/store';
 import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
 import { DETACH_OP, newNamespace } from '../plugin/support';
-import { endpointName } from '../../src/orphans/ownership';
-import { intentRecord } from '../helpers/state-records';
+import { endpointName, shortNameOfPreviousVersion } from '../../src/orphans/ownership';
+import { attachmentRecord, intentRecord } from '../helpers/state-records';
 
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
@@ -124,4 +124,32 @@ it('leaves alone a leak of an owner the state did not know at the listing, once 
   const left = (await h.sim.control.dump()).endpoints.map((e) => String(e.Name));
   expect(left).toContain(report.sweep!.skipped[0]!.object.name);
   expect(left).not.toContain(report.sweep!.deleted[0]!.name);
+});
+
+it("re-judges a previous-version name two owners share against the whole state: the other owner's new record keeps it", async () => {
+  // Two container ids whose 48-bit tags of the previous version collide (plugin/owner-collision.test.ts).
+  const a = { containerId: '5e1f0c2d9a7b4c3e8f6a1b2c3d4e5f60718293a4b5c6d7e800000000017afdc9', ifname: 'eth0' };
+  const b = { containerId: '5e1f0c2d9a7b4c3e8f6a1b2c3d4e5f60718293a4b5c6d7e80000000003efec01', ifname: 'eth0' };
+  const dir = fs.mkdtempSync(path.join(h.tmp, 'weak-'));
+  const store = new StateStore(dir, { os: hostOs() });
+  await store.tombstone(a, 'DEL without a committed attachment');
+  const listed = [
+    { id: 'e-first', name: endpointName({ containerId: 'gone', ifname: 'eth0' }), networkId: 'n', ips: [] },
+    { id: 'e-shared', name: shortNameOfPreviousVersion('endpoint', b), networkId: 'n', ips: [] },
+  ];
+  const deleted: string[] = [];
+  const api = {
+    listNetworks: async () => [],
+    listEndpoints: async () => listed.filter((e) => !deleted.includes(e.id)),
+    deleteEndpoint: async (id: string) => {
+      // While the sweep deletes the first orphan, B's ADD commits, naming the shared-name endpoint by id.
+      if (id === 'e-first') await store.commitAttachment({ ...attachmentRecord({ endpointId: 'e-shared' }), ...b });
+      deleted.push(id);
+      return 'deleted' as const;
+    },
+  } as unknown as HnsApi;
+  const report = await audit({ api, store, os: hostOs(), log: silentLogger, graceMs: 60_000 });
+  expect(report.counts.orphan).toBe(2);
+  expect(deleted).toEqual(['e-first']);
+  expect(report.sweep!.skipped.map((s) => s.object.id)).toEqual(['e-shared']);
 });

@@ -9,6 +9,10 @@ import * as path from 'path';
 import { Hcn } from '../../src/hns/hcn';
 import { endpointName, nicNetworkName } from '../../src/orphans/ownership';
 import { bridgeConf, cni, delegatedNicConf, useHarness, type Harness } from '../helpers/cni-harness';
+import { hostOs } from '../../src/hns/host-os';
+import { PluginRuntime } from '../../src/plugin/runtime';
+import { StateStore } from '../../src/state/store';
+import { intentRecord } from '../helpers/state-records';
 import { heldIps, hostLocal, lastSeq, newNamespace } from './support';
 
 const NIC = { Name: 'Ethernet 3', MacAddress: '00-15-5D-AA-00-03' };
@@ -159,9 +163,9 @@ describe('delegated NIC (seed 000) with a fresh whole-node audit', () => {
   const nicConf = (extra: Record<string, unknown> = {}) => delegatedNicConf(NIC.MacAddress, extra);
 
   /** What seed 000 leaves: a network of ours on the NIC that HNS completed after its ADD was killed. */
-  const leakedNicNetwork = () =>
+  const leakedNicNetwork = (who = 'pod-killed') =>
     hcn().createNetwork({
-      Name: nicNetworkName(owner('pod-killed')),
+      Name: nicNetworkName(owner(who)),
       Type: 'Transparent',
       Flags: 8,
       Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: NIC.Name } }],
@@ -178,6 +182,29 @@ describe('delegated NIC (seed 000) with a fresh whole-node audit', () => {
     expect(dump.networks.map((n) => n.ID.toLowerCase())).not.toContain(String(leak.ID).toLowerCase());
     expect(dump.networks.map((n) => n.Name)).toContain(nicNetworkName(owner('pod-new')));
     expect((await opsSince(seq)).filter((op) => /GET \/endpoints\/?$/.test(op))).toEqual([]);
+  });
+
+  it('a network of ours on the NIC that another running ADD is creating is judged in flight, and stays: the ADD gets 11', async () => {
+    fs.mkdirSync(h.stateDir, { recursive: true });
+    fs.writeFileSync(path.join(h.stateDir, 'audited'), String(Date.now()));
+    const held = await leakedNicNetwork('pod-adding');
+    // That ADD (this process: live) planned the network by the id HNS gave it.
+    const planned = [{ kind: 'network' as const, name: nicNetworkName(owner('pod-adding')), id: String(held.ID) }];
+    await new StateStore(h.stateDir, { os: hostOs(), now: Date.now }).writeIntent(
+      intentRecord('i-adding', { owner: owner('pod-adding'), planned }),
+    );
+    // The verdicts, as the service's metrics count them: the sweep's last re-check would also keep the network, but
+    // only after judging it an orphan.
+    const verdicts: Array<Readonly<Record<string, number>>> = [];
+    h.runtime = new PluginRuntime({
+      pid: process.pid,
+      claimsDir: path.join(h.tmp, 'claims'),
+      observer: { audit: (o) => void verdicts.push(o.verdicts) },
+    });
+    const add = await cni(h, { verb: 'ADD', conf: nicConf(), containerId: 'pod-new', netns: 'none' });
+    expect(add.json).toMatchObject({ code: 11 });
+    expect((await h.sim.control.dump()).networks.map((n) => n.ID)).toContain(held.ID);
+    expect(verdicts).toEqual([expect.objectContaining({ 'in-flight': 1, orphan: 0 })]);
   });
 
   it('with "audit": false the same leak is reported, not removed (the test can fail)', async () => {

@@ -6,7 +6,13 @@
  * deleted) and stays forever. The kill and the refusal are simulator faults, so the sequence is deterministic.
  */
 import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
+import type { EndpointInfo, HnsApi } from '../../src/hns/api';
+import { hostOs } from '../../src/hns/host-os';
+import { silentLogger } from '../../src/log/logger';
+import { deleteUnrecorded } from '../../src/plugin/del';
+import { StateStore } from '../../src/state/store';
 import type { IntentRecord, TombstoneRecord } from '../../src/state/records';
 import { bridgeConf, cni, cniProcess, useHarness, type Harness } from '../helpers/cni-harness';
 import { DETACH_OP, newNamespace, recordFiles } from './support';
@@ -79,5 +85,51 @@ describe('DEL without a record', () => {
     expect((await cni(h, { verb: 'DEL', conf, containerId: 'pod-again', netns: ns })).exitCode).toBe(0);
     expect((await listings()) - before).toBe(1);
     expect(recordFiles(h, 'tombstones')).toContain('pod-again@eth0.json');
+  });
+});
+
+describe('DEL without a record, against a listing (in process)', () => {
+  const owner = { containerId: 'sandbox-a', ifname: 'eth0' };
+  let dir: string;
+  beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-del-'))));
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  /** HNS listing `listed`; records what the DEL deletes and hot-detaches. */
+  function hns(listed: EndpointInfo[]) {
+    const done: string[] = [];
+    const api = {
+      listEndpoints: async () => listed.filter((e) => !done.includes(`delete ${e.id}`)),
+      listNetworks: async () => [],
+      hotAttachUnavailable: () => false,
+      hotDetach: async (id: string, container: string) => void done.push(`detach ${id} ${container}`),
+      detachNamespace: async (id: string, ns: string) => void done.push(`detach ${id} ${ns}`),
+      deleteEndpoint: async (id: string) => (done.push(`delete ${id}`), 'deleted' as const),
+      deleteNetwork: async (id: string) => (done.push(`delete ${id}`), 'deleted' as const),
+    } as unknown as HnsApi;
+    return { api, done };
+  }
+  const named = (containers: string[]): EndpointInfo => ({
+    id: 'e-1',
+    name: endpointName(owner),
+    networkId: 'n',
+    ips: [],
+    containers,
+  });
+
+  it("leaves an endpoint with the owner's name hot-attached to another container, and keeps the IP", async () => {
+    const { api, done } = hns([named(['sandbox-b'])]);
+    const store = new StateStore(dir, { os: hostOs(), now: Date.now });
+    const out = await deleteUnrecorded(api, store, owner, silentLogger, { netns: 'none' });
+    expect(done).toEqual([]);
+    expect(out.endpointGone).toBe(false);
+    expect(store.getTombstone(owner)?.ipamPending).toBe(true);
+  });
+
+  it("detaches from the owner's own container, then deletes, the endpoint hot-attached to it", async () => {
+    const { api, done } = hns([named(['sandbox-a'])]);
+    const store = new StateStore(dir, { os: hostOs(), now: Date.now });
+    const out = await deleteUnrecorded(api, store, owner, silentLogger, { netns: 'none' });
+    expect(done).toEqual(['detach e-1 sandbox-a', 'delete e-1']);
+    expect(out.endpointGone).toBe(true);
   });
 });

@@ -15,7 +15,10 @@ import * as path from 'path';
 import { V2Api, type NetworkInfo } from '../../src/hns/api';
 import { HR } from '../../src/hns/hresults';
 import { endpointName, nicNetworkName } from '../../src/orphans/ownership';
+import { hostOs } from '../../src/hns/host-os';
 import { PluginRuntime } from '../../src/plugin/runtime';
+import { StateStore } from '../../src/state/store';
+import { intentRecord } from '../helpers/state-records';
 import { bridgeConf, cni, cniProcess, useHarness, stateFiles, type Harness } from '../helpers/cni-harness';
 import { heldIps, hostLocal, logLines, newNamespace, outcomeLines, sleep } from './support';
 
@@ -138,6 +141,38 @@ describe('GC', () => {
       netns: JSON.parse(aRecord).netns as string,
     });
     expect(check.exitCode).toBe(0);
+  });
+
+  it('leaves a running ADD alone though its pod is not valid: its intent, its endpoint, and no tombstone', async () => {
+    expect(
+      (await cni(h, { verb: 'ADD', conf: bridge(), containerId: 'a', netns: await newNamespace(h) })).exitCode,
+    ).toBe(0);
+    const cbr0 = (await api().findNetworkByName('cbr0'))!;
+    // An ADD of this process (live) has written its intent and created its endpoint; it has not committed yet.
+    const adding = { containerId: 'adding', ifname: 'eth0' };
+    const name = endpointName(adding);
+    const ep = await api().createEndpoint(cbr0, { name, ips: [], dns: { servers: [], search: [] }, policies: [] });
+    const store = new StateStore(h.stateDir, { os: hostOs(), now: Date.now });
+    const intent = { ...intentRecord('i-adding', { owner: adding, planned: [{ kind: 'endpoint', name, id: ep.id }] }) };
+    await store.writeIntent({ ...intent, cniNetwork: 'k8s' });
+    const gc = await cni(h, { verb: 'GC', conf: { ...bridge(), 'cni.dev/valid-attachments': valid('a') } });
+    expect(gc.exitCode).toBe(0);
+    expect((await ids()).endpoints).toContain(ep.id.toLowerCase());
+    expect(store.getIntent(adding)?.id).toBe('i-adding');
+    expect(store.getTombstone(adding)).toBeUndefined();
+  });
+
+  it('keeps the IP of an attachment it removes while no listing can show what holds it; a later GC releases it', async () => {
+    await threePods();
+    // Every endpoint listing of this GC fails: the one after b's delete (does another endpoint hold its address?),
+    // the previous plugin's endpoints', the audit's.
+    await h.sim.control.failCall('HNSCall GET /endpoints', HR.E_FAIL, { count: 3 });
+    const gc = await cni(h, { verb: 'GC', conf: { ...bridge(), 'cni.dev/valid-attachments': valid('a', 'c') } });
+    expect(gc.json).toMatchObject({ code: 108 });
+    expect(Object.values(heldIps(h, 'k8s')).sort()).toEqual(['a', 'b', 'c']);
+    const again = await cni(h, { verb: 'GC', conf: { ...bridge(), 'cni.dev/valid-attachments': valid('a', 'c') } });
+    expect(again.exitCode).toBe(0);
+    expect(Object.values(heldIps(h, 'k8s')).sort()).toEqual(['a', 'c']);
   });
 
   it('the older key cni.dev/attachments works the same', async () => {

@@ -9,6 +9,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
+import { legacyEndpointName } from '../helpers/legacy-names';
 import { newNamespace, recordFiles } from './support';
 
 // Pod B's ADD names its endpoint as the previous version did.
@@ -128,5 +129,19 @@ describe('a DEL without a record of our own pod', () => {
       fs.readFileSync(path.join(h.stateDir, 'tombstones', recordFiles(h, 'tombstones')[0]!), 'utf8'),
     ) as { ipamPending?: boolean };
     expect(tomb.ipamPending).toBe(true);
+  });
+
+  it('leaves the endpoint an earlier version named for another interface of the same pod, in the same namespace', async () => {
+    const ns = await newNamespace(h);
+    expect((await cni(h, { verb: 'ADD', conf, containerId: 'other', netns: await newNamespace(h) })).exitCode).toBe(0);
+    // pod/eth0, added by a version that spelled the owner out in the name, attached to the pod's namespace.
+    const hcn = h.runtime.hcn({ hnsTimeoutSeconds: 10 });
+    const net = (await h.sim.control.dump()).networks.find((n) => n.Name === 'cbr0')!;
+    const eth0 = await hcn.createEndpoint(net.ID, { Name: legacyEndpointName('pod', 'eth0') });
+    await hcn.addNamespaceEndpoint(ns, String(eth0.ID));
+    const before = await endpoints();
+    // The DEL of the pod's second interface names the same namespace.
+    expect((await cni(h, { verb: 'DEL', conf, containerId: 'pod', ifname: 'eth1', netns: ns })).exitCode).toBe(0);
+    expect(await endpoints()).toEqual(before);
   });
 });

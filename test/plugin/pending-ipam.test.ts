@@ -12,7 +12,7 @@ import { silentLogger } from '../../src/log/logger';
 import type { HnsApi } from '../../src/hns/api';
 import { audit } from '../../src/orphans/audit';
 import { releasePendingIpam } from '../../src/plugin/pending-ipam';
-import { ownerKey } from '../../src/state/records';
+import { ownerKey, tombstoneWrite, type TombstoneRecord } from '../../src/state/records';
 import { StateStore } from '../../src/state/store';
 import { OWNER } from '../helpers/state-records';
 
@@ -27,6 +27,11 @@ beforeEach(() => {
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 const empty = { listNetworks: async () => [], listEndpoints: async () => [] } as unknown as HnsApi;
+
+/** A report's view of tombstones the audit read before it listed HNS, and no claim of any owner. */
+function readBeforeListing(tombstones: TombstoneRecord[]) {
+  return { writtenBeforeListing: new Set(tombstones.map(tombstoneWrite)), claimed: new Set<string>() };
+}
 
 function fakeIpam(released: Attachment[]): IpamClient {
   return { configured: true, delFor: async (a: Attachment) => void released.push(a) } as unknown as IpamClient;
@@ -97,4 +102,45 @@ it('keeps the IP of an owner that has a committed record again, whatever tombsto
     silentLogger,
   );
   expect(released).toEqual([]);
+});
+
+it('a kept IP whose tombstone names its holders stays kept when the report has no endpoint listing; the next one is still released', async () => {
+  const migrated = { containerId: 'migrated', ifname: 'eth0' };
+  await store.tombstone(migrated, 'DEL kept the IP: another HNS endpoint holds it', {
+    ipamPending: true,
+    heldBy: [{ id: 'peer-ep', name: 'migrated_cbr0', address: '10.244.1.7' }],
+    cniNetwork: 'cbr0',
+  });
+  await store.tombstone(OWNER, 'DEL refused', { ipamPending: true, cniNetwork: 'cbr0' });
+  const byOwner = (o: { containerId: string }) =>
+    store.snapshot().tombstones.find((t) => t.containerId === o.containerId)!;
+  const tombstones = [byOwner(migrated), byOwner(OWNER)];
+  clock += 1;
+  const released: Attachment[] = [];
+  // No `endpoints` in the report: nothing says the holder is gone.
+  const report = { remainingOwners: new Set<string>(), tombstones, ...readBeforeListing(tombstones) };
+  await releasePendingIpam(store, fakeIpam(released), 'cbr0', report, silentLogger);
+  expect(released.map((a) => a.containerId)).toEqual([OWNER.containerId]);
+  expect(store.getTombstone(migrated)?.ipamPending).toBe(true);
+});
+
+it('keeps an IP while the audit still lists an object of its owner, however old its tombstone', async () => {
+  await store.tombstone(OWNER, 'DEL refused', { ipamPending: true, cniNetwork: 'cbr0' });
+  const [tomb] = store.snapshot().tombstones;
+  const released: Attachment[] = [];
+  const report = { remainingOwners: new Set([ownerKey(OWNER)]), tombstones: [tomb!], ...readBeforeListing([tomb!]) };
+  await releasePendingIpam(store, fakeIpam(released), 'cbr0', report, silentLogger);
+  expect(released).toEqual([]);
+  expect(store.getTombstone(OWNER)?.ipamPending).toBe(true);
+});
+
+it("releases a kept IP only through its own CNI network's IPAM", async () => {
+  await store.tombstone(OWNER, 'DEL refused', { ipamPending: true, cniNetwork: 'other-network' });
+  const [tomb] = store.snapshot().tombstones;
+  const released: Attachment[] = [];
+  const report = { remainingOwners: new Set<string>(), tombstones: [tomb!], ...readBeforeListing([tomb!]) };
+  await releasePendingIpam(store, fakeIpam(released), 'cbr0', report, silentLogger);
+  expect(released).toEqual([]);
+  await releasePendingIpam(store, fakeIpam(released), 'other-network', report, silentLogger);
+  expect(released.map((a) => a.containerId)).toEqual([OWNER.containerId]);
 });

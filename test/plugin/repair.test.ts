@@ -184,4 +184,31 @@ describe('repair after an HNS restart', () => {
     expect((await h.sim.control.dump()).endpoints).toEqual([]);
     for (const kind of ['attachments', 'intents', 'tombstones'] as const) expect(recordFiles(h, kind)).toEqual([]);
   });
+  it('a DEL that finishes while the repair looks at the pod, before it claims: nothing created, no record', async () => {
+    const ns = await newNamespace(h);
+    await add('pod-gone', ns);
+    await h.sim.control.restart();
+    // The pod's DEL runs (and removes the record) while the repair asks HNS whether the namespace is still there.
+    const rt = h.runtime;
+    const choose = rt.api.bind(rt);
+    let delRan = false;
+    rt.api = async (c) => {
+      const choice = await choose(c);
+      const exists = choice.api.namespaceExists.bind(choice.api);
+      choice.api.namespaceExists = async (id) => {
+        if (!delRan) {
+          delRan = true;
+          expect((await verb('DEL', 'pod-gone', ns)).exitCode).toBe(0);
+        }
+        return exists(id);
+      };
+      return choice;
+    };
+    const report = await repairAttachments({ rt, conf: servedConf(), log: silentLogger });
+    expect(delRan).toBe(true);
+    expect(report.map((r) => r.outcome)).toEqual(['deleted-meanwhile']);
+    await h.sim.control.waitIdle();
+    expect((await h.sim.control.dump()).endpoints).toEqual([]);
+    for (const kind of ['attachments', 'intents'] as const) expect(recordFiles(h, kind)).toEqual([]);
+  });
 });

@@ -4,14 +4,17 @@
  *    deleted by an audit: an attached endpoint nothing says is gone is in use;
  *  - a DEL whose endpoint HNS refuses to delete keeps the IP allocated until the endpoint is really gone;
  *  - a DEL must not fail forever because the configured API is missing (the ADD failed for that very reason);
- *  - a leftover network of the pod itself on its NIC is reported as busy (104), not "try again" forever (11).
+ *  - a leftover network of the pod itself on its NIC is reported as busy (104), not "try again" forever (11);
+ *  - no IP is released on a listing that cannot show its holder (a delete HNS refused; a listing that failed);
+ *  - a DEL without a record keeps its own network while that network holds an endpoint the DEL spared.
  */
 import { randomUUID } from 'crypto';
+import * as fs from 'fs';
 import * as path from 'path';
 import { HR } from '../../src/hns/hresults';
 import { nicNetworkName } from '../../src/orphans/ownership';
-import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
-import { heldIps, hostLocal, newNamespace } from './support';
+import { bridgeConf, cni, delegatedNicConf, useHarness, type Harness } from '../helpers/cni-harness';
+import { heldIps, hostLocal, newNamespace, recordFiles } from './support';
 
 const NIC = { Name: 'Ethernet 2', MacAddress: '00-15-5D-AA-00-02' };
 const HOST = { adapters: [{ Name: 'Ethernet', MacAddress: '00-15-5D-AA-00-01' }, NIC] };
@@ -72,6 +75,51 @@ describe('safety', () => {
     }
   });
 
+  it('a DEL whose endpoint delete HNS refuses keeps the IP even when the listing does not show the address', async () => {
+    const ns = await newNamespace(h);
+    expect((await cni(h, { verb: 'ADD', conf: bridge(), containerId: 'pod-a', netns: ns })).exitCode).toBe(0);
+    const ip = Object.keys(heldIps(h, 'cbr0'))[0]!;
+    await h.sim.control.failCall('HcnDeleteEndpoint', HR.E_FAIL);
+    // The listing after the refusal shows the endpoint without its addresses: only the refusal says it holds one.
+    listingWithoutAddresses();
+    expect((await cni(h, { verb: 'DEL', conf: bridge(), containerId: 'pod-a', netns: ns })).exitCode).toBe(0);
+    expect((await h.sim.control.stats()).counts.endpoints).toBe(1);
+    expect(heldIps(h, 'cbr0')).toEqual({ [ip]: 'pod-a' });
+    expect(tombstone()).toMatchObject({ ipamPending: true });
+  });
+
+  it('a DEL whose endpoint listing fails (HNS reachable) keeps the IP; the next audit that lists HNS releases it', async () => {
+    const ns = await newNamespace(h);
+    expect((await cni(h, { verb: 'ADD', conf: bridge(), containerId: 'pod-a', netns: ns })).exitCode).toBe(0);
+    const ip = Object.keys(heldIps(h, 'cbr0'))[0]!;
+    // The listing that would show whether another endpoint holds the address, after the delete, fails.
+    await h.sim.control.failCall('HNSCall GET /endpoints', HR.E_FAIL);
+    expect((await cni(h, { verb: 'DEL', conf: bridge(), containerId: 'pod-a', netns: ns })).exitCode).toBe(0);
+    expect((await h.sim.control.stats()).counts.endpoints).toBe(0);
+    expect(heldIps(h, 'cbr0')).toEqual({ [ip]: 'pod-a' });
+    const tomb = tombstone();
+    expect(tomb.ipamPending).toBe(true);
+    expect(tomb.heldBy ?? []).toEqual([]);
+    const next = await cni(h, { verb: 'ADD', conf: bridge(), containerId: 'pod-b', netns: await newNamespace(h) });
+    expect(next.exitCode).toBe(0);
+    expect(Object.values(heldIps(h, 'cbr0'))).toEqual(['pod-b']);
+  });
+
+  it('a DEL without a record keeps its own NIC network while it holds an endpoint the DEL spared (attached elsewhere)', async () => {
+    const conf = delegatedNicConf(NIC.MacAddress, { audit: false });
+    const ns = await newNamespace(h);
+    expect((await cni(h, { verb: 'ADD', conf, containerId: 'pod-n', netns: ns })).exitCode).toBe(0);
+    const before = await h.sim.control.dump();
+    expect(before.networks.map((n) => n.Name)).toContain(nicNetworkName({ containerId: 'pod-n', ifname: 'eth0' }));
+    for (const f of recordFiles(h, 'attachments')) fs.rmSync(path.join(h.stateDir, 'attachments', f));
+    // Deleting the network would take the endpoint along (HNS cascades): the DEL names another namespace.
+    const del = await cni(h, { verb: 'DEL', conf, containerId: 'pod-n', netns: await newNamespace(h) });
+    expect(del.exitCode).toBe(0);
+    const after = await h.sim.control.dump();
+    expect(after.endpoints.map((e) => e.ID)).toEqual(before.endpoints.map((e) => e.ID));
+    expect(after.networks.map((n) => n.ID).sort()).toEqual(before.networks.map((n) => n.ID).sort());
+  });
+
   it("a network of the pod's own left on its NIC (audit off) is NIC busy, 104 — not 11 from its own running ADD", async () => {
     const owner = { containerId: 'pod-n', ifname: 'eth0' };
     await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNetwork(
@@ -96,3 +144,21 @@ describe('safety', () => {
     expect(r.json).toMatchObject({ code: 104, msg: expect.stringMatching(/left behind by pod-n@eth0/) });
   });
 });
+
+/** The one tombstone of the state directory. */
+function tombstone(): { ipamPending?: boolean; heldBy?: unknown[] } {
+  const [file] = recordFiles(h, 'tombstones');
+  return JSON.parse(fs.readFileSync(path.join(h.stateDir, 'tombstones', file!), 'utf8'));
+}
+
+/** From now on, the plugin's endpoint listings show every endpoint without its addresses. */
+function listingWithoutAddresses(): void {
+  const rt = h.runtime;
+  const choose = rt.api.bind(rt);
+  rt.api = async (conf) => {
+    const choice = await choose(conf);
+    const list = choice.api.listEndpoints.bind(choice.api);
+    choice.api.listEndpoints = async () => (await list()).map((e) => ({ ...e, ips: [] }));
+    return choice;
+  };
+}

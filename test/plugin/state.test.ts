@@ -131,6 +131,23 @@ describe('a corrupt record', () => {
   });
 });
 
+describe("a record under another pod's file name", () => {
+  it("is quarantined, not trusted: that pod's DEL leaves the record's own pod and its endpoint alone", async () => {
+    const ns = await newNamespace(h);
+    expect((await cni(h, { verb: 'ADD', conf: conf(), containerId: 'b', netns: ns })).exitCode).toBe(0);
+    const dir = path.join(h.stateDir, 'attachments');
+    fs.copyFileSync(path.join(dir, 'b@eth0.json'), path.join(dir, 'a@eth0.json'));
+    const before = await endpointIds();
+    expect(before).toEqual([recordOf('b').endpoint.id.toLowerCase()]);
+    expect((await cni(h, { verb: 'DEL', conf: conf(), containerId: 'a', netns: await newNamespace(h) })).exitCode).toBe(
+      0,
+    );
+    expect(await endpointIds()).toEqual(before);
+    expect(Object.values(heldIps(h, 'cbr0'))).toEqual(['b']);
+    expect(recordFiles(h, 'attachments')).toEqual(['b@eth0.json']);
+  });
+});
+
 describe('record files', () => {
   it('are 0600 in 0700 directories, and no .tmp is left behind', async () => {
     const ns = await newNamespace(h);

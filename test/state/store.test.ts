@@ -125,6 +125,20 @@ describe('state store', () => {
     expect(await store.removeTombstone(owner)).toBe(true);
   });
 
+  it("quarantines a record whose owner is not its file name's: pod B's record under pod A's name is not A's", async () => {
+    await store.commitAttachment(record());
+    const a = { containerId: 'pod-a', ifname: 'eth0' };
+    const attachments = path.join(dir, 'attachments');
+    fs.copyFileSync(path.join(attachments, 'c1@eth0.json'), path.join(attachments, 'pod-a@eth0.json'));
+    expect(store.getAttachment(a)).toBeUndefined();
+    expect(store.quarantined()).toEqual([
+      expect.objectContaining({ kind: 'attachment', owner: a, reason: 'owner does not match the file name' }),
+    ]);
+    // B's own record is untouched, and the snapshot shows it once.
+    expect(store.getAttachment(owner)).toEqual(record());
+    expect(store.snapshot().attachments).toEqual([record()]);
+  });
+
   describe('repair against DEL (src/plugin/repair.ts)', () => {
     it('a repair claims only while the record it repairs is there, unchanged', async () => {
       const rec = record();
