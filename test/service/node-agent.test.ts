@@ -7,6 +7,7 @@
  */
 import { nicNetworkName } from '../../src/orphans/ownership';
 import type { Hcn } from '../../src/hns/hcn';
+import { HR } from '../../src/hns/hresults';
 import { bridgeConf, useHarness, type Harness } from '../helpers/cni-harness';
 import { heldIps, hostLocal, lastSeq, newNamespace, until } from '../plugin/support';
 import { makeBin, startServiceProcess, startShim, viaShim, type Bin, type RunningService } from './support';
@@ -133,6 +134,31 @@ it('an ADD through the service makes 3 HNS calls with the network there, whateve
   expect(ep.HostComputeNamespace).toBe(inNs!.ID);
   expect(`${(ep.IpConfigurations as Array<{ IpAddress: string }>)[0]!.IpAddress}/24`).toBe(result.ips[0]!.address);
   expect(String(ep.MacAddress).toLowerCase().replace(/-/g, ':')).toBe(result.interfaces[0]!.mac);
+});
+
+it('an ADD through the service whose one-call create HNS v1 refuses without a code asks HCN, whose HRESULT is exact', async () => {
+  service = await startServiceProcess(h, undefined, ['--hns-probe-seconds', '0']);
+  const conf = bridgeConf();
+  expect(
+    (await viaShim(h, bin, service.address, { verb: 'ADD', conf, containerId: 'first', netns: await newNamespace(h) }))
+      .exitCode,
+  ).toBe(0);
+  await h.sim.control.failCall('HNSCall POST /endpoints', HR.E_FAIL);
+  const pid = service.child.pid;
+  const seq = await lastSeq(h);
+  const ns = await newNamespace(h);
+  const second = await viaShim(h, bin, service.address, { verb: 'ADD', conf, containerId: 'second', netns: ns });
+  expect(second.exitCode).toBe(0);
+  const ops = (await h.sim.control.calls()).filter((c) => c.seq > seq && c.pid === pid).map((c) => c.op);
+  expect(ops).toEqual([
+    'HcnEnumerateEndpoints',
+    'HNSCall POST /endpoints',
+    'HcnOpenNetwork',
+    'HcnCreateEndpoint',
+    'HcnQueryEndpointProperties',
+    'HNSCall POST /namespaces/{id}/addresource',
+  ]);
+  expect((await h.sim.control.dump()).endpoints).toHaveLength(2);
 });
 
 it('a DEL through the service makes 2 HNS calls, detach and delete, once the node agent has listed the node', async () => {
