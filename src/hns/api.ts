@@ -12,7 +12,7 @@ import { hasCode, isComputeSystemMissing, isNotFound } from './hcn-error';
 import { HR } from './hresults';
 import type { HnsVersion } from './features';
 import type { Hcn, HostAdapter } from './hcn';
-import { PolicyError, render } from './policies';
+import { hasV1Form, PolicyError, render } from './policies';
 import type {
   HnsV1Endpoint,
   HnsV1Network,
@@ -178,6 +178,11 @@ async function orUndefined<T>(p: Promise<T>): Promise<T | undefined> {
  * is gone: another verb detached it first (a GC's audit racing the same pod's DEL). HNS answers that with
  * HCN_E_ENDPOINT_NOT_ATTACHED (MicrosoftDocs/Virtualization-Documentation virtualization/api/hcn/Reference/HCNHResult.md).
  */
+/** v1 namespace attach: microsoft/hcsshim internal/hns/namespace.go AddNamespaceEndpoint. */
+function addToNamespaceV1(hcn: Hcn, namespaceId: string, endpointId: string): Promise<unknown> {
+  return hcn.hnsCall('POST', `/namespaces/${namespaceId}/addresource`, { Type: 'Endpoint', Data: { Id: endpointId } });
+}
+
 /** v1 namespace detach: microsoft/hcsshim internal/hns/namespace.go RemoveNamespaceEndpoint. */
 function removeFromNamespaceV1(hcn: Hcn, namespaceId: string, endpointId: string): Promise<unknown> {
   return hcn.hnsCall('POST', `/namespaces/${namespaceId}/removeresource`, {
@@ -359,9 +364,12 @@ abstract class HostOpsBase implements HostOps {
 export class V2Api extends HostOpsBase implements HnsApi {
   readonly version = 2 as const;
   private readonly bulkV1: boolean;
-  constructor(hcn: Hcn, listing: Listing = 'auto') {
+  /** Creates and attaches in one HNS round trip each, through HNSCall (see fewestCalls). */
+  private readonly oneCallWrites: boolean;
+  constructor(hcn: Hcn, listing: Listing = 'auto', options: { fewestCalls?: boolean } = {}) {
     super(hcn);
     this.bulkV1 = listing === 'v1' || (listing === 'auto' && hcn.capabilities.v1Supported);
+    this.oneCallWrites = options.fewestCalls === true && hcn.capabilities.v1Supported;
   }
 
   /** HcnEnumerateEndpoints (ids only): the v2 listing may go through HNSCall, which answers where HCN does not. */
@@ -433,7 +441,27 @@ export class V2Api extends HostOpsBase implements HnsApi {
     const e = await orUndefined(this.hcn.getEndpoint(id));
     return e ? endpointFromV2(e) : undefined;
   }
+  /**
+   * With fewestCalls, an endpoint that HNS v1 can describe whole is created by one HNSCall (POST /endpoints, whose
+   * answer is the endpoint: microsoft/hcsshim internal/hns/hnsendpoint.go Create). Through HCN it is three round
+   * trips: HcnCreateEndpoint takes an open network handle and answers only an error record, so the endpoint's
+   * properties take a query of their own (microsoft/hcsshim hcn/hcnendpoint.go createEndpoint: hcnOpenNetwork,
+   * hcnCreateEndpoint, hcnQueryEndpointProperties). A v1 refusal whose envelope carries no code (E_FAIL) is asked
+   * again through HCN, whose HRESULT is exact (a refused create made nothing), so HCN_E_ADDR_INVALID_OR_RESERVED and
+   * "network not found" keep their meaning for the caller's recovery.
+   */
   async createEndpoint(network: NetworkInfo, spec: EndpointSpec, id?: string): Promise<EndpointInfo> {
+    const v1 = this.oneCallWrites ? v1EndpointBody(network, spec, id) : undefined;
+    if (v1) {
+      const created = await this.hcn
+        .hnsCall<HnsV1Endpoint>('POST', '/endpoints/', v1)
+        .then(endpointFromV1)
+        .catch((e: unknown) => {
+          if (hasCode(e, HR.E_FAIL)) return undefined;
+          throw e;
+        });
+      if (created) return created;
+    }
     const settings: HostComputeEndpoint = { Name: spec.name, Policies: spec.policies };
     if (spec.ips.length > 0)
       settings.IpConfigurations = spec.ips.map((ip) => ({ IpAddress: ip.address, PrefixLength: ip.prefixLength }));
@@ -460,7 +488,22 @@ export class V2Api extends HostOpsBase implements HnsApi {
   async addEndpointPolicies(id: string, policies: TypedPolicy[]): Promise<void> {
     await this.hcn.modifyEndpoint(id, { ResourceType: 'Policy', RequestType: 'Add', Settings: { Policies: policies } });
   }
+  /**
+   * With fewestCalls, one v1 call (POST /namespaces/{id}/addresource, microsoft/hcsshim internal/hns/namespace.go
+   * AddNamespaceEndpoint) instead of HcnOpenNamespace + HcnModifyNamespace, as the detach below; an E_FAIL is asked
+   * again through HCN for its exact HRESULT.
+   */
   async attachNamespace(endpointId: string, namespaceId: string): Promise<void> {
+    if (this.oneCallWrites) {
+      const done = await addToNamespaceV1(this.hcn, namespaceId, endpointId).then(
+        () => true,
+        (e: unknown) => {
+          if (hasCode(e, HR.E_FAIL)) return false;
+          throw e;
+        },
+      );
+      if (done) return;
+    }
     await this.hcn.addNamespaceEndpoint(namespaceId, endpointId);
   }
   /**
@@ -586,26 +629,9 @@ export class V1Api extends HostOpsBase implements HnsApi {
     return e ? endpointFromV1(e) : undefined;
   }
   async createEndpoint(network: NetworkInfo, spec: EndpointSpec, id?: string): Promise<EndpointInfo> {
-    const body: HnsV1Endpoint = {
-      Name: spec.name,
-      VirtualNetwork: network.id,
-      VirtualNetworkName: network.name,
-      Policies: render(spec.policies, 1) as HnsV1Endpoint['Policies'],
-    };
-    if (id) body.ID = id;
-    const ip = spec.ips[0];
-    if (ip) {
-      body.IPAddress = ip.address;
-      if (ip.prefixLength !== undefined) body.PrefixLength = ip.prefixLength;
-    }
-    if (spec.mac) body.MacAddress = spec.mac;
-    // The plugin refuses IPv6 on v1 before it gets here (dual-stack is an HCN feature); only IPv4 goes to v1.
-    const gw4 = spec.gateways?.find((g) => familyOf(g) === 4);
-    if (gw4) body.GatewayAddress = gw4;
-    if (spec.dns.servers.length) body.DNSServerList = spec.dns.servers.join(',');
-    if (spec.dns.search.length || spec.dns.domain)
-      body.DNSSuffix = [...(spec.dns.domain ? [spec.dns.domain] : []), ...spec.dns.search].join(',');
-    return endpointFromV1(await this.hcn.hnsCall<HnsV1Endpoint>('POST', '/endpoints/', body));
+    return endpointFromV1(
+      await this.hcn.hnsCall<HnsV1Endpoint>('POST', '/endpoints/', v1EndpointSpec(network, spec, id)),
+    );
   }
   deleteEndpoint(id: string): Promise<DeleteOutcome> {
     return outcome(this.hcn.hnsCall('DELETE', `/endpoints/${id}`));
@@ -626,5 +652,48 @@ export class V1Api extends HostOpsBase implements HnsApi {
   }
   async namespaceExists(namespaceId: string): Promise<boolean> {
     return (await orUndefined(this.hcn.hnsCall('GET', `/namespaces/${namespaceId}`))) !== undefined;
+  }
+}
+
+/** The v1 body of an endpoint (HNS v1's fields: microsoft/hcsshim internal/hns/hnsendpoint.go HNSEndpoint). */
+function v1EndpointSpec(network: NetworkInfo, spec: EndpointSpec, id?: string): HnsV1Endpoint {
+  const body: HnsV1Endpoint = {
+    Name: spec.name,
+    VirtualNetwork: network.id,
+    VirtualNetworkName: network.name,
+    Policies: render(spec.policies, 1) as HnsV1Endpoint['Policies'],
+  };
+  if (id) body.ID = id;
+  const ip = spec.ips[0];
+  if (ip) {
+    body.IPAddress = ip.address;
+    if (ip.prefixLength !== undefined) body.PrefixLength = ip.prefixLength;
+  }
+  if (spec.mac) body.MacAddress = spec.mac;
+  // The plugin refuses IPv6 on v1 before it gets here (dual-stack is an HCN feature); only IPv4 goes to v1.
+  const gw4 = spec.gateways?.find((g) => familyOf(g) === 4);
+  if (gw4) body.GatewayAddress = gw4;
+  if (spec.dns.servers.length) body.DNSServerList = spec.dns.servers.join(',');
+  if (spec.dns.search.length || spec.dns.domain)
+    body.DNSSuffix = [...(spec.dns.domain ? [spec.dns.domain] : []), ...spec.dns.search].join(',');
+  return body;
+}
+
+/**
+ * The v1 body of an HCN endpoint spec when v1 says all of it, else undefined (then HCN creates it): IPv4 only (v1's
+ * IPAddress; IPv6 has no create field), on a network without IPv6 subnets when HNS assigns the address (HCN would
+ * give one of each family), no resolver options (v1 has none), and only policies v1 has a form of, field for field.
+ */
+export function v1EndpointBody(network: NetworkInfo, spec: EndpointSpec, id?: string): HnsV1Endpoint | undefined {
+  const v4 = (a: string) => familyOf(a) === 4;
+  if (spec.ips.length > 1 || !spec.ips.every((ip) => v4(ip.address))) return undefined;
+  if (spec.ips.length === 0 && !network.subnets.every((s) => v4(s.prefix))) return undefined;
+  if (!(spec.gateways ?? []).every(v4) || spec.dns.options?.length) return undefined;
+  if (!spec.policies.every(hasV1Form)) return undefined;
+  try {
+    return v1EndpointSpec(network, spec, id);
+  } catch (e) {
+    if (e instanceof PolicyError) return undefined;
+    throw e;
   }
 }

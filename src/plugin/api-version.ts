@@ -27,7 +27,12 @@ function why(hcn: Hcn): string {
   return c.loadError ?? (c.missing.length ? `missing ${c.missing.join(', ')}` : 'not loaded');
 }
 
-export async function chooseApi(setting: ApiVersionSetting, hcn: Hcn, listing: Listing = 'auto'): Promise<ApiChoice> {
+export async function chooseApi(
+  setting: ApiVersionSetting,
+  hcn: Hcn,
+  listing: Listing = 'auto',
+  options: { fewestCalls?: boolean } = {},
+): Promise<ApiChoice> {
   const caps = hcn.capabilities;
   if (setting === 2) {
     if (!caps.v2Supported)
@@ -35,7 +40,7 @@ export async function chooseApi(setting: ApiVersionSetting, hcn: Hcn, listing: L
         CniCode.API_UNAVAILABLE,
         `apiVersion 2 needs HCN (computenetwork.dll), which this host lacks: ${why(hcn)}`,
       );
-    return { api: new V2Api(hcn, listing), version: 2, reason: 'apiVersion 2 in the configuration' };
+    return { api: new V2Api(hcn, listing, options), version: 2, reason: 'apiVersion 2 in the configuration' };
   }
   if (setting === 1) {
     if (!caps.v1Supported)
@@ -56,7 +61,7 @@ export async function chooseApi(setting: ApiVersionSetting, hcn: Hcn, listing: L
   const shown = hnsVersion ? `${hnsVersion.major}.${hnsVersion.minor}` : 'unknown (no HNSCall)';
   if (caps.v2Supported && (!hnsVersion || atLeast(hnsVersion, V2_MIN))) {
     return {
-      api: new V2Api(hcn, listing),
+      api: new V2Api(hcn, listing, options),
       version: 2,
       reason: `auto: HCN present, HNS version ${shown} >= 9.2`,
       ...(hnsVersion ? { hnsVersion } : {}),

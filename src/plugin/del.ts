@@ -48,9 +48,11 @@ export async function del(ctx: VerbContext, rt: PluginRuntime): Promise<void> {
         'no HNS API is available on this host to delete the recorded attachment',
       );
     let { endpointGone } = await deleteByRecord(api, store, rec, log);
-    // Rule 1 (ip-holders.ts): not while another endpoint (a migrated node's previous plugin's) holds the address.
+    if (endpointGone && rec.endpoint.owned) rt.addressBook?.deleted(rec.endpoint.id);
+    // Rule 1 (ip-holders.ts): not while another endpoint (a migrated node's previous plugin's) holds the address —
+    // as this process knows the holders (address-book.ts), else as HNS lists them.
     const releasable = endpointGone && rec.ipamAllocated && ctx.ipam.configured;
-    const holders = releasable ? await heldAddresses(api, addressesOf(rec.result)) : [];
+    const holders = releasable ? await heldAddresses(api, addressesOf(rec.result), rt.addressBook) : [];
     if (holders.length > 0) await keepForHolders(store, owner, holders, conf.name, log);
     const released = releasable && holders.length === 0;
     if (released) await ctx.ipam.del();

@@ -63,6 +63,7 @@ export async function createAttachment(
     policies: podPolicies(a.policies, conf, families, ipv4, a.log),
   };
   const ep = await refusable(`creating endpoint ${name}`, () => a.api.createEndpoint(network, spec, id));
+  a.rt.addressBook?.created(ep);
   // A "not found" from HNS is confirmed by a listing before the rollback counts the endpoint as gone: only then may
   // the rollback release its IP (Undo keeps the allocation when this step fails).
   a.undo.push('delete the endpoint', async () => {
@@ -72,6 +73,7 @@ export async function createAttachment(
     ) {
       throw new Error(`HNS answered "not found" for endpoint ${ep.id}, but still lists it`);
     }
+    a.rt.addressBook?.deleted(ep.id);
   });
   const claim = await keepClaim(a, intent, 'endpoint', id, ep.id);
   if (conf.loopbackDSR && !ipv4 && families.has(4)) {

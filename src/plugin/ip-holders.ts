@@ -58,11 +58,18 @@ export function holdersOf(
 }
 
 /**
- * Lists HNS and returns the endpoints holding any of the addresses. A listing that fails (HNS reachable) cannot
- * say the address is free: it counts as held by an unknown endpoint, so the allocation is kept (the safe side).
+ * The endpoints holding any of the addresses: as `known` (a resident process's address book, address-book.ts) says
+ * once it has a listing, else as HNS lists them. A listing that fails (HNS reachable) cannot say the address is
+ * free: it counts as held by an unknown endpoint, so the allocation is kept (the safe side).
  */
-export async function heldAddresses(api: HnsApi, addresses: readonly string[]): Promise<HeldBy[]> {
+export async function heldAddresses(
+  api: HnsApi,
+  addresses: readonly string[],
+  known?: { holders(addresses: readonly string[]): HeldBy[] | undefined },
+): Promise<HeldBy[]> {
   if (addresses.length === 0) return [];
+  const fromKnown = known?.holders(addresses);
+  if (fromKnown) return fromKnown;
   let endpoints: EndpointInfo[];
   try {
     endpoints = await api.listEndpoints();

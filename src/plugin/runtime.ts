@@ -14,6 +14,7 @@ import type { SweepResult } from '../orphans/sweep';
 import type { CrashHook } from '../state/atomic';
 import { ClaimRegistry } from '../state/claims';
 import { StateStore, type StateSnapshot } from '../state/store';
+import { AddressBook } from './address-book';
 import { chooseApi, type ApiChoice } from './api-version';
 import { auditObservation, type RuntimeObserver } from './observer';
 
@@ -38,6 +39,13 @@ export interface RuntimeOptions {
    * ADD never runs it when due, only its own safety work (own-objects.ts). Default false: the standalone executable.
    */
   backgroundAudit?: boolean;
+  /**
+   * The fewest HNS round trips per verb (the resident service): an endpoint created and attached with one HNSCall each
+   * where v1 says all of it (src/hns/api.ts V2Api), and a DEL that releases an address by what this process knows of
+   * its holders (address-book.ts) instead of listing the node. Default false: the standalone executable, which runs
+   * one verb and knows nothing between them.
+   */
+  fewestCalls?: boolean;
 }
 
 type AuditConf = Pick<NetConf, 'hnsTimeoutSeconds' | 'adopt'>;
@@ -58,11 +66,14 @@ export class PluginRuntime {
   readonly now: () => number;
   readonly pid: number;
   readonly crash: CrashHook | undefined;
+  /** Who holds which address, as this process knows it (fewestCalls only; address-book.ts). */
+  readonly addressBook: AddressBook | undefined;
 
   constructor(private readonly options: RuntimeOptions) {
     this.now = options.now ?? Date.now;
     this.pid = options.pid;
     this.crash = options.crash;
+    this.addressBook = options.fewestCalls ? new AddressBook() : undefined;
   }
 
   /**
@@ -161,7 +172,10 @@ export class PluginRuntime {
 
   /** The audit of this node as a verb runs it (ADD, GC): the configuration's grace and opt-ins; the observer told. */
   async audit(conf: AuditConf, api: HnsApi, store: StateStore, log: Logger): Promise<AuditReport> {
+    const mark = this.addressBook?.mark();
     const report = await audit(this.auditDeps(conf, api, store, log));
+    // The listing minus what the audit deleted: what holds an address now.
+    if (mark !== undefined) this.addressBook?.listing(mark, report.endpoints);
     this.audited(report);
     return report;
   }
@@ -176,6 +190,7 @@ export class PluginRuntime {
     state: StateSnapshot,
   ): Promise<SweepResult> {
     const outcome = await auditShown(this.auditDeps(conf, api, store, log), shown, state);
+    for (const d of outcome.sweep.deleted) if (d.kind === 'endpoint') this.addressBook?.deleted(d.id);
     this.audited(outcome);
     return outcome.sweep;
   }
@@ -212,7 +227,9 @@ export class PluginRuntime {
     const key = String(conf.apiVersion);
     let choice = this.choices.get(key);
     if (!choice) {
-      choice = chooseApi(conf.apiVersion, hcn, this.options.listing);
+      choice = chooseApi(conf.apiVersion, hcn, this.options.listing, {
+        ...(this.options.fewestCalls ? { fewestCalls: true } : {}),
+      });
       choice.catch(() => this.choices.delete(key));
       this.choices.set(key, choice);
     }

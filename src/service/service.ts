@@ -205,6 +205,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     native,
     ...(claimsDir ? { claimsDir } : {}),
     backgroundAudit: true,
+    fewestCalls: true,
     observer: {
       hcnCall: (c) => {
         repair.hcnCall(c);

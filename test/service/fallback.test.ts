@@ -12,7 +12,7 @@ import { encodeRequest, KIND_CNI, parseReply } from '../../src/service/protocol'
 import { sendRequest } from '../../src/service/client';
 import { bridgeConf, useHarness, type Harness } from '../helpers/cni-harness';
 import { newNamespace, recordFiles, until } from '../plugin/support';
-import { makeBin, startHungAdd, startServiceProcess, viaShim, type Bin } from './support';
+import { makeBin, SERVICE_CREATE_OP, startHungAdd, startServiceProcess, viaShim, type Bin } from './support';
 
 let h: Harness;
 let bin: Bin;
@@ -112,7 +112,7 @@ describe('the service dies after accepting an ADD', () => {
     const service = await startServiceProcess(h);
     const ns = await newNamespace(h);
     // HNS completes the endpoint create and kills its caller — the service — as a crash mid-verb would.
-    await h.sim.control.killClient('HcnCreateEndpoint');
+    await h.sim.control.killClient(SERVICE_CREATE_OP);
     const add = await viaShim(h, bin, service.address, {
       verb: 'ADD',
       conf: bridgeConf(),

@@ -12,7 +12,15 @@ import { startService } from '../../src/service/service';
 import { silentLogger } from '../../src/log/logger';
 import { bridgeConf, useHarness, type Harness } from '../helpers/cni-harness';
 import { newNamespace, recordFiles, until } from '../plugin/support';
-import { makeBin, startHungAdd, startServiceProcess, startShim, type Bin, type RunningService } from './support';
+import {
+  makeBin,
+  SERVICE_CREATE_OP,
+  startHungAdd,
+  startServiceProcess,
+  startShim,
+  type Bin,
+  type RunningService,
+} from './support';
 
 let h: Harness;
 let bin: Bin;
@@ -48,7 +56,7 @@ describe('a shim killed mid-ADD', () => {
       expect({ exit: out.exitCode, out: out.stdout }).toEqual({ exit: 0, out: '' });
       // The ADD committed (DEL found a record and deleted by id), then DEL removed everything.
       const ops = (await h.sim.control.calls()).map((c) => c.op);
-      expect(ops.indexOf('HcnDeleteEndpoint')).toBeGreaterThan(ops.indexOf('HcnCreateEndpoint'));
+      expect(ops.indexOf('HcnDeleteEndpoint')).toBeGreaterThan(ops.indexOf(SERVICE_CREATE_OP));
       expect((await h.sim.control.dump()).endpoints).toEqual([]);
       for (const kind of ['attachments', 'intents', 'tombstones'] as const) expect(recordFiles(h, kind)).toEqual([]);
       expect(bin.standaloneRuns()).toBe(0);
@@ -64,7 +72,7 @@ describe('one attachment at a time, in arrival order; others concurrently', () =
     try {
       const ns1 = await newNamespace(h);
       const ns2 = await newNamespace(h);
-      await h.sim.control.hang('HcnCreateEndpoint');
+      await h.sim.control.hang(SERVICE_CREATE_OP);
       const call = (verb: 'ADD' | 'DEL', cid: string, ns: string) =>
         startShim(h, bin, service.address, { verb, conf: bridgeConf(), containerId: cid, netns: ns }).done;
       const runs: Array<Promise<{ exitCode: number }>> = [];
@@ -92,12 +100,14 @@ describe('one attachment at a time, in arrival order; others concurrently', () =
       const results = await Promise.all(runs);
       expect(results.map((r) => r.exitCode)).toEqual([0, 0, 0, 0]);
       // Arrival order held: create (pod1), delete (pod1), create (pod1) — the last word is the second ADD.
-      const pod1 = (await h.sim.control.calls()).filter((c) => /^HcnCreateEndpoint|^HcnDeleteEndpoint/.test(c.op));
+      const pod1 = (await h.sim.control.calls()).filter(
+        (c) => c.op === SERVICE_CREATE_OP || c.op === 'HcnDeleteEndpoint',
+      );
       expect(pod1.map((c) => c.op)).toEqual([
-        'HcnCreateEndpoint',
-        'HcnCreateEndpoint',
+        SERVICE_CREATE_OP,
+        SERVICE_CREATE_OP,
         'HcnDeleteEndpoint',
-        'HcnCreateEndpoint',
+        SERVICE_CREATE_OP,
       ]);
       expect(recordFiles(h, 'attachments')).toEqual(['pod1@eth0.json', 'pod2@eth0.json']);
       expect((await h.sim.control.dump()).endpoints).toHaveLength(2);

@@ -17,7 +17,15 @@ import { silentLogger } from '../../src/log/logger';
 import { startService } from '../../src/service/service';
 import { bridgeConf, CLI, ROOT, useHarness, type Harness } from '../helpers/cni-harness';
 import { newNamespace, until } from '../plugin/support';
-import { makeBin, startHungAdd, startServiceProcess, viaShim, type Bin, type RunningService } from './support';
+import {
+  makeBin,
+  SERVICE_CREATE_OP,
+  startHungAdd,
+  startServiceProcess,
+  viaShim,
+  type Bin,
+  type RunningService,
+} from './support';
 
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
@@ -163,7 +171,7 @@ describe('service metrics over HTTP', () => {
     }
     // Two bridge ADDs: one network create (the second finds it), two endpoint creates; one DEL: one endpoint delete.
     expect(calls.HcnCreateNetwork).toBe(1);
-    expect(calls.HcnCreateEndpoint).toBe(2);
+    expect(calls[SERVICE_CREATE_OP]).toBe(2);
     expect(calls.HcnDeleteEndpoint).toBe(1);
     for (const op of Object.keys(calls))
       expect(one(m, 'hcn_cni_hns_call_duration_seconds_bucket', { op, le: '+Inf' })).toBe(calls[op]);
@@ -206,7 +214,7 @@ describe('service metrics over HTTP', () => {
     );
     expect(text).toMatch(/^ADD {6}7 {8}1 {7}\d+\.\dms$/m);
     expect(text).toMatch(/^ADD {6}0 {8}2 {7}\d+\.\dms$/m);
-    expect(text).toMatch(/^HcnCreateEndpoint {23}2 {7}0 {7}\d+\.\dms$/m);
+    expect(text).toMatch(/^HNSCall POST \/endpoints {17}2 {7}0 {7}\d+\.\dms$/m);
 
     // Only GET (and HEAD) /metrics.
     expect((await get(url.replace('/metrics', '/other'))).status).toBe(404);
@@ -218,7 +226,7 @@ describe('service metrics over HTTP', () => {
     const conf = bridgeConf({ auditIntervalSeconds: 1 });
     const ns = await newNamespace(h);
     // An endpoint create HNS refuses: the ADD fails, and the error is counted with its HRESULT.
-    await h.sim.control.failCall('HcnCreateEndpoint', 0x80070005);
+    await h.sim.control.failCall(SERVICE_CREATE_OP, 0x80070005);
     const failed = await viaShim(h, bin, service.address, { verb: 'ADD', conf, containerId: 'e1', netns: ns });
     expect({ exit: failed.exitCode, code: failed.json?.code }).toEqual({ exit: 1, code: 100 });
     // A leak of our own making: an ADD's endpoint left in HNS, detached, with its record gone (what a lost record
@@ -248,14 +256,14 @@ describe('service metrics over HTTP', () => {
     expect(service.stderr()).toContain('node agent: audit failed');
 
     const m = parse((await get(url)).body);
-    expect(one(m, 'hcn_cni_hns_errors_total', { op: 'HcnCreateEndpoint', hresult: '0x80070005' })).toBe(1);
+    expect(one(m, 'hcn_cni_hns_errors_total', { op: SERVICE_CREATE_OP, hresult: '0x80070005' })).toBe(1);
     expect(one(m, 'hcn_cni_hns_errors_total', { op: 'HNSCall GET /endpoints', hresult: '0x8007000E' })).toBe(1);
     expect(one(m, 'hcn_cni_audit_objects_removed_total', { kind: 'endpoint' })).toBe(1);
     expect(series(m, 'hcn_cni_audit_verdicts_total', 'verdict').orphan).toBeGreaterThanOrEqual(1);
     const status = await service.status();
     expect(status.tally.hnsErrors).toEqual([
       { op: 'HNSCall GET /endpoints', hresult: '0x8007000E', count: 1 },
-      { op: 'HcnCreateEndpoint', hresult: '0x80070005', count: 1 },
+      { op: SERVICE_CREATE_OP, hresult: '0x80070005', count: 1 },
     ]);
     expect(status.tally.removed.endpoint).toBe(1);
     // The refused create is CNI code 100 (an HNS error), the successes 0.
@@ -333,7 +341,7 @@ describe('abandoned HCN calls', () => {
     const service = await startServiceProcess(h, undefined, ['--metrics', '127.0.0.1:0']);
     try {
       const url = (await service.status()).metricsUrl!;
-      await h.sim.control.hang('HcnCreateEndpoint');
+      await h.sim.control.hang(SERVICE_CREATE_OP);
       const ns = await newNamespace(h);
       const add = await viaShim(h, bin, service.address, {
         verb: 'ADD',
@@ -344,7 +352,7 @@ describe('abandoned HCN calls', () => {
       expect(add.exitCode).toBe(1);
       const m = parse((await get(url)).body);
       expect(one(m, 'hcn_cni_hns_calls_abandoned')).toBe(1);
-      expect(one(m, 'hcn_cni_hns_errors_total', { op: 'HcnCreateEndpoint', hresult: '0x800705B4' })).toBe(1);
+      expect(one(m, 'hcn_cni_hns_errors_total', { op: SERVICE_CREATE_OP, hresult: '0x800705B4' })).toBe(1);
       await h.sim.control.release();
       await until(
         async () => ((await service.status()).abandoned.count === 0 ? true : undefined),

@@ -2,12 +2,13 @@
  * The service's node agent (src/service/node-agent.ts) audits the whole node in the background: a leak of seed 000's
  * kind is removed within auditIntervalSeconds with no ADD at all; an object a running ADD is creating is never
  * removed; and the node is audited right after HNS answers again following a failure, not an interval later — at once
- * where HNS's service notifications say it is back, else at the probe. An ADD
- * through the service makes at most 6 HNS calls (existing network, containerd path) whatever the node holds, and a
- * DEL 3, with the listing that keeps an address another endpoint holds (src/plugin/ip-holders.ts).
+ * where HNS's service notifications say it is back, else at the probe. An ADD through the service makes 3 HNS calls
+ * (existing network, containerd path) whatever the node holds, and a DEL 2: the node agent's listing says who else
+ * holds an address (src/plugin/address-book.ts).
  */
 import { nicNetworkName } from '../../src/orphans/ownership';
 import type { Hcn } from '../../src/hns/hcn';
+import { HR } from '../../src/hns/hresults';
 import { bridgeConf, useHarness, type Harness } from '../helpers/cni-harness';
 import { heldIps, hostLocal, lastSeq, newNamespace, until } from '../plugin/support';
 import { makeBin, startServiceProcess, startShim, viaShim, type Bin, type RunningService } from './support';
@@ -62,7 +63,7 @@ it('never removes what a running ADD is creating, however many audits pass meanw
   const conf = bridgeConf({ auditIntervalSeconds: 1 });
   await serveOnce(conf);
   // The ADD has created its endpoint and hangs attaching it: the endpoint exists, its intent is live.
-  await h.sim.control.hang('HcnModifyNamespace');
+  await h.sim.control.hang('HNSCall POST /namespaces/{id}/addresource');
   const ns = await newNamespace(h);
   const run = startShim(h, bin, service.address, { verb: 'ADD', conf, containerId: 'slow', netns: ns });
   await until(
@@ -131,7 +132,7 @@ it('repairs every recorded pod as soon as HNS is back, from its service notifica
   expect((await service.status()).agent.hnsFailingSince).toBeUndefined();
 });
 
-it('an ADD through the service makes at most 6 HNS calls with the network there, whatever else the node holds', async () => {
+it('an ADD through the service makes 3 HNS calls with the network there, whatever else the node holds: own names, create, attach', async () => {
   service = await startServiceProcess(h, undefined, ['--hns-probe-seconds', '0']);
   const conf = bridgeConf();
   const add = async (id: string) =>
@@ -142,31 +143,65 @@ it('an ADD through the service makes at most 6 HNS calls with the network there,
   for (let i = 0; i < 20; i++) await hcn().createEndpoint(net, { Name: `other-${i}` });
   const pid = service.child.pid;
   const seq = await lastSeq(h);
-  expect((await add('second')).exitCode).toBe(0);
+  const ns = await newNamespace(h);
+  const second = await viaShim(h, bin, service.address, { verb: 'ADD', conf, containerId: 'second', netns: ns });
+  expect(second.exitCode).toBe(0);
   const ops = (await h.sim.control.calls()).filter((c) => c.seq > seq && c.pid === pid).map((c) => c.op);
   expect(ops).toEqual([
     'HcnEnumerateEndpoints',
+    'HNSCall POST /endpoints',
+    'HNSCall POST /namespaces/{id}/addresource',
+  ]);
+  // The pod has what the HCN calls gave it: its endpoint in the namespace, with the result's address and MAC.
+  const result = JSON.parse(second.stdout) as { ips: Array<{ address: string }>; interfaces: Array<{ mac: string }> };
+  const dump = await h.sim.control.dump();
+  const inNs = dump.namespaces.find((n) => n.ID.toLowerCase() === ns.toLowerCase());
+  const id = (inNs?.Resources as Array<{ Data: { Id: string } }>)[0]!.Data.Id;
+  const ep = dump.endpoints.find((e) => e.ID.toLowerCase() === id.toLowerCase())!;
+  expect(ep.HostComputeNamespace).toBe(inNs!.ID);
+  expect(`${(ep.IpConfigurations as Array<{ IpAddress: string }>)[0]!.IpAddress}/24`).toBe(result.ips[0]!.address);
+  expect(String(ep.MacAddress).toLowerCase().replace(/-/g, ':')).toBe(result.interfaces[0]!.mac);
+});
+
+it('an ADD through the service whose one-call create HNS v1 refuses without a code asks HCN, whose HRESULT is exact', async () => {
+  service = await startServiceProcess(h, undefined, ['--hns-probe-seconds', '0']);
+  const conf = bridgeConf();
+  expect(
+    (await viaShim(h, bin, service.address, { verb: 'ADD', conf, containerId: 'first', netns: await newNamespace(h) }))
+      .exitCode,
+  ).toBe(0);
+  await h.sim.control.failCall('HNSCall POST /endpoints', HR.E_FAIL);
+  const pid = service.child.pid;
+  const seq = await lastSeq(h);
+  const ns = await newNamespace(h);
+  const second = await viaShim(h, bin, service.address, { verb: 'ADD', conf, containerId: 'second', netns: ns });
+  expect(second.exitCode).toBe(0);
+  const ops = (await h.sim.control.calls()).filter((c) => c.seq > seq && c.pid === pid).map((c) => c.op);
+  expect(ops).toEqual([
+    'HcnEnumerateEndpoints',
+    'HNSCall POST /endpoints',
     'HcnOpenNetwork',
     'HcnCreateEndpoint',
     'HcnQueryEndpointProperties',
-    'HcnOpenNamespace',
-    'HcnModifyNamespace',
+    'HNSCall POST /namespaces/{id}/addresource',
   ]);
+  expect((await h.sim.control.dump()).endpoints).toHaveLength(2);
 });
 
-it('a DEL through the service makes at most 3 HNS calls: detach, delete, and the listing before the IP is released', async () => {
+it('a DEL through the service makes 2 HNS calls, detach and delete, once the node agent has listed the node', async () => {
   service = await startServiceProcess(h, undefined, ['--hns-probe-seconds', '0']);
   const conf = bridgeConf({ ipam: hostLocal(h) });
   const ns = await newNamespace(h);
   const run = (verb: 'ADD' | 'DEL', id: string, netns: string) =>
     viaShim(h, bin, service!.address, { verb, conf, containerId: id, netns });
   expect((await run('ADD', 'first', await newNamespace(h))).exitCode).toBe(0);
+  await until(async () => ((await service!.status()).agent.audits >= 1 ? true : undefined), 20_000, 'a listing');
   expect((await run('ADD', 'second', ns)).exitCode).toBe(0);
   const pid = service.child.pid;
   const seq = await lastSeq(h);
   expect((await run('DEL', 'second', ns)).exitCode).toBe(0);
   const ops = (await h.sim.control.calls()).filter((c) => c.seq > seq && c.pid === pid).map((c) => c.op);
-  expect(ops).toEqual(['HNSCall POST /namespaces/{id}/removeresource', 'HcnDeleteEndpoint', 'HNSCall GET /endpoints']);
+  expect(ops).toEqual(['HNSCall POST /namespaces/{id}/removeresource', 'HcnDeleteEndpoint']);
   // Done as the HCN calls would: the namespace no longer lists it, and the endpoint is gone.
   const dump = await h.sim.control.dump();
   expect(dump.endpoints).toHaveLength(1);

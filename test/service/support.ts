@@ -11,6 +11,12 @@ import type { ServiceStatus } from '../../src/service/service';
 import { bridgeConf, CLI, cniEnv, ROOT, type CniCall, type Harness, type ProcessOutcome } from '../helpers/cni-harness';
 import { until } from '../plugin/support';
 
+/**
+ * The HNS call that creates a pod's endpoint in the service where HNSCall exists and v1 says the whole endpoint
+ * (src/hns/api.ts V2Api createEndpoint): one v1 POST, whose answer is the endpoint (HCN's create is three calls).
+ */
+export const SERVICE_CREATE_OP = 'HNSCall POST /endpoints';
+
 export const SHIM = path.join(ROOT, 'build', 'Release', 'hcn-cni-shim');
 
 export interface Bin {
@@ -147,7 +153,7 @@ export async function startHungAdd(
   containerId: string,
   netns: string,
 ): Promise<{ child: ChildProcess; done: Promise<ProcessOutcome> }> {
-  await h.sim.control.hang('HcnCreateEndpoint');
+  await h.sim.control.hang(SERVICE_CREATE_OP);
   const run = startShim(h, bin, address, { verb: 'ADD', conf: bridgeConf(), containerId, netns });
   await until(
     async () => ((await h.sim.control.stats()).pendingMutations > 0 ? true : undefined),
