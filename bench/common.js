@@ -1,11 +1,12 @@
 // @ts-check
 /**
  * What more than one benchmark uses: the quantile of a sample, the HNS latencies and configuration of a realistic pod
- * ADD, the service benchmarks' build check and deployed bin directory, and the run-when-main boilerplate.
+ * ADD, the service benchmarks' build check, deployed bin directory and service start, and the run-when-main
+ * boilerplate.
  */
 'use strict';
 
-const { spawnSync } = require('child_process');
+const { spawn, spawnSync } = require('child_process');
 const fs = require('fs');
 const net = require('net');
 const path = require('path');
@@ -121,6 +122,29 @@ function answers(address) {
   });
 }
 
+/**
+ * Starts the resident service (`dist/hcn-cni serve --listen socket …args`) and waits until it accepts connections.
+ * Its log (each verb's info lines, the node agent's audits) goes to service.log in `tmp`, not into the benchmark's
+ * output, where it would land between the table's lines; `logTail()` gives its last lines for an error that says why
+ * the service or a verb failed. @param {string} tmp @param {string} socket @param {NodeJS.ProcessEnv} env
+ * @param {string[]} [args] @returns {Promise<{ child: import('child_process').ChildProcess, logTail: () => string }>}
+ */
+async function startService(tmp, socket, env, args = []) {
+  const logFile = path.join(tmp, 'service.log');
+  const fd = fs.openSync(logFile, 'a');
+  const child = spawn(EXE, ['serve', '--listen', socket, ...args], { env, stdio: ['ignore', 'ignore', fd] });
+  fs.closeSync(fd); // the child has its own copy
+  const logTail = () => fs.readFileSync(logFile, 'utf8').split('\n').slice(-20).join('\n');
+  for (let i = 0; !(await answers(socket)); i++) {
+    if (i > 300 || child.exitCode !== null) {
+      child.kill('SIGKILL');
+      throw new Error(`the service did not start; its last log lines:\n${logTail()}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { child, logTail };
+}
+
 module.exports = {
   quantile,
   POD_LATENCY,
@@ -130,6 +154,7 @@ module.exports = {
   requireServiceBuild,
   deployedBin,
   answers,
+  startService,
   SHIM,
   EXE,
   HOST_LOCAL,

@@ -39,7 +39,7 @@ const crypto = require('crypto');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { answers, deployedBin, EXE, podsConf, quantile, requireServiceBuild, runIfMain } = require('./common');
+const { deployedBin, podsConf, quantile, requireServiceBuild, runIfMain, startService } = require('./common');
 
 const ROOT = path.resolve(__dirname, '..');
 const DIST = path.join(ROOT, 'dist');
@@ -155,20 +155,18 @@ async function run() {
   process.env.HCN_SIM = sim.address;
   await sim.control.setLatency('*', 0);
   const base = { PATH: process.env.PATH, TMPDIR: tmp, HCN_SIM: sim.address };
-  // No HNS probe: the node agent's calls would land in the call counts below. The service's log (each verb's info
-  // lines, the agent's audits) goes to a file, not into the benchmark's output; it is shown when the service fails.
-  const serviceLog = path.join(tmp, 'service.log');
-  const service = spawn(EXE, ['serve', '--listen', socket, '--hns-probe-seconds', '0'], {
-    env: base,
-    stdio: ['ignore', 'ignore', fs.openSync(serviceLog, 'a')],
-  });
-  const servicePid = service.pid;
-  const logTail = () => fs.readFileSync(serviceLog, 'utf8').split('\n').slice(-20).join('\n');
+  // No HNS probe: the node agent's calls would land in the call counts below. The service's log goes to a file.
+  let started;
   try {
-    for (let i = 0; !(await answers(socket)); i++) {
-      if (i > 300 || service.exitCode !== null) throw new Error(`the service did not start:\n${logTail()}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    started = await startService(tmp, socket, base, ['--hns-probe-seconds', '0']);
+  } catch (e) {
+    await sim.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+    throw e;
+  }
+  const { child: service, logTail } = started;
+  const servicePid = service.pid;
+  try {
     const hcn = Hcn.open({});
     const confs = { audit: nodeConf(tmp, true), noAudit: nodeConf(tmp, false) };
     const env = (/** @type {Verb} */ v) => cniEnv(socket, tmp, v);

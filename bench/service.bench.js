@@ -30,15 +30,14 @@ const os = require('os');
 const path = require('path');
 const {
   POD_LATENCY,
-  answers,
   deployedBin,
-  EXE,
   HOST_LOCAL,
   podConf,
   podsConf,
   quantile,
   requireServiceBuild,
   runIfMain,
+  startService,
 } = require('./common');
 
 const ROOT = path.resolve(__dirname, '..');
@@ -110,12 +109,18 @@ async function run() {
   const shmState = fs.existsSync('/dev/shm')
     ? fs.mkdtempSync('/dev/shm/hcn-bench-state-')
     : path.join(tmp, 'shm-state');
-  const service = spawn(EXE, ['serve', '--listen', socket], { env: base, stdio: ['ignore', 'ignore', 'inherit'] });
+  // The service's log (a line per verb, the node agent's audits) goes to a file, not between the table's lines.
+  let started;
   try {
-    for (let i = 0; !(await answers(socket)); i++) {
-      if (i > 300 || service.exitCode !== null) throw new Error('the service did not start');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    started = await startService(tmp, socket, base);
+  } catch (e) {
+    await sim.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+    fs.rmSync(shmState, { recursive: true, force: true });
+    throw e;
+  }
+  const { child: service, logTail } = started;
+  try {
     const hcn = Hcn.open({});
     const ns = crypto.randomUUID();
     await hcn.createNamespace({}, ns);
@@ -256,6 +261,8 @@ async function run() {
       loadavg: os.loadavg(),
       cpus: os.cpus().length,
     };
+  } catch (e) {
+    throw new Error(`${/** @type {Error} */ (e).message}\nthe service's last log lines:\n${logTail()}`, { cause: e });
   } finally {
     service.kill('SIGTERM');
     await new Promise((r) => (service.exitCode !== null ? r(undefined) : service.once('exit', r)));
@@ -270,10 +277,13 @@ function print(/** @type {any} */ r) {
     `service (${RUNS} runs after ${WARMUP} warm-up, wall time per spawn, commands interleaved; load average ${r.loadavg.map((x) => x.toFixed(2)).join(' ')} on ${r.cpus} CPUs)`,
     '',
   ];
-  lines.push(`${'command'.padEnd(28)}${'median ms'.padStart(11)}${'p90 ms'.padStart(9)}${'min ms'.padStart(9)}`);
+  // Each name column as wide as its longest name, so no figure runs into it.
+  const wide = (/** @type {string[]} */ names) => Math.max(...names.map((n) => n.length)) + 2;
+  const cmdWidth = wide(['command', ...Object.keys(r.timing)]);
+  lines.push(`${'command'.padEnd(cmdWidth)}${'median ms'.padStart(11)}${'p90 ms'.padStart(9)}${'min ms'.padStart(9)}`);
   for (const [name, t] of Object.entries(r.timing))
     lines.push(
-      `${name.padEnd(28)}${t.median.toFixed(2).padStart(11)}${t.p90.toFixed(2).padStart(9)}${t.min.toFixed(2).padStart(9)}`,
+      `${name.padEnd(cmdWidth)}${t.median.toFixed(2).padStart(11)}${t.p90.toFixed(2).padStart(9)}${t.min.toFixed(2).padStart(9)}`,
     );
   lines.push('', 'peak RSS (KiB)');
   for (const [name, v] of Object.entries(r.memoryKiB)) lines.push(`  ${name.padEnd(48)}${String(v).padStart(8)}`);
@@ -284,7 +294,8 @@ function print(/** @type {any} */ r) {
       `  ${name.padEnd(10)} ok ${p.ok}/${PODS}  makespan ${p.makespanMs.toFixed(0)} ms  busy ${p.busyMs.toFixed(0)} ms  ratio ${p.ratio.toFixed(2)}`,
     );
   lines.push('');
-  for (const [name, v] of Object.entries(r.ratios)) lines.push(`${name.padEnd(52)}${v.toFixed(2)}`);
+  const ratioWidth = wide(Object.keys(r.ratios));
+  for (const [name, v] of Object.entries(r.ratios)) lines.push(`${name.padEnd(ratioWidth)}${v.toFixed(2)}`);
   lines.push(
     `goals (service path): VERSION ≤ ${r.goals.version} ${r.met.version ? 'met' : 'MISSED'}; ADD+DEL ≤ ${r.goals.addDel} ${r.met.addDel ? 'met' : 'MISSED'}; memory ≤ ${r.goals.memory} ${r.met.memory ? 'met' : 'MISSED'}; ${PODS} pods ≤ ${r.goals.pods} ${r.met.pods ? 'met' : 'MISSED'}`,
   );

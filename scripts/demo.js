@@ -5,9 +5,10 @@
  * (a management NIC and three delegated NICs) and drives the packaged executable dist/hcn-cni exactly as a runtime
  * would — environment, stdin, stdout, exit code — through four scenes:
  *   1. a containerd-style pod in bridge mode: ADD, CHECK, DEL;
- *   2. seed 001: the Docker sequence (sandbox netns "none" twice, then "container:<sandbox>") on an HCN host;
- *   3. seed 000: an ADD killed during HcnCreateNetwork, the runtime's DEL, the leaked network, and the next pod on
- *      the same NIC removing it;
+ *   2. the HNS API chosen by the host, not by the netns: the Docker sequence (sandbox netns "none" twice, then
+ *      "container:<sandbox>") on an HCN host;
+ *   3. a killed ADD must not strand a NIC: an ADD killed during HcnCreateNetwork, the runtime's DEL, the leaked
+ *      network, and the next pod on the same NIC removing it;
  *   4. GC with a list of valid attachments;
  *   5. a dual-stack pod: an IPv4 and an IPv6 address, a default route per family, ADD, CHECK, DEL.
  *   6. service mode: the native shim in front of `hcn-cni serve`, a shim killed mid-ADD, the DEL that waits for it,
@@ -64,12 +65,22 @@ const HOST = {
 let failures = 0;
 let stepNo = 0;
 
-/** One line per step: number, what, expected, what happened. */
+/** The widths of the "what" and "expected" columns; "got" is last and printed whole. */
+const WHAT_WIDTH = 58;
+const EXPECTED_WIDTH = 32;
+
+/**
+ * One line per step: number, what, expected, what happened. A "what" or "expected" wider than its column would push
+ * the columns after it out of line: that is a mistake in this script, so it stops here (test/package/demo.test.ts
+ * runs the demo).
+ */
 function step(what, expected, happened, ok) {
+  if (what.length > WHAT_WIDTH || expected.length > EXPECTED_WIDTH)
+    throw new Error(`demo: step text wider than its column: "${what}" / "${expected}"`);
   stepNo += 1;
   if (!ok) failures += 1;
   console.log(
-    `  ${ok ? OK : BAD} ${String(stepNo).padStart(2)}. ${what.padEnd(58)} expected ${expected.padEnd(26)} got ${happened}`,
+    `  ${ok ? OK : BAD} ${String(stepNo).padStart(2)}. ${what.padEnd(WHAT_WIDTH)} expected ${expected.padEnd(EXPECTED_WIDTH)} got ${happened}`,
   );
 }
 
@@ -117,7 +128,7 @@ function cni(sim, stateDir, verb, conf, attachment = {}, via = { exe: EXE, env: 
 function outcome(r) {
   if (r.signal) return `killed (${r.signal})`;
   if (r.code === 0) return r.json ? `exit 0, ${summary(r.json)}` : 'exit 0';
-  return `exit ${r.code}, code ${r.json?.code}: ${String(r.json?.msg ?? '').slice(0, 70)}`;
+  return `exit ${r.code}, code ${r.json?.code}: ${String(r.json?.msg ?? '')}`;
 }
 
 function summary(result) {
@@ -135,7 +146,9 @@ async function networksTable(sim, title) {
     rows.push([String(n.Name), String(n.Type ?? 'NAT'), byAdapter[n.ID] ?? '-', String(n.ID).slice(0, 8) + '…']);
   const w = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
   console.log(color('2', `     ${title}`));
-  for (const r of rows) console.log(color('2', `       ${r.map((v, c) => v.padEnd(w[c])).join('  ')}`));
+  // The last column is not padded: no trailing blanks.
+  for (const r of rows)
+    console.log(color('2', `       ${r.map((v, c) => (c === r.length - 1 ? v : v.padEnd(w[c]))).join('  ')}`));
   return dump;
 }
 
@@ -196,8 +209,8 @@ async function main() {
       del.code === 0 && afterDel.endpoints.length === 0,
     );
 
-    // 2. seed 001.
-    heading('2. Seed 001: Docker-style netns on an HCN (v2) host');
+    // 2. The HNS API from the host, whatever the netns says.
+    heading("2. The HNS API is the host's, not the netns's: Docker-style netns on an HCN (v2) host");
     await sim.control.reset();
     const sandbox = '6ad647ea8218c1a666b10706209708fd2b9ac846fd7e7f4d1106a379da65bad8';
     const workload = 'f533175419b952dc0ced8e891e5dd6766c0e10076144d8c3b0e3c38b9172cc9f';
@@ -226,14 +239,16 @@ async function main() {
     const dump2 = await sim.control.dump();
     step(
       'HNS/HCS calls that created and attached the endpoint',
-      '1 × HcnCreateEndpoint (v2), 1 × HCS hot-add',
+      '1 v2 create, 1 HCS hot-add',
       `${created} × HcnCreateEndpoint, ${createdV1} × v1 POST, ${hotAdds} × HcsModifyComputeSystem`,
       created === 1 && createdV1 === 0 && hotAdds === 1 && dump2.endpoints.length === 1,
     );
     step('(Azure CNI would have used HNS v1 here: "none" is no GUID)', 'v2 here', 'v2', true);
 
-    // 3. seed 000.
-    heading('3. Seed 000: an ADD killed during HcnCreateNetwork leaks a network that holds a NIC');
+    // 3. A killed ADD must not strand a NIC.
+    heading(
+      '3. A killed ADD must not strand a NIC: an ADD killed during HcnCreateNetwork leaks a network that holds it',
+    );
     await sim.control.reset();
     const nic = {
       cniVersion: '1.1.0',
@@ -252,7 +267,7 @@ async function main() {
     const killedNs = await newNamespace();
     const k = await cni(sim, stateDir, 'ADD', nic, { containerId: 'pod-killed', netns: killedNs });
     step(
-      'ADD of pod-killed on Ethernet 3; killed in HcnCreateNetwork',
+      'ADD of pod-killed (Ethernet 3), killed in HcnCreateNetwork',
       'killed (SIGKILL)',
       outcome(k),
       k.signal === 'SIGKILL',
@@ -482,7 +497,7 @@ async function serviceMode(sim, stateDir, tmp, newNamespace, bridge) {
         inflight
           .trimEnd()
           .split('\n')
-          .map((l) => `       ${l}`)
+          .map((l) => (l ? `       ${l}` : ''))
           .join('\n'),
       ),
     );

@@ -1,14 +1,15 @@
 /**
- * The README's configuration table is generated from CONFIG_KEYS (src/cni/config-keys.ts), the list the parser
- * itself uses, so a key cannot be handled without being documented nor documented differently from how it is
- * handled. `npm run docs` rewrites the table between the markers; test/docs/readme.test.ts fails when the README
- * is stale.
+ * The configuration table of docs/configuration.md is generated from CONFIG_KEYS (src/cni/config-keys.ts), the list
+ * the parser itself uses, so a key cannot be handled without being documented nor documented differently from how it
+ * is handled. `npm run docs` rewrites the table between the markers; test/docs/readme.test.ts fails when the page is
+ * stale. (The README lists only the handful of keys most configurations set, and links the page.)
  */
 import * as fs from 'fs';
 import * as path from 'path';
 import { CONFIG_KEYS, type ConfigKey } from '../src/cni/config-keys';
 
-export const README_PATH = path.join(__dirname, '..', 'README.md');
+export const CONFIG_DOC = path.join('docs', 'configuration.md');
+export const CONFIG_DOC_PATH = path.join(__dirname, '..', CONFIG_DOC);
 export const BEGIN = '<!-- config-table: generated from src/cni/config-keys.ts by `npm run docs`; do not edit -->';
 export const END = '<!-- end of config-table -->';
 
@@ -25,19 +26,20 @@ export function renderConfigTable(keys: readonly ConfigKey[] = CONFIG_KEYS): str
   return ['| key | type | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }
 
-/** The README with its table replaced by `table`; throws when the markers are missing or out of order. */
-export function withConfigTable(readme: string, table: string = renderConfigTable()): string {
-  const begin = readme.indexOf(BEGIN);
-  const end = readme.indexOf(END);
-  if (begin < 0 || end < begin) throw new Error(`README.md: the config table markers are missing (${BEGIN} … ${END})`);
-  return `${readme.slice(0, begin + BEGIN.length)}\n${table}\n${readme.slice(end)}`;
+/** The page with its table replaced by `table`; throws when the markers are missing or out of order. */
+export function withConfigTable(page: string, table: string = renderConfigTable()): string {
+  const begin = page.indexOf(BEGIN);
+  const end = page.indexOf(END);
+  if (begin < 0 || end < begin)
+    throw new Error(`${CONFIG_DOC}: the config table markers are missing (${BEGIN} … ${END})`);
+  return `${page.slice(0, begin + BEGIN.length)}\n${table}\n${page.slice(end)}`;
 }
 
 if (require.main === module) {
-  const before = fs.readFileSync(README_PATH, 'utf8');
+  const before = fs.readFileSync(CONFIG_DOC_PATH, 'utf8');
   const after = withConfigTable(before);
-  if (after !== before) fs.writeFileSync(README_PATH, after);
+  if (after !== before) fs.writeFileSync(CONFIG_DOC_PATH, after);
   process.stdout.write(
-    `README.md: config table ${after === before ? 'already current' : 'regenerated'} (${CONFIG_KEYS.length} keys)\n`,
+    `${CONFIG_DOC}: config table ${after === before ? 'already current' : 'regenerated'} (${CONFIG_KEYS.length} keys)\n`,
   );
 }

@@ -76,6 +76,31 @@ function one(samples: Sample[], name: string, labels: Record<string, string> = {
 }
 
 /** TCP sockets in LISTEN state that this process holds (its fds matched against /proc/net/tcp{,6}). */
+/**
+ * The rows of the plain-text table whose header starts with `first`, after checking that every cell of every row
+ * starts where its header's column does (a cell wider than the header's spacing would push the next one along).
+ */
+function tableRows(text: string, first: string): string[][] {
+  const lines = text.split('\n');
+  const at = lines.findIndex((l) => l.startsWith(`${first} `));
+  expect(at).toBeGreaterThanOrEqual(0);
+  const header = lines[at]!;
+  const starts = [...header.matchAll(/(?:^| {2})(\S)/g)].map((m) => m.index! + m[0].length - 1);
+  const rows: string[][] = [];
+  for (const line of lines.slice(at + 1)) {
+    if (line === '') break;
+    const cells = starts.map((s, i) => line.slice(s, starts[i + 1]).trim());
+    // Each cell begins at its column, after a blank: nothing runs into it from the left.
+    for (const s of starts.slice(1))
+      expect({ line, at: s, before: line[s - 1], cell: line[s] }).toMatchObject({
+        before: ' ',
+        cell: expect.stringMatching(/\S/),
+      });
+    rows.push(cells);
+  }
+  return rows;
+}
+
 function listeningTcp(pid: number): string[] {
   const inodes = new Set<string>();
   for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
@@ -212,9 +237,15 @@ describe('service metrics over HTTP', () => {
     expect(text).toContain(
       `audits: 1; verdicts: ${['foreign', 'live', 'in-flight', 'protected', 'orphan'].map(v).join(', ')}; removed: 0 networks, 0 endpoints (0 failed)`,
     );
-    expect(text).toMatch(/^ADD {6}7 {8}1 {7}\d+\.\dms$/m);
-    expect(text).toMatch(/^ADD {6}0 {8}2 {7}\d+\.\dms$/m);
-    expect(text).toMatch(/^HNSCall POST \/endpoints {17}2 {7}0 {7}\d+\.\dms$/m);
+    const verbRows = tableRows(text, 'verb');
+    expect(verbRows).toContainEqual(['ADD', '7', '1', expect.stringMatching(/^\d+\.\dms$/)]);
+    expect(verbRows).toContainEqual(['ADD', '0', '2', expect.stringMatching(/^\d+\.\dms$/)]);
+    // One row per HNS call, in its columns even for an HNSCall route longer than any HCN function's name.
+    const callRows = tableRows(text, 'HNS call');
+    expect(callRows).toContainEqual(['HNSCall POST /endpoints', '2', '0', expect.stringMatching(/^\d+\.\dms$/)]);
+    expect(callRows.map((r) => r[0]).sort()).toEqual(Object.keys(calls).sort());
+    // The DEL's detach is an HNSCall route (44 characters), the widest op here.
+    expect(callRows.map((r) => r[0])).toContain('HNSCall POST /namespaces/{id}/removeresource');
 
     // Only GET (and HEAD) /metrics.
     expect((await get(url.replace('/metrics', '/other'))).status).toBe(404);

@@ -6,6 +6,7 @@
 import { defaultServiceAddress, queryStatus } from '../../service/client';
 import type { ServiceStatus } from '../../service/service';
 import type { OpsContext } from './context';
+import { table } from './format';
 
 type TallyRepairs = ServiceStatus['tally']['repairs'];
 
@@ -26,12 +27,8 @@ function describe(s: ServiceStatus): string {
       `abandoned HCN calls: ${a.count} (past their timeout, still unanswered by HNS; at ${a.bound} the service stops accepting and exits to be restarted)`,
     );
     if (a.byOp.length > 0) {
-      lines.push('', 'abandoned call                          count   oldest   newest');
-      for (const o of a.byOp) {
-        lines.push(
-          `${o.op.padEnd(40)}${String(o.count).padEnd(8)}${seconds(o.oldestAgeMs).padEnd(9)}${seconds(o.newestAgeMs)}`,
-        );
-      }
+      const rows = a.byOp.map((o) => [o.op, String(o.count), seconds(o.oldestAgeMs), seconds(o.newestAgeMs)]);
+      lines.push('', ...rowsOf(['abandoned call', 'count', 'oldest', 'newest'], rows));
     }
   }
   // A service from before the tally says nothing of its counts.
@@ -39,13 +36,15 @@ function describe(s: ServiceStatus): string {
   if (t) lines.push(...counted(t, s.metricsUrl));
   lines.push(...podHealth(s.agent));
   if (s.inFlight.length > 0) {
-    lines.push('', 'id      verb    state    age      container / ifname                        shim');
-    for (const r of s.inFlight) {
-      const who = r.containerId ? `${r.containerId} / ${r.ifname ?? ''}` : '-';
-      lines.push(
-        `${String(r.id).padEnd(8)}${r.verb.padEnd(8)}${r.state.padEnd(9)}${seconds(r.ageMs).padEnd(9)}${who.padEnd(42)}${r.shimConnected ? 'waiting' : r.state === 'queued' ? 'gone (will not run)' : 'gone (finishing anyway)'}`,
-      );
-    }
+    const rows = s.inFlight.map((r) => [
+      String(r.id),
+      r.verb,
+      r.state,
+      seconds(r.ageMs),
+      r.containerId ? `${r.containerId} / ${r.ifname ?? ''}` : '-',
+      r.shimConnected ? 'waiting' : r.state === 'queued' ? 'gone (will not run)' : 'gone (finishing anyway)',
+    ]);
+    lines.push('', ...rowsOf(['id', 'verb', 'state', 'age', 'container / ifname', 'shim'], rows));
   }
   return `${lines.join('\n')}\n`;
 }
@@ -70,6 +69,11 @@ function podHealth(agent: ServiceStatus['agent'] | undefined): string[] {
   return lines.length > 0 ? ['', ...lines] : [];
 }
 
+/** A table's lines, each column as wide as its widest cell (an HNSCall route is longer than any HCN name). */
+function rowsOf(headers: readonly string[], rows: ReadonlyArray<readonly string[]>): string[] {
+  return table(headers, rows).trimEnd().split('\n');
+}
+
 function ms(seconds: number, count: number): string {
   return count > 0 ? `${((seconds / count) * 1000).toFixed(1)}ms` : '-';
 }
@@ -92,20 +96,16 @@ function counted(t: ServiceStatus['tally'], url: string | undefined): string[] {
     }`,
   ];
   if (t.verbs.length > 0) {
-    lines.push('', 'verb     code     count   mean');
-    for (const v of t.verbs)
-      lines.push(`${v.verb.padEnd(9)}${v.code.padEnd(9)}${String(v.count).padEnd(8)}${ms(v.seconds, v.count)}`);
+    const rows = t.verbs.map((v) => [v.verb, v.code, String(v.count), ms(v.seconds, v.count)]);
+    lines.push('', ...rowsOf(['verb', 'code', 'count', 'mean'], rows));
   }
   if (t.hnsCalls.length > 0) {
-    lines.push('', 'HNS call                                count   errors  mean');
-    for (const c of t.hnsCalls)
-      lines.push(
-        `${c.op.padEnd(40)}${String(c.count).padEnd(8)}${String(c.errors).padEnd(8)}${ms(c.seconds, c.count)}`,
-      );
+    const rows = t.hnsCalls.map((c) => [c.op, String(c.count), String(c.errors), ms(c.seconds, c.count)]);
+    lines.push('', ...rowsOf(['HNS call', 'count', 'errors', 'mean'], rows));
   }
   if (t.hnsErrors.length > 0) {
-    lines.push('', 'HNS error                               hresult     count');
-    for (const e of t.hnsErrors) lines.push(`${e.op.padEnd(40)}${e.hresult.padEnd(12)}${e.count}`);
+    const rows = t.hnsErrors.map((e) => [e.op, e.hresult, String(e.count)]);
+    lines.push('', ...rowsOf(['HNS error', 'hresult', 'count'], rows));
   }
   return lines;
 }
