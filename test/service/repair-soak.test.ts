@@ -30,6 +30,11 @@ let h: Harness;
 useHarness(undefined, (x) => (h = x));
 jest.setTimeout(600_000);
 
+/** The runtime's namespace for a new pod: made again while HNS is restarting, as a runtime would retry. */
+async function namespace(): Promise<string> {
+  return until(() => newNamespace(h).catch(() => undefined), 30_000, 'HNS to make a namespace');
+}
+
 interface Pod {
   id: string;
   conf: Record<string, unknown>;
@@ -84,7 +89,7 @@ describe('repair soak', () => {
     const worker = async (): Promise<void> => {
       while (started < PODS) {
         const n = started++;
-        const pod: Pod = { id: `soak-${n}`, conf: all[n % all.length]!, netns: await newNamespace(h) };
+        const pod: Pod = { id: `soak-${n}`, conf: all[n % all.length]!, netns: await namespace() };
         const add = await shim(pod, 'ADD');
         // A failed ADD (HNS restarting, the service killed) is retried once, as the runtime would.
         const ok = add.exitCode === 0 || (await shim(pod, 'ADD')).exitCode === 0;
