@@ -37,7 +37,8 @@ bin_dir, conf_dir; version 2: [plugins."io.containerd.grpc.v1.cri".cni] bin_dir,
   --bin-dir DIR, --conf-dir DIR
                              use these instead of what config.toml says
   --conflist FILE            the conflist template; "__POD_SUBNET__" in it is replaced by the node's pod CIDR(s)
-  --pod-cidr CIDR            the node's pod CIDR (repeat for dual-stack); default: spec.podCIDRs of the node,
+  --pod-cidr CIDR            the node's pod CIDR (repeat for dual-stack; or POD_SUBNET, comma-separated);
+                             default: spec.podCIDRs of the node,
                              read from the Kubernetes API with the pod's service account
   --node NAME                the node (default NODE_NAME)
   --api-server URL           the API server (default API_SERVER, else https://KUBERNETES_SERVICE_HOST:PORT)
@@ -161,7 +162,9 @@ export async function runInstall(argv: string[], io: InstallIo): Promise<number>
     let conflist: string | undefined;
     if (v.conflist !== undefined) {
       const template = readRequired(v.conflist, 'conflist').toString('utf8');
-      const cidrs = v['pod-cidr'] ?? (needsPodCidr(template) ? await podCidrs(v, io) : undefined);
+      const fromEnv = io.env.POD_SUBNET ? io.env.POD_SUBNET.split(',').map((c) => c.trim()) : undefined;
+      const given = v['pod-cidr'] ?? fromEnv;
+      const cidrs = given ?? (needsPodCidr(template) ? await podCidrs(v, io) : undefined);
       const cniVersion = v['cni-version'] ?? found.cniVersion;
       conflist = renderConflist(template, {
         source: v.conflist,
