@@ -164,6 +164,20 @@ async function install(): Promise<number> {
   });
 }
 
+/** `hcn-cni uninstall` (src/cli/uninstall.ts), loaded only for this verb. */
+async function uninstall(): Promise<number> {
+  const { runUninstall } = await import('./uninstall');
+  return runUninstall(process.argv.slice(3), {
+    env: process.env,
+    load: loadOptions(),
+    platform: process.platform,
+    pid: process.pid,
+    now: Date.now,
+    out: (s) => fs.writeSync(1, s),
+    err: (s) => fs.writeSync(2, s),
+  });
+}
+
 (process.env.CNI_COMMAND === 'VERSION'
   ? version()
   : process.env.CNI_COMMAND
@@ -172,7 +186,9 @@ async function install(): Promise<number> {
       ? serve()
       : process.argv[2] === 'install'
         ? install()
-        : operatorTool()
+        : process.argv[2] === 'uninstall'
+          ? uninstall()
+          : operatorTool()
 )
   .then((code) => exit(code))
   .catch((e: unknown) => {

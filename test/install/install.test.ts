@@ -389,7 +389,7 @@ describe('a target in use (Windows: a running .exe can be renamed, not replaced)
 });
 
 describe("the CNI executable's start-up does not load install", () => {
-  it('src/install and smol-toml are reached only through the dynamic import of src/cli/install.ts', () => {
+  it('src/install and smol-toml are reached only through the dynamic imports of src/cli/install.ts and uninstall.ts', () => {
     const src = path.join(__dirname, '..', '..', 'src');
     const files = (dir: string): string[] =>
       fs.readdirSync(dir, { withFileTypes: true }).flatMap((d) => {
@@ -399,7 +399,12 @@ describe("the CNI executable's start-up does not load install", () => {
     const staticImporters: string[] = [];
     for (const f of files(src)) {
       const rel = path.relative(src, f);
-      if (rel.startsWith(`install${path.sep}`) || rel === path.join('cli', 'install.ts')) continue;
+      if (
+        rel.startsWith(`install${path.sep}`) ||
+        rel === path.join('cli', 'install.ts') ||
+        rel === path.join('cli', 'uninstall.ts')
+      )
+        continue;
       const text = fs.readFileSync(f, 'utf8');
       if (
         /^import\s+(?!type\b)[^;]*from\s+['"](\.\.?\/)+(install\/|install['"])/m.test(text) ||
@@ -408,6 +413,8 @@ describe("the CNI executable's start-up does not load install", () => {
         staticImporters.push(rel);
     }
     expect(staticImporters).toEqual([]);
-    expect(fs.readFileSync(path.join(src, 'cli', 'hcn-cni.ts'), 'utf8')).toMatch(/await import\('\.\/install'\)/);
+    const entry = fs.readFileSync(path.join(src, 'cli', 'hcn-cni.ts'), 'utf8');
+    expect(entry).toMatch(/await import\('\.\/install'\)/);
+    expect(entry).toMatch(/await import\('\.\/uninstall'\)/);
   });
 });
