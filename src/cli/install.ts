@@ -11,7 +11,14 @@ import { parseArgs } from 'node:util';
 import { cniDirsFromConfig, type CniDirs } from '../install/containerd-config';
 import { needsPodCidr, renderConflist } from '../install/conflist';
 import { readNodePodCidrs } from '../install/node-pod-cidr';
-import { applyInstall, describeOutcome, planInstall, pluginFileName, type InstallMode } from '../install/plan';
+import {
+  applyInstall,
+  CONFLIST_NAME,
+  describeOutcome,
+  planInstall,
+  pluginFileName,
+  type InstallMode,
+} from '../install/plan';
 import { InstallRefusal } from '../install/refusal';
 import { defaultStateDir } from '../cni/defaults';
 import { realFileOps, dryRunFileOps } from './file-ops';
@@ -206,4 +213,11 @@ export async function runInstall(argv: string[], io: InstallIo): Promise<number>
 
 function parse(argv: string[]) {
   return parseArgs({ args: argv, options: OPTIONS, allowPositionals: false, strict: true });
+}
+
+/** Where install put the conflist, found as install finds it (containerd's config.toml at its default place). */
+export function installedConflistPath(platform: NodeJS.Platform, env: NodeJS.ProcessEnv): string {
+  const configFile = defaultContainerdConfig(platform, env);
+  const dirs = cniDirsFromConfig(readOptional(configFile), configFile, platform);
+  return path.join(dirs.confDir, CONFLIST_NAME);
 }

@@ -397,7 +397,14 @@ describe('daemonset.yaml', () => {
     const env = Object.fromEntries((container.env as Obj[]).map((e) => [e.name, e.value ?? e.valueFrom]));
     expect(env.HOST_IP).toEqual({ fieldRef: { fieldPath: 'status.hostIP' } });
     expect(container.ports).toEqual([{ name: 'metrics', containerPort: 9464, protocol: 'TCP' }]);
-    expect(container.command.slice(1)).toEqual(['serve', '--metrics', '$(HOST_IP):9464', '--metrics-allow-remote']);
+    expect(container.command.slice(1)).toEqual([
+      'serve',
+      '--metrics',
+      '$(HOST_IP):9464',
+      '--metrics-allow-remote',
+      '--create-network',
+      'installed',
+    ]);
     // What the kubelet makes of $(HOST_IP) for an IPv4 node is an address hcn-cni serve accepts with the flag.
     expect(parseMetricsAddress('$(HOST_IP):9464'.replace('$(HOST_IP)', '10.0.0.4'), true)).toEqual({
       host: '10.0.0.4',
