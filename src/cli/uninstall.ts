@@ -15,6 +15,7 @@ import { CONFLIST_NAME, pluginFileName, standaloneFileName } from '../install/pl
 import { InstallRefusal } from '../install/refusal';
 import { describePlan, planUninstall, type PodAttachment } from '../install/uninstall-plan';
 import { audit, graceMs } from '../orphans/audit';
+import { EXTRACTED_ADDON_DIR } from '../hns/native';
 import { gc } from '../plugin/gc';
 import { ownerKey } from '../state/records';
 import { realFileOps } from './file-ops';
@@ -108,6 +109,9 @@ export async function runUninstall(argv: string[], io: UninstallIo): Promise<num
       if (exists(f)) files.push({ what, path: f });
       for (const l of leftovers(ops, f)) files.push({ what: 'leftover', path: l });
     }
+    // The addon the packaged executable extracted beside itself when it ran from the bin directory.
+    for (const name of exists(binDir) ? fs.readdirSync(binDir) : [])
+      if (EXTRACTED_ADDON_DIR.test(name)) files.push({ what: 'extracted addon', path: path.join(binDir, name) });
 
     // What HNS and the state say now: the audit's judgement without deleting anything.
     const { api } = await ctx.api();
@@ -196,7 +200,8 @@ export async function runUninstall(argv: string[], io: UninstallIo): Promise<num
     }
     for (const f of plan.files.filter((x) => x.what !== 'conflist')) {
       try {
-        ops.unlink(f.path);
+        if (f.what === 'extracted addon') fs.rmSync(f.path, { recursive: true, force: true });
+        else ops.unlink(f.path);
       } catch (e) {
         // Windows: a running executable (this one, when run from the bin directory) cannot be deleted, only renamed.
         const aside = `${f.path}.old-${io.now()}`;
