@@ -149,13 +149,46 @@ async function serve(): Promise<number> {
   return run(process.argv.slice(3), { env: process.env, load: loadOptions(), err: (s) => fs.writeSync(2, s) });
 }
 
+/**
+ * `hcn-cni install`: the node's set-up (src/cli/install.ts), loaded only for this verb so a CNI call's start-up never
+ * pays for it. The packaged executable installs itself; a test build must be told what to install.
+ */
+async function install(): Promise<number> {
+  const { runInstall } = await import('./install');
+  return runInstall(process.argv.slice(3), {
+    env: process.env,
+    platform: process.platform,
+    ...(testBuild() ? {} : { selfExecutable: process.execPath }),
+    out: (s) => fs.writeSync(1, s),
+    err: (s) => fs.writeSync(2, s),
+  });
+}
+
+/** `hcn-cni uninstall` (src/cli/uninstall.ts), loaded only for this verb. */
+async function uninstall(): Promise<number> {
+  const { runUninstall } = await import('./uninstall');
+  return runUninstall(process.argv.slice(3), {
+    env: process.env,
+    load: loadOptions(),
+    platform: process.platform,
+    pid: process.pid,
+    now: Date.now,
+    out: (s) => fs.writeSync(1, s),
+    err: (s) => fs.writeSync(2, s),
+  });
+}
+
 (process.env.CNI_COMMAND === 'VERSION'
   ? version()
   : process.env.CNI_COMMAND
     ? cni()
     : process.argv[2] === 'serve'
       ? serve()
-      : operatorTool()
+      : process.argv[2] === 'install'
+        ? install()
+        : process.argv[2] === 'uninstall'
+          ? uninstall()
+          : operatorTool()
 )
   .then((code) => exit(code))
   .catch((e: unknown) => {

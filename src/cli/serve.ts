@@ -8,6 +8,8 @@
  */
 import { splitCniPath } from '../cni/env';
 import { parseMetricsAddress } from './metrics-address';
+import { loadConf } from './operator/conf';
+import type { NetConf } from '../cni/types';
 import { defaultServiceAddress } from '../service/client';
 import { DEFAULT_MAX_ABANDONED_CALLS, EXIT_RETIRED } from '../service/abandoned-bound';
 import { startService } from '../service/service';
@@ -20,7 +22,7 @@ export interface ServeIo {
 
 export const SERVE_USAGE = `usage: hcn-cni serve [--listen ADDRESS] [--max-abandoned-calls N] [--hns-probe-seconds S]
                      [--no-hns-notifications] [--metrics HOST:PORT [--metrics-allow-remote]]
-                     [--conf-dir DIR [--bin-dir DIRS]]
+                     [--conf-dir DIR [--bin-dir DIRS]] [--create-network FILE]
 
 Runs the hcn-cni service: the shim (hcn-cni in the CNI bin directory) sends each CNI request here and falls back to
 hcn-cni-standalone when the service is not running. ADDRESS is a unix socket path (default
@@ -45,6 +47,11 @@ verb of it has come. --bin-dir DIRS: where their delegated IPAM plugins are (CNI
 HOST is an IP address ([::1] for IPv6) or localhost; port 0 lets the system choose (the log says which). The
 metrics name verbs, HNS operations and errors and state directories of this node: a HOST other than a loopback
 address is refused unless --metrics-allow-remote says that whoever reaches it may read them.
+
+--create-network FILE (or "installed": the conflist hcn-cni install wrote): once it accepts, the service creates the bridge network that FILE's hcn-cni configuration
+creates on demand ("createNetwork"), so that the first pod's ADD does not bind the NIC (the uplink blips while HNS
+binds it). Off by default: a service started by hand must not blip the node; deploy/daemonset.yaml turns it on with
+the conflist install wrote. A network that exists is left as it is; a failure is logged and the first ADD tries again.
 `;
 
 export async function serve(argv: readonly string[], io: ServeIo): Promise<number> {
@@ -56,6 +63,7 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
   let confDir: string | undefined;
   let binDirs: string[] | undefined;
   let hnsNotifications = true;
+  let createNetworkFile: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--help' || a === '-h') {
@@ -102,6 +110,13 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
       else binDirs = splitCniPath(text, process.platform);
     } else if (a === '--metrics-allow-remote') {
       allowRemote = true;
+    } else if (a === '--create-network' || a.startsWith('--create-network=')) {
+      const text = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i];
+      if (!text) {
+        io.err(`hcn-cni serve: --create-network needs the conflist FILE\n`);
+        return 2;
+      }
+      createNetworkFile = text;
     } else {
       io.err(`hcn-cni serve: unexpected argument ${JSON.stringify(a)}\n${SERVE_USAGE}`);
       return 2;
@@ -118,6 +133,20 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
   } else if (allowRemote) {
     io.err(`hcn-cni serve: --metrics-allow-remote needs --metrics HOST:PORT (or HCN_CNI_METRICS)\n`);
     return 2;
+  }
+  let createNetwork: NetConf | undefined;
+  if (createNetworkFile !== undefined) {
+    try {
+      // "installed": the conflist `hcn-cni install` wrote, in containerd's conf directory (loaded only for this).
+      const file =
+        createNetworkFile === 'installed'
+          ? (await import('./install')).installedConflistPath(process.platform, io.env)
+          : createNetworkFile;
+      createNetwork = loadConf({ platform: process.platform, file }).conf;
+    } catch (e) {
+      io.err(`hcn-cni serve: --create-network: ${((e as Error)?.message ?? String(e)).split('\n')[0]}\n`);
+      return 1;
+    }
   }
   let service: Awaited<ReturnType<typeof startService>>;
   try {
@@ -137,6 +166,7 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
       ...(metrics ? { metrics } : {}),
       ...(confDir ? { confDir } : {}),
       ...(binDirs ? { binDirs } : {}),
+      ...(createNetwork ? { createNetwork } : {}),
     });
   } catch (e) {
     // A refusal to start (the address is taken or is not ours to replace, the addon cannot load) is one line for

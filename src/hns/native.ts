@@ -196,6 +196,9 @@ function checkPrivateDir(dir: string): void {
   }
 }
 
+/** The directories hashedName() names (the packaged executable's extracted addon): uninstall removes them. */
+export const EXTRACTED_ADDON_DIR = /^hcn-cni-[0-9a-f]{16}$/;
+
 /** hcn-cni-<16 hex of sha256(addon, library)>. */
 function hashedName(addon: Buffer, library: Buffer | undefined): string {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded synchronously on demand: start-up pays only for what is used

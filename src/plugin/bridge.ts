@@ -26,7 +26,9 @@ const BRIDGE_NETWORK_TYPES: readonly string[] = ['L2Bridge', 'Overlay', 'NAT', '
  * The shared network: from the audit's listing, else remembered by this process (a resident service serves many
  * ADDs: it is re-read once a create says it is gone), else asked of HNS by name.
  */
-export async function findOrCreateNetwork(a: AddContext): Promise<NetworkInfo> {
+export async function findOrCreateNetwork(
+  a: Pick<AddContext, 'conf' | 'choice' | 'listedNetworks' | 'rt' | 'api' | 'log' | 'networkPolicies'>,
+): Promise<NetworkInfo> {
   const { conf } = a;
   const version = a.choice.version;
   const found =

@@ -25,7 +25,11 @@ export interface GcReport {
   errors: string[];
 }
 
-export async function gc(ctx: ConfContext, rt: PluginRuntime): Promise<GcReport> {
+/**
+ * `peers: false` leaves the previous plugin's endpoints alone: `hcn-cni uninstall` removes only what is provably
+ * hcn-cni's, and a win-bridge endpoint named after a pod is that plugin's, whatever the pod's state.
+ */
+export async function gc(ctx: ConfContext, rt: PluginRuntime, options: { peers?: boolean } = {}): Promise<GcReport> {
   const { conf, log } = ctx;
   // parseNetConf gives every GC its list (an empty one for libcni's GC without arguments, which means none is
   // valid); a GC without one is a caller that skipped the parser, and guessing "none valid" would delete everything.
@@ -85,13 +89,14 @@ export async function gc(ctx: ConfContext, rt: PluginRuntime): Promise<GcReport>
       log.warn({ owner: ownerKey(q.owner), file: q.file }, 'GC leaves an unreadable record and its objects alone');
   }
   // The previous plugin's endpoints of pods no longer valid (a migrated node): gc-peers.ts.
-  try {
-    const peers = await gcPeerEndpoints(api, conf, conf.validAttachments, log);
-    report.deletedObjects.push(...peers.deleted);
-    report.errors.push(...peers.errors);
-  } catch (e) {
-    note("removing the previous plugin's endpoints", e);
-  }
+  if (options.peers !== false)
+    try {
+      const peers = await gcPeerEndpoints(api, conf, conf.validAttachments, log);
+      report.deletedObjects.push(...peers.deleted);
+      report.errors.push(...peers.errors);
+    } catch (e) {
+      note("removing the previous plugin's endpoints", e);
+    }
   try {
     const result = await rt.audit(conf, api, store, log);
     report.deletedObjects.push(...(result.sweep?.deleted ?? []).map((j) => `${j.kind} ${j.name}`));

@@ -230,13 +230,11 @@ export class NodeAgent {
       network: s.conf.name,
       checkedAt: new Date().toISOString(),
       counts: countByHealth(verdicts),
-      unhealthy: unhealthy
-        .slice(0, MAX_NAMED)
-        .map((v) => ({
-          attachment: ownerKey(v.record),
-          problem: v.problem!,
-          ...(v.detail ? { detail: v.detail } : {}),
-        })),
+      unhealthy: unhealthy.slice(0, MAX_NAMED).map((v) => ({
+        attachment: ownerKey(v.record),
+        problem: v.problem!,
+        ...(v.detail ? { detail: v.detail } : {}),
+      })),
     });
     if (unhealthy.length > 0) {
       netLog.warn(

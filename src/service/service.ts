@@ -24,6 +24,8 @@
  * - It counts what it does (verbs by result code, HCN calls and errors, audits, repairs: tally.ts) for its status, and, only
  *   when `metrics` is given, serves the same as Prometheus metrics over HTTP (metrics.ts, loaded only then).
  */
+import { prepareNetwork } from '../plugin/network-at-start';
+import type { NetConf } from '../cni/types';
 import { defaultClaimsDir, defaultStateDir } from '../cni/defaults';
 import * as net from 'net';
 import { CniCode } from '../cni/cni-error';
@@ -113,6 +115,11 @@ export interface ServiceOptions {
    * service notifications wake it (default true where the host has them; false: tests of the probe and the interval).
    */
   agent?: { probeMs?: number; tickMs?: number; hnsNotifications?: boolean };
+  /**
+   * A configuration whose bridge network (createNetwork) is made once the service accepts, before any pod asks
+   * (src/plugin/network-at-start.ts). Opt-in: `hcn-cni serve --create-network`.
+   */
+  createNetwork?: NetConf;
 }
 
 export interface InFlight {
@@ -515,6 +522,24 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       : watchHnsService(new Hcn(native, native.capabilities()), (event) => agent.hnsNotified(event), {
           onError: (e) => log.warn({ err: (e as Error).message }, 'service: HNS service notifications not registered'),
         });
+  // After it accepts: a shim is served meanwhile, and an ADD racing the create finds the network either way.
+  if (options.createNetwork) {
+    const conf = options.createNetwork;
+    void prepareNetwork(conf, runtime, log).then(
+      (r) =>
+        r.outcome === 'not-configured'
+          ? log.info({ network: conf.networkName }, `service: network at start: nothing to create (${r.why})`)
+          : log.info(
+              { network: r.network.name, id: r.network.id, outcome: r.outcome },
+              `service: network at start: ${r.outcome === 'created' ? 'created' : 'already there:'} ${r.network.name}`,
+            ),
+      (e: unknown) =>
+        log.error(
+          { network: conf.networkName, err: (e as Error)?.message ?? String(e) },
+          'service: network at start: could not create it; the first ADD will try again',
+        ),
+    );
+  }
   let stopped: Promise<void> | undefined;
   const drain = async (): Promise<void> => {
     await (stopped ??= stopListening());

@@ -118,6 +118,22 @@ export class RecordFormatError extends Error {
   override readonly name = 'RecordFormatError';
 }
 
+/** The record schema this version writes and reads. A newer version reads every older one it knows. */
+export const RECORD_SCHEMA = 1;
+
+/**
+ * A record of a newer hcn-cni (a higher schema number): well-formed as far as this version can tell, and not its to
+ * judge. It is never quarantined, rewritten or acted on (src/state/store.ts): an older version that meets it during an
+ * upgrade or a rollback says so and changes nothing.
+ */
+export class NewerRecordError extends RecordFormatError {
+  constructor(readonly schema: number) {
+    super(
+      `written by a newer hcn-cni (record schema ${schema}; this version reads ${RECORD_SCHEMA}): left as it is, for the newer version`,
+    );
+  }
+}
+
 function isObj(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -197,7 +213,9 @@ export function parseRecord<K extends RecordKind>(text: string, kind: K): Extrac
 export function validateRecord<K extends RecordKind>(v: unknown, kind: K): Extract<AnyRecord, { kind: K }> {
   if (!isObj(v)) throw new RecordFormatError('not an object');
   if (v.kind !== kind) throw new RecordFormatError(`kind is ${JSON.stringify(v.kind)}, expected ${kind}`);
-  if (v.schema !== 1) throw new RecordFormatError(`unknown schema ${JSON.stringify(v.schema)}`);
+  if (typeof v.schema === 'number' && Number.isInteger(v.schema) && v.schema > RECORD_SCHEMA)
+    throw new NewerRecordError(v.schema);
+  if (v.schema !== RECORD_SCHEMA) throw new RecordFormatError(`unknown schema ${JSON.stringify(v.schema)}`);
   str(v, 'containerId');
   str(v, 'ifname');
   num(v, 'createdAt');

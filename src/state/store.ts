@@ -37,12 +37,13 @@ import {
   type FailedChore,
   type NotedChore,
 } from './housekeeping';
-import { onState, stateIoError } from './io-error';
+import { onState, StateIoError, stateIoError } from './io-error';
 import { intentLiveness } from './liveness';
 import { StateLock } from './lock';
 import {
   ownerKey,
   parseRecord,
+  NewerRecordError,
   RecordFormatError,
   type AnyRecord,
   type AttachmentRecord,
@@ -66,6 +67,8 @@ export interface QuarantinedFile {
   owner: Owner | undefined;
   reason: string;
   at: number;
+  /** A newer hcn-cni's record (records.ts NewerRecordError), left where it is rather than quarantined. */
+  newer?: boolean;
 }
 
 export interface StateSnapshot {
@@ -731,7 +734,13 @@ export class StateStore {
 
   private read<K extends RecordKind>(kind: K, owner: Owner): Extract<AnyRecord, { kind: K }> | undefined {
     this.ensure();
-    return this.readFile(kind, this.path(kind, owner));
+    const file = this.path(kind, owner);
+    const rec = this.readFile(kind, file);
+    // A newer version's record of this very owner: the verb must not go on as if there were none (a DEL would
+    // tombstone and delete by name). Error 5 names the file; nothing was changed.
+    const newer = rec ? undefined : this.unmovable.get(file);
+    if (newer?.newer) throw new StateIoError(file, newer.reason, undefined);
+    return rec;
   }
 
   private readFile<K extends RecordKind>(kind: K, file: string): Extract<AnyRecord, { kind: K }> | undefined {
@@ -771,6 +780,22 @@ export class StateStore {
         throw new RecordFormatError('owner does not match the file name');
       return rec;
     } catch (e) {
+      if (e instanceof NewerRecordError) {
+        // Not ours to judge: left in place, and its owner protected like a quarantined one (the audit touches none
+        // of its objects), in this process.
+        const key = path.basename(file, '.json');
+        if (!this.unmovable.has(file)) this.log?.warn({ file, schema: e.schema }, `state file ${e.message}`);
+        this.unmovable.set(file, {
+          file,
+          kind,
+          key,
+          owner: ownerFromFileKey(key),
+          reason: e.message,
+          at: this.now(),
+          newer: true,
+        });
+        return undefined;
+      }
       if (!(e instanceof RecordFormatError)) throw e;
       this.quarantine(kind, file, e.message);
       return undefined;

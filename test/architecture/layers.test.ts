@@ -33,6 +33,8 @@ const ALLOWED: Record<string, string[]> = {
   hns: ['net'],
   log: [],
   net: [],
+  // The node's set-up (install, uninstall): pure plans over the layers below, run by src/cli.
+  install: ['cni', 'orphans', 'state', 'hns', 'log', 'net'],
   // The simulator shares two tables with the facade: HRESULTs and hcsshim's HNS feature-version ranges.
   sim: ['hns/hresults', 'hns/features', 'log', 'net/guid'],
 };

@@ -4,8 +4,12 @@
  * what a Windows HostProcess installer needs, and its ConfigMap's conflist is valid too.
  */
 import { randomUUID } from 'crypto';
+import { spawnSync } from 'child_process';
 import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
+import { runInstall } from '../../src/cli/install';
+import { parseArgs } from '../../src/cli/operator/args';
 import { parseAllDocuments } from 'yaml';
 import { parseNetConf } from '../../src/cni/config';
 import type { NetConf } from '../../src/cni/types';
@@ -40,16 +44,19 @@ function parseWindows(raw: Record<string, unknown>): NetConf {
 }
 
 describe('example conflists', () => {
-  it.each(CONFLISTS)('%s: cniVersion 1.1.0, one hcn-cni plugin, valid for the plugin with no warnings', (name) => {
-    const doc = readConflist(name);
-    expect(doc.cniVersion).toBe('1.1.0');
-    expect(doc.plugins.filter((p: { type: string }) => p.type === 'hcn-cni')).toHaveLength(1);
-    const conf = parseWindows(pluginConf(doc));
-    expect(conf).toMatchObject({ cniVersion: '1.1.0', type: 'hcn-cni', name: doc.name });
-    expect(conf.warnings).toEqual([]);
-    const caps = Object.keys(pluginConf(doc).capabilities as object);
-    expect(caps.every((c) => RUNTIME_CAPABILITIES.includes(c))).toBe(true);
-  });
+  it.each(CONFLISTS)(
+    '%s: cniVersion 1.0.0 (containerd 1.7 and 2.x both accept it), one hcn-cni plugin, valid for the plugin with no warnings',
+    (name) => {
+      const doc = readConflist(name);
+      expect(doc.cniVersion).toBe('1.0.0');
+      expect(doc.plugins.filter((p: { type: string }) => p.type === 'hcn-cni')).toHaveLength(1);
+      const conf = parseWindows(pluginConf(doc));
+      expect(conf).toMatchObject({ cniVersion: '1.0.0', type: 'hcn-cni', name: doc.name });
+      expect(conf.warnings).toEqual([]);
+      const caps = Object.keys(pluginConf(doc).capabilities as object);
+      expect(caps.every((c) => RUNTIME_CAPABILITIES.includes(c))).toBe(true);
+    },
+  );
 
   it('bridge: an L2Bridge network "cbr0" created on demand with a subnet, HNS assigning addresses', () => {
     const conf = parseWindows(pluginConf(readConflist('bridge.conflist')));
@@ -120,12 +127,13 @@ describe('example conflists against the simulator', () => {
     });
     expect(version.exitCode).toBe(0);
     expect(JSON.parse(version.stdout)).toEqual({
-      cniVersion: '1.1.0',
+      cniVersion: '1.0.0',
       supportedVersions: expect.arrayContaining(['1.1.0']),
     });
+    // STATUS is 1.1.0's: what install writes for containerd 2.x, the only runtime that sends it.
     const status = await runCni({
       env: { CNI_COMMAND: 'STATUS', CNI_PATH: '/opt/cni/bin', HCN_SIM: h.sim.address },
-      stdin: JSON.stringify(conf),
+      stdin: JSON.stringify({ ...conf, cniVersion: '1.1.0' }),
       runtime: h.runtime,
       createLogger: () => silentLogger,
     });
@@ -261,71 +269,155 @@ describe('daemonset.yaml', () => {
     expect(tolerated({ key: 'node.kubernetes.io/not-ready', effect: 'NoExecute' })).toBe(true);
   });
 
-  it('installs into the containerd CNI directories, from a ConfigMap it mounts', () => {
-    const env = Object.fromEntries((container.env as Obj[]).map((e) => [e.name, e.value ?? e.valueFrom]));
-    // containerd's own Windows defaults (containerd internal/cri/config/config_windows.go).
-    expect(env.CNI_BIN_DIR).toBe('C:\\Program Files\\containerd\\cni\\bin');
-    expect(env.CNI_CONF_DIR).toBe('C:\\Program Files\\containerd\\cni\\conf');
+  const init = (pod.initContainers as Obj[])[0] as Obj;
+  const SANDBOX = '%CONTAINER_SANDBOX_MOUNT_POINT%\\';
+
+  it('an init container runs `hcn-cni.exe install` from the image, with the ConfigMap it mounts; no shell anywhere', () => {
+    expect(pod.initContainers).toHaveLength(1);
+    expect(init.image).toBe(container.image);
+    expect(init.command).toEqual([
+      `${SANDBOX}hcn-cni.exe`,
+      'install',
+      '--conflist',
+      `${SANDBOX}etc\\hcn-cni\\10-hcn-cni.conflist`,
+      '--shim',
+      `${SANDBOX}hcn-cni-shim.exe`,
+    ]);
+    const env = Object.fromEntries((init.env as Obj[]).map((e) => [e.name, e.value ?? e.valueFrom]));
     expect(env.NODE_NAME).toEqual({ fieldRef: { fieldPath: 'spec.nodeName' } });
     const volume = (pod.volumes as Obj[]).find((v) => v.configMap?.name === configMap.metadata.name);
-    expect(volume).toBeDefined();
-    const mount = (container.volumeMounts as Obj[]).find((m) => m.name === volume!.name);
+    const mount = (init.volumeMounts as Obj[]).find((m) => m.name === volume!.name);
     expect(mount?.mountPath.replace(/\/$/, '')).toBe('/etc/hcn-cni');
-    // The command runs install.ps1 from that mount, inside the HostProcess sandbox.
-    expect(container.command[0]).toBe('powershell.exe');
-    expect(container.command.join(' ')).toContain("$env:CONTAINER_SANDBOX_MOUNT_POINT 'etc\\hcn-cni\\install.ps1'");
-    expect(Object.keys(configMap.data).sort()).toEqual(['10-hcn-cni.conflist', 'install.ps1']);
+    expect(Object.keys(configMap.data)).toEqual(['10-hcn-cni.conflist']);
+    for (const c of [init, container, container.livenessProbe.exec, container.readinessProbe.exec])
+      expect(c.command[0]).toBe(`${SANDBOX}hcn-cni.exe`);
     expect(pod.serviceAccountName).toBe(find('ServiceAccount').metadata.name);
     expect(find('ClusterRole').rules).toEqual([{ apiGroups: [''], resources: ['nodes'], verbs: ['get'] }]);
   });
 
-  it('the installer copies under a temporary name and renames (atomic), fills in the pod subnet, then runs the service', () => {
-    const script = configMap.data['install.ps1'] as string;
-    expect(script).toContain('$tmp = "$To.tmp"');
-    expect(script).toContain('[System.IO.File]::Replace($tmp, $To');
-    expect(script).toContain('[System.IO.File]::Move($tmp, $To)');
-    // The standalone executable (the shim's fallback) is installed before the shim that needs it.
-    const standalone = script.search(
-      /Install-Atomically -From \(Join-Path \$sandbox 'hcn-cni\.exe'\) -To \(Join-Path \$binDir 'hcn-cni-standalone\.exe'\)/,
-    );
-    const shim = script.search(
-      /Install-Atomically -From \(Join-Path \$sandbox 'hcn-cni-shim\.exe'\) -To \(Join-Path \$binDir 'hcn-cni\.exe'\)/,
-    );
-    expect(standalone).toBeGreaterThan(0);
-    expect(shim).toBeGreaterThan(standalone);
-    expect(script).toMatch(/Install-Atomically -From \$staged -To \(Join-Path \$confDir '10-hcn-cni\.conflist'\)/);
-    expect(script).toContain("'etc\\hcn-cni\\10-hcn-cni.conflist'");
-    expect(script).toContain(".Replace('__POD_SUBNET__', $subnet)");
-    expect(script).toMatch(/& \(Join-Path \$binDir 'hcn-cni-standalone\.exe'\) @serve\n/);
-    expect(script).toContain("$serve = @('serve')");
+  it("the install command, run as the manifest runs it (the sandbox a directory here), installs the ConfigMap's conflist", async () => {
+    const sandbox = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-sandbox-'));
+    try {
+      const local = (a: string) => a.split(SANDBOX).join(`${sandbox}/`).replace(/\\/g, '/');
+      fs.mkdirSync(path.join(sandbox, 'etc', 'hcn-cni'), { recursive: true });
+      // The Windows log file path is not absolute here (the plugin's parser checks it for this platform).
+      const text = (configMap.data['10-hcn-cni.conflist'] as string).replace(/\n\s*"logFile": "[^"]*",/, '');
+      fs.writeFileSync(path.join(sandbox, 'etc', 'hcn-cni', '10-hcn-cni.conflist'), text);
+      fs.writeFileSync(path.join(sandbox, 'hcn-cni.exe'), 'standalone');
+      fs.writeFileSync(path.join(sandbox, 'hcn-cni-shim.exe'), 'shim');
+      const bin = path.join(sandbox, 'host', 'bin');
+      const conf = path.join(sandbox, 'host', 'conf');
+      const config = path.join(sandbox, 'config.toml');
+      fs.writeFileSync(
+        config,
+        `version = 3\n[plugins.'io.containerd.cri.v1.runtime'.cni]\n  bin_dirs = ['${bin}']\n  conf_dir = '${conf}'\n`,
+      );
+      const [exe, verb, ...args] = (init.command as string[]).map(local);
+      expect([path.basename(exe!), verb]).toEqual(['hcn-cni.exe', 'install']);
+      let err = '';
+      const code = await runInstall([...args, '--containerd-config', config, '--executable', exe!], {
+        env: { POD_SUBNET: '10.244.7.0/24', NODE_NAME: 'n' },
+        platform: 'linux',
+        out: () => undefined,
+        err: (s) => (err += s),
+      });
+      expect({ code, err }).toEqual({ code: 0, err: '' });
+      expect(fs.readFileSync(path.join(bin, 'hcn-cni'), 'utf8')).toBe('shim');
+      expect(fs.readFileSync(path.join(bin, 'hcn-cni-standalone'), 'utf8')).toBe('standalone');
+      const installed = JSON.parse(fs.readFileSync(path.join(conf, '10-hcn-cni.conflist'), 'utf8'));
+      expect(installed).toMatchObject({ cniVersion: '1.1.0', plugins: [{ subnet: '10.244.7.0/24' }] });
+    } finally {
+      fs.rmSync(sandbox, { recursive: true, force: true });
+    }
   });
 
-  it('the service serves metrics on the node address and the port the scrape annotations name', () => {
-    const script = configMap.data['install.ps1'] as string;
-    const env = Object.fromEntries((container.env as Obj[]).map((e) => [e.name, e.value ?? e.valueFrom]));
+  it('the probes are exec probes of `hcn-cni service --probe`, which the operator tool accepts', () => {
+    expect(container.livenessProbe.exec.command.slice(1)).toEqual(['service', '--probe', 'liveness']);
+    expect(container.readinessProbe.exec.command.slice(1)).toEqual(['service', '--probe', 'readiness']);
+    for (const p of [container.livenessProbe, container.readinessProbe])
+      expect(parseArgs(p.exec.command.slice(1))).toMatchObject({ command: 'service', probe: expect.any(String) });
+  });
+
+  it("validates against Kubernetes' own schemas (kubernetes-models, offline)", () => {
+    const r = spawnSync(
+      process.execPath,
+      [path.join(__dirname, 'k8s-schema-validate.mjs'), path.join(DEPLOY, 'daemonset.yaml')],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+      },
+    );
+    expect(r.stderr).toBe('');
+    const results = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(results.map((x) => x.kind)).toEqual([
+      'ServiceAccount',
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'ConfigMap',
+      'DaemonSet',
+    ]);
+    expect(results.filter((x) => !x.ok)).toEqual([]);
+  });
+
+  it('the schema check catches a wrong type in the manifest', () => {
+    const bad = path.join(os.tmpdir(), `hcn-bad-${process.pid}.yaml`);
+    fs.writeFileSync(
+      bad,
+      fs.readFileSync(path.join(DEPLOY, 'daemonset.yaml'), 'utf8').replace('periodSeconds: 30', 'periodSeconds: "30"'),
+    );
+    try {
+      const r = spawnSync(process.execPath, [path.join(__dirname, 'k8s-schema-validate.mjs'), bad], {
+        cwd: ROOT,
+        encoding: 'utf8',
+      });
+      const ds = r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .find((x) => x.kind === 'DaemonSet');
+      expect(ds).toMatchObject({
+        ok: false,
+        error: expect.stringMatching(/livenessProbe\/periodSeconds must be integer/),
+      });
+    } finally {
+      fs.rmSync(bad, { force: true });
+    }
+  });
+
+  it('the service runs from the image and serves metrics on the node address and the port the scrape annotations name', () => {
     const annotations = ds.spec.template.metadata.annotations as Record<string, string>;
     expect(annotations).toEqual({
       'prometheus.io/scrape': 'true',
-      'prometheus.io/port': env.METRICS_PORT,
+      'prometheus.io/port': '9464',
       'prometheus.io/path': '/metrics',
     });
+    const env = Object.fromEntries((container.env as Obj[]).map((e) => [e.name, e.value ?? e.valueFrom]));
     expect(env.HOST_IP).toEqual({ fieldRef: { fieldPath: 'status.hostIP' } });
-    expect(container.ports).toEqual([{ name: 'metrics', containerPort: Number(env.METRICS_PORT), protocol: 'TCP' }]);
-    expect(script).toContain(`$serve += @('--metrics', "$($ip):$($env:METRICS_PORT)", '--metrics-allow-remote')`);
-    // What the script builds for a node is an address hcn-cni serve accepts (the node's is not loopback).
-    for (const ip of ['10.0.0.4', '[fd00::4]'])
-      expect(parseMetricsAddress(`${ip}:${env.METRICS_PORT}`, true)).toEqual({
-        host: ip.replace(/[[\]]/g, ''),
-        port: 9464,
-      });
-    expect(parseMetricsAddress(`10.0.0.4:${env.METRICS_PORT}`, false)).toEqual(expect.any(String));
+    expect(container.ports).toEqual([{ name: 'metrics', containerPort: 9464, protocol: 'TCP' }]);
+    expect(container.command.slice(1)).toEqual([
+      'serve',
+      '--metrics',
+      '$(HOST_IP):9464',
+      '--metrics-allow-remote',
+      '--create-network',
+      'installed',
+    ]);
+    // What the kubelet makes of $(HOST_IP) for an IPv4 node is an address hcn-cni serve accepts with the flag.
+    expect(parseMetricsAddress('$(HOST_IP):9464'.replace('$(HOST_IP)', '10.0.0.4'), true)).toEqual({
+      host: '10.0.0.4',
+      port: 9464,
+    });
+    expect(parseMetricsAddress('10.0.0.4:9464', false)).toEqual(expect.any(String));
   });
 
   it("the ConfigMap's conflist is valid once the pod subnet is filled in, and matches bridge.conflist", () => {
     const text = configMap.data['10-hcn-cni.conflist'] as string;
     expect(text).toContain('"subnet": "__POD_SUBNET__"');
     const doc = JSON.parse(text.replace('__POD_SUBNET__', '10.244.7.0/24'));
-    expect(doc.cniVersion).toBe('1.1.0');
+    expect(doc.cniVersion).toBe('1.0.0');
     const conf = parseWindows(pluginConf(doc));
     expect(conf.warnings).toEqual([]);
     expect(conf).toMatchObject({

@@ -53,11 +53,11 @@ describeGo('go-cni drives the Linux hcn-cni on every deploy/ conflist', () => {
   }, 600_000);
 
   /** The node: a conf dir with the conflist, a bin dir holding hcn-cni (standalone wrapper or shim) and host-local. */
-  async function node(file: string, mode: 'standalone' | 'service', asDeployed = false) {
+  async function node(file: string, mode: 'standalone' | 'service', cniVersion?: string) {
     const confDir = path.join(h.tmp, 'net.d');
     fs.mkdirSync(confDir, { recursive: true });
     const conf = forNode(readConflist(file), { state: h.stateDir, ipam: path.join(h.tmp, 'ipam') });
-    if (asDeployed) conf.cniVersion = readConflist(file).cniVersion;
+    if (cniVersion !== undefined) conf.cniVersion = cniVersion;
     fs.writeFileSync(path.join(confDir, file), JSON.stringify(conf));
     let binDir: string;
     let service: RunningService | undefined;
@@ -187,13 +187,15 @@ describeGo('go-cni drives the Linux hcn-cni on every deploy/ conflist', () => {
     }
   });
 
-  // The deploy/ conflists at CNI 1.1.0 as they are: libcni 1.1.2 refuses the plugin's 1.1.0 result after the ADD has
-  // succeeded; CRI then tears the sandbox's network down with Remove (containerd pkg/cri/server sandbox_run.go: a
-  // failed setupPodNetwork is followed by teardownPodNetwork), and nothing may be left.
-  test.each(DEPLOY_CONFLISTS.filter((f) => newerThanLibcni(readConflist(f).cniVersion)))(
-    '%s as deployed (CNI 1.1.0): go-cni 1.1.7 refuses the result; the Remove CRI then sends leaves nothing',
+  // The deploy/ conflists at CNI 1.1.0 (what `hcn-cni install` writes only for a version 3 config, which only
+  // containerd 2.x reads): containerd 1.7's libcni 1.1.2 refuses the plugin's 1.1.0 result after the ADD has
+  // succeeded — why install writes 1.0.0 otherwise; CRI then tears the sandbox's network down with Remove (containerd
+  // pkg/cri/server sandbox_run.go: a failed setupPodNetwork is followed by teardownPodNetwork), and nothing may be left.
+  test.each(DEPLOY_CONFLISTS)(
+    '%s at CNI 1.1.0: go-cni 1.1.7 refuses the result; the Remove CRI then sends leaves nothing',
     async (file) => {
-      const { drive } = await node(file, 'standalone', true);
+      expect(newerThanLibcni('1.1.0')).toBe(true);
+      const { drive } = await node(file, 'standalone', '1.1.0');
       const id = `pod-${randomUUID().slice(0, 8)}`;
       const netns = randomUUID();
       await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, netns);

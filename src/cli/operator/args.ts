@@ -34,6 +34,8 @@ export interface OpsArgs {
   clearQuarantine: boolean;
   /** service: its address */
   service?: string;
+  /** service: answer as a probe (one line, exit 0 or 1) */
+  probe?: 'liveness' | 'readiness';
 }
 
 /**
@@ -50,6 +52,7 @@ const OPTIONS = {
   'clear-quarantine': { type: 'boolean', command: 'state' },
   valid: { type: 'string', command: 'gc' },
   service: { type: 'string', command: 'service' },
+  probe: { type: 'string', command: 'service' },
 } as const satisfies Record<string, { type: 'boolean' | 'string'; short?: string; command?: Command }>;
 
 /** parseArgs' own errors, said the way the rest of the tool says them (and named by the option as typed). */
@@ -96,6 +99,11 @@ export function parseArgs(argv: readonly string[]): OpsArgs {
     ...(values.valid !== undefined ? { valid: values.valid } : {}),
     ...(values.service !== undefined ? { service: values.service } : {}),
   };
+  if (values.probe !== undefined) {
+    if (values.probe !== 'liveness' && values.probe !== 'readiness')
+      throw new UsageError(`--probe is liveness or readiness, not ${JSON.stringify(values.probe)}`);
+    out.probe = values.probe;
+  }
   if (out.help) return out;
   for (const t of tokens) {
     const only: Command | undefined =
@@ -137,6 +145,9 @@ Commands:
                             HCN_CNI_SERVICE, else /run/hcn-cni/service.sock or \\\\.\\pipe\\hcn-cni), and
                             the requests it is running or has queued, its counts (verbs by code, HNS
                             calls and errors, audits) and its metrics address; exit 1 when it is not running
+  service --probe liveness|readiness
+                            one line, exit 0 or 1, for the DaemonSet's exec probes: liveness = the service
+                            answers; readiness = it answers, accepts, and HNS answers
   help                      this text
 
 Options (any command):

@@ -5,6 +5,7 @@
  */
 import { defaultServiceAddress, queryStatus } from '../../service/client';
 import type { ServiceStatus } from '../../service/service';
+import { judgeProbe } from '../../service/health';
 import type { OpsContext } from './context';
 import { table } from './format';
 
@@ -117,12 +118,21 @@ export async function runService(ctx: OpsContext): Promise<number> {
     status = await queryStatus(address);
   } catch (e) {
     const reason = (e as Error).message;
+    if (ctx.args.probe) {
+      ctx.io.out(`${ctx.args.probe}: failed: no service at ${address} (${reason})\n`);
+      return 1;
+    }
     if (ctx.args.json) ctx.io.out(`${JSON.stringify({ running: false, address, reason })}\n`);
     else
       ctx.io.out(
         `service: not running at ${address} (${reason}); the shim runs each request with hcn-cni-standalone\n`,
       );
     return 1;
+  }
+  if (ctx.args.probe) {
+    const v = judgeProbe(ctx.args.probe, status);
+    ctx.io.out(`${ctx.args.probe}: ${v.ok ? 'ok' : 'failed'}: ${v.reason}\n`);
+    return v.ok ? 0 : 1;
   }
   ctx.io.out(ctx.args.json ? `${JSON.stringify({ running: true, ...status })}\n` : describe(status));
   return 0;

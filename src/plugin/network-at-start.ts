@@ -1,0 +1,34 @@
+/**
+ * The bridge network a configuration creates (`createNetwork`), made when the service starts instead of by the first
+ * ADD: creating an HNS network binds the host NIC, and the node's uplink blips meanwhile; at start-up no pod is
+ * waiting on it. Azure CNS does the same for its `ext` network "so that the VM network blip / disconnect is avoided
+ * when calling cni add for the very first time" (Azure/azure-container-networking cns/hnsclient/hnsclient_windows.go
+ * CreateDefaultExtNetwork). The same code as the ADD's (bridge.ts findOrCreateNetwork): an existing network is used
+ * as it is, and a concurrent ADD's create is taken as found.
+ */
+import type { NetConf } from '../cni/types';
+import type { NetworkInfo } from '../hns/api';
+import type { Logger } from '../log/logger';
+import { findOrCreateNetwork } from './bridge';
+import { networkPolicies } from './endpoint-config';
+import type { PluginRuntime } from './runtime';
+
+export type NetworkAtStart =
+  { outcome: 'created' | 'exists'; network: NetworkInfo } | { outcome: 'not-configured'; why: string };
+
+export async function prepareNetwork(conf: NetConf, rt: PluginRuntime, log: Logger): Promise<NetworkAtStart> {
+  if (conf.mode !== 'bridge') return { outcome: 'not-configured', why: 'delegated-NIC mode makes one network per pod' };
+  if (!conf.createNetwork)
+    return { outcome: 'not-configured', why: `"createNetwork" is not set for "${conf.networkName}"` };
+  const choice = await rt.api(conf);
+  const existed = await choice.api.findNetworkByName(conf.networkName);
+  const network = await findOrCreateNetwork({
+    conf,
+    choice,
+    rt,
+    api: choice.api,
+    log,
+    networkPolicies: networkPolicies(conf),
+  });
+  return { outcome: existed ? 'exists' : 'created', network };
+}
