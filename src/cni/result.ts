@@ -131,7 +131,7 @@ export function parseResult(
   }
 
   const interfaces = listOf(f, 'interfaces', (e) => parseInterface(e));
-  const ips = listOf(f, 'ips', (e) => parseIp(e, interfaces.length, options.dropInterfaceIndex === true));
+  const ips = listOf(f, 'ips', (e) => parseIpConfig(e, interfaces.length, options.dropInterfaceIndex === true));
   const routes = listOf(f, 'routes', (e) => parseRoute(e));
   return { interfaces, ips, routes, dns: parseDnsField(f, options.dnsByKind === true) };
 }
@@ -240,7 +240,7 @@ function parseInterface(f: Fields): Interface {
   return out;
 }
 
-function parseIp(f: Fields, interfaceCount: number, dropInterfaceIndex: boolean): IpConfig {
+function parseIpConfig(f: Fields, interfaceCount: number, dropInterfaceIndex: boolean): IpConfig {
   const address = f.get('address');
   if (typeof address !== 'string' || !isIpCidr(address))
     throw f.invalid(f.pathOf('address'), 'an IP address in CIDR form', address);
