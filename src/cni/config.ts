@@ -450,65 +450,74 @@ function stringOrList(f: Fields, name: string, expected: string): Array<[string,
  */
 function parseSubnets(f: Fields, plannedNetwork: boolean): SubnetConf[] {
   const out: SubnetConf[] = [];
-  for (const [p, v] of stringOrList(f, 'subnet', 'an IPv4 or IPv6 CIDR')) {
-    const cidr = parseCidr(v);
-    if (!cidr || cidr.prefix < 1 || cidr.prefix > MAX_SUBNET_PREFIX[cidr.family]) {
-      throw invalidConfig(
-        p,
-        cidr
-          ? `an ${FAMILY_NAME[cidr.family]} CIDR with a prefix from /1 to /${MAX_SUBNET_PREFIX[cidr.family]}`
-          : 'an IPv4 CIDR (/1 to /30) or an IPv6 CIDR (/1 to /126)',
-        v,
-      );
-    }
-    if (cidr.address !== cidr.network) {
-      throw invalidConfig(
-        p,
-        `a network address (host bits zero, e.g. "${formatIp(cidr.family, cidr.network)}/${cidr.prefix}")`,
-        v,
-      );
-    }
-    if (out.some((s) => s.family === cidr.family)) {
-      throw invalidConfig(
-        p,
-        `one subnet per address family (a second ${FAMILY_NAME[cidr.family]} subnet cannot be given to one HNS endpoint)`,
-        v,
-      );
-    }
-    out.push({ family: cidr.family, prefix: v });
-  }
-  const gateways = stringOrList(f, 'gateway', 'an IPv4 or IPv6 address');
-  const seen = new Set<number>();
+  for (const [p, v] of stringOrList(f, 'subnet', 'an IPv4 or IPv6 CIDR')) out.push(subnetEntry(p, v, out));
   const subnetsGiven = out.length > 0;
-  for (const [p, v] of gateways) {
+  const seen = new Set<number>();
+  for (const [p, v] of stringOrList(f, 'gateway', 'an IPv4 or IPv6 address')) {
     const ip = parseIp(v);
     if (!ip) throw invalidConfig(p, 'an IPv4 or IPv6 address', v);
     if (seen.has(ip.family))
       throw invalidConfig(p, `one gateway per address family (a second ${FAMILY_NAME[ip.family]} gateway)`, v);
     seen.add(ip.family);
-    if (!subnetsGiven) {
-      out.push({ family: ip.family, gateway: v });
-      continue;
-    }
-    const s = out.find((x) => x.family === ip.family);
-    if (!s) {
-      throw invalidConfig(
-        p,
-        `an address of the family of a configured subnet (${out.map((x) => x.prefix).join(', ')}); no ${FAMILY_NAME[ip.family]} subnet is set`,
-        v,
-      );
-    }
-    const cidr = parseCidr(s.prefix!)!;
-    const broadcast = cidr.family === 4 ? cidr.last : cidr.last + 1n;
-    if (ip.value <= cidr.network || ip.value >= broadcast)
-      throw invalidConfig(p, `a host address inside subnet ${s.prefix}`, v);
-    s.gateway = v;
+    if (subnetsGiven) subnetOfGateway(p, v, ip, out).gateway = v;
+    else out.push({ family: ip.family, gateway: v });
   }
   if (plannedNetwork) {
     for (const s of out) if (s.prefix && !s.gateway) s.gateway = firstHost(s.prefix);
   }
   // IPv4 first: the order HNS, the peers and the results list the families in.
   return out.sort((x, y) => x.family - y.family);
+}
+
+/** subnetEntry: one `subnet` value: a network address, a prefix with room for a gateway and a pod, one per family. */
+function subnetEntry(p: string, v: string, earlier: readonly SubnetConf[]): SubnetConf {
+  const cidr = parseCidr(v);
+  if (!cidr || cidr.prefix < 1 || cidr.prefix > MAX_SUBNET_PREFIX[cidr.family]) {
+    throw invalidConfig(
+      p,
+      cidr
+        ? `an ${FAMILY_NAME[cidr.family]} CIDR with a prefix from /1 to /${MAX_SUBNET_PREFIX[cidr.family]}`
+        : 'an IPv4 CIDR (/1 to /30) or an IPv6 CIDR (/1 to /126)',
+      v,
+    );
+  }
+  if (cidr.address !== cidr.network) {
+    throw invalidConfig(
+      p,
+      `a network address (host bits zero, e.g. "${formatIp(cidr.family, cidr.network)}/${cidr.prefix}")`,
+      v,
+    );
+  }
+  if (earlier.some((s) => s.family === cidr.family)) {
+    throw invalidConfig(
+      p,
+      `one subnet per address family (a second ${FAMILY_NAME[cidr.family]} subnet cannot be given to one HNS endpoint)`,
+      v,
+    );
+  }
+  return { family: cidr.family, prefix: v };
+}
+
+/** subnetOfGateway: the configured subnet a gateway belongs to: of its family, and the gateway a host inside it. */
+function subnetOfGateway(
+  p: string,
+  v: string,
+  ip: { family: 4 | 6; value: bigint },
+  subnets: readonly SubnetConf[],
+): SubnetConf {
+  const s = subnets.find((x) => x.family === ip.family);
+  if (!s) {
+    throw invalidConfig(
+      p,
+      `an address of the family of a configured subnet (${subnets.map((x) => x.prefix).join(', ')}); no ${FAMILY_NAME[ip.family]} subnet is set`,
+      v,
+    );
+  }
+  const cidr = parseCidr(s.prefix!)!;
+  const broadcast = cidr.family === 4 ? cidr.last : cidr.last + 1n;
+  if (ip.value <= cidr.network || ip.value >= broadcast)
+    throw invalidConfig(p, `a host address inside subnet ${s.prefix}`, v);
+  return s;
 }
 
 /**
