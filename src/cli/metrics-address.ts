@@ -6,7 +6,7 @@
  * gives --metrics-allow-remote: a scraper on another machine (Prometheus in the cluster) needs the node's address,
  * and whoever else reaches that address reads the same.
  */
-import * as net from 'net';
+import { isIpv4, isIpv6 } from '../net/addr';
 
 export interface MetricsAddress {
   host: string;
@@ -14,7 +14,7 @@ export interface MetricsAddress {
 }
 
 export function isLoopback(host: string): boolean {
-  if (net.isIPv4(host)) return host.split('.')[0] === '127';
+  if (isIpv4(host)) return host.split('.')[0] === '127';
   return host === '::1' || /^(0{0,4}:){7}0{0,3}1$/.test(host) || /^::ffff:127\./i.test(host);
 }
 
@@ -26,7 +26,7 @@ export function parseMetricsAddress(text: string, allowRemote: boolean): Metrics
     return `--metrics needs HOST:PORT (e.g. 127.0.0.1:9464 or [::1]:9464), got ${JSON.stringify(text)}`;
   let host = m[1] ?? m[2]!;
   if (host.toLowerCase() === 'localhost') host = '127.0.0.1';
-  if (m[1] !== undefined ? !net.isIPv6(host) : !net.isIPv4(host))
+  if (m[1] !== undefined ? !isIpv6(host) : !isIpv4(host))
     return `--metrics needs an IP address (or localhost) as HOST, got ${JSON.stringify(m[1] ?? m[2])}`;
   if (!isLoopback(host) && !allowRemote)
     return `--metrics ${text}: ${host} is not a loopback address, and the metrics describe this node's pods and HNS; add --metrics-allow-remote if whoever reaches it may read them`;

@@ -1,9 +1,15 @@
 /**
- * CONFIG_KEYS: every configuration key the plugin interprets, with its type, default and meaning. The README prints
- * this table, and the parser derives its set of known top-level keys from it, so a key cannot be handled without
- * being documented (an undocumented key would be reported as unknown).
+ * KEY_SPECS: every configuration key the plugin interprets, one declarative entry each: how it is read (its kind,
+ * bounds and default, when it is a plain value), its meaning, its aliases, and the NetConf fields it fills. From it
+ * are derived: the docs' configuration table (CONFIG_KEYS, type and default spelled from the rule), the parser's set
+ * of known top-level keys (so a key cannot be handled without being documented: an undocumented key is reported as
+ * unknown), the parser's bounds and defaults (DEFAULTS, config.ts's readSetting), and a compile-time check that
+ * every NetConf field is filled by some key (test/cni/config-keys.test.ts).
  */
+import { LOG_LEVELS } from '../log/logger';
+import type { AdoptPeer, ApiVersionSetting, BridgeNetworkType, Mode, NetConf } from './types';
 
+/** A key as the docs table shows it. */
 export interface ConfigKey {
   /** Canonical spelling; nested keys are dotted ("runtimeConfig.portMappings"). Input matches case-insensitively. */
   key: string;
@@ -12,10 +18,67 @@ export interface ConfigKey {
   default: string;
   meaning: string;
   /** Other keys accepted for the same setting (from the incumbents' configurations). */
-  aliases?: string[];
+  aliases?: readonly string[];
 }
 
-export const CONFIG_KEYS: readonly ConfigKey[] = [
+export interface BooleanRule {
+  kind: 'boolean';
+  value?: boolean;
+}
+export interface IntegerRule {
+  kind: 'integer';
+  min: number;
+  max: number;
+  value?: number;
+}
+export interface ChoiceRule<T extends string = string> {
+  kind: 'choice';
+  /** Canonical spellings; input matches any case. */
+  choices: readonly T[];
+  value?: T;
+}
+/** Read by a function of its own in config.ts (several forms, aliases in other objects); only its default is here. */
+export interface CustomRule<T = unknown> {
+  kind: 'custom';
+  value: T;
+}
+export type KeyRule = BooleanRule | IntegerRule | ChoiceRule | CustomRule;
+
+/** One key's entry. `type` and `default` (docs text) may be left out when the rule spells them. */
+export interface KeySpec {
+  key: string;
+  meaning: string;
+  aliases?: readonly string[];
+  rule?: KeyRule;
+  type?: string;
+  default?: string;
+  /** NetConf fields this key fills; default: the field named like the key, when there is one. */
+  fills?: readonly (keyof NetConf)[];
+}
+
+function boolean(): BooleanRule;
+function boolean(value: boolean): Required<BooleanRule>;
+function boolean(value?: boolean): BooleanRule {
+  return value === undefined ? { kind: 'boolean' } : { kind: 'boolean', value };
+}
+function integer(min: number, max: number): IntegerRule;
+function integer(min: number, max: number, value: number): Required<IntegerRule>;
+function integer(min: number, max: number, value?: number): IntegerRule {
+  return value === undefined ? { kind: 'integer', min, max } : { kind: 'integer', min, max, value };
+}
+function choice<T extends string>(
+  choices: readonly T[],
+  value: T,
+): { kind: 'choice'; choices: readonly T[]; value: T } {
+  return { kind: 'choice', choices, value };
+}
+const custom = <T>(value: T): CustomRule<T> => ({ kind: 'custom', value });
+
+export const MODES: readonly Mode[] = ['bridge', 'delegatedNic'];
+export const NETWORK_TYPES: readonly BridgeNetworkType[] = ['L2Bridge', 'Overlay', 'NAT', 'L2Tunnel'];
+export const ADOPT_PEERS: readonly AdoptPeer[] = ['azure'];
+
+export const KEY_SPECS = [
   // The spec's own keys.
   {
     key: 'cniVersion',
@@ -34,6 +97,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   { key: 'type', type: 'string', default: 'required', meaning: 'The plugin binary name (normally "hcn-cni").' },
   {
     key: 'capabilities',
+    fills: [],
     type: 'object',
     default: 'none',
     meaning:
@@ -41,6 +105,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   },
   {
     key: 'runtimeConfig',
+    fills: [],
     type: 'object',
     default: 'none',
     meaning:
@@ -48,6 +113,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   },
   {
     key: 'runtimeConfig.portMappings',
+    fills: ['portMappings'],
     type: 'list of {hostPort, containerPort, protocol, hostIP?}',
     default: '[]',
     meaning:
@@ -55,18 +121,21 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   },
   {
     key: 'runtimeConfig.dns',
+    fills: ['runtimeDns'],
     type: '{servers, searches, options}',
     default: 'none',
     meaning: 'DNS from the runtime; replaces the static dns servers and search list when present.',
   },
   {
     key: 'runtimeConfig.mac',
+    fills: ['runtimeMac'],
     type: 'string',
     default: 'none',
     meaning: 'MAC for the pod interface: colon, dash or bare hex; unicast only. Normalised to AA-BB-CC-DD-EE-FF.',
   },
   {
     key: 'args',
+    fills: [],
     type: 'object',
     default: 'none',
     meaning: 'Reserved for the runtime (e.g. args.cni); passed through untouched.',
@@ -93,13 +162,13 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   },
   {
     key: 'ipMasq',
-    type: 'boolean',
-    default: 'false',
+    rule: boolean(false),
     meaning:
       "win-overlay's meaning: true adds the network's subnet as an OutBoundNAT exception (traffic inside the pod network is not source-NATed).",
   },
   {
     key: 'delegate',
+    fills: ['effective'],
     type: 'object',
     default: 'none',
     meaning:
@@ -109,14 +178,13 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   // Windows and HNS settings.
   {
     key: 'mode',
-    type: '"bridge" | "delegatedNic"',
-    default: '"bridge"',
+    rule: choice(MODES, 'bridge'),
     meaning: 'bridge: attach to an HNS network (networkName). delegatedNic: give the pod a host NIC found by its MAC.',
   },
   {
     key: 'apiVersion',
+    rule: custom<ApiVersionSetting>('auto'),
     type: '"auto" | 1 | 2',
-    default: '"auto"',
     meaning: 'HNS API: 1 (v1 HNS), 2 (HCN v2), or auto (v2 when the host has it). "1" and "2" as strings are accepted.',
   },
   {
@@ -128,19 +196,22 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   },
   {
     key: 'networkType',
-    type: '"L2Bridge" | "Overlay" | "NAT" | "L2Tunnel"',
+    rule: choice(NETWORK_TYPES, 'L2Bridge'),
+    fills: ['networkType', 'networkTypeSet'],
     default: '"L2Bridge" for a network hcn-cni creates; the type of an existing network',
     meaning:
       'Type of the network when it is created, and, when set, the type an existing one must have (any case; another type is error 7, as win-bridge and win-overlay refuse it). Omitted, an existing network of any of these types is used as it is (a win-overlay configuration with only "type" changed attaches to its Overlay network).',
   },
   {
     key: 'createNetwork',
-    type: 'boolean',
+    rule: boolean(false),
+    fills: ['createNetwork', 'createNetworkFromMaster'],
     default: 'false; true when master and a subnet are set (sdnbridge creates its network)',
     meaning: 'Create the bridge-mode network when it does not exist. Requires subnet.',
   },
   {
     key: 'subnet',
+    fills: ['subnets'],
     type: 'IPv4 or IPv6 CIDR, or a list of one per family',
     default: 'none',
     meaning:
@@ -149,6 +220,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   },
   {
     key: 'gateway',
+    fills: ['subnets'],
     type: 'IPv4 or IPv6 address, or a list of one per family',
     default: 'the first address of each subnet, when the plugin creates the network',
     meaning:
@@ -164,6 +236,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   },
   {
     key: 'master',
+    fills: ['adapterName', 'createNetwork'],
     type: 'string',
     default: 'none',
     meaning:
@@ -171,36 +244,34 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   },
   {
     key: 'endpointMacPrefix',
+    rule: custom('0E-2A'),
     type: '"xx-xx"',
-    default: '"0E-2A"',
     meaning:
       "win-overlay: on an Overlay network with IPAM the endpoint MAC is the prefix followed by the four bytes of the pod's IPv4 address (0E-2A-0A-84-00-05).",
   },
   {
     key: 'iov',
-    type: 'boolean',
-    default: 'false',
+    rule: boolean(false),
     meaning:
       'delegatedNic: SR-IOV (Accelnet) for the pod NIC, as Azure CNI does for FrontendNIC: network flag EnableIov and an Iov endpoint policy. Needs HCN (v2) and HNS 15.4 or later.',
   },
   {
     key: 'disableHostPort',
-    type: 'boolean',
+    rule: boolean(),
     default: 'true where HNS is 15.1 or later',
     meaning:
       "delegatedNic: no host vNIC (vEthernet) on the pod NIC's switch (network flag DisableHostPort, as Azure CNI sets it). true on an older HNS is error 2; false keeps the host vNIC.",
   },
   {
     key: 'mtu',
-    type: 'integer 576-9000',
+    rule: integer(576, 9000),
     default: 'none (HNS default)',
     meaning:
       'Interface MTU (InterfaceParameters policy, HCN only, HNS 10.0 or later; elsewhere not applied and logged); reported in 1.1.0 results.',
   },
   {
     key: 'loopbackDSR',
-    type: 'boolean',
-    default: 'false',
+    rule: boolean(false),
     meaning:
       'Let a pod reach itself through a service VIP (OutBoundNAT with the pod IP as destination; added after create when HNS assigns the address). For the IPv4 address only, as in every peer. Needs HCN and DSR (HNS 9.3-9.x or 10.2 or later): error 2 otherwise.',
     aliases: ['windowsSettings.enableLoopbackDSR', 'optionalFlags.loopbackDSR'],
@@ -215,12 +286,14 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   },
   {
     key: 'ipMasqNetwork',
+    fills: ['outboundNatExceptions'],
     type: 'IPv4 or IPv6 CIDR',
     default: 'none',
     meaning: "win-bridge's single NAT exception (a network address); added to outboundNatExceptions.",
   },
   {
     key: 'AdditionalArgs',
+    fills: ['endpointPolicies', 'networkPolicies'],
     type: 'list of {Name, Value}',
     default: '[]',
     meaning:
@@ -228,12 +301,14 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   },
   {
     key: 'policies',
+    fills: ['endpointPolicies', 'networkPolicies'],
     type: 'list of {name, value}',
     default: '[]',
     meaning: 'win-bridge policies, same meaning as AdditionalArgs.',
   },
   {
     key: 'windowsSettings',
+    fills: ['loopbackDSR', 'hnsTimeoutSeconds'],
     type: 'object',
     default: 'none',
     meaning:
@@ -241,21 +316,20 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   },
   {
     key: 'optionalFlags',
+    fills: ['loopbackDSR'],
     type: 'object',
     default: 'none',
     meaning: 'sdnbridge flags: loopbackDSR (= loopbackDSR) is honoured; the others are ignored with a warning.',
   },
   {
     key: 'hnsTimeoutSeconds',
-    type: 'integer 1-3600',
-    default: '30',
+    rule: integer(1, 3600, 30),
     meaning: 'Limit for each HNS call; on expiry the verb fails with code 11 (try again later).',
     aliases: ['windowsSettings.hnsTimeoutDurationInSeconds'],
   },
   {
     key: 'ipamTimeoutSeconds',
-    type: 'integer 1-3600',
-    default: '30',
+    rule: integer(1, 3600, 30),
     meaning: 'Limit for each delegated IPAM run; on expiry the IPAM is killed and the verb fails with code 11.',
   },
 
@@ -276,33 +350,30 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   },
   {
     key: 'logLevel',
-    type: '"trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent"',
-    default: '"info"',
+    rule: choice(LOG_LEVELS, 'info'),
     meaning: 'Log verbosity (any case).',
   },
   {
     key: 'audit',
-    type: 'boolean',
-    default: 'true',
+    rule: boolean(true),
     meaning:
       "Run the leak audit (ownerless HNS objects): the whole node's every auditIntervalSeconds, and every ADD's audit of its own names and of what holds its NIC. false brings seed 000 back.",
   },
   {
     key: 'auditIntervalSeconds',
-    type: 'integer 0-86400',
-    default: '60',
+    rule: integer(0, 86400, 60),
     meaning:
       "How often the whole node is audited: by the resident service on a timer (and right after HNS answers again following a failure), and by the standalone executable's first ADD after the last audit is that old. 0: every ADD audits the whole node (the cost of an ADD then grows with the node's pods).",
   },
   {
     key: 'repair',
-    type: 'boolean',
-    default: 'false',
+    rule: boolean(false),
     meaning:
       "Service only (hcn-cni serve): after an HNS restart, re-create the recorded pods' endpoints (recorded id, addresses, MAC, policies) and re-attach them, one pod at a time, IPAM untouched. Verified only on the simulator. See docs/repair.md.",
   },
   {
     key: 'adopt',
+    rule: custom<readonly AdoptPeer[]>([]),
     type: 'list of "azure"',
     default: '[] (none)',
     meaning:
@@ -312,6 +383,7 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
   // GC input.
   {
     key: 'cni.dev/valid-attachments',
+    fills: ['validAttachments'],
     type: 'list of {containerID, ifname}',
     default: 'none valid',
     meaning:
@@ -323,8 +395,9 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
     type: 'list of {containerID, ifname}',
     default: 'none',
     meaning: 'Older spelling of cni.dev/valid-attachments.',
+    fills: ['validAttachments'],
   },
-];
+] as const satisfies readonly KeySpec[];
 
 /**
  * TOLERATED_KEYS: keys that may reach a plugin but mean nothing to it (network-list keys some tools copy into plugin
@@ -332,7 +405,66 @@ export const CONFIG_KEYS: readonly ConfigKey[] = [
  */
 export const TOLERATED_KEYS: readonly string[] = ['cniVersions', 'disableCheck', 'disableGC', 'loadOnlyInlinedPlugins'];
 
-/** TOP_LEVEL_KEYS: the top-level keys the parser interprets (lower-cased), derived from CONFIG_KEYS. */
+type Spec = (typeof KEY_SPECS)[number];
+
+/** The key names that have a rule of their own (readSetting in config.ts reads them by it). */
+export type RuledKey = Extract<Spec, { rule: unknown }>['key'];
+/** The rule of a key, as declared. */
+export type RuleOf<K extends RuledKey> = Extract<Spec, { key: K }>['rule'];
+/** The value a rule reads. */
+export type ValueOf<R> = R extends BooleanRule
+  ? boolean
+  : R extends IntegerRule
+    ? number
+    : R extends ChoiceRule<infer T>
+      ? T
+      : R extends CustomRule<infer T>
+        ? T
+        : never;
+type Defaulted = Extract<Spec, { rule: { value: unknown } }>;
+
+/** ruleOf: the rule of a key. */
+export function ruleOf<K extends RuledKey>(key: K): RuleOf<K> {
+  return (KEY_SPECS as readonly KeySpec[]).find((k) => k.key === key)!.rule as RuleOf<K>;
+}
+
+/** DEFAULTS: the default of every key whose rule has one. */
+export const DEFAULTS = Object.fromEntries(
+  (KEY_SPECS as readonly KeySpec[]).flatMap((k) =>
+    k.rule && 'value' in k.rule && k.rule.value !== undefined ? [[k.key, k.rule.value]] : [],
+  ),
+) as { readonly [K in Defaulted['key']]: ValueOf<RuleOf<K>> };
+
+/** typeText: the docs' "type" cell of a rule. */
+function typeText(rule: KeyRule | undefined): string | undefined {
+  switch (rule?.kind) {
+    case 'boolean':
+      return 'boolean';
+    case 'integer':
+      return `integer ${rule.min}-${rule.max}`;
+    case 'choice':
+      return rule.choices.map((c) => JSON.stringify(c)).join(' | ');
+    default:
+      return undefined;
+  }
+}
+
+/** defaultText: the docs' "default" cell of a rule ("none" when it has no default). */
+function defaultText(rule: KeyRule | undefined): string | undefined {
+  if (rule === undefined || !('value' in rule) || rule.value === undefined) return undefined;
+  return rule.kind === 'choice' || rule.kind === 'custom' ? JSON.stringify(rule.value) : String(rule.value);
+}
+
+/** CONFIG_KEYS: the entries as the docs table shows them (type and default spelled from the rule when not given). */
+export const CONFIG_KEYS: readonly ConfigKey[] = (KEY_SPECS as readonly KeySpec[]).map((k) => ({
+  key: k.key,
+  type: k.type ?? typeText(k.rule) ?? 'unspecified',
+  default: k.default ?? defaultText(k.rule) ?? 'none',
+  meaning: k.meaning,
+  ...(k.aliases ? { aliases: k.aliases } : {}),
+}));
+
+/** TOP_LEVEL_KEYS: the top-level keys the parser interprets (lower-cased), derived from the entries. */
 export const TOP_LEVEL_KEYS: ReadonlySet<string> = new Set(
   CONFIG_KEYS.filter((k) => k.key.startsWith('cni.dev/') || !k.key.includes('.')).map((k) => k.key.toLowerCase()),
 );

@@ -13,7 +13,17 @@
  */
 import * as path from 'node:path';
 
-import { TOLERATED_KEYS, TOP_LEVEL_KEYS } from './config-keys';
+import {
+  ADOPT_PEERS,
+  DEFAULTS,
+  TOLERATED_KEYS,
+  TOP_LEVEL_KEYS,
+  ruleOf,
+  type KeyRule,
+  type RuleOf,
+  type RuledKey,
+  type ValueOf,
+} from './config-keys';
 import { CONTAINER_ID_PATTERN } from './env';
 import { CniCode, CniError } from './cni-error';
 import { Fields, invalidConfig, invalidConfigMsg, isPlainObject, describeValue } from './fields';
@@ -28,56 +38,72 @@ import {
   unicastMacProblem,
 } from '../net/addr';
 import { firstHost } from '../net/ipv4';
-import { LOG_LEVELS } from '../log/logger';
 import { parsePrevResult } from './result';
-import {
-  SUPPORTED_VERSIONS,
-  type AdoptPeer,
-  type ApiVersionSetting,
-  type Attachment,
-  type BridgeNetworkType,
-  type Dns,
-  type LogLevel,
-  type Mode,
-  type NetConf,
-  type PortMapping,
-  type RawPolicy,
-  type RuntimeDns,
-  type SubnetConf,
-  type Verb,
+import type {
+  AdoptPeer,
+  ApiVersionSetting,
+  Attachment,
+  CniVersion,
+  Dns,
+  NetConf,
+  PortMapping,
+  RawPolicy,
+  RuntimeDns,
+  SubnetConf,
+  Verb,
 } from './types';
 import { checkValueBounds } from './value-bounds';
-import { DEFAULT_CONF_VERSION, isSupportedVersion } from './version';
+import { supportedVersion, versionOrDefault } from './version';
 
 export interface ConfContextOptions {
   platform: NodeJS.Platform;
   defaults: { stateDir: string; logFile?: string };
   verb: Verb;
+  /** The cniVersion the dispatcher has already read and checked (it is read once); read here when not given. */
+  cniVersion?: CniVersion;
 }
 
-/** Defaults that are plain values (the README's CONFIG_KEYS table states the same). */
-export const DEFAULTS = {
-  mode: 'bridge' as Mode,
-  apiVersion: 'auto' as ApiVersionSetting,
-  networkType: 'L2Bridge' as BridgeNetworkType,
-  createNetwork: false,
-  loopbackDSR: false,
-  iov: false,
-  hnsTimeoutSeconds: 30,
-  ipamTimeoutSeconds: 30,
-  logLevel: 'info' as LogLevel,
-  audit: true,
-  auditIntervalSeconds: 60,
-  repair: false,
-} as const;
+/** The defaults of the keys (from their entries in KEY_SPECS, src/cni/config-keys.ts). */
+export { DEFAULTS };
 
-const MODES: readonly Mode[] = ['bridge', 'delegatedNic'];
-const NETWORK_TYPES: readonly BridgeNetworkType[] = ['L2Bridge', 'Overlay', 'NAT', 'L2Tunnel'];
-const ADOPT_PEERS: readonly AdoptPeer[] = ['azure'];
 const PROTOCOLS: readonly PortMapping['protocol'][] = ['tcp', 'udp', 'sctp'];
 
-/** parseNetConf: validate and normalise the stdin configuration (already JSON-parsed). */
+/** parseNetConf: validate and normalise the stdin configuration (already JSON-parsed), in the order of its steps. */
 export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
+  const top = configurationObject(raw);
+  const warnings: string[] = [];
+  const flat = flattenDelegate(top, warnings);
+  const f = new Fields(flat, '');
+  const identity = readIdentity(f, ctx);
+  const placement = readPlacement(f, identity.name);
+  const creation = readCreation(f, placement.mode, warnings);
+  const endpoint = readEndpointSettings(f);
+  const limits = readLimits(f, warnings);
+  const housekeeping = readHousekeeping(f, ctx);
+  const pod = readPodSettings(f, warnings, creation.createNetwork && creation.subnetFromIpam);
+  const validAttachments = ctx.verb === 'GC' ? parseAttachments(f, warnings) : undefined;
+  listUnknownKeys(f, warnings);
+  return withoutUndefined({
+    ...identity,
+    ...placement,
+    createNetwork: creation.createNetwork,
+    createNetworkFromMaster: creation.createNetworkFromMaster,
+    ...endpoint,
+    ...pod.policies,
+    ...limits,
+    portMappings: pod.runtime.portMappings,
+    ...housekeeping,
+    warnings,
+    raw: top,
+    subnets: creation.subnets.length > 0 ? creation.subnets : undefined,
+    ...pod.optional,
+    validAttachments,
+    effective: flat !== top ? flat : undefined,
+  });
+}
+
+/** configurationObject: a JSON object within the value bounds (src/cni/value-bounds.ts). */
+function configurationObject(raw: unknown): Record<string, unknown> {
   if (!isPlainObject(raw)) {
     throw new CniError(
       CniCode.DECODE_FAILURE,
@@ -85,19 +111,38 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
     );
   }
   checkValueBounds(raw);
-  const warnings: string[] = [];
-  const flat = flattenDelegate(raw, warnings);
-  const f = new Fields(flat, '');
+  return raw;
+}
 
-  const givenVersion = f.get('cniVersion');
-  const cniVersion = givenVersion === undefined || givenVersion === '' ? DEFAULT_CONF_VERSION : givenVersion;
-  if (!isSupportedVersion(cniVersion)) {
-    throw new CniError(
-      CniCode.INCOMPATIBLE_VERSION,
-      `incompatible CNI version ${describeValue(cniVersion)}; this plugin supports ${SUPPORTED_VERSIONS.join(', ')}`,
-    );
+/** withoutUndefined: a NetConf without the optional fields that are not set (they are absent, not undefined). */
+function withoutUndefined(conf: NetConf): NetConf {
+  for (const k of Object.keys(conf) as (keyof NetConf)[]) if (conf[k] === undefined) delete conf[k];
+  return conf;
+}
+
+/** readSetting: a key with a plain rule (boolean, integer, choice), read by its entry; `name` may be an alias. */
+function readSetting<K extends RuledKey>(f: Fields, key: K, name: string = key): ValueOf<RuleOf<K>> | undefined {
+  const rule: KeyRule = ruleOf(key);
+  switch (rule.kind) {
+    case 'boolean':
+      return f.boolean(name) as ValueOf<RuleOf<K>> | undefined;
+    case 'integer':
+      return f.integer(name, rule.min, rule.max) as ValueOf<RuleOf<K>> | undefined;
+    case 'choice':
+      return oneOf(f, name, rule.choices) as ValueOf<RuleOf<K>> | undefined;
+    case 'custom':
+      throw new Error(`${key} is read by a function of its own`);
   }
+}
 
+/** setting: readSetting, or the key's default. */
+function setting<K extends RuledKey & keyof typeof DEFAULTS>(f: Fields, key: K): ValueOf<RuleOf<K>> {
+  return readSetting(f, key) ?? (DEFAULTS[key] as ValueOf<RuleOf<K>>);
+}
+
+/** The spec's keys: cniVersion (handed on by the dispatcher, or read here), name and type. */
+function readIdentity(f: Fields, ctx: ConfContextOptions): Pick<NetConf, 'cniVersion' | 'name' | 'type'> {
+  const cniVersion = ctx.cniVersion ?? supportedVersion(versionOrDefault(f.get('cniVersion')));
   const name = f.get('name');
   if (typeof name !== 'string' || !CONTAINER_ID_PATTERN.test(name) || name.length > MAX_NAME_LENGTH) {
     throw invalidConfig(
@@ -108,133 +153,153 @@ export function parseNetConf(raw: unknown, ctx: ConfContextOptions): NetConf {
   }
   const type = f.nonEmptyString('type');
   if (type === undefined) throw invalidConfig(f.pathOf('type'), 'a non-empty string', undefined);
+  return { cniVersion, name, type };
+}
 
-  const mode = oneOf(f, 'mode', MODES) ?? DEFAULTS.mode;
+type Placement = Pick<
+  NetConf,
+  'mode' | 'apiVersion' | 'networkName' | 'networkType' | 'networkTypeSet' | 'adapterName'
+>;
+
+/** Where the pod goes: the mode, the HNS API, and the network (its name, its type, the adapter it binds). */
+function readPlacement(f: Fields, name: string): Placement {
+  const mode = setting(f, 'mode');
   const apiVersion = parseApiVersion(f);
   const networkName = hnsNetworkName(f) ?? name;
-  const givenType = oneOf(f, 'networkType', NETWORK_TYPES);
+  const givenType = readSetting(f, 'networkType');
   const networkType = givenType ?? DEFAULTS.networkType;
   const adapterName = parseAdapterName(f);
+  return { mode, apiVersion, networkName, networkType, networkTypeSet: givenType !== undefined, adapterName };
+}
+
+interface Creation {
+  createNetwork: boolean;
+  createNetworkFromMaster: boolean;
+  subnets: SubnetConf[];
+  /** sdnbridge's ipam.subnet stands in for the IPv4 subnet. */
+  subnetFromIpam: boolean;
+}
+
+/** Whether the plugin creates the network, and the subnets (and gateways) it is created with or expected to have. */
+function readCreation(f: Fields, mode: NetConf['mode'], warnings: string[]): Creation {
   const sdn = sdnbridgeNetwork(f);
-  const topSubnet = f.has('subnet');
   // sdnbridge creates a missing network from "master" and "ipam.subnet" itself (microsoft/windows-container-networking
   // common/core/network.go getOrCreateNetwork): a configuration that names the adapter asks for that.
-  const givenCreate = f.boolean('createNetwork');
-  const createFromMaster = givenCreate === undefined && f.has('master') && (topSubnet || sdn.subnet !== undefined);
+  const givenCreate = readSetting(f, 'createNetwork');
+  const createFromMaster =
+    givenCreate === undefined && f.has('master') && (f.has('subnet') || sdn.subnet !== undefined);
   const createNetwork = givenCreate ?? (createFromMaster ? true : DEFAULTS.createNetwork);
   if (createNetwork && mode === 'delegatedNic') {
     warnings.push('"createNetwork" only applies to bridge mode and is ignored in delegatedNic mode');
   }
-
   const plannedNetwork = createNetwork || mode === 'delegatedNic';
   const subnets = parseSubnets(f, plannedNetwork);
-  // sdnbridge's ipam.subnet (+ ipam.routes[0].GW) stands in for a top-level IPv4 subnet that is not given.
   const subnetFromIpam = sdn.subnet !== undefined && !subnets.some((s) => s.family === 4 && s.prefix);
-  if (subnetFromIpam) {
-    const v4 = subnets.find((s) => s.family === 4);
-    const gateway = v4?.gateway ?? sdn.gateway ?? (plannedNetwork ? firstHost(sdn.subnet!) : undefined);
-    const entry: SubnetConf = { family: 4, prefix: sdn.subnet!, ...(gateway ? { gateway } : {}) };
-    if (v4) Object.assign(v4, entry);
-    else subnets.unshift(entry);
-  }
+  if (subnetFromIpam) useSdnbridgeSubnet(subnets, { subnet: sdn.subnet!, gateway: sdn.gateway }, plannedNetwork);
   if (createNetwork && !subnets.some((s) => s.prefix)) {
     throw invalidConfigMsg(
       `"${f.pathOf('createNetwork')}" is true but "subnet" is not set; a network can only be created with a subnet`,
     );
   }
+  return { createNetwork, createNetworkFromMaster: createFromMaster, subnets, subnetFromIpam };
+}
 
-  const mtu = f.integer('mtu', 576, 9000);
+/** sdnbridge's ipam.subnet (+ ipam.routes[0].GW) stands in for a top-level IPv4 subnet that is not given. */
+function useSdnbridgeSubnet(
+  subnets: SubnetConf[],
+  sdn: { subnet: string; gateway: string | undefined },
+  plannedNetwork: boolean,
+): void {
+  const v4 = subnets.find((s) => s.family === 4);
+  const gateway = v4?.gateway ?? sdn.gateway ?? (plannedNetwork ? firstHost(sdn.subnet) : undefined);
+  const entry: SubnetConf = { family: 4, prefix: sdn.subnet, ...(gateway ? { gateway } : {}) };
+  if (v4) Object.assign(v4, entry);
+  else subnets.unshift(entry);
+}
 
+/** Settings of the pod's endpoint and its network: MTU, win-overlay's ipMasq and MAC prefix. */
+function readEndpointSettings(f: Fields): Pick<NetConf, 'mtu' | 'ipMasq' | 'endpointMacPrefix'> {
+  const mtu = readSetting(f, 'mtu');
   // win-overlay's meaning (containernetworking/plugins plugins/main/windows/win-overlay): the network's subnet is not
   // source-NATed (an OutBoundNAT exception), everything else is.
-  const ipMasq = f.boolean('ipMasq') ?? false;
-  const endpointMacPrefix = parseMacPrefix(f);
+  const ipMasq = setting(f, 'ipMasq');
+  return { mtu, ipMasq, endpointMacPrefix: parseMacPrefix(f) };
+}
 
+type Limits = Pick<NetConf, 'loopbackDSR' | 'hnsTimeoutSeconds' | 'ipamTimeoutSeconds' | 'outboundNatExceptions'>;
+
+/** Azure's windowsSettings and sdnbridge's optionalFlags with their aliases, the time limits, the NAT exceptions. */
+function readLimits(f: Fields, warnings: string[]): Limits {
   const windowsSettings = f.child('windowsSettings');
   const optionalFlags = f.child('optionalFlags');
   const loopbackDSR = parseLoopbackDsr(f, windowsSettings, optionalFlags);
   const hnsTimeoutSeconds = parseHnsTimeout(f, windowsSettings);
-  const ipamTimeoutSeconds = f.integer('ipamTimeoutSeconds', 1, 3600) ?? DEFAULTS.ipamTimeoutSeconds;
+  const ipamTimeoutSeconds = setting(f, 'ipamTimeoutSeconds');
   for (const extra of [windowsSettings, optionalFlags]) {
     if (extra)
       for (const k of extra.unknownKeys()) warnings.push(`"${extra.path}.${k}" is not supported and is ignored`);
   }
+  return { loopbackDSR, hnsTimeoutSeconds, ipamTimeoutSeconds, outboundNatExceptions: parseNatExceptions(f) };
+}
 
-  const outboundNatExceptions = parseNatExceptions(f);
+type Housekeeping = Pick<
+  NetConf,
+  | 'stateDir'
+  | 'logFile'
+  | 'logLevel'
+  | 'audit'
+  | 'auditIntervalSeconds'
+  | 'repair'
+  | 'adopt'
+  | 'iov'
+  | 'disableHostPort'
+>;
 
-  const stateDir = absolutePath(f, 'stateDir', ctx.platform) ?? ctx.defaults.stateDir;
-  const logFile = absolutePath(f, 'logFile', ctx.platform) ?? ctx.defaults.logFile;
-  const logLevel = parseLogLevel(f);
-  const audit = f.boolean('audit') ?? DEFAULTS.audit;
-  const auditIntervalSeconds = f.integer('auditIntervalSeconds', 0, 86400) ?? DEFAULTS.auditIntervalSeconds;
-  const repair = f.boolean('repair') ?? DEFAULTS.repair;
-  const adopt = parseAdopt(f);
-  const iov = f.boolean('iov') ?? DEFAULTS.iov;
-  const disableHostPort = f.boolean('disableHostPort');
+/** The plugin's own housekeeping (state, logs, audit, repair, adoption) and the delegated NIC's flags. */
+function readHousekeeping(f: Fields, ctx: ConfContextOptions): Housekeeping {
+  return {
+    stateDir: absolutePath(f, 'stateDir', ctx.platform) ?? ctx.defaults.stateDir,
+    logFile: absolutePath(f, 'logFile', ctx.platform) ?? ctx.defaults.logFile,
+    logLevel: setting(f, 'logLevel'),
+    audit: setting(f, 'audit'),
+    auditIntervalSeconds: setting(f, 'auditIntervalSeconds'),
+    repair: setting(f, 'repair'),
+    adopt: parseAdopt(f),
+    iov: setting(f, 'iov'),
+    disableHostPort: readSetting(f, 'disableHostPort'),
+  };
+}
 
-  const ipam = parseIpam(f, warnings, createNetwork && subnetFromIpam);
+interface PodSettings {
+  policies: Pick<NetConf, 'dns' | 'endpointPolicies' | 'networkPolicies'>;
+  runtime: RuntimeSettings;
+  optional: Pick<NetConf, 'ipam' | 'runtimeDns' | 'runtimeMac' | 'prevResult'>;
+}
+
+/** What the pod gets: IPAM, DNS, HNS policies, the runtime's capabilities, the previous result. */
+function readPodSettings(f: Fields, warnings: string[], ipamSubnetUsed: boolean): PodSettings {
+  const ipam = parseIpam(f, warnings, ipamSubnetUsed);
   const dns = parseDns(f, warnings);
   const endpointPolicies: RawPolicy[] = [];
   const networkPolicies: RawPolicy[] = [];
   parsePolicies(f, 'AdditionalArgs', 'Name', 'Value', endpointPolicies, networkPolicies, warnings);
   parsePolicies(f, 'policies', 'name', 'value', endpointPolicies, networkPolicies, warnings);
-
   const runtime = parseRuntimeConfig(f, warnings);
-
   const prevRaw = f.get('prevResult');
   const prevResult = prevRaw === undefined ? undefined : parsePrevResult(prevRaw, f.pathOf('prevResult'));
+  return {
+    policies: { dns, endpointPolicies, networkPolicies },
+    runtime,
+    optional: { ipam, runtimeDns: runtime.dns, runtimeMac: runtime.mac, prevResult },
+  };
+}
 
-  const validAttachments = ctx.verb === 'GC' ? parseAttachments(f, warnings) : undefined;
-
-  // Everything documented is known; what is left was neither documented nor reserved.
+/** Everything documented is known; what is left was neither documented nor reserved, and is a warning. */
+function listUnknownKeys(f: Fields, warnings: string[]): void {
   f.touch(...TOP_LEVEL_KEYS, ...TOLERATED_KEYS);
   for (const k of f.unknownKeys()) {
     if (!k.toLowerCase().startsWith('cni.dev/')) warnings.push(`unknown key "${k}" is ignored`);
   }
-
-  const conf: NetConf = {
-    cniVersion,
-    name,
-    type,
-    mode,
-    apiVersion,
-    networkName,
-    networkType,
-    networkTypeSet: givenType !== undefined,
-    createNetwork,
-    createNetworkFromMaster: createFromMaster,
-    ipMasq,
-    endpointMacPrefix,
-    dns,
-    endpointPolicies,
-    networkPolicies,
-    loopbackDSR,
-    iov,
-    outboundNatExceptions,
-    portMappings: runtime.portMappings,
-    hnsTimeoutSeconds,
-    ipamTimeoutSeconds,
-    stateDir,
-    logLevel,
-    audit,
-    auditIntervalSeconds,
-    repair,
-    adopt,
-    warnings,
-    raw,
-  };
-  if (subnets.length > 0) conf.subnets = subnets;
-  if (adapterName !== undefined) conf.adapterName = adapterName;
-  if (mtu !== undefined) conf.mtu = mtu;
-  if (disableHostPort !== undefined) conf.disableHostPort = disableHostPort;
-  if (ipam !== undefined) conf.ipam = ipam;
-  if (runtime.dns !== undefined) conf.runtimeDns = runtime.dns;
-  if (runtime.mac !== undefined) conf.runtimeMac = runtime.mac;
-  if (logFile !== undefined) conf.logFile = logFile;
-  if (prevResult !== undefined) conf.prevResult = prevResult;
-  if (validAttachments !== undefined) conf.validAttachments = validAttachments;
-  if (flat !== raw) conf.effective = flat;
-  return conf;
 }
 
 /**
@@ -322,7 +387,7 @@ function sdnbridgeNetwork(f: Fields): { subnet?: string; gateway?: string } {
 /** parseMacPrefix: win-overlay's endpointMacPrefix, "xx-xx" (two hex bytes); default "0E-2A" as win-overlay's. */
 function parseMacPrefix(f: Fields): string {
   const v = f.get('endpointMacPrefix');
-  if (v === undefined) return '0E-2A';
+  if (v === undefined) return DEFAULTS.endpointMacPrefix;
   if (typeof v !== 'string' || !/^[0-9a-fA-F]{2}-[0-9a-fA-F]{2}$/.test(v)) {
     throw invalidConfig(f.pathOf('endpointMacPrefix'), 'two hex bytes "xx-xx" (e.g. "0E-2A")', v);
   }
@@ -358,10 +423,6 @@ function parseApiVersion(f: Fields): ApiVersionSetting {
   throw invalidConfig(f.pathOf('apiVersion'), '"auto", 1 or 2', v);
 }
 
-function parseLogLevel(f: Fields): LogLevel {
-  return oneOf(f, 'logLevel', LOG_LEVELS) ?? DEFAULTS.logLevel;
-}
-
 const FAMILY_NAME = { 4: 'IPv4', 6: 'IPv6' } as const;
 /** The longest subnet prefix per family: room for a network address, a gateway and at least one pod. */
 const MAX_SUBNET_PREFIX = { 4: 30, 6: 126 } as const;
@@ -389,59 +450,17 @@ function stringOrList(f: Fields, name: string, expected: string): Array<[string,
  */
 function parseSubnets(f: Fields, plannedNetwork: boolean): SubnetConf[] {
   const out: SubnetConf[] = [];
-  for (const [p, v] of stringOrList(f, 'subnet', 'an IPv4 or IPv6 CIDR')) {
-    const cidr = parseCidr(v);
-    if (!cidr || cidr.prefix < 1 || cidr.prefix > MAX_SUBNET_PREFIX[cidr.family]) {
-      throw invalidConfig(
-        p,
-        cidr
-          ? `an ${FAMILY_NAME[cidr.family]} CIDR with a prefix from /1 to /${MAX_SUBNET_PREFIX[cidr.family]}`
-          : 'an IPv4 CIDR (/1 to /30) or an IPv6 CIDR (/1 to /126)',
-        v,
-      );
-    }
-    if (cidr.address !== cidr.network) {
-      throw invalidConfig(
-        p,
-        `a network address (host bits zero, e.g. "${formatIp(cidr.family, cidr.network)}/${cidr.prefix}")`,
-        v,
-      );
-    }
-    if (out.some((s) => s.family === cidr.family)) {
-      throw invalidConfig(
-        p,
-        `one subnet per address family (a second ${FAMILY_NAME[cidr.family]} subnet cannot be given to one HNS endpoint)`,
-        v,
-      );
-    }
-    out.push({ family: cidr.family, prefix: v });
-  }
-  const gateways = stringOrList(f, 'gateway', 'an IPv4 or IPv6 address');
-  const seen = new Set<number>();
+  for (const [p, v] of stringOrList(f, 'subnet', 'an IPv4 or IPv6 CIDR')) out.push(subnetEntry(p, v, out));
   const subnetsGiven = out.length > 0;
-  for (const [p, v] of gateways) {
+  const seen = new Set<number>();
+  for (const [p, v] of stringOrList(f, 'gateway', 'an IPv4 or IPv6 address')) {
     const ip = parseIp(v);
     if (!ip) throw invalidConfig(p, 'an IPv4 or IPv6 address', v);
     if (seen.has(ip.family))
       throw invalidConfig(p, `one gateway per address family (a second ${FAMILY_NAME[ip.family]} gateway)`, v);
     seen.add(ip.family);
-    if (!subnetsGiven) {
-      out.push({ family: ip.family, gateway: v });
-      continue;
-    }
-    const s = out.find((x) => x.family === ip.family);
-    if (!s) {
-      throw invalidConfig(
-        p,
-        `an address of the family of a configured subnet (${out.map((x) => x.prefix).join(', ')}); no ${FAMILY_NAME[ip.family]} subnet is set`,
-        v,
-      );
-    }
-    const cidr = parseCidr(s.prefix!)!;
-    const broadcast = cidr.family === 4 ? cidr.last : cidr.last + 1n;
-    if (ip.value <= cidr.network || ip.value >= broadcast)
-      throw invalidConfig(p, `a host address inside subnet ${s.prefix}`, v);
-    s.gateway = v;
+    if (subnetsGiven) subnetOfGateway(p, v, ip, out).gateway = v;
+    else out.push({ family: ip.family, gateway: v });
   }
   if (plannedNetwork) {
     for (const s of out) if (s.prefix && !s.gateway) s.gateway = firstHost(s.prefix);
@@ -450,26 +469,77 @@ function parseSubnets(f: Fields, plannedNetwork: boolean): SubnetConf[] {
   return out.sort((x, y) => x.family - y.family);
 }
 
+/** subnetEntry: one `subnet` value: a network address, a prefix with room for a gateway and a pod, one per family. */
+function subnetEntry(p: string, v: string, earlier: readonly SubnetConf[]): SubnetConf {
+  const cidr = parseCidr(v);
+  if (!cidr || cidr.prefix < 1 || cidr.prefix > MAX_SUBNET_PREFIX[cidr.family]) {
+    throw invalidConfig(
+      p,
+      cidr
+        ? `an ${FAMILY_NAME[cidr.family]} CIDR with a prefix from /1 to /${MAX_SUBNET_PREFIX[cidr.family]}`
+        : 'an IPv4 CIDR (/1 to /30) or an IPv6 CIDR (/1 to /126)',
+      v,
+    );
+  }
+  if (cidr.address !== cidr.network) {
+    throw invalidConfig(
+      p,
+      `a network address (host bits zero, e.g. "${formatIp(cidr.family, cidr.network)}/${cidr.prefix}")`,
+      v,
+    );
+  }
+  if (earlier.some((s) => s.family === cidr.family)) {
+    throw invalidConfig(
+      p,
+      `one subnet per address family (a second ${FAMILY_NAME[cidr.family]} subnet cannot be given to one HNS endpoint)`,
+      v,
+    );
+  }
+  return { family: cidr.family, prefix: v };
+}
+
+/** subnetOfGateway: the configured subnet a gateway belongs to: of its family, and the gateway a host inside it. */
+function subnetOfGateway(
+  p: string,
+  v: string,
+  ip: { family: 4 | 6; value: bigint },
+  subnets: readonly SubnetConf[],
+): SubnetConf {
+  const s = subnets.find((x) => x.family === ip.family);
+  if (!s) {
+    throw invalidConfig(
+      p,
+      `an address of the family of a configured subnet (${subnets.map((x) => x.prefix).join(', ')}); no ${FAMILY_NAME[ip.family]} subnet is set`,
+      v,
+    );
+  }
+  const cidr = parseCidr(s.prefix!)!;
+  const broadcast = cidr.family === 4 ? cidr.last : cidr.last + 1n;
+  if (ip.value <= cidr.network || ip.value >= broadcast)
+    throw invalidConfig(p, `a host address inside subnet ${s.prefix}`, v);
+  return s;
+}
+
 /**
  * parseLoopbackDsr: `loopbackDSR`, Azure's windowsSettings.enableLoopbackDSR, sdnbridge's optionalFlags.loopbackDSR.
  * They are one setting: giving it twice with different values is code 7 rather than a silent precedence rule.
  */
 function parseLoopbackDsr(f: Fields, windowsSettings: Fields | undefined, optionalFlags: Fields | undefined): boolean {
   const given: Array<[string, boolean]> = [];
-  const own = f.boolean('loopbackDSR');
+  const own = readSetting(f, 'loopbackDSR');
   if (own !== undefined) given.push([f.pathOf('loopbackDSR'), own]);
-  const azure = windowsSettings?.boolean('enableLoopbackDSR');
+  const azure = windowsSettings && readSetting(windowsSettings, 'loopbackDSR', 'enableLoopbackDSR');
   if (azure !== undefined) given.push([windowsSettings!.pathOf('enableLoopbackDSR'), azure]);
-  const sdn = optionalFlags?.boolean('loopbackDSR');
+  const sdn = optionalFlags && readSetting(optionalFlags, 'loopbackDSR');
   if (sdn !== undefined) given.push([optionalFlags!.pathOf('loopbackDSR'), sdn]);
   return agree(given) ?? DEFAULTS.loopbackDSR;
 }
 
 function parseHnsTimeout(f: Fields, windowsSettings: Fields | undefined): number {
   const given: Array<[string, number]> = [];
-  const own = f.integer('hnsTimeoutSeconds', 1, 3600);
+  const own = readSetting(f, 'hnsTimeoutSeconds');
   if (own !== undefined) given.push([f.pathOf('hnsTimeoutSeconds'), own]);
-  const azure = windowsSettings?.integer('hnsTimeoutDurationInSeconds', 1, 3600);
+  const azure = windowsSettings && readSetting(windowsSettings, 'hnsTimeoutSeconds', 'hnsTimeoutDurationInSeconds');
   if (azure !== undefined) given.push([windowsSettings!.pathOf('hnsTimeoutDurationInSeconds'), azure]);
   return agree(given) ?? DEFAULTS.hnsTimeoutSeconds;
 }

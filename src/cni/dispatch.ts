@@ -24,14 +24,7 @@ import {
   type NetConf,
   type Verb,
 } from './types';
-import {
-  DEFAULT_CONF_VERSION,
-  LATEST_VERSION,
-  MIN_VERSION_FOR,
-  isSupportedVersion,
-  isVersionString,
-  versionAtLeast,
-} from './version';
+import { LATEST_VERSION, isVersionString, supportedVersion, versionOrDefault } from './version';
 
 /** MAX_STDIN_BYTES: 1 MiB. Real configurations are a few KiB; more is a runaway producer, not a network config. */
 export const MAX_STDIN_BYTES = 1024 * 1024;
@@ -102,6 +95,42 @@ async function run(input: DispatchInput, deps: DispatchDeps, progress: Progress)
   const attachment: AttachmentArgs | undefined =
     verb === 'ADD' || verb === 'DEL' || verb === 'CHECK' ? readAttachment(env, deps.platform) : undefined;
   const raw = decodeStdin(input.stdin);
+  progress.requestedVersion = requestedVersion(raw);
+  const cniVersion = supportedVersion(progress.requestedVersion, verb);
+
+  const conf = parseNetConf(raw, { platform: deps.platform, defaults: deps.defaults, verb, cniVersion });
+  progress.conf = conf;
+  progress.warnings.push(...conf.warnings);
+  const log = (progress.log = makeLogger(deps, conf, progress));
+
+  const path = splitCniPath(env.CNI_PATH, deps.platform);
+  // A flannel-style wrapper's IPAM reads its settings at the top level, as the delegate plugin would have got them.
+  const stdin = conf.effective ? Buffer.from(JSON.stringify(conf.effective)) : input.stdin;
+  const ipam = (deps.ipamFactory ?? createIpamClient)({ conf, env, stdin, path, platform: deps.platform });
+
+  if (verb === 'GC' || verb === 'STATUS') {
+    const ctx = { verb, conf, path, ipam, log: log.child({ verb }) };
+    await (verb === 'GC' ? deps.handlers.gc(ctx) : deps.handlers.status(ctx));
+    return '';
+  }
+  if (!attachment) throw new Error('unreachable: attachment is read for ADD, DEL and CHECK');
+  const ctx = {
+    verb,
+    conf,
+    attachment,
+    ipam,
+    log: log.child({ verb, containerId: attachment.containerId, ifname: attachment.ifname }),
+  };
+  if (verb === 'ADD') return `${JSON.stringify(renderResult(await deps.handlers.add(ctx), conf.cniVersion))}\n`;
+  await (verb === 'DEL' ? deps.handlers.del(ctx) : deps.handlers.check(ctx));
+  return '';
+}
+
+/**
+ * requestedVersion: the configuration's cniVersion, read once here and handed on to the parser. No cniVersion means
+ * 0.1.0 (libcni and skel read it so); errors then carry 0.1.0 too. Not a string: the document does not decode (6).
+ */
+function requestedVersion(raw: Record<string, unknown>): string {
   const top = new Fields(raw, '');
   const requested = top.get('cniVersion');
   if (requested !== undefined && typeof requested !== 'string') {
@@ -110,43 +139,7 @@ async function run(input: DispatchInput, deps: DispatchDeps, progress: Progress)
       `failed to decode the network configuration: "${top.pathOf('cniVersion')}" must be a string, got ${describeValue(requested)}`,
     );
   }
-  // No cniVersion means 0.1.0 (libcni and skel read it so); errors then carry 0.1.0 too.
-  progress.requestedVersion = requested === undefined || requested === '' ? DEFAULT_CONF_VERSION : requested;
-  checkVersion(verb, progress.requestedVersion);
-
-  const conf = parseNetConf(raw, { platform: deps.platform, defaults: deps.defaults, verb });
-  progress.conf = conf;
-  progress.warnings.push(...conf.warnings);
-  progress.log = makeLogger(deps, conf, progress);
-
-  const path = splitCniPath(env.CNI_PATH, deps.platform);
-  // A flannel-style wrapper's IPAM reads its settings at the top level, as the delegate plugin would have got them.
-  const stdin = conf.effective ? Buffer.from(JSON.stringify(conf.effective)) : input.stdin;
-  const ipam = (deps.ipamFactory ?? createIpamClient)({ conf, env, stdin, path, platform: deps.platform });
-
-  switch (verb) {
-    case 'ADD':
-    case 'DEL':
-    case 'CHECK': {
-      if (!attachment) throw new Error('unreachable: attachment is read for ADD, DEL and CHECK');
-      const log = progress.log.child({ verb, containerId: attachment.containerId, ifname: attachment.ifname });
-      const ctx = { verb, conf, attachment, ipam, log };
-      if (verb === 'ADD') {
-        const result = await deps.handlers.add(ctx);
-        return `${JSON.stringify(renderResult(result, conf.cniVersion))}\n`;
-      }
-      if (verb === 'DEL') await deps.handlers.del(ctx);
-      else await deps.handlers.check(ctx);
-      return '';
-    }
-    case 'GC':
-    case 'STATUS': {
-      const ctx = { verb, conf, path, ipam, log: progress.log.child({ verb }) };
-      if (verb === 'GC') await deps.handlers.gc(ctx);
-      else await deps.handlers.status(ctx);
-      return '';
-    }
-  }
+  return versionOrDefault(requested) as string;
 }
 
 /**
@@ -162,26 +155,6 @@ function answerVersion(stdin: Buffer, progress: Progress): string {
   }
   progress.requestedVersion = cniVersion;
   return `${JSON.stringify({ cniVersion, supportedVersions: [...SUPPORTED_VERSIONS] })}\n`;
-}
-
-/**
- * checkVersion: exact match against SUPPORTED_VERSIONS (like skel), then the verb's minimum (CHECK 0.4.0, GC and
- * STATUS 1.1.0). A missing cniVersion has already become "0.1.0", as libcni reads it.
- */
-function checkVersion(verb: Verb, requested: string): void {
-  if (!isSupportedVersion(requested)) {
-    throw new CniError(
-      CniCode.INCOMPATIBLE_VERSION,
-      `incompatible CNI version ${JSON.stringify(requested)}; this plugin supports ${SUPPORTED_VERSIONS.join(', ')}`,
-    );
-  }
-  const min = MIN_VERSION_FOR[verb];
-  if (min !== undefined && !versionAtLeast(requested, min)) {
-    throw new CniError(
-      CniCode.INCOMPATIBLE_VERSION,
-      `incompatible CNI version: ${verb} needs cniVersion ${min} or later, got ${JSON.stringify(requested)}`,
-    );
-  }
 }
 
 /** decodeText: stdin as UTF-8 (a leading BOM, which Windows editors like to add, is dropped); code 6 otherwise. */

@@ -8,7 +8,7 @@
  * - Errors: the IPAM's own code 11 stays 11; any other failure is code 102 with the IPAM's message in ours and its
  *   code and details in details.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as fsConstants, promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 
@@ -325,8 +325,8 @@ interface ExecResult {
 }
 
 /**
- * execPlugin: spawn without a shell, feed stdin, collect output, enforce the timeout. On timeout the promise settles
- * at once (a grandchild that inherited the pipes must not keep us waiting) and the pipes are destroyed.
+ * execPlugin: spawn without a shell, feed stdin, collect output, enforce the timeout (settleOnce says how a run
+ * ends).
  */
 function execPlugin(
   file: string,
@@ -337,74 +337,77 @@ function execPlugin(
   verb: string,
 ): Promise<ExecResult> {
   return new Promise<ExecResult>((resolve, reject) => {
-    let settled = false;
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    let outBytes = 0;
-    let errBytes = 0;
-
-    let child: ReturnType<typeof spawn>;
+    let child: ChildProcess;
     try {
       child = spawn(file, [], { env, stdio: ['pipe', 'pipe', 'pipe'], shell: false, windowsHide: true });
     } catch (e) {
       reject(startError(name, file, e));
       return;
     }
-
-    const finish = (fn: () => void): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      fn();
-    };
-    const abort = (error: CniError): void =>
-      finish(() => {
-        child.kill('SIGKILL');
-        child.stdout?.destroy();
-        child.stderr?.destroy();
-        reject(error);
-      });
-
-    const timer = setTimeout(() => {
-      abort(
-        new CniError(
-          CniCode.TRY_AGAIN_LATER,
-          `ipam plugin ${name} timed out after ${timeoutMs / 1000}s (${verb}) and was killed`,
-        ),
-      );
+    const run = settleOnce(child, reject);
+    run.startTimer(() => {
+      const why = `ipam plugin ${name} timed out after ${timeoutMs / 1000}s (${verb}) and was killed`;
+      run.abort(new CniError(CniCode.TRY_AGAIN_LATER, why));
     }, timeoutMs);
-
-    child.on('error', (e) => finish(() => reject(startError(name, file, e))));
-    child.stdout!.on('data', (chunk: Buffer) => {
-      outBytes += chunk.length;
-      if (outBytes > MAX_IPAM_OUTPUT) {
-        abort(
-          new CniError(
-            CniCode.IPAM_FAILURE,
-            `ipam plugin ${name} wrote more than ${MAX_IPAM_OUTPUT} bytes (${verb}) and was killed`,
-          ),
-        );
-      } else out.push(chunk);
+    child.on('error', (e) => run.finish(() => reject(startError(name, file, e))));
+    const output = collectOutput(child, () => {
+      const why = `ipam plugin ${name} wrote more than ${MAX_IPAM_OUTPUT} bytes (${verb}) and was killed`;
+      run.abort(new CniError(CniCode.IPAM_FAILURE, why));
     });
-    child.stderr!.on('data', (chunk: Buffer) => {
-      // stderr is only kept for error details; the first part is enough.
-      if (errBytes < 64 * 1024) err.push(chunk);
-      errBytes += chunk.length;
-    });
-    child.on('close', (code, signal) =>
-      finish(() =>
-        resolve({
-          code,
-          signal,
-          stdout: Buffer.concat(out).toString('utf8'),
-          stderr: Buffer.concat(err).toString('utf8'),
-        }),
-      ),
-    );
+    child.on('close', (code, signal) => run.finish(() => resolve({ code, signal, ...output() })));
     // A plugin may exit without reading stdin (VERSION, or a crash); the resulting EPIPE is not our failure.
     child.stdin!.on('error', () => undefined);
     child.stdin!.end(stdin);
   });
+}
+
+/**
+ * settleOnce: a plugin run ends once — by its close, its start error, the timeout, or too much output. On the last two
+ * the promise settles at once (a grandchild that inherited the pipes must not keep us waiting): the child is killed
+ * and the pipes are destroyed.
+ */
+function settleOnce(
+  child: ChildProcess,
+  reject: (error: CniError) => void,
+): { finish(fn: () => void): void; abort(error: CniError): void; startTimer(fn: () => void, ms: number): void } {
+  let settled = false;
+  let timer: NodeJS.Timeout | undefined;
+  const finish = (fn: () => void): void => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    fn();
+  };
+  const abort = (error: CniError): void =>
+    finish(() => {
+      child.kill('SIGKILL');
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      reject(error);
+    });
+  const startTimer = (fn: () => void, ms: number): void => {
+    timer = setTimeout(fn, ms);
+  };
+  return { finish, abort, startTimer };
+}
+
+/** collectOutput: stdout up to MAX_IPAM_OUTPUT (beyond it `overflow`), and the first 64 KiB of stderr, as text. */
+function collectOutput(child: ChildProcess, overflow: () => void): () => { stdout: string; stderr: string } {
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  let outBytes = 0;
+  let errBytes = 0;
+  child.stdout!.on('data', (chunk: Buffer) => {
+    outBytes += chunk.length;
+    if (outBytes > MAX_IPAM_OUTPUT) overflow();
+    else out.push(chunk);
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    // stderr is only kept for error details; the first part is enough.
+    if (errBytes < 64 * 1024) err.push(chunk);
+    errBytes += chunk.length;
+  });
+  return () => ({ stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
 }
 
 function startError(name: string, file: string, e: unknown): CniError {

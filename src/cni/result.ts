@@ -21,52 +21,52 @@ import { versionAtLeast } from './version';
 export function renderResult(result: CniResult, version: CniVersion): Record<string, unknown> {
   if (!versionAtLeast(version, '0.3.0')) return renderLegacy(result, version);
   const v11 = versionAtLeast(version, '1.1.0');
-  const withIpVersion = !versionAtLeast(version, '1.0.0');
   const out: Record<string, unknown> = { cniVersion: version };
-
-  if (result.interfaces.length > 0) {
-    out.interfaces = result.interfaces.map((i) => {
-      const o: Record<string, unknown> = { name: i.name };
-      if (i.mac) o.mac = i.mac;
-      if (i.sandbox) o.sandbox = i.sandbox;
-      if (v11) {
-        if (i.mtu !== undefined && i.mtu > 0) o.mtu = i.mtu;
-        if (i.socketPath) o.socketPath = i.socketPath;
-        if (i.pciID) o.pciID = i.pciID;
-      }
-      return o;
-    });
-  }
-  if (result.ips.length > 0) {
-    out.ips = result.ips.map((ip) => {
-      const o: Record<string, unknown> = {};
-      if (withIpVersion) {
-        const family = ipFamily(ip.address);
-        if (family === undefined)
-          throw new TypeError(`result ips[].address ${JSON.stringify(ip.address)} is not a CIDR`);
-        o.version = family;
-      }
-      o.address = ip.address;
-      if (ip.gateway) o.gateway = ip.gateway;
-      if (ip.interface !== undefined) o.interface = ip.interface;
-      return o;
-    });
-  }
-  if (result.routes.length > 0) {
-    out.routes = result.routes.map((r) => {
-      const o: Record<string, unknown> = { dst: r.dst };
-      if (r.gw) o.gw = r.gw;
-      if (v11) {
-        for (const k of ['mtu', 'advmss', 'priority', 'table', 'scope'] as const) {
-          if (r[k] !== undefined) o[k] = r[k];
-        }
-      }
-      return o;
-    });
-  }
+  if (result.interfaces.length > 0) out.interfaces = result.interfaces.map((i) => renderInterface(i, v11));
+  if (result.ips.length > 0) out.ips = result.ips.map((ip) => renderIp(ip, !versionAtLeast(version, '1.0.0')));
+  if (result.routes.length > 0) out.routes = result.routes.map((r) => renderRoute(r, v11));
   const dns = renderDns(result.dns);
   if (dns) out.dns = dns;
   return out;
+}
+
+/** An interface; mtu, socketPath and pciID exist from 1.1.0. */
+function renderInterface(i: Interface, v11: boolean): Record<string, unknown> {
+  const o: Record<string, unknown> = { name: i.name };
+  if (i.mac) o.mac = i.mac;
+  if (i.sandbox) o.sandbox = i.sandbox;
+  if (v11) {
+    if (i.mtu !== undefined && i.mtu > 0) o.mtu = i.mtu;
+    if (i.socketPath) o.socketPath = i.socketPath;
+    if (i.pciID) o.pciID = i.pciID;
+  }
+  return o;
+}
+
+/** An address; before 1.0.0 each carries its family as `version` ("4" or "6"). */
+function renderIp(ip: IpConfig, withIpVersion: boolean): Record<string, unknown> {
+  const o: Record<string, unknown> = {};
+  if (withIpVersion) {
+    const family = ipFamily(ip.address);
+    if (family === undefined) throw new TypeError(`result ips[].address ${JSON.stringify(ip.address)} is not a CIDR`);
+    o.version = family;
+  }
+  o.address = ip.address;
+  if (ip.gateway) o.gateway = ip.gateway;
+  if (ip.interface !== undefined) o.interface = ip.interface;
+  return o;
+}
+
+/** A route; mtu, advmss, priority, table and scope exist from 1.1.0. */
+function renderRoute(r: Route, v11: boolean): Record<string, unknown> {
+  const o: Record<string, unknown> = { dst: r.dst };
+  if (r.gw) o.gw = r.gw;
+  if (v11) {
+    for (const k of ['mtu', 'advmss', 'priority', 'table', 'scope'] as const) {
+      if (r[k] !== undefined) o[k] = r[k];
+    }
+  }
+  return o;
 }
 
 /**
@@ -131,7 +131,7 @@ export function parseResult(
   }
 
   const interfaces = listOf(f, 'interfaces', (e) => parseInterface(e));
-  const ips = listOf(f, 'ips', (e) => parseIp(e, interfaces.length, options.dropInterfaceIndex === true));
+  const ips = listOf(f, 'ips', (e) => parseIpConfig(e, interfaces.length, options.dropInterfaceIndex === true));
   const routes = listOf(f, 'routes', (e) => parseRoute(e));
   return { interfaces, ips, routes, dns: parseDnsField(f, options.dnsByKind === true) };
 }
@@ -240,7 +240,7 @@ function parseInterface(f: Fields): Interface {
   return out;
 }
 
-function parseIp(f: Fields, interfaceCount: number, dropInterfaceIndex: boolean): IpConfig {
+function parseIpConfig(f: Fields, interfaceCount: number, dropInterfaceIndex: boolean): IpConfig {
   const address = f.get('address');
   if (typeof address !== 'string' || !isIpCidr(address))
     throw f.invalid(f.pathOf('address'), 'an IP address in CIDR form', address);

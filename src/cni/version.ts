@@ -3,6 +3,8 @@
  * The Go skel matches the requested version EXACTLY against the supported list (a plugin that lists "0.3.0" but not
  * "0.3.1" rejects 0.3.1), and so do we; ordering is only used for the per-verb minimums and for result shapes.
  */
+import { CniCode, CniError } from './cni-error';
+import { describeValue } from './fields';
 import { SUPPORTED_VERSIONS, type CniVersion, type Verb } from './types';
 
 /** The version we answer VERSION with when the request names none, and the one newer results are shaped for. */
@@ -15,6 +17,32 @@ const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$/;
  * (ConfigDecoder.Decode) reads a missing or empty cniVersion as "0.1.0", and the peers' skel accepts it.
  */
 export const DEFAULT_CONF_VERSION: CniVersion = '0.1.0';
+
+/** versionOrDefault: the version a configuration's cniVersion value asks for (absent or "" is DEFAULT_CONF_VERSION). */
+export function versionOrDefault(given: unknown): unknown {
+  return given === undefined || given === '' ? DEFAULT_CONF_VERSION : given;
+}
+
+/**
+ * supportedVersion: the requested version when we speak it (exact match against SUPPORTED_VERSIONS, like skel) and,
+ * given a verb, when the verb exists in it (CHECK 0.4.0, GC and STATUS 1.1.0); code 1 otherwise.
+ */
+export function supportedVersion(requested: unknown, verb?: Verb): CniVersion {
+  if (!isSupportedVersion(requested)) {
+    throw new CniError(
+      CniCode.INCOMPATIBLE_VERSION,
+      `incompatible CNI version ${describeValue(requested)}; this plugin supports ${SUPPORTED_VERSIONS.join(', ')}`,
+    );
+  }
+  const min = verb === undefined ? undefined : MIN_VERSION_FOR[verb];
+  if (min !== undefined && !versionAtLeast(requested, min)) {
+    throw new CniError(
+      CniCode.INCOMPATIBLE_VERSION,
+      `incompatible CNI version: ${verb} needs cniVersion ${min} or later, got ${JSON.stringify(requested)}`,
+    );
+  }
+  return requested;
+}
 
 /** isSupportedVersion: exact string match against SUPPORTED_VERSIONS, like skel. */
 export function isSupportedVersion(v: unknown): v is CniVersion {

@@ -7,7 +7,8 @@
  * to the facade below.
  */
 import { defaultRoute, familyOf } from '../net/ipv4';
-import { canonicalMac } from '../net/mac';
+// MACs from HNS in one form ("AA-BB-CC-DD-EE-FF"), so comparisons never depend on who formatted them.
+import { normalizeMac } from '../net/mac';
 import { hasCode, isComputeSystemMissing, isNotFound } from './hcn-error';
 import { HR } from './hresults';
 import type { HnsVersion } from './features';
@@ -156,9 +157,6 @@ export function canonicalType(t: unknown): string {
   if (t === undefined || t === null || t === '') return 'NAT';
   return BY_LOWER.get(String(t).toLowerCase()) ?? String(t);
 }
-
-/** MACs from HNS in one form ("AA-BB-CC-DD-EE-FF"), so comparisons never depend on who formatted them. */
-export const normalizeMac = canonicalMac;
 
 export function sameId(a: string | undefined, b: string | undefined): boolean {
   return !!a && !!b && a.toLowerCase() === b.toLowerCase();

@@ -5,7 +5,7 @@
  */
 import { GUID_TEXT } from '../net/guid';
 import { abandon } from './abandoned-calls';
-import { canonicalMac } from '../net/mac';
+import { normalizeMac } from '../net/mac';
 import { HcnError } from './hcn-error';
 import { HR } from './hresults';
 import { loadNative, type LoadOptions } from './native';
@@ -241,7 +241,7 @@ export class Hcn {
     );
     return raw.map((a) => ({
       name: String(a.Name ?? ''),
-      mac: canonicalMac(a.MacAddress) ?? String(a.MacAddress ?? ''),
+      mac: normalizeMac(a.MacAddress) ?? String(a.MacAddress ?? ''),
       description: typeof a.InterfaceDescription === 'string' ? a.InterfaceDescription : undefined,
       index: typeof a.InterfaceIndex === 'number' ? a.InterfaceIndex : undefined,
       physical: typeof a.Physical === 'boolean' ? a.Physical : undefined,

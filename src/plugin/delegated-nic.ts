@@ -15,7 +15,7 @@ import type { HostAdapter } from '../hns/hcn';
 import { NetworkFlags } from '../hns/schema';
 import type { SubnetInfo } from '../hns/api';
 import { familyOf, firstHost, networkOf } from '../net/ipv4';
-import { normalizeMac } from '../net/mac';
+import { unicastMac } from '../net/mac';
 import { endpointName, namesOwner, nicNetworkName, parseOwnedName } from '../orphans/ownership';
 import { intentLiveness } from '../state/liveness';
 import { ownerKey, sameOwner, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../state/records';
@@ -35,7 +35,7 @@ export function runtimeMac(a: Pick<AddContext, 'conf' | 'ctx'>): string | undefi
   const argText = a.ctx.attachment.args.MAC;
   let fromArgs: string | undefined;
   if (argText !== undefined) {
-    fromArgs = normalizeMac(argText);
+    fromArgs = unicastMac(argText);
     if (!fromArgs)
       throw new CniError(CniCode.INVALID_ENV, `CNI_ARGS MAC=${JSON.stringify(argText)} is not a unicast MAC address`);
   }
@@ -49,7 +49,7 @@ export function runtimeMac(a: Pick<AddContext, 'conf' | 'ctx'>): string | undefi
 }
 
 export function chooseMac(a: AddContext, ipamMac: string | undefined): string {
-  const mac = runtimeMac(a) ?? (ipamMac !== undefined ? normalizeMac(ipamMac) : undefined);
+  const mac = runtimeMac(a) ?? (ipamMac !== undefined ? unicastMac(ipamMac) : undefined);
   if (!mac) {
     throw new CniError(
       CniCode.INVALID_NETWORK_CONFIG,

@@ -1,6 +1,6 @@
 /** The simulated host: adapters, HNS version and behaviour switches (SimHost). Defaults and validation. */
 import type { SimAdapter, SimHost } from './control-types';
-import { normalizeMac } from './mac';
+import { normalizeMac } from '../net/mac';
 
 export function defaultHost(): SimHost {
   return {
@@ -31,7 +31,7 @@ export function defaultHost(): SimHost {
 export function checkAdapter(a: unknown, taken: readonly SimAdapter[]): SimAdapter {
   const x = a as Partial<SimAdapter> | null;
   if (!x || typeof x.Name !== 'string' || x.Name.trim() === '') throw new Error('adapter needs a Name');
-  const mac = normalizeMac(x.MacAddress);
+  const mac = normalizeMac(x.MacAddress, 'separated');
   if (!mac) throw new Error(`adapter ${x.Name}: MacAddress ${JSON.stringify(x.MacAddress)} is not a MAC address`);
   if (taken.some((t) => t.Name.toLowerCase() === x.Name!.toLowerCase()))
     throw new Error(`adapter ${x.Name} already exists`);

@@ -12,17 +12,6 @@ export interface MacRange {
 /** The host's default pool: 4096 addresses in the Hyper-V OUI 00-15-5D. */
 export const DEFAULT_MAC_POOL: MacRange = { start: '00-15-5D-51-80-00', end: '00-15-5D-51-8F-FF' };
 
-/** Accepts "00-15-5d-…" or "00:15:5d:…"; returns the canonical form or undefined. */
-export function normalizeMac(s: unknown): string | undefined {
-  if (typeof s !== 'string') return undefined;
-  const m =
-    /^([0-9a-fA-F]{2})([-:])([0-9a-fA-F]{2})\2([0-9a-fA-F]{2})\2([0-9a-fA-F]{2})\2([0-9a-fA-F]{2})\2([0-9a-fA-F]{2})$/.exec(
-      s.trim(),
-    );
-  if (!m) return undefined;
-  return [m[1], m[3], m[4], m[5], m[6], m[7]].join('-').toUpperCase();
-}
-
 export function macToInt(mac: string): number {
   return parseInt(mac.replace(/-/g, ''), 16);
 }

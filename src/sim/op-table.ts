@@ -8,7 +8,7 @@ import { HR } from '../hns/hresults';
 import type { SimHost } from './control-types';
 import { inCase, isNullGuid, newGuid, parseGuid, type ApiFlavour } from './guid';
 import { isObj, parseJsonDoc, type Obj } from './json-doc';
-import { normalizeMac } from './mac';
+import { normalizeMac } from '../net/mac';
 import { supports } from '../hns/features';
 import type { ObjectKind } from './model';
 import { adapterListing } from './host-vnics';
@@ -419,8 +419,8 @@ function planHnsCall(req: OpRequest): Plan {
         const list = body().MacAddressList;
         if (!Array.isArray(list) || list.length === 0) return fail(HR.E_INVALIDARG, 'MacAddressList');
         const macs = list.map((m: unknown) =>
-          isObj(m) && normalizeMac(m.MacAddress)
-            ? normalizeMac(m.MacAddress)!
+          isObj(m) && normalizeMac(m.MacAddress, 'separated')
+            ? normalizeMac(m.MacAddress, 'separated')!
             : fail(HR.E_INVALIDARG, JSON.stringify(m)),
         );
         store.setAccelnetMacs(macs);

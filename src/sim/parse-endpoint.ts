@@ -3,7 +3,7 @@
  * (outside every subnet, already held) are checked at commit (store.ts); here only the shape is.
  */
 import { HR } from '../hns/hresults';
-import { normalizeMac } from './mac';
+import { normalizeMac } from '../net/mac';
 import {
   commaList,
   isObj,
@@ -20,7 +20,7 @@ import { EndpointFlags, emptyDns, type Dns, type Policy, type Route } from './mo
 import { parseV2Dns } from './parse-network';
 import { parsePolicies } from './policies';
 import { fail } from './sim-error';
-import { canonicalIp, ipValue } from './ipv4';
+import { canonicalIp, parseIp } from '../net/addr';
 
 const HCN_E_INVALID_PREFIX = 0x803b0030;
 
@@ -50,10 +50,10 @@ export function parseEndpointInput(doc: Obj): EndpointInput {
   return isV2Doc(doc) ? parseV2(doc) : parseV1(doc);
 }
 
-function parseMac(doc: Obj): string | undefined {
+function endpointMac(doc: Obj): string | undefined {
   const raw = optString(doc, 'MacAddress', BAD);
   if (!raw) return undefined;
-  return normalizeMac(raw) ?? fail(BAD, `MAC address ${raw}`);
+  return normalizeMac(raw, 'separated') ?? fail(BAD, `MAC address ${raw}`);
 }
 
 /**
@@ -76,7 +76,7 @@ function parseIpConfigurations(
     const address = optString(c, 'IpAddress', BAD) || undefined;
     const prefixLength = optNumber(c, 'PrefixLength', BAD);
     if (!address) continue;
-    const ip = ipValue(address);
+    const ip = parseIp(address);
     if (!ip) return fail(HR.INVALID_IP, `IpAddress ${address}`);
     if (prefixLength !== undefined && (prefixLength < 0 || prefixLength > (ip.family === 4 ? 32 : 128))) {
       return fail(HCN_E_INVALID_PREFIX, `PrefixLength ${prefixLength} for ${address}`);
@@ -110,7 +110,7 @@ function parseV2(doc: Obj): EndpointInput {
     name: optString(doc, 'Name', BAD) ?? '',
     networkId: optString(doc, 'HostComputeNetwork', BAD) || undefined,
     ...parseIpConfigurations(ipConfigs),
-    macAddress: parseMac(doc),
+    macAddress: endpointMac(doc),
     policies: parsePolicies(doc.Policies, 'v2', 'endpoint'),
     dns: parseV2Dns(doc.Dns, BAD),
     routes,
@@ -136,7 +136,7 @@ function parseV1(doc: Obj): EndpointInput {
     networkName: optString(doc, 'VirtualNetworkName', BAD) || undefined,
     ipAddress: optString(doc, 'IPAddress', BAD) || undefined,
     prefixLength: optNumber(doc, 'PrefixLength', BAD) || undefined,
-    macAddress: parseMac(doc),
+    macAddress: endpointMac(doc),
     policies: parsePolicies(doc.Policies, 'v1', 'endpoint'),
     dns,
     routes: gateway ? [{ nextHop: gateway, destinationPrefix: '0.0.0.0/0' }] : [],

@@ -4,9 +4,11 @@
  * bad policies (0x803B000D/E). What depends on the host (adapters, names, ids) is checked at commit (store.ts).
  */
 import { HR } from '../hns/hresults';
-import { isIPv4, isIPv6 } from 'node:net';
-import { parseCidr, cidrContains, defaultRoute, isNetworkOrBroadcast, isIpOrCidr } from './ipv4';
-import { macToInt, normalizeMac, type MacRange } from './mac';
+import { isIpv4, isIpv6 } from '../net/addr';
+import { defaultRoute } from '../net/ipv4';
+import { parsePrefix, cidrContains, isNetworkOrBroadcast, isIpOrCidr } from './prefix';
+import { normalizeMac } from '../net/mac';
+import { macToInt, type MacRange } from './mac';
 import {
   commaList,
   enumValue,
@@ -134,13 +136,13 @@ function finish(input: NetworkInput): NetworkInput {
 function parseV2Subnet(raw: unknown): SubnetInput {
   if (!isObj(raw)) return fail(HR.INVALID_SUBNET, 'subnet is not an object');
   const prefix = raw.IpAddressPrefix;
-  const cidr = parseCidr(prefix);
+  const cidr = parsePrefix(prefix);
   if (!cidr) return fail(HR.INVALID_SUBNET, `subnet prefix ${JSON.stringify(prefix)}`);
   const routes = optArray(raw, 'Routes', BAD).map((r): Route => {
     if (!isObj(r)) return fail(BAD, 'route is not an object');
     const nextHop = optString(r, 'NextHop', BAD);
     const destinationPrefix = optString(r, 'DestinationPrefix', BAD);
-    if (nextHop !== undefined && !isIPv4(nextHop) && !isIPv6(nextHop)) fail(BAD, `route next hop ${nextHop}`);
+    if (nextHop !== undefined && !isIpv4(nextHop) && !isIpv6(nextHop)) fail(BAD, `route next hop ${nextHop}`);
     if (destinationPrefix !== undefined && !isIpOrCidr(destinationPrefix))
       fail(BAD, `route destination ${destinationPrefix}`);
     const metric = optNumber(r, 'Metric', BAD);
@@ -153,7 +155,7 @@ function parseV2Subnet(raw: unknown): SubnetInput {
 
 function parseV1Subnet(raw: unknown): SubnetInput {
   if (!isObj(raw)) return fail(HR.INVALID_SUBNET, 'subnet is not an object');
-  const cidr = parseCidr(raw.AddressPrefix);
+  const cidr = parsePrefix(raw.AddressPrefix);
   if (!cidr) return fail(HR.INVALID_SUBNET, `subnet prefix ${JSON.stringify(raw.AddressPrefix)}`);
   const gateway = optString(raw, 'GatewayAddress', BAD) || undefined;
   checkGateway(cidr.text, gateway);
@@ -167,7 +169,7 @@ function parseV1Subnet(raw: unknown): SubnetInput {
 /** A gateway must be an address of its subnet, and neither its network nor its broadcast address. */
 function checkGateway(prefix: string, gateway: string | undefined): void {
   if (gateway === undefined) return;
-  const cidr = parseCidr(prefix)!;
+  const cidr = parsePrefix(prefix)!;
   // An IPv6 subnet may route through a link-local next hop: Azure CNI gives its IPv6 subnets the gateway
   // fe80::1234:5678:9abc (Azure/azure-container-networking cni/network/invoker_cns.go overlayGatewayV6IP, made the
   // subnet's gateway in cni/network/network.go addSubnetToEndpointInfo and its route's NextHop in
@@ -178,13 +180,13 @@ function checkGateway(prefix: string, gateway: string | undefined): void {
     fail(BAD, `gateway ${gateway} is not usable in ${prefix}`);
 }
 
-const LINK_LOCAL_V6 = parseCidr('fe80::/10')!;
+const LINK_LOCAL_V6 = parsePrefix('fe80::/10')!;
 
 function parseMacPools(ranges: unknown[]): MacRange[] {
   return ranges.map((r) => {
     if (!isObj(r)) return fail(BAD, 'MAC range is not an object');
-    const start = normalizeMac(r.StartMacAddress);
-    const end = normalizeMac(r.EndMacAddress);
+    const start = normalizeMac(r.StartMacAddress, 'separated');
+    const end = normalizeMac(r.EndMacAddress, 'separated');
     if (!start || !end || macToInt(start) > macToInt(end)) {
       return fail(BAD, `MAC range ${JSON.stringify(r)}`);
     }

@@ -8,8 +8,8 @@
  * (0x803B000D, calico#8465); a port mapping without an internal port → HCN_E_INVALID_INTERNAL_PORT (0x803B002D).
  */
 import { HR } from '../hns/hresults';
-import { isIPv4, isIPv6 } from 'node:net';
-import { isIpOrCidr } from './ipv4';
+import { isIpv4, isIpv6 } from '../net/addr';
+import { isIpOrCidr } from './prefix';
 import { isObj, objectOrJson, type Obj } from './json-doc';
 import type { Policy } from './model';
 import { fail } from './sim-error';
@@ -22,7 +22,7 @@ const isStr: Check = (v) => typeof v === 'string';
 const isBool: Check = (v) => typeof v === 'boolean';
 const isUint: Check = (v) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 0xffffffff;
 const isPort: Check = (v) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 65535;
-const isIp: Check = (v) => typeof v === 'string' && (v === '' || isIPv4(v) || isIPv6(v));
+const isIp: Check = (v) => typeof v === 'string' && (v === '' || isIpv4(v) || isIpv6(v));
 const isPrefix: Check = (v) => isIpOrCidr(v);
 const isPrefixList: Check = (v) => Array.isArray(v) && v.every(isPrefix);
 const isProtocolNumber: Check = (v) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 255;

@@ -31,7 +31,8 @@ import { HR } from '../hns/hresults';
 import type { SimHost } from './control-types';
 import { guidKey, parseGuid, type ApiFlavour } from './guid';
 import { isObj, schemaVersionOf, type Obj } from './json-doc';
-import { ipValue, parseCidr } from './ipv4';
+import { parseIp } from '../net/addr';
+import { parsePrefix } from './prefix';
 import { fail } from './sim-error';
 
 const HCN_E_INVALID_INTERNAL_PORT = 0x803b002d;
@@ -77,7 +78,7 @@ const uint = (v: unknown, max: number, what: string, hr: number = HR.INVALID_POL
 };
 
 const ip = (v: unknown, what: string): string => {
-  if (typeof v !== 'string' || ipValue(v) === undefined) return fail(HR.INVALID_IP, `${what}: ${JSON.stringify(v)}`);
+  if (typeof v !== 'string' || parseIp(v) === undefined) return fail(HR.INVALID_IP, `${what}: ${JSON.stringify(v)}`);
   return v;
 };
 
@@ -163,7 +164,8 @@ export class SdnObjects {
     const raw = doc.Setting ?? [];
     if (!Array.isArray(raw) || raw.some((s) => !isObj(s))) return fail(HR.INVALID_POLICY, 'Setting');
     const settings = (raw as Obj[]).map((s) => {
-      if (!parseCidr(s.DestinationPrefix)) fail(HR.INVALID_PREFIX, `DestinationPrefix ${String(s.DestinationPrefix)}`);
+      if (!parsePrefix(s.DestinationPrefix))
+        fail(HR.INVALID_PREFIX, `DestinationPrefix ${String(s.DestinationPrefix)}`);
       if (s.NeedEncap !== undefined && typeof s.NeedEncap !== 'boolean') fail(HR.INVALID_POLICY, 'NeedEncap');
       return {
         destinationPrefix: s.DestinationPrefix as string,
@@ -213,7 +215,7 @@ export class SdnObjects {
         if (p.IsDSR === true && !supports(version, 'dsr'))
           fail(HR.INVALID_POLICY, `IsDSR on HNS ${version.major}.${version.minor}`);
       } else if (p.Type === 'ROUTE') {
-        if (!parseCidr(p.DestinationPrefix))
+        if (!parsePrefix(p.DestinationPrefix))
           fail(HR.INVALID_PREFIX, `DestinationPrefix ${String(p.DestinationPrefix)}`);
         if (p.NextHop !== undefined && p.NextHop !== '') ip(p.NextHop, 'NextHop');
       } else {

@@ -6,18 +6,9 @@
 import { HR } from '../hns/hresults';
 import type { SimAdapter, SimHost } from './control-types';
 import { guidKey, newGuid, sameGuid, type ApiFlavour } from './guid';
-import {
-  canonicalIp,
-  cidrContains,
-  cidrsOverlap,
-  defaultRoute,
-  intToIp,
-  ipValue,
-  isNetworkOrBroadcast,
-  parseCidr,
-  valueToIp,
-  type Cidr,
-} from './ipv4';
+import { canonicalIp, formatIp, formatIpv4, parseIp } from '../net/addr';
+import { defaultRoute } from '../net/ipv4';
+import { cidrContains, cidrsOverlap, isNetworkOrBroadcast, parsePrefix, type Cidr } from './prefix';
 import { enumValue, objectOrJson, type Obj } from './json-doc';
 import { DEFAULT_MAC_POOL, allocateMac, macToInt } from './mac';
 import {
@@ -227,10 +218,10 @@ export class Store {
    * microsoft/Windows-Containers issue 563). How HNS picks the range is not public; lowest free first is our choice.
    */
   private defaultNatSubnet(): SubnetInput {
-    const taken = [...this.networks.values()].flatMap((n) => n.subnets.map((s) => parseCidr(s.prefix)!));
+    const taken = [...this.networks.values()].flatMap((n) => n.subnets.map((s) => parsePrefix(s.prefix)!));
     for (let second = 16; second < 32; second++) {
       for (let third = 0; third < 256; third += 16) {
-        const cidr = parseCidr(`172.${second}.${third}.0/20`)!;
+        const cidr = parsePrefix(`172.${second}.${third}.0/20`)!;
         if (!taken.some((t) => cidrsOverlap(t, cidr))) return { prefix: cidr.text, routes: [], policies: [] };
       }
     }
@@ -239,10 +230,10 @@ export class Store {
 
   private makeSubnet(s: SubnetInput, defaultGateway: boolean): Subnet {
     const subnet: Subnet = { id: newGuid('v1'), prefix: s.prefix, routes: [...s.routes], policies: s.policies };
-    const cidr = parseCidr(s.prefix)!;
+    const cidr = parsePrefix(s.prefix)!;
     // NAT/ICS subnets get a gateway on their first address when none is configured (sample H: 172.21.16.1).
     if (defaultGateway && cidr.family === 4 && !subnetGateway(subnet)) {
-      subnet.routes.push({ nextHop: intToIp(cidr.first + 1), destinationPrefix: '0.0.0.0/0' });
+      subnet.routes.push({ nextHop: formatIpv4(cidr.first + 1), destinationPrefix: '0.0.0.0/0' });
     }
     return subnet;
   }
@@ -314,8 +305,10 @@ export class Store {
       name: input.name,
       networkId: network.id,
       ipAddress: v4?.ip,
-      prefixLength: v4 ? (input.prefixLength ?? parseCidr(v4.subnet.prefix)!.bits) : undefined,
-      ...(v6 ? { ip6Address: v6.ip, ip6PrefixLength: input.ip6PrefixLength ?? parseCidr(v6.subnet.prefix)!.bits } : {}),
+      prefixLength: v4 ? (input.prefixLength ?? parsePrefix(v4.subnet.prefix)!.bits) : undefined,
+      ...(v6
+        ? { ip6Address: v6.ip, ip6PrefixLength: input.ip6PrefixLength ?? parsePrefix(v6.subnet.prefix)!.bits }
+        : {}),
       macAddress: mac,
       policies: input.policies,
       dns: input.dns,
@@ -352,14 +345,14 @@ export class Store {
     input: EndpointInput,
     api: ApiFlavour,
   ): Array<{ family: 4 | 6; ip: string; subnet: Subnet }> {
-    const all = network.subnets.map((s) => ({ s, c: parseCidr(s.prefix)! }));
+    const all = network.subnets.map((s) => ({ s, c: parsePrefix(s.prefix)! }));
     // Held addresses are stored canonical (pickAddresses returns canonicalIp).
     const reserved = (c: Cidr, s: Subnet, ip: string) =>
       isNetworkOrBroadcast(c, ip) ||
       canonicalIp(subnetGateway(s) ?? '') === canonicalIp(ip) ||
       this.addressHeld(network.id, canonicalIp(ip));
     const requested = [input.ipAddress, input.ip6Address].filter((x): x is string => x !== undefined);
-    if (api === 'v1' && input.ipAddress && ipValue(input.ipAddress)?.family === 6) {
+    if (api === 'v1' && input.ipAddress && parseIp(input.ipAddress)?.family === 6) {
       return fail(HR.INVALID_IP, `${input.ipAddress}: v1 IPAddress holds an IPv4 address`);
     }
     if (requested.length > 0) {
@@ -399,7 +392,7 @@ export class Store {
     for (const { s, c } of subnets) {
       const end = c.family === 4 ? c.hi : c.lo + 65535n < c.hi ? c.lo + 65535n : c.hi;
       for (let n = c.lo; n <= end; n++) {
-        const ip = valueToIp(c.family, n);
+        const ip = formatIp(c.family, n);
         if (!reserved(c, s, ip)) return { ip, subnet: s };
       }
     }
