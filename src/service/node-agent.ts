@@ -152,7 +152,10 @@ export class NodeAgent {
 
   private async tick(): Promise<void> {
     for (const s of this.options.discover?.() ?? []) this.options.runtime.served(s, { ifAbsent: true });
-    const served = this.options.runtime.servedContexts();
+    // A network served with `"audit": false` and no repair is left alone: the operator turned its background work off.
+    const served = this.options.runtime
+      .servedContexts()
+      .filter((s) => s.conf.audit || (s.conf.repair && this.options.repair !== undefined));
     if (served.length === 0) return;
     const now = Date.now();
     if (this.failingSince === undefined && this.probeMs > 0 && now - this.lastProbe >= this.probeMs) {
