@@ -323,9 +323,9 @@ const MUTATIONS = [
   {
     id: 'del-not-found-confirmed',
     rule: 'DEL by record takes "not found" for gone only once a listing by id confirms it',
-    file: 'src/plugin/del.ts',
-    from: '      if (listed.length > 0)\n        throw new Error(`HNS answered "not found" for endpoint',
-    to: '      if (false)\n        throw new Error(`HNS answered "not found" for endpoint',
+    file: 'src/plugin/confirm-gone.ts',
+    from: 'if (listed.length > 0) throw new Error(`HNS answered "not found" for endpoint',
+    to: 'if (false) throw new Error(`HNS answered "not found" for endpoint',
     tests: ['test/plugin/reliability.test.ts', 'test/plugin/ipam.test.ts'],
   },
   {

@@ -6,8 +6,8 @@ import { newGuid } from '../net/guid';
 import { familyOf } from '../net/ipv4';
 import type { TypedPolicy } from '../hns/schema';
 import type { Logger } from '../log/logger';
-import type { AttachmentRecord, IntentRecord, Owner, PlannedObject } from '../state/records';
-import type { PreparedRecord, StateStore } from '../state/store';
+import type { AttachmentRecord, Owner } from '../state/records';
+import type { StateStore } from '../state/store';
 import type { ApiChoice } from './api-version';
 import { requireIpv6 } from './families';
 import type { RecordedAttach } from './attach';
@@ -34,9 +34,6 @@ export interface AddContext {
   /** What the audit just listed, so the bridge network is found without asking HNS again (undefined: ask). */
   listedNetworks?: NetworkInfo[];
 }
-
-/** What claiming and committing need (an ADD, or a repair: src/plugin/repair.ts). */
-export type ClaimContext = Pick<AddContext, 'rt' | 'conf' | 'log' | 'store' | 'owner' | 'undo'>;
 
 /** Where the pod's addresses come from: delegated IPAM (this invocation), an existing record, or HNS. */
 export interface Addressing {
@@ -129,80 +126,7 @@ export function chainedAddresses(a: Pick<AddContext, 'conf' | 'ctx'>): Addressin
   return { ips, routes: prev.routes, dns, ipamAllocated: false, ipamMac: undefined, fromIpam: true };
 }
 
-/**
- * The intent is written under the state lock before any HNS create. Its deadline bounds how long it protects what
- * it planned even if its process hangs: every HNS call is bounded by hnsTimeoutSeconds and an ADD makes a handful.
- */
-export async function writeIntent(
-  a: ClaimContext,
-  planned: PlannedObject[],
-  mac?: string,
-  requireAttachment?: AttachmentRecord,
-): Promise<IntentRecord> {
-  const now = a.rt.now();
-  const intent: IntentRecord = {
-    kind: 'intent',
-    schema: 1,
-    id: newGuid(),
-    containerId: a.owner.containerId,
-    ifname: a.owner.ifname,
-    cniNetwork: a.conf.name,
-    planned,
-    pid: a.rt.pid,
-    pidStartTime: a.rt.os().processStartTime(a.rt.pid),
-    createdAt: now,
-    deadline: now + 8 * a.conf.hnsTimeoutSeconds * 1000 + 2 * a.conf.ipamTimeoutSeconds * 1000 + 60_000,
-    ...(mac ? { mac } : {}),
-  };
-  await a.store.writeIntent(intent, requireAttachment ? { requireAttachment } : {});
-  a.undo.push('drop the intent', () => a.store.removeIntent(a.owner, intent.id));
-  return intent;
-}
-
-/** Adds what became known after the intent was written (the NIC and its network, once IPAM named the MAC). */
-export async function updateIntent(
-  a: Pick<AddContext, 'store'>,
-  intent: IntentRecord,
-  planned: PlannedObject[],
-  mac?: string,
-): Promise<IntentRecord> {
-  const next: IntentRecord = { ...intent, planned, ...(mac ? { mac } : {}) };
-  const outcome = await a.store.updateIntent(next);
-  if (outcome !== 'committed') throw gone(outcome);
-  return next;
-}
-
 /** An id chosen before the create, so a DEL racing the create can name it; only HCN (v2) honours it. */
 export function plannedId(a: AddContext): string | undefined {
   return a.choice.version === 2 ? newGuid() : undefined;
-}
-
-/** Replaces the intent by the record; fails (and the caller rolls back) when a DEL voided the intent meanwhile. */
-export async function commit(
-  a: Pick<AddContext, 'store' | 'undo'>,
-  record: AttachmentRecord,
-  intent: IntentRecord,
-  prepared?: PreparedRecord,
-): Promise<void> {
-  const outcome = await a.store.commitAttachment(record, intent.id, prepared);
-  if (outcome === 'expired') {
-    throw new CniError(CniCode.TRY_AGAIN_LATER, 'ADD ran past its deadline; rolled back so the audit does not race it');
-  }
-  if (outcome !== 'committed') throw gone(outcome);
-  a.undo.clear();
-}
-
-/** The message says what really happened to this attempt's claim (it used to blame a DEL for everything). */
-function gone(outcome: 'superseded' | 'deleted' | 'expired'): CniError {
-  if (outcome === 'expired')
-    return new CniError(
-      CniCode.TRY_AGAIN_LATER,
-      'ADD ran past its deadline; rolled back so the audit does not race it',
-    );
-  return outcome === 'deleted'
-    ? new CniError(CniCode.TRY_AGAIN_LATER, 'the attachment was deleted (DEL) while this ADD ran; rolled back')
-    : new CniError(
-        CniCode.TRY_AGAIN_LATER,
-        'another ADD of this attachment took over while this one ran (its claim had expired); rolled back',
-      );
 }

@@ -10,18 +10,21 @@ import type { CniResult, VerbContext } from '../cni/types';
 import { isHcnError, isUnreachable } from '../hns/hcn-error';
 import { endpointName } from '../orphans/ownership';
 import { ownerKey, type AttachmentRecord, type Owner, type PlannedObject } from '../state/records';
-import { allocate, plannedId, writeIntent, type AddContext } from './add-context';
+import { allocate, plannedId, type AddContext } from './add-context';
+import { writeIntent } from './claim';
 import { recordedAttach, ensureAttached } from './attach';
 import { addBridge } from './bridge';
 import { addDelegatedNic, planDelegated } from './delegated-nic';
 import { endpointPolicies, networkPolicies, nicNetworkFlags } from './endpoint-config';
 import { requireIpv6, staticIpv6 } from './families';
 import { step, toCniError } from './to-cni-error';
-import { parseNetns } from './netns';
+import { parseNetns, type AttachTarget } from './netns';
 import { releasePendingIpam } from './pending-ipam';
 import { wholeNodeAuditDue } from './audit-due';
 import { clearOwnLeftovers } from './own-objects';
 import type { PluginRuntime } from './runtime';
+import type { ApiChoice } from './api-version';
+import type { StateStore } from '../state/store';
 import { Undo } from './undo';
 
 export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResult> {
@@ -33,6 +36,26 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
   log.debug({ api: choice.version, reason: choice.reason }, 'HNS API chosen by the host');
 
   if (target.kind === 'shared') return addShared(ctx, rt, owner, target.sandboxId);
+  const a = await prepare(ctx, rt, store, choice, owner, target);
+  const existing = store.getAttachment(owner);
+  if (existing) {
+    const same = await repeat(a, existing);
+    if (same) return same;
+  }
+  await auditOrOwnLeftovers(a);
+  return claimAndCreate(a, existing);
+}
+
+/** Everything an ADD decides before it touches state or HNS: the API's limits checked, the policies translated. */
+async function prepare(
+  ctx: VerbContext,
+  rt: PluginRuntime,
+  store: StateStore,
+  choice: ApiChoice,
+  owner: Owner,
+  target: Exclude<AttachTarget, { kind: 'shared' }>,
+): Promise<AddContext> {
+  const { conf, log } = ctx;
   // IPv6 in the configuration on an API or host that cannot carry it: refused before anything is written or created.
   const v6 = staticIpv6(conf);
   if (v6) await requireIpv6(choice, choice.api.hcn, `"${v6[0]}" ${JSON.stringify(v6[1])}`);
@@ -48,7 +71,7 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
   } catch (e) {
     throw toCniError(e, 'translating policies');
   }
-  const a: AddContext = {
+  return {
     ctx,
     conf,
     rt,
@@ -63,24 +86,25 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
     ...(nicFlags !== undefined ? { nicFlags } : {}),
     undo: new Undo(),
   };
+}
 
-  const existing = store.getAttachment(owner);
-  if (existing) {
-    const same = await repeat(a, existing);
-    if (same) return same;
+/** The whole node's audit only when it is due (audit-due.ts); every ADD audits its own names (own-objects.ts). */
+async function auditOrOwnLeftovers(a: AddContext): Promise<void> {
+  const { conf, rt, store, log } = a;
+  if (!conf.audit) return;
+  if (wholeNodeAuditDue(conf, rt, store)) {
+    const report = await step('auditing HNS for leaked objects', () => rt.audit(conf, a.api, store, log));
+    a.listedNetworks = report.networks;
+    // IPs that DELs had to keep while HNS refused to delete their endpoints: free them now the audit removed those.
+    await releasePendingIpam(store, a.ctx.ipam, conf.name, report, log);
+  } else {
+    await clearOwnLeftovers(a);
   }
-  // The whole node's audit only when it is due (audit-due.ts); every ADD audits its own names (own-objects.ts).
-  if (conf.audit) {
-    if (wholeNodeAuditDue(conf, rt, store)) {
-      const report = await step('auditing HNS for leaked objects', () => rt.audit(conf, a.api, store, log));
-      a.listedNetworks = report.networks;
-      // IPs that DELs had to keep while HNS refused to delete their endpoints: free them now the audit removed those.
-      await releasePendingIpam(store, ctx.ipam, conf.name, report, log);
-    } else {
-      await clearOwnLeftovers(a);
-    }
-  }
+}
 
+/** Claim (the intent) → addresses → the mode's attachment, committed; a failure is undone or left to the audit. */
+async function claimAndCreate(a: AddContext, existing: AttachmentRecord | undefined): Promise<CniResult> {
+  const { conf, store, log } = a;
   let intentId: string | undefined;
   try {
     // The intent comes first, before anything is allocated or created: a process killed at any later point leaves
@@ -94,7 +118,7 @@ export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResul
         ? await addDelegatedNic(a, addr, intent, existing)
         : await addBridge(a, addr, intent);
     log.info(
-      { endpoint: record.endpoint.id, network: record.network.name, api: choice.version, attach: record.attach.kind },
+      { endpoint: record.endpoint.id, network: record.network.name, api: a.choice.version, attach: record.attach.kind },
       'attachment created',
     );
     return record.result as unknown as CniResult;

@@ -34,22 +34,7 @@ export async function chooseApi(
   options: { fewestCalls?: boolean } = {},
 ): Promise<ApiChoice> {
   const caps = hcn.capabilities;
-  if (setting === 2) {
-    if (!caps.v2Supported)
-      throw new CniError(
-        CniCode.API_UNAVAILABLE,
-        `apiVersion 2 needs HCN (computenetwork.dll), which this host lacks: ${why(hcn)}`,
-      );
-    return { api: new V2Api(hcn, listing, options), version: 2, reason: 'apiVersion 2 in the configuration' };
-  }
-  if (setting === 1) {
-    if (!caps.v1Supported)
-      throw new CniError(
-        CniCode.API_UNAVAILABLE,
-        `apiVersion 1 needs HNSCall (vmcompute.dll), which this host lacks: ${why(hcn)}`,
-      );
-    return { api: new V1Api(hcn), version: 1, reason: 'apiVersion 1 in the configuration' };
-  }
+  if (setting === 1 || setting === 2) return configuredApi(setting, hcn, listing, options);
   let hnsVersion: { major: number; minor: number } | undefined;
   if (caps.v1Supported) {
     try {
@@ -75,4 +60,23 @@ export async function chooseApi(
     CniCode.API_UNAVAILABLE,
     `neither HCN (computenetwork.dll) nor HNSCall (vmcompute.dll) is available: ${why(hcn)}`,
   );
+}
+
+/** The API the configuration names (apiVersion 1 or 2), when the host has it. */
+function configuredApi(setting: 1 | 2, hcn: Hcn, listing: Listing, options: { fewestCalls?: boolean }): ApiChoice {
+  const caps = hcn.capabilities;
+  if (setting === 2) {
+    if (!caps.v2Supported)
+      throw new CniError(
+        CniCode.API_UNAVAILABLE,
+        `apiVersion 2 needs HCN (computenetwork.dll), which this host lacks: ${why(hcn)}`,
+      );
+    return { api: new V2Api(hcn, listing, options), version: 2, reason: 'apiVersion 2 in the configuration' };
+  }
+  if (!caps.v1Supported)
+    throw new CniError(
+      CniCode.API_UNAVAILABLE,
+      `apiVersion 1 needs HNSCall (vmcompute.dll), which this host lacks: ${why(hcn)}`,
+    );
+  return { api: new V1Api(hcn), version: 1, reason: 'apiVersion 1 in the configuration' };
 }

@@ -35,24 +35,33 @@ export async function findOrCreateNetwork(
     a.listedNetworks?.find((n) => n.name === conf.networkName) ??
     a.rt.knownNetwork(version, conf.networkName) ??
     (await step(`looking up HNS network "${conf.networkName}"`, () => a.api.findNetworkByName(conf.networkName)));
-  if (found) {
-    // An explicit networkType must match, as the peers refuse a network of another type (win-overlay wants Overlay,
-    // win-bridge L2Bridge or L2Tunnel: containernetworking/plugins plugins/main/windows/win-overlay, win-bridge: "is
-    // of unexpected type"). Without one, the existing network's type is used, if it is a bridge-mode type: a
-    // win-overlay or sdnoverlay configuration migrated by changing only "type" attaches to its Overlay network.
-    const accepted: readonly string[] = conf.networkTypeSet ? [conf.networkType] : BRIDGE_NETWORK_TYPES;
-    if (!accepted.includes(found.type)) {
-      throw new CniError(
-        CniCode.INVALID_NETWORK_CONFIG,
-        `invalid network configuration: HNS network "${found.name}" is of type ${found.type}, ` +
-          (conf.networkTypeSet
-            ? `not the configured "networkType" ${conf.networkType}; set "networkType": "${found.type}" to attach to it`
-            : `which bridge mode cannot attach to (${BRIDGE_NETWORK_TYPES.join(', ')})`),
-      );
-    }
-    a.rt.rememberNetwork(version, found);
-    return found;
+  if (!found) return createBridgeNetwork(a);
+  acceptNetworkType(conf, found);
+  a.rt.rememberNetwork(version, found);
+  return found;
+}
+
+/**
+ * An explicit networkType must match, as the peers refuse a network of another type (win-overlay wants Overlay,
+ * win-bridge L2Bridge or L2Tunnel: containernetworking/plugins plugins/main/windows/win-overlay, win-bridge: "is
+ * of unexpected type"). Without one, the existing network's type is used, if it is a bridge-mode type: a
+ * win-overlay or sdnoverlay configuration migrated by changing only "type" attaches to its Overlay network.
+ */
+function acceptNetworkType(conf: AddContext['conf'], found: NetworkInfo): void {
+  const accepted: readonly string[] = conf.networkTypeSet ? [conf.networkType] : BRIDGE_NETWORK_TYPES;
+  if (!accepted.includes(found.type)) {
+    throw new CniError(
+      CniCode.INVALID_NETWORK_CONFIG,
+      `invalid network configuration: HNS network "${found.name}" is of type ${found.type}, ` +
+        (conf.networkTypeSet
+          ? `not the configured "networkType" ${conf.networkType}; set "networkType": "${found.type}" to attach to it`
+          : `which bridge mode cannot attach to (${BRIDGE_NETWORK_TYPES.join(', ')})`),
+    );
   }
+}
+
+/** The configuration allows creating the missing network, and says of which type. */
+function mayCreateNetwork(conf: AddContext['conf']): void {
   if (!conf.createNetwork) {
     throw new CniError(
       CniCode.NETWORK_NOT_FOUND,
@@ -68,6 +77,12 @@ export async function findOrCreateNetwork(
         'sdnbridge took it from "type"; set "networkType" to "L2Bridge", "Overlay", "NAT" or "L2Tunnel" (what the old type meant)',
     );
   }
+}
+
+/** Creates the shared network the configuration describes; another pod's ADD creating it first is fine. */
+async function createBridgeNetwork(a: AddContext): Promise<NetworkInfo> {
+  const { conf } = a;
+  mayCreateNetwork(conf);
   // Both families' subnets when the configuration is dual-stack: one network, two subnets (HCN v2 Ipams).
   const subnets = (conf.subnets ?? [])
     .filter((s) => s.prefix)
@@ -96,7 +111,7 @@ export async function findOrCreateNetwork(
         policies: a.networkPolicies,
       }),
     );
-    a.rt.rememberNetwork(version, created);
+    a.rt.rememberNetwork(a.choice.version, created);
     return created;
   } catch (e) {
     // Another pod's ADD created it a moment ago: use theirs.

@@ -3,7 +3,7 @@
  * a delete is a claim, not a fact: it has been seen for an endpoint that was still there and attached, and
  * releasing its IP then gives the next pod an address HNS refuses (0x803B002F). A listing is the second opinion.
  */
-import type { EndpointInfo, HnsApi } from '../hns/api';
+import { sameId, type EndpointInfo, type HnsApi } from '../hns/api';
 import { isUnreachable } from '../hns/hcn-error';
 
 /**
@@ -19,5 +19,16 @@ export async function endpointsListed(
   } catch (e) {
     if (isUnreachable(e)) throw e;
     return [{ id: 'unknown', name: `(the endpoint listing failed: ${(e as Error).message})` }];
+  }
+}
+
+/**
+ * Deletes an endpoint and takes HNS's "not found" for gone only once a listing by id confirms it; a listing that
+ * still shows it throws (the caller keeps the IP and hands the endpoint to the audit).
+ */
+export async function deleteEndpointConfirmed(api: HnsApi, id: string): Promise<void> {
+  if ((await api.deleteEndpoint(id)) === 'not-found') {
+    const listed = await endpointsListed(api, (e) => sameId(e.id, id));
+    if (listed.length > 0) throw new Error(`HNS answered "not found" for endpoint ${id}, but still lists it`);
   }
 }

@@ -24,7 +24,7 @@ import { ownerKey, type AttachmentRecord, type Owner, type PlannedObject } from 
 import type { StateStore } from '../state/store';
 import { detach } from './attach';
 import { parseNetns } from './netns';
-import { endpointsListed } from './confirm-gone';
+import { deleteEndpointConfirmed, endpointsListed } from './confirm-gone';
 import { delMigrated } from './del-migrated';
 import { addressesOf, heldAddresses, keepForHolders } from './ip-holders';
 import { step, toCniError } from './to-cni-error';
@@ -47,37 +47,83 @@ export async function del(ctx: VerbContext, rt: PluginRuntime): Promise<void> {
         CniCode.TRY_AGAIN_LATER,
         'no HNS API is available on this host to delete the recorded attachment',
       );
-    let { endpointGone } = await deleteByRecord(api, store, rec, log);
-    if (endpointGone && rec.endpoint.owned) rt.addressBook?.deleted(rec.endpoint.id);
-    // Rule 1 (ip-holders.ts): not while another endpoint (a migrated node's previous plugin's) holds the address —
-    // as this process knows the holders (address-book.ts), else as HNS lists them.
-    const releasable = endpointGone && rec.ipamAllocated && ctx.ipam.configured;
-    const holders = releasable ? await heldAddresses(api, addressesOf(rec.result), rt.addressBook) : [];
-    if (holders.length > 0) await keepForHolders(store, owner, holders, conf.name, log);
-    const released = releasable && holders.length === 0;
-    if (released) await ctx.ipam.del();
-    try {
-      // A repair (repair.ts) that re-created the objects meanwhile left a record naming them: delete by it too.
-      let deleted = rec;
-      for (let again = await store.removeDeletedAttachment(deleted); again;) {
-        log.warn(
-          { endpoint: again.endpoint.id },
-          'DEL: a repair re-created the attachment meanwhile; deleting that too',
-        );
-        ({ endpointGone } = await deleteByRecord(api, store, again, log));
-        deleted = again;
-        again = await store.removeDeletedAttachment(deleted);
-      }
-    } catch (e) {
-      // The HNS objects and the IP are dealt with; the runtime (and the operator) must learn that, not only the error.
-      const done = endpointGone
-        ? `deleted endpoint ${rec.endpoint.id}${released ? ' and released its IP' : ''}`
-        : `could not delete endpoint ${rec.endpoint.id} (tombstoned, its IP kept)`;
-      const err = toCniError(e, 'removing the attachment record');
-      throw new CniError(err.code, `DEL ${done}, but ${err.message}`, err.details, { cause: e });
-    }
-    return;
+    return delRecorded(ctx, rt, store, api, rec, owner);
   }
+  return delUnrecorded(ctx, store, api, owner);
+}
+
+/** DEL with a record: delete what it names, release the IP once no endpoint holds it, drop the record. */
+async function delRecorded(
+  ctx: VerbContext,
+  rt: PluginRuntime,
+  store: StateStore,
+  api: HnsApi,
+  rec: AttachmentRecord,
+  owner: Owner,
+): Promise<void> {
+  const outcome = await deleteByRecord(api, store, rec, ctx.log);
+  if (outcome.endpointGone && rec.endpoint.owned) rt.addressBook?.deleted(rec.endpoint.id);
+  const released = await releaseRecorded(ctx, rt, store, api, rec, owner, outcome.endpointGone);
+  try {
+    await deleteRepaired(api, store, rec, ctx.log, outcome);
+  } catch (e) {
+    // The HNS objects and the IP are dealt with; the runtime (and the operator) must learn that, not only the error.
+    const done = outcome.endpointGone
+      ? `deleted endpoint ${rec.endpoint.id}${released ? ' and released its IP' : ''}`
+      : `could not delete endpoint ${rec.endpoint.id} (tombstoned, its IP kept)`;
+    const err = toCniError(e, 'removing the attachment record');
+    throw new CniError(err.code, `DEL ${done}, but ${err.message}`, err.details, { cause: e });
+  }
+}
+
+/** Releases the recorded IPAM allocation when the endpoint is gone; returns whether it did. */
+async function releaseRecorded(
+  ctx: VerbContext,
+  rt: PluginRuntime,
+  store: StateStore,
+  api: HnsApi,
+  rec: AttachmentRecord,
+  owner: Owner,
+  endpointGone: boolean,
+): Promise<boolean> {
+  // Rule 1 (ip-holders.ts): not while another endpoint (a migrated node's previous plugin's) holds the address —
+  // as this process knows the holders (address-book.ts), else as HNS lists them.
+  const releasable = endpointGone && rec.ipamAllocated && ctx.ipam.configured;
+  const holders = releasable ? await heldAddresses(api, addressesOf(rec.result), rt.addressBook) : [];
+  if (holders.length > 0) await keepForHolders(store, owner, holders, ctx.conf.name, ctx.log);
+  const released = releasable && holders.length === 0;
+  if (released) await ctx.ipam.del();
+  return released;
+}
+
+/**
+ * Drops the record; a repair (repair.ts) that re-created the objects meanwhile left a record naming them: deleted
+ * too, and `outcome` says whether the last endpoint deleted is gone.
+ */
+async function deleteRepaired(
+  api: HnsApi,
+  store: StateStore,
+  rec: AttachmentRecord,
+  log: Logger,
+  outcome: { endpointGone: boolean },
+): Promise<void> {
+  let deleted = rec;
+  for (let again = await store.removeDeletedAttachment(deleted); again;) {
+    log.warn({ endpoint: again.endpoint.id }, 'DEL: a repair re-created the attachment meanwhile; deleting that too');
+    outcome.endpointGone = (await deleteByRecord(api, store, again, log)).endpointGone;
+    deleted = again;
+    again = await store.removeDeletedAttachment(deleted);
+  }
+}
+
+/** DEL without a record (the ADD never committed): tombstone, delete what HNS shows, release what nothing holds. */
+async function delUnrecorded(
+  ctx: VerbContext,
+  store: StateStore,
+  api: HnsApi | undefined,
+  owner: Owner,
+): Promise<void> {
+  const { conf, attachment, log } = ctx;
   const { endpointGone, listed } = api
     ? await deleteUnrecorded(api, store, owner, log, { cniNetwork: conf.name, netns: attachment.netns })
     : { endpointGone: true, listed: undefined };
@@ -131,11 +177,7 @@ export async function deleteByRecord(
   let endpointGone = !rec.endpoint.owned;
   try {
     await detach(api, rec.endpoint.id, rec.attach);
-    if (rec.endpoint.owned && (await api.deleteEndpoint(rec.endpoint.id)) === 'not-found') {
-      const listed = await endpointsListed(api, (e) => sameId(e.id, rec.endpoint.id));
-      if (listed.length > 0)
-        throw new Error(`HNS answered "not found" for endpoint ${rec.endpoint.id}, but still lists it`);
-    }
+    if (rec.endpoint.owned) await deleteEndpointConfirmed(api, rec.endpoint.id);
     endpointGone = true;
     if (rec.network.owned) await api.deleteNetwork(rec.network.id);
     log.info(
@@ -181,55 +223,9 @@ export async function deleteUnrecorded(
     }),
   );
   const planned = intent?.planned ?? [];
-  // Whether the listing below showed nothing of this owner and no intent planned anything: then nothing was deleted
-  // and nothing can be in flight, and that listing is the confirmation (a repeated DEL lists HNS once, not twice).
-  let nothingThere = false;
-  // Endpoints that carry this owner's name but that this DEL may not delete (sparing() says why).
-  const spared: string[] = [];
-  // Endpoints another owner's committed record names: not this owner's, whatever their name says.
-  const othersEndpoints: string[] = [];
-  let listed: EndpointInfo[] | undefined;
+  const seen: Unrecorded = { nothingThere: false, spared: [], othersEndpoints: [] };
   try {
-    const [endpoints, networks] = await Promise.all([api.listEndpoints(), api.listNetworks()]);
-    const visible = (id: string) => endpoints.some((e) => sameId(e.id, id)) || networks.some((n) => sameId(n.id, id));
-    const named = endpoints.filter((e) => namedFor(e.name, 'endpoint', owner));
-    const ownNetworks = networks.filter((x) => namedFor(x.name, 'network', owner));
-    nothingThere = planned.length === 0 && named.length === 0 && ownNetworks.length === 0;
-    const spare = named.length > 0 ? sparing(store, owner, netns, planned) : () => undefined;
-    const ownEndpoints = named.filter((ep) => {
-      const why = spare(ep);
-      if (!why) return true;
-      log.warn({ endpoint: ep.id, name: ep.name }, `DEL leaves endpoint ${ep.name} alone: ${why.reason}`);
-      (why.othersRecord ? othersEndpoints : spared).push(ep.id.toLowerCase());
-      return false;
-    });
-    listed = endpoints;
-    // A create still in flight in HNS is invisible and can only be named by the id its intent chose. Deleting it
-    // races the create inside HNS (seed 000): either may win, which is why the tombstone stays for the audit.
-    // A planned endpoint can only be in flight once its planned network exists (it is created second).
-    const plannedNet = planned.find((x) => x.kind === 'network');
-    const endpointMayBeInFlight = !plannedNet || (plannedNet.id ? visible(plannedNet.id) : ownNetworks.length > 0);
-    for (const p of planned.filter((x) => x.kind === 'endpoint' && x.id && !visible(x.id))) {
-      if (endpointMayBeInFlight) await unlessNotFound(api.deleteEndpoint(p.id!));
-    }
-    for (const ep of ownEndpoints) {
-      if (ep.namespaceId) await unlessNotFound(api.detachNamespace(ep.id, ep.namespaceId));
-      // The reference hot-detaches before deleting (containernetworking/plugins pkg/hns/endpoint_windows.go
-      // RemoveHnsEndpoint); a container already gone counts as detached.
-      if (
-        ep.containers?.some((c) => c.toLowerCase() === owner.containerId.toLowerCase()) &&
-        !api.hotAttachUnavailable()
-      ) {
-        await unlessNotFound(api.hotDetach(ep.id, owner.containerId));
-      }
-      await unlessNotFound(api.deleteEndpoint(ep.id));
-    }
-    for (const p of planned.filter((x) => x.kind === 'network' && x.id && !visible(x.id)))
-      await unlessNotFound(api.deleteNetwork(p.id!));
-    // A network of ours holding a spared endpoint stays (deleting it would cascade to that endpoint).
-    for (const n of ownNetworks)
-      if (!named.some((e) => !ownEndpoints.includes(e) && sameId(e.networkId, n.id)))
-        await unlessNotFound(api.deleteNetwork(n.id));
+    await deleteShown(api, store, owner, log, netns, planned, seen);
     log.info(
       { intent: intent?.id, planned: planned.length },
       'DEL without a record: tombstoned and deleted what HNS shows',
@@ -239,19 +235,101 @@ export async function deleteUnrecorded(
     log.error({ err: (e as Error).message }, 'DEL could not delete everything; the tombstone lets the audit finish');
   }
   // Nothing was deleted: the listing still says what HNS holds (peer-endpoints.ts reuses it).
-  if (nothingThere) return { endpointGone: true, ...(listed ? { listed } : {}) };
+  if (seen.nothingThere) return { endpointGone: true, ...(seen.listed ? { listed: seen.listed } : {}) };
+  return confirmUnrecordedGone(api, store, owner, log, planned, seen, options.cniNetwork);
+}
+
+/** What a DEL without a record learnt from its listing of HNS. */
+interface Unrecorded {
+  /**
+   * The listing showed nothing of this owner and no intent planned anything: then nothing was deleted and nothing
+   * can be in flight, and that listing is the confirmation (a repeated DEL lists HNS once, not twice).
+   */
+  nothingThere: boolean;
+  /** Endpoints that carry this owner's name but that this DEL may not delete (sparing() says why). */
+  spared: string[];
+  /** Endpoints another owner's committed record names: not this owner's, whatever their name says. */
+  othersEndpoints: string[];
+  listed?: EndpointInfo[];
+}
+
+/** Deletes what HNS shows under the owner's names and the ids its intent planned; fills `seen`. */
+async function deleteShown(
+  api: HnsApi,
+  store: StateStore,
+  owner: Owner,
+  log: Logger,
+  netns: string | undefined,
+  planned: PlannedObject[],
+  seen: Unrecorded,
+): Promise<void> {
+  const [endpoints, networks] = await Promise.all([api.listEndpoints(), api.listNetworks()]);
+  const visible = (id: string) => endpoints.some((e) => sameId(e.id, id)) || networks.some((n) => sameId(n.id, id));
+  const named = endpoints.filter((e) => namedFor(e.name, 'endpoint', owner));
+  const ownNetworks = networks.filter((x) => namedFor(x.name, 'network', owner));
+  seen.nothingThere = planned.length === 0 && named.length === 0 && ownNetworks.length === 0;
+  const spare = named.length > 0 ? sparing(store, owner, netns, planned) : () => undefined;
+  const ownEndpoints = named.filter((ep) => {
+    const why = spare(ep);
+    if (!why) return true;
+    log.warn({ endpoint: ep.id, name: ep.name }, `DEL leaves endpoint ${ep.name} alone: ${why.reason}`);
+    (why.othersRecord ? seen.othersEndpoints : seen.spared).push(ep.id.toLowerCase());
+    return false;
+  });
+  seen.listed = endpoints;
+  // A create still in flight in HNS is invisible and can only be named by the id its intent chose. Deleting it
+  // races the create inside HNS (seed 000): either may win, which is why the tombstone stays for the audit.
+  // A planned endpoint can only be in flight once its planned network exists (it is created second).
+  const plannedNet = planned.find((x) => x.kind === 'network');
+  const endpointMayBeInFlight = !plannedNet || (plannedNet.id ? visible(plannedNet.id) : ownNetworks.length > 0);
+  for (const p of planned.filter((x) => x.kind === 'endpoint' && x.id && !visible(x.id))) {
+    if (endpointMayBeInFlight) await unlessNotFound(api.deleteEndpoint(p.id!));
+  }
+  for (const ep of ownEndpoints) await deleteNamedEndpoint(api, ep, owner);
+  for (const p of planned.filter((x) => x.kind === 'network' && x.id && !visible(x.id)))
+    await unlessNotFound(api.deleteNetwork(p.id!));
+  // A network of ours holding a spared endpoint stays (deleting it would cascade to that endpoint).
+  for (const n of ownNetworks)
+    if (!named.some((e) => !ownEndpoints.includes(e) && sameId(e.networkId, n.id)))
+      await unlessNotFound(api.deleteNetwork(n.id));
+}
+
+/** Detaches and deletes an endpoint of the owner; its absence is confirmed afterwards by one listing. */
+async function deleteNamedEndpoint(api: HnsApi, ep: EndpointInfo, owner: Owner): Promise<void> {
+  if (ep.namespaceId) await unlessNotFound(api.detachNamespace(ep.id, ep.namespaceId));
+  // The reference hot-detaches before deleting (containernetworking/plugins pkg/hns/endpoint_windows.go
+  // RemoveHnsEndpoint); a container already gone counts as detached.
+  if (ep.containers?.some((c) => c.toLowerCase() === owner.containerId.toLowerCase()) && !api.hotAttachUnavailable()) {
+    await unlessNotFound(api.hotDetach(ep.id, owner.containerId));
+  }
+  await unlessNotFound(api.deleteEndpoint(ep.id));
+}
+
+/**
+ * Whether an endpoint of the owner is still listed; one that is keeps the IP (a tombstone with ipamPending naming it,
+ * for the audit).
+ */
+async function confirmUnrecordedGone(
+  api: HnsApi,
+  store: StateStore,
+  owner: Owner,
+  log: Logger,
+  planned: PlannedObject[],
+  seen: Unrecorded,
+  cniNetwork: string | undefined,
+): Promise<{ endpointGone: boolean }> {
   const plannedIds = planned.filter((p) => p.kind === 'endpoint' && p.id).map((p) => p.id!);
   const survivors = await step('confirming the endpoint is gone', () =>
     endpointsListed(
       api,
       (e) =>
-        !othersEndpoints.includes(e.id.toLowerCase()) &&
+        !seen.othersEndpoints.includes(e.id.toLowerCase()) &&
         (namedFor(e.name, 'endpoint', owner) || plannedIds.some((id) => sameId(id, e.id))),
     ),
   );
   // A spared endpoint may hold this owner's IP (our own pod's, when the runtime's DEL named no namespace): the IP is
   // kept (ipamPending) until it is gone, but the tombstone does not name it, so the audit does not delete it either.
-  const left = survivors.filter((e) => !spared.includes(e.id.toLowerCase()));
+  const left = survivors.filter((e) => !seen.spared.includes(e.id.toLowerCase()));
   if (survivors.length === 0) return { endpointGone: true };
   log.error(
     { endpoints: left.map((e) => e.id) },
@@ -261,7 +339,7 @@ export async function deleteUnrecorded(
     store.tombstone(owner, 'DEL could not delete its endpoint', {
       extra: left.filter((e) => e.id !== 'unknown').map((e) => ({ kind: 'endpoint' as const, name: e.name, id: e.id })),
       ipamPending: true,
-      ...(options.cniNetwork ? { cniNetwork: options.cniNetwork } : {}),
+      ...(cniNetwork ? { cniNetwork } : {}),
     }),
   );
   return { endpointGone: false };

@@ -19,11 +19,13 @@ import { unicastMac } from '../net/mac';
 import { endpointName, namesOwner, nicNetworkName, parseOwnedName } from '../orphans/ownership';
 import { intentLiveness } from '../state/liveness';
 import { ownerKey, sameOwner, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../state/records';
-import { plannedId, updateIntent, type AddContext, type Addressing } from './add-context';
-import { createAttachment, keepClaim } from './endpoint';
+import { plannedId, type AddContext, type Addressing } from './add-context';
+import { keepClaim, updateIntent } from './claim';
+import { createAttachment } from './endpoint';
 import { requireIpv6 } from './families';
 import { auditNicHolder } from './own-objects';
 import { step } from './to-cni-error';
+import type { StateSnapshot } from '../state/store';
 
 /**
  * The pod's NIC MAC. Precedence: runtimeConfig.mac (the runtime's "mac" capability, per pod), then CNI_ARGS MAC,
@@ -65,23 +67,10 @@ export function chooseMac(a: AddContext, ipamMac: string | undefined): string {
  * ADD's, which claims nothing yet.
  */
 export async function lookupNic(a: AddContext, mac: string, ownIntent?: string): Promise<HostAdapter> {
-  const listed = await step('listing host adapters', () => a.api.listAdapters());
-  // Physical adapters only: a host vNIC of an HNS switch ("vEthernet (…)") carries the NIC's MAC, and HNS refuses it
-  // as a network's adapter (Azure network/network_windows.go: "the hns calls fails if passed a vSwitch interface").
-  const adapters = listed.filter((x) => x.physical !== false && !/^vEthernet \(/i.test(x.name));
-  const adapter = adapters.find((x) => x.mac === mac);
-  if (!adapter) {
-    const seen = adapters.map((x) => `${x.name} (${x.mac})`).join(', ') || 'none';
-    const vnic = listed.find((x) => x.mac === mac);
-    throw new CniError(
-      CniCode.NIC_NOT_FOUND,
-      `no physical host adapter has the pod's NIC MAC ${mac}${vnic ? ` (only the host vNIC "${vnic.name}" has it)` : ''}; physical adapters: ${seen}`,
-    );
-  }
+  const adapter = await physicalAdapter(a, mac);
   const state = a.store.snapshot();
   const tombs = new Map(state.tombstones.map((t) => [ownerKey(t), t]));
-  const live = (i: (typeof state.intents)[number]) =>
-    intentLiveness(i, tombs.get(ownerKey(i)), a.rt.now(), a.rt.os().processStartTime);
+  const live: Liveness = (i) => intentLiveness(i, tombs.get(ownerKey(i)), a.rt.now(), a.rt.os().processStartTime);
   // An ADD of another attachment that is creating a network on this NIC right now (HNS may not show it yet).
   for (const i of state.intents) {
     if (i.mac === mac && !sameOwner(i, a.owner) && live(i).live) {
@@ -98,15 +87,51 @@ export async function lookupNic(a: AddContext, mac: string, ownIntent?: string):
     (n) => n.adapterName?.toLowerCase() === adapter.name.toLowerCase() || (!!n.sourceMac && n.sourceMac === mac),
   );
   if (!holder) return adapter;
-  const where = `NIC ${mac} (adapter "${adapter.name}")`;
   const parsed = parseOwnedName(holder.name);
   // Ours, or a peer's the operator lets the audit remove (adopt: peer-networks.ts), is audited here and now.
   if ((parsed || a.conf.adopt.length > 0) && a.conf.audit && (await auditNicHolder(a, holder, ownIntent))) {
     a.log.info({ mac, network: holder.name }, 'the leaked network that held the NIC was removed');
     return adapter;
   }
-  if (!parsed) {
+  throw heldNic(a, { holder, adapter, mac, parsed, state, live });
+}
+
+type Liveness = (i: IntentRecord) => ReturnType<typeof intentLiveness>;
+
+/** The network that holds the NIC, and what the state said when the ADD looked. */
+interface NicHolder {
+  holder: NetworkInfo;
+  adapter: HostAdapter;
+  mac: string;
+  parsed: ReturnType<typeof parseOwnedName>;
+  state: StateSnapshot;
+  live: Liveness;
+}
+
+/** The physical host adapter with the MAC. */
+async function physicalAdapter(a: AddContext, mac: string): Promise<HostAdapter> {
+  const listed = await step('listing host adapters', () => a.api.listAdapters());
+  // Physical adapters only: a host vNIC of an HNS switch ("vEthernet (…)") carries the NIC's MAC, and HNS refuses it
+  // as a network's adapter (Azure network/network_windows.go: "the hns calls fails if passed a vSwitch interface").
+  const adapters = listed.filter((x) => x.physical !== false && !/^vEthernet \(/i.test(x.name));
+  const adapter = adapters.find((x) => x.mac === mac);
+  if (!adapter) {
+    const seen = adapters.map((x) => `${x.name} (${x.mac})`).join(', ') || 'none';
+    const vnic = listed.find((x) => x.mac === mac);
     throw new CniError(
+      CniCode.NIC_NOT_FOUND,
+      `no physical host adapter has the pod's NIC MAC ${mac}${vnic ? ` (only the host vNIC "${vnic.name}" has it)` : ''}; physical adapters: ${seen}`,
+    );
+  }
+  return adapter;
+}
+
+/** Why the NIC cannot be used: the network that holds it, and whose it is as far as the state knows. */
+function heldNic(a: AddContext, h: NicHolder): CniError {
+  const { holder, parsed, state } = h;
+  const where = `NIC ${h.mac} (adapter "${h.adapter.name}")`;
+  if (!parsed) {
+    return new CniError(
       CniCode.NIC_IN_USE,
       `${where} is bound by HNS network "${holder.name}" (${holder.id}, ${holder.type}), which hcn-cni did not create; remove that network or give the pod another NIC`,
     );
@@ -115,21 +140,21 @@ export async function lookupNic(a: AddContext, mac: string, ownIntent?: string):
   const ofHolder = (o: Parameters<typeof namesOwner>[1]) => namesOwner(parsed, o);
   const rec = state.attachments.find(ofHolder);
   if (rec && sameId(rec.network.id, holder.id)) {
-    throw new CniError(
+    return new CniError(
       CniCode.NIC_IN_USE,
       `${where} is in use by attachment ${ownerKey(rec)} (network "${holder.name}"); DEL that attachment first`,
     );
   }
   // Our own intent claims nothing here: a network of this very owner that is still there is a leftover.
   const intent = ofHolder(a.owner) ? undefined : state.intents.find(ofHolder);
-  if (intent && live(intent).live) {
-    throw new CniError(
+  if (intent && h.live(intent).live) {
+    return new CniError(
       CniCode.TRY_AGAIN_LATER,
       `${where} is held by network "${holder.name}", which a running ADD (pid ${intent.pid}) is creating; try again later`,
     );
   }
   const holderOwner = parsed.owner ?? [...state.intents, ...state.tombstones].find(ofHolder);
-  throw new CniError(
+  return new CniError(
     CniCode.NIC_IN_USE,
     `${where} is held by network "${holder.name}" (${holder.id}) left behind by ${holderOwner ? ownerKey(holderOwner) : `owner tag ${parsed.tag}`}, which has no live attachment: a leaked network${
       a.conf.audit
@@ -218,10 +243,36 @@ export async function addDelegatedNic(
   startIntent: IntentRecord,
   reuse?: AttachmentRecord,
 ): Promise<AttachmentRecord> {
-  const { conf, owner } = a;
   let intent = startIntent;
   const mac = intent.mac ?? chooseMac(a, addr.ipamMac);
-  // The network's subnets: one per family of the pod's addresses (IPAM), else the configured ones (HNS assigns).
+  const subnets = await nicSubnets(a, addr);
+  const netName = nicNetworkName(a.owner);
+  if (!intent.mac) {
+    // The MAC came from IPAM: now the intent can name the NIC and the network it will create.
+    const netId = plannedId(a);
+    intent = await updateIntent(
+      a,
+      intent,
+      [{ kind: 'network', name: netName, ...(netId ? { id: netId } : {}) }, ...intent.planned],
+      mac,
+    );
+  }
+  const claim = { intent };
+  const { network, networkSpec } = await nicNetwork(a, claim, { name: netName, mac, subnets }, reuse);
+  return createAttachment(a, addr, claim.intent, {
+    network,
+    networkOwned: true,
+    mode: 'delegatedNic',
+    subnets,
+    gateways: subnets.map((s) => s.gateway).filter((g): g is string => g !== undefined),
+    mac,
+    ...(networkSpec ? { networkSpec } : {}),
+  });
+}
+
+/** The network's subnets: one per family of the pod's addresses (IPAM), else the configured ones (HNS assigns). */
+async function nicSubnets(a: AddContext, addr: Addressing): Promise<SubnetInfo[]> {
+  const { conf } = a;
   const subnets: SubnetInfo[] = (
     addr.ips.length
       ? addr.ips.map((ip) => ({ prefix: networkOf(ip.address)!, family: familyOf(ip.address)!, gateway: ip.gateway }))
@@ -240,45 +291,25 @@ export async function addDelegatedNic(
   }
   const v6 = subnets.find((s) => familyOf(s.prefix) === 6);
   if (v6 && addr.ips.length === 0) await requireIpv6(a.choice, a.api.hcn, `subnet ${v6.prefix}`);
-  const netName = nicNetworkName(owner);
-  if (!intent.mac) {
-    // The MAC came from IPAM: now the intent can name the NIC and the network it will create.
-    const netId = plannedId(a);
-    intent = await updateIntent(
-      a,
-      intent,
-      [{ kind: 'network', name: netName, ...(netId ? { id: netId } : {}) }, ...intent.planned],
-      mac,
-    );
-  }
-  // A recorded network that survived (only the endpoint is gone) is reused; otherwise the NIC must be free.
+  return subnets;
+}
+
+/** A recorded network that survived (only the endpoint is gone) is reused; otherwise the NIC must be free. */
+async function nicNetwork(
+  a: AddContext,
+  claim: { intent: IntentRecord },
+  want: { name: string; mac: string; subnets: SubnetInfo[] },
+  reuse: AttachmentRecord | undefined,
+): Promise<{ network: NetworkInfo; networkSpec: NetworkSpec | undefined }> {
   const kept = reuse?.network.owned
     ? await step('looking up the recorded network', () => a.api.getNetwork(reuse.network.id))
     : undefined;
-  const adapter = kept ? undefined : await lookupNic(a, mac, intent.id);
-  const netId = intent.planned.find((p) => p.kind === 'network')?.id;
-  let network = kept;
-  let networkSpec = kept ? (reuse?.recreate?.network as NetworkSpec | undefined) : undefined;
-  if (!network) {
-    const made = await createNicNetwork(
-      a,
-      intent.id,
-      { name: netName, ...(netId ? { id: netId } : {}), mac, subnets },
-      adapter!,
-    );
-    network = made.network;
-    networkSpec = made.spec;
-    const created = network;
-    a.undo.push('delete the network', () => a.api.deleteNetwork(created.id));
-    intent = await keepClaim(a, intent, 'network', netId, created.id);
-  }
-  return createAttachment(a, addr, intent, {
-    network,
-    networkOwned: true,
-    mode: 'delegatedNic',
-    subnets,
-    gateways: subnets.map((s) => s.gateway).filter((g): g is string => g !== undefined),
-    mac,
-    ...(networkSpec ? { networkSpec } : {}),
-  });
+  if (kept) return { network: kept, networkSpec: reuse?.recreate?.network as NetworkSpec | undefined };
+  const adapter = await lookupNic(a, want.mac, claim.intent.id);
+  const netId = claim.intent.planned.find((p) => p.kind === 'network')?.id;
+  const made = await createNicNetwork(a, claim.intent.id, { ...want, ...(netId ? { id: netId } : {}) }, adapter);
+  const created = made.network;
+  a.undo.push('delete the network', () => a.api.deleteNetwork(created.id));
+  claim.intent = await keepClaim(a, claim.intent, 'network', netId, created.id);
+  return { network: created, networkSpec: made.spec };
 }

@@ -21,21 +21,7 @@ import { NetworkFlags, type TypedPolicy } from '../hns/schema';
  */
 export function endpointPolicies(conf: NetConf, api: 1 | 2, log: Logger, hnsVersion?: HnsVersion): TypedPolicy[] {
   const policies = conf.endpointPolicies.map((p) => toTyped(p.value, p.source));
-  for (const m of conf.portMappings) {
-    if (m.protocol === 'sctp') {
-      throw new CniError(
-        CniCode.UNSUPPORTED_FIELD,
-        `unsupported field: runtimeConfig.portMappings protocol "sctp" (HNS maps tcp and udp only)`,
-      );
-    }
-    if (api === 1 && m.hostIP && m.hostIP !== '0.0.0.0' && m.hostIP !== '::') {
-      // HNS v1's NAT policy has no host IP (microsoft/hcsshim internal/hns/hnspolicy.go NatPolicy).
-      throw new CniError(
-        CniCode.UNSUPPORTED_FIELD,
-        `unsupported field: runtimeConfig.portMappings hostIP ${m.hostIP} (port ${m.hostPort}) needs the HCN (v2) API; HNS v1's NAT policy has no host IP, and this host uses HNS v1`,
-      );
-    }
-  }
+  checkPortMappings(conf, api);
   const shown = hnsVersion ? `${hnsVersion.major}.${hnsVersion.minor}` : 'unknown';
   if (conf.mtu !== undefined) {
     // mtu is optional tuning: where HNS cannot take it, the pod gets HNS's default and the log says so.
@@ -70,6 +56,25 @@ export function endpointPolicies(conf: NetConf, api: 1 | 2, log: Logger, hnsVers
   // HNS v1 has no IPv6 (an IPv6 address there is error 2 of its own), so only IPv4's share is rendered for it.
   render(podPolicies(policies, conf, new Set(api === 1 ? [4] : [4, 6]), undefined, log), api); // throws PolicyError for what the API cannot express
   return policies;
+}
+
+/** Port mappings HNS cannot express are refused before anything is created. */
+function checkPortMappings(conf: NetConf, api: 1 | 2): void {
+  for (const m of conf.portMappings) {
+    if (m.protocol === 'sctp') {
+      throw new CniError(
+        CniCode.UNSUPPORTED_FIELD,
+        `unsupported field: runtimeConfig.portMappings protocol "sctp" (HNS maps tcp and udp only)`,
+      );
+    }
+    if (api === 1 && m.hostIP && m.hostIP !== '0.0.0.0' && m.hostIP !== '::') {
+      // HNS v1's NAT policy has no host IP (microsoft/hcsshim internal/hns/hnspolicy.go NatPolicy).
+      throw new CniError(
+        CniCode.UNSUPPORTED_FIELD,
+        `unsupported field: runtimeConfig.portMappings hostIP ${m.hostIP} (port ${m.hostPort}) needs the HCN (v2) API; HNS v1's NAT policy has no host IP, and this host uses HNS v1`,
+      );
+    }
+  }
 }
 
 function requireIov(conf: NetConf, api: 1 | 2, hnsVersion: HnsVersion | undefined, shown: string): void {

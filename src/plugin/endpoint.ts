@@ -3,14 +3,15 @@
  * attach it where the netns says, build the CNI result, and commit the attachment record in place of the intent.
  */
 import { CniCode, CniError } from '../cni/cni-error';
-import { endpointsListed } from './confirm-gone';
+import { deleteEndpointConfirmed } from './confirm-gone';
 import type { IpConfig } from '../cni/types';
-import { sameId, type EndpointSpec, type NetworkInfo, type NetworkSpec, type SubnetInfo } from '../hns/api';
+import type { EndpointInfo, EndpointSpec, NetworkInfo, NetworkSpec, SubnetInfo } from '../hns/api';
 import { loopbackDsr } from '../hns/policies';
 import { canonicalIp } from '../net/addr';
 import { contains, defaultRoute, familyOf, splitCidr } from '../net/ipv4';
 import type { AttachmentRecord, IntentRecord } from '../state/records';
-import { commit, updateIntent, type AddContext, type Addressing } from './add-context';
+import type { AddContext, Addressing } from './add-context';
+import { commit, keepClaim } from './claim';
 import { detach, ensureAttached } from './attach';
 import { podDns, podPolicies } from './endpoint-config';
 import { step } from './to-cni-error';
@@ -37,14 +38,39 @@ export async function createAttachment(
   intent: IntentRecord,
   where: EndpointPlacement,
 ): Promise<AttachmentRecord> {
-  const { conf, owner } = a;
-  const { network, gateways, mac, subnets } = where;
+  const plan = planEndpoint(a, addr, intent, where);
+  const ep = await createEndpoint(a, where.network, plan);
+  const claim = await keepClaim(a, intent, 'endpoint', plan.id, ep.id);
+  if (a.conf.loopbackDSR && !plan.ipv4 && plan.families.has(4)) await addLoopbackDsr(a, ep, plan.spec);
+  const record = attachmentRecord(a, addr, where, plan, ep);
+  await attachAndCommit(a, ep, record, claim);
+  return record;
+}
+
+/** The endpoint the intent planned, as HNS is asked to create it. */
+interface PlannedEndpoint {
+  name: string;
+  id: string | undefined;
+  spec: EndpointSpec;
+  families: Set<4 | 6>;
+  /** The IPv4 address chosen before the create (IPAM or a record); undefined when HNS assigns it. */
+  ipv4: string | undefined;
+  dns: ReturnType<typeof podDns>;
+}
+
+function planEndpoint(
+  a: AddContext,
+  addr: Addressing,
+  intent: IntentRecord,
+  where: EndpointPlacement,
+): PlannedEndpoint {
+  const { conf } = a;
   const dns = podDns(conf, a.ctx.attachment.args, addr.dns);
   const { name, id } = intent.planned.find((p) => p.kind === 'endpoint')!;
   const ips = addr.ips.map((ip) => splitCidr(ip.address)!).map((s) => ({ address: s.ip, prefixLength: s.prefix }));
   // Families: the addresses IPAM gave, or (HNS assigns) one per subnet of the network.
   const families = new Set(
-    ips.length ? ips.map((ip) => familyOf(ip.address)!) : subnets.map((s) => familyOf(s.prefix)!),
+    ips.length ? ips.map((ip) => familyOf(ip.address)!) : where.subnets.map((s) => familyOf(s.prefix)!),
   );
   // A network that shows no subnets (HNS decides): IPv4, as before dual-stack, so port mappings and NAT still apply.
   if (families.size === 0) families.add(4);
@@ -52,8 +78,8 @@ export async function createAttachment(
   const spec: EndpointSpec = {
     name,
     ips,
-    ...(mac ? { mac } : {}),
-    gateways,
+    ...(where.mac ? { mac: where.mac } : {}),
+    gateways: where.gateways,
     dns: {
       servers: dns.nameservers,
       search: dns.search,
@@ -62,42 +88,43 @@ export async function createAttachment(
     },
     policies: podPolicies(a.policies, conf, families, ipv4, a.log),
   };
-  const ep = await refusable(`creating endpoint ${name}`, () => a.api.createEndpoint(network, spec, id));
+  return { name, id, spec, families, ipv4, dns };
+}
+
+/** Creates the endpoint; the rollback deletes it again. */
+async function createEndpoint(a: AddContext, network: NetworkInfo, plan: PlannedEndpoint): Promise<EndpointInfo> {
+  const ep = await refusable(`creating endpoint ${plan.name}`, () => a.api.createEndpoint(network, plan.spec, plan.id));
   a.rt.addressBook?.created(ep);
   // A "not found" from HNS is confirmed by a listing before the rollback counts the endpoint as gone: only then may
   // the rollback release its IP (Undo keeps the allocation when this step fails).
   a.undo.push('delete the endpoint', async () => {
-    if (
-      (await a.api.deleteEndpoint(ep.id)) === 'not-found' &&
-      (await endpointsListed(a.api, (e) => sameId(e.id, ep.id))).length > 0
-    ) {
-      throw new Error(`HNS answered "not found" for endpoint ${ep.id}, but still lists it`);
-    }
+    await deleteEndpointConfirmed(a.api, ep.id);
     a.rt.addressBook?.deleted(ep.id);
   });
-  const claim = await keepClaim(a, intent, 'endpoint', id, ep.id);
-  if (conf.loopbackDSR && !ipv4 && families.has(4)) {
-    // HNS assigned the IPv4 address: the loopback-DSR policy (OutBoundNAT to the pod's own IP, IPv4 only as in every
-    // peer) is added now that it is known, as HCN can modify an endpoint's policies (microsoft/hcsshim
-    // hcn/hcnendpoint.go ApplyPolicy).
-    const podIp = ep.ips.find((ip) => familyOf(ip.address) === 4)?.address;
-    if (!podIp)
-      throw new CniError(
-        CniCode.HNS_FAILURE,
-        `loopbackDSR: HNS created endpoint ${ep.id} without an IPv4 address, so there is no pod IP to loop back to`,
-      );
-    await step(`adding the loopback DSR policy for ${podIp}`, () =>
-      a.api.addEndpointPolicies(ep.id, [loopbackDsr(podIp)]),
-    );
-    spec.policies = [...spec.policies, loopbackDsr(podIp)];
-  }
-  // For repair: the endpoint as HNS has it now (the addresses and MAC it assigned), created again the same way.
-  const endpointSpec: EndpointSpec = {
-    ...spec,
-    ips: ep.ips.map((ip) => ({ ...ip })),
-    ...((ep.mac ?? mac) ? { mac: ep.mac ?? mac } : {}),
-  };
+  return ep;
+}
 
+/**
+ * HNS assigned the IPv4 address: the loopback-DSR policy (OutBoundNAT to the pod's own IP, IPv4 only as in every
+ * peer) is added now that it is known, as HCN can modify an endpoint's policies (microsoft/hcsshim
+ * hcn/hcnendpoint.go ApplyPolicy).
+ */
+async function addLoopbackDsr(a: AddContext, ep: EndpointInfo, spec: EndpointSpec): Promise<void> {
+  const podIp = ep.ips.find((ip) => familyOf(ip.address) === 4)?.address;
+  if (!podIp)
+    throw new CniError(
+      CniCode.HNS_FAILURE,
+      `loopbackDSR: HNS created endpoint ${ep.id} without an IPv4 address, so there is no pod IP to loop back to`,
+    );
+  await step(`adding the loopback DSR policy for ${podIp}`, () =>
+    a.api.addEndpointPolicies(ep.id, [loopbackDsr(podIp)]),
+  );
+  spec.policies = [...spec.policies, loopbackDsr(podIp)];
+}
+
+/** The CNI result: the addresses IPAM gave, or those HNS chose, with one default route per family. */
+function podResult(a: AddContext, addr: Addressing, where: EndpointPlacement, plan: PlannedEndpoint, ep: EndpointInfo) {
+  const { gateways, subnets } = where;
   // Without IPAM, HNS chose the addresses (one per family): report each with its subnet's prefix and gateway.
   const gatewayOf = (family: 4 | 6): string | undefined => gateways.find((g) => familyOf(g) === family);
   const resultIps: IpConfig[] = addr.ips.length
@@ -116,26 +143,45 @@ export async function createAttachment(
     const gw = ip.gateway ?? gatewayOf(family);
     return gw ? [{ dst: defaultRoute(family), gw }] : [];
   });
-  const result = buildResult({
-    ifname: owner.ifname,
+  return buildResult({
+    ifname: a.owner.ifname,
     netns: a.ctx.attachment.netns,
-    mac: ep.mac ?? mac,
+    mac: ep.mac ?? where.mac,
     ips: resultIps,
     routes: addr.routes.length ? addr.routes : defaults,
-    dns,
-    ...(conf.mtu !== undefined && a.choice.version === 2 ? { mtu: conf.mtu } : {}),
+    dns: plan.dns,
+    ...(a.conf.mtu !== undefined && a.choice.version === 2 ? { mtu: a.conf.mtu } : {}),
   });
-  const record: AttachmentRecord = {
+}
+
+/** The record that replaces the intent at the commit. */
+function attachmentRecord(
+  a: AddContext,
+  addr: Addressing,
+  where: EndpointPlacement,
+  plan: PlannedEndpoint,
+  ep: EndpointInfo,
+): AttachmentRecord {
+  const { owner } = a;
+  const { network, mac } = where;
+  // For repair: the endpoint as HNS has it now (the addresses and MAC it assigned), created again the same way.
+  const endpointSpec: EndpointSpec = {
+    ...plan.spec,
+    ips: ep.ips.map((ip) => ({ ...ip })),
+    ...((ep.mac ?? mac) ? { mac: ep.mac ?? mac } : {}),
+  };
+  const result = podResult(a, addr, where, plan, ep);
+  return {
     kind: 'attachment',
     schema: 1,
     containerId: owner.containerId,
     ifname: owner.ifname,
     netns: a.ctx.attachment.netns,
-    cniNetwork: conf.name,
+    cniNetwork: a.conf.name,
     mode: where.mode,
     apiVersion: a.choice.version,
     network: { id: network.id, name: network.name, owned: where.networkOwned },
-    endpoint: { id: ep.id, name, owned: true },
+    endpoint: { id: ep.id, name: plan.name, owned: true },
     ...(mac ? { mac } : {}),
     ipamAllocated: addr.ipamAllocated,
     attach: a.attach,
@@ -146,18 +192,29 @@ export async function createAttachment(
       ...(where.networkSpec ? { network: where.networkSpec as unknown as Record<string, unknown> } : {}),
     },
   };
-  // Everything the record says is known before the attach: its file is written now and fsynced while HNS attaches
-  // (the fsync used to follow the attach); it becomes the record only at the commit, after a successful attach.
+}
+
+/**
+ * Everything the record says is known before the attach: its file is written now and fsynced while HNS attaches
+ * (the fsync used to follow the attach); it becomes the record only at the commit, after a successful attach.
+ */
+async function attachAndCommit(
+  a: AddContext,
+  ep: EndpointInfo,
+  record: AttachmentRecord,
+  claim: IntentRecord,
+): Promise<void> {
   const prepared = await step('writing the attachment record', async () => a.store.prepareAttachment(record));
   try {
-    await step(`attaching endpoint ${name}`, () => ensureAttached(a.api, ep, a.attach, { fresh: true }));
+    await step(`attaching endpoint ${record.endpoint.name}`, () =>
+      ensureAttached(a.api, ep, a.attach, { fresh: true }),
+    );
   } catch (e) {
     await prepared.discard();
     throw e;
   }
   a.undo.push('detach the endpoint', () => detach(a.api, ep.id, a.attach));
   await commit(a, record, claim, prepared);
-  return record;
 }
 
 /** Errors of endpoint creates that HNS refused: the create made nothing, so the caller may recover and retry. */
@@ -181,28 +238,4 @@ export function refusedCreate(e: unknown): unknown {
   return e !== null && typeof e === 'object' && refusedCreates.has(e)
     ? ((e as { cause?: unknown }).cause ?? e)
     : undefined;
-}
-
-/**
- * The intent claims planned objects by the id it chose. Should HNS have assigned another id, the claim follows the
- * real one at once — else an audit could judge the new object unclaimed while this ADD is still working on it.
- */
-export async function keepClaim(
-  a: Pick<AddContext, 'store' | 'log'>,
-  intent: IntentRecord,
-  kind: 'network' | 'endpoint',
-  planned: string | undefined,
-  actual: string,
-): Promise<IntentRecord> {
-  if (!planned || sameId(planned, actual)) return intent;
-  a.log.warn(
-    { kind, planned, actual },
-    'HNS did not keep the id chosen for the object; the intent now claims the id HNS gave it',
-  );
-  return updateIntent(
-    a,
-    intent,
-    intent.planned.map((p) => (p.kind === kind && p.id && sameId(p.id, planned) ? { ...p, id: actual } : p)),
-    intent.mac,
-  );
 }

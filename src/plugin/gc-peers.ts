@@ -11,11 +11,19 @@
  * full container id (Azure) that IPAM keys it by; GC is forwarded to IPAM as always.
  */
 import type { Attachment, NetConf } from '../cni/types';
-import type { HnsApi } from '../hns/api';
+import type { EndpointInfo, HnsApi } from '../hns/api';
 import { isUnreachable } from '../hns/hcn-error';
 import type { Logger } from '../log/logger';
 import { removeEndpoint } from './peer-endpoints';
-import { adopted, attachmentOf, peerEndpointNames, peerPodOf, peerVerdict, type PeerRequest } from './peer-schemes';
+import {
+  adopted,
+  attachmentOf,
+  peerEndpointNames,
+  peerPodOf,
+  peerVerdict,
+  type PeerRequest,
+  type PeerScheme,
+} from './peer-schemes';
 
 export interface GcPeersReport {
   deleted: string[];
@@ -47,25 +55,37 @@ export async function gcPeerEndpoints(
       netns: undefined,
     };
     try {
-      const { endpoint, containers } = await attachmentOf(api, ep, req);
-      const verdict = peerVerdict(endpoint, containers, req, conf.adopt);
-      if (!verdict.act) {
-        log.info(
-          { peer: pod.scheme, endpoint: ep.id, name: ep.name, reason: verdict.reason },
-          "GC leaves the previous plugin's endpoint of a pod not listed as valid: it is still attached",
-        );
-        continue;
-      }
-      await removeEndpoint(api, ep, [], undefined);
-      report.deleted.push(`endpoint ${ep.name}`);
-      log.warn(
-        { peer: pod.scheme, endpoint: ep.id, name: ep.name, ips: ep.ips.map((i) => i.address) },
-        "GC removed the previous plugin's endpoint of a pod not listed as valid; its IPAM allocation is IPAM's GC's",
-      );
+      if (await removeUnattached(api, ep, req, pod.scheme, conf.adopt, log)) report.deleted.push(`endpoint ${ep.name}`);
     } catch (e) {
       if (isUnreachable(e)) throw e;
       report.errors.push(`removing the previous plugin's endpoint ${ep.name}: ${(e as Error).message}`);
     }
   }
   return report;
+}
+
+/** Removes the previous plugin's endpoint of a pod not listed as valid, unless it is still attached; says which. */
+async function removeUnattached(
+  api: HnsApi,
+  ep: EndpointInfo,
+  req: PeerRequest,
+  scheme: PeerScheme,
+  adopt: NetConf['adopt'],
+  log: Logger,
+): Promise<boolean> {
+  const { endpoint, containers } = await attachmentOf(api, ep, req);
+  const verdict = peerVerdict(endpoint, containers, req, adopt);
+  if (!verdict.act) {
+    log.info(
+      { peer: scheme, endpoint: ep.id, name: ep.name, reason: verdict.reason },
+      "GC leaves the previous plugin's endpoint of a pod not listed as valid: it is still attached",
+    );
+    return false;
+  }
+  await removeEndpoint(api, ep, [], undefined);
+  log.warn(
+    { peer: scheme, endpoint: ep.id, name: ep.name, ips: ep.ips.map((i) => i.address) },
+    "GC removed the previous plugin's endpoint of a pod not listed as valid; its IPAM allocation is IPAM's GC's",
+  );
+  return true;
 }

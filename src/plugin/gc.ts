@@ -11,6 +11,8 @@ import { CniCode, CniError } from '../cni/cni-error';
 import type { ConfContext } from '../cni/types';
 import { intentLiveness } from '../state/liveness';
 import { ownerKey } from '../state/records';
+import type { StateSnapshot, StateStore } from '../state/store';
+import type { HnsApi } from '../hns/api';
 
 import { deleteByRecord, deleteUnrecorded } from './del';
 import { gcPeerEndpoints } from './gc-peers';
@@ -23,6 +25,24 @@ export interface GcReport {
   removedAttachments: string[];
   deletedObjects: string[];
   errors: string[];
+}
+
+/** What every step of one GC shares. */
+interface GcRun {
+  ctx: ConfContext;
+  rt: PluginRuntime;
+  api: HnsApi;
+  store: StateStore;
+  state: StateSnapshot;
+  /** The owners cni.dev/valid-attachments lists. */
+  valid: Set<string>;
+  /** Whether a record or intent is of this network (another conflist sharing the stateDir has its own GC). */
+  ours: (r: { cniNetwork?: string }) => boolean;
+  report: GcReport;
+  /** Records an error and continues. */
+  note: (what: string, e: unknown) => void;
+  /** Whether the previous plugin's endpoints are judged too (not by `hcn-cni uninstall`). */
+  peers: boolean;
 }
 
 /**
@@ -49,6 +69,19 @@ export async function gc(ctx: ConfContext, rt: PluginRuntime, options: { peers?:
   // Another conflist's attachments and intents (same stateDir): its runtime's GC lists them, ours does not and must
   // not judge them.
   const ours = (r: { cniNetwork?: string }) => r.cniNetwork === undefined || r.cniNetwork === conf.name;
+  const run: GcRun = { ctx, rt, api, store, state, valid, ours, report, note, peers: options.peers !== false };
+  await removeRecorded(run);
+  await removeUnfinished(run);
+  leaveQuarantined(run);
+  await removePeers(run);
+  await auditAndRelease(run);
+  await forwardToIpam(run);
+  return finish(run);
+}
+
+/** Records not listed: deleted as DEL would, the IP released once no endpoint holds it. */
+async function removeRecorded({ ctx, api, store, state, valid, ours, report, note }: GcRun): Promise<void> {
+  const { conf, log } = ctx;
   for (const rec of state.attachments) {
     if (valid.has(ownerKey(rec)) || !ours(rec)) continue;
     try {
@@ -66,6 +99,11 @@ export async function gc(ctx: ConfContext, rt: PluginRuntime, options: { peers?:
       note(`removing attachment ${ownerKey(rec)}`, e);
     }
   }
+}
+
+/** Unfinished ADDs not listed whose intents are dead: cleaned up like a DEL without a record. */
+async function removeUnfinished({ ctx, rt, api, store, state, valid, ours, note }: GcRun): Promise<void> {
+  const { conf, log } = ctx;
   const tombs = new Map(state.tombstones.map((t) => [ownerKey(t), t]));
   for (const intent of state.intents) {
     if (valid.has(ownerKey(intent)) || !ours(intent)) continue;
@@ -82,21 +120,34 @@ export async function gc(ctx: ConfContext, rt: PluginRuntime, options: { peers?:
       note(`removing the unfinished attachment ${ownerKey(intent)}`, e);
     }
   }
-  // An unreadable record cannot say which network it belongs to: GC leaves its objects alone (the audit protects
-  // them) rather than guess. Its own DEL, or the operator (hcn-cni state --clear-quarantine), deals with it.
+}
+
+/**
+ * An unreadable record cannot say which network it belongs to: GC leaves its objects alone (the audit protects
+ * them) rather than guess. Its own DEL, or the operator (hcn-cni state --clear-quarantine), deals with it.
+ */
+function leaveQuarantined({ ctx, state, valid }: GcRun): void {
   for (const q of state.quarantined) {
     if (q.owner && !valid.has(ownerKey(q.owner)))
-      log.warn({ owner: ownerKey(q.owner), file: q.file }, 'GC leaves an unreadable record and its objects alone');
+      ctx.log.warn({ owner: ownerKey(q.owner), file: q.file }, 'GC leaves an unreadable record and its objects alone');
   }
-  // The previous plugin's endpoints of pods no longer valid (a migrated node): gc-peers.ts.
-  if (options.peers !== false)
-    try {
-      const peers = await gcPeerEndpoints(api, conf, conf.validAttachments, log);
-      report.deletedObjects.push(...peers.deleted);
-      report.errors.push(...peers.errors);
-    } catch (e) {
-      note("removing the previous plugin's endpoints", e);
-    }
+}
+
+/** The previous plugin's endpoints of pods no longer valid (a migrated node): gc-peers.ts. */
+async function removePeers({ ctx, api, report, note, peers }: GcRun): Promise<void> {
+  if (!peers) return;
+  try {
+    const peers = await gcPeerEndpoints(api, ctx.conf, ctx.conf.validAttachments!, ctx.log);
+    report.deletedObjects.push(...peers.deleted);
+    report.errors.push(...peers.errors);
+  } catch (e) {
+    note("removing the previous plugin's endpoints", e);
+  }
+}
+
+/** The audit removes every object of ours that nothing claims, then the allocations it kept are released. */
+async function auditAndRelease({ ctx, rt, api, store, report, note }: GcRun): Promise<void> {
+  const { conf, log } = ctx;
   try {
     const result = await rt.audit(conf, api, store, log);
     report.deletedObjects.push(...(result.sweep?.deleted ?? []).map((j) => `${j.kind} ${j.name}`));
@@ -106,18 +157,25 @@ export async function gc(ctx: ConfContext, rt: PluginRuntime, options: { peers?:
   } catch (e) {
     note('auditing HNS', e);
   }
-  if (ctx.ipam.configured) {
-    try {
-      const forwarded = await ctx.ipam.gc();
-      log.info(
-        { ipam: ctx.ipam.type, forwarded },
-        forwarded ? 'GC forwarded to IPAM' : 'IPAM does not speak GC (1.1.0); released per attachment instead',
-      );
-    } catch (e) {
-      note(`forwarding GC to ipam ${ctx.ipam.type}`, e);
-    }
+}
+
+/** GC is forwarded to IPAM when it speaks 1.1.0. */
+async function forwardToIpam({ ctx, note }: GcRun): Promise<void> {
+  if (!ctx.ipam.configured) return;
+  try {
+    const forwarded = await ctx.ipam.gc();
+    ctx.log.info(
+      { ipam: ctx.ipam.type, forwarded },
+      forwarded ? 'GC forwarded to IPAM' : 'IPAM does not speak GC (1.1.0); released per attachment instead',
+    );
+  } catch (e) {
+    note(`forwarding GC to ipam ${ctx.ipam.type}`, e);
   }
-  log.info(
+}
+
+/** Every error collected is reported at the end. */
+function finish({ ctx, report }: GcRun): GcReport {
+  ctx.log.info(
     {
       gc: 'done',
       removed: report.removedAttachments.length,

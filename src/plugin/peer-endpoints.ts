@@ -15,7 +15,7 @@ import { sameId, type EndpointInfo, type HnsApi } from '../hns/api';
 import { isUnreachable, unlessNotFound } from '../hns/hcn-error';
 import type { Logger } from '../log/logger';
 import type { Owner } from '../state/records';
-import { endpointsListed } from './confirm-gone';
+import { deleteEndpointConfirmed } from './confirm-gone';
 import {
   attachmentOf,
   peerEndpointNames,
@@ -64,34 +64,46 @@ export async function removePeerEndpoints(
     network: conf.name,
     ...(azureNicNetworkId ? { azureNicNetworkId } : {}),
   };
-  for (const found of peerEndpointsOf(endpoints, owner, netns, conf.name, azureNicNetworkId)) {
-    const keep = (reason: string, elsewhere: boolean) => {
-      out.kept.push({ ...found, reason, elsewhere });
-      log.warn(
-        { peer: found.scheme, endpoint: found.endpoint.id, name: found.endpoint.name, reason },
-        "left the previous plugin's endpoint of this pod alone; its address stays allocated",
-      );
-    };
-    const { endpoint: ep, containers } = await attachmentOf(api, found.endpoint, req);
-    const verdict = peerVerdict(ep, containers, req, conf.adopt);
-    if (!verdict.act) {
-      keep(verdict.reason, verdict.elsewhere);
-      continue;
-    }
-    try {
-      // The endpoint as listed: a namespace that no longer exists is still detached from ("not found" is fine).
-      await removeEndpoint(api, found.endpoint, containers, owner);
-      out.removed.push(found);
-      log.info(
-        { peer: found.scheme, endpoint: ep.id, name: ep.name },
-        "removed the previous plugin's endpoint of this pod (its naming scheme names this pod)",
-      );
-    } catch (e) {
-      if (isUnreachable(e)) throw e;
-      keep(`HNS refused to remove it: ${(e as Error).message}`, false);
-    }
-  }
+  for (const found of peerEndpointsOf(endpoints, owner, netns, conf.name, azureNicNetworkId))
+    await removePeerEndpoint(api, found, req, owner, conf.adopt, log, out);
   return out;
+}
+
+/** One endpoint of the pod under a peer's scheme: removed when the verdict lets this request act on it, else kept. */
+async function removePeerEndpoint(
+  api: HnsApi,
+  found: PeerEndpoint,
+  req: PeerRequest,
+  owner: Owner,
+  adopt: NetConf['adopt'],
+  log: Logger,
+  out: PeerOutcome,
+): Promise<void> {
+  const keep = (reason: string, elsewhere: boolean) => {
+    out.kept.push({ ...found, reason, elsewhere });
+    log.warn(
+      { peer: found.scheme, endpoint: found.endpoint.id, name: found.endpoint.name, reason },
+      "left the previous plugin's endpoint of this pod alone; its address stays allocated",
+    );
+  };
+  const { endpoint: ep, containers } = await attachmentOf(api, found.endpoint, req);
+  const verdict = peerVerdict(ep, containers, req, adopt);
+  if (!verdict.act) {
+    keep(verdict.reason, verdict.elsewhere);
+    return;
+  }
+  try {
+    // The endpoint as listed: a namespace that no longer exists is still detached from ("not found" is fine).
+    await removeEndpoint(api, found.endpoint, containers, owner);
+    out.removed.push(found);
+    log.info(
+      { peer: found.scheme, endpoint: ep.id, name: ep.name },
+      "removed the previous plugin's endpoint of this pod (its naming scheme names this pod)",
+    );
+  } catch (e) {
+    if (isUnreachable(e)) throw e;
+    keep(`HNS refused to remove it: ${(e as Error).message}`, false);
+  }
 }
 
 /** Detach (namespace, then the sandbox container) and delete; a "not found" must be confirmed by a listing. */
@@ -112,8 +124,5 @@ export async function removeEndpoint(
       if (isUnreachable(e)) throw e;
     }
   }
-  if ((await api.deleteEndpoint(ep.id)) === 'not-found') {
-    const left = await endpointsListed(api, (x) => sameId(x.id, ep.id));
-    if (left.length > 0) throw new Error(`HNS answered "not found" for endpoint ${ep.id}, but still lists it`);
-  }
+  await deleteEndpointConfirmed(api, ep.id);
 }

@@ -29,11 +29,10 @@ import {
 import { isHcnError, isUnreachable } from '../hns/hcn-error';
 import { hresultHex } from '../hns/hresults';
 import type { Logger } from '../log/logger';
-import { ownerKey, type AttachmentRecord, type PlannedObject } from '../state/records';
+import { ownerKey, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../state/records';
 import { AttachmentChangedError } from '../state/store';
-import { commit, writeIntent, type ClaimContext } from './add-context';
+import { commit, keepClaim, writeIntent, type ClaimContext } from './claim';
 import { detach, ensureAttached } from './attach';
-import { keepClaim } from './endpoint';
 import { judgePod, judgePods, type PodVerdict } from './pod-health';
 import type { PluginRuntime } from './runtime';
 import { Undo } from './undo';
@@ -99,13 +98,16 @@ export function ofNetwork(records: readonly AttachmentRecord[], conf: Pick<NetCo
   return records.filter((r) => r.mode !== 'shared' && (r.cniNetwork === undefined || r.cniNetwork === conf.name));
 }
 
+/** Says what became of one pod's repair. */
+type Reporter = (outcome: RepairOutcome, detail?: string, hresult?: number) => PodRepair;
+
 async function repairOne(
   api: HnsApi,
   base: Omit<ClaimContext, 'owner' | 'undo'>,
   seen: AttachmentRecord,
 ): Promise<PodRepair | undefined> {
   const owner = { containerId: seen.containerId, ifname: seen.ifname };
-  const report = (outcome: RepairOutcome, detail?: string, hresult?: number): PodRepair => ({
+  const report: Reporter = (outcome, detail, hresult) => ({
     attachment: ownerKey(owner),
     endpoint: seen.endpoint.id,
     outcome,
@@ -119,6 +121,20 @@ async function repairOne(
   if (!now.problem) return undefined;
   if (now.problem === 'hns-failed') return report('hns-failed', now.detail);
   if (now.endpoint) return reattach(api, { ...base, owner, undo: new Undo() }, rec, now.endpoint, report);
+  const plan = await recreatable(api, rec, report);
+  if ('outcome' in plan) return plan;
+  return recreate(api, { ...base, owner, undo: new Undo() }, rec, plan, report);
+}
+
+/** What re-creating a gone endpoint needs: its recorded spec, and its network (present, or ours with its spec). */
+interface Recreation {
+  spec: EndpointSpec;
+  network: NetworkInfo | undefined;
+  networkSpec: NetworkSpec | undefined;
+}
+
+/** The recorded attachment can be re-created as it was, or the report of why not. */
+async function recreatable(api: HnsApi, rec: AttachmentRecord, report: Reporter): Promise<Recreation | PodRepair> {
   const spec = rec.recreate?.endpoint as EndpointSpec | undefined;
   if (!spec)
     return report('no-recorded-spec', 'the record was written by a version that did not keep the endpoint spec');
@@ -128,17 +144,26 @@ async function repairOne(
       `HCN namespace ${rec.attach.target} is gone too; the runtime must re-create the pod`,
     );
   }
-  let network: NetworkInfo | undefined = await api.getNetwork(rec.network.id);
+  const network: NetworkInfo | undefined = await api.getNetwork(rec.network.id);
   const networkSpec = rec.recreate?.network as NetworkSpec | undefined;
   if (!network && !rec.network.owned) {
     // Not ours to create (bridge mode: the operator's network, or one shared by every pod).
     return report('network-gone', `HNS network "${rec.network.name}" (${rec.network.id}) is gone`);
   }
   if (!network && !networkSpec) return report('no-recorded-spec', 'the record does not keep its network spec');
+  return { spec, network, networkSpec };
+}
 
-  const a: ClaimContext = { ...base, owner, undo: new Undo() };
+/** Re-creates the endpoint (and its own network) under a claim, as an ADD does, and commits the repaired record. */
+async function recreate(
+  api: HnsApi,
+  a: ClaimContext,
+  rec: AttachmentRecord,
+  plan: Recreation,
+  report: Reporter,
+): Promise<PodRepair> {
   const planned: PlannedObject[] = [
-    ...(network ? [] : [{ kind: 'network' as const, name: rec.network.name, id: rec.network.id }]),
+    ...(plan.network ? [] : [{ kind: 'network' as const, name: rec.network.name, id: rec.network.id }]),
     { kind: 'endpoint', name: rec.endpoint.name, id: rec.endpoint.id },
   ];
   let intent;
@@ -149,33 +174,47 @@ async function repairOne(
     throw e;
   }
   try {
-    if (!network) {
-      // Delegated NIC: the attachment's own network, non-persistent, went with the restart. The NIC it bound is free
-      // again (the network holding it is gone); HNS refuses (0x803B0006) if something else took it meanwhile.
-      network = await api.createNetwork(networkSpec!, rec.network.id);
-      const created = network;
-      a.undo.push('delete the network', () => api.deleteNetwork(created.id));
-      intent = await keepClaim(a, intent, 'network', rec.network.id, created.id);
-    }
-    const ep = await api.createEndpoint(network, spec, rec.endpoint.id);
-    a.undo.push('delete the endpoint', () => api.deleteEndpoint(ep.id));
-    intent = await keepClaim(a, intent, 'endpoint', rec.endpoint.id, ep.id);
-    await ensureAttached(api, ep, rec.attach, { fresh: true });
-    a.undo.push('detach the endpoint', () => detach(api, ep.id, rec.attach));
+    const claim = { intent };
+    const { network, ep } = await recreateObjects(api, a, rec, plan, claim);
     const repaired: AttachmentRecord = {
       ...rec,
       network: { ...rec.network, id: network.id },
       endpoint: { ...rec.endpoint, id: ep.id },
-      repairedAt: base.rt.now(),
+      repairedAt: a.rt.now(),
     };
-    await commit(a, repaired, intent);
+    await commit(a, repaired, claim.intent);
     if (!sameId(ep.id, rec.endpoint.id)) return { ...report('repaired', `HNS gave it id ${ep.id}`) };
     return report('repaired');
   } catch (e) {
     return failed(a, e, intent.id, report);
   } finally {
-    base.store.attemptEnded(intent.id);
+    a.store.attemptEnded(intent.id);
   }
+}
+
+/** The network (when gone), the endpoint, the attach; the claim follows the ids HNS gave. */
+async function recreateObjects(
+  api: HnsApi,
+  a: ClaimContext,
+  rec: AttachmentRecord,
+  plan: Recreation,
+  claim: { intent: IntentRecord },
+): Promise<{ network: NetworkInfo; ep: EndpointInfo }> {
+  let network = plan.network;
+  if (!network) {
+    // Delegated NIC: the attachment's own network, non-persistent, went with the restart. The NIC it bound is free
+    // again (the network holding it is gone); HNS refuses (0x803B0006) if something else took it meanwhile.
+    network = await api.createNetwork(plan.networkSpec!, rec.network.id);
+    const created = network;
+    a.undo.push('delete the network', () => api.deleteNetwork(created.id));
+    claim.intent = await keepClaim(a, claim.intent, 'network', rec.network.id, created.id);
+  }
+  const ep = await api.createEndpoint(network, plan.spec, rec.endpoint.id);
+  a.undo.push('delete the endpoint', () => api.deleteEndpoint(ep.id));
+  claim.intent = await keepClaim(a, claim.intent, 'endpoint', rec.endpoint.id, ep.id);
+  await ensureAttached(api, ep, rec.attach, { fresh: true });
+  a.undo.push('detach the endpoint', () => detach(api, ep.id, rec.attach));
+  return { network, ep };
 }
 
 /**
@@ -188,7 +227,7 @@ async function reattach(
   a: ClaimContext,
   rec: AttachmentRecord,
   ep: EndpointInfo,
-  report: (outcome: RepairOutcome, detail?: string, hresult?: number) => PodRepair,
+  report: Reporter,
 ): Promise<PodRepair> {
   let intent;
   try {
@@ -214,12 +253,7 @@ async function reattach(
 }
 
 /** How a repair that threw ended: HNS unreachable (the intent stays), else undone and reported by cause. */
-async function failed(
-  a: ClaimContext,
-  e: unknown,
-  intentId: string,
-  report: (outcome: RepairOutcome, detail?: string, hresult?: number) => PodRepair,
-): Promise<PodRepair> {
+async function failed(a: ClaimContext, e: unknown, intentId: string, report: Reporter): Promise<PodRepair> {
   const cause = (e as { cause?: unknown }).cause ?? e;
   if (isHcnError(cause) && isUnreachable(cause)) {
     // As ADD: HNS may still complete what was asked; the intent stays for the audit (or the next repair).
