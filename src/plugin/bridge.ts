@@ -26,9 +26,10 @@ const BRIDGE_NETWORK_TYPES: readonly string[] = ['L2Bridge', 'Overlay', 'NAT', '
  * The shared network: from the audit's listing, else remembered by this process (a resident service serves many
  * ADDs: it is re-read once a create says it is gone), else asked of HNS by name.
  */
-export async function findOrCreateNetwork(
-  a: Pick<AddContext, 'conf' | 'choice' | 'listedNetworks' | 'rt' | 'api' | 'log' | 'networkPolicies'>,
-): Promise<NetworkInfo> {
+/** What finding or creating the shared network needs (an ADD, or the service's network at start). */
+type NetworkContext = Pick<AddContext, 'conf' | 'choice' | 'listedNetworks' | 'rt' | 'api' | 'log' | 'networkPolicies'>;
+
+export async function findOrCreateNetwork(a: NetworkContext): Promise<NetworkInfo> {
   const { conf } = a;
   const version = a.choice.version;
   const found =
@@ -80,7 +81,7 @@ function mayCreateNetwork(conf: AddContext['conf']): void {
 }
 
 /** Creates the shared network the configuration describes; another pod's ADD creating it first is fine. */
-async function createBridgeNetwork(a: AddContext): Promise<NetworkInfo> {
+async function createBridgeNetwork(a: NetworkContext): Promise<NetworkInfo> {
   const { conf } = a;
   mayCreateNetwork(conf);
   // Both families' subnets when the configuration is dual-stack: one network, two subnets (HCN v2 Ipams).
