@@ -354,18 +354,18 @@ const MUTATIONS = [
   },
   {
     id: 'pending-ipam-listed-after-tombstone',
-    rule: 'a kept IP is released only on a listing that began after its tombstone was written',
+    rule: 'a kept IP is released only on a listing that began after its tombstone was written (read before listing)',
     file: 'src/plugin/pending-ipam.ts',
-    from: 't.createdAt >= report.listedAt',
-    to: 't.createdAt > report.listedAt',
+    from: 'if (!t.ipamPending || !report.writtenBeforeListing.has(tombstoneWrite(t))) continue;',
+    to: 'if (!t.ipamPending) continue;',
     tests: ['test/plugin/pending-ipam.test.ts'],
   },
   {
     id: 'pending-ipam-owner-remaining',
     rule: 'a kept IP is released only once nothing of its owner is left in HNS',
     file: 'src/plugin/pending-ipam.ts',
-    from: ' || report.remainingOwners.has(ownerKey(t))',
-    to: '',
+    from: 'if (report.remainingOwners.has(ownerKey(t)) || report.claimed.has(ownerKey(t))) continue;',
+    to: 'if (report.claimed.has(ownerKey(t))) continue;',
     tests: ['test/plugin/pending-ipam.test.ts', 'test/plugin/safety.test.ts'],
   },
   {
