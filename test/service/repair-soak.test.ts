@@ -148,13 +148,19 @@ describe('repair soak', () => {
       async () => {
         const bad = await check();
         if (bad.length === 0) return bad;
+        // Named with its reason: by the service's status (at most 20 a network), or by STATUS, which lists them all
+        // (a pod whose HNS-assigned address a new pod took during the restart cannot be repaired: hns-refused).
         const named = new Set((await svc.status()).agent.health.flatMap((n) => n.unhealthy.map((u) => u.attachment)));
-        return bad.every((b) => named.has(b)) ? bad : undefined;
+        let details = '';
+        for (const conf of all)
+          details += String((await viaShim(h, bin, address, { verb: 'STATUS', conf })).json?.details ?? '');
+        return bad.every((b) => named.has(b) || details.includes(`attachment ${b}: `)) ? bad : undefined;
       },
       90_000,
-      'every pod healthy or named by the service',
+      'every pod healthy or named with its reason',
     ).catch(async (e: Error) => {
-      const health = JSON.stringify((await svc.status()).agent.health);
+      const st = await svc.status();
+      const health = JSON.stringify({ repairs: st.tally.repairs, agent: st.agent.health.map((n) => n.counts) });
       throw new Error(
         `${e.message}; CHECK failed for ${last.slice(0, 5).join(' | ')}; health ${health.slice(0, 1500)}`,
       );
