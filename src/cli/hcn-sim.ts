@@ -112,28 +112,128 @@ async function serve(argv: string[]): Promise<void> {
 
 type Ctl = keyof SimControlCommands;
 
+const CTL_OPTIONS = {
+  address: { type: 'string' },
+  nth: { type: 'string' },
+  count: { type: 'string' },
+  ms: { type: 'string' },
+  seed: { type: 'string' },
+  'down-ms': { type: 'string' },
+  'drop-namespaces': { type: 'string' },
+  'timeout-ms': { type: 'string' },
+  v2: { type: 'boolean' },
+  'no-v2': { type: 'boolean' },
+  'keep-objects': { type: 'boolean' },
+  description: { type: 'string' },
+  index: { type: 'string' },
+} as const;
+
+/** One `ctl` command's arguments: its positionals after the command, the options, and the fault's --nth/--count. */
+interface CtlInput {
+  command: string;
+  rest: string[];
+  values: ReturnType<typeof parseArgs<{ options: typeof CTL_OPTIONS; allowPositionals: true; strict: true }>>['values'];
+  fault: { nth: number | undefined; count: number | undefined };
+  /** Refuses fewer than n positionals, saying their shape. */
+  need(n: number, shape: string): void;
+}
+
+type CtlRequest = { ctl: Ctl; args: Record<string, unknown> };
+
+const noArgs = (ctl: Ctl) => (): CtlRequest => ({ ctl, args: {} });
+
+/** Each `ctl` command onto its control command and wire arguments. */
+const CTL_COMMANDS = new Map<string, (c: CtlInput) => CtlRequest>([
+  ...(['ping', 'host', 'dump', 'stats', 'calls', 'shutdown'] as const).map((n) => [n, noArgs(n)] as const),
+  [
+    'latency',
+    ({ need, rest }) => (need(2, 'OP MS'), { ctl: 'latency', args: { op: rest[0], ms: int(rest[1], 'MS') } }),
+  ],
+  [
+    'fail',
+    ({ need, rest, fault }) => (
+      need(2, 'OP HRESULT'),
+      { ctl: 'fail', args: { op: rest[0], hresult: hresultArg(rest[1]), ...fault } }
+    ),
+  ],
+  [
+    'hang',
+    ({ need, rest, values, fault }) => (
+      need(1, 'OP'),
+      { ctl: 'hang', args: { op: rest[0], ms: int(values.ms, '--ms'), ...fault } }
+    ),
+  ],
+  ['release', ({ rest }) => ({ ctl: 'release', args: rest[0] === undefined ? {} : { op: rest[0] } })],
+  ['kill-client', ({ need, rest, fault }) => (need(1, 'OP'), { ctl: 'kill-client', args: { op: rest[0], ...fault } })],
+  [
+    'race',
+    ({ need, rest, values }) => (
+      need(1, 'delete-wins|create-wins|random'),
+      { ctl: 'race', args: { mode: rest[0], seed: int(values.seed, '--seed') } }
+    ),
+  ],
+  [
+    'delete-with-endpoints',
+    ({ need, rest }) => (need(1, 'cascade|refuse'), { ctl: 'delete-with-endpoints', args: { mode: rest[0] } }),
+  ],
+  [
+    'restart',
+    ({ values }) => ({
+      ctl: 'restart',
+      args: { downMs: int(values['down-ms'], '--down-ms'), ...dropNamespaces(values['drop-namespaces']) },
+    }),
+  ],
+  ['version', versionRequest],
+  ['adapter', adapterRequest],
+  [
+    'container',
+    ({ rest }) => {
+      if ((rest[0] === 'add' || rest[0] === 'rm') && rest[1])
+        return { ctl: `container-${rest[0]}`, args: { id: rest[1] } };
+      throw new UsageError('container add ID | container rm ID');
+    },
+  ],
+  ['reset', ({ values }) => ({ ctl: 'reset', args: { objects: !values['keep-objects'] } })],
+  ['wait-idle', ({ values }) => ({ ctl: 'wait-idle', args: { timeoutMs: int(values['timeout-ms'], '--timeout-ms') } })],
+]);
+
+function hresultArg(text: string | undefined): number {
+  try {
+    return parseHresultArg(text);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+}
+
+function versionRequest({ need, rest, values }: CtlInput): CtlRequest {
+  need(1, 'MAJOR.MINOR');
+  const m = /^(\d+)\.(\d+)$/.exec(rest[0]!);
+  if (!m) throw new UsageError(`version must be MAJOR.MINOR, not ${rest[0]}`);
+  const v2 = values['no-v2'] ? false : values.v2 ? true : undefined;
+  return { ctl: 'version', args: { major: Number(m[1]), minor: Number(m[2]), v2 } };
+}
+
+function adapterRequest({ rest, values }: CtlInput): CtlRequest {
+  if (rest[0] === 'add') {
+    if (rest.length < 3) throw new UsageError('adapter add needs NAME MAC');
+    const adapter = {
+      Name: rest[1],
+      MacAddress: rest[2],
+      InterfaceDescription: values.description,
+      InterfaceIndex: int(values.index, '--index'),
+    };
+    return { ctl: 'adapter-add', args: { adapter } };
+  }
+  if (rest[0] === 'rm') {
+    if (rest.length < 2) throw new UsageError('adapter rm needs NAME');
+    return { ctl: 'adapter-rm', args: { name: rest[1] } };
+  }
+  throw new UsageError('adapter add NAME MAC | adapter rm NAME');
+}
+
 /** Maps `ctl` command-line arguments onto a control command and its wire arguments. */
 function controlRequest(argv: string[]): { address: string; ctl: Ctl; args: Record<string, unknown> } {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    options: {
-      address: { type: 'string' },
-      nth: { type: 'string' },
-      count: { type: 'string' },
-      ms: { type: 'string' },
-      seed: { type: 'string' },
-      'down-ms': { type: 'string' },
-      'drop-namespaces': { type: 'string' },
-      'timeout-ms': { type: 'string' },
-      v2: { type: 'boolean' },
-      'no-v2': { type: 'boolean' },
-      'keep-objects': { type: 'boolean' },
-      description: { type: 'string' },
-      index: { type: 'string' },
-    },
-    allowPositionals: true,
-    strict: true,
-  });
+  const { values, positionals } = parseArgs({ args: argv, options: CTL_OPTIONS, allowPositionals: true, strict: true });
   const address = values.address ?? process.env.HCN_SIM;
   if (!address) throw new UsageError('ctl needs --address ADDR (or HCN_SIM in the environment)');
   const [command, ...rest] = positionals;
@@ -141,83 +241,10 @@ function controlRequest(argv: string[]): { address: string; ctl: Ctl; args: Reco
     if (rest.length < n) throw new UsageError(`${command} needs ${shape}`);
   };
   const fault = { nth: int(values.nth, '--nth'), count: int(values.count, '--count') };
-  switch (command) {
-    case 'ping':
-    case 'host':
-    case 'dump':
-    case 'stats':
-    case 'calls':
-    case 'shutdown':
-      return { address, ctl: command, args: {} };
-    case 'latency':
-      need(2, 'OP MS');
-      return { address, ctl: 'latency', args: { op: rest[0], ms: int(rest[1], 'MS') } };
-    case 'fail': {
-      need(2, 'OP HRESULT');
-      let hresult: number;
-      try {
-        hresult = parseHresultArg(rest[1]);
-      } catch (e) {
-        throw new UsageError((e as Error).message);
-      }
-      return { address, ctl: 'fail', args: { op: rest[0], hresult, ...fault } };
-    }
-    case 'hang':
-      need(1, 'OP');
-      return { address, ctl: 'hang', args: { op: rest[0], ms: int(values.ms, '--ms'), ...fault } };
-    case 'release':
-      return { address, ctl: 'release', args: rest[0] === undefined ? {} : { op: rest[0] } };
-    case 'kill-client':
-      need(1, 'OP');
-      return { address, ctl: 'kill-client', args: { op: rest[0], ...fault } };
-    case 'race':
-      need(1, 'delete-wins|create-wins|random');
-      return { address, ctl: 'race', args: { mode: rest[0], seed: int(values.seed, '--seed') } };
-    case 'delete-with-endpoints':
-      need(1, 'cascade|refuse');
-      return { address, ctl: 'delete-with-endpoints', args: { mode: rest[0] } };
-    case 'restart':
-      return {
-        address,
-        ctl: 'restart',
-        args: { downMs: int(values['down-ms'], '--down-ms'), ...dropNamespaces(values['drop-namespaces']) },
-      };
-    case 'version': {
-      need(1, 'MAJOR.MINOR');
-      const m = /^(\d+)\.(\d+)$/.exec(rest[0]);
-      if (!m) throw new UsageError(`version must be MAJOR.MINOR, not ${rest[0]}`);
-      const v2 = values['no-v2'] ? false : values.v2 ? true : undefined;
-      return { address, ctl: 'version', args: { major: Number(m[1]), minor: Number(m[2]), v2 } };
-    }
-    case 'adapter':
-      if (rest[0] === 'add') {
-        if (rest.length < 3) throw new UsageError('adapter add needs NAME MAC');
-        const adapter = {
-          Name: rest[1],
-          MacAddress: rest[2],
-          InterfaceDescription: values.description,
-          InterfaceIndex: int(values.index, '--index'),
-        };
-        return { address, ctl: 'adapter-add', args: { adapter } };
-      }
-      if (rest[0] === 'rm') {
-        if (rest.length < 2) throw new UsageError('adapter rm needs NAME');
-        return { address, ctl: 'adapter-rm', args: { name: rest[1] } };
-      }
-      throw new UsageError('adapter add NAME MAC | adapter rm NAME');
-    case 'container':
-      if ((rest[0] === 'add' || rest[0] === 'rm') && rest[1])
-        return { address, ctl: `container-${rest[0]}`, args: { id: rest[1] } };
-      throw new UsageError('container add ID | container rm ID');
-    case 'reset':
-      return { address, ctl: 'reset', args: { objects: !values['keep-objects'] } };
-    case 'wait-idle':
-      return { address, ctl: 'wait-idle', args: { timeoutMs: int(values['timeout-ms'], '--timeout-ms') } };
-    case undefined:
-      throw new UsageError('ctl needs a command');
-    default:
-      throw new UsageError(`unknown command ${command}`);
-  }
+  if (command === undefined) throw new UsageError('ctl needs a command');
+  const request = CTL_COMMANDS.get(command);
+  if (!request) throw new UsageError(`unknown command ${command}`);
+  return { address, ...request({ command, rest, values, fault, need }) };
 }
 
 async function ctl(argv: string[]): Promise<void> {

@@ -129,8 +129,80 @@ async function podCidrs(v: { [k: string]: unknown }, io: InstallIo): Promise<str
   });
 }
 
+type Values = ReturnType<typeof parse>['values'];
+
+/** containerd's CNI directories (from its configuration, or the flags), said with where each came from. */
+function locateDirs(v: Values, io: InstallIo): { found: CniDirs; binDir: string; confDir: string } {
+  const configFile = v['containerd-config'] ?? defaultContainerdConfig(io.platform, io.env);
+  const found: CniDirs = cniDirsFromConfig(
+    v['bin-dir'] !== undefined && v['conf-dir'] !== undefined ? undefined : readOptional(configFile),
+    configFile,
+    io.platform,
+  );
+  const binDir = v['bin-dir'] ?? found.binDir;
+  const confDir = v['conf-dir'] ?? found.confDir;
+  io.out(`bin directory ${binDir} (${v['bin-dir'] !== undefined ? '--bin-dir' : found.from.binDir})\n`);
+  io.out(`conf directory ${confDir} (${v['conf-dir'] !== undefined ? '--conf-dir' : found.from.confDir})\n`);
+  return { found, binDir, confDir };
+}
+
+/** The executable to install and, in service mode, the shim beside it (or the given one). */
+function readExecutables(v: Values, io: InstallIo, mode: InstallMode): { executable: Buffer; shim?: Buffer } {
+  const executableFile = v.executable ?? io.selfExecutable;
+  if (!executableFile)
+    throw new InstallRefusal('this is not the packaged executable: give the one to install with --executable');
+  const executable = readRequired(executableFile, 'executable');
+  const shimFile =
+    v.shim ?? path.join(path.dirname(executableFile), io.platform === 'win32' ? 'hcn-cni-shim.exe' : 'hcn-cni-shim');
+  const shim = mode === 'service' ? readRequired(shimFile, 'shim') : undefined;
+  return { executable, ...(shim ? { shim } : {}) };
+}
+
+/** --conflist TEMPLATE rendered for this node: its pod CIDRs (given, or the node's) and a cniVersion containerd takes. */
+async function conflistFor(v: Values, io: InstallIo, found: CniDirs): Promise<string | undefined> {
+  if (v.conflist === undefined) return undefined;
+  const template = readRequired(v.conflist, 'conflist').toString('utf8');
+  const fromEnv = io.env.POD_SUBNET ? io.env.POD_SUBNET.split(',').map((c) => c.trim()) : undefined;
+  const given = v['pod-cidr'] ?? fromEnv;
+  const cidrs = given ?? (needsPodCidr(template) ? await podCidrs(v, io) : undefined);
+  const cniVersion = v['cni-version'] ?? found.cniVersion;
+  const conflist = renderConflist(template, {
+    source: v.conflist,
+    ...(cidrs ? { podCidrs: cidrs } : {}),
+    cniVersion,
+    platform: io.platform,
+    stateDir: defaultStateDir(io.platform),
+  });
+  if (cidrs) io.out(`pod CIDR ${cidrs.join(', ')}${v['pod-cidr'] ? ' (--pod-cidr)' : ' (the node, from the API)'}\n`);
+  io.out(
+    `cniVersion ${cniVersion} (${v['cni-version'] ? '--cni-version' : found.form === 'v3' ? 'a version 3 config: containerd 2.x' : 'what containerd 1.7 and 2.x both accept'})\n`,
+  );
+  return conflist;
+}
+
+async function install(v: Values, io: InstallIo, mode: InstallMode): Promise<number> {
+  const { found, binDir, confDir } = locateDirs(v, io);
+  const { executable, shim } = readExecutables(v, io, mode);
+  const conflist = await conflistFor(v, io, found);
+  const steps = planInstall({
+    platform: io.platform,
+    dirs: { binDir, confDir },
+    mode,
+    executable,
+    ...(shim ? { shim } : {}),
+    ...(conflist !== undefined ? { conflist } : {}),
+  });
+  const ops = v['dry-run'] ? dryRunFileOps() : realFileOps();
+  const stamp = `${Date.now()}-${process.pid}`;
+  for (const o of applyInstall(ops, steps, stamp)) io.out(`${v['dry-run'] ? '(dry run) ' : ''}${describeOutcome(o)}\n`);
+  io.out(
+    `${v['dry-run'] ? '(dry run) nothing changed' : 'done'}: containerd runs ${path.join(binDir, pluginFileName(io.platform))}${mode === 'service' ? ' (the shim; start the service with hcn-cni-standalone serve)' : ''}\n`,
+  );
+  return 0;
+}
+
 export async function runInstall(argv: string[], io: InstallIo): Promise<number> {
-  let v: ReturnType<typeof parse>['values'];
+  let v: Values;
   try {
     v = parse(argv).values;
   } catch (e) {
@@ -147,61 +219,7 @@ export async function runInstall(argv: string[], io: InstallIo): Promise<number>
     return 2;
   }
   try {
-    const configFile = v['containerd-config'] ?? defaultContainerdConfig(io.platform, io.env);
-    const found: CniDirs = cniDirsFromConfig(
-      v['bin-dir'] !== undefined && v['conf-dir'] !== undefined ? undefined : readOptional(configFile),
-      configFile,
-      io.platform,
-    );
-    const binDir = v['bin-dir'] ?? found.binDir;
-    const confDir = v['conf-dir'] ?? found.confDir;
-    io.out(`bin directory ${binDir} (${v['bin-dir'] !== undefined ? '--bin-dir' : found.from.binDir})\n`);
-    io.out(`conf directory ${confDir} (${v['conf-dir'] !== undefined ? '--conf-dir' : found.from.confDir})\n`);
-
-    const executableFile = v.executable ?? io.selfExecutable;
-    if (!executableFile)
-      throw new InstallRefusal('this is not the packaged executable: give the one to install with --executable');
-    const executable = readRequired(executableFile, 'executable');
-    const shimFile =
-      v.shim ?? path.join(path.dirname(executableFile), io.platform === 'win32' ? 'hcn-cni-shim.exe' : 'hcn-cni-shim');
-    const shim = mode === 'service' ? readRequired(shimFile, 'shim') : undefined;
-
-    let conflist: string | undefined;
-    if (v.conflist !== undefined) {
-      const template = readRequired(v.conflist, 'conflist').toString('utf8');
-      const fromEnv = io.env.POD_SUBNET ? io.env.POD_SUBNET.split(',').map((c) => c.trim()) : undefined;
-      const given = v['pod-cidr'] ?? fromEnv;
-      const cidrs = given ?? (needsPodCidr(template) ? await podCidrs(v, io) : undefined);
-      const cniVersion = v['cni-version'] ?? found.cniVersion;
-      conflist = renderConflist(template, {
-        source: v.conflist,
-        ...(cidrs ? { podCidrs: cidrs } : {}),
-        cniVersion,
-        platform: io.platform,
-        stateDir: defaultStateDir(io.platform),
-      });
-      if (cidrs)
-        io.out(`pod CIDR ${cidrs.join(', ')}${v['pod-cidr'] ? ' (--pod-cidr)' : ' (the node, from the API)'}\n`);
-      io.out(
-        `cniVersion ${cniVersion} (${v['cni-version'] ? '--cni-version' : found.form === 'v3' ? 'a version 3 config: containerd 2.x' : 'what containerd 1.7 and 2.x both accept'})\n`,
-      );
-    }
-    const steps = planInstall({
-      platform: io.platform,
-      dirs: { binDir, confDir },
-      mode,
-      executable,
-      ...(shim ? { shim } : {}),
-      ...(conflist !== undefined ? { conflist } : {}),
-    });
-    const ops = v['dry-run'] ? dryRunFileOps() : realFileOps();
-    const stamp = `${Date.now()}-${process.pid}`;
-    for (const o of applyInstall(ops, steps, stamp))
-      io.out(`${v['dry-run'] ? '(dry run) ' : ''}${describeOutcome(o)}\n`);
-    io.out(
-      `${v['dry-run'] ? '(dry run) nothing changed' : 'done'}: containerd runs ${path.join(binDir, pluginFileName(io.platform))}${mode === 'service' ? ' (the shim; start the service with hcn-cni-standalone serve)' : ''}\n`,
-    );
-    return 0;
+    return await install(v, io, mode);
   } catch (e) {
     if (e instanceof InstallRefusal) {
       io.err(`hcn-cni install: ${e.message}\n`);

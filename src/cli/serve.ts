@@ -54,126 +54,138 @@ binds it). Off by default: a service started by hand must not blip the node; dep
 the conflist install wrote. A network that exists is left as it is; a failure is logged and the first ADD tries again.
 `;
 
-export async function serve(argv: readonly string[], io: ServeIo): Promise<number> {
-  let address = io.env.HCN_CNI_SERVICE || defaultServiceAddress(process.platform);
-  let maxAbandonedCalls: number | undefined;
-  let metricsText = io.env.HCN_CNI_METRICS || undefined;
-  let allowRemote = false;
-  let probeMs: number | undefined;
-  let confDir: string | undefined;
-  let binDirs: string[] | undefined;
-  let hnsNotifications = true;
-  let createNetworkFile: string | undefined;
+/** What the command line (and the environment) asked for. */
+interface ServeArgs {
+  address: string;
+  maxAbandonedCalls?: number;
+  metricsText?: string;
+  allowRemote: boolean;
+  probeMs?: number;
+  confDir?: string;
+  binDirs?: string[];
+  hnsNotifications: boolean;
+  createNetworkFile?: string;
+}
+
+/** Said of a flag with no value where one is needed and that has no message of its own. */
+const UNEXPECTED = Symbol('unexpected');
+/** A flag's value into the arguments: undefined, or what is wrong with it (one line). */
+type TakeValue = (args: ServeArgs, text: string | undefined) => string | typeof UNEXPECTED | undefined;
+
+/** The flags that take a value, as `--flag VALUE` or `--flag=VALUE`. */
+const VALUE_FLAGS = new Map<string, TakeValue>([
+  ['--listen', (args, text) => (text ? void (args.address = text) : UNEXPECTED)],
+  [
+    '--max-abandoned-calls',
+    (args, text) =>
+      text && /^[1-9][0-9]{0,5}$/.test(text)
+        ? void (args.maxAbandonedCalls = Number(text))
+        : `--max-abandoned-calls needs a whole number from 1 to 999999, got ${JSON.stringify(text ?? '')}`,
+  ],
+  [
+    '--hns-probe-seconds',
+    (args, text) =>
+      text && /^[0-9]{1,5}$/.test(text)
+        ? void (args.probeMs = Number(text) * 1000)
+        : `--hns-probe-seconds needs a whole number from 0 to 99999, got ${JSON.stringify(text ?? '')}`,
+  ],
+  [
+    '--metrics',
+    (args, text) => (text ? void (args.metricsText = text) : '--metrics needs HOST:PORT, e.g. 127.0.0.1:9464'),
+  ],
+  ['--conf-dir', (args, text) => (text ? void (args.confDir = text) : '--conf-dir needs a directory')],
+  [
+    '--bin-dir',
+    (args, text) => (text ? void (args.binDirs = splitCniPath(text, process.platform)) : '--bin-dir needs a directory'),
+  ],
+  [
+    '--create-network',
+    (args, text) => (text ? void (args.createNetworkFile = text) : '--create-network needs the conflist FILE'),
+  ],
+]);
+
+/** The flags that take none. */
+const SWITCHES = new Map<string, (args: ServeArgs) => void>([
+  ['--no-hns-notifications', (args) => (args.hnsNotifications = false)],
+  ['--metrics-allow-remote', (args) => (args.allowRemote = true)],
+]);
+
+/** The arguments, or the exit code once --help is shown or a wrong argument is reported. */
+function parseServeArgs(argv: readonly string[], io: ServeIo): ServeArgs | number {
+  const args: ServeArgs = {
+    address: io.env.HCN_CNI_SERVICE || defaultServiceAddress(process.platform),
+    allowRemote: false,
+    hnsNotifications: true,
+  };
+  if (io.env.HCN_CNI_METRICS) args.metricsText = io.env.HCN_CNI_METRICS;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--help' || a === '-h') {
       io.err(SERVE_USAGE);
       return 0;
     }
-    if (a === '--listen' && argv[i + 1]) address = argv[++i]!;
-    else if (a.startsWith('--listen=') && a.length > 9) address = a.slice(9);
-    else if (a === '--max-abandoned-calls' || a.startsWith('--max-abandoned-calls=')) {
-      const text = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i];
-      if (!text || !/^[1-9][0-9]{0,5}$/.test(text)) {
-        io.err(
-          `hcn-cni serve: --max-abandoned-calls needs a whole number from 1 to 999999, got ${JSON.stringify(text ?? '')}\n`,
-        );
-        return 2;
-      }
-      maxAbandonedCalls = Number(text);
-    } else if (a === '--hns-probe-seconds' || a.startsWith('--hns-probe-seconds=')) {
-      const text = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i];
-      if (!text || !/^[0-9]{1,5}$/.test(text)) {
-        io.err(
-          `hcn-cni serve: --hns-probe-seconds needs a whole number from 0 to 99999, got ${JSON.stringify(text ?? '')}\n`,
-        );
-        return 2;
-      }
-      probeMs = Number(text) * 1000;
-    } else if (a === '--no-hns-notifications') {
-      hnsNotifications = false;
-    } else if (a === '--metrics' || a.startsWith('--metrics=')) {
-      const text = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i];
-      if (!text) {
-        io.err(`hcn-cni serve: --metrics needs HOST:PORT, e.g. 127.0.0.1:9464\n`);
-        return 2;
-      }
-      metricsText = text;
-    } else if (a === '--conf-dir' || a.startsWith('--conf-dir=') || a === '--bin-dir' || a.startsWith('--bin-dir=')) {
-      const text = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i];
-      const flag = a.split('=')[0]!;
-      if (!text) {
-        io.err(`hcn-cni serve: ${flag} needs a directory\n`);
-        return 2;
-      }
-      if (flag === '--conf-dir') confDir = text;
-      else binDirs = splitCniPath(text, process.platform);
-    } else if (a === '--metrics-allow-remote') {
-      allowRemote = true;
-    } else if (a === '--create-network' || a.startsWith('--create-network=')) {
-      const text = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i];
-      if (!text) {
-        io.err(`hcn-cni serve: --create-network needs the conflist FILE\n`);
-        return 2;
-      }
-      createNetworkFile = text;
-    } else {
+    const eq = a.indexOf('=');
+    const take = VALUE_FLAGS.get(eq >= 0 ? a.slice(0, eq) : a);
+    const wrong = take
+      ? take(args, eq >= 0 ? a.slice(eq + 1) : argv[++i])
+      : SWITCHES.has(a)
+        ? void SWITCHES.get(a)!(args)
+        : UNEXPECTED;
+    if (wrong === UNEXPECTED) {
       io.err(`hcn-cni serve: unexpected argument ${JSON.stringify(a)}\n${SERVE_USAGE}`);
       return 2;
     }
-  }
-  let metrics: { host: string; port: number } | undefined;
-  if (metricsText !== undefined) {
-    const parsed = parseMetricsAddress(metricsText, allowRemote);
-    if (typeof parsed === 'string') {
-      io.err(`hcn-cni serve: ${parsed}\n`);
+    if (wrong !== undefined) {
+      io.err(`hcn-cni serve: ${wrong}\n`);
       return 2;
     }
-    metrics = parsed;
-  } else if (allowRemote) {
-    io.err(`hcn-cni serve: --metrics-allow-remote needs --metrics HOST:PORT (or HCN_CNI_METRICS)\n`);
-    return 2;
   }
-  let createNetwork: NetConf | undefined;
-  if (createNetworkFile !== undefined) {
-    try {
-      // "installed": the conflist `hcn-cni install` wrote, in containerd's conf directory (loaded only for this).
-      const file =
-        createNetworkFile === 'installed'
-          ? (await import('./install')).installedConflistPath(process.platform, io.env)
-          : createNetworkFile;
-      createNetwork = loadConf({ platform: process.platform, file }).conf;
-    } catch (e) {
-      io.err(`hcn-cni serve: --create-network: ${((e as Error)?.message ?? String(e)).split('\n')[0]}\n`);
-      return 1;
-    }
+  return args;
+}
+/** The metrics' address, if asked for; or the line that says why it is refused. */
+function metricsOf(args: ServeArgs): { host: string; port: number } | undefined | { refused: string } {
+  if (args.metricsText !== undefined) {
+    const parsed = parseMetricsAddress(args.metricsText, args.allowRemote);
+    return typeof parsed === 'string' ? { refused: parsed } : parsed;
   }
-  let service: Awaited<ReturnType<typeof startService>>;
-  try {
-    service = await startService({
-      address,
-      platform: process.platform,
-      pid: process.pid,
-      ...(process.platform !== 'win32' && typeof process.getuid === 'function' ? { allowUid: process.getuid() } : {}),
-      load: io.load,
-      ...(io.env.HCN_CNI_CLAIMS_DIR ? { claimsDir: io.env.HCN_CNI_CLAIMS_DIR } : {}),
-      ...(maxAbandonedCalls !== undefined ? { maxAbandonedCalls } : {}),
-      ...(probeMs !== undefined || !hnsNotifications
-        ? {
-            agent: { ...(probeMs !== undefined ? { probeMs } : {}), ...(hnsNotifications ? {} : { hnsNotifications }) },
-          }
-        : {}),
-      ...(metrics ? { metrics } : {}),
-      ...(confDir ? { confDir } : {}),
-      ...(binDirs ? { binDirs } : {}),
-      ...(createNetwork ? { createNetwork } : {}),
-    });
-  } catch (e) {
-    // A refusal to start (the address is taken or is not ours to replace, the addon cannot load) is one line for
-    // the operator, not a stack trace.
-    io.err(`hcn-cni serve: ${((e as Error)?.message ?? String(e)).split('\n')[0]}\n`);
-    return 1;
-  }
+  if (args.allowRemote) return { refused: '--metrics-allow-remote needs --metrics HOST:PORT (or HCN_CNI_METRICS)' };
+  return undefined;
+}
+
+/** The configuration of --create-network ("installed": the conflist `hcn-cni install` wrote). */
+async function createNetworkOf(file: string, env: NodeJS.ProcessEnv): Promise<NetConf> {
+  // Loaded only for this: containerd's conf directory is install's business.
+  const path = file === 'installed' ? (await import('./install')).installedConflistPath(process.platform, env) : file;
+  return loadConf({ platform: process.platform, file: path }).conf;
+}
+
+function serviceOptions(
+  args: ServeArgs,
+  io: ServeIo,
+  metrics: { host: string; port: number } | undefined,
+  createNetwork: NetConf | undefined,
+): Parameters<typeof startService>[0] {
+  const { maxAbandonedCalls, probeMs, hnsNotifications, confDir, binDirs } = args;
+  return {
+    address: args.address,
+    platform: process.platform,
+    pid: process.pid,
+    ...(process.platform !== 'win32' && typeof process.getuid === 'function' ? { allowUid: process.getuid() } : {}),
+    load: io.load,
+    ...(io.env.HCN_CNI_CLAIMS_DIR ? { claimsDir: io.env.HCN_CNI_CLAIMS_DIR } : {}),
+    ...(maxAbandonedCalls !== undefined ? { maxAbandonedCalls } : {}),
+    ...(probeMs !== undefined || !hnsNotifications
+      ? { agent: { ...(probeMs !== undefined ? { probeMs } : {}), ...(hnsNotifications ? {} : { hnsNotifications }) } }
+      : {}),
+    ...(metrics ? { metrics } : {}),
+    ...(confDir ? { confDir } : {}),
+    ...(binDirs ? { binDirs } : {}),
+    ...(createNetwork ? { createNetwork } : {}),
+  };
+}
+
+/** Runs until a stop signal (exit 0, once the requests in flight have finished) or the service retires. */
+async function runUntilStopped(service: Awaited<ReturnType<typeof startService>>, io: ServeIo): Promise<number> {
   const retired = await Promise.race([
     new Promise<undefined>((resolve) => {
       // Windows has no SIGTERM: a console's Ctrl+Break and close arrive as SIGBREAK and SIGHUP.
@@ -190,4 +202,33 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
   }
   await service.close();
   return 0;
+}
+
+const firstLine = (e: unknown): string => ((e as Error)?.message ?? String(e)).split('\n')[0]!;
+
+export async function serve(argv: readonly string[], io: ServeIo): Promise<number> {
+  const args = parseServeArgs(argv, io);
+  if (typeof args === 'number') return args;
+  const metrics = metricsOf(args);
+  if (metrics && 'refused' in metrics) {
+    io.err(`hcn-cni serve: ${metrics.refused}\n`);
+    return 2;
+  }
+  let createNetwork: NetConf | undefined;
+  try {
+    if (args.createNetworkFile !== undefined) createNetwork = await createNetworkOf(args.createNetworkFile, io.env);
+  } catch (e) {
+    io.err(`hcn-cni serve: --create-network: ${firstLine(e)}\n`);
+    return 1;
+  }
+  let service: Awaited<ReturnType<typeof startService>>;
+  try {
+    service = await startService(serviceOptions(args, io, metrics, createNetwork));
+  } catch (e) {
+    // A refusal to start (the address is taken or is not ours to replace, the addon cannot load) is one line for
+    // the operator, not a stack trace.
+    io.err(`hcn-cni serve: ${firstLine(e)}\n`);
+    return 1;
+  }
+  return runUntilStopped(service, io);
 }

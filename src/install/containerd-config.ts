@@ -62,6 +62,48 @@ function nonEmptyString(v: unknown): v is string {
   return typeof v === 'string' && v.trim() !== '';
 }
 
+/** config.toml parsed, and the form its version says (a version no containerd reads is a refusal). */
+function parseConfig(text: string, source: string): { doc: Record<string, unknown>; form: 'v1' | 'v2' | 'v3' } {
+  let doc: Record<string, unknown>;
+  try {
+    doc = parseToml(text) as Record<string, unknown>;
+  } catch (e) {
+    const first = String((e as Error).message).split('\n')[0];
+    throw new InstallRefusal(
+      `${source} is not valid TOML (${first}); give the directories with --bin-dir and --conf-dir`,
+    );
+  }
+  const version = doc.version ?? 1;
+  if (version !== 1 && version !== 2 && version !== 3) {
+    throw new InstallRefusal(
+      `${source} has config version ${JSON.stringify(version)}, which no containerd this knows reads (1, 2, 3); give the directories with --bin-dir and --conf-dir`,
+    );
+  }
+  return { doc, form: version === 3 ? 'v3' : version === 2 ? 'v2' : 'v1' };
+}
+
+/** The CNI bin directories the CRI section sets (v3: bin_dirs, else bin_dir), and where that was said. */
+function binDirsOf(
+  s: Record<string, unknown>,
+  form: 'v1' | 'v2' | 'v3',
+  name: string,
+  source: string,
+): { binDirs: string[] | undefined; binFrom: string } {
+  if (form === 'v3' && s.bin_dirs !== undefined) {
+    if (!Array.isArray(s.bin_dirs) || s.bin_dirs.length === 0 || !s.bin_dirs.every(nonEmptyString))
+      throw new InstallRefusal(
+        `${source}: ${name} bin_dirs is not a list of directories: ${JSON.stringify(s.bin_dirs)}`,
+      );
+    return { binDirs: s.bin_dirs, binFrom: `${name} bin_dirs[0] in ${source}` };
+  }
+  if (s.bin_dir !== undefined) {
+    if (!nonEmptyString(s.bin_dir))
+      throw new InstallRefusal(`${source}: ${name} bin_dir is not a directory: ${JSON.stringify(s.bin_dir)}`);
+    return { binDirs: [s.bin_dir], binFrom: `${name} bin_dir in ${source}` };
+  }
+  return { binDirs: undefined, binFrom: '' };
+}
+
 /**
  * The CNI directories from config.toml's text (`undefined`: there is no config.toml, containerd runs on its
  * defaults). `source` names the file in refusals. A value of the wrong type is a refusal, never a guess.
@@ -81,43 +123,13 @@ export function cniDirsFromConfig(text: string | undefined, source: string, plat
       from: { binDir: `containerd's default (no ${source})`, confDir: `containerd's default (no ${source})` },
     };
   }
-  let doc: Record<string, unknown>;
-  try {
-    doc = parseToml(text) as Record<string, unknown>;
-  } catch (e) {
-    const first = String((e as Error).message).split('\n')[0];
-    throw new InstallRefusal(
-      `${source} is not valid TOML (${first}); give the directories with --bin-dir and --conf-dir`,
-    );
-  }
-  const version = doc.version ?? 1;
-  if (version !== 1 && version !== 2 && version !== 3) {
-    throw new InstallRefusal(
-      `${source} has config version ${JSON.stringify(version)}, which no containerd this knows reads (1, 2, 3); give the directories with --bin-dir and --conf-dir`,
-    );
-  }
-  const form = version === 3 ? 'v3' : version === 2 ? 'v2' : 'v1';
+  const { doc, form } = parseConfig(text, source);
   const name = sectionName(form);
   const section = dig(doc, SECTION[form]);
   if (section !== undefined && (typeof section !== 'object' || section === null || Array.isArray(section)))
     throw new InstallRefusal(`${source}: ${name} is not a table`);
   const s = (section ?? {}) as Record<string, unknown>;
-
-  let binDirs: string[] | undefined;
-  let binFrom = '';
-  if (form === 'v3' && s.bin_dirs !== undefined) {
-    if (!Array.isArray(s.bin_dirs) || s.bin_dirs.length === 0 || !s.bin_dirs.every(nonEmptyString))
-      throw new InstallRefusal(
-        `${source}: ${name} bin_dirs is not a list of directories: ${JSON.stringify(s.bin_dirs)}`,
-      );
-    binDirs = s.bin_dirs;
-    binFrom = `${name} bin_dirs[0] in ${source}`;
-  } else if (s.bin_dir !== undefined) {
-    if (!nonEmptyString(s.bin_dir))
-      throw new InstallRefusal(`${source}: ${name} bin_dir is not a directory: ${JSON.stringify(s.bin_dir)}`);
-    binDirs = [s.bin_dir];
-    binFrom = `${name} bin_dir in ${source}`;
-  }
+  const { binDirs, binFrom } = binDirsOf(s, form, name, source);
   if (s.conf_dir !== undefined && !nonEmptyString(s.conf_dir))
     throw new InstallRefusal(`${source}: ${name} conf_dir is not a directory: ${JSON.stringify(s.conf_dir)}`);
   const absent =

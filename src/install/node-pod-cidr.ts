@@ -22,7 +22,8 @@ export interface NodeApiRequest {
 
 const HINT = 'set --pod-cidr (POD_SUBNET in the DaemonSet), or --api-server when the API server is reached otherwise';
 
-export async function readNodePodCidrs(req: NodeApiRequest): Promise<string[]> {
+/** The node's URL on the API server (https:// or http://), or a refusal. */
+function nodeUrl(req: NodeApiRequest): URL {
   let url: URL;
   try {
     url = new URL(`/api/v1/nodes/${encodeURIComponent(req.node)}`, req.server);
@@ -31,7 +32,12 @@ export async function readNodePodCidrs(req: NodeApiRequest): Promise<string[]> {
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:')
     throw new InstallRefusal(`the API server address ${req.server} is neither https:// nor http://`);
-  const body = await new Promise<string>((resolve, reject) => {
+  return url;
+}
+
+/** GET the node: its body on 200 (at most 4 MiB, within timeoutMs); any other answer or failure a refusal. */
+async function getNode(req: NodeApiRequest, url: URL): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
     const mod = url.protocol === 'https:' ? https : http;
     const r = mod.get(
       url,
@@ -69,6 +75,11 @@ export async function readNodePodCidrs(req: NodeApiRequest): Promise<string[]> {
     if (e instanceof InstallRefusal) throw e;
     throw new InstallRefusal(`could not read node ${req.node} from ${url.origin}: ${(e as Error).message}; ${HINT}`);
   });
+}
+
+export async function readNodePodCidrs(req: NodeApiRequest): Promise<string[]> {
+  const url = nodeUrl(req);
+  const body = await getNode(req, url);
   let node: { spec?: { podCIDR?: unknown; podCIDRs?: unknown } };
   try {
     node = JSON.parse(body) as typeof node;

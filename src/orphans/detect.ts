@@ -66,7 +66,8 @@ interface OwnerState {
   quarantined: boolean;
 }
 
-export function detect(input: AuditInput): AuditPlan {
+/** What the state says of each owner (record, intent and its liveness, tombstone, quarantine), and by tag. */
+function judgeContext(input: AuditInput): JudgeContext {
   const owners = new Map<string, OwnerState>();
   // Names carry the owner's tag, not the owner: every owner the state knows, by tag.
   const byTag = new Map<string, Owner>();
@@ -100,11 +101,11 @@ export function detect(input: AuditInput): AuditPlan {
     for (const tag of q.owner ? ownerTags(q.owner) : [])
       if (!byTag.has(tag)) byTag.set(tag, { containerId: q.owner!.containerId, ifname: q.owner!.ifname });
   for (const t of input.state.tombstones) get(t).tombstone = t;
-  const ctx: JudgeContext = { get, owners, byTag, recordedBy, quarantinedKeys, otherClaims, unknownQuarantine };
+  return { get, owners, byTag, recordedBy, quarantinedKeys, otherClaims, unknownQuarantine };
+}
 
-  const judged: Judged[] = [];
-  const endpointVerdicts = new Map<string, Judged>();
-  for (const ep of input.endpoints) {
+function judgeEndpoints(ctx: JudgeContext, input: AuditInput): Judged[] {
+  return input.endpoints.map((ep) => {
     const inUse = ep.namespaceId
       ? `namespace ${ep.namespaceId}`
       : ep.containers?.length
@@ -114,10 +115,13 @@ export function detect(input: AuditInput): AuditPlan {
     j.networkId = ep.networkId;
     if (ep.namespaceId) j.namespaceId = ep.namespaceId;
     if (ep.mac) j.mac = ep.mac;
-    judged.push(j);
-    endpointVerdicts.set(ep.id.toLowerCase(), j);
-  }
-  for (const net of input.networks) {
+    return j;
+  });
+}
+
+function judgeNetworks(ctx: JudgeContext, input: AuditInput, endpoints: readonly Judged[]): Judged[] {
+  const endpointVerdicts = new Map(endpoints.map((j) => [j.id.toLowerCase(), j]));
+  return input.networks.map((net) => {
     const j = judge(ctx, 'network', net.id, net.name);
     if (net.adapterName) j.adapterName = net.adapterName;
     if (j.verdict === 'orphan') {
@@ -130,8 +134,14 @@ export function detect(input: AuditInput): AuditPlan {
         j.reason = `it still holds ${keep.length} endpoint(s) that are not orphans (${keep.map((e) => e.name).join(', ')})`;
       }
     }
-    judged.push(j);
-  }
+    return j;
+  });
+}
+
+export function detect(input: AuditInput): AuditPlan {
+  const ctx = judgeContext(input);
+  const endpoints = judgeEndpoints(ctx, input);
+  const judged = [...endpoints, ...judgeNetworks(ctx, input, endpoints)];
   return {
     judged,
     endpoints: judged.filter((j) => j.kind === 'endpoint' && j.verdict === 'orphan'),
@@ -194,29 +204,37 @@ function judge(ctx: JudgeContext, kind: 'network' | 'endpoint', id: string, name
   if (!rec && s.quarantined) {
     return { ...base, verdict: 'protected', reason: `the attachment record of ${who} is quarantined; not judging` };
   }
-  if (inUse && !rec) {
-    const deadIntentNamesIt =
-      s.intent &&
-      !s.intentLive?.live &&
-      s.intent.planned.some((p) => p.kind === kind && (p.id ? sameId(p.id, id) : p.name === name));
-    // A DEL names by id the attached endpoints it held (its CNI_NETNS, its own container) and could not delete; an
-    // attached endpoint that merely carries the tombstoned owner's name may be another pod's (plugin/del.ts).
-    const tombstoneNamesIt = s.tombstone?.planned.some((p) => p.kind === kind && sameId(p.id, id));
-    if (!deadIntentNamesIt && !tombstoneNamesIt) {
-      return {
-        ...base,
-        verdict: 'protected',
-        reason: s.tombstone
-          ? `attached to ${inUse}, so in use, and the DEL of ${who} did not hold it`
-          : `attached to ${inUse}, so in use, and nothing in this state says ${who} is gone`,
-      };
-    }
-  }
-  let reason: string;
-  if (rec) reason = `attachment ${who} is committed with another ${kind} (stale duplicate)`;
-  else if (s.intent) reason = `no committed attachment, and the intent is dead: ${s.intentLive?.reason ?? 'unknown'}`;
-  else if (s.tombstone)
-    reason = `${who} was deleted (DEL left a tombstone) and nothing claims it: HNS finished it afterwards`;
-  else reason = 'no committed attachment and no intent claims it';
-  return { ...base, verdict: 'orphan', reason };
+  const held = inUse && !rec ? inUseProtection(s, { kind, id, name }, inUse, who) : undefined;
+  if (held) return { ...base, verdict: 'protected', reason: held };
+  return { ...base, verdict: 'orphan', reason: orphanReason(s, kind, who) };
+}
+
+/**
+ * Why an attached object without a committed record is protected: nothing says its owner is gone (a dead intent that
+ * planned it, or a DEL's tombstone that names it by id). Undefined when one does.
+ */
+function inUseProtection(
+  s: OwnerState,
+  { kind, id, name }: { kind: string; id: string; name: string },
+  inUse: string,
+  who: string,
+): string | undefined {
+  const deadIntentNamesIt =
+    s.intent &&
+    !s.intentLive?.live &&
+    s.intent.planned.some((p) => p.kind === kind && (p.id ? sameId(p.id, id) : p.name === name));
+  // A DEL names by id the attached endpoints it held (its CNI_NETNS, its own container) and could not delete; an
+  // attached endpoint that merely carries the tombstoned owner's name may be another pod's (plugin/del.ts).
+  const tombstoneNamesIt = s.tombstone?.planned.some((p) => p.kind === kind && sameId(p.id, id));
+  if (deadIntentNamesIt || tombstoneNamesIt) return undefined;
+  return s.tombstone
+    ? `attached to ${inUse}, so in use, and the DEL of ${who} did not hold it`
+    : `attached to ${inUse}, so in use, and nothing in this state says ${who} is gone`;
+}
+
+function orphanReason(s: OwnerState, kind: string, who: string): string {
+  if (s.record) return `attachment ${who} is committed with another ${kind} (stale duplicate)`;
+  if (s.intent) return `no committed attachment, and the intent is dead: ${s.intentLive?.reason ?? 'unknown'}`;
+  if (s.tombstone) return `${who} was deleted (DEL left a tombstone) and nothing claims it: HNS finished it afterwards`;
+  return 'no committed attachment and no intent claims it';
 }

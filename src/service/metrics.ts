@@ -1,6 +1,6 @@
 /**
  * Prometheus metrics of the resident service, over HTTP (GET /metrics, the text exposition format), with prom-client
- * (github.com/siimon/prom-client). Off unless the operator gives `hcn-cni serve --metrics HOST:PORT`; service.ts
+ * (github.com/siimon/prom-client). Off unless the operator gives `hcn-cni serve --metrics HOST:PORT`; service-metrics.ts
  * loads this module, and with it prom-client and node:http, only then (a dynamic import), so neither the standalone
  * executable's start-up nor a service without metrics pays for them.
  *
@@ -38,15 +38,10 @@ export interface MetricsServer extends MetricsSink {
 const VERB_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const CALL_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
-export async function startMetrics(options: {
-  host: string;
-  port: number;
-  gauges: MetricsGauges;
-  onError?: (message: string) => void;
-}): Promise<MetricsServer> {
-  const registry = new Registry();
-  const g = options.gauges;
-  collectDefaultMetrics({ register: registry, prefix: 'hcn_cni_' });
+type Sink = Omit<MetricsSink, never>;
+
+/** Verbs by result code, and how long they ran. */
+function verbMetrics(registry: Registry): Pick<Sink, 'verb'> {
   const verbs = new Counter({
     name: 'hcn_cni_verbs_total',
     help: 'CNI requests the service ran, by verb and CNI result code (0: success)',
@@ -60,6 +55,16 @@ export async function startMetrics(options: {
     buckets: VERB_BUCKETS,
     registers: [registry],
   });
+  return {
+    verb(verb, code, seconds) {
+      verbs.inc({ verb, code });
+      verbSeconds.observe({ verb }, seconds);
+    },
+  };
+}
+
+/** HCN calls by operation, and their errors by HRESULT. */
+function callMetrics(registry: Registry): Pick<Sink, 'hcnCall'> {
   const callSeconds = new Histogram({
     name: 'hcn_cni_hns_call_duration_seconds',
     help: 'HCN/HNS calls by operation (HCN function or HNSCall route), until their answer or their timeout',
@@ -73,11 +78,34 @@ export async function startMetrics(options: {
     labelNames: ['op', 'hresult'],
     registers: [registry],
   });
-  const audits = new Counter({
-    name: 'hcn_cni_audits_total',
-    help: 'Audits of HNS for leaked objects (each ADD and GC runs one)',
-    registers: [registry],
-  });
+  return {
+    hcnCall(op, seconds, hresult) {
+      callSeconds.observe({ op }, seconds);
+      if (hresult) callErrors.inc({ op, hresult });
+    },
+  };
+}
+
+/** Name and help of the audits' counters without labels. */
+const AUDIT_COUNTERS = {
+  audits: ['hcn_cni_audits_total', 'Audits of HNS for leaked objects (each ADD and GC runs one)'],
+  removeFailures: [
+    'hcn_cni_audit_remove_failures_total',
+    'Leaked objects an audit failed to delete (the next audit tries again)',
+  ],
+  housekeepingFailures: [
+    'hcn_cni_housekeeping_failures_total',
+    'State-directory housekeeping the audits could not do (an old tombstone or a set-aside file that could not be removed): noted, retried by the next audit, failing nothing',
+  ],
+} as const;
+
+function plainCounter(registry: Registry, [name, help]: readonly [string, string]): Counter {
+  return new Counter({ name, help, registers: [registry] });
+}
+
+/** Audits, their verdicts, the objects they removed, and what they failed to remove or tidy. */
+function auditMetrics(registry: Registry): Pick<Sink, 'audit'> {
+  const audits = plainCounter(registry, AUDIT_COUNTERS.audits);
   const verdicts = new Counter({
     name: 'hcn_cni_audit_verdicts_total',
     help: 'Objects the audits judged, by verdict (foreign, live, in-flight, protected, orphan)',
@@ -90,17 +118,22 @@ export async function startMetrics(options: {
     labelNames: ['kind'],
     registers: [registry],
   });
-  const removeFailures = new Counter({
-    name: 'hcn_cni_audit_remove_failures_total',
-    help: 'Leaked objects an audit failed to delete (the next audit tries again)',
-    registers: [registry],
-  });
-  const housekeepingFailures = new Counter({
-    name: 'hcn_cni_housekeeping_failures_total',
-    help: 'State-directory housekeeping the audits could not do (an old tombstone or a set-aside file that could not be removed): noted, retried by the next audit, failing nothing',
-    registers: [registry],
-  });
+  const removeFailures = plainCounter(registry, AUDIT_COUNTERS.removeFailures);
+  const housekeepingFailures = plainCounter(registry, AUDIT_COUNTERS.housekeepingFailures);
   for (const kind of ['network', 'endpoint']) removed.inc({ kind }, 0);
+  return {
+    audit(o: AuditObservation) {
+      audits.inc();
+      for (const [verdict, n] of Object.entries(o.verdicts)) verdicts.inc({ verdict }, n);
+      for (const kind of o.removed) removed.inc({ kind });
+      if (o.failed > 0) removeFailures.inc(o.failed);
+      if (o.housekeepingFailed > 0) housekeepingFailures.inc(o.housekeepingFailed);
+    },
+  };
+}
+
+/** Pods the repair after an HNS restart handled, by outcome (every outcome shown from the start, at 0). */
+function repairMetrics(registry: Registry): Pick<Sink, 'repair'> {
   const repairs = new Counter({
     name: 'hcn_cni_repairs_total',
     help: 'Pods the repair after an HNS restart handled (repair: true), by outcome (repaired, namespace-gone, container-gone, network-gone, no-recorded-spec, deleted-meanwhile, hns-refused, hns-unreachable)',
@@ -108,14 +141,48 @@ export async function startMetrics(options: {
     registers: [registry],
   });
   for (const outcome of REPAIR_OUTCOMES) repairs.inc({ outcome }, 0);
+  return {
+    repair(outcome) {
+      repairs.inc({ outcome });
+    },
+  };
+}
+
+/** A gauge without labels, read at each scrape. */
+function plainGauge(registry: Registry, name: string, help: string, read: () => number): void {
   new Gauge({
-    name: 'hcn_cni_hns_calls_abandoned',
-    help: 'HCN calls past their timeout and still unanswered by HNS (the service retires at its bound)',
+    name,
+    help,
     registers: [registry],
     collect() {
-      this.set(g.abandonedCalls());
+      this.set(read());
     },
   });
+}
+
+/** A gauge whose series are all set again at each scrape (those gone since are dropped). */
+function labelledGauge(
+  registry: Registry,
+  def: { name: string; help: string; labelNames: string[] },
+  read: () => Array<[Record<string, string>, number]>,
+): void {
+  new Gauge({
+    ...def,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [labels, value] of read()) this.set(labels, value);
+    },
+  });
+}
+
+function gaugeMetrics(registry: Registry, g: MetricsGauges): void {
+  plainGauge(
+    registry,
+    'hcn_cni_hns_calls_abandoned',
+    'HCN calls past their timeout and still unanswered by HNS (the service retires at its bound)',
+    () => g.abandonedCalls(),
+  );
   new Gauge({
     name: 'hcn_cni_requests',
     help: 'CNI requests in the service: queued (behind the same pod) or running',
@@ -127,38 +194,43 @@ export async function startMetrics(options: {
       this.set({ state: 'running' }, r.running);
     },
   });
-  new Gauge({
-    name: 'hcn_cni_pending_connections',
-    help: 'Connections whose request has not been read completely yet',
-    registers: [registry],
-    collect() {
-      this.set(g.pendingConnections());
+  plainGauge(
+    registry,
+    'hcn_cni_pending_connections',
+    'Connections whose request has not been read completely yet',
+    () => g.pendingConnections(),
+  );
+  labelledGauge(
+    registry,
+    {
+      name: 'hcn_cni_pods',
+      help: "Recorded pods by CNI network and health at the node agent's last check: healthy, endpoint-missing, not-attached (endpoint there but not attached as recorded), hns-failed",
+      labelNames: ['state_dir', 'network', 'health'],
     },
-  });
-  new Gauge({
-    name: 'hcn_cni_pods',
-    help: "Recorded pods by CNI network and health at the node agent's last check: healthy, endpoint-missing, not-attached (endpoint there but not attached as recorded), hns-failed",
-    labelNames: ['state_dir', 'network', 'health'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const n of g.podHealth())
-        for (const [health, count] of Object.entries(n.counts))
-          this.set({ state_dir: n.stateDir, network: n.network, health }, count);
+    () =>
+      g
+        .podHealth()
+        .flatMap((n) =>
+          Object.entries(n.counts).map(([health, count]): [Record<string, string>, number] => [
+            { state_dir: n.stateDir, network: n.network, health },
+            count,
+          ]),
+        ),
+  );
+  labelledGauge(
+    registry,
+    {
+      name: 'hcn_cni_attachments',
+      help: 'Attachment records (pods attached by hcn-cni) per state directory the service has used',
+      labelNames: ['state_dir'],
     },
-  });
-  new Gauge({
-    name: 'hcn_cni_attachments',
-    help: 'Attachment records (pods attached by hcn-cni) per state directory the service has used',
-    labelNames: ['state_dir'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const a of g.attachments()) this.set({ state_dir: a.stateDir }, a.count);
-    },
-  });
+    () => g.attachments().map((a): [Record<string, string>, number] => [{ state_dir: a.stateDir }, a.count]),
+  );
+}
 
-  const server = http.createServer((req, res) => {
+/** GET (or HEAD) /metrics: the registry's text; anything else 404 or 405. */
+function metricsHandler(registry: Registry, onError?: (message: string) => void): http.RequestListener {
+  return (req, res) => {
     const url = (req.url ?? '').split('?')[0];
     if (url !== '/metrics') {
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found; the metrics are at /metrics\n');
@@ -174,48 +246,58 @@ export async function startMetrics(options: {
         res.end(req.method === 'HEAD' ? undefined : text);
       },
       (e: unknown) => {
-        options.onError?.((e as Error)?.message ?? String(e));
+        onError?.((e as Error)?.message ?? String(e));
         res.writeHead(500, { 'Content-Type': 'text/plain' }).end('collecting the metrics failed\n');
       },
     );
-  });
+  };
+}
+
+/** Listens on host:port (refused if it cannot be bound) and returns where. */
+async function listenMetrics(
+  server: http.Server,
+  host: string,
+  port: number,
+  onError?: (message: string) => void,
+): Promise<AddressInfo> {
   // A scraper needs one connection; a few more are fine, hundreds are not (the service's own work comes first).
   server.maxConnections = 16;
   server.headersTimeout = 10_000;
   server.requestTimeout = 10_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen({ host: options.host, port: options.port, exclusive: true }, () => {
+    server.listen({ host, port, exclusive: true }, () => {
       server.off('error', reject);
       resolve();
     });
   });
-  server.on('error', (e) => options.onError?.(e.message));
-  const bound = server.address() as AddressInfo;
-  const hostText = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
+  server.on('error', (e) => onError?.(e.message));
+  return server.address() as AddressInfo;
+}
 
+export async function startMetrics(options: {
+  host: string;
+  port: number;
+  gauges: MetricsGauges;
+  onError?: (message: string) => void;
+}): Promise<MetricsServer> {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'hcn_cni_' });
+  const sink: Sink = {
+    ...verbMetrics(registry),
+    ...callMetrics(registry),
+    ...auditMetrics(registry),
+    ...repairMetrics(registry),
+  };
+  gaugeMetrics(registry, options.gauges);
+  const server = http.createServer(metricsHandler(registry, options.onError));
+  const bound = await listenMetrics(server, options.host, options.port, options.onError);
+  const hostText = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
   return {
     host: bound.address,
     port: bound.port,
     url: `http://${hostText}:${bound.port}/metrics`,
-    verb(verb, code, seconds) {
-      verbs.inc({ verb, code });
-      verbSeconds.observe({ verb }, seconds);
-    },
-    hcnCall(op, seconds, hresult) {
-      callSeconds.observe({ op }, seconds);
-      if (hresult) callErrors.inc({ op, hresult });
-    },
-    audit(o: AuditObservation) {
-      audits.inc();
-      for (const [verdict, n] of Object.entries(o.verdicts)) verdicts.inc({ verdict }, n);
-      for (const kind of o.removed) removed.inc({ kind });
-      if (o.failed > 0) removeFailures.inc(o.failed);
-      if (o.housekeepingFailed > 0) housekeepingFailures.inc(o.housekeepingFailed);
-    },
-    repair(outcome) {
-      repairs.inc({ outcome });
-    },
+    ...sink,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -24,42 +24,28 @@
  * - It counts what it does (verbs by result code, HCN calls and errors, audits, repairs: tally.ts) for its status, and, only
  *   when `metrics` is given, serves the same as Prometheus metrics over HTTP (metrics.ts, loaded only then).
  */
-import { prepareNetwork } from '../plugin/network-at-start';
 import type { NetConf } from '../cni/types';
-import { defaultClaimsDir, defaultStateDir } from '../cni/defaults';
-import * as net from 'net';
-import { CniCode } from '../cni/cni-error';
-import { isPlainObject } from '../cni/fields';
+import { defaultClaimsDir } from '../cni/defaults';
 import type { NativeHcn } from '../hns/native-types';
 import { loadNative, type LoadOptions } from '../hns/native';
-import { Hcn } from '../hns/hcn';
-import { watchHnsService } from '../hns/service-notifications';
 import { createLogger, type Logger } from '../log/logger';
 import { PluginRuntime } from '../plugin/runtime';
-import { runCni } from '../run';
-import { countRecordFiles } from '../state/store';
-import { abandonedCount } from '../hns/abandoned-calls';
-import { abandonedStatus, DEFAULT_MAX_ABANDONED_CALLS, watchBound, type AbandonedStatus } from './abandoned-bound';
-import { isPipe, listenExclusive, listenPipe, SERVICE_SIDS } from './listen';
-import {
-  encodeAccept,
-  encodeResult,
-  encodeVersionRefusal,
-  KIND_CNI,
-  KIND_STATUS,
-  PROTOCOL_VERSION,
-  ProtocolError,
-  RequestReader,
-  type Request,
-} from './protocol';
-import { watchConfDir } from './conf-dir';
-import { NodeAgent, type NodeAgentStatus } from './node-agent';
+import type { PodRepair } from '../plugin/repair';
+import { DEFAULT_MAX_ABANDONED_CALLS } from './abandoned-bound';
+import { createNodeAgent, watchHnsForAgent } from './agent-wiring';
+import { ServiceEvents } from './events';
+import { RequestIntake } from './intake';
+import { startListening } from './listening';
+import { createNetworkAtStart } from './network-at-start-log';
 import { KeyedQueue } from './queue';
 import { startRepairTrigger } from './repair-trigger';
-import type { PodRepair } from '../plugin/repair';
+import { RequestBook } from './requests';
 import { RequestLogs } from './request-log';
-import type { MetricsServer } from './metrics';
-import { callEvent, codeLabel, Tally, verbLabel, type MetricsSink, type TallySnapshot } from './tally';
+import { startServiceMetrics } from './service-metrics';
+import { endings } from './shutdown';
+import { serviceStatus, type ServiceStatus } from './status';
+
+export type { InFlight, ServiceStatus } from './status';
 
 export interface ServiceOptions {
   /** Unix socket path, or a Windows pipe name (\\.\pipe\…). */
@@ -122,57 +108,6 @@ export interface ServiceOptions {
   createNetwork?: NetConf;
 }
 
-export interface InFlight {
-  id: number;
-  verb: string;
-  containerId?: string;
-  ifname?: string;
-  state: 'queued' | 'running';
-  /** ms since the service accepted it. */
-  ageMs: number;
-  /** false once the shim that sent it has gone (killed, timed out): the verb still finishes. */
-  shimConnected: boolean;
-}
-
-export interface ServiceStatus {
-  pid: number;
-  protocol: number;
-  address: string;
-  startedAt: string;
-  uptimeMs: number;
-  served: number;
-  refused: number;
-  failed: number;
-  /** Queued requests not run because their shim was gone before they started (nothing was done for them). */
-  notRun: number;
-  /** Connections closed before their request was complete: too slow (requestTimeoutMs) or too many pending. */
-  timedOut: number;
-  tooMany: number;
-  /** Connections whose request is not complete yet. */
-  pendingConnections: number;
-  /** Request log files open (bounded; see log-files.ts). */
-  logFilesOpen: number;
-  inFlight: InFlight[];
-  /** HCN calls past their timeout and still running, and the bound at which the service retires. */
-  abandoned: AbandonedStatus;
-  /** What the service counted (the same counts its metrics carry). */
-  tally: TallySnapshot;
-  /** The node agent's background audits (node-agent.ts). */
-  agent: NodeAgentStatus;
-  /** Where its Prometheus metrics are served; absent when they are off. */
-  metricsUrl?: string;
-}
-
-interface Entry {
-  id: number;
-  verb: string;
-  containerId?: string;
-  ifname?: string;
-  state: 'queued' | 'running';
-  since: number;
-  shimConnected: boolean;
-}
-
 export interface Service {
   readonly address: string;
   status(): ServiceStatus;
@@ -187,388 +122,67 @@ export interface Service {
   repair(): Promise<PodRepair[]>;
 }
 
-/** What the shim prints if this service ends after accepting and before answering: "try again later". */
-function ifServiceDies(req: Request): string {
-  let cniVersion = '1.1.0';
-  try {
-    const raw: unknown = JSON.parse(req.stdin.toString('utf8').replace(/^\uFEFF/, ''));
-    if (isPlainObject(raw) && typeof raw.cniVersion === 'string') cniVersion = raw.cniVersion;
-  } catch {
-    // not JSON: the plugin would have said so; the default version is fine for a transport failure
-  }
-  const verb = req.env.CNI_COMMAND ?? 'the request';
-  return `${JSON.stringify({ cniVersion, code: CniCode.TRY_AGAIN_LATER, msg: `the hcn-cni service ended before it finished ${verb}; try again` })}\n`;
-}
-
+/**
+ * The service composed of its parts, each made after what it uses: the counts (events.ts) before the runtime whose
+ * observer feeds them, the repair trigger and the node agent, the book of requests, the metrics (before the socket:
+ * an address that cannot be bound refuses the start), the status, the intake, the listening socket or pipe; then
+ * the background work starts, and the service ends as shutdown.ts says.
+ */
 export async function startService(options: ServiceOptions): Promise<Service> {
   const log = options.log ?? createLogger({ level: 'info' });
   // Loaded now, not on the first verb: the peer check needs it, and the first pod should not pay for it.
   const native = options.native ?? loadNative(options.load ?? {}).native;
   const claimsDir = options.claimsDir ?? defaultClaimsDir(options.platform);
-  const tally = new Tally();
-  const sinks: MetricsSink[] = [tally];
+  const events = new ServiceEvents();
   const runtime = new PluginRuntime({
     pid: options.pid,
     native,
     ...(claimsDir ? { claimsDir } : {}),
     backgroundAudit: true,
     fewestCalls: true,
-    observer: {
-      hcnCall: (c) => {
-        repair.hcnCall(c);
-        const e = callEvent(c);
-        for (const sink of sinks) sink.hcnCall(e.op, e.seconds, e.hresult);
-        agent.hcnCall(c.hresult);
-      },
-      audit: (o) => {
-        for (const sink of sinks) sink.audit(o);
-      },
-    },
+    observer: events.observer,
   });
-  // Told of HNS failing by the runtime's observer above (which only runs once a verb or the agent calls HNS).
-  const agent = new NodeAgent({
-    runtime,
-    log,
-    ...(options.confDir
-      ? {
-          discover: watchConfDir({
-            dir: options.confDir,
-            binDirs: options.binDirs ?? [],
-            platform: options.platform,
-            defaults: { stateDir: options.defaults?.stateDir ?? defaultStateDir(options.platform) },
-            log,
-          }),
-        }
-      : {}),
-    // The pods its health check finds without the network they need, for a configuration with `repair: true`.
-    repair: async ({ conf }, verdicts) => {
-      await repair.runFor(conf, verdicts);
-    },
-    ...(options.agent?.probeMs !== undefined ? { probeMs: options.agent.probeMs } : {}),
-    ...(options.agent?.tickMs !== undefined ? { tickMs: options.agent.tickMs } : {}),
-  });
-  const logs = new RequestLogs({ pid: options.pid, service: true });
   const queue = new KeyedQueue();
-  const repair = startRepairTrigger({
-    runtime,
-    queue,
-    log,
-    onRepair: (r) => {
-      for (const sink of sinks) sink.repair(r.outcome);
-    },
-  });
-  const entries = new Map<number, Entry>();
-  const running = new Set<Promise<void>>();
+  const repair = startRepairTrigger({ runtime, queue, log, onRepair: (r) => events.repair(r.outcome) });
+  events.onHcnCall((c) => repair.hcnCall(c));
+  events.countHcnCalls();
+  const agent = createNodeAgent(options, runtime, repair, log);
+  events.onHcnCall((c) => agent.hcnCall(c.hresult));
+  const book = new RequestBook();
+  const logs = new RequestLogs({ pid: options.pid, service: true });
   const started = Date.now();
-  let nextId = 1;
-  const counts = { served: 0, refused: 0, failed: 0, notRun: 0, timedOut: 0, tooMany: 0 };
-  const requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
-  const maxPending = options.maxPendingConnections ?? 64;
-  let pendingConnections = 0;
-  let lastBusyWarning = 0;
   const maxAbandoned = options.maxAbandonedCalls ?? DEFAULT_MAX_ABANDONED_CALLS;
-
-  const status = (): ServiceStatus => ({
-    pid: options.pid,
-    protocol: PROTOCOL_VERSION,
-    address: options.address,
-    startedAt: new Date(started).toISOString(),
-    uptimeMs: Date.now() - started,
-    ...counts,
-    pendingConnections,
-    logFilesOpen: logs.files.openCount,
-    inFlight: [...entries.values()].map((e) => ({
-      id: e.id,
-      verb: e.verb,
-      ...(e.containerId !== undefined ? { containerId: e.containerId } : {}),
-      ...(e.ifname !== undefined ? { ifname: e.ifname } : {}),
-      state: e.state,
-      ageMs: Date.now() - e.since,
-      shimConnected: e.shimConnected,
-    })),
-    abandoned: abandonedStatus(maxAbandoned),
-    tally: tally.snapshot(),
-    agent: agent.status(),
-    ...(metrics ? { metricsUrl: metrics.url } : {}),
+  const metrics = await startServiceMetrics({ ...options, runtime, book, agent, log });
+  if (metrics) events.addSink(metrics);
+  const closeMetrics = async (): Promise<void> => await metrics?.close();
+  const status = (): ServiceStatus =>
+    serviceStatus({
+      ...options,
+      started,
+      maxAbandoned,
+      book,
+      logs,
+      tally: events.tally,
+      agent,
+      metricsUrl: metrics?.url,
+    });
+  const intake = new RequestIntake({
+    ...options,
+    requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
+    maxPending: options.maxPendingConnections ?? 64,
+    ...{ native, log, runtime, queue, logs, book, counts: events, status },
   });
-
-  /** The peer check: true if this connection may talk to us. Runs before anything is read from it. */
-  const peerAllowed = (socket: net.Socket): boolean => {
-    if (options.allowUid === undefined) return true;
-    const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
-    if (typeof fd !== 'number' || fd < 0) return false;
-    try {
-      return native.peerCredentials(fd).uid === options.allowUid;
-    } catch (e) {
-      log.error({ err: (e as Error).message }, 'service: peer check failed; refusing the connection');
-      return false;
-    }
-  };
-
-  const runRequest = async (
-    req: Request,
-    entry: Entry,
-  ): Promise<{ stdout: string; exitCode: number; stderr: string }> => {
-    if (req.kind === KIND_STATUS) return { stdout: `${JSON.stringify(status())}\n`, exitCode: 0, stderr: '' };
-    const sink: string[] = [];
-    const work = async (): Promise<{ stdout: string; exitCode: number; stderr: string }> => {
-      // Queued behind the same pod's earlier verb, and its shim has gone since (the runtime's timeout killed it):
-      // nothing has been done for it, so not running it leaves the runtime's retry or DEL exactly right. Once a verb
-      // has started it finishes and commits, whoever is still listening (the header).
-      if (!entry.shimConnected) {
-        counts.notRun++;
-        log.info(
-          { verb: entry.verb, containerId: entry.containerId, ifname: entry.ifname },
-          'service: the shim left before its queued request started; not running it',
-        );
-        return { stdout: '', exitCode: 0, stderr: '' };
-      }
-      entry.state = 'running';
-      const t0 = performance.now();
-      const out = await runCni({
-        env: req.env,
-        stdin: req.stdin,
-        platform: options.platform,
-        runtime,
-        createLogger: (o) => logs.create(o, sink),
-        ...(options.defaults ? { defaults: options.defaults } : {}),
-      });
-      const seconds = (performance.now() - t0) / 1000;
-      const verb = verbLabel(req.env.CNI_COMMAND);
-      const code = codeLabel(out.exitCode, out.stdout);
-      for (const s of sinks) s.verb(verb, code, seconds);
-      return { ...out, stderr: sink.join('') };
-    };
-    const verb = req.env.CNI_COMMAND;
-    if ((verb === 'ADD' || verb === 'DEL' || verb === 'CHECK') && req.env.CNI_CONTAINERID && req.env.CNI_IFNAME) {
-      return queue.run(`${req.env.CNI_CONTAINERID}\0${req.env.CNI_IFNAME}`, work);
-    }
-    return work();
-  };
-
-  const onConnection = (socket: net.Socket): void => {
-    if (!peerAllowed(socket)) {
-      counts.refused++;
-      log.warn({ address: options.address }, 'service: refused a connection from another user (nothing was read)');
-      socket.destroy();
-      return;
-    }
-    socket.on('error', () => undefined); // a shim that vanishes is normal; its request (if accepted) carries on
-    if (pendingConnections >= maxPending) {
-      counts.tooMany++;
-      if (Date.now() - lastBusyWarning > 1000) {
-        lastBusyWarning = Date.now();
-        log.warn(
-          { pending: pendingConnections },
-          'service: too many connections with incomplete requests; closing new ones',
-        );
-      }
-      socket.destroy();
-      return;
-    }
-    pendingConnections++;
-    const reader = new RequestReader();
-    let accepted = false;
-    const settle = (): void => {
-      if (accepted) return;
-      accepted = true;
-      pendingConnections--;
-      clearTimeout(timer);
-      socket.off('data', onData);
-    };
-    const timer = setTimeout(() => {
-      settle();
-      counts.timedOut++;
-      socket.destroy();
-    }, requestTimeoutMs);
-    socket.once('close', settle);
-    const onData = (chunk: Buffer): void => {
-      if (accepted) return; // nothing more is expected from the shim
-      let req: Request | undefined;
-      try {
-        req = reader.push(chunk);
-      } catch (e) {
-        if (!(e instanceof ProtocolError)) throw e;
-        settle();
-        counts.refused++;
-        socket.destroy();
-        return;
-      }
-      if (!req) return;
-      settle();
-      if (req.version !== PROTOCOL_VERSION || (req.kind !== KIND_CNI && req.kind !== KIND_STATUS)) {
-        socket.end(encodeVersionRefusal());
-        return;
-      }
-      accept(socket, req);
-    };
-    socket.on('data', onData);
-    socket.resume();
-  };
-
-  const accept = (socket: net.Socket, req: Request): void => {
-    const entry: Entry = {
-      id: nextId++,
-      verb: req.kind === KIND_STATUS ? 'service-status' : (req.env.CNI_COMMAND ?? ''),
-      ...(req.env.CNI_CONTAINERID ? { containerId: req.env.CNI_CONTAINERID } : {}),
-      ...(req.env.CNI_IFNAME ? { ifname: req.env.CNI_IFNAME } : {}),
-      state: 'queued',
-      since: Date.now(),
-      shimConnected: true,
-    };
-    if (req.kind === KIND_CNI) entries.set(entry.id, entry);
-    socket.once('close', () => {
-      entry.shimConnected = false;
-    });
-    socket.write(encodeAccept(ifServiceDies(req)));
-    const done = runRequest(req, entry)
-      .then(
-        (out) => {
-          if (req.kind === KIND_CNI) counts.served++;
-          if (!socket.destroyed) socket.end(encodeResult(out.exitCode, out.stdout, out.stderr));
-        },
-        (e: unknown) => {
-          // runCni never throws (dispatch turns every failure into error JSON); this is a bug in the service.
-          counts.failed++;
-          log.error({ err: (e as Error)?.stack ?? String(e) }, 'service: request failed');
-          socket.destroy();
-        },
-      )
-      .finally(() => {
-        entries.delete(entry.id);
-        running.delete(done);
-      });
-    running.add(done);
-  };
-
-  // Before the socket: a metrics address that cannot be bound refuses the start, before any shim is served.
-  let metrics: MetricsServer | undefined;
-  if (options.metrics) {
-    const { startMetrics } = await import('./metrics');
-    const defaultDir = options.defaults?.stateDir ?? defaultStateDir(options.platform);
-    metrics = await startMetrics({
-      ...options.metrics,
-      gauges: {
-        requests: () => {
-          const all = [...entries.values()];
-          const running = all.filter((e) => e.state === 'running').length;
-          return { queued: all.length - running, running };
-        },
-        abandonedCalls: abandonedCount,
-        // A directory that cannot be listed (permissions) is left out of the scrape rather than failing all of it.
-        attachments: () =>
-          [...new Set([defaultDir, ...runtime.stateDirs])].flatMap((stateDir) => {
-            try {
-              return [{ stateDir, count: countRecordFiles(stateDir, 'attachment') }];
-            } catch {
-              return [];
-            }
-          }),
-        pendingConnections: () => pendingConnections,
-        podHealth: () => agent.status().health,
-      },
-      onError: (message) => log.error({ err: message }, 'service: metrics'),
-    });
-    sinks.push(metrics);
-    log.info({ metrics: metrics.url }, 'service: metrics at ' + metrics.url);
-  }
-  const closeMetrics = async (): Promise<void> => {
-    await metrics?.close();
-  };
-
-  let stopListening: () => Promise<void>;
-  try {
-    if (isPipe(options.address)) {
-      const allowSids = options.allowSids ?? SERVICE_SIDS;
-      const pipe = listenPipe({
-        address: options.address,
-        native,
-        allowSids,
-        onConnection,
-        onRefused: (who) => {
-          counts.refused++;
-          log.warn({ address: options.address, ...who }, 'service: refused a connection (nothing was read)');
-        },
-        onError: (message) => log.error({ address: options.address, err: message }, 'service: pipe server'),
-      });
-      stopListening = () => Promise.resolve(pipe.close());
-      log.info(
-        { address: options.address, protocol: PROTOCOL_VERSION, dacl: pipe.dacl, allowSids },
-        'service: listening',
-      );
-    } else {
-      const server = net.createServer({ pauseOnConnect: true }, onConnection);
-      const unlock = await listenExclusive(server, options.address, options.socketMode ?? 0o600, native);
-      stopListening = () =>
-        new Promise<void>((resolve) =>
-          server.close(() => {
-            unlock();
-            resolve();
-          }),
-        );
-      log.info({ address: options.address, protocol: PROTOCOL_VERSION }, 'service: listening');
-    }
-  } catch (e) {
+  const stopListening = await startListening({
+    ...{ address: options.address, native, log, allowSids: options.allowSids, socketMode: options.socketMode },
+    onConnection: intake.onConnection,
+    onRefused: () => book.counts.refused++,
+  }).catch(async (e: unknown) => {
     await closeMetrics();
     throw e;
-  }
-
-  agent.start();
-  // HNS's own word that it restarted, where the host offers it: the agent's recovery pass (audit, release, repair)
-  // right after HNS is back, not at its next probe, which stays the fallback.
-  const hnsWatch =
-    options.agent?.hnsNotifications === false
-      ? undefined
-      : watchHnsService(new Hcn(native, native.capabilities()), (event) => agent.hnsNotified(event), {
-          onError: (e) => log.warn({ err: (e as Error).message }, 'service: HNS service notifications not registered'),
-        });
-  // After it accepts: a shim is served meanwhile, and an ADD racing the create finds the network either way.
-  if (options.createNetwork) {
-    const conf = options.createNetwork;
-    void prepareNetwork(conf, runtime, log).then(
-      (r) =>
-        r.outcome === 'not-configured'
-          ? log.info({ network: conf.networkName }, `service: network at start: nothing to create (${r.why})`)
-          : log.info(
-              { network: r.network.name, id: r.network.id, outcome: r.outcome },
-              `service: network at start: ${r.outcome === 'created' ? 'created' : 'already there:'} ${r.network.name}`,
-            ),
-      (e: unknown) =>
-        log.error(
-          { network: conf.networkName, err: (e as Error)?.message ?? String(e) },
-          'service: network at start: could not create it; the first ADD will try again',
-        ),
-    );
-  }
-  let stopped: Promise<void> | undefined;
-  const drain = async (): Promise<void> => {
-    await (stopped ??= stopListening());
-    await hnsWatch?.close();
-    await agent.stop();
-    while (running.size > 0) await Promise.allSettled([...running]);
-  };
-  let retire: (reason: string) => void = () => undefined;
-  const retired = new Promise<string>((resolve) => (retire = resolve));
-  const unwatch = watchBound(maxAbandoned, (reason) => {
-    log.error(
-      { address: options.address, reason, abandoned: abandonedStatus(maxAbandoned).byOp },
-      'service: too many abandoned HCN calls; no longer accepting (shims run hcn-cni-standalone), exiting once the requests in flight have finished',
-    );
-    void drain()
-      .then(closeMetrics)
-      .then(() => retire(reason));
   });
-
-  return {
-    address: options.address,
-    status,
-    repair: () => repair.run(),
-    close: async () => {
-      unwatch();
-      repair.stop();
-      await drain();
-      await closeMetrics();
-    },
-    retired,
-  };
+  agent.start();
+  const hnsWatch = watchHnsForAgent(options, native, agent, log);
+  if (options.createNetwork) createNetworkAtStart(options.createNetwork, runtime, log);
+  const ending = endings({ ...options, maxAbandoned, log, stopListening, hnsWatch, agent, repair, book, closeMetrics });
+  return { address: options.address, status, repair: () => repair.run(), close: ending.close, retired: ending.retired };
 }

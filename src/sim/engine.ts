@@ -186,67 +186,81 @@ export class Engine {
     try {
       plan = planRequest(req);
     } catch (e) {
-      const hr = e instanceof SimError ? e.hresult : HR.E_INVALIDARG;
-      const op = typeof req.op === 'string' ? req.op : '?';
-      this.count(op);
-      this.record({
-        seq,
-        op,
-        api: op === 'HNSCall' ? 'v1' : 'v2',
-        pid,
-        hr,
-        acceptedAt,
-        finishedAt: Date.now(),
-        fault: 'bad-request',
-      });
-      return Promise.resolve({ hr, result: null, errorRecord: errorRecord(hr) });
+      return Promise.resolve(this.badRequest(req, e, { seq, pid, acceptedAt }));
     }
     this.count(plan.op);
+    const refused = this.refusedOnArrival(plan, { seq, pid, acceptedAt });
+    if (refused) return Promise.resolve(refused);
+    return new Promise((resolve) => this.start(req, plan, { seq, pid, acceptedAt, resolve, tcpPort }));
+  }
 
-    // Refused on arrival: HNS is down (restarting), or the HCN API is absent on this "host".
+  /** A request that does not plan (unknown op, bad arguments): recorded and answered with its HRESULT. */
+  private badRequest(req: OpRequest, e: unknown, at: { seq: number; pid: number; acceptedAt: number }): OpResponse {
+    const hr = e instanceof SimError ? e.hresult : HR.E_INVALIDARG;
+    const op = typeof req.op === 'string' ? req.op : '?';
+    this.count(op);
+    this.record({
+      seq: at.seq,
+      op,
+      api: op === 'HNSCall' ? 'v1' : 'v2',
+      pid: at.pid,
+      hr,
+      acceptedAt: at.acceptedAt,
+      finishedAt: Date.now(),
+      fault: 'bad-request',
+    });
+    return { hr, result: null, errorRecord: errorRecord(hr) };
+  }
+
+  /** Refused on arrival: HNS is down (restarting), or the HCN API is absent on this "host". */
+  private refusedOnArrival(plan: Plan, at: { seq: number; pid: number; acceptedAt: number }): OpResponse | undefined {
     const refuse = plan.api !== 'v2' || this.host.v2 ? undefined : HR.E_NOTIMPL;
     const down = Date.now() < this.downUntil ? HR.RPC_S_CALL_FAILED_DNE : undefined;
-    if (down !== undefined || refuse !== undefined) {
-      const hr = (down ?? refuse)!;
-      this.record({
-        seq,
-        op: plan.op,
-        api: plan.api,
-        pid,
-        id: plan.id,
-        hr,
-        acceptedAt,
-        finishedAt: Date.now(),
-        fault: down ? 'down' : 'v2-disabled',
-      });
-      return Promise.resolve({ hr, result: null, errorRecord: errorRecord(hr) });
-    }
-
-    return new Promise((resolve) => {
-      const hits: FaultHits = this.faults.match(plan.op);
-      const call: Call = {
-        seq,
-        plan,
-        pid,
-        winpid: typeof req.winpid === 'number' ? req.winpid : 0,
-        ...(tcpPort !== undefined ? { tcpPort } : {}),
-        acceptedAt,
-        latencyMs: this.latencyOf(plan.op),
-        failWith: hits.fail,
-        hang: hits.hang,
-        settled: false,
-        abort: new AbortController(),
-        resolve,
-      };
-      if (hits.fail !== undefined) mark(call, 'failed');
-      this.inFlight.add(call);
-      if (plan.creates) this.adjustPending(plan.creates, +1);
-
-      if (plan.kind === 'read') void this.runRead(call);
-      else this.acceptMutation(call);
-
-      if (hits.kill) this.killClient(call);
+    if (down === undefined && refuse === undefined) return undefined;
+    const hr = (down ?? refuse)!;
+    this.record({
+      seq: at.seq,
+      op: plan.op,
+      api: plan.api,
+      pid: at.pid,
+      id: plan.id,
+      hr,
+      acceptedAt: at.acceptedAt,
+      finishedAt: Date.now(),
+      fault: down ? 'down' : 'v2-disabled',
     });
+    return { hr, result: null, errorRecord: errorRecord(hr) };
+  }
+
+  /** The call in flight, with its faults and latency: a read runs at once, a mutation is ordered (acceptMutation). */
+  private start(
+    req: OpRequest,
+    plan: Plan,
+    c: { seq: number; pid: number; acceptedAt: number; resolve: Call['resolve']; tcpPort: number | undefined },
+  ): void {
+    const hits: FaultHits = this.faults.match(plan.op);
+    const call: Call = {
+      seq: c.seq,
+      plan,
+      pid: c.pid,
+      winpid: typeof req.winpid === 'number' ? req.winpid : 0,
+      ...(c.tcpPort !== undefined ? { tcpPort: c.tcpPort } : {}),
+      acceptedAt: c.acceptedAt,
+      latencyMs: this.latencyOf(plan.op),
+      failWith: hits.fail,
+      hang: hits.hang,
+      settled: false,
+      abort: new AbortController(),
+      resolve: c.resolve,
+    };
+    if (hits.fail !== undefined) mark(call, 'failed');
+    this.inFlight.add(call);
+    if (plan.creates) this.adjustPending(plan.creates, +1);
+
+    if (plan.kind === 'read') void this.runRead(call);
+    else this.acceptMutation(call);
+
+    if (hits.kill) this.killClient(call);
   }
 
   private acceptMutation(call: Call): void {

@@ -220,59 +220,67 @@ export function validateRecord<K extends RecordKind>(v: unknown, kind: K): Extra
   str(v, 'ifname');
   num(v, 'createdAt');
   optional(v, 'cniNetwork', str);
-  if (kind === 'attachment') {
-    str(v, 'netns');
-    oneOf(v, 'mode', ['bridge', 'delegatedNic', 'shared']);
-    if (v.apiVersion !== 1 && v.apiVersion !== 2) throw new RecordFormatError('"apiVersion" must be 1 or 2');
-    hnsObject(v, 'network');
-    hnsObject(v, 'endpoint');
-    bool(v, 'ipamAllocated');
-    const attach = obj(v, 'attach');
-    oneOf(attach, 'kind', ['namespace', 'container', 'none']);
-    str(attach, 'target');
-    obj(v, 'result');
-    optional(v, 'mac', str);
-    optional(v, 'repairedAt', num);
-    if (v.recreate !== undefined) {
-      const r = obj(v, 'recreate');
-      obj(r, 'endpoint');
-      optional(r, 'network', obj);
-    }
-    if (v.sharedWith !== undefined) {
-      const w = obj(v, 'sharedWith');
-      str(w, 'containerId');
-      str(w, 'ifname');
-    }
-    if (v.mode === 'shared' && v.sharedWith === undefined)
-      throw new RecordFormatError('a shared attachment needs "sharedWith"');
-  } else if (kind === 'intent') {
-    str(v, 'id');
-    num(v, 'pid');
-    num(v, 'deadline');
-    if (v.pidStartTime !== null) str(v, 'pidStartTime');
-    optional(v, 'mac', str);
-    v.planned = planned(v.planned);
-  } else {
-    str(v, 'reason');
-    optional(v, 'writeId', str);
-    v.planned = planned(v.planned ?? []);
-    if (v.voids !== undefined && !(Array.isArray(v.voids) && v.voids.every((x) => typeof x === 'string'))) {
-      throw new RecordFormatError('"voids" must be a list of intent ids');
-    }
-    optional(v, 'ipamPending', bool);
-    if (
-      v.heldBy !== undefined &&
-      !(
-        Array.isArray(v.heldBy) &&
-        v.heldBy.every(
-          (h) => isObj(h) && typeof h.id === 'string' && typeof h.name === 'string' && typeof h.address === 'string',
-        )
-      )
-    ) {
-      throw new RecordFormatError('"heldBy" must be a list of {id, name, address}');
-    }
-  }
+  if (kind === 'attachment') validateAttachment(v);
+  else if (kind === 'intent') validateIntent(v);
+  else validateTombstone(v);
   return v as unknown as Extract<AnyRecord, { kind: K }>;
+}
+
+function validateAttachment(v: Record<string, unknown>): void {
+  str(v, 'netns');
+  oneOf(v, 'mode', ['bridge', 'delegatedNic', 'shared']);
+  if (v.apiVersion !== 1 && v.apiVersion !== 2) throw new RecordFormatError('"apiVersion" must be 1 or 2');
+  hnsObject(v, 'network');
+  hnsObject(v, 'endpoint');
+  bool(v, 'ipamAllocated');
+  const attach = obj(v, 'attach');
+  oneOf(attach, 'kind', ['namespace', 'container', 'none']);
+  str(attach, 'target');
+  obj(v, 'result');
+  optional(v, 'mac', str);
+  optional(v, 'repairedAt', num);
+  if (v.recreate !== undefined) {
+    const r = obj(v, 'recreate');
+    obj(r, 'endpoint');
+    optional(r, 'network', obj);
+  }
+  if (v.sharedWith !== undefined) {
+    const w = obj(v, 'sharedWith');
+    str(w, 'containerId');
+    str(w, 'ifname');
+  }
+  if (v.mode === 'shared' && v.sharedWith === undefined)
+    throw new RecordFormatError('a shared attachment needs "sharedWith"');
+}
+
+function validateIntent(v: Record<string, unknown>): void {
+  str(v, 'id');
+  num(v, 'pid');
+  num(v, 'deadline');
+  if (v.pidStartTime !== null) str(v, 'pidStartTime');
+  optional(v, 'mac', str);
+  v.planned = planned(v.planned);
+}
+
+function validateTombstone(v: Record<string, unknown>): void {
+  str(v, 'reason');
+  optional(v, 'writeId', str);
+  v.planned = planned(v.planned ?? []);
+  if (v.voids !== undefined && !(Array.isArray(v.voids) && v.voids.every((x) => typeof x === 'string'))) {
+    throw new RecordFormatError('"voids" must be a list of intent ids');
+  }
+  optional(v, 'ipamPending', bool);
+  if (
+    v.heldBy !== undefined &&
+    !(
+      Array.isArray(v.heldBy) &&
+      v.heldBy.every(
+        (h) => isObj(h) && typeof h.id === 'string' && typeof h.name === 'string' && typeof h.address === 'string',
+      )
+    )
+  ) {
+    throw new RecordFormatError('"heldBy" must be a list of {id, name, address}');
+  }
 }
 
 export function sameOwner(a: Owner, b: Owner): boolean {

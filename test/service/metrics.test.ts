@@ -439,7 +439,9 @@ describe('metrics are off by default', () => {
     }
     expect(importers).toEqual([path.join('service', 'metrics.ts')]);
     expect(staticMetrics).toEqual([]);
-    expect(fs.readFileSync(path.join(src, 'service', 'service.ts'), 'utf8')).toMatch(/await import\('\.\/metrics'\)/);
+    expect(fs.readFileSync(path.join(src, 'service', 'service-metrics.ts'), 'utf8')).toMatch(
+      /await import\('\.\/metrics'\)/,
+    );
   });
 
   it('the metrics address: loopback accepted, any other host only with --metrics-allow-remote', () => {

@@ -40,8 +40,8 @@ interface Seen {
   objects: Map<string, string>;
 }
 
-export async function runGc(ctx: OpsContext): Promise<number> {
-  const file = ctx.args.valid!;
+/** The GC request's configuration, with the valid list from FILE validated by the plugin's own parser. */
+function gcRequest(ctx: OpsContext, file: string): { raw: Record<string, unknown>; conf: NetConf } {
   const list = validListFrom(readJson(file), file);
   const raw = {
     ...ctx.conf.raw,
@@ -57,9 +57,12 @@ export async function runGc(ctx: OpsContext): Promise<number> {
     throw e;
   }
   conf.stateDir = ctx.conf.stateDir;
-  ctx.requireStateDir('garbage-collect');
+  return { raw, conf };
+}
 
-  // The GC request the IPAM receives (GC itself is a 1.1.0 verb; DELs for single attachments use the conf's version).
+/** The configuration's delegated IPAM, sent the GC request (its DELs for single attachments use the conf's version). */
+function ipamFor(ctx: OpsContext, conf: NetConf, raw: Record<string, unknown>) {
+  // GC itself is a 1.1.0 verb.
   const stdin = Buffer.from(JSON.stringify({ ...raw, cniVersion: '1.1.0' }));
   const cniPath = ctx.io.env.CNI_PATH || defaultCniBinDir(ctx.platform);
   const env = { ...ctx.io.env, CNI_PATH: cniPath };
@@ -70,22 +73,32 @@ export async function runGc(ctx: OpsContext): Promise<number> {
     path: splitCniPath(cniPath, ctx.platform),
     platform: ctx.platform,
   });
+  return { ipam, path: splitCniPath(cniPath, ctx.platform) };
+}
 
-  const { api } = await ctx.api();
+/** The plugin's GC; an incomplete one reports its errors rather than failing. */
+async function runPluginGc(ctx: OpsContext, conf: NetConf, { ipam, path }: ReturnType<typeof ipamFor>) {
   const rt = ctx.rt();
-  const before = await seen(ctx, api.listNetworks(), api.listEndpoints());
-  let removed: string[];
-  let errors: string[] = [];
-  let incomplete = false;
   try {
-    const report = await gc({ verb: 'GC', conf, path: splitCniPath(cniPath, ctx.platform), ipam, log: ctx.log }, rt);
-    removed = report.removedAttachments;
+    const report = await gc({ verb: 'GC', conf, path, ipam, log: ctx.log }, rt);
+    return { removed: report.removedAttachments, errors: [] as string[], incomplete: false };
   } catch (e) {
     if (!(isCniError(e) && e.code === CniCode.GC_INCOMPLETE)) throw e;
-    incomplete = true;
-    errors = e.details ? e.details.split('\n') : [e.message];
-    removed = [];
+    return { removed: [] as string[], errors: e.details ? e.details.split('\n') : [e.message], incomplete: true };
   }
+}
+
+export async function runGc(ctx: OpsContext): Promise<number> {
+  const file = ctx.args.valid!;
+  const { raw, conf } = gcRequest(ctx, file);
+  ctx.requireStateDir('garbage-collect');
+  const delegated = ipamFor(ctx, conf, raw);
+  const { api } = await ctx.api();
+  const before = await seen(ctx, api.listNetworks(), api.listEndpoints());
+  const ran = await runPluginGc(ctx, conf, delegated);
+  const { errors } = ran;
+  const { ipam } = delegated;
+  let removed = ran.removed;
   let after: Seen | undefined;
   try {
     after = await seen(ctx, api.listNetworks(), api.listEndpoints());
@@ -94,15 +107,15 @@ export async function runGc(ctx: OpsContext): Promise<number> {
       `listing HNS after GC: ${describeFailure(e, { platform: ctx.platform, hcnSim: ctx.io.env.HCN_SIM, verbose: false })}`,
     );
   }
-  if (incomplete && after) removed = [...before.attachments].filter((k) => !after!.attachments.has(k));
+  if (ran.incomplete && after) removed = [...before.attachments].filter((k) => !after!.attachments.has(k));
   const deleted = after
     ? [...before.objects].filter(([id]) => !after!.objects.has(id)).map(([id, what]) => ({ id, what }))
     : [];
-
-  const summary = `gc: ${plural(conf.validAttachments!.length, 'valid attachment')}; removed ${plural(removed.length, 'attachment')}, deleted ${plural(deleted.length, 'HNS object')}, ${plural(errors.length, 'error')}`;
+  const valid = conf.validAttachments!;
+  const summary = `gc: ${plural(valid.length, 'valid attachment')}; removed ${plural(removed.length, 'attachment')}, deleted ${plural(deleted.length, 'HNS object')}, ${plural(errors.length, 'error')}`;
   if (ctx.args.json) {
     ctx.json({
-      valid: conf.validAttachments!.map(ownerKey),
+      valid: valid.map(ownerKey),
       removedAttachments: removed,
       deletedObjects: deleted.map((d) => ({ id: d.id, object: d.what })),
       errors,
@@ -110,8 +123,7 @@ export async function runGc(ctx: OpsContext): Promise<number> {
       summary,
     });
   } else {
-    if (conf.validAttachments!.length === 0)
-      ctx.out('note: the valid list is empty: every attachment of this node counted as gone\n');
+    if (valid.length === 0) ctx.out('note: the valid list is empty: every attachment of this node counted as gone\n');
     for (const r of removed) ctx.out(`removed attachment ${r}\n`);
     for (const d of deleted) ctx.out(`deleted ${d.what} (${d.id})\n`);
     for (const err of errors) ctx.out(`ERROR ${err}\n`);

@@ -15,24 +15,8 @@ function ipsOf(rec: AttachmentRecord): string[] {
   return ips.map((ip) => (ip as { address?: unknown })?.address).filter((a): a is string => typeof a === 'string');
 }
 
-export async function runState(ctx: OpsContext): Promise<number> {
-  const dir = ctx.conf.stateDir;
-  const now = ctx.sys.now();
-  if (!ctx.stateDirExists()) {
-    const msg = `the state directory ${dir} does not exist (nothing recorded yet, or the wrong --state-dir / --conf: ${ctx.loaded.source})`;
-    if (ctx.args.json)
-      ctx.json({
-        stateDir: dir,
-        exists: false,
-        attachments: [],
-        intents: [],
-        tombstones: [],
-        quarantined: [],
-        note: msg,
-      });
-    else ctx.out(`${msg}\n`);
-    return 0;
-  }
+/** What the state directory holds, read as the plugin reads it; its quarantine cleared if asked. */
+function readState(ctx: OpsContext, now: number) {
   const rt = ctx.rt();
   const store = rt.store(ctx.conf, ctx.log);
   const snap = store.snapshot();
@@ -44,84 +28,67 @@ export async function runState(ctx: OpsContext): Promise<number> {
   const cleared = ctx.args.clearQuarantine ? store.clearQuarantine() : undefined;
   // Housekeeping that failed (a file that could not be removed): retried by the audits, failing nothing meanwhile.
   const chores = store.housekeeping();
+  return { snap, intents, cleared, chores };
+}
 
-  if (ctx.args.json) {
+type StateView = ReturnType<typeof readState>;
+
+function noStateDir(ctx: OpsContext, dir: string): number {
+  const msg = `the state directory ${dir} does not exist (nothing recorded yet, or the wrong --state-dir / --conf: ${ctx.loaded.source})`;
+  if (ctx.args.json)
     ctx.json({
       stateDir: dir,
-      exists: true,
-      attachments: snap.attachments.map((a) => attachmentJson(a)),
-      intents: intents.map(({ intent, liveness }) => ({
-        ...intentJson(intent),
-        alive: liveness.live,
-        why: liveness.reason,
-      })),
-      tombstones: snap.tombstones.map(tombstoneJson),
-      quarantined: snap.quarantined.map(quarantinedJson),
-      housekeeping: chores.map((c) => ({
-        what: c.what,
-        file: c.file,
-        error: c.error,
-        failures: c.failures,
-        lastAt: new Date(c.lastAt).toISOString(),
-      })),
-      ...(cleared !== undefined ? { clearedQuarantine: cleared } : {}),
+      exists: false,
+      attachments: [],
+      intents: [],
+      tombstones: [],
+      quarantined: [],
+      note: msg,
     });
-    return 0;
-  }
+  else ctx.out(`${msg}\n`);
+  return 0;
+}
 
+export async function runState(ctx: OpsContext): Promise<number> {
+  const dir = ctx.conf.stateDir;
+  const now = ctx.sys.now();
+  if (!ctx.stateDirExists()) return noStateDir(ctx, dir);
+  const view = readState(ctx, now);
+  if (ctx.args.json) ctx.json(stateJson(dir, view));
+  else printState(ctx, dir, view, now);
+  return 0;
+}
+
+function stateJson(dir: string, { snap, intents, cleared, chores }: StateView): Record<string, unknown> {
+  return {
+    stateDir: dir,
+    exists: true,
+    attachments: snap.attachments.map((a) => attachmentJson(a)),
+    intents: intents.map(({ intent, liveness }) => ({
+      ...intentJson(intent),
+      alive: liveness.live,
+      why: liveness.reason,
+    })),
+    tombstones: snap.tombstones.map(tombstoneJson),
+    quarantined: snap.quarantined.map(quarantinedJson),
+    housekeeping: chores.map((c) => ({
+      what: c.what,
+      file: c.file,
+      error: c.error,
+      failures: c.failures,
+      lastAt: new Date(c.lastAt).toISOString(),
+    })),
+    ...(cleared !== undefined ? { clearedQuarantine: cleared } : {}),
+  };
+}
+
+function printState(ctx: OpsContext, dir: string, view: StateView, now: number): void {
+  const { snap, intents, cleared, chores } = view;
   ctx.out(`state directory ${dir}\n`);
-  section(ctx, 'attachments', snap.attachments.length, () =>
-    table(
-      ['OWNER', 'MODE', 'API', 'ENDPOINT', 'NETWORK', 'IPS', 'NETNS', 'CREATED'],
-      snap.attachments.map((a) => [
-        ownerKey(a),
-        a.mode,
-        `v${a.apiVersion}`,
-        `${a.endpoint.id} (${a.endpoint.name}${a.endpoint.owned ? '' : ', borrowed'})`,
-        `${a.network.id} (${a.network.name}${a.network.owned ? ', ours' : ''})`,
-        list(ipsOf(a)),
-        dash(a.netns),
-        new Date(a.createdAt).toISOString(),
-      ]),
-    ),
-  );
-  section(ctx, 'intents', intents.length, () =>
-    table(
-      ['OWNER', 'PID', 'ALIVE', 'WHY', 'DEADLINE', 'PLANNED'],
-      intents.map(({ intent, liveness }) => [
-        ownerKey(intent),
-        String(intent.pid),
-        liveness.live ? 'yes' : 'no',
-        liveness.reason,
-        when(intent.deadline, now),
-        list(intent.planned.map((p) => `${p.kind} ${p.name}`)),
-      ]),
-    ),
-  );
-  section(ctx, 'tombstones', snap.tombstones.length, () =>
-    table(
-      ['OWNER', 'CREATED', 'REASON', 'PLANNED', 'IP KEPT'],
-      snap.tombstones.map((t) => [
-        ownerKey(t),
-        when(t.createdAt, now),
-        t.reason,
-        list(t.planned.map((p) => `${p.kind} ${p.name}`)),
-        ipKept(t),
-      ]),
-    ),
-  );
-  section(ctx, 'quarantined', snap.quarantined.length, () =>
-    table(
-      ['KIND', 'OWNER', 'FILE', 'AT', 'REASON'],
-      snap.quarantined.map((q) => [
-        q.kind,
-        q.owner ? ownerKey(q.owner) : '-',
-        q.file,
-        new Date(q.at).toISOString(),
-        q.reason,
-      ]),
-    ),
-  );
+  section(ctx, 'attachments', snap.attachments.length, () => attachmentsTable(snap.attachments));
+  section(ctx, 'intents', intents.length, () => intentsTable(intents, now));
+  section(ctx, 'tombstones', snap.tombstones.length, () => tombstonesTable(snap.tombstones, now));
+  section(ctx, 'quarantined', snap.quarantined.length, () => quarantinedTable(snap.quarantined));
   if (chores.length > 0)
     section(ctx, 'housekeeping overdue', chores.length, () =>
       table(
@@ -135,7 +102,56 @@ export async function runState(ctx: OpsContext): Promise<number> {
       `\nquarantined records protect their owner's HNS objects from the audit; once dealt with, remove them with: hcn-cni state --clear-quarantine\n`,
     );
   }
-  return 0;
+}
+
+function attachmentsTable(attachments: readonly AttachmentRecord[]): string {
+  return table(
+    ['OWNER', 'MODE', 'API', 'ENDPOINT', 'NETWORK', 'IPS', 'NETNS', 'CREATED'],
+    attachments.map((a) => [
+      ownerKey(a),
+      a.mode,
+      `v${a.apiVersion}`,
+      `${a.endpoint.id} (${a.endpoint.name}${a.endpoint.owned ? '' : ', borrowed'})`,
+      `${a.network.id} (${a.network.name}${a.network.owned ? ', ours' : ''})`,
+      list(ipsOf(a)),
+      dash(a.netns),
+      new Date(a.createdAt).toISOString(),
+    ]),
+  );
+}
+
+function intentsTable(intents: StateView['intents'], now: number): string {
+  return table(
+    ['OWNER', 'PID', 'ALIVE', 'WHY', 'DEADLINE', 'PLANNED'],
+    intents.map(({ intent, liveness }) => [
+      ownerKey(intent),
+      String(intent.pid),
+      liveness.live ? 'yes' : 'no',
+      liveness.reason,
+      when(intent.deadline, now),
+      list(intent.planned.map((p) => `${p.kind} ${p.name}`)),
+    ]),
+  );
+}
+
+function tombstonesTable(tombstones: readonly TombstoneRecord[], now: number): string {
+  return table(
+    ['OWNER', 'CREATED', 'REASON', 'PLANNED', 'IP KEPT'],
+    tombstones.map((t) => [
+      ownerKey(t),
+      when(t.createdAt, now),
+      t.reason,
+      list(t.planned.map((p) => `${p.kind} ${p.name}`)),
+      ipKept(t),
+    ]),
+  );
+}
+
+function quarantinedTable(quarantined: readonly QuarantinedFile[]): string {
+  return table(
+    ['KIND', 'OWNER', 'FILE', 'AT', 'REASON'],
+    quarantined.map((q) => [q.kind, q.owner ? ownerKey(q.owner) : '-', q.file, new Date(q.at).toISOString(), q.reason]),
+  );
 }
 
 function section(ctx: OpsContext, title: string, n: number, body: () => string): void {

@@ -1,0 +1,67 @@
+/**
+ * The node agent as the service runs it (node-agent.ts): the configurations of the runtime's configuration
+ * directory served from the start, the repair trigger for the pods its health checks find unhealthy, and HNS's own
+ * word that it restarted, where the host offers it.
+ */
+import { defaultStateDir } from '../cni/defaults';
+import { Hcn } from '../hns/hcn';
+import type { NativeHcn } from '../hns/native-types';
+import { watchHnsService } from '../hns/service-notifications';
+import type { Logger } from '../log/logger';
+import type { PluginRuntime } from '../plugin/runtime';
+import { watchConfDir } from './conf-dir';
+import { NodeAgent } from './node-agent';
+import type { RepairTrigger } from './repair-trigger';
+
+export interface AgentWiringOptions {
+  platform: NodeJS.Platform;
+  confDir?: string;
+  binDirs?: readonly string[];
+  defaults?: { stateDir?: string };
+  agent?: { probeMs?: number; tickMs?: number; hnsNotifications?: boolean };
+}
+
+export function createNodeAgent(
+  options: AgentWiringOptions,
+  runtime: PluginRuntime,
+  repair: RepairTrigger,
+  log: Logger,
+): NodeAgent {
+  return new NodeAgent({
+    runtime,
+    log,
+    ...(options.confDir
+      ? {
+          discover: watchConfDir({
+            dir: options.confDir,
+            binDirs: options.binDirs ?? [],
+            platform: options.platform,
+            defaults: { stateDir: options.defaults?.stateDir ?? defaultStateDir(options.platform) },
+            log,
+          }),
+        }
+      : {}),
+    // The pods its health check finds without the network they need, for a configuration with `repair: true`.
+    repair: async ({ conf }, verdicts) => {
+      await repair.runFor(conf, verdicts);
+    },
+    ...(options.agent?.probeMs !== undefined ? { probeMs: options.agent.probeMs } : {}),
+    ...(options.agent?.tickMs !== undefined ? { tickMs: options.agent.tickMs } : {}),
+  });
+}
+
+/**
+ * HNS's own word that it restarted, where the host offers it: the agent's recovery pass (audit, release, repair)
+ * right after HNS is back, not at its next probe, which stays the fallback. Returns how to stop watching.
+ */
+export function watchHnsForAgent(
+  options: AgentWiringOptions,
+  native: NativeHcn,
+  agent: NodeAgent,
+  log: Logger,
+): { close(): Promise<void> } | undefined {
+  if (options.agent?.hnsNotifications === false) return undefined;
+  return watchHnsService(new Hcn(native, native.capabilities()), (event) => agent.hnsNotified(event), {
+    onError: (e) => log.warn({ err: (e as Error).message }, 'service: HNS service notifications not registered'),
+  });
+}

@@ -1,0 +1,78 @@
+/** What `hcn-cni service` (the STATUS request) shows of the resident service. */
+import { abandonedStatus, type AbandonedStatus } from './abandoned-bound';
+import type { NodeAgent, NodeAgentStatus } from './node-agent';
+import { PROTOCOL_VERSION } from './protocol';
+import type { RequestBook } from './requests';
+import type { RequestLogs } from './request-log';
+import type { Tally, TallySnapshot } from './tally';
+
+export interface InFlight {
+  id: number;
+  verb: string;
+  containerId?: string;
+  ifname?: string;
+  state: 'queued' | 'running';
+  /** ms since the service accepted it. */
+  ageMs: number;
+  /** false once the shim that sent it has gone (killed, timed out): the verb still finishes. */
+  shimConnected: boolean;
+}
+
+export interface ServiceStatus {
+  pid: number;
+  protocol: number;
+  address: string;
+  startedAt: string;
+  uptimeMs: number;
+  served: number;
+  refused: number;
+  failed: number;
+  /** Queued requests not run because their shim was gone before they started (nothing was done for them). */
+  notRun: number;
+  /** Connections closed before their request was complete: too slow (requestTimeoutMs) or too many pending. */
+  timedOut: number;
+  tooMany: number;
+  /** Connections whose request is not complete yet. */
+  pendingConnections: number;
+  /** Request log files open (bounded; see log-files.ts). */
+  logFilesOpen: number;
+  inFlight: InFlight[];
+  /** HCN calls past their timeout and still running, and the bound at which the service retires. */
+  abandoned: AbandonedStatus;
+  /** What the service counted (the same counts its metrics carry). */
+  tally: TallySnapshot;
+  /** The node agent's background audits (node-agent.ts). */
+  agent: NodeAgentStatus;
+  /** Where its Prometheus metrics are served; absent when they are off. */
+  metricsUrl?: string;
+}
+
+export interface StatusParts {
+  pid: number;
+  address: string;
+  started: number;
+  maxAbandoned: number;
+  book: RequestBook;
+  logs: RequestLogs;
+  tally: Tally;
+  agent: NodeAgent;
+  metricsUrl: string | undefined;
+}
+
+export function serviceStatus(p: StatusParts): ServiceStatus {
+  return {
+    pid: p.pid,
+    protocol: PROTOCOL_VERSION,
+    address: p.address,
+    startedAt: new Date(p.started).toISOString(),
+    uptimeMs: Date.now() - p.started,
+    ...p.book.counts,
+    pendingConnections: p.book.pendingConnections,
+    logFilesOpen: p.logs.files.openCount,
+    inFlight: p.book.inFlight(),
+    abandoned: abandonedStatus(p.maxAbandoned),
+    tally: p.tally.snapshot(),
+    agent: p.agent.status(),
+    ...(p.metricsUrl !== undefined ? { metricsUrl: p.metricsUrl } : {}),
+  };
+}
