@@ -235,7 +235,15 @@ function parse(argv: string[]) {
 
 /** Where install put the conflist, found as install finds it (containerd's config.toml at its default place). */
 export function installedConflistPath(platform: NodeJS.Platform, env: NodeJS.ProcessEnv): string {
+  return path.join(installedCniDirs(platform, env).confDir, CONFLIST_NAME);
+}
+
+/** containerd's CNI configuration and bin directories, found as `hcn-cni install` finds them. */
+export function installedCniDirs(
+  platform: NodeJS.Platform,
+  env: NodeJS.ProcessEnv,
+): { confDir: string; binDirs: string[] } {
   const configFile = defaultContainerdConfig(platform, env);
   const dirs = cniDirsFromConfig(readOptional(configFile), configFile, platform);
-  return path.join(dirs.confDir, CONFLIST_NAME);
+  return { confDir: dirs.confDir, binDirs: dirs.binDirs };
 }

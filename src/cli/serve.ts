@@ -39,7 +39,8 @@ HNS whether it answers every S seconds (--hns-probe-seconds, default 5; 0: only 
 host offers HNS's service notifications (HcnRegisterServiceCallback), HNS going away and coming back is known at once
 (docs/hns-restart.md); --no-hns-notifications leaves it to the probe.
 
---conf-dir DIR: the runtime's CNI configuration directory. hcn-cni's networks in it are served from the start (audit,
+--conf-dir DIR|installed: the runtime's CNI configuration directory ("installed": containerd's, and its bin
+directories for --bin-dir, found as hcn-cni install finds them). hcn-cni's networks in it are served from the start (audit,
 pod health, repair, kept IPs released), before any verb of theirs arrives; without it, a network is served once a
 verb of it has come. --bin-dir DIRS: where their delegated IPAM plugins are (CNI_PATH form: ';'-separated on Windows, ':' elsewhere).
 
@@ -152,6 +153,13 @@ function metricsOf(args: ServeArgs): { host: string; port: number } | undefined 
   return undefined;
 }
 
+/** --conf-dir installed: containerd's CNI directories, as `hcn-cni install` found them (--bin-dir still wins). */
+async function installedDirs(args: ServeArgs, env: NodeJS.ProcessEnv): Promise<void> {
+  const dirs = (await import('./install')).installedCniDirs(process.platform, env);
+  args.confDir = dirs.confDir;
+  args.binDirs ??= dirs.binDirs;
+}
+
 /** The configuration of --create-network ("installed": the conflist `hcn-cni install` wrote). */
 async function createNetworkOf(file: string, env: NodeJS.ProcessEnv): Promise<NetConf> {
   // Loaded only for this: containerd's conf directory is install's business.
@@ -216,6 +224,7 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
   }
   let createNetwork: NetConf | undefined;
   try {
+    if (args.confDir === 'installed') await installedDirs(args, io.env);
     if (args.createNetworkFile !== undefined) createNetwork = await createNetworkOf(args.createNetworkFile, io.env);
   } catch (e) {
     io.err(`hcn-cni serve: --create-network: ${firstLine(e)}\n`);

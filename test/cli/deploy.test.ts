@@ -404,6 +404,8 @@ describe('daemonset.yaml', () => {
       '--metrics-allow-remote',
       '--create-network',
       'installed',
+      '--conf-dir',
+      'installed',
     ]);
     // What the kubelet makes of $(HOST_IP) for an IPv4 node is an address hcn-cni serve accepts with the flag.
     expect(parseMetricsAddress('$(HOST_IP):9464'.replace('$(HOST_IP)', '10.0.0.4'), true)).toEqual({
