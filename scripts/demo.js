@@ -475,7 +475,8 @@ async function serviceMode(sim, stateDir, tmp, newNamespace, bridge) {
     );
 
     // The runtime gives up on an ADD (kills the shim) while HNS is still creating the endpoint.
-    await sim.control.hang('HcnCreateEndpoint');
+    // The service creates a bridge pod's endpoint with one v1 call (docs/hns-round-trips.md): hold that call.
+    await sim.control.hang('HNSCall POST /endpoints');
     const ns2 = await newNamespace();
     const pod2 = { containerId: 'pod-slow', netns: ns2 };
     let shimChild;
