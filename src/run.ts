@@ -36,11 +36,11 @@ export interface RunCniResult {
 }
 
 export { defaultStateDir } from './cni/defaults';
-import { defaultClaimsDir, defaultStateDir } from './cni/defaults';
+import { claimsDirFor, defaultStateDir } from './cni/defaults';
 
 export function runCni(options: RunCniOptions): Promise<RunCniResult> {
   const platform = options.platform ?? process.platform;
-  const claimsDir = options.claimsDir ?? (options.env.HCN_CNI_CLAIMS_DIR || undefined) ?? defaultClaimsDir(platform);
+  const claimsDir = options.claimsDir ?? claimsDirFor(options.env, platform);
   const runtime =
     options.runtime ??
     new PluginRuntime({

@@ -6,6 +6,7 @@
  * too many HCN calls are past their timeout and still unanswered (src/service/abandoned-bound.ts): the DaemonSet's
  * container then ends and the kubelet starts a fresh service, while the shims run hcn-cni-standalone.
  */
+import { claimsDirFor } from '../cni/defaults';
 import { splitCniPath } from '../cni/env';
 import { parseMetricsAddress } from './metrics-address';
 import { loadConf } from './operator/conf';
@@ -174,13 +175,14 @@ function serviceOptions(
   createNetwork: NetConf | undefined,
 ): Parameters<typeof startService>[0] {
   const { maxAbandonedCalls, probeMs, hnsNotifications, confDir, binDirs } = args;
+  const claimsDir = claimsDirFor(io.env, process.platform);
   return {
     address: args.address,
     platform: process.platform,
     pid: process.pid,
     ...(process.platform !== 'win32' && typeof process.getuid === 'function' ? { allowUid: process.getuid() } : {}),
     load: io.load,
-    ...(io.env.HCN_CNI_CLAIMS_DIR ? { claimsDir: io.env.HCN_CNI_CLAIMS_DIR } : {}),
+    ...(claimsDir ? { claimsDir } : {}),
     ...(maxAbandonedCalls !== undefined ? { maxAbandonedCalls } : {}),
     ...(probeMs !== undefined || !hnsNotifications
       ? { agent: { ...(probeMs !== undefined ? { probeMs } : {}), ...(hnsNotifications ? {} : { hnsNotifications }) } }

@@ -27,3 +27,13 @@ export function defaultBinDir(platform: NodeJS.Platform): string {
 export function defaultClaimsDir(platform: NodeJS.Platform): string | undefined {
   return platform === 'win32' ? 'C:\\ProgramData\\hcn-cni\\claims' : undefined;
 }
+
+/**
+ * The register every entry point uses: HCN_CNI_CLAIMS_DIR, else the platform's default. One home, because the three
+ * entry points (a CNI verb, `serve`, the operator's tool) must meet in the same register: an ADD registered in one
+ * that an audit of another does not read is unprotected (the service once left the default out, and on Windows its
+ * audits of one state directory could delete the endpoint another state directory's ADD had just created).
+ */
+export function claimsDirFor(env: NodeJS.ProcessEnv, platform: NodeJS.Platform): string | undefined {
+  return env.HCN_CNI_CLAIMS_DIR || defaultClaimsDir(platform);
+}

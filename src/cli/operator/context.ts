@@ -74,8 +74,8 @@ export class OpsContext {
       const { PluginRuntime } = require('../../plugin/runtime') as typeof import('../../plugin/runtime');
       const load = this.io.load;
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded synchronously on demand: start-up pays only for what is used
-      const { defaultClaimsDir } = require('../../cni/defaults') as typeof import('../../cni/defaults');
-      const claimsDir = this.io.env.HCN_CNI_CLAIMS_DIR || defaultClaimsDir(process.platform);
+      const { claimsDirFor } = require('../../cni/defaults') as typeof import('../../cni/defaults');
+      const claimsDir = claimsDirFor(this.io.env, process.platform);
       this.runtime = new PluginRuntime({
         pid: this.sys.pid,
         now: this.sys.now,
