@@ -2,7 +2,7 @@
 // @ts-check
 /**
  * Where a verb's time goes through the service: the native shim in front of `hcn-cni serve` (run from its JS entry,
- * dist/cli/hcn-cni.js, under `node --cpu-prof`: a single executable takes no Node options), bridge mode on an existing
+ * dist/cli/hcn-cni.js, with bench/cpu-profile-preload.js: a single executable takes no Node options), bridge mode on an existing
  * network, a zero-latency simulator. N ADDs one after another, then their N DELs; the V8 CPU profile's samples are
  * split by the monotonic time of each phase (V8's profile timestamps and process.hrtime both read CLOCK_MONOTONIC on
  * Linux), so each verb gets its own profile:
@@ -101,7 +101,7 @@ async function run() {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-bench-profile-'));
   const shim = deployedBin(tmp);
   const socket = path.join(tmp, 'run', 'service.sock');
-  const profDir = path.join(tmp, 'prof');
+  const profFile = path.join(tmp, 'service.cpuprofile');
   const sim = await startSimulator({ logLevel: 'warn' });
   process.env.HCN_SIM = sim.address;
   // The node-wide claims register, as on Windows (C:\\ProgramData\\hcn-cni\\claims): state directories that share a
@@ -115,8 +115,15 @@ async function run() {
   const logFd = fs.openSync(path.join(tmp, 'service.log'), 'a');
   const service = spawn(
     process.execPath,
-    ['--cpu-prof', `--cpu-prof-dir=${profDir}`, path.join(DIST, 'cli', 'hcn-cni.js'), 'serve', '--listen', socket],
-    { env: base, stdio: ['ignore', 'ignore', logFd] },
+    [
+      '--require',
+      path.join(__dirname, 'cpu-profile-preload.js'),
+      path.join(DIST, 'cli', 'hcn-cni.js'),
+      'serve',
+      '--listen',
+      socket,
+    ],
+    { env: { ...base, HCN_BENCH_CPU_PROFILE: profFile }, stdio: ['ignore', 'ignore', logFd] },
   );
   fs.closeSync(logFd);
   try {
@@ -137,6 +144,7 @@ async function run() {
           CNI_CONTAINERID: id,
           CNI_IFNAME: 'eth0',
           CNI_NETNS: ns,
+          CNI_PATH: '/usr/lib/cni',
           HCN_CNI_SERVICE: socket,
         },
       });
@@ -169,16 +177,18 @@ async function run() {
       const total = (/** @type {any} */ st) => Object.values(st.calls).reduce((a, b) => Number(a) + Number(b), 0);
       phases[v] = { from, to, wall, simBusyMs: after.busyMs - before.busyMs, calls: total(after) - total(before) };
     }
-    service.kill('SIGTERM');
-    await new Promise((r) => service.once('exit', r));
-    const file = fs.readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
-    if (!file) throw new Error('the service wrote no CPU profile');
-    const profile = JSON.parse(fs.readFileSync(path.join(profDir, file), 'utf8'));
+    service.kill('SIGUSR2');
+    for (let i = 0; !fs.existsSync(profFile); i++) {
+      if (i > 600 || fs.existsSync(`${profFile}.error`)) throw new Error('the service wrote no CPU profile');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await new Promise((r) => setTimeout(r, 200)); // the write is one synchronous call; let it finish
+    const profile = JSON.parse(fs.readFileSync(profFile, 'utf8'));
     const load = os
       .loadavg()
       .map((x) => x.toFixed(2))
       .join(' ');
-    console.log(`verb-profile: ${PODS} pods, load average ${load}, service under node --cpu-prof`);
+    console.log(`verb-profile: ${PODS} pods, load average ${load}, service profiled by bench/cpu-profile-preload.js`);
     const json = {};
     for (const [v, p] of Object.entries(phases)) {
       const s = summarize(profile, p.from, p.to, PODS);
