@@ -10,7 +10,7 @@
  * non-persistent and gone too — re-attaches it as it was attached (HCN namespace, or HCS hot-add into the Docker
  * sandbox), and commits the record again. IPAM is never touched: the addresses are the recorded ones.
  *
- * The same claim machinery as ADD (add-context.ts): an intent before any create, written only while the record is
+ * The same claim machinery as ADD (claim.ts): an intent before any create, written only while the record is
  * still there (StateStore.writeIntent requireAttachment), and a commit that fails when a DEL voided the intent
  * meanwhile (StateStore.removeDeletedAttachment) — then the undo deletes what the repair created, so a repair racing
  * a DEL of the same pod leaves nothing. Shared attachments (container:<id>) are not acted on: they follow their
