@@ -2,7 +2,8 @@
  * ADD, as a pipeline over a plan that no step changes (add-plan.ts); each step returns what it decided, and the next
  * takes it as an argument:
  *
- *   prepare                 the API and the HNS version, asked once; the policies translated      add-plan.ts
+ *   prepare                 the API chosen (first: a `container:<id>` ADD needs only that), the HNS version asked
+ *                           once, the policies translated                                         add-plan.ts
  *   repeat                  a repeated ADD of a live attachment returns the same result (nothing new allocated, the
  *                           attach re-verified)
  *   audit-or-own-leftovers  the whole node when that is due (audit-due.ts), else this attachment's own names in HNS
