@@ -1,122 +1,94 @@
 /**
- * ADD: repeated ADD of a live attachment returns the same result (nothing new allocated, the attach re-verified);
- * `container:<id>` shares the sandbox's endpoint; otherwise audit this attachment's own names in HNS (the whole
- * node only when that is due: audit-due.ts), get addresses, and create the attachment in the configured mode. A failure undoes what this invocation created, except when HNS stopped
- * answering (timeout or RPC failure): then the intent stays, and whatever HNS completes later is removed by the
- * next audit or by the DEL the runtime sends after a failed ADD.
+ * ADD, as a pipeline over a plan that no step changes (add-plan.ts); each step returns what it decided, and the next
+ * takes it as an argument:
+ *
+ *   prepare                 the API chosen (first: a `container:<id>` ADD needs only that), the HNS version asked
+ *                           once, the policies translated                                         add-plan.ts
+ *   repeat                  a repeated ADD of a live attachment returns the same result (nothing new allocated, the
+ *                           attach re-verified)
+ *   audit-or-own-leftovers  the whole node when that is due (audit-due.ts), else this attachment's own names in HNS
+ *                           (own-objects.ts): what a killed earlier attempt left
+ *   claim                   the intent, before anything is allocated or created                  claim.ts
+ *   addresses               IPAM, a chained prevResult, or the record being re-created            addresses.ts
+ *   place                   the mode supplies the network (bridge.ts: the shared one; delegated-nic.ts: its own on
+ *                           the pod's NIC), and the endpoint the intent planned is created in it  endpoint.ts
+ *   attach                  the record's file written, the endpoint attached where the netns says endpoint.ts
+ *   commit                  the record replaces the intent                                        claim.ts
+ *
+ * `container:<id>` shares the sandbox's endpoint instead (addShared). A failure undoes what this invocation created,
+ * except when HNS stopped answering (timeout or RPC failure): then the intent stays, and whatever HNS completes later
+ * is removed by the next audit or by the DEL the runtime sends after a failed ADD.
  */
 import { CniCode, CniError } from '../cni/cni-error';
 import type { CniResult, VerbContext } from '../cni/types';
+import type { NetworkInfo } from '../hns/api';
 import { isHcnError, isUnreachable } from '../hns/hcn-error';
-import { endpointName } from '../orphans/ownership';
-import { ownerKey, type AttachmentRecord, type Owner, type PlannedObject } from '../state/records';
-import { allocate, plannedId, type AddContext } from './add-context';
-import { writeIntent } from './claim';
-import { recordedAttach, ensureAttached } from './attach';
-import { addBridge } from './bridge';
-import { addDelegatedNic, planDelegated } from './delegated-nic';
-import { endpointPolicies, networkPolicies, nicNetworkFlags } from './endpoint-config';
-import { requireIpv6, staticIpv6 } from './families';
-import { step, toCniError } from './to-cni-error';
-import { parseNetns, type AttachTarget } from './netns';
-import { releasePendingIpam } from './pending-ipam';
-import { wholeNodeAuditDue } from './audit-due';
-import { clearOwnLeftovers } from './own-objects';
-import type { PluginRuntime } from './runtime';
-import type { ApiChoice } from './api-version';
+import { ownerKey, type AttachmentRecord, type IntentRecord, type Owner } from '../state/records';
 import type { StateStore } from '../state/store';
-import { Undo } from './undo';
+import { prepare, type AddPlan } from './add-plan';
+import { allocate, type Addressing } from './addresses';
+import type { ApiChoice } from './api-version';
+import { ensureAttached } from './attach';
+import { wholeNodeAuditDue } from './audit-due';
+import { planBridge, placeInBridge } from './bridge';
+import { commit, writeIntent } from './claim';
+import { placeOnNic, planDelegated } from './delegated-nic';
+import { attachEndpoint, attachmentRecord, type Placed } from './endpoint';
+import { parseNetns } from './netns';
+import { clearOwnLeftovers } from './own-objects';
+import { releasePendingIpam } from './pending-ipam';
+import type { PluginRuntime } from './runtime';
+import { step, toCniError } from './to-cni-error';
 
 export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResult> {
   const { conf, attachment, log } = ctx;
-  const owner: Owner = { containerId: attachment.containerId, ifname: attachment.ifname };
   const target = parseNetns(attachment.netns);
   const store = rt.store(conf, log);
   const choice = await step('choosing the HNS API', () => rt.api(conf));
   log.debug({ api: choice.version, reason: choice.reason }, 'HNS API chosen by the host');
+  if (target.kind === 'shared') return addShared(ctx, rt, store, choice, target.sandboxId);
 
-  if (target.kind === 'shared') return addShared(ctx, rt, owner, target.sandboxId);
-  const a = await prepare(ctx, rt, store, choice, owner, target);
-  const existing = store.getAttachment(owner);
-  if (existing) {
-    const same = await repeat(a, existing);
-    if (same) return same;
-  }
-  await auditOrOwnLeftovers(a);
-  return claimAndCreate(a, existing);
+  const plan = await prepare(ctx, rt, store, choice, target);
+  const existing = store.getAttachment(plan.owner);
+  const same = existing && (await repeat(plan, existing));
+  if (same) return same;
+  const listed = await auditOrOwnLeftovers(plan);
+  return claimAndCreate(plan, existing, listed);
 }
 
-/** Everything an ADD decides before it touches state or HNS: the API's limits checked, the policies translated. */
-async function prepare(
-  ctx: VerbContext,
-  rt: PluginRuntime,
-  store: StateStore,
-  choice: ApiChoice,
-  owner: Owner,
-  target: Exclude<AttachTarget, { kind: 'shared' }>,
-): Promise<AddContext> {
-  const { conf, log } = ctx;
-  // IPv6 in the configuration on an API or host that cannot carry it: refused before anything is written or created.
-  const v6 = staticIpv6(conf);
-  if (v6) await requireIpv6(choice, choice.api.hcn, `"${v6[0]}" ${JSON.stringify(v6[1])}`);
-
-  const hnsVersion = choice.hnsVersion ?? (await step('asking HNS for its version', () => choice.api.hnsVersion()));
-  let policies;
-  let netPolicies;
-  let nicFlags: number | undefined;
-  try {
-    policies = endpointPolicies(conf, choice.version, log, hnsVersion);
-    netPolicies = networkPolicies(conf);
-    if (conf.mode === 'delegatedNic') nicFlags = nicNetworkFlags(conf, choice.version, hnsVersion);
-  } catch (e) {
-    throw toCniError(e, 'translating policies');
-  }
-  return {
-    ctx,
-    conf,
-    rt,
-    log,
-    store,
-    choice,
-    api: choice.api,
-    owner,
-    attach: recordedAttach(target, owner.containerId),
-    policies,
-    networkPolicies: netPolicies,
-    ...(nicFlags !== undefined ? { nicFlags } : {}),
-    undo: new Undo(),
-  };
-}
-
-/** The whole node's audit only when it is due (audit-due.ts); every ADD audits its own names (own-objects.ts). */
-async function auditOrOwnLeftovers(a: AddContext): Promise<void> {
+/**
+ * The whole node's audit only when it is due (audit-due.ts); every ADD audits its own names (own-objects.ts). Returns
+ * the networks the whole-node audit listed, so the bridge network is found without asking HNS again.
+ */
+async function auditOrOwnLeftovers(a: AddPlan): Promise<readonly NetworkInfo[] | undefined> {
   const { conf, rt, store, log } = a;
-  if (!conf.audit) return;
+  if (!conf.audit) return undefined;
   if (wholeNodeAuditDue(conf, rt, store)) {
     const report = await step('auditing HNS for leaked objects', () => rt.audit(conf, a.api, store, log));
-    a.listedNetworks = report.networks;
     // IPs that DELs had to keep while HNS refused to delete their endpoints: free them now the audit removed those.
     await releasePendingIpam(store, a.ctx.ipam, conf.name, report, log);
-  } else {
-    await clearOwnLeftovers(a);
+    return report.networks;
   }
+  await clearOwnLeftovers(a);
+  return undefined;
 }
 
-/** Claim (the intent) → addresses → the mode's attachment, committed; a failure is undone or left to the audit. */
-async function claimAndCreate(a: AddContext, existing: AttachmentRecord | undefined): Promise<CniResult> {
-  const { conf, store, log } = a;
+/** Claim → addresses → place → attach → commit; a failure is undone, or left to the audit when HNS stopped answering. */
+async function claimAndCreate(
+  a: AddPlan,
+  existing: AttachmentRecord | undefined,
+  listed: readonly NetworkInfo[] | undefined,
+): Promise<CniResult> {
+  const { store, log } = a;
   let intentId: string | undefined;
   try {
-    // The intent comes first, before anything is allocated or created: a process killed at any later point leaves
-    // a claim that names the owner, what it planned, and when it stops counting.
-    const plan = conf.mode === 'delegatedNic' ? planDelegated(a, existing) : planBridge(a);
-    const intent = await step('writing the intent', () => writeIntent(a, plan.planned, plan.mac));
+    const intent = await claim(a, existing);
     intentId = intent.id;
     const addr = await allocate(a, existing);
-    const record =
-      conf.mode === 'delegatedNic'
-        ? await addDelegatedNic(a, addr, intent, existing)
-        : await addBridge(a, addr, intent);
+    const placed = await place(a, addr, intent, existing, listed);
+    const record = attachmentRecord(a, addr, placed);
+    const prepared = await attachEndpoint(a, placed.ep, record);
+    await commit(a, record, placed.intent, prepared);
     log.info(
       { endpoint: record.endpoint.id, network: record.network.name, api: a.choice.version, attach: record.attach.kind },
       'attachment created',
@@ -137,13 +109,30 @@ async function claimAndCreate(a: AddContext, existing: AttachmentRecord | undefi
   }
 }
 
-function planBridge(a: AddContext): { planned: PlannedObject[]; mac?: string } {
-  const id = plannedId(a);
-  return { planned: [{ kind: 'endpoint', name: endpointName(a.owner), ...(id ? { id } : {}) }] };
+/**
+ * The claim comes first, before anything is allocated or created: a process killed at any later point leaves an
+ * intent that names the owner, what it planned, and when it stops counting.
+ */
+async function claim(a: AddPlan, existing: AttachmentRecord | undefined): Promise<IntentRecord> {
+  const planned = a.conf.mode === 'delegatedNic' ? planDelegated(a, existing) : planBridge(a);
+  return step('writing the intent', () => writeIntent(a, planned.planned, planned.mac));
+}
+
+/** The mode supplies the network and nothing else: the endpoint in it is created the same way (endpoint.ts). */
+function place(
+  a: AddPlan,
+  addr: Addressing,
+  intent: IntentRecord,
+  existing: AttachmentRecord | undefined,
+  listed: readonly NetworkInfo[] | undefined,
+): Promise<Placed> {
+  return a.conf.mode === 'delegatedNic'
+    ? placeOnNic(a, addr, intent, existing)
+    : placeInBridge(a, addr, intent, listed);
 }
 
 /** A repeated ADD: the same result if the endpoint is still there (re-attached if needed), else undefined. */
-async function repeat(a: AddContext, rec: AttachmentRecord): Promise<CniResult | undefined> {
+async function repeat(a: AddPlan, rec: AttachmentRecord): Promise<CniResult | undefined> {
   const netns = a.ctx.attachment.netns;
   if (rec.netns !== netns || rec.mode === 'shared') {
     throw new CniError(
@@ -165,9 +154,15 @@ async function repeat(a: AddContext, rec: AttachmentRecord): Promise<CniResult |
 }
 
 /** `container:<sandbox>`: a workload container shares the sandbox's endpoint: no endpoint, no IP, the same result. */
-async function addShared(ctx: VerbContext, rt: PluginRuntime, owner: Owner, sandboxId: string): Promise<CniResult> {
+async function addShared(
+  ctx: VerbContext,
+  rt: PluginRuntime,
+  store: StateStore,
+  choice: ApiChoice,
+  sandboxId: string,
+): Promise<CniResult> {
   const { conf, log } = ctx;
-  const store = rt.store(conf, log);
+  const owner: Owner = { containerId: ctx.attachment.containerId, ifname: ctx.attachment.ifname };
   const sandboxOwner = { containerId: sandboxId, ifname: owner.ifname };
   const sandbox = store.getAttachment(sandboxOwner);
   if (!sandbox || sandbox.mode === 'shared') {
@@ -176,7 +171,6 @@ async function addShared(ctx: VerbContext, rt: PluginRuntime, owner: Owner, sand
       `CNI_NETNS container:${sandboxId}: the sandbox has no attachment on ${owner.ifname}; ADD the sandbox first`,
     );
   }
-  const choice = await step('choosing the HNS API', () => rt.api(conf));
   const ep = await step('looking up the sandbox endpoint', () => choice.api.getEndpoint(sandbox.endpoint.id));
   if (!ep) {
     throw new CniError(

@@ -11,29 +11,38 @@ import { withOutboundNatExceptions } from '../hns/policies';
 import type { TypedPolicy } from '../hns/schema';
 import { parseIpv4 } from '../net/addr';
 import { familyOf, firstHost, networkOf } from '../net/ipv4';
-import type { AttachmentRecord, IntentRecord } from '../state/records';
-import type { AddContext, Addressing } from './add-context';
-import { createAttachment, refusable, refusedCreate } from './endpoint';
+import { endpointName } from '../orphans/ownership';
+import type { IntentRecord, PlannedObject } from '../state/records';
+import { plannedId, type AddPlan } from './add-plan';
+import type { Addressing } from './addresses';
+import { placeEndpoint, refusable, refusedCreate, type EndpointPlacement, type Placed } from './endpoint';
 import { addressesOf } from './ip-holders';
 import { auditAddressHolders } from './own-objects';
 import { requireIpv6 } from './families';
 import { step } from './to-cni-error';
 
+/** What a bridge-mode ADD plans before it allocates anything: its endpoint in the shared network. */
+export function planBridge(a: AddPlan): { planned: PlannedObject[]; mac?: string } {
+  const id = plannedId(a);
+  return { planned: [{ kind: 'endpoint', name: endpointName(a.owner), ...(id ? { id } : {}) }] };
+}
+
 /** The HNS network types a bridge-mode pod can attach to (NetConf networkType). */
 const BRIDGE_NETWORK_TYPES: readonly string[] = ['L2Bridge', 'Overlay', 'NAT', 'L2Tunnel'];
 
-/**
- * The shared network: from the audit's listing, else remembered by this process (a resident service serves many
- * ADDs: it is re-read once a create says it is gone), else asked of HNS by name.
- */
 /** What finding or creating the shared network needs (an ADD, or the service's network at start). */
-type NetworkContext = Pick<AddContext, 'conf' | 'choice' | 'listedNetworks' | 'rt' | 'api' | 'log' | 'networkPolicies'>;
+type NetworkContext = Pick<AddPlan, 'conf' | 'choice' | 'rt' | 'api' | 'log' | 'networkPolicies'>;
 
-export async function findOrCreateNetwork(a: NetworkContext): Promise<NetworkInfo> {
+/**
+ * The shared network: from the audit's listing (`listed`, when this ADD audited the node), else remembered by this
+ * process (a resident service serves many ADDs: it is re-read once a create says it is gone), else asked of HNS by
+ * name.
+ */
+export async function findOrCreateNetwork(a: NetworkContext, listed?: readonly NetworkInfo[]): Promise<NetworkInfo> {
   const { conf } = a;
   const version = a.choice.version;
   const found =
-    a.listedNetworks?.find((n) => n.name === conf.networkName) ??
+    listed?.find((n) => n.name === conf.networkName) ??
     a.rt.knownNetwork(version, conf.networkName) ??
     (await step(`looking up HNS network "${conf.networkName}"`, () => a.api.findNetworkByName(conf.networkName)));
   if (!found) return createBridgeNetwork(a);
@@ -48,7 +57,7 @@ export async function findOrCreateNetwork(a: NetworkContext): Promise<NetworkInf
  * of unexpected type"). Without one, the existing network's type is used, if it is a bridge-mode type: a
  * win-overlay or sdnoverlay configuration migrated by changing only "type" attaches to its Overlay network.
  */
-function acceptNetworkType(conf: AddContext['conf'], found: NetworkInfo): void {
+function acceptNetworkType(conf: AddPlan['conf'], found: NetworkInfo): void {
   const accepted: readonly string[] = conf.networkTypeSet ? [conf.networkType] : BRIDGE_NETWORK_TYPES;
   if (!accepted.includes(found.type)) {
     throw new CniError(
@@ -62,7 +71,7 @@ function acceptNetworkType(conf: AddContext['conf'], found: NetworkInfo): void {
 }
 
 /** The configuration allows creating the missing network, and says of which type. */
-function mayCreateNetwork(conf: AddContext['conf']): void {
+function mayCreateNetwork(conf: AddPlan['conf']): void {
   if (!conf.createNetwork) {
     throw new CniError(
       CniCode.NETWORK_NOT_FOUND,
@@ -109,7 +118,7 @@ async function createBridgeNetwork(a: NetworkContext): Promise<NetworkInfo> {
         flags: 0,
         ...(conf.adapterName ? { adapterName: conf.adapterName } : {}),
         subnets,
-        policies: a.networkPolicies,
+        policies: [...a.networkPolicies],
       }),
     );
     a.rt.rememberNetwork(a.choice.version, created);
@@ -125,24 +134,28 @@ async function createBridgeNetwork(a: NetworkContext): Promise<NetworkInfo> {
 }
 
 /**
- * Creates the endpoint the intent planned in the shared network and commits the attachment. A create HNS refuses
- * is tried once more when the refusal has a cause this ADD can remove: the network is gone (this process remembered
- * it: ask HNS again), or an address is held by a stale endpoint (audit those that hold it: own-objects.ts).
+ * The place step of bridge mode: the endpoint the intent planned, created in the shared network (found in `listed`,
+ * what the audit just listed, when there is one). A create HNS refuses (a RefusedCreate) is tried once more when the
+ * refusal has a cause this ADD can remove: the network is gone (this process remembered it: ask HNS again), or an
+ * address is held by a stale endpoint (audit those that hold it: own-objects.ts).
  */
-export async function addBridge(a: AddContext, addr: Addressing, intent: IntentRecord): Promise<AttachmentRecord> {
-  const configured = a.policies;
+export async function placeInBridge(
+  a: AddPlan,
+  addr: Addressing,
+  intent: IntentRecord,
+  listed: readonly NetworkInfo[] | undefined,
+): Promise<Placed> {
   for (let attempt = 1; ; attempt++) {
-    a.policies = configured;
-    const network = await findOrCreateNetwork(a);
+    const network = await findOrCreateNetwork(a, listed);
     try {
-      return await createInNetwork(a, addr, intent, network);
+      return await placeEndpoint(a, addr, intent, await bridgePlacement(a, addr, network));
     } catch (e) {
       const refused = refusedCreate(e);
       if (attempt > 1 || refused === undefined) throw e;
       if (hasCode(refused, HR.NETWORK_NOT_FOUND)) {
         a.log.warn({ network: network.name, id: network.id }, 'the HNS network is gone; looking it up again');
         a.rt.rememberNetwork(a.choice.version, undefined, network.name);
-        delete a.listedNetworks;
+        listed = undefined;
         continue;
       }
       const addresses = addressesOf(addr);
@@ -159,18 +172,13 @@ export async function addBridge(a: AddContext, addr: Addressing, intent: IntentR
   }
 }
 
-async function createInNetwork(
-  a: AddContext,
-  addr: Addressing,
-  intent: IntentRecord,
-  network: NetworkInfo,
-): Promise<AttachmentRecord> {
+/** Where in the shared network: its subnets and gateways, and the endpoint policies it adds to the plan's. */
+async function bridgePlacement(a: AddPlan, addr: Addressing, network: NetworkInfo): Promise<EndpointPlacement> {
   // One subnet per family (the first of each, as sdnbridge reads an endpoint's first address of each family).
   const subnets = ([4, 6] as const).flatMap((f) => network.subnets.filter((s) => familyOf(s.prefix) === f).slice(0, 1));
   const v6 = subnets.find((s) => familyOf(s.prefix) === 6);
   // HNS assigns the addresses: an IPv6 subnet means an IPv6 address, which HNS v1 or an old HNS cannot give.
-  if (addr.ips.length === 0 && v6)
-    await requireIpv6(a.choice, a.api.hcn, `the subnet ${v6.prefix} of HNS network "${network.name}"`);
+  if (addr.ips.length === 0 && v6) requireIpv6(a.choice, `the subnet ${v6.prefix} of HNS network "${network.name}"`);
   const families = addr.ips.length
     ? addr.ips.map((ip) => familyOf(ip.address))
     : subnets.map((s) => familyOf(s.prefix));
@@ -186,15 +194,15 @@ async function createInNetwork(
   const overlay = await overlaySettings(a, network, addr);
   // win-overlay's ipMasq: its network's (IPv4) subnet is not source-NATed.
   const masq = a.conf.ipMasq ? subnets.filter((s) => familyOf(s.prefix) === 4).map((s) => s.prefix) : [];
-  a.policies = withOutboundNatExceptions([...a.policies, ...overlay.policies], masq, 4);
-  return createAttachment(a, addr, intent, {
+  return {
     network,
     networkOwned: false,
     mode: 'bridge',
     subnets,
     gateways,
     ...(overlay.mac ? { mac: overlay.mac } : {}),
-  });
+    policies: withOutboundNatExceptions([...a.policies, ...overlay.policies], masq, 4),
+  };
 }
 
 /**
@@ -204,13 +212,13 @@ async function createInNetwork(
  * bytes (0E-2A-0A-84-00-05 for 10.132.0.5), so the MAC of a pod is known from its IP across the cluster.
  */
 async function overlaySettings(
-  a: AddContext,
+  a: AddPlan,
   network: NetworkInfo,
   addr: Addressing,
 ): Promise<{ policies: TypedPolicy[]; mac?: string }> {
   if (network.type !== 'Overlay') return { policies: [] };
   const policies: TypedPolicy[] = [];
-  // Before the create: a network gone since this process found it is asked for again (addBridge).
+  // Before the create: a network gone since this process found it is asked for again (placeInBridge).
   const pa = await refusable(`reading the ManagementIP of HNS network "${network.name}"`, () =>
     managementIpOf(a.api, network),
   );

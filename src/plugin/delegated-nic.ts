@@ -19,9 +19,10 @@ import { unicastMac } from '../net/mac';
 import { endpointName, namesOwner, nicNetworkName, parseOwnedName } from '../orphans/ownership';
 import { intentLiveness } from '../state/liveness';
 import { ownerKey, sameOwner, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../state/records';
-import { plannedId, type AddContext, type Addressing } from './add-context';
+import { plannedId, type AddPlan } from './add-plan';
+import type { Addressing } from './addresses';
 import { keepClaim, updateIntent } from './claim';
-import { createAttachment } from './endpoint';
+import { placeEndpoint, type Placed } from './endpoint';
 import { requireIpv6 } from './families';
 import { auditNicHolder } from './own-objects';
 import { step } from './to-cni-error';
@@ -32,7 +33,7 @@ import type { StateSnapshot } from '../state/store';
  * then the MAC of the interface in the delegated IPAM result. Two runtime sources that disagree are an error: one
  * of them is wrong, and binding the wrong NIC is worse than failing.
  */
-export function runtimeMac(a: Pick<AddContext, 'conf' | 'ctx'>): string | undefined {
+export function runtimeMac(a: Pick<AddPlan, 'conf' | 'ctx'>): string | undefined {
   const fromRuntime = a.conf.runtimeMac;
   const argText = a.ctx.attachment.args.MAC;
   let fromArgs: string | undefined;
@@ -50,7 +51,7 @@ export function runtimeMac(a: Pick<AddContext, 'conf' | 'ctx'>): string | undefi
   return fromRuntime ?? fromArgs;
 }
 
-export function chooseMac(a: AddContext, ipamMac: string | undefined): string {
+export function chooseMac(a: AddPlan, ipamMac: string | undefined): string {
   const mac = runtimeMac(a) ?? (ipamMac !== undefined ? unicastMac(ipamMac) : undefined);
   if (!mac) {
     throw new CniError(
@@ -66,7 +67,7 @@ export function chooseMac(a: AddContext, ipamMac: string | undefined): string {
  * audited on the spot (seed 000's leak is removed here, whatever the rest of the node holds); `ownIntent` is this
  * ADD's, which claims nothing yet.
  */
-export async function lookupNic(a: AddContext, mac: string, ownIntent?: string): Promise<HostAdapter> {
+export async function lookupNic(a: AddPlan, mac: string, ownIntent?: string): Promise<HostAdapter> {
   const adapter = await physicalAdapter(a, mac);
   const state = a.store.snapshot();
   const tombs = new Map(state.tombstones.map((t) => [ownerKey(t), t]));
@@ -109,7 +110,7 @@ interface NicHolder {
 }
 
 /** The physical host adapter with the MAC. */
-async function physicalAdapter(a: AddContext, mac: string): Promise<HostAdapter> {
+async function physicalAdapter(a: AddPlan, mac: string): Promise<HostAdapter> {
   const listed = await step('listing host adapters', () => a.api.listAdapters());
   // Physical adapters only: a host vNIC of an HNS switch ("vEthernet (…)") carries the NIC's MAC, and HNS refuses it
   // as a network's adapter (Azure network/network_windows.go: "the hns calls fails if passed a vSwitch interface").
@@ -127,7 +128,7 @@ async function physicalAdapter(a: AddContext, mac: string): Promise<HostAdapter>
 }
 
 /** Why the NIC cannot be used: the network that holds it, and whose it is as far as the state knows. */
-function heldNic(a: AddContext, h: NicHolder): CniError {
+function heldNic(a: AddPlan, h: NicHolder): CniError {
   const { holder, parsed, state } = h;
   const where = `NIC ${h.mac} (adapter "${h.adapter.name}")`;
   if (!parsed) {
@@ -165,23 +166,19 @@ function heldNic(a: AddContext, h: NicHolder): CniError {
 }
 
 /** The NIC network's spec, as created (and recorded for repair). */
-function nicNetworkSpec(
-  a: AddContext,
-  spec: { name: string; subnets: SubnetInfo[] },
-  adapter: HostAdapter,
-): NetworkSpec {
+function nicNetworkSpec(a: AddPlan, spec: { name: string; subnets: SubnetInfo[] }, adapter: HostAdapter): NetworkSpec {
   return {
     name: spec.name,
     type: 'Transparent',
     flags: a.nicFlags ?? NetworkFlags.EnableNonPersistent,
     adapterName: adapter.name,
     subnets: spec.subnets,
-    policies: a.networkPolicies,
+    policies: [...a.networkPolicies],
   };
 }
 
 async function createNicNetwork(
-  a: AddContext,
+  a: AddPlan,
   ownIntent: string,
   spec: { name: string; id?: string; mac: string; subnets: SubnetInfo[] },
   adapter: HostAdapter,
@@ -226,7 +223,7 @@ async function createNicNetwork(
 
 /** What a delegated-NIC ADD plans before it allocates anything: the endpoint, and the NIC network once the MAC is known. */
 export function planDelegated(
-  a: AddContext,
+  a: AddPlan,
   reuse: AttachmentRecord | undefined,
 ): { planned: PlannedObject[]; mac?: string } {
   const mac = reuse?.mac ?? runtimeMac(a);
@@ -237,29 +234,23 @@ export function planDelegated(
   return { planned, ...(mac ? { mac } : {}) };
 }
 
-export async function addDelegatedNic(
-  a: AddContext,
+/**
+ * The place step of delegated-NIC mode: the attachment's own network on the pod's NIC (or the recorded one that
+ * survived), then the endpoint the intent planned in it.
+ */
+export async function placeOnNic(
+  a: AddPlan,
   addr: Addressing,
   startIntent: IntentRecord,
-  reuse?: AttachmentRecord,
-): Promise<AttachmentRecord> {
-  let intent = startIntent;
-  const mac = intent.mac ?? chooseMac(a, addr.ipamMac);
-  const subnets = await nicSubnets(a, addr);
+  reuse: AttachmentRecord | undefined,
+): Promise<Placed> {
+  const mac = startIntent.mac ?? chooseMac(a, addr.ipamMac);
+  const subnets = nicSubnets(a, addr);
   const netName = nicNetworkName(a.owner);
-  if (!intent.mac) {
-    // The MAC came from IPAM: now the intent can name the NIC and the network it will create.
-    const netId = plannedId(a);
-    intent = await updateIntent(
-      a,
-      intent,
-      [{ kind: 'network', name: netName, ...(netId ? { id: netId } : {}) }, ...intent.planned],
-      mac,
-    );
-  }
-  const claim = { intent };
-  const { network, networkSpec } = await nicNetwork(a, claim, { name: netName, mac, subnets }, reuse);
-  return createAttachment(a, addr, claim.intent, {
+  // The MAC came from IPAM: now the intent can name the NIC and the network it will create.
+  const named = startIntent.mac ? startIntent : await nameNicNetwork(a, startIntent, netName, mac);
+  const { network, networkSpec, intent } = await nicNetwork(a, named, { name: netName, mac, subnets }, reuse);
+  return placeEndpoint(a, addr, intent, {
     network,
     networkOwned: true,
     mode: 'delegatedNic',
@@ -267,11 +258,23 @@ export async function addDelegatedNic(
     gateways: subnets.map((s) => s.gateway).filter((g): g is string => g !== undefined),
     mac,
     ...(networkSpec ? { networkSpec } : {}),
+    policies: a.policies,
   });
 }
 
+/** The intent, now naming the NIC and the network this ADD will create on it. */
+function nameNicNetwork(a: AddPlan, intent: IntentRecord, netName: string, mac: string): Promise<IntentRecord> {
+  const netId = plannedId(a);
+  return updateIntent(
+    a,
+    intent,
+    [{ kind: 'network', name: netName, ...(netId ? { id: netId } : {}) }, ...intent.planned],
+    mac,
+  );
+}
+
 /** The network's subnets: one per family of the pod's addresses (IPAM), else the configured ones (HNS assigns). */
-async function nicSubnets(a: AddContext, addr: Addressing): Promise<SubnetInfo[]> {
+function nicSubnets(a: AddPlan, addr: Addressing): SubnetInfo[] {
   const { conf } = a;
   const subnets: SubnetInfo[] = (
     addr.ips.length
@@ -290,26 +293,29 @@ async function nicSubnets(a: AddContext, addr: Addressing): Promise<SubnetInfo[]
     );
   }
   const v6 = subnets.find((s) => familyOf(s.prefix) === 6);
-  if (v6 && addr.ips.length === 0) await requireIpv6(a.choice, a.api.hcn, `subnet ${v6.prefix}`);
+  if (v6 && addr.ips.length === 0) requireIpv6(a.choice, `subnet ${v6.prefix}`);
   return subnets;
 }
 
-/** A recorded network that survived (only the endpoint is gone) is reused; otherwise the NIC must be free. */
+/**
+ * A recorded network that survived (only the endpoint is gone) is reused; otherwise the NIC must be free. Returns the
+ * intent too, following the id HNS gave the network.
+ */
 async function nicNetwork(
-  a: AddContext,
-  claim: { intent: IntentRecord },
+  a: AddPlan,
+  intent: IntentRecord,
   want: { name: string; mac: string; subnets: SubnetInfo[] },
   reuse: AttachmentRecord | undefined,
-): Promise<{ network: NetworkInfo; networkSpec: NetworkSpec | undefined }> {
+): Promise<{ network: NetworkInfo; networkSpec: NetworkSpec | undefined; intent: IntentRecord }> {
   const kept = reuse?.network.owned
     ? await step('looking up the recorded network', () => a.api.getNetwork(reuse.network.id))
     : undefined;
-  if (kept) return { network: kept, networkSpec: reuse?.recreate?.network as NetworkSpec | undefined };
-  const adapter = await lookupNic(a, want.mac, claim.intent.id);
-  const netId = claim.intent.planned.find((p) => p.kind === 'network')?.id;
-  const made = await createNicNetwork(a, claim.intent.id, { ...want, ...(netId ? { id: netId } : {}) }, adapter);
+  if (kept) return { network: kept, networkSpec: reuse?.recreate?.network as NetworkSpec | undefined, intent };
+  const adapter = await lookupNic(a, want.mac, intent.id);
+  const netId = intent.planned.find((p) => p.kind === 'network')?.id;
+  const made = await createNicNetwork(a, intent.id, { ...want, ...(netId ? { id: netId } : {}) }, adapter);
   const created = made.network;
   a.undo.push('delete the network', () => a.api.deleteNetwork(created.id));
-  claim.intent = await keepClaim(a, claim.intent, 'network', netId, created.id);
-  return { network: created, networkSpec: made.spec };
+  const claim = await keepClaim(a, intent, 'network', netId, created.id);
+  return { network: created, networkSpec: made.spec, intent: claim };
 }

@@ -130,7 +130,7 @@ export function nicNetworkFlags(conf: NetConf, api: 1 | 2, hnsVersion: HnsVersio
  *   (cni/network/network_windows.go getLoopbackDSRPolicy: "consider DSR policy only for ipv4 address") all do so.
  */
 export function podPolicies(
-  base: TypedPolicy[],
+  base: readonly TypedPolicy[],
   conf: NetConf,
   families: ReadonlySet<number>,
   podIpv4: string | undefined,

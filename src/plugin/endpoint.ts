@@ -1,69 +1,80 @@
 /**
- * The second half of every ADD, whatever the mode: create the endpoint the intent planned in the chosen network,
- * attach it where the netns says, build the CNI result, and commit the attachment record in place of the intent.
+ * The second half of every ADD, whatever the mode: in the network the mode chose, create the endpoint the intent
+ * planned (place), build the record and its CNI result, and attach the endpoint where the netns says (attach); the
+ * commit (claim.ts) then puts the record in place of the intent.
  */
 import { CniCode, CniError } from '../cni/cni-error';
 import { deleteEndpointConfirmed } from './confirm-gone';
 import type { IpConfig } from '../cni/types';
 import type { EndpointInfo, EndpointSpec, NetworkInfo, NetworkSpec, SubnetInfo } from '../hns/api';
 import { loopbackDsr } from '../hns/policies';
+import type { TypedPolicy } from '../hns/schema';
 import { canonicalIp } from '../net/addr';
 import { contains, defaultRoute, familyOf, splitCidr } from '../net/ipv4';
 import type { AttachmentRecord, IntentRecord } from '../state/records';
-import type { AddContext, Addressing } from './add-context';
-import { commit, keepClaim } from './claim';
+import type { PreparedRecord } from '../state/store';
+import type { AddPlan } from './add-plan';
+import type { Addressing } from './addresses';
+import { keepClaim } from './claim';
 import { detach, ensureAttached } from './attach';
 import { podDns, podPolicies } from './endpoint-config';
 import { step } from './to-cni-error';
 import { buildResult } from './result';
 
+/** Where the mode puts the endpoint: the network it found or created, and what that network gives the endpoint. */
 export interface EndpointPlacement {
-  network: NetworkInfo;
+  readonly network: NetworkInfo;
   /** Whether the network is this attachment's own (delegated NIC) or shared (bridge). */
-  networkOwned: boolean;
-  mode: 'bridge' | 'delegatedNic';
+  readonly networkOwned: boolean;
+  readonly mode: 'bridge' | 'delegatedNic';
   /** The subnets (at most one per family, IPv4 first) addresses come from when HNS assigns them (no IPAM). */
-  subnets: SubnetInfo[];
+  readonly subnets: SubnetInfo[];
   /** Default gateways, at most one per family. */
-  gateways: string[];
+  readonly gateways: string[];
   /** A fixed MAC (delegated NIC); else HNS picks one from its pool. */
-  mac?: string;
+  readonly mac?: string;
   /** The spec the attachment's own network was created with (delegated NIC): recorded for repair. */
-  networkSpec?: NetworkSpec;
+  readonly networkSpec?: NetworkSpec;
+  /** The endpoint policies in this network: the plan's, plus what the network adds (bridge.ts: Overlay, ipMasq). */
+  readonly policies: readonly TypedPolicy[];
 }
 
-export async function createAttachment(
-  a: AddContext,
+/** What the place step decided: where, the endpoint as planned and as HNS created it, and the claim naming it. */
+export interface Placed {
+  readonly where: EndpointPlacement;
+  readonly endpoint: PlannedEndpoint;
+  readonly ep: EndpointInfo;
+  /** The intent, following the ids HNS really gave. */
+  readonly intent: IntentRecord;
+}
+
+/** Creates the endpoint the intent planned where the mode says; the claim follows the id HNS gave it. */
+export async function placeEndpoint(
+  a: AddPlan,
   addr: Addressing,
   intent: IntentRecord,
   where: EndpointPlacement,
-): Promise<AttachmentRecord> {
-  const plan = planEndpoint(a, addr, intent, where);
-  const ep = await createEndpoint(a, where.network, plan);
-  const claim = await keepClaim(a, intent, 'endpoint', plan.id, ep.id);
-  if (a.conf.loopbackDSR && !plan.ipv4 && plan.families.has(4)) await addLoopbackDsr(a, ep, plan.spec);
-  const record = attachmentRecord(a, addr, where, plan, ep);
-  await attachAndCommit(a, ep, record, claim);
-  return record;
+): Promise<Placed> {
+  const planned = planEndpoint(a, addr, intent, where);
+  const ep = await createEndpoint(a, where.network, planned);
+  const claim = await keepClaim(a, intent, 'endpoint', planned.id, ep.id);
+  const endpoint =
+    a.conf.loopbackDSR && !planned.ipv4 && planned.families.has(4) ? await addLoopbackDsr(a, ep, planned) : planned;
+  return { where, endpoint, ep, intent: claim };
 }
 
 /** The endpoint the intent planned, as HNS is asked to create it. */
 interface PlannedEndpoint {
-  name: string;
-  id: string | undefined;
-  spec: EndpointSpec;
-  families: Set<4 | 6>;
+  readonly name: string;
+  readonly id: string | undefined;
+  readonly spec: EndpointSpec;
+  readonly families: ReadonlySet<4 | 6>;
   /** The IPv4 address chosen before the create (IPAM or a record); undefined when HNS assigns it. */
-  ipv4: string | undefined;
-  dns: ReturnType<typeof podDns>;
+  readonly ipv4: string | undefined;
+  readonly dns: ReturnType<typeof podDns>;
 }
 
-function planEndpoint(
-  a: AddContext,
-  addr: Addressing,
-  intent: IntentRecord,
-  where: EndpointPlacement,
-): PlannedEndpoint {
+function planEndpoint(a: AddPlan, addr: Addressing, intent: IntentRecord, where: EndpointPlacement): PlannedEndpoint {
   const { conf } = a;
   const dns = podDns(conf, a.ctx.attachment.args, addr.dns);
   const { name, id } = intent.planned.find((p) => p.kind === 'endpoint')!;
@@ -86,13 +97,13 @@ function planEndpoint(
       ...(dns.domain ? { domain: dns.domain } : {}),
       ...(dns.options?.length ? { options: dns.options } : {}),
     },
-    policies: podPolicies(a.policies, conf, families, ipv4, a.log),
+    policies: podPolicies(where.policies, conf, families, ipv4, a.log),
   };
   return { name, id, spec, families, ipv4, dns };
 }
 
 /** Creates the endpoint; the rollback deletes it again. */
-async function createEndpoint(a: AddContext, network: NetworkInfo, plan: PlannedEndpoint): Promise<EndpointInfo> {
+async function createEndpoint(a: AddPlan, network: NetworkInfo, plan: PlannedEndpoint): Promise<EndpointInfo> {
   const ep = await refusable(`creating endpoint ${plan.name}`, () => a.api.createEndpoint(network, plan.spec, plan.id));
   a.rt.addressBook?.created(ep);
   // A "not found" from HNS is confirmed by a listing before the rollback counts the endpoint as gone: only then may
@@ -107,9 +118,9 @@ async function createEndpoint(a: AddContext, network: NetworkInfo, plan: Planned
 /**
  * HNS assigned the IPv4 address: the loopback-DSR policy (OutBoundNAT to the pod's own IP, IPv4 only as in every
  * peer) is added now that it is known, as HCN can modify an endpoint's policies (microsoft/hcsshim
- * hcn/hcnendpoint.go ApplyPolicy).
+ * hcn/hcnendpoint.go ApplyPolicy). Returns the endpoint as planned with that policy, as repair re-creates it.
  */
-async function addLoopbackDsr(a: AddContext, ep: EndpointInfo, spec: EndpointSpec): Promise<void> {
+async function addLoopbackDsr(a: AddPlan, ep: EndpointInfo, planned: PlannedEndpoint): Promise<PlannedEndpoint> {
   const podIp = ep.ips.find((ip) => familyOf(ip.address) === 4)?.address;
   if (!podIp)
     throw new CniError(
@@ -119,11 +130,12 @@ async function addLoopbackDsr(a: AddContext, ep: EndpointInfo, spec: EndpointSpe
   await step(`adding the loopback DSR policy for ${podIp}`, () =>
     a.api.addEndpointPolicies(ep.id, [loopbackDsr(podIp)]),
   );
-  spec.policies = [...spec.policies, loopbackDsr(podIp)];
+  return { ...planned, spec: { ...planned.spec, policies: [...planned.spec.policies, loopbackDsr(podIp)] } };
 }
 
 /** The CNI result: the addresses IPAM gave, or those HNS chose, with one default route per family. */
-function podResult(a: AddContext, addr: Addressing, where: EndpointPlacement, plan: PlannedEndpoint, ep: EndpointInfo) {
+function podResult(a: AddPlan, addr: Addressing, placed: Placed) {
+  const { where, ep } = placed;
   const { gateways, subnets } = where;
   // Without IPAM, HNS chose the addresses (one per family): report each with its subnet's prefix and gateway.
   const gatewayOf = (family: 4 | 6): string | undefined => gateways.find((g) => familyOf(g) === family);
@@ -149,20 +161,15 @@ function podResult(a: AddContext, addr: Addressing, where: EndpointPlacement, pl
     mac: ep.mac ?? where.mac,
     ips: resultIps,
     routes: addr.routes.length ? addr.routes : defaults,
-    dns: plan.dns,
+    dns: placed.endpoint.dns,
     ...(a.conf.mtu !== undefined && a.choice.version === 2 ? { mtu: a.conf.mtu } : {}),
   });
 }
 
 /** The record that replaces the intent at the commit. */
-function attachmentRecord(
-  a: AddContext,
-  addr: Addressing,
-  where: EndpointPlacement,
-  plan: PlannedEndpoint,
-  ep: EndpointInfo,
-): AttachmentRecord {
+export function attachmentRecord(a: AddPlan, addr: Addressing, placed: Placed): AttachmentRecord {
   const { owner } = a;
+  const { where, endpoint: plan, ep } = placed;
   const { network, mac } = where;
   // For repair: the endpoint as HNS has it now (the addresses and MAC it assigned), created again the same way.
   const endpointSpec: EndpointSpec = {
@@ -170,7 +177,7 @@ function attachmentRecord(
     ips: ep.ips.map((ip) => ({ ...ip })),
     ...((ep.mac ?? mac) ? { mac: ep.mac ?? mac } : {}),
   };
-  const result = podResult(a, addr, where, plan, ep);
+  const result = podResult(a, addr, placed);
   return {
     kind: 'attachment',
     schema: 1,
@@ -195,15 +202,11 @@ function attachmentRecord(
 }
 
 /**
- * Everything the record says is known before the attach: its file is written now and fsynced while HNS attaches
- * (the fsync used to follow the attach); it becomes the record only at the commit, after a successful attach.
+ * The attach step. Everything the record says is known before the attach: its file is written now and fsynced while
+ * HNS attaches (the fsync used to follow the attach); it becomes the record only at the commit (claim.ts), after a
+ * successful attach.
  */
-async function attachAndCommit(
-  a: AddContext,
-  ep: EndpointInfo,
-  record: AttachmentRecord,
-  claim: IntentRecord,
-): Promise<void> {
+export async function attachEndpoint(a: AddPlan, ep: EndpointInfo, record: AttachmentRecord): Promise<PreparedRecord> {
   const prepared = await step('writing the attachment record', async () => a.store.prepareAttachment(record));
   try {
     await step(`attaching endpoint ${record.endpoint.name}`, () =>
@@ -214,28 +217,30 @@ async function attachAndCommit(
     throw e;
   }
   a.undo.push('detach the endpoint', () => detach(a.api, ep.id, a.attach));
-  await commit(a, record, claim, prepared);
+  return prepared;
 }
 
-/** Errors of endpoint creates that HNS refused: the create made nothing, so the caller may recover and retry. */
-const refusedCreates = new WeakSet<object>();
+/**
+ * The failure of a step before anything of the attachment was created in HNS (the endpoint's create HNS refused, or
+ * a read before it): the create made nothing, so the caller may remove the cause and try again (bridge.ts). To
+ * everything else it is the CNI error the step failed with.
+ */
+export class RefusedCreate extends CniError {
+  constructor(e: CniError) {
+    super(e.code, e.message, e.details, { cause: e.cause });
+  }
+}
 
-/** Runs a step before anything of the attachment is created in HNS: its failure can be recovered from and retried. */
+/** Runs a step before anything of the attachment is created in HNS: its failure is a RefusedCreate. */
 export async function refusable<T>(what: string, create: () => Promise<T>): Promise<T> {
   try {
     return await step(what, create);
   } catch (e) {
-    if (e !== null && typeof e === 'object') refusedCreates.add(e);
-    throw e;
+    throw e instanceof CniError ? new RefusedCreate(e) : e;
   }
 }
 
-/**
- * HNS's error when `e` is the failure of a step before anything was created (the endpoint's create, or a read before
- * it), else undefined.
- */
+/** HNS's error when `e` is a RefusedCreate, else undefined. */
 export function refusedCreate(e: unknown): unknown {
-  return e !== null && typeof e === 'object' && refusedCreates.has(e)
-    ? ((e as { cause?: unknown }).cause ?? e)
-    : undefined;
+  return e instanceof RefusedCreate ? ((e as { cause?: unknown }).cause ?? e) : undefined;
 }

@@ -21,29 +21,42 @@ export function staticIpv6(conf: NetConf): [string, string] | undefined {
   return undefined;
 }
 
+/** What says whether an endpoint can have IPv6: the API in use and the HNS version (undefined: HNS cannot say). */
+export type Ipv6Host = Pick<ApiChoice, 'version' | 'reason' | 'hnsVersion'>;
+
 /**
  * requireIpv6: throws when the chosen API or the host cannot give an endpoint an IPv6 address. `what` names the
- * value that needs IPv6 ("subnet \"fd00::/64\"", "the IPv6 address fd00::5 from IPAM").
+ * value that needs IPv6 ("subnet \"fd00::/64\"", "the IPv6 address fd00::5 from IPAM"). An ADD asks the HNS version
+ * once, in its plan (add-plan.ts), and passes it here.
  */
-export async function requireIpv6(choice: ApiChoice, hcn: Hcn, what: string): Promise<void> {
-  if (choice.version === 1) {
+export function requireIpv6(host: Ipv6Host, what: string): void {
+  if (host.version === 1) {
     throw new CniError(
       CniCode.UNSUPPORTED_FIELD,
-      `unsupported field: ${what} is IPv6, which needs the HCN (v2) API, and this ADD uses HNS v1 (${choice.reason}); dual-stack endpoints exist only in HCN (HNS 11.10 and later): use "apiVersion": 2 or "auto"`,
+      `unsupported field: ${what} is IPv6, which needs the HCN (v2) API, and this ADD uses HNS v1 (${host.reason}); dual-stack endpoints exist only in HCN (HNS 11.10 and later): use "apiVersion": 2 or "auto"`,
     );
   }
-  let v = choice.hnsVersion;
-  if (!v && hcn.capabilities.v1Supported) {
-    try {
-      v = await hcn.version();
-    } catch {
-      v = undefined; // the version is only a courtesy check here; HNS itself has the last word
-    }
-  }
+  const v = host.hnsVersion;
   if (v && (v.major < IPV6_MIN_HNS.major || (v.major === IPV6_MIN_HNS.major && v.minor < IPV6_MIN_HNS.minor))) {
     throw new CniError(
       CniCode.API_UNAVAILABLE,
       `${what} is IPv6, and HNS ${v.major}.${v.minor} on this host cannot give endpoints IPv6 addresses (IPv6 dual-stack needs HNS ${IPV6_MIN_HNS.major}.${IPV6_MIN_HNS.minor} or later)`,
     );
   }
+}
+
+/**
+ * requireIpv6 for a verb that has not asked the HNS version (STATUS): asked here when the choice does not carry it.
+ * The version is only a courtesy check there; HNS itself has the last word.
+ */
+export async function requireIpv6Asking(choice: ApiChoice, hcn: Hcn, what: string): Promise<void> {
+  let v = choice.hnsVersion;
+  if (choice.version === 2 && !v && hcn.capabilities.v1Supported) {
+    try {
+      v = await hcn.version();
+    } catch {
+      v = undefined; // the version is only a courtesy check here; HNS itself has the last word
+    }
+  }
+  requireIpv6({ ...choice, hnsVersion: v }, what);
 }

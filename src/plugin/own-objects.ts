@@ -13,12 +13,12 @@ import { sameId, type EndpointInfo, type NetworkInfo } from '../hns/api';
 import { endpointName, nicNetworkName } from '../orphans/ownership';
 import type { SweepResult } from '../orphans/sweep';
 import type { StateSnapshot } from '../state/store';
-import type { AddContext } from './add-context';
+import type { AddPlan } from './add-plan';
 import { holdersOf } from './ip-holders';
 import { step } from './to-cni-error';
 
 /** Removes what earlier, dead attempts of this attachment left under its names. Runs before the intent is written. */
-export async function clearOwnLeftovers(a: AddContext): Promise<void> {
+export async function clearOwnLeftovers(a: AddPlan): Promise<void> {
   const endpoints = await step(`looking up HNS endpoints by this attachment's name`, () =>
     a.api.findEndpoints({ name: endpointName(a.owner) }),
   );
@@ -41,7 +41,7 @@ export async function clearOwnLeftovers(a: AddContext): Promise<void> {
  * another owner's tag, and only the whole state says whose — except this ADD's own intent, which has created
  * nothing yet. True when the network is gone afterwards.
  */
-export async function auditNicHolder(a: AddContext, holder: NetworkInfo, ownIntent?: string): Promise<boolean> {
+export async function auditNicHolder(a: AddPlan, holder: NetworkInfo, ownIntent?: string): Promise<boolean> {
   const endpoints = await endpointsOn(a, holder, []);
   const state = a.store.snapshot();
   const shown: StateSnapshot = ownIntent
@@ -55,7 +55,7 @@ export async function auditNicHolder(a: AddContext, holder: NetworkInfo, ownInte
  * HNS refused the addresses (another endpoint of the network holds one): audits the endpoints that hold them. True
  * when one of them was removed, so the create is worth one more try.
  */
-export async function auditAddressHolders(a: AddContext, network: NetworkInfo, addresses: string[]): Promise<boolean> {
+export async function auditAddressHolders(a: AddPlan, network: NetworkInfo, addresses: string[]): Promise<boolean> {
   const onNetwork = await step(`listing the endpoints of HNS network "${network.name}"`, () =>
     a.api.findEndpoints({ networkId: network.id }),
   );
@@ -66,7 +66,7 @@ export async function auditAddressHolders(a: AddContext, network: NetworkInfo, a
   return swept.deleted.length > 0;
 }
 
-async function endpointsOn(a: AddContext, net: NetworkInfo, known: EndpointInfo[]): Promise<EndpointInfo[]> {
+async function endpointsOn(a: AddPlan, net: NetworkInfo, known: EndpointInfo[]): Promise<EndpointInfo[]> {
   const on = await step(`listing the endpoints of HNS network "${net.name}"`, () =>
     a.api.findEndpoints({ networkId: net.id }),
   );
@@ -74,7 +74,7 @@ async function endpointsOn(a: AddContext, net: NetworkInfo, known: EndpointInfo[
 }
 
 function auditThese(
-  a: AddContext,
+  a: AddPlan,
   shown: { networks: NetworkInfo[]; endpoints: EndpointInfo[] },
   state: StateSnapshot,
 ): Promise<SweepResult> {

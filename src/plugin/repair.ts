@@ -10,7 +10,7 @@
  * non-persistent and gone too — re-attaches it as it was attached (HCN namespace, or HCS hot-add into the Docker
  * sandbox), and commits the record again. IPAM is never touched: the addresses are the recorded ones.
  *
- * The same claim machinery as ADD (add-context.ts): an intent before any create, written only while the record is
+ * The same claim machinery as ADD (claim.ts): an intent before any create, written only while the record is
  * still there (StateStore.writeIntent requireAttachment), and a commit that fails when a DEL voided the intent
  * meanwhile (StateStore.removeDeletedAttachment) — then the undo deletes what the repair created, so a repair racing
  * a DEL of the same pod leaves nothing. Shared attachments (container:<id>) are not acted on: they follow their
@@ -174,15 +174,14 @@ async function recreate(
     throw e;
   }
   try {
-    const claim = { intent };
-    const { network, ep } = await recreateObjects(api, a, rec, plan, claim);
+    const { network, ep, claim } = await recreateObjects(api, a, rec, plan, intent);
     const repaired: AttachmentRecord = {
       ...rec,
       network: { ...rec.network, id: network.id },
       endpoint: { ...rec.endpoint, id: ep.id },
       repairedAt: a.rt.now(),
     };
-    await commit(a, repaired, claim.intent);
+    await commit(a, repaired, claim);
     if (!sameId(ep.id, rec.endpoint.id)) return { ...report('repaired', `HNS gave it id ${ep.id}`) };
     return report('repaired');
   } catch (e) {
@@ -192,14 +191,15 @@ async function recreate(
   }
 }
 
-/** The network (when gone), the endpoint, the attach; the claim follows the ids HNS gave. */
+/** The network (when gone), the endpoint, the attach; the claim (returned) follows the ids HNS gave. */
 async function recreateObjects(
   api: HnsApi,
   a: ClaimContext,
   rec: AttachmentRecord,
   plan: Recreation,
-  claim: { intent: IntentRecord },
-): Promise<{ network: NetworkInfo; ep: EndpointInfo }> {
+  intent: IntentRecord,
+): Promise<{ network: NetworkInfo; ep: EndpointInfo; claim: IntentRecord }> {
+  let claim = intent;
   let network = plan.network;
   if (!network) {
     // Delegated NIC: the attachment's own network, non-persistent, went with the restart. The NIC it bound is free
@@ -207,14 +207,14 @@ async function recreateObjects(
     network = await api.createNetwork(plan.networkSpec!, rec.network.id);
     const created = network;
     a.undo.push('delete the network', () => api.deleteNetwork(created.id));
-    claim.intent = await keepClaim(a, claim.intent, 'network', rec.network.id, created.id);
+    claim = await keepClaim(a, claim, 'network', rec.network.id, created.id);
   }
   const ep = await api.createEndpoint(network, plan.spec, rec.endpoint.id);
   a.undo.push('delete the endpoint', () => api.deleteEndpoint(ep.id));
-  claim.intent = await keepClaim(a, claim.intent, 'endpoint', rec.endpoint.id, ep.id);
+  claim = await keepClaim(a, claim, 'endpoint', rec.endpoint.id, ep.id);
   await ensureAttached(api, ep, rec.attach, { fresh: true });
   a.undo.push('detach the endpoint', () => detach(api, ep.id, rec.attach));
-  return { network, ep };
+  return { network, ep, claim };
 }
 
 /**

@@ -11,7 +11,7 @@ import { CniCode, CniError } from '../cni/cni-error';
 import type { ConfContext } from '../cni/types';
 import type { HnsApi } from '../hns/api';
 import { ownerKey } from '../state/records';
-import { requireIpv6, staticIpv6 } from './families';
+import { requireIpv6Asking, staticIpv6 } from './families';
 import { judgePods, type PodVerdict } from './pod-health';
 import { toCniError } from './to-cni-error';
 import type { PluginRuntime } from './runtime';
@@ -23,7 +23,7 @@ export async function status(ctx: ConfContext, rt: PluginRuntime): Promise<void>
     const choice = await rt.api(conf);
     api = choice.api;
     const v6 = staticIpv6(conf);
-    if (v6) await requireIpv6(choice, api.hcn, `"${v6[0]}" ${JSON.stringify(v6[1])}`);
+    if (v6) await requireIpv6Asking(choice, api.hcn, `"${v6[0]}" ${JSON.stringify(v6[1])}`);
     // Asked through the API that ADD will use: with HCN chosen, HcnEnumerateEndpoints (ids only). The v2 listing may
     // go through HNSCall, which answers on a host whose HCN does not work, and STATUS must not say 0 there.
     await api.endpointIds();

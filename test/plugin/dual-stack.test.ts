@@ -397,6 +397,17 @@ describe('where IPv6 cannot be carried: a clear error before anything is created
     }
   });
 
+  it('the HNS version is asked once per ADD (its plan), however many of its values need IPv6', async () => {
+    // apiVersion 2: the choice did not ask the version. The IPv6 subnet and IPAM's IPv6 address both need it.
+    const versionCalls = async () => (await h.sim.control.stats()).calls['HNSCall GET /globals/version'] ?? 0;
+    const before = await versionCalls();
+    const conf = dualConf({ apiVersion: 2, ipam: dualHostLocal() });
+    const add = await cni(h, { verb: 'ADD', conf, netns: await newNamespace(h) });
+    expect(add.exitCode).toBe(0);
+    expect(add.json).toMatchObject({ ips: [{ address: '10.244.1.10/24' }, { address: 'fd00:10:244:1::10/64' }] });
+    expect((await versionCalls()) - before).toBe(1);
+  });
+
   it('apiVersion 1 on an existing dual-stack network (HNS would assign): code 2 before the endpoint is created', async () => {
     const conf = dualConf();
     expect((await cni(h, { verb: 'ADD', conf, netns: await newNamespace(h), containerId: 'first' })).exitCode).toBe(0);

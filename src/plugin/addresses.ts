@@ -1,55 +1,29 @@
-/** What every step of an ADD needs, gathered once. */
+/**
+ * The addresses step of an ADD: the pod's addresses from delegated IPAM (allocated by this invocation, released by its
+ * rollback), from a chained plugin's prevResult, from the record being re-created, or none (HNS assigns them).
+ */
 import { CniCode, CniError } from '../cni/cni-error';
-import type { Dns, IpConfig, NetConf, Route, VerbContext } from '../cni/types';
-import type { HnsApi, NetworkInfo } from '../hns/api';
-import { newGuid } from '../net/guid';
+import type { Dns, IpConfig, Route } from '../cni/types';
 import { familyOf } from '../net/ipv4';
-import type { TypedPolicy } from '../hns/schema';
-import type { Logger } from '../log/logger';
-import type { AttachmentRecord, Owner } from '../state/records';
-import type { StateStore } from '../state/store';
-import type { ApiChoice } from './api-version';
+import type { AttachmentRecord } from '../state/records';
+import type { AddPlan } from './add-plan';
 import { requireIpv6 } from './families';
-import type { RecordedAttach } from './attach';
-import type { PluginRuntime } from './runtime';
-import type { Undo } from './undo';
-
-export interface AddContext {
-  ctx: VerbContext;
-  conf: NetConf;
-  rt: PluginRuntime;
-  log: Logger;
-  store: StateStore;
-  choice: ApiChoice;
-  api: HnsApi;
-  owner: Owner;
-  attach: RecordedAttach;
-  /** Endpoint policies, already validated for the API in use (without the pod-IP dependent ones). */
-  policies: TypedPolicy[];
-  /** Network policies (AdditionalArgs NetworkPolicy), for networks this ADD creates. */
-  networkPolicies: TypedPolicy[];
-  /** Flags of a delegated-NIC network (nicNetworkFlags), decided before anything is created. */
-  nicFlags?: number;
-  undo: Undo;
-  /** What the audit just listed, so the bridge network is found without asking HNS again (undefined: ask). */
-  listedNetworks?: NetworkInfo[];
-}
 
 /** Where the pod's addresses come from: delegated IPAM (this invocation), an existing record, or HNS. */
 export interface Addressing {
-  ips: IpConfig[];
-  routes: Route[];
-  dns: Dns | undefined;
+  readonly ips: IpConfig[];
+  readonly routes: Route[];
+  readonly dns: Dns | undefined;
   /** IPAM holds an allocation for this attachment (made now, or by the ADD that made the record). */
-  ipamAllocated: boolean;
+  readonly ipamAllocated: boolean;
   /** MAC the IPAM result reported for the interface, if any. */
-  ipamMac: string | undefined;
+  readonly ipamMac: string | undefined;
   /** The addresses were chosen before the endpoint (IPAM, a record, a chained prevResult), not by HNS. */
-  fromIpam?: boolean;
+  readonly fromIpam?: boolean;
 }
 
 /** Addresses for a fresh ADD (IPAM when configured) or for re-creating a recorded attachment (no new allocation). */
-export async function allocate(a: AddContext, reuse?: AttachmentRecord): Promise<Addressing> {
+export async function allocate(a: AddPlan, reuse?: AttachmentRecord): Promise<Addressing> {
   if (reuse) {
     const r = reuse.result as { ips?: IpConfig[]; routes?: Route[]; dns?: Dns };
     return {
@@ -64,7 +38,7 @@ export async function allocate(a: AddContext, reuse?: AttachmentRecord): Promise
   const chained = chainedAddresses(a);
   if (chained) {
     const v6 = chained.ips.find((ip) => familyOf(ip.address) === 6);
-    if (v6) await requireIpv6(a.choice, a.api.hcn, `the address ${v6.address} in prevResult`);
+    if (v6) requireIpv6(a.choice, `the address ${v6.address} in prevResult`);
     return chained;
   }
   if (!a.ctx.ipam.configured) return { ips: [], routes: [], dns: undefined, ipamAllocated: false, ipamMac: undefined };
@@ -84,7 +58,7 @@ export async function allocate(a: AddContext, reuse?: AttachmentRecord): Promise
     }
   }
   const v6 = r.ips.find((ip) => familyOf(ip.address) === 6);
-  if (v6) await requireIpv6(a.choice, a.api.hcn, `the address ${v6.address} from ipam plugin "${a.ctx.ipam.type}"`);
+  if (v6) requireIpv6(a.choice, `the address ${v6.address} from ipam plugin "${a.ctx.ipam.type}"`);
   return {
     ips: r.ips,
     routes: r.routes,
@@ -100,7 +74,7 @@ export async function allocate(a: AddContext, reuse?: AttachmentRecord): Promise
  * (an IPAM-like plugin such as static before us) are the pod's. Not ours to release: ipamAllocated stays false.
  * With delegated IPAM configured too, two sources would claim the address: code 7 rather than a silent choice.
  */
-export function chainedAddresses(a: Pick<AddContext, 'conf' | 'ctx'>): Addressing | undefined {
+export function chainedAddresses(a: Pick<AddPlan, 'conf' | 'ctx'>): Addressing | undefined {
   const prev = a.ctx.verb === 'ADD' ? a.conf.prevResult : undefined;
   if (!prev || prev.ips.length === 0) return undefined;
   if (a.ctx.ipam.configured) {
@@ -124,9 +98,4 @@ export function chainedAddresses(a: Pick<AddContext, 'conf' | 'ctx'>): Addressin
   );
   const dns = prev.dns.nameservers?.length || prev.dns.search?.length || prev.dns.domain ? prev.dns : undefined;
   return { ips, routes: prev.routes, dns, ipamAllocated: false, ipamMac: undefined, fromIpam: true };
-}
-
-/** An id chosen before the create, so a DEL racing the create can name it; only HCN (v2) honours it. */
-export function plannedId(a: AddContext): string | undefined {
-  return a.choice.version === 2 ? newGuid() : undefined;
 }
