@@ -13,6 +13,7 @@ import { endpointName, parseOwnedName } from '../../src/orphans/ownership';
 import { addressesOf, holdersOf } from '../../src/plugin/ip-holders';
 import {
   attachedElsewhere,
+  networkMayDecide,
   peerEndpointNames,
   peerEndpointsOf,
   peerPodOf,
@@ -114,6 +115,22 @@ describe('one rule for every peer scheme', () => {
     expect(peerPodOf('abc_x', 'x')).toEqual({ scheme: 'win-bridge/sdnbridge', containerId: 'abc' });
     // Azure's name of a pod whose id begins "ab_cdefg", and win-bridge's of pod "ab" on network "cdefg-eth0".
     expect(peerPodOf('ab_cdefg-eth0', 'cdefg-eth0')).toBeUndefined();
+  });
+  it("the HNS network the endpoint is on decides between win-bridge's readings: the one it is named after", () => {
+    const abc = { scheme: 'win-bridge/sdnbridge', containerId: 'abc' };
+    expect(peerPodOf('abc_net_x', 'net_x', 'net_x')).toEqual(abc);
+    expect(peerPodOf('abc_net_x', 'net_x', 'NET_X')).toEqual(abc);
+    expect(peerPodOf('abc_net_x', 'x', 'net_x')).toBeUndefined();
+    expect(peerPodOf('abc_net_x', 'x', 'x')).toEqual({ scheme: 'win-bridge/sdnbridge', containerId: 'abc_net' });
+    expect(peerPodOf('a_b_net_x', 'net_x', 'net_x')).toEqual({ scheme: 'win-bridge/sdnbridge', containerId: 'a_b' });
+    // On a network named after neither reading it is no one's; nor is a name Azure could give too.
+    expect(peerPodOf('abc_net_x', 'net_x', 'cbr0')).toBeUndefined();
+    expect(peerPodOf('ab_cdefg-eth0', 'cdefg-eth0', 'cdefg-eth0')).toBeUndefined();
+    // GC asks for the network only where it may decide: several readings, one of them of the network GC is about.
+    expect(networkMayDecide('abc_net_x', 'net_x')).toBe(true);
+    expect(networkMayDecide('abc_net_x', 'x')).toBe(true);
+    expect(networkMayDecide('abc_net_x', 'cbr0')).toBe(false);
+    expect(networkMayDecide('abc_x', 'x')).toBe(false);
   });
 });
 
