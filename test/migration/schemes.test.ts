@@ -3,7 +3,6 @@
  * src/plugin/peer-endpoints.ts and src/orphans/peer-networks.ts), the attach rule, the holders of an address, the
  * `adopt` key, and an existing network of a type bridge mode cannot use without networkType (rule 4's limit).
  */
-import { parseNetConf } from '../../src/cni/config';
 import { CniError } from '../../src/cni/cni-error';
 import type { EndpointInfo, HnsApi } from '../../src/hns/api';
 import { silentLogger } from '../../src/log/logger';
@@ -20,6 +19,7 @@ import {
   peerVerdict,
 } from '../../src/plugin/peer-schemes';
 import { cni, useHarness, type Harness } from '../helpers/cni-harness';
+import { parseAddConf } from '../helpers/net-conf';
 
 const ID = '0123456789abcdef'.repeat(4);
 const owner = { containerId: ID, ifname: 'eth0' };
@@ -168,11 +168,7 @@ describe("Azure's delegated-NIC networks", () => {
 });
 
 describe('adopt', () => {
-  const parse = (adopt: unknown) =>
-    parseNetConf(
-      { cniVersion: '1.0.0', name: 'n', type: 'hcn-cni', adopt },
-      { platform: 'linux', defaults: { stateDir: '/var/lib/hcn-cni' }, verb: 'ADD' },
-    );
+  const parse = (adopt: unknown) => parseAddConf({ name: 'n', adopt });
   it('takes "azure" in any case, once; anything else is error 7 naming it', () => {
     expect(parse(['Azure', 'azure']).adopt).toEqual(['azure']);
     expect(parse([]).adopt).toEqual([]);
