@@ -280,7 +280,8 @@ function readingsOf(name: string): Reading[] {
  * `Name: config.Name`). So `abc_net_x` on the network net_x is pod abc's of net_x, never pod abc_net's of x, whose
  * endpoint would be on a network named x. Only a name with more than one reading is read so (compared without case,
  * so that a reading is dropped only when no spelling of its network is the endpoint's); Azure's reading is never
- * dropped (its networks are not named after the CNI network), so a name both schemes could give stays no one's.
+ * dropped (its networks are not named after the CNI network), so a name both schemes could give stays no one's on
+ * the network win-bridge's reading names, and is Azure's alone (acted on only with `adopt`) on any other.
  */
 export function peerPodOf(
   name: string,

@@ -126,6 +126,12 @@ describe('one rule for every peer scheme', () => {
     // On a network named after neither reading it is no one's; nor is a name Azure could give too.
     expect(peerPodOf('abc_net_x', 'net_x', 'cbr0')).toBeUndefined();
     expect(peerPodOf('ab_cdefg-eth0', 'cdefg-eth0', 'cdefg-eth0')).toBeUndefined();
+    // Off win-bridge's network cdefg-eth0 that name is only Azure's (of a pod whose id begins "ab_cdefg").
+    expect(peerPodOf('ab_cdefg-eth0', 'cdefg-eth0', 'cbr0')).toEqual({
+      scheme: 'azure',
+      idPrefix: 'ab_cdefg',
+      ifname: 'eth0',
+    });
     // GC asks for the network only where it may decide: several readings, one of them of the network GC is about.
     expect(networkMayDecide('abc_net_x', 'net_x')).toBe(true);
     expect(networkMayDecide('abc_net_x', 'x')).toBe(true);
