@@ -345,6 +345,14 @@ const MUTATIONS = [
     tests: ['test/plugin/gc-status.test.ts'],
   },
   {
+    id: 'gc-peer-network-decides',
+    rule: "GC reads a peer's name with several readings only as the HNS network the endpoint is on names it",
+    file: 'src/plugin/peer-schemes.ts',
+    from: 'r.network.toLowerCase() === hnsNetwork.toLowerCase()',
+    to: 'r.network.toLowerCase() === cniNetwork.toLowerCase()',
+    tests: ['test/migration/schemes.test.ts', 'test/migration/win-bridge.test.ts'],
+  },
+  {
     id: 'gc-keeps-held-address',
     rule: 'GC releases no address another endpoint still holds',
     file: 'src/plugin/gc.ts',

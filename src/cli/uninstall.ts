@@ -18,6 +18,7 @@ import { audit, graceMs } from '../orphans/audit';
 import { EXTRACTED_ADDON_DIR } from '../hns/native';
 import { gc } from '../plugin/gc';
 import { ownerKey } from '../state/records';
+import { entryExists } from '../state/safe-read';
 import { realFileOps } from './file-ops';
 import { defaultContainerdConfig } from './install';
 import { loadConf } from './operator/conf';
@@ -53,15 +54,6 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-function exists(f: string): boolean {
-  try {
-    fs.lstatSync(f);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 type Values = ReturnType<typeof parse>['values'];
 type Judged = Awaited<ReturnType<typeof audit>>['plan']['judged'];
 type InstalledFile = { what: string; path: string };
@@ -81,7 +73,7 @@ function locate(v: Values, io: UninstallIo, dryRun: boolean) {
   const conflist = path.join(confDir, CONFLIST_NAME);
   const loaded = loadConf({
     platform: io.platform,
-    ...(exists(conflist) ? { file: conflist } : { confDir }),
+    ...(entryExists(conflist) ? { file: conflist } : { confDir }),
     ...(v['state-dir'] !== undefined ? { stateDir: v['state-dir'] } : {}),
   });
   const ctx = new OpsContext(io, { help: false, json: false, verbose: false, dryRun, clearQuarantine: false }, loaded, {
@@ -100,17 +92,17 @@ function installedFiles(
   platform: NodeJS.Platform,
 ) {
   const files: InstalledFile[] = [];
-  if (exists(conflist)) files.push({ what: 'conflist', path: conflist });
+  if (entryExists(conflist)) files.push({ what: 'conflist', path: conflist });
   for (const [what, name] of [
     ['shim', pluginFileName(platform)],
     ['standalone executable', standaloneFileName(platform)],
   ] as const) {
     const f = path.join(binDir, name);
-    if (exists(f)) files.push({ what, path: f });
+    if (entryExists(f)) files.push({ what, path: f });
     for (const l of leftovers(ops, f)) files.push({ what: 'leftover', path: l });
   }
   // The addon the packaged executable extracted beside itself when it ran from the bin directory.
-  for (const name of exists(binDir) ? fs.readdirSync(binDir) : [])
+  for (const name of entryExists(binDir) ? fs.readdirSync(binDir) : [])
     if (EXTRACTED_ADDON_DIR.test(name)) files.push({ what: 'extracted addon', path: path.join(binDir, name) });
   return files;
 }

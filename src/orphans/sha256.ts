@@ -30,55 +30,9 @@ export function sha256Hex(text: string): string {
   const blocks = ((n + 8) >>> 6) + 1;
   H.set(INIT);
   for (let b = 0; b < blocks; b++) {
-    for (let i = 0; i < 16; i++) {
-      let w = 0;
-      for (let j = 0; j < 4; j++) {
-        const p = b * 64 + i * 4 + j;
-        w = (w << 8) | (p < n ? data[p]! : p === n ? 0x80 : 0);
-      }
-      W[i] = w;
-    }
-    if (b === blocks - 1) {
-      W[14] = Math.floor(n / 0x20000000);
-      W[15] = n << 3;
-    }
-    for (let i = 16; i < 64; i++) {
-      const x = W[i - 15]!;
-      const y = W[i - 2]!;
-      const s0 = ((x >>> 7) | (x << 25)) ^ ((x >>> 18) | (x << 14)) ^ (x >>> 3);
-      const s1 = ((y >>> 17) | (y << 15)) ^ ((y >>> 19) | (y << 13)) ^ (y >>> 10);
-      W[i] = (W[i - 16]! + s0 + W[i - 7]! + s1) | 0;
-    }
-    let a = H[0]!;
-    let bb = H[1]!;
-    let c = H[2]!;
-    let d = H[3]!;
-    let e = H[4]!;
-    let f = H[5]!;
-    let g = H[6]!;
-    let h = H[7]!;
-    for (let i = 0; i < 64; i++) {
-      const s1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
-      const t1 = (h + s1 + ((e & f) ^ (~e & g)) + K[i]! + W[i]!) | 0;
-      const s0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
-      const t2 = (s0 + ((a & bb) ^ (a & c) ^ (bb & c))) | 0;
-      h = g;
-      g = f;
-      f = e;
-      e = (d + t1) | 0;
-      d = c;
-      c = bb;
-      bb = a;
-      a = (t1 + t2) | 0;
-    }
-    H[0] = (H[0]! + a) | 0;
-    H[1] = (H[1]! + bb) | 0;
-    H[2] = (H[2]! + c) | 0;
-    H[3] = (H[3]! + d) | 0;
-    H[4] = (H[4]! + e) | 0;
-    H[5] = (H[5]! + f) | 0;
-    H[6] = (H[6]! + g) | 0;
-    H[7] = (H[7]! + h) | 0;
+    loadBlock(data, b, b === blocks - 1);
+    expandSchedule();
+    compress();
   }
   let out = '';
   for (let i = 0; i < 8; i++) {
@@ -86,4 +40,66 @@ export function sha256Hex(text: string): string {
     out += HEX[(v >>> 24) & 255]! + HEX[(v >>> 16) & 255]! + HEX[(v >>> 8) & 255]! + HEX[v & 255]!;
   }
   return out;
+}
+
+/** W[0..15] := block b of the padded message, read straight from the input's bytes (no padded copy is made). */
+function loadBlock(data: Buffer, b: number, last: boolean): void {
+  const n = data.length;
+  for (let i = 0; i < 16; i++) {
+    let w = 0;
+    for (let j = 0; j < 4; j++) {
+      const p = b * 64 + i * 4 + j;
+      w = (w << 8) | (p < n ? data[p]! : p === n ? 0x80 : 0);
+    }
+    W[i] = w;
+  }
+  if (last) {
+    W[14] = Math.floor(n / 0x20000000);
+    W[15] = n << 3;
+  }
+}
+
+/** W[16..63] from W[0..15] (FIPS 180-4 6.2.2 step 1). */
+function expandSchedule(): void {
+  for (let i = 16; i < 64; i++) {
+    const x = W[i - 15]!;
+    const y = W[i - 2]!;
+    const s0 = ((x >>> 7) | (x << 25)) ^ ((x >>> 18) | (x << 14)) ^ (x >>> 3);
+    const s1 = ((y >>> 17) | (y << 15)) ^ ((y >>> 19) | (y << 13)) ^ (y >>> 10);
+    W[i] = (W[i - 16]! + s0 + W[i - 7]! + s1) | 0;
+  }
+}
+
+/** The 64 rounds over W, added into H (FIPS 180-4 6.2.2 steps 2-4); the working variables stay in locals. */
+function compress(): void {
+  let a = H[0]!;
+  let b = H[1]!;
+  let c = H[2]!;
+  let d = H[3]!;
+  let e = H[4]!;
+  let f = H[5]!;
+  let g = H[6]!;
+  let h = H[7]!;
+  for (let i = 0; i < 64; i++) {
+    const s1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
+    const t1 = (h + s1 + ((e & f) ^ (~e & g)) + K[i]! + W[i]!) | 0;
+    const s0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
+    const t2 = (s0 + ((a & b) ^ (a & c) ^ (b & c))) | 0;
+    h = g;
+    g = f;
+    f = e;
+    e = (d + t1) | 0;
+    d = c;
+    c = b;
+    b = a;
+    a = (t1 + t2) | 0;
+  }
+  H[0] = (H[0]! + a) | 0;
+  H[1] = (H[1]! + b) | 0;
+  H[2] = (H[2]! + c) | 0;
+  H[3] = (H[3]! + d) | 0;
+  H[4] = (H[4]! + e) | 0;
+  H[5] = (H[5]! + f) | 0;
+  H[6] = (H[6]! + g) | 0;
+  H[7] = (H[7]! + h) | 0;
 }

@@ -3,7 +3,7 @@
  * those pods never got would have removed them.
  *
  * GC's request names no pod, so it asks about the one pod a name can be (peer-schemes.ts peerPodOf: a name with
- * more than one reading is no one pod's, and is left) and judges the endpoint by the same rule as a DEL of that pod
+ * more than one reading on the network the endpoint is on is no one pod's, and is left) and judges the endpoint by the same rule as a DEL of that pod
  * without CNI_NETNS (peer-schemes.ts peerVerdict): GC holds nothing of the pod, so only an endpoint attached to
  * nothing — no HCN namespace that still exists, no container (HNS v1 SharedContainers) — is removed. One still
  * attached may be a pod another runtime on the node runs with a configuration of the same name; it stays, as does its
@@ -18,6 +18,7 @@ import { removeEndpoint } from './peer-endpoints';
 import {
   adopted,
   attachmentOf,
+  networkMayDecide,
   peerEndpointNames,
   peerPodOf,
   peerVerdict,
@@ -40,8 +41,10 @@ export async function gcPeerEndpoints(
   const endpoints = await api.listEndpoints();
   // The names the valid pods have under every scheme, computed, not read back out of the names.
   const validNames = new Set(valid.flatMap((a) => peerEndpointNames(a, undefined, conf.name).map((n) => n.name)));
+  const networkName = networkNames(api);
   for (const ep of endpoints) {
-    const pod = peerPodOf(ep.name, conf.name);
+    const hnsNetwork = networkMayDecide(ep.name, conf.name) ? await networkName(ep.networkId) : undefined;
+    const pod = peerPodOf(ep.name, conf.name, hnsNetwork);
     if (!pod || !adopted(pod.scheme, conf.adopt) || validNames.has(ep.name)) continue;
     // Azure: any valid pod whose id begins so protects every one of them (its delegated NICs are eth<N>, not its
     // ifname).
@@ -62,6 +65,18 @@ export async function gcPeerEndpoints(
     }
   }
   return report;
+}
+
+/**
+ * The names of HNS's networks by id, listed once and only when a name needs them (a name with more than one reading:
+ * peer-schemes.ts peerPodOf); undefined for a network that is gone.
+ */
+function networkNames(api: HnsApi): (id: string) => Promise<string | undefined> {
+  let byId: Promise<Map<string, string>> | undefined;
+  return async (id) => {
+    byId ??= api.listNetworks().then((ns) => new Map(ns.map((n) => [n.id.toLowerCase(), n.name])));
+    return (await byId).get(id.toLowerCase());
+  };
 }
 
 /** Removes the previous plugin's endpoint of a pod not listed as valid, unless it is still attached; says which. */

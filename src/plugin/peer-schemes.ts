@@ -235,24 +235,20 @@ export async function containersOf(api: HnsApi, endpointId: string): Promise<str
   }
 }
 
-/**
- * GC's request names no pod: the one pod a name can be is what GC asks about — when the name is exactly one
- * scheme's name of exactly one pod (and, for win-bridge/sdnbridge, on this network). A name with more than one
- * reading (a "_" besides the separator, or a name both schemes could give) is no one pod's: GC leaves it. Names of
- * ours (any version) are the audit's to judge.
- */
-export function peerPodOf(
-  name: string,
-  cniNetwork: string,
-): { scheme: PeerScheme; containerId?: string; idPrefix?: string; ifname?: string } | undefined {
-  if (parseOwnedName(name)) return undefined;
-  const readings: Array<{
-    scheme: PeerScheme;
-    containerId?: string;
-    idPrefix?: string;
-    ifname?: string;
-    network?: string;
-  }> = [];
+/** One way to read a name back into a pod (peerPodOf). */
+interface Reading {
+  scheme: PeerScheme;
+  containerId?: string;
+  idPrefix?: string;
+  ifname?: string;
+  /** win-bridge/sdnbridge: the CNI network the name ends with. */
+  network?: string;
+}
+
+/** Every scheme's reading of a name: each "_" may be win-bridge's separator, and Azure's form may fit too. */
+function readingsOf(name: string): Reading[] {
+  if (parseOwnedName(name)) return [];
+  const readings: Reading[] = [];
   for (let i = name.indexOf('_'); i > 0; i = name.indexOf('_', i + 1)) {
     const id = name.slice(0, i);
     const network = name.slice(i + 1);
@@ -268,9 +264,44 @@ export function peerPodOf(
     azureEndpointName(idPrefix, ifname) === name
   )
     readings.push({ scheme: 'azure', idPrefix, ifname });
+  return readings;
+}
+
+/**
+ * GC's request names no pod: the one pod a name can be is what GC asks about — when the name is exactly one
+ * scheme's name of exactly one pod (and, for win-bridge/sdnbridge, on this network). A name with more than one
+ * reading (a "_" besides the separator, or a name both schemes could give) is no one pod's: GC leaves it. Names of
+ * ours (any version) are the audit's to judge.
+ *
+ * `hnsNetwork`, the name of the HNS network the endpoint is on, decides between win-bridge/sdnbridge readings: those
+ * plugins put a pod's endpoint on the HNS network named as its CNI network (containernetworking/plugins
+ * plugins/main/windows/win-bridge/win-bridge_windows.go cmdHcnAdd and cmdHnsAdd look the network up by `n.Name`, the
+ * name ConstructEndpointName ends with; microsoft/windows-container-networking cni/cni.go GetNetworkInfo,
+ * `Name: config.Name`). So `abc_net_x` on the network net_x is pod abc's of net_x, never pod abc_net's of x, whose
+ * endpoint would be on a network named x. Only a name with more than one reading is read so (compared without case,
+ * so that a reading is dropped only when no spelling of its network is the endpoint's); Azure's reading is never
+ * dropped (its networks are not named after the CNI network), so a name both schemes could give stays no one's on
+ * the network win-bridge's reading names, and is Azure's alone (acted on only with `adopt`) on any other.
+ */
+export function peerPodOf(
+  name: string,
+  cniNetwork: string,
+  hnsNetwork?: string,
+): { scheme: PeerScheme; containerId?: string; idPrefix?: string; ifname?: string } | undefined {
+  const all = readingsOf(name);
+  const readings =
+    all.length > 1 && hnsNetwork !== undefined
+      ? all.filter((r) => r.network === undefined || r.network.toLowerCase() === hnsNetwork.toLowerCase())
+      : all;
   if (readings.length !== 1) return undefined;
   const [only] = readings;
   if (only!.network !== undefined && only!.network !== cniNetwork) return undefined;
   const { network: _network, ...pod } = only!;
   return pod;
+}
+
+/** Whether the HNS network an endpoint is on may decide how GC of `cniNetwork` reads its name (peerPodOf). */
+export function networkMayDecide(name: string, cniNetwork: string): boolean {
+  const all = readingsOf(name);
+  return all.length > 1 && all.some((r) => r.network === cniNetwork);
 }

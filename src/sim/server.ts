@@ -15,6 +15,27 @@ import type { ControlResponse, OpRequest, OpResponse } from './wire-types';
 
 const MAX_LINE = 64 * 1024 * 1024;
 
+/** One connection's reading state (SimServer.onConnection). */
+interface LineState {
+  /** Bytes read and not yet answered: the next line, or its beginning. */
+  pending: Buffer[];
+  size: number;
+  /** A line is being answered: later bytes wait in `pending`. */
+  busy: boolean;
+  /** Answered without keep (or refused): later bytes are read and ignored, so the FIN arrives. */
+  done: boolean;
+  clientEnded: boolean;
+}
+
+/** What a request line gets: its response, and what becomes of the connection after it. */
+interface LineOutcome {
+  response: OpResponse | ControlResponse;
+  keep: boolean;
+  shutdown: boolean;
+  /** A service-callback registration: the connection carries its notifications from now on. */
+  stream?: boolean;
+}
+
 export class SimServer {
   private server?: net.Server;
   private address?: SimAddress;
@@ -65,77 +86,78 @@ export class SimServer {
    */
   private onConnection(socket: net.Socket): void {
     this.sockets.add(socket);
-    let pending: Buffer[] = [];
-    let size = 0;
-    let busy = false; // a line is being answered: later bytes wait in `pending`
-    let done = false; // answered without keep (or refused): later bytes are read and ignored, so the FIN arrives
-    let clientEnded = false;
+    const c: LineState = { pending: [], size: 0, busy: false, done: false, clientEnded: false };
     socket.on('close', () => this.sockets.delete(socket));
     socket.on('error', (e) => this.logger.debug({ err: e.message }, 'client connection error'));
     const answer = (line: Buffer) => {
-      busy = true;
-      void this.handleLine(line.toString('utf8'), socket).then(({ response, keep, shutdown, stream }) => {
-        busy = false;
-        // Stop only once the answer is out, so the caller sees ok before the service goes away.
-        const after = () => (shutdown ? this.onShutdown() : undefined);
-        if (socket.destroyed || !socket.writable) return after();
-        if (stream) {
-          // A service-callback registration: the connection now carries its notifications (and no more requests).
-          done = true;
-          socket.write(JSON.stringify(response) + '\n');
-          return;
-        }
-        const kept = keep && !shutdown && !clientEnded;
-        const text = JSON.stringify(kept ? { ...response, keep: true } : response) + '\n';
-        if (!kept) {
-          done = true;
-          socket.end(text, after);
-          return;
-        }
-        socket.write(text);
-        next();
+      c.busy = true;
+      void this.handleLine(line.toString('utf8'), socket).then((outcome) => {
+        c.busy = false;
+        if (this.reply(socket, c, outcome)) next();
       });
     };
     // Takes the next complete line out of `pending`, if any.
     const next = () => {
-      if (busy || done) return;
-      const all = pending.length === 1 ? pending[0]! : Buffer.concat(pending);
+      if (c.busy || c.done) return;
+      const all = c.pending.length === 1 ? c.pending[0]! : Buffer.concat(c.pending);
       const nl = all.indexOf(0x0a);
       if (nl < 0) {
-        pending = all.length > 0 ? [all] : [];
-        if (size > MAX_LINE) {
-          done = true;
+        c.pending = all.length > 0 ? [all] : [];
+        if (c.size > MAX_LINE) {
+          c.done = true;
           socket.end(JSON.stringify(this.badRequest('request line longer than 64 MiB')) + '\n');
-        } else if (clientEnded) {
+        } else if (c.clientEnded) {
           // A last line without its newline is still a request; a connection that sent nothing more is just closed.
           if (all.length > 0) answer(all);
           else socket.end();
-          pending = [];
-          size = 0;
+          c.pending = [];
+          c.size = 0;
         }
         return;
       }
       const rest = all.subarray(nl + 1);
-      pending = rest.length > 0 ? [rest] : [];
-      size = rest.length;
+      c.pending = rest.length > 0 ? [rest] : [];
+      c.size = rest.length;
       answer(all.subarray(0, nl));
     };
     socket.on('data', (chunk: Buffer) => {
-      if (done) return;
-      pending.push(chunk);
-      size += chunk.length;
+      if (c.done) return;
+      c.pending.push(chunk);
+      c.size += chunk.length;
       next();
     });
     socket.on('end', () => {
-      clientEnded = true;
+      c.clientEnded = true;
       next();
     });
   }
 
-  private async handleLine(
-    line: string,
-    socket: net.Socket,
-  ): Promise<{ response: OpResponse | ControlResponse; keep: boolean; shutdown: boolean; stream?: boolean }> {
+  /** Writes a line's answer; true when the connection is kept for the client's next line. */
+  private reply(socket: net.Socket, c: LineState, { response, keep, shutdown, stream }: LineOutcome): boolean {
+    // Stop only once the answer is out, so the caller sees ok before the service goes away.
+    const after = () => (shutdown ? this.onShutdown() : undefined);
+    if (socket.destroyed || !socket.writable) {
+      after();
+      return false;
+    }
+    if (stream) {
+      // A service-callback registration: the connection now carries its notifications (and no more requests).
+      c.done = true;
+      socket.write(JSON.stringify(response) + '\n');
+      return false;
+    }
+    const kept = keep && !shutdown && !c.clientEnded;
+    const text = JSON.stringify(kept ? { ...response, keep: true } : response) + '\n';
+    if (!kept) {
+      c.done = true;
+      socket.end(text, after);
+      return false;
+    }
+    socket.write(text);
+    return true;
+  }
+
+  private async handleLine(line: string, socket: net.Socket): Promise<LineOutcome> {
     let req: unknown;
     try {
       req = JSON.parse(line);

@@ -52,7 +52,7 @@ export class Store {
     (id) => this.endpoint(id),
   );
   private nextCompartment = 2;
-  /** v1 /accelnet/: the NNV management MAC list (op-table.ts). */
+  /** v1 /accelnet/: the NNV management MAC list (op-table-v1.ts). */
   private accelnetMacs: string[] = [];
 
   constructor(private readonly host: HostSource) {}

@@ -18,7 +18,7 @@ import * as path from 'path';
 import { writeFileAtomic } from './atomic';
 import { StateIoError } from './io-error';
 import { StateLockTimeoutError } from './lock';
-import { readStateFile } from './safe-read';
+import { entryExists, readStateFile } from './safe-read';
 
 /** The note's file name in the state directory: not a record, so no reader of records ever sees it. */
 export const HOUSEKEEPING_FILE = 'housekeeping.json';
@@ -72,19 +72,10 @@ export function notedChores(stateDir: string): NotedChore[] {
         typeof (c as NotedChore).file === 'string' &&
         typeof (c as NotedChore).error === 'string' &&
         typeof (c as NotedChore).failures === 'number' &&
-        stillThere((c as NotedChore).file),
+        entryExists((c as NotedChore).file),
     );
   } catch {
     return [];
-  }
-}
-
-function stillThere(file: string): boolean {
-  try {
-    fs.lstatSync(file);
-    return true;
-  } catch {
-    return false;
   }
 }
 

@@ -63,3 +63,13 @@ export function readStateFile(file: string, maxBytes = MAX_STATE_FILE_BYTES): St
     fs.closeSync(fd);
   }
 }
+
+/** Whether anything is at the path: a symbolic link counts as itself, never followed (a dangling one is there too). */
+export function entryExists(file: string): boolean {
+  try {
+    fs.lstatSync(file);
+    return true;
+  } catch {
+    return false;
+  }
+}

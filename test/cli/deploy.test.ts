@@ -17,7 +17,7 @@ import { parseMetricsAddress } from '../../src/cli/metrics-address';
 import { hcnPluginConf } from '../../src/cli/operator/conf';
 import { silentLogger } from '../../src/log/logger';
 import { runCni } from '../../src/run';
-import { ROOT, cni, startHarness, type Harness } from '../helpers/cni-harness';
+import { ROOT, cni, useHarness, type Harness } from '../helpers/cni-harness';
 import { nicNetworkName } from '../../src/orphans/ownership';
 
 const DEPLOY = path.join(ROOT, 'deploy');
@@ -94,15 +94,7 @@ describe('example conflists', () => {
 
 describe('example conflists against the simulator', () => {
   let h: Harness;
-  beforeAll(async () => {
-    h = await startHarness();
-  });
-  afterAll(async () => {
-    await h?.stop();
-  });
-  beforeEach(async () => {
-    await h.reset();
-  });
+  useHarness(undefined, (x) => (h = x));
 
   /** The plugin entry for this machine: the Windows log file path would not be absolute here. */
   function local(name: string): Record<string, unknown> {

@@ -13,17 +13,11 @@ import { hcnPluginConf, loadConf } from '../../src/cli/operator/conf';
 import { parseArgs, USAGE } from '../../src/cli/operator/args';
 import { UsageError } from '../../src/cli/usage-error';
 import { runOps } from '../../src/cli/operator';
-import { CLI, ROOT, cni, bridgeConf, startHarness, type Harness } from '../helpers/cni-harness';
+import { CLI, ROOT, cni, bridgeConf, useHarness, type Harness } from '../helpers/cni-harness';
 
 let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.stop();
-});
-beforeEach(async () => {
-  await h.reset();
+useHarness(undefined, (x) => (h = x));
+beforeEach(() => {
   fs.mkdirSync(h.stateDir, { recursive: true });
   fs.writeFileSync(confFile(), JSON.stringify(conflist()));
 });

@@ -2,26 +2,10 @@
  * Dual-stack configuration: IPv6 wherever an address is accepted, each value validated by its family, and error 7
  * naming the key. Each rule below is one of parseSubnets' (src/cni/config.ts).
  */
-import { parseNetConf } from '../../src/cni/config';
-import { CniError } from '../../src/cni/cni-error';
+import { cniFailure, parseAddConf } from '../helpers/net-conf';
 
-const base = (extra: Record<string, unknown> = {}) => ({
-  cniVersion: '1.0.0',
-  name: 'dual',
-  type: 'hcn-cni',
-  ...extra,
-});
-const parse = (extra: Record<string, unknown>) =>
-  parseNetConf(base(extra), { platform: 'linux', defaults: { stateDir: '/var/lib/hcn-cni' }, verb: 'ADD' });
-const refusal = (extra: Record<string, unknown>): { code: number; msg: string } => {
-  try {
-    parse(extra);
-  } catch (e) {
-    if (e instanceof CniError) return { code: e.code, msg: e.message };
-    throw e;
-  }
-  throw new Error('accepted');
-};
+const parse = (extra: Record<string, unknown>) => parseAddConf({ name: 'dual', ...extra });
+const refusal = (extra: Record<string, unknown>) => cniFailure(() => parse(extra), 'accepted');
 
 describe('subnets and gateways of both families', () => {
   it('a dual-stack subnet list gets one gateway default per family, IPv4 first', () => {

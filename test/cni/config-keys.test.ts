@@ -13,7 +13,7 @@ import {
   type ValueOf,
 } from '../../src/cni/config-keys';
 import { parseNetConf } from '../../src/cni/config';
-import { CniError } from '../../src/cni/cni-error';
+import { cniFailure } from '../helpers/net-conf';
 import type { NetConf } from '../../src/cni/types';
 
 type Spec = (typeof KEY_SPECS)[number];
@@ -47,13 +47,7 @@ function parse(extra: Record<string, unknown>): NetConf {
 }
 
 function refusal(extra: Record<string, unknown>): { code: number; msg: string } {
-  try {
-    parse(extra);
-  } catch (e) {
-    if (e instanceof CniError) return { code: e.code, msg: e.message };
-    throw e;
-  }
-  throw new Error(`accepted ${JSON.stringify(extra)}`);
+  return cniFailure(() => parse(extra), `accepted ${JSON.stringify(extra)}`);
 }
 
 const specs = KEY_SPECS as readonly KeySpec[];

@@ -5,26 +5,8 @@
  * its own code, naming the result's key), before HNS sees anything. HNS v1 joins the search list with "," into one
  * DNSSuffix, so "corp.example,evil.example" would otherwise be two suffixes.
  */
-import { parseNetConf } from '../../src/cni/config';
-import { CniError } from '../../src/cni/cni-error';
 import { parseIpamResult, parsePrevResult } from '../../src/cni/result';
-import type { NetConf } from '../../src/cni/types';
-
-const parse = (extra: Record<string, unknown>): NetConf =>
-  parseNetConf(
-    { cniVersion: '1.0.0', name: 'cbr0', type: 'hcn-cni', ...extra },
-    { platform: 'linux', defaults: { stateDir: '/var/lib/hcn-cni' }, verb: 'ADD' },
-  );
-
-function failure(run: () => unknown): { code: number; msg: string } {
-  try {
-    run();
-  } catch (e) {
-    if (e instanceof CniError) return { code: e.code, msg: e.message };
-    throw e;
-  }
-  throw new Error('expected a CniError');
-}
+import { cniFailure as failure, parseAddConf as parse } from '../helpers/net-conf';
 
 const BIG = 'a'.repeat(60000);
 const LABEL_64 = 'a'.repeat(64);

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 
 import { parseNetConf, type ConfContextOptions } from '../../src/cni/config';
 import { CONFIG_KEYS, TOP_LEVEL_KEYS } from '../../src/cni/config-keys';
-import { CniError } from '../../src/cni/cni-error';
+import { cniFailure } from '../helpers/net-conf';
 import type { NetConf, Verb } from '../../src/cni/types';
 
 const fixture = (name: string): Record<string, unknown> =>
@@ -29,13 +29,7 @@ const base = (extra: Record<string, unknown> = {}): Record<string, unknown> => (
 
 /** failure: the CniError a parse throws (fails the test when it does not throw one). */
 function failure(raw: Record<string, unknown>, verb: Verb = 'ADD'): { code: number; msg: string } {
-  try {
-    parse(raw, verb);
-  } catch (e) {
-    if (e instanceof CniError) return { code: e.code, msg: e.message };
-    throw e;
-  }
-  throw new Error('expected parseNetConf to fail');
+  return cniFailure(() => parse(raw, verb), 'expected parseNetConf to fail');
 }
 
 describe('incumbent configurations', () => {

@@ -11,6 +11,7 @@ import { HcnError, isAdapterUnavailable, isAlreadyExists, isNotFound, isUnreacha
 import { loadNative } from '../../src/hns/native';
 import type { HostComputeNetwork } from '../../src/hns/schema';
 import { startSimulator, type RunningSimulator, type SimControl, type StartSimulatorOptions } from '../../src/sim';
+import { l2bridgeDocument } from '../sim/helpers';
 
 export const ROOT = path.resolve(__dirname, '../..');
 /** The build under test: build/Release unless HCN_NATIVE_DIR says otherwise (as in test/native). */
@@ -73,24 +74,14 @@ export function useHcn(options: StartSimulatorOptions = {}): HcnFixture {
   return fx;
 }
 
-/** A v2 L2Bridge network document (microsoft/hcsshim hcn/hcnnetwork.go's shape) without SchemaVersion: the facade adds it. */
+/** test/sim's L2Bridge network document, typed for the facade (which adds SchemaVersion). */
 export function l2bridge(
   name: string,
-  prefix = '10.10.0.0/24',
-  gateway = '10.10.0.1',
+  prefix?: string,
+  gateway?: string,
   extra: HostComputeNetwork = {},
 ): HostComputeNetwork {
-  return {
-    Name: name,
-    Type: 'L2Bridge',
-    Ipams: [
-      {
-        Type: 'Static',
-        Subnets: [{ IpAddressPrefix: prefix, Routes: [{ NextHop: gateway, DestinationPrefix: '0.0.0.0/0' }] }],
-      },
-    ],
-    ...extra,
-  };
+  return l2bridgeDocument(name, prefix, gateway, extra as Record<string, unknown>) as HostComputeNetwork;
 }
 
 /** A NAT network with its own subnet: binds no adapter, so any number can exist side by side. */

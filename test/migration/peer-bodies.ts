@@ -66,9 +66,14 @@ export function winBridgeConf(): Json {
 
 /** The L2Bridge network win-bridge attaches to (it never creates one): what the node's bootstrap made. */
 export async function cbr0(): Promise<string> {
+  return l2BridgeNetwork('cbr0');
+}
+
+/** An L2Bridge network as cbr0 is, under another name (win-bridge's network is named as the CNI network). */
+export async function l2BridgeNetwork(name: string): Promise<string> {
   return createNetworkV2(h, {
     SchemaVersion: { Major: 2, Minor: 0 },
-    Name: 'cbr0',
+    Name: name,
     Type: 'L2Bridge',
     Ipams: [
       {

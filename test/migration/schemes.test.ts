@@ -3,7 +3,6 @@
  * src/plugin/peer-endpoints.ts and src/orphans/peer-networks.ts), the attach rule, the holders of an address, the
  * `adopt` key, and an existing network of a type bridge mode cannot use without networkType (rule 4's limit).
  */
-import { parseNetConf } from '../../src/cni/config';
 import { CniError } from '../../src/cni/cni-error';
 import type { EndpointInfo, HnsApi } from '../../src/hns/api';
 import { silentLogger } from '../../src/log/logger';
@@ -13,12 +12,14 @@ import { endpointName, parseOwnedName } from '../../src/orphans/ownership';
 import { addressesOf, holdersOf } from '../../src/plugin/ip-holders';
 import {
   attachedElsewhere,
+  networkMayDecide,
   peerEndpointNames,
   peerEndpointsOf,
   peerPodOf,
   peerVerdict,
 } from '../../src/plugin/peer-schemes';
 import { cni, useHarness, type Harness } from '../helpers/cni-harness';
+import { parseAddConf } from '../helpers/net-conf';
 
 const ID = '0123456789abcdef'.repeat(4);
 const owner = { containerId: ID, ifname: 'eth0' };
@@ -115,6 +116,28 @@ describe('one rule for every peer scheme', () => {
     // Azure's name of a pod whose id begins "ab_cdefg", and win-bridge's of pod "ab" on network "cdefg-eth0".
     expect(peerPodOf('ab_cdefg-eth0', 'cdefg-eth0')).toBeUndefined();
   });
+  it("the HNS network the endpoint is on decides between win-bridge's readings: the one it is named after", () => {
+    const abc = { scheme: 'win-bridge/sdnbridge', containerId: 'abc' };
+    expect(peerPodOf('abc_net_x', 'net_x', 'net_x')).toEqual(abc);
+    expect(peerPodOf('abc_net_x', 'net_x', 'NET_X')).toEqual(abc);
+    expect(peerPodOf('abc_net_x', 'x', 'net_x')).toBeUndefined();
+    expect(peerPodOf('abc_net_x', 'x', 'x')).toEqual({ scheme: 'win-bridge/sdnbridge', containerId: 'abc_net' });
+    expect(peerPodOf('a_b_net_x', 'net_x', 'net_x')).toEqual({ scheme: 'win-bridge/sdnbridge', containerId: 'a_b' });
+    // On a network named after neither reading it is no one's; nor is a name Azure could give too.
+    expect(peerPodOf('abc_net_x', 'net_x', 'cbr0')).toBeUndefined();
+    expect(peerPodOf('ab_cdefg-eth0', 'cdefg-eth0', 'cdefg-eth0')).toBeUndefined();
+    // Off win-bridge's network cdefg-eth0 that name is only Azure's (of a pod whose id begins "ab_cdefg").
+    expect(peerPodOf('ab_cdefg-eth0', 'cdefg-eth0', 'cbr0')).toEqual({
+      scheme: 'azure',
+      idPrefix: 'ab_cdefg',
+      ifname: 'eth0',
+    });
+    // GC asks for the network only where it may decide: several readings, one of them of the network GC is about.
+    expect(networkMayDecide('abc_net_x', 'net_x')).toBe(true);
+    expect(networkMayDecide('abc_net_x', 'x')).toBe(true);
+    expect(networkMayDecide('abc_net_x', 'cbr0')).toBe(false);
+    expect(networkMayDecide('abc_x', 'x')).toBe(false);
+  });
 });
 
 describe('address holders', () => {
@@ -151,11 +174,7 @@ describe("Azure's delegated-NIC networks", () => {
 });
 
 describe('adopt', () => {
-  const parse = (adopt: unknown) =>
-    parseNetConf(
-      { cniVersion: '1.0.0', name: 'n', type: 'hcn-cni', adopt },
-      { platform: 'linux', defaults: { stateDir: '/var/lib/hcn-cni' }, verb: 'ADD' },
-    );
+  const parse = (adopt: unknown) => parseAddConf({ name: 'n', adopt });
   it('takes "azure" in any case, once; anything else is error 7 naming it', () => {
     expect(parse(['Azure', 'azure']).adopt).toEqual(['azure']);
     expect(parse([]).adopt).toEqual([]);

@@ -8,7 +8,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { cni, useHarness, type Harness } from '../helpers/cni-harness';
 import { heldIps } from '../plugin/support';
-import { bindNode, cbr0, winBridgeConf, winBridgePod, winBridgeScenario } from './peer-bodies';
+import { bindNode, cbr0, l2BridgeNetwork, winBridgeConf, winBridgePod, winBridgeScenario } from './peer-bodies';
 import {
   createEndpointV1,
   createEndpointV2,
@@ -171,7 +171,7 @@ describe('a name two pods can have ("_" in a container id or a network name)', (
     expect(await liveEndpoints(h)).toEqual([]);
   });
 
-  it("GC of x or of net_x leaves it even detached (it is no one pod's name); a name with one reading goes", async () => {
+  it("on a network named neither x nor net_x, GC of x or of net_x leaves it even detached (no one pod's name); a name with one reading goes", async () => {
     const net = await cbr0();
     await victim(net, {});
     await createEndpointV2(h, net, { SchemaVersion: { Major: 2, Minor: 0 }, Name: 'gone_x', HostComputeNetwork: net });
@@ -183,6 +183,27 @@ describe('a name two pods can have ("_" in a container id or a network name)', (
       expect([name, gc.exitCode, gc.stdout]).toEqual([name, 0, '']);
     }
     expect((await liveEndpoints(h)).map((e) => e.Name)).toEqual(['abc_net_x']);
+  });
+
+  it("on win-bridge's network net_x it is pod abc's of net_x: GC of net_x removes it once detached, GC of x never", async () => {
+    // win-bridge puts a pod's endpoint on the HNS network named as its CNI network, so pod abc_net of network x would
+    // have it on a network named x.
+    const net = await l2BridgeNetwork('net_x');
+    const ns = await newNamespace(h);
+    const id = await victim(net, { netns: ns });
+    const gc = async (name: string, valid: Json[] = []) => {
+      const conf = hcnConf(winBridgeConf(), { name, cniVersion: '1.1.0', 'cni.dev/valid-attachments': valid });
+      const r = await cni(h, { verb: 'GC', conf });
+      expect([name, r.exitCode, r.stdout]).toEqual([name, 0, '']);
+      return (await liveEndpoints(h)).map((e) => e.Name);
+    };
+    // Attached to a namespace GC does not hold: it stays, whichever network GC is about.
+    expect(await gc('net_x')).toEqual(['abc_net_x']);
+    await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).removeNamespaceEndpoint(ns, id);
+    expect(await gc('x')).toEqual(['abc_net_x']);
+    // Listed as valid, pod abc keeps it.
+    expect(await gc('net_x', [{ containerID: 'abc', ifname: 'eth0' }])).toEqual(['abc_net_x']);
+    expect(await gc('net_x')).toEqual([]);
   });
 });
 

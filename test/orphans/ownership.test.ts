@@ -47,6 +47,24 @@ describe('ownership names', () => {
     for (const t of inputs) expect(sha256Hex(t)).toBe(crypto.createHash('sha256').update(t, 'utf8').digest('hex'));
   });
 
+  it('hash with a SHA-256 that gives the known answers of FIPS 180-4 (and its examples), padding edges included', () => {
+    // NIST's SHA-256 examples (one block, two blocks, 896 bits, a million "a"), and the empty message.
+    const answers: [string, string][] = [
+      ['', 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'],
+      ['abc', 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'],
+      [
+        'abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq',
+        '248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1',
+      ],
+      [
+        'abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu',
+        'cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1',
+      ],
+      ['a'.repeat(1_000_000), 'cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0'],
+    ];
+    for (const [text, hex] of answers) expect(sha256Hex(text)).toBe(hex);
+  });
+
   it('carry the owner tag, which the state turns back into the owner', () => {
     const owner = { containerId: 'a_b_c.d-e', ifname: 'eth_0' };
     expect(parseOwnedName(endpointName(owner))).toEqual({ kind: 'endpoint', tag: ownerTag(owner) });

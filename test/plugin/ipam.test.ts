@@ -8,7 +8,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { HR } from '../../src/hns/hresults';
-import { bridgeConf, cni, CNI_BIN, startHarness, stateFiles, type Harness } from '../helpers/cni-harness';
+import { bridgeConf, cni, CNI_BIN, stateFiles, useHarness, type Harness } from '../helpers/cni-harness';
 import { heldIps, hostLocal, lastSeq, mutationsSince, newNamespace, script } from './support';
 import { endpointName } from '../../src/orphans/ownership';
 
@@ -17,14 +17,8 @@ let h: Harness;
 let bin: string;
 let ipamLog: string;
 
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h.stop();
-});
-beforeEach(async () => {
-  await h.reset();
+useHarness(undefined, (x) => (h = x));
+beforeEach(() => {
   bin = path.join(h.tmp, 'bin');
   ipamLog = path.join(h.tmp, 'ipam-calls.log');
   script(bin, 'counting-ipam', `echo "$CNI_COMMAND $CNI_CONTAINERID" >> '${ipamLog}'\nexec ${CNI_BIN}/host-local`);

@@ -2,25 +2,10 @@
  * The pod's DNS (src/plugin/endpoint-config.ts podDns): the namespace's service domain put before the first search
  * domain is a domain name like the rest of the list (HNS v1 joins them with ","), or the ADD fails naming why.
  */
-import { parseNetConf } from '../../src/cni/config';
-import { CniError } from '../../src/cni/cni-error';
 import { podDns } from '../../src/plugin/endpoint-config';
+import { cniFailure as failure, parseAddConf } from '../helpers/net-conf';
 
-const conf = (search: string[]) =>
-  parseNetConf(
-    { cniVersion: '1.0.0', name: 'cbr0', type: 'hcn-cni', dns: { nameservers: ['10.0.0.10'], search } },
-    { platform: 'linux', defaults: { stateDir: '/var/lib/hcn-cni' }, verb: 'ADD' },
-  );
-
-function failure(run: () => unknown): { code: number; msg: string } {
-  try {
-    run();
-  } catch (e) {
-    if (e instanceof CniError) return { code: e.code, msg: e.message };
-    throw e;
-  }
-  throw new Error('expected a CniError');
-}
+const conf = (search: string[]) => parseAddConf({ dns: { nameservers: ['10.0.0.10'], search } });
 
 describe("the pod namespace's search domain", () => {
   it('is put first, as sdnbridge does', () => {

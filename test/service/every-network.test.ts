@@ -7,24 +7,15 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { silentLogger } from '../../src/log/logger';
-import { startService, type Service } from '../../src/service/service';
+import type { Service } from '../../src/service/service';
 import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
 import { newNamespace, until } from '../plugin/support';
-import { makeBin, viaShim, type Bin } from './support';
+import { inProcessServices, viaShim } from './support';
 
 let h: Harness;
-let bin: Bin;
-let service: Service | undefined;
 useHarness(undefined, (x) => (h = x));
 jest.setTimeout(60_000);
-beforeEach(() => {
-  bin = makeBin(h);
-});
-afterEach(async () => {
-  await service?.close();
-  service = undefined;
-});
+const services = inProcessServices(() => h);
 
 const netA = bridgeConf({ cniVersion: '1.1.0', name: 'net-a', repair: true, auditIntervalSeconds: 1 });
 const netB = bridgeConf({
@@ -36,19 +27,9 @@ const netB = bridgeConf({
   auditIntervalSeconds: 1,
 });
 
-async function start(extra: { confDir?: string; metrics?: { host: string; port: number } } = {}): Promise<Service> {
-  service = await startService({
-    address: path.join(h.tmp, 'run', 'service.sock'),
-    platform: 'linux',
-    pid: process.pid,
-    log: silentLogger,
-    claimsDir: path.join(h.tmp, 'claims'),
-    defaults: { stateDir: h.stateDir },
-    agent: { probeMs: 0, tickMs: 100 },
-    ...extra,
-  });
-  return service;
-}
+/** The service with every network's background work on a fast tick, the standalone executable's state directory. */
+const start = (extra: { confDir?: string; metrics?: { host: string; port: number } } = {}): Promise<Service> =>
+  services.start({ defaults: { stateDir: h.stateDir }, agent: { probeMs: 0, tickMs: 100 }, ...extra });
 
 const endpointCount = async () => (await h.sim.control.dump()).endpoints.length;
 
@@ -61,7 +42,7 @@ describe('every network of a state directory is served', () => {
       [netB, 'pod-b'],
     ] as const) {
       const ns = await newNamespace(h);
-      const add = await viaShim(h, bin, s.address, { verb: 'ADD', conf, containerId: id, netns: ns });
+      const add = await viaShim(h, services.bin, s.address, { verb: 'ADD', conf, containerId: id, netns: ns });
       expect({ id, exit: add.exitCode, out: add.json }).toMatchObject({ id, exit: 0 });
       pods.push([conf, id, ns]);
     }
@@ -70,7 +51,7 @@ describe('every network of a state directory is served', () => {
     await until(() => (s.status().tally.repairs.repaired === 2 ? true : undefined), 30_000, 'both networks repaired');
     expect(await endpointCount()).toBe(2);
     for (const [conf, id, netns] of pods) {
-      const check = await viaShim(h, bin, s.address, { verb: 'CHECK', conf, containerId: id, netns });
+      const check = await viaShim(h, services.bin, s.address, { verb: 'CHECK', conf, containerId: id, netns });
       expect({ id, exit: check.exitCode }).toEqual({ id, exit: 0 });
     }
     await until(
@@ -90,7 +71,9 @@ describe('every network of a state directory is served', () => {
     const s = await start({ metrics: { host: '127.0.0.1', port: 0 } });
     const conf = { ...netA, repair: false };
     const ns = await newNamespace(h);
-    expect((await viaShim(h, bin, s.address, { verb: 'ADD', conf, containerId: 'pod-x', netns: ns })).exitCode).toBe(0);
+    expect(
+      (await viaShim(h, services.bin, s.address, { verb: 'ADD', conf, containerId: 'pod-x', netns: ns })).exitCode,
+    ).toBe(0);
     await h.sim.control.restart({ downMs: 0 });
     const named = await until(
       () => {

@@ -4,37 +4,18 @@
  * STATUS returns to 0 and the service's status counts the repairs; and on the node agent's interval, with the audit
  * (then the repair) or, for `"audit": false`, the repair alone. Off by default: nothing is repaired.
  */
-import * as path from 'path';
-import { silentLogger } from '../../src/log/logger';
-import { startService, type Service } from '../../src/service/service';
+import type { Service } from '../../src/service/service';
 import { bridgeConf, useHarness, type Harness } from '../helpers/cni-harness';
 import { newNamespace, until } from '../plugin/support';
-import { makeBin, viaShim, type Bin } from './support';
+import { inProcessServices, viaShim } from './support';
 
 let h: Harness;
-let bin: Bin;
-let service: Service | undefined;
 useHarness(undefined, (x) => (h = x));
 jest.setTimeout(60_000);
-beforeEach(() => {
-  bin = makeBin(h);
-});
-afterEach(async () => {
-  await service?.close();
-  service = undefined;
-});
+const services = inProcessServices(() => h);
 
-async function start(agent?: { probeMs?: number; tickMs?: number; hnsNotifications?: boolean }): Promise<Service> {
-  service = await startService({
-    address: path.join(h.tmp, 'run', 'service.sock'),
-    platform: 'linux',
-    pid: process.pid,
-    log: silentLogger,
-    claimsDir: path.join(h.tmp, 'claims'),
-    ...(agent ? { agent } : {}),
-  });
-  return service;
-}
+const start = (agent?: { probeMs?: number; tickMs?: number; hnsNotifications?: boolean }): Promise<Service> =>
+  services.start(agent ? { agent } : {});
 
 /** Two pods (HCN namespace, Docker-style), an HNS restart, then STATUS until HNS answers again. */
 async function podsThenRestart(s: Service, conf: Record<string, unknown>): Promise<{ code: number; ns: string }> {
@@ -44,11 +25,11 @@ async function podsThenRestart(s: Service, conf: Record<string, unknown>): Promi
     ['pod-ns', ns],
     ['pod-docker', 'none'],
   ] as const) {
-    expect((await viaShim(h, bin, s.address, { verb: 'ADD', conf, containerId: id, netns })).exitCode).toBe(0);
+    expect((await viaShim(h, services.bin, s.address, { verb: 'ADD', conf, containerId: id, netns })).exitCode).toBe(0);
   }
   await h.sim.control.restart({ downMs: 300 });
   // STATUS while HNS is down (50: the calls go unanswered), then until it answers again (51, or 0 once repaired).
-  const status = async () => (await viaShim(h, bin, s.address, { verb: 'STATUS', conf })).json?.code as number;
+  const status = async () => (await viaShim(h, services.bin, s.address, { verb: 'STATUS', conf })).json?.code as number;
   await until(async () => ((await status()) === 50 ? true : undefined), 20_000, 'STATUS 50 while HNS is down');
   const code = await until(
     async () => {
@@ -68,7 +49,8 @@ describe('repair in the service', () => {
     const { ns } = await podsThenRestart(s, conf);
     // The trigger runs right after HNS answered again; STATUS reaches 0 when it is done.
     await until(
-      async () => ((await viaShim(h, bin, s.address, { verb: 'STATUS', conf })).exitCode === 0 ? true : undefined),
+      async () =>
+        (await viaShim(h, services.bin, s.address, { verb: 'STATUS', conf })).exitCode === 0 ? true : undefined,
       20_000,
       'STATUS 0',
     );
@@ -80,7 +62,7 @@ describe('repair in the service', () => {
       ['pod-docker', 'none'],
       ['pod-ns', ns],
     ] as const) {
-      const check = await viaShim(h, bin, s.address, { verb: 'CHECK', conf, containerId: id, netns });
+      const check = await viaShim(h, services.bin, s.address, { verb: 'CHECK', conf, containerId: id, netns });
       expect({ id, exit: check.exitCode }).toEqual({ id, exit: 0 });
     }
   });
@@ -90,9 +72,9 @@ describe('repair in the service', () => {
     const s = await start({ probeMs: 0, tickMs: 100, hnsNotifications: false });
     const conf = bridgeConf({ cniVersion: '1.1.0', repair: true, auditIntervalSeconds: 1 });
     const ns = await newNamespace(h);
-    expect((await viaShim(h, bin, s.address, { verb: 'ADD', conf, containerId: 'pod-ns', netns: ns })).exitCode).toBe(
-      0,
-    );
+    expect(
+      (await viaShim(h, services.bin, s.address, { verb: 'ADD', conf, containerId: 'pod-ns', netns: ns })).exitCode,
+    ).toBe(0);
     await h.sim.control.restart({ downMs: 0 });
     // The tally counts a repair once it is committed, after its endpoint is back in HNS: wait for the count.
     await until(() => (s.status().tally.repairs.repaired ? true : undefined), 20_000, 'the repair after an audit');
@@ -107,9 +89,9 @@ describe('repair in the service', () => {
     const s = await start({ probeMs: 0, tickMs: 100, hnsNotifications: false });
     const conf = bridgeConf({ cniVersion: '1.1.0', audit: false, repair: true, auditIntervalSeconds: 1 });
     const ns = await newNamespace(h);
-    expect((await viaShim(h, bin, s.address, { verb: 'ADD', conf, containerId: 'pod-ns', netns: ns })).exitCode).toBe(
-      0,
-    );
+    expect(
+      (await viaShim(h, services.bin, s.address, { verb: 'ADD', conf, containerId: 'pod-ns', netns: ns })).exitCode,
+    ).toBe(0);
     await h.sim.control.restart({ downMs: 0 });
     expect((await h.sim.control.dump()).endpoints).toEqual([]);
     await until(() => (s.status().tally.repairs.repaired ? true : undefined), 20_000, 'the interval repair');
@@ -118,7 +100,7 @@ describe('repair in the service', () => {
     // The operator turned the audit off: the agent repairs without auditing.
     expect(s.status().agent.audits).toBe(0);
     expect(s.status().tally.audits).toBe(0);
-    const check = await viaShim(h, bin, s.address, { verb: 'CHECK', conf, containerId: 'pod-ns', netns: ns });
+    const check = await viaShim(h, services.bin, s.address, { verb: 'CHECK', conf, containerId: 'pod-ns', netns: ns });
     expect(check.exitCode).toBe(0);
   });
 
@@ -128,7 +110,7 @@ describe('repair in the service', () => {
     expect((await podsThenRestart(s, conf)).code).toBe(51);
     expect(await s.repair()).toEqual([]);
     expect((await h.sim.control.dump()).endpoints).toEqual([]);
-    expect((await viaShim(h, bin, s.address, { verb: 'STATUS', conf })).json).toMatchObject({ code: 51 });
+    expect((await viaShim(h, services.bin, s.address, { verb: 'STATUS', conf })).json).toMatchObject({ code: 51 });
     expect(s.status().tally.repairs).toEqual({});
   });
 });

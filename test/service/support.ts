@@ -6,8 +6,9 @@
 import { spawn, type ChildProcess } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
+import { silentLogger } from '../../src/log/logger';
 import { queryStatus } from '../../src/service/client';
-import type { ServiceStatus } from '../../src/service/service';
+import { startService, type Service, type ServiceOptions, type ServiceStatus } from '../../src/service/service';
 import { bridgeConf, CLI, cniEnv, ROOT, type CniCall, type Harness, type ProcessOutcome } from '../helpers/cni-harness';
 import { until } from '../plugin/support';
 
@@ -42,6 +43,46 @@ export function makeBin(h: Harness, name = 'bin'): Bin {
     dir,
     shim,
     standaloneRuns: () => (fs.existsSync(runs) ? fs.readFileSync(runs, 'utf8').split('\n').filter(Boolean).length : 0),
+  };
+}
+
+export interface InProcessServices {
+  /** The running test's bin directory (makeBin), made before each test. */
+  readonly bin: Bin;
+  /**
+   * Starts the running test's service in this process (closed after the test): on <tmp>/run/service.sock, its
+   * claims in <tmp>/claims, silent, as this process; `options` add to that or replace it.
+   */
+  start(options?: Partial<ServiceOptions>): Promise<Service>;
+}
+
+/** A suite's in-process services, one per test, and their bin directories; call it once per file, after useHarness. */
+export function inProcessServices(harness: () => Harness): InProcessServices {
+  let bin: Bin | undefined;
+  let service: Service | undefined;
+  beforeEach(() => {
+    bin = makeBin(harness());
+  });
+  afterEach(async () => {
+    await service?.close();
+    service = undefined;
+  });
+  return {
+    get bin() {
+      return bin!;
+    },
+    async start(options = {}) {
+      const h = harness();
+      service = await startService({
+        address: path.join(h.tmp, 'run', 'service.sock'),
+        platform: 'linux',
+        pid: process.pid,
+        log: silentLogger,
+        claimsDir: path.join(h.tmp, 'claims'),
+        ...options,
+      });
+      return service;
+    },
   };
 }
 

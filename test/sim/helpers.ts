@@ -54,10 +54,12 @@ export function expectEnvelopeFailure(r: OpResponse, hr: number, message: string
   expect(r.result).toBe(errorRecordFor(hr, message));
 }
 
-/** A v2 L2Bridge network document (the request shape of microsoft/hcsshim hcn/hcnnetwork.go HostComputeNetwork). */
-export function l2bridge(name: string, prefix = '10.10.0.0/24', gateway = '10.10.0.1', extra: Json = {}): string {
-  return JSON.stringify({
-    ...V2,
+/**
+ * A v2 L2Bridge network document (the request shape of microsoft/hcsshim hcn/hcnnetwork.go HostComputeNetwork),
+ * without SchemaVersion (test/hns's facade adds it).
+ */
+export function l2bridgeDocument(name: string, prefix = '10.10.0.0/24', gateway = '10.10.0.1', extra: Json = {}): Json {
+  return {
     Name: name,
     Type: 'L2Bridge',
     Ipams: [
@@ -67,7 +69,12 @@ export function l2bridge(name: string, prefix = '10.10.0.0/24', gateway = '10.10
       },
     ],
     ...extra,
-  });
+  };
+}
+
+/** The same as a wire request's settings, with its SchemaVersion. */
+export function l2bridge(name: string, prefix?: string, gateway?: string, extra: Json = {}): string {
+  return JSON.stringify({ ...V2, ...l2bridgeDocument(name, prefix, gateway, extra) });
 }
 
 export function natNetwork(name: string, extra: Json = {}): string {
