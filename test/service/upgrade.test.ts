@@ -1,0 +1,127 @@
+/**
+ * Upgrading without a gap (src/service/hand-over.ts): a new service started on the address of one that serves takes
+ * it over. While the old one serves a steady stream of ADD/DEL through the real shim, every verb succeeds and none
+ * falls back to the standalone executable; the old one exits 0 once it has finished what it accepted — a verb held
+ * in it by HNS at the moment of the hand-over included — and the new one serves from then on. Asked not to take
+ * over, or meeting a service that does not hand over, a new service still refuses to start.
+ */
+import { spawnSync } from 'child_process';
+import { bridgeConf, CLI, useHarness, type Harness, type ProcessOutcome } from '../helpers/cni-harness';
+import { logLines, newNamespace, recordFiles, until } from '../plugin/support';
+import { makeBin, startHungAdd, startServiceProcess, viaShim, type Bin, type RunningService } from './support';
+
+let h: Harness;
+let bin: Bin;
+useHarness(undefined, (x) => (h = x));
+jest.setTimeout(120_000);
+beforeEach(() => {
+  bin = makeBin(h);
+});
+
+/** The pid of the process that served a verb: its log lines on the shim's stderr carry it. */
+const servedBy = (out: ProcessOutcome): unknown => logLines(out.stderr)[0]?.pid;
+
+/** Waits until the address answers with `s`'s status: its socket is the one at the address. */
+const serving = (s: RunningService) =>
+  until(
+    async () => ((await s.status().catch(() => undefined))?.pid === s.child.pid ? true : undefined),
+    30_000,
+    `pid ${s.child.pid} to serve the address`,
+  );
+
+describe('a new service takes the address over', () => {
+  it('while the old one serves a stream of ADD/DEL: every verb succeeds, none falls back, the old one exits 0', async () => {
+    const a = await startServiceProcess(h);
+    let b: RunningService | undefined;
+    try {
+      const outcomes: Array<{ what: string; out: ProcessOutcome }> = [];
+      let stop = false;
+      // Two pods' ADD and DEL at a time, one after another per pod, for as long as the test says.
+      const stream = async (lane: number): Promise<void> => {
+        for (let i = 0; !stop; i++) {
+          const containerId = `pod-${lane}-${i}`;
+          const netns = await newNamespace(h);
+          const conf = bridgeConf();
+          for (const verb of ['ADD', 'DEL'] as const) {
+            const out = await viaShim(h, bin, a.address, { verb, conf, containerId, netns });
+            outcomes.push({ what: `${verb} ${containerId}`, out });
+          }
+        }
+      };
+      const lanes = [stream(0), stream(1)];
+      const servedByA = () => outcomes.filter((o) => servedBy(o.out) === a.child.pid).length;
+      await until(() => (servedByA() >= 4 ? true : undefined), 60_000, 'the old service to serve some verbs');
+
+      b = await startServiceProcess(h, a.address);
+      await serving(b);
+      expect(await a.exited).toEqual({ code: 0, signal: null });
+      const servedByB = () => outcomes.filter((o) => servedBy(o.out) === b!.child.pid).length;
+      await until(() => (servedByB() >= 4 ? true : undefined), 60_000, 'the new service to serve some verbs');
+      stop = true;
+      await Promise.all(lanes);
+
+      const failed = outcomes.filter((o) => o.out.exitCode !== 0).map((o) => `${o.what}: ${o.out.stdout}`);
+      expect(failed).toEqual([]);
+      expect(bin.standaloneRuns()).toBe(0);
+      // Every verb was served by one of the two services (no other process wrote its log lines).
+      const servers = new Set(outcomes.map((o) => servedBy(o.out)));
+      expect([...servers].sort()).toEqual([a.child.pid, b.child.pid].sort());
+      expect(a.stderr()).toMatch(/handed over to the service with pid \d+; every accepted request has finished/);
+      expect((await b.status()).served).toBe(servedByB());
+      expect((await h.sim.control.dump()).endpoints).toEqual([]);
+      for (const kind of ['attachments', 'intents', 'tombstones'] as const) expect(recordFiles(h, kind)).toEqual([]);
+    } finally {
+      await b?.stop();
+      await a.stop();
+    }
+  });
+
+  it('a verb held in the old service at the hand-over completes there, then the old one exits 0', async () => {
+    const a = await startServiceProcess(h);
+    let b: RunningService | undefined;
+    try {
+      const ns = await newNamespace(h);
+      const held = await startHungAdd(h, bin, a.address, 'pod-held', ns);
+      b = await startServiceProcess(h, a.address);
+      await serving(b);
+      // The new service serves while the old one still holds the ADD (HNS holds its create).
+      const version = await viaShim(h, bin, a.address, { verb: 'VERSION', conf: bridgeConf() });
+      expect(version.exitCode).toBe(0);
+      expect(a.child.exitCode).toBeNull();
+      expect((await h.sim.control.stats()).pendingMutations).toBeGreaterThan(0);
+
+      await h.sim.control.release();
+      const add = await held.done;
+      expect(add.exitCode).toBe(0);
+      expect(servedBy(add)).toBe(a.child.pid);
+      expect(await a.exited).toEqual({ code: 0, signal: null });
+      expect(bin.standaloneRuns()).toBe(0);
+      // The new service serves the pod's DEL: it finds the record the old one committed.
+      const del = await viaShim(h, bin, a.address, { verb: 'DEL', conf: bridgeConf(), containerId: 'pod-held' });
+      expect({ code: del.exitCode, by: servedBy(del) }).toEqual({ code: 0, by: b.child.pid });
+      expect((await h.sim.control.dump()).endpoints).toEqual([]);
+    } finally {
+      await b?.stop();
+      await a.stop();
+    }
+  });
+
+  it('--no-take-over refuses to start in one line, and the serving one goes on', async () => {
+    const a = await startServiceProcess(h);
+    try {
+      const r = spawnSync(process.execPath, [CLI, 'serve', '--listen', a.address, '--no-take-over'], {
+        env: { PATH: process.env.PATH, HCN_SIM: h.sim.address } as NodeJS.ProcessEnv,
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+      expect(r.status).toBe(1);
+      expect(r.stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('{'))).toEqual([
+        expect.stringMatching(/^hcn-cni serve: another hcn-cni service holds .*\.lock .*--no-take-over/),
+      ]);
+      expect((await a.status()).pid).toBe(a.child.pid);
+      expect(a.child.exitCode).toBeNull();
+    } finally {
+      await a.stop();
+    }
+  });
+});
