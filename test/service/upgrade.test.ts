@@ -1,11 +1,12 @@
 /**
  * Upgrading without a gap (src/service/hand-over.ts): a new service started on the address of one that serves takes
  * it over. While the old one serves a steady stream of ADD/DEL through the real shim, every verb succeeds and none
- * falls back to the standalone executable; the old one exits 0 once it has finished what it accepted — a verb held
+ * falls back to the standalone executable, and a client connecting over and over is never refused; the old one exits 0 once it has finished what it accepted — a verb held
  * in it by HNS at the moment of the hand-over included — and the new one serves from then on. Asked not to take
  * over, or meeting a service that does not hand over, a new service still refuses to start.
  */
 import { spawnSync } from 'child_process';
+import * as net from 'net';
 import { bridgeConf, CLI, useHarness, type Harness, type ProcessOutcome } from '../helpers/cni-harness';
 import { logLines, newNamespace, recordFiles, until } from '../plugin/support';
 import { makeBin, startHungAdd, startServiceProcess, viaShim, type Bin, type RunningService } from './support';
@@ -20,6 +21,39 @@ beforeEach(() => {
 
 /** The pid of the process that served a verb: its log lines on the shim's stderr carry it. */
 const servedBy = (out: ProcessOutcome): unknown => logLines(out.stderr)[0]?.pid;
+
+/**
+ * Connects to `address` again and again (nothing sent) until `stop()` says so: how many connections it made, and
+ * the errors of those refused — at every moment of a hand-over the address must name a listening socket.
+ */
+function probeConnects(address: string): { stop(): Promise<{ connected: number; refused: string[] }> } {
+  let stopped = false;
+  let connected = 0;
+  const refused: string[] = [];
+  const once = (): Promise<void> =>
+    new Promise((resolve) => {
+      const s = net.connect(address);
+      s.once('connect', () => {
+        connected++;
+        s.destroy();
+        resolve();
+      });
+      s.once('error', (e: NodeJS.ErrnoException) => {
+        refused.push(e.code ?? e.message);
+        resolve();
+      });
+    });
+  const loops = [0, 1].map(async () => {
+    while (!stopped) await once();
+  });
+  return {
+    stop: async () => {
+      stopped = true;
+      await Promise.all(loops);
+      return { connected, refused };
+    },
+  };
+}
 
 /** Waits until the address answers with `s`'s status: its socket is the one at the address. */
 const serving = (s: RunningService) =>
@@ -52,9 +86,13 @@ describe('a new service takes the address over', () => {
       const servedByA = () => outcomes.filter((o) => servedBy(o.out) === a.child.pid).length;
       await until(() => (servedByA() >= 4 ? true : undefined), 60_000, 'the old service to serve some verbs');
 
+      const probe = probeConnects(a.address);
       b = await startServiceProcess(h, a.address);
       await serving(b);
       expect(await a.exited).toEqual({ code: 0, signal: null });
+      const connects = await probe.stop();
+      expect(connects.refused).toEqual([]);
+      expect(connects.connected).toBeGreaterThan(10);
       const servedByB = () => outcomes.filter((o) => servedBy(o.out) === b!.child.pid).length;
       await until(() => (servedByB() >= 4 ? true : undefined), 60_000, 'the new service to serve some verbs');
       stop = true;
