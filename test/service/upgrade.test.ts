@@ -6,7 +6,14 @@
  * over, or meeting a service that does not hand over, a new service still refuses to start.
  */
 import { spawnSync } from 'child_process';
+import * as fs from 'fs';
 import * as net from 'net';
+import * as path from 'path';
+import { loadNative } from '../../src/hns/native';
+import { silentLogger } from '../../src/log/logger';
+import { queryStatus } from '../../src/service/client';
+import { encodeRequest, KIND_HAND_OVER } from '../../src/service/protocol';
+import { startService } from '../../src/service/service';
 import { bridgeConf, CLI, useHarness, type Harness, type ProcessOutcome } from '../helpers/cni-harness';
 import { logLines, newNamespace, recordFiles, until } from '../plugin/support';
 import { makeBin, startHungAdd, startServiceProcess, viaShim, type Bin, type RunningService } from './support';
@@ -161,5 +168,61 @@ describe('a new service takes the address over', () => {
     } finally {
       await a.stop();
     }
+  });
+});
+
+describe('a hand-over that does not complete', () => {
+  /** Asks the service at `address` to hand over, as a new service would, and waits for its "released". */
+  async function askAndWait(address: string): Promise<net.Socket> {
+    const s = net.connect(address);
+    s.on('error', () => undefined);
+    await new Promise<void>((resolve) => s.once('connect', resolve));
+    s.write(encodeRequest(KIND_HAND_OVER, { HCN_CNI_PID: '1' }, Buffer.alloc(0)));
+    const head = await new Promise<Buffer>((resolve) => s.once('data', resolve));
+    expect(head.subarray(0, 4).toString('latin1')).toBe('HCNH');
+    return s;
+  }
+
+  it('leaves the old service serving: it takes its lock back, and its address when a dead socket was put there', async () => {
+    const address = path.join(h.tmp, 'run', 'svc.sock');
+    const lock = `${address}.lock`;
+    const service = await startService({
+      address,
+      platform: 'linux',
+      pid: process.pid,
+      allowUid: process.getuid!(),
+      log: silentLogger,
+    });
+    const { native } = loadNative({});
+    const lockHeld = () => {
+      const handle = native.tryLockFile(lock);
+      if (handle !== null) native.unlockFile(handle);
+      return handle === null;
+    };
+    try {
+      expect(lockHeld()).toBe(true);
+      // A new service asks, is told the lock is released, and dies.
+      const first = await askAndWait(address);
+      expect(lockHeld()).toBe(false);
+      first.destroy();
+      await until(() => (lockHeld() ? true : undefined), 10_000, 'the old service to take its lock back');
+      expect((await queryStatus(address)).pid).toBe(process.pid);
+
+      // Another one gets as far as renaming its socket over the address, and dies with it.
+      const second = await askAndWait(address);
+      const dead = net.createServer();
+      const temp = path.join(path.dirname(address), 'dead.sock');
+      await new Promise<void>((resolve) => dead.listen(temp, resolve));
+      fs.renameSync(temp, address);
+      await new Promise<void>((resolve) => dead.close(() => resolve()));
+      await expect(queryStatus(address)).rejects.toThrow(/ECONNREFUSED/);
+      second.destroy();
+      const st = await until(() => queryStatus(address).catch(() => undefined), 10_000, 'the old service to rebind');
+      expect(st.pid).toBe(process.pid);
+      expect(lockHeld()).toBe(true);
+    } finally {
+      await service.close();
+    }
+    expect(fs.existsSync(address)).toBe(false);
   });
 });
