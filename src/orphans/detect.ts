@@ -94,9 +94,11 @@ function judgeContext(input: AuditInput): JudgeContext {
     s.intentLive = input.intentLive.get(i.id) ?? { live: false, reason: 'liveness unknown' };
   }
   // By file key: a hashed file name (long or mixed-case ids) does not say its owner, but every owner has one key.
-  const quarantinedKeys = new Set(input.state.quarantined.filter((q) => q.kind === 'attachment').map((q) => q.key));
+  // A newer version's record of any kind (its running ADD's intent, say) protects too: not this version's to judge.
+  const protecting = input.state.quarantined.filter((q) => q.kind === 'attachment' || q.newer);
+  const quarantinedKeys = new Set(protecting.map((q) => q.key));
   const otherClaims = input.state.otherClaims ?? [];
-  const unknownQuarantine = input.state.quarantined.some((q) => q.kind === 'attachment' && !q.owner);
+  const unknownQuarantine = protecting.some((q) => !q.owner);
   for (const q of input.state.quarantined)
     for (const tag of q.owner ? ownerTags(q.owner) : [])
       if (!byTag.has(tag)) byTag.set(tag, { containerId: q.owner!.containerId, ifname: q.owner!.ifname });
