@@ -213,6 +213,22 @@ const MUTATIONS = [
     tests: [...ORPHANS, 'test/plugin/state.test.ts'],
   },
   {
+    id: 'detect-newer-record-protects',
+    rule: "a newer version's record of any kind (its running ADD's intent) protects its owner's objects",
+    file: 'src/orphans/detect.ts',
+    from: "const protecting = input.state.quarantined.filter((q) => q.kind === 'attachment' || q.newer);",
+    to: "const protecting = input.state.quarantined.filter((q) => q.kind === 'attachment');",
+    tests: [...ORPHANS, 'test/state/newer-format.test.ts'],
+  },
+  {
+    id: 'claims-newer-protects',
+    rule: "a newer version's node-wide claim is kept and protects its owner's objects, not skipped as invalid",
+    file: 'src/state/store.ts',
+    from: 'for (const n of newer) {',
+    to: 'for (const n of newer.slice(newer.length)) {',
+    tests: [...ORPHANS, 'test/state/newer-format.test.ts'],
+  },
+  {
     id: 'detect-attached-protected',
     rule: 'an endpoint attached to a namespace or container, with nothing saying its pod is gone, is protected',
     file: 'src/orphans/detect.ts',

@@ -4,7 +4,9 @@
  * exits 0. The address defaults to /run/hcn-cni/service.sock (Linux) or \\.\pipe\hcn-cni (Windows), or
  * HCN_CNI_SERVICE when set — the same address the shim uses. It also ends by itself, with EXIT_RETIRED (75), when
  * too many HCN calls are past their timeout and still unanswered (src/service/abandoned-bound.ts): the DaemonSet's
- * container then ends and the kubelet starts a fresh service, while the shims run hcn-cni-standalone.
+ * container then ends and the kubelet starts a fresh service, while the shims run hcn-cni-standalone. Started while
+ * another hcn-cni service serves the address, it takes the address over (src/service/hand-over.ts, Linux) and the
+ * other one exits 0 once its requests in flight have finished.
  */
 import { claimsDirFor } from '../cni/defaults';
 import { splitCniPath } from '../cni/env';
@@ -23,12 +25,17 @@ export interface ServeIo {
 
 export const SERVE_USAGE = `usage: hcn-cni serve [--listen ADDRESS] [--max-abandoned-calls N] [--hns-probe-seconds S]
                      [--no-hns-notifications] [--metrics HOST:PORT [--metrics-allow-remote]]
-                     [--conf-dir DIR [--bin-dir DIRS]] [--create-network FILE]
+                     [--conf-dir DIR [--bin-dir DIRS]] [--create-network FILE] [--no-take-over]
 
 Runs the hcn-cni service: the shim (hcn-cni in the CNI bin directory) sends each CNI request here and falls back to
 hcn-cni-standalone when the service is not running. ADDRESS is a unix socket path (default
 /run/hcn-cni/service.sock) or a Windows pipe name (default \\\\.\\pipe\\hcn-cni); HCN_CNI_SERVICE overrides the
 default, as it does for the shim. Stops on SIGTERM/SIGINT after the requests in flight have finished.
+
+Upgrading (Linux): when another hcn-cni service serves ADDRESS, this one takes it over without a gap — the other keeps
+serving until this one's socket is at the address, then finishes what it accepted and exits 0 — so a new version
+is started beside the old one and no shim falls back meanwhile. --no-take-over refuses to start instead. Windows:
+not built yet; a second service refuses to start while the pipe exists.
 
 An HCN call past hnsTimeoutSeconds cannot be cancelled and keeps running (abandoned); when N of them (default
 ${DEFAULT_MAX_ABANDONED_CALLS}) are unanswered at once, the service stops accepting, lets the requests in flight
@@ -67,6 +74,7 @@ interface ServeArgs {
   binDirs?: string[];
   hnsNotifications: boolean;
   createNetworkFile?: string;
+  takeOver: boolean;
 }
 
 /** Said of a flag with no value where one is needed and that has no message of its own. */
@@ -110,6 +118,7 @@ const VALUE_FLAGS = new Map<string, TakeValue>([
 const SWITCHES = new Map<string, (args: ServeArgs) => void>([
   ['--no-hns-notifications', (args) => (args.hnsNotifications = false)],
   ['--metrics-allow-remote', (args) => (args.allowRemote = true)],
+  ['--no-take-over', (args) => (args.takeOver = false)],
 ]);
 
 /** The arguments, or the exit code once --help is shown or a wrong argument is reported. */
@@ -118,6 +127,7 @@ function parseServeArgs(argv: readonly string[], io: ServeIo): ServeArgs | numbe
     address: io.env.HCN_CNI_SERVICE || defaultServiceAddress(process.platform),
     allowRemote: false,
     hnsNotifications: true,
+    takeOver: true,
   };
   if (io.env.HCN_CNI_METRICS) args.metricsText = io.env.HCN_CNI_METRICS;
   for (let i = 0; i < argv.length; i++) {
@@ -191,11 +201,16 @@ function serviceOptions(
     ...(confDir ? { confDir } : {}),
     ...(binDirs ? { binDirs } : {}),
     ...(createNetwork ? { createNetwork } : {}),
+    takeOver: args.takeOver,
   };
 }
 
-/** Runs until a stop signal (exit 0, once the requests in flight have finished) or the service retires. */
+/**
+ * Runs until a stop signal (exit 0, once the requests in flight have finished), a hand-over to a new service (exit 0,
+ * likewise) or the service retires.
+ */
 async function runUntilStopped(service: Awaited<ReturnType<typeof startService>>, io: ServeIo): Promise<number> {
+  const handedOver = service.handedOver.then((what) => ({ what }));
   const retired = await Promise.race([
     new Promise<undefined>((resolve) => {
       // Windows has no SIGTERM: a console's Ctrl+Break and close arrive as SIGBREAK and SIGHUP.
@@ -203,7 +218,12 @@ async function runUntilStopped(service: Awaited<ReturnType<typeof startService>>
         process.once(signal, () => resolve(undefined));
     }),
     service.retired,
+    handedOver,
   ]);
+  if (typeof retired === 'object') {
+    io.err(`hcn-cni serve: ${retired.what}; exiting 0\n`);
+    return 0;
+  }
   if (retired !== undefined) {
     // The process ends through the addon's exitNow (src/cli/hcn-cni.ts): the abandoned calls' threads are never
     // waited for.

@@ -94,14 +94,17 @@ function judgeContext(input: AuditInput): JudgeContext {
     s.intentLive = input.intentLive.get(i.id) ?? { live: false, reason: 'liveness unknown' };
   }
   // By file key: a hashed file name (long or mixed-case ids) does not say its owner, but every owner has one key.
-  const quarantinedKeys = new Set(input.state.quarantined.filter((q) => q.kind === 'attachment').map((q) => q.key));
+  // A newer version's record of any kind (its running ADD's intent, say) protects too: not this version's to judge.
+  const protecting = input.state.quarantined.filter((q) => q.kind === 'attachment' || q.newer);
+  const quarantinedKeys = new Set(protecting.map((q) => q.key));
+  const newerKeys = new Set(protecting.filter((q) => q.newer).map((q) => q.key));
   const otherClaims = input.state.otherClaims ?? [];
-  const unknownQuarantine = input.state.quarantined.some((q) => q.kind === 'attachment' && !q.owner);
+  const unknownQuarantine = protecting.some((q) => !q.owner);
   for (const q of input.state.quarantined)
     for (const tag of q.owner ? ownerTags(q.owner) : [])
       if (!byTag.has(tag)) byTag.set(tag, { containerId: q.owner!.containerId, ifname: q.owner!.ifname });
   for (const t of input.state.tombstones) get(t).tombstone = t;
-  return { get, owners, byTag, recordedBy, quarantinedKeys, otherClaims, unknownQuarantine };
+  return { get, owners, byTag, recordedBy, quarantinedKeys, newerKeys, otherClaims, unknownQuarantine };
 }
 
 function judgeEndpoints(ctx: JudgeContext, input: AuditInput): Judged[] {
@@ -155,6 +158,8 @@ interface JudgeContext {
   byTag: ReadonlyMap<string, Owner>;
   recordedBy: ReadonlyMap<string, AttachmentRecord>;
   quarantinedKeys: ReadonlySet<string>;
+  /** The keys among quarantinedKeys that are a newer version's records (the reason says so). */
+  newerKeys: ReadonlySet<string>;
   otherClaims: readonly Claim[];
   unknownQuarantine: boolean;
 }
@@ -202,7 +207,11 @@ function judge(ctx: JudgeContext, kind: 'network' | 'endpoint', id: string, name
     };
   }
   if (!rec && s.quarantined) {
-    return { ...base, verdict: 'protected', reason: `the attachment record of ${who} is quarantined; not judging` };
+    const reason =
+      owner && ctx.newerKeys.has(fileKey(owner))
+        ? `a newer hcn-cni's record of ${who} is there; not this version's to judge`
+        : `the attachment record of ${who} is quarantined; not judging`;
+    return { ...base, verdict: 'protected', reason };
   }
   const held = inUse && !rec ? inUseProtection(s, { kind, id, name }, inUse, who) : undefined;
   if (held) return { ...base, verdict: 'protected', reason: held };

@@ -15,6 +15,7 @@ import {
   encodeResult,
   encodeVersionRefusal,
   KIND_CNI,
+  KIND_HAND_OVER,
   KIND_STATUS,
   PROTOCOL_VERSION,
   ProtocolError,
@@ -43,6 +44,8 @@ export interface IntakeOptions {
   book: RequestBook;
   counts: MetricsSink;
   status: () => ServiceStatus;
+  /** A new service asks to take the address over (hand-over.ts); its peer was checked like any client's. */
+  onHandOver(socket: net.Socket, env: Record<string, string>): void;
 }
 
 type Output = { stdout: string; exitCode: number; stderr: string };
@@ -139,6 +142,10 @@ export class RequestIntake {
       }
       if (!req) return;
       settle();
+      if (req.version === PROTOCOL_VERSION && req.kind === KIND_HAND_OVER) {
+        this.o.onHandOver(socket, req.env);
+        return;
+      }
       if (req.version !== PROTOCOL_VERSION || (req.kind !== KIND_CNI && req.kind !== KIND_STATUS)) {
         socket.end(encodeVersionRefusal());
         return;

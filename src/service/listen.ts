@@ -3,8 +3,8 @@
  *
  * Linux: a unix socket, created with mode 0600 (umask while binding, chmod after) in a directory this function
  * creates 0700; the service also checks each peer's uid before reading (service.ts). A socket file left by a dead
- * service is replaced; one that answers means another service is running, which is an error (two services would
- * each think they own the in-flight work).
+ * service is replaced; a service of ours serving there is asked to hand over (hand-over.ts); anything else that
+ * answers is an error (two services would each think they own the in-flight work).
  *
  * Windows: a named pipe (\\.\pipe\hcn-cni) served by the addon (listenPipe, native/addon/pipe_server_win.cc), not
  * by Node's net.Server: Node creates its pipes with Windows' default security descriptor, which grants read access
@@ -23,6 +23,8 @@
 import * as fs from 'fs';
 import * as net from 'net';
 import * as path from 'path';
+import { randomBytes } from 'crypto';
+import { askHandOver, type HandOverClaim, type HandOverPort } from './hand-over';
 import type { NativeHcn, NativePipeServer } from '../hns/native-types';
 
 /** A Windows pipe name rather than a unix socket path. */
@@ -48,57 +50,148 @@ export interface FileLocks {
   unlockFile(handle: number): void;
 }
 
+/** The unix socket listener of a service (Linux): its stop, and what a hand-over to a new service needs. */
+export interface UnixListening extends HandOverPort {
+  /**
+   * Stops accepting. After a hand-over the address names the new service's socket and is left alone; otherwise it is
+   * removed if it still names this one's. Connections already queued on the socket are accepted first (a hand-over:
+   * they connected before the rename and are this service's to serve). Resolves once the socket is closed, before the
+   * connections have ended; then the lock is released.
+   */
+  close(handedOver: boolean): Promise<void>;
+}
+
 /**
- * Linux: `server` on the unix socket `address` with `mode`, refusing if another service answers there or holds
- * `<address>.lock`. The lock is what keeps a second service out when the first one's socket file was deleted under
- * it (a tmpfiles cleaner, `rm -rf /run/hcn-cni`): nothing answers at the path then, but two services would each
- * think they own the in-flight work. Returns the release of the lock (after the server has closed).
+ * Linux: `server` on the unix socket `address` with `mode`. Another service holding `<address>.lock` is asked to hand
+ * the address over (hand-over.ts) when `takeOver` is given, else — or when it does not hand over — the start is refused.
+ * The lock is what keeps a second service out when the first one's socket file was deleted under it (a tmpfiles
+ * cleaner, `rm -rf /run/hcn-cni`): nothing answers at the path then, but two services would each think they own the
+ * in-flight work. Without the lock held by anyone, a socket that answers is not a service of ours (or one too old to
+ * lock): refused too.
+ *
+ * The socket is bound at a temporary name in the address's directory and renamed over the address, never bound at the
+ * address itself: a rename is atomic, so the address names the old socket or the new one at every moment; and libuv
+ * unlinks the path a server was bound to when it closes, which must not be the address once a new service's socket is
+ * there.
  */
 export async function listenExclusive(
   server: net.Server,
   address: string,
   mode: number,
   locks?: FileLocks,
-): Promise<() => void> {
-  const listen = (): Promise<void> =>
-    new Promise((resolve, reject) => {
+  takeOver?: { pid: number },
+): Promise<UnixListening> {
+  if (isPipe(address)) throw new Error(`listenExclusive is for unix sockets; ${address} is a pipe (listenPipe)`);
+  fs.mkdirSync(path.dirname(address), { recursive: true, mode: 0o700 });
+  const lockFile = `${address}.lock`;
+  let lock: number | null | undefined = locks?.tryLockFile(lockFile);
+  let claim: HandOverClaim | undefined;
+  if (lock === null) {
+    const asked = takeOver ? await askHandOver(address, takeOver.pid) : 'no hand-over asked (--no-take-over)';
+    if (typeof asked === 'string')
+      throw new Error(`another hcn-cni service holds ${lockFile} (its socket may have been deleted): ${asked}`);
+    claim = asked;
+    // The old service released the lock before it said so: it is free unless a third service took it meanwhile.
+    lock = locks!.tryLockFile(lockFile);
+    if (lock === null) {
+      claim.abandon();
+      throw new Error(`another hcn-cni service took ${lockFile} during the hand-over`);
+    }
+  }
+  let held = lock ?? undefined;
+  /** Whether this service holds the address (its lock, when there are locks): false from a hand-over's release on. */
+  let holding = true;
+  const release = (): void => {
+    if (held !== undefined) locks!.unlockFile(held);
+    held = undefined;
+    holding = false;
+  };
+  let ours: { dev: number; ino: number };
+  try {
+    if (!claim) await refuseUnlessStale(address);
+    ours = await bindAndRename(server, address, mode);
+  } catch (e) {
+    claim?.abandon();
+    release();
+    throw e;
+  }
+  claim?.taken();
+  return {
+    releaseLock: release,
+    resume: async () => {
+      const again = locks?.tryLockFile(lockFile);
+      if (again === null) return false;
+      held = again;
+      holding = true;
+      if (namesSocket(address, ours)) return true;
+      try {
+        server.close(); // its socket is unreachable (no longer at the address); a fresh one takes its place
+        ours = await bindAndRename(server, address, mode);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    close: async (handedOver) => {
+      if (handedOver) {
+        // Connections queued on the socket connected before the rename: libuv accepts every one the poll reported
+        // before the check phase, so closing after setImmediate leaves none of them refused.
+        await new Promise((r) => setImmediate(r));
+        await new Promise((r) => setImmediate(r));
+      } else if (holding && namesSocket(address, ours)) {
+        fs.rmSync(address, { force: true });
+      }
+      // Resolves once every connection has ended too (net.Server close); the lock is held until then.
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      release();
+    },
+  };
+}
+
+/** Binds `server` at a temporary name beside `address` (never wider than `mode`), then renames it over `address`. */
+async function bindAndRename(server: net.Server, address: string, mode: number): Promise<{ dev: number; ino: number }> {
+  const temp = path.join(path.dirname(address), `.hcn-cni-${process.pid}-${randomBytes(4).toString('hex')}.sock`);
+  // The socket must never exist with a wider mode than asked, not even between bind() and chmod().
+  const old = process.umask(0o777 & ~mode);
+  try {
+    await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(address, () => {
+      server.listen(temp, () => {
         server.off('error', reject);
         resolve();
       });
     });
-  if (isPipe(address)) throw new Error(`listenExclusive is for unix sockets; ${address} is a pipe (listenPipe)`);
-  fs.mkdirSync(path.dirname(address), { recursive: true, mode: 0o700 });
-  const lock = locks?.tryLockFile(`${address}.lock`);
-  if (lock === null)
-    throw new Error(`another hcn-cni service holds ${address}.lock (its socket may have been deleted)`);
-  const release = () => {
-    if (lock !== undefined) locks!.unlockFile(lock);
-  };
+  } finally {
+    process.umask(old);
+  }
   try {
-    await removeStaleSocket(address);
-    // The socket must never exist with a wider mode than asked, not even between bind() and chmod().
-    const old = process.umask(0o777 & ~mode);
-    try {
-      await listen();
-    } finally {
-      process.umask(old);
-    }
-    fs.chmodSync(address, mode);
+    fs.chmodSync(temp, mode);
+    const st = fs.lstatSync(temp);
+    fs.renameSync(temp, address);
+    return { dev: st.dev, ino: st.ino };
   } catch (e) {
-    release();
+    server.close();
+    fs.rmSync(temp, { force: true });
     throw e;
   }
-  return release;
+}
+
+/** True if `address` is still the socket `id` (not replaced by a new service's, not deleted). */
+function namesSocket(address: string, id: { dev: number; ino: number }): boolean {
+  try {
+    const st = fs.lstatSync(address);
+    return st.dev === id.dev && st.ino === id.ino;
+  } catch {
+    return false;
+  }
 }
 
 /**
- * What may be at the address before the service binds it: nothing, or the socket of a service that has died. Anything
- * else is the operator's (a file named by a typo or a wrong variable, a symlink, a directory): the service refuses to
- * start rather than delete it, and a socket that answers is a running service.
+ * What may be at the address before the service binds it: nothing, or the socket of a service that has died (the
+ * rename replaces it). Anything else is the operator's (a file named by a typo or a wrong variable, a symlink, a
+ * directory): the service refuses to start rather than replace it, and a socket that answers is a running server.
  */
-async function removeStaleSocket(address: string): Promise<void> {
+async function refuseUnlessStale(address: string): Promise<void> {
   let st: fs.Stats;
   try {
     st = fs.lstatSync(address);
@@ -119,7 +212,6 @@ async function removeStaleSocket(address: string): Promise<void> {
     );
   }
   if (await answers(address)) throw new Error(`another hcn-cni service is already listening on ${address}`);
-  fs.unlinkSync(address);
 }
 
 /** SYSTEM and BUILTIN\Administrators: who may talk to the service on Windows (the pipe's DACL grants only them). */

@@ -1,11 +1,12 @@
 /**
  * Where the service accepts connections: a Windows named pipe (the addon's pipe server, which checks the client's
  * token against allowSids before it hands a connection over) or a unix socket (0600, the peer's uid checked by the
- * intake before a byte is read). Returns how to stop listening.
+ * intake before a byte is read). Returns how to stop listening, and on Linux what a hand-over to a new service needs.
  */
 import * as net from 'net';
 import type { NativeHcn } from '../hns/native-types';
 import type { Logger } from '../log/logger';
+import type { HandOverPort } from './hand-over';
 import { isPipe, listenExclusive, listenPipe, SERVICE_SIDS } from './listen';
 import { PROTOCOL_VERSION } from './protocol';
 
@@ -17,7 +18,10 @@ export async function startListening(o: {
   socketMode: number | undefined;
   onConnection: (socket: net.Socket) => void;
   onRefused: () => void;
-}): Promise<() => Promise<void>> {
+  /** Ask a service of ours serving the address to hand it over (Linux), rather than refuse to start. */
+  takeOver: boolean;
+  pid: number;
+}): Promise<Listening> {
   const { address, log } = o;
   if (isPipe(address)) {
     const allowSids = o.allowSids ?? SERVICE_SIDS;
@@ -33,16 +37,23 @@ export async function startListening(o: {
       onError: (message) => log.error({ address, err: message }, 'service: pipe server'),
     });
     log.info({ address, protocol: PROTOCOL_VERSION, dacl: pipe.dacl, allowSids }, 'service: listening');
-    return () => Promise.resolve(pipe.close());
+    return { close: () => Promise.resolve(pipe.close()) };
   }
   const server = net.createServer({ pauseOnConnect: true }, o.onConnection);
-  const unlock = await listenExclusive(server, address, o.socketMode ?? 0o600, o.native);
+  const socket = await listenExclusive(
+    server,
+    address,
+    o.socketMode ?? 0o600,
+    o.native,
+    o.takeOver ? { pid: o.pid } : undefined,
+  );
   log.info({ address, protocol: PROTOCOL_VERSION }, 'service: listening');
-  return () =>
-    new Promise<void>((resolve) =>
-      server.close(() => {
-        unlock();
-        resolve();
-      }),
-    );
+  return { close: (handedOver = false) => socket.close(handedOver), handOver: socket };
+}
+
+export interface Listening {
+  /** Stops accepting; `handedOver`: a new service's socket is at the address now (listen.ts UnixListening). */
+  close(handedOver?: boolean): Promise<void>;
+  /** Linux: what a hand-over needs; absent for the Windows pipe (not built there: docs/install.md "Upgrading"). */
+  handOver?: HandOverPort;
 }

@@ -6,6 +6,11 @@
  *   accepted  HCNA | version | n | n bytes: the stdout the shim prints if the service ends before answering
  *   result    HCNR | exit code | stdoutBytes | stderrBytes | stdout | stderr
  *   refused   HCNV | version   (the service speaks another version; the shim runs the standalone executable)
+ *
+ * A hand-over (hand-over.ts) is a request of KIND_HAND_OVER from a new service to the one serving, then:
+ *   released  HCNH | version   old → new: the address lock is released, take the address
+ *   taken     HCNT | version   new → old: the address names the new service's socket now; stop accepting
+ * A service of a version without hand-overs answers the request HCNV, as for any kind it does not know.
  */
 import { MAX_STDIN_BYTES } from '../cni/dispatch';
 
@@ -13,8 +18,17 @@ export const PROTOCOL_VERSION = 1;
 export const KIND_CNI = 1;
 /** The service's own state and in-flight work, for `hcn-cni service` (stdout of the result is JSON). */
 export const KIND_STATUS = 2;
+/** A new service asking the one serving to hand the address over (hand-over.ts). */
+export const KIND_HAND_OVER = 3;
 
-const MAGIC = { request: 'HCNQ', accept: 'HCNA', version: 'HCNV', result: 'HCNR' } as const;
+const MAGIC = {
+  request: 'HCNQ',
+  accept: 'HCNA',
+  version: 'HCNV',
+  result: 'HCNR',
+  released: 'HCNH',
+  taken: 'HCNT',
+} as const;
 const HEADER = 20;
 /** The environment of a CNI invocation is a few KiB; more is not a runtime talking. */
 export const MAX_ENV_BYTES = 1024 * 1024;
@@ -143,6 +157,25 @@ export function encodeAccept(ifServiceDies: string): Buffer {
 
 export function encodeVersionRefusal(): Buffer {
   return Buffer.concat([Buffer.from(MAGIC.version, 'latin1'), u32(PROTOCOL_VERSION)]);
+}
+
+/** The two frames of a hand-over after its request: the old service's "released" and the new one's "taken". */
+export type HandOverFrame = 'released' | 'taken';
+
+export function encodeHandOver(frame: HandOverFrame): Buffer {
+  return Buffer.concat([Buffer.from(MAGIC[frame], 'latin1'), u32(PROTOCOL_VERSION)]);
+}
+
+/**
+ * The first frame of `buf` in a hand-over conversation: undefined while fewer than 8 bytes have come, 'refused' for
+ * HCNV (a service that does not hand over), 'other' for anything else (not a service of ours, another version).
+ */
+export function parseHandOver(buf: Buffer): HandOverFrame | 'refused' | 'other' | undefined {
+  if (buf.length < 8) return undefined;
+  const magic = buf.subarray(0, 4).toString('latin1');
+  if (magic === MAGIC.version) return 'refused';
+  if (buf.readUInt32LE(4) !== PROTOCOL_VERSION) return 'other';
+  return magic === MAGIC.released ? 'released' : magic === MAGIC.taken ? 'taken' : 'other';
 }
 
 export function encodeResult(exitCode: number, stdout: string, stderr: string): Buffer {

@@ -21,6 +21,8 @@
  *   token against allowSids before it hands the connection over at all (listen.ts).
  * - An HCN call past its timeout holds only its own native thread, never one a later call needs; at a bound on
  *   such abandoned calls the service stops accepting and exits once its requests are done (abandoned-bound.ts).
+ * - A new service started on the same address takes it over without a gap (hand-over.ts, Linux): this one stops
+ *   accepting once the new one's socket is at the address, finishes what it accepted, and its caller exits 0.
  * - It counts what it does (verbs by result code, HCN calls and errors, audits, repairs: tally.ts) for its status, and, only
  *   when `metrics` is given, serves the same as Prometheus metrics over HTTP (metrics.ts, loaded only then).
  */
@@ -35,6 +37,7 @@ import { DEFAULT_MAX_ABANDONED_CALLS } from './abandoned-bound';
 import { createNodeAgent, watchHnsForAgent } from './agent-wiring';
 import { ServiceEvents } from './events';
 import { RequestIntake } from './intake';
+import { HandOverDesk } from './hand-over';
 import { startListening } from './listening';
 import { createNetworkAtStart } from './network-at-start-log';
 import { KeyedQueue } from './queue';
@@ -106,6 +109,11 @@ export interface ServiceOptions {
    * (src/plugin/network-at-start.ts). Opt-in: `hcn-cni serve --create-network`.
    */
   createNetwork?: NetConf;
+  /**
+   * Linux: when another hcn-cni service serves the address, ask it to hand over (hand-over.ts) rather than refuse to
+   * start. Default true (`hcn-cni serve --no-take-over`: false).
+   */
+  takeOver?: boolean;
 }
 
 export interface Service {
@@ -118,6 +126,11 @@ export interface Service {
    * and every accepted request has finished. The caller ends the process (EXIT_RETIRED).
    */
   readonly retired: Promise<string>;
+  /**
+   * Settles, with what happened, once a new service took the address over (hand-over.ts) and every request this one
+   * accepted has finished. The caller ends the process (0).
+   */
+  readonly handedOver: Promise<string>;
   /** Repairs pods after an HNS restart now (configurations served with `repair: true`), and says what it did. */
   repair(): Promise<PodRepair[]>;
 }
@@ -166,16 +179,20 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       agent,
       metricsUrl: metrics?.url,
     });
+  // Made once the socket is bound (it needs the listener); a hand-over asked before that is refused.
+  const late: { desk?: HandOverDesk } = {};
   const intake = new RequestIntake({
     ...options,
     requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
     maxPending: options.maxPendingConnections ?? 64,
     ...{ native, log, runtime, queue, logs, book, counts: events, status },
+    onHandOver: (socket, env) => (late.desk ? late.desk.request(socket, env) : socket.destroy()),
   });
-  const stopListening = await startListening({
+  const listening = await startListening({
     ...{ address: options.address, native, log, allowSids: options.allowSids, socketMode: options.socketMode },
     onConnection: intake.onConnection,
     onRefused: () => book.counts.refused++,
+    ...{ takeOver: options.takeOver ?? true, pid: options.pid },
   }).catch(async (e: unknown) => {
     await closeMetrics();
     throw e;
@@ -183,6 +200,21 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   agent.start();
   const hnsWatch = watchHnsForAgent(options, native, agent, log);
   if (options.createNetwork) createNetworkAtStart(options.createNetwork, runtime, log);
+  const stopListening = listening.close;
   const ending = endings({ ...options, maxAbandoned, log, stopListening, hnsWatch, agent, repair, book, closeMetrics });
-  return { address: options.address, status, repair: () => repair.run(), close: ending.close, retired: ending.retired };
+  late.desk = new HandOverDesk({
+    address: options.address,
+    port: listening.handOver,
+    log,
+    onTaken: ending.handOver,
+    onLost: ending.retire,
+  });
+  return {
+    address: options.address,
+    status,
+    repair: () => repair.run(),
+    close: ending.close,
+    retired: ending.retired,
+    handedOver: ending.handedOver,
+  };
 }

@@ -1,7 +1,7 @@
 /**
- * How the service ends: closed by its caller, or retired by itself at the abandoned-call bound (abandoned-bound.ts).
- * Either way it stops accepting, stops its background work, and ends once every accepted request has finished;
- * the metrics close last.
+ * How the service ends: closed by its caller, retired by itself at the abandoned-call bound (abandoned-bound.ts), or
+ * handed over to a new service (hand-over.ts). Each way it stops accepting, stops its background work, and ends once
+ * every accepted request has finished; the metrics close last.
  */
 import type { Logger } from '../log/logger';
 import { abandonedStatus, watchBound } from './abandoned-bound';
@@ -12,6 +12,12 @@ import type { RequestBook } from './requests';
 export interface Ending {
   /** Settles, with the reason, once the service retired by itself. */
   readonly retired: Promise<string>;
+  /** Settles, with what happened, once the service handed over and every accepted request has finished. */
+  readonly handedOver: Promise<string>;
+  /** A new service has taken the address: stop accepting (leaving the address to it) and drain. */
+  handOver(newPid: string): void;
+  /** Retire at once with `reason` (exit EXIT_RETIRED): the service cannot be reached any more. */
+  retire(reason: string): void;
   close(): Promise<void>;
 }
 
@@ -19,7 +25,7 @@ export function endings(o: {
   address: string;
   maxAbandoned: number;
   log: Logger;
-  stopListening: () => Promise<void>;
+  stopListening: (handedOver?: boolean) => Promise<void>;
   hnsWatch: { close(): Promise<void> } | undefined;
   agent: NodeAgent;
   repair: RepairTrigger;
@@ -27,25 +33,49 @@ export function endings(o: {
   closeMetrics: () => Promise<void>;
 }): Ending {
   let stopped: Promise<void> | undefined;
-  const drain = async (): Promise<void> => {
-    await (stopped ??= o.stopListening());
+  const drain = async (handedOver = false): Promise<void> => {
+    await (stopped ??= o.stopListening(handedOver));
     await o.hnsWatch?.close();
     await o.agent.stop();
     await o.book.drained();
   };
-  let retire: (reason: string) => void = () => undefined;
-  const retired = new Promise<string>((resolve) => (retire = resolve));
-  const unwatch = watchBound(o.maxAbandoned, (reason) => {
-    o.log.error(
-      { address: o.address, reason, abandoned: abandonedStatus(o.maxAbandoned).byOp },
-      'service: too many abandoned HCN calls; no longer accepting (shims run hcn-cni-standalone), exiting once the requests in flight have finished',
-    );
+  let settleRetired: (reason: string) => void = () => undefined;
+  const retired = new Promise<string>((resolve) => (settleRetired = resolve));
+  let settleHandedOver: (what: string) => void = () => undefined;
+  const handedOver = new Promise<string>((resolve) => (settleHandedOver = resolve));
+  const retire = (reason: string, message: string, more: object = {}): void => {
+    o.log.error({ address: o.address, reason, ...more }, message);
     void drain()
       .then(o.closeMetrics)
-      .then(() => retire(reason));
-  });
+      .then(() => settleRetired(reason));
+  };
+  const unwatch = watchBound(o.maxAbandoned, (reason) =>
+    retire(
+      reason,
+      'service: too many abandoned HCN calls; no longer accepting (shims run hcn-cni-standalone), exiting once the requests in flight have finished',
+      { abandoned: abandonedStatus(o.maxAbandoned).byOp },
+    ),
+  );
   return {
     retired,
+    handedOver,
+    handOver: (newPid) => {
+      unwatch();
+      o.repair.stop();
+      o.log.info(
+        { address: o.address, newPid },
+        'service: handed over; no longer accepting, finishing the requests in flight',
+      );
+      void drain(true)
+        .then(o.closeMetrics)
+        .then(() =>
+          settleHandedOver(`handed over to the service with pid ${newPid}; every accepted request has finished`),
+        );
+    },
+    retire: (reason) => {
+      unwatch();
+      retire(reason, 'service: no longer reachable; exiting once the requests in flight have finished');
+    },
     close: async () => {
       unwatch();
       o.repair.stop();

@@ -15,12 +15,23 @@ import { removeFile, writeFileAtomic } from './atomic';
 import { fileKey } from './file-names';
 import { onState } from './io-error';
 import { intentLiveness } from './liveness';
-import { RecordFormatError, validateRecord, type IntentRecord, type Owner } from './records';
+import { NewerRecordError, RecordFormatError, validateRecord, type IntentRecord, type Owner } from './records';
 import { readStateFile } from './safe-read';
 
 export interface Claim {
   stateDir: string;
   intent: IntentRecord;
+}
+
+/**
+ * A claim written by a newer hcn-cni (its intent in a newer record schema): this version cannot judge whether it is
+ * live, nor what it plans, so it protects its owner's objects as a newer record in the state directory does.
+ */
+export interface NewerClaim {
+  file: string;
+  /** The owner's file key (file-names.ts), from the claim's file name. */
+  key: string;
+  reason: string;
 }
 
 export interface ClaimWarn {
@@ -69,7 +80,8 @@ export class ClaimRegistry {
 
   /**
    * The live claims of other state directories (those of `ownStateDir` are in its own intents already), optionally
-   * only an owner's. Entries whose intent is dead are removed on the way.
+   * only an owner's. Entries whose intent is dead are removed on the way; those of a newer version, whatever state
+   * directory they name, are left as they are and added to `newer`.
    */
   liveClaims(
     ownStateDir: string,
@@ -77,6 +89,7 @@ export class ClaimRegistry {
     startTimeOf: (pid: number) => string | null,
     log?: ClaimWarn,
     owner?: Owner,
+    newer?: NewerClaim[],
   ): Claim[] {
     this.ensure();
     const own = path.resolve(ownStateDir);
@@ -87,6 +100,10 @@ export class ClaimRegistry {
       const file = path.join(this.dir, name);
       const claim = this.read(file, log);
       if (!claim) continue;
+      if ('reason' in claim) {
+        newer?.push(claim);
+        continue;
+      }
       if (!intentLiveness(claim.intent, undefined, now, startTimeOf).live) {
         this.withdraw(claim.intent, claim.intent.id, log);
         continue;
@@ -96,7 +113,7 @@ export class ClaimRegistry {
     return out;
   }
 
-  private read(file: string, log?: ClaimWarn): Claim | undefined {
+  private read(file: string, log?: ClaimWarn): Claim | NewerClaim | undefined {
     const got = readStateFile(file, 256 * 1024);
     if (got.kind === 'missing') return undefined;
     try {
@@ -105,6 +122,10 @@ export class ClaimRegistry {
       if (typeof v.stateDir !== 'string') throw new RecordFormatError('"stateDir" must be a string');
       return { stateDir: v.stateDir, intent: validateRecord(v.intent, 'intent') };
     } catch (e) {
+      if (e instanceof NewerRecordError) {
+        const name = path.basename(file, '.json');
+        return { file, key: name.slice(0, name.lastIndexOf('#')), reason: e.message };
+      }
       log?.warn({ file, err: (e as Error).message }, 'skipping a node-wide claim that is not valid');
       return undefined;
     }

@@ -27,7 +27,7 @@ import {
   type Durability,
   type PreparedWrite,
 } from './atomic';
-import type { Claim, ClaimRegistry } from './claims';
+import type { Claim, ClaimRegistry, NewerClaim } from './claims';
 import { fileKey, ownerFromFileKey } from './file-names';
 import {
   errorText,
@@ -224,8 +224,7 @@ export class StateStore {
       attachments: this.readAll('attachment'),
       intents: this.readAll('intent'),
       tombstones: this.readAll('tombstone'),
-      quarantined: this.quarantined(),
-      ...(this.registry ? { otherClaims: this.otherClaims() } : {}),
+      ...this.quarantinedAndClaims(),
     };
   }
 
@@ -250,8 +249,7 @@ export class StateStore {
       intents: intent && intent.id !== exceptIntent ? [intent] : [],
       tombstones: tomb ? [tomb] : [],
       // Read after the reads above, which quarantine a record that has become unreadable: its owner may be live.
-      quarantined: this.quarantined().filter((q) => q.key === key),
-      otherClaims: this.otherClaims(owner),
+      ...this.quarantinedAndClaims(owner, key),
     };
   }
 
@@ -305,9 +303,26 @@ export class StateStore {
     }
   }
 
-  /** Live claims of other state directories on this node (all, or an owner's). */
-  otherClaims(owner?: Owner): Claim[] {
-    return this.registry?.liveClaims(this.dir, this.now(), this.os.processStartTime, this.log, owner) ?? [];
+  /**
+   * The quarantined files (all, or those under an owner's file key) and the live claims of other state directories on
+   * this node (all, or an owner's); a newer version's claim is among the quarantined, as `newer`: it protects its owner.
+   */
+  private quarantinedAndClaims(owner?: Owner, key?: string): { quarantined: QuarantinedFile[]; otherClaims?: Claim[] } {
+    const quarantined = this.quarantined().filter((q) => key === undefined || q.key === key);
+    if (!this.registry) return { quarantined };
+    const newer: NewerClaim[] = [];
+    const otherClaims = this.registry.liveClaims(
+      this.dir,
+      this.now(),
+      this.os.processStartTime,
+      this.log,
+      owner,
+      newer,
+    );
+    for (const n of newer) {
+      quarantined.push({ ...n, kind: 'intent', owner: ownerFromFileKey(n.key), at: this.now(), newer: true });
+    }
+    return { quarantined, otherClaims };
   }
 
   quarantined(): QuarantinedFile[] {

@@ -133,6 +133,15 @@ describe('detect', () => {
     expect(verdicts(again)).toEqual({ 'n-leak': 'orphan' });
   });
 
+  it("protects objects whose owner has a newer version's record of any kind (its running ADD's intent), saying so", () => {
+    const q = { file: '/i', kind: 'intent' as const, key: fileKey(A), owner: A, reason: 'newer', at: 1, newer: true };
+    const plan = run({ networks: [leakNet], state: state({ quarantined: [q] }) });
+    expect(verdicts(plan)).toEqual({ 'n-leak': 'protected' });
+    expect(plan.judged.map((j) => j.reason)).toEqual([
+      `a newer hcn-cni's record of ${A.containerId}@${A.ifname} is there; not this version's to judge`,
+    ]);
+  });
+
   it('protects an orphan network that still holds endpoints that are not orphans', () => {
     const plan = run({
       networks: [leakNet],

@@ -1,0 +1,228 @@
+/**
+ * Upgrading without a gap (src/service/hand-over.ts): a new service started on the address of one that serves takes
+ * it over. While the old one serves a steady stream of ADD/DEL through the real shim, every verb succeeds and none
+ * falls back to the standalone executable, and a client connecting over and over is never refused; the old one exits 0 once it has finished what it accepted — a verb held
+ * in it by HNS at the moment of the hand-over included — and the new one serves from then on. Asked not to take
+ * over, or meeting a service that does not hand over, a new service still refuses to start.
+ */
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as net from 'net';
+import * as path from 'path';
+import { loadNative } from '../../src/hns/native';
+import { silentLogger } from '../../src/log/logger';
+import { queryStatus } from '../../src/service/client';
+import { encodeRequest, KIND_HAND_OVER } from '../../src/service/protocol';
+import { startService } from '../../src/service/service';
+import { bridgeConf, CLI, useHarness, type Harness, type ProcessOutcome } from '../helpers/cni-harness';
+import { logLines, newNamespace, recordFiles, until } from '../plugin/support';
+import { makeBin, startHungAdd, startServiceProcess, viaShim, type Bin, type RunningService } from './support';
+
+let h: Harness;
+let bin: Bin;
+useHarness(undefined, (x) => (h = x));
+jest.setTimeout(120_000);
+beforeEach(() => {
+  bin = makeBin(h);
+});
+
+/** The pid of the process that served a verb: its log lines on the shim's stderr carry it. */
+const servedBy = (out: ProcessOutcome): unknown => logLines(out.stderr)[0]?.pid;
+
+/**
+ * Connects to `address` again and again (nothing sent) until `stop()` says so: how many connections it made, and
+ * the errors of those refused — at every moment of a hand-over the address must name a listening socket.
+ */
+function probeConnects(address: string): { stop(): Promise<{ connected: number; refused: string[] }> } {
+  let stopped = false;
+  let connected = 0;
+  const refused: string[] = [];
+  const once = (): Promise<void> =>
+    new Promise((resolve) => {
+      const s = net.connect(address);
+      s.once('connect', () => {
+        connected++;
+        s.destroy();
+        resolve();
+      });
+      s.once('error', (e: NodeJS.ErrnoException) => {
+        refused.push(e.code ?? e.message);
+        resolve();
+      });
+    });
+  const loops = [0, 1].map(async () => {
+    while (!stopped) await once();
+  });
+  return {
+    stop: async () => {
+      stopped = true;
+      await Promise.all(loops);
+      return { connected, refused };
+    },
+  };
+}
+
+/** Waits until the address answers with `s`'s status: its socket is the one at the address. */
+const serving = (s: RunningService) =>
+  until(
+    async () => ((await s.status().catch(() => undefined))?.pid === s.child.pid ? true : undefined),
+    30_000,
+    `pid ${s.child.pid} to serve the address`,
+  );
+
+describe('a new service takes the address over', () => {
+  it('while the old one serves a stream of ADD/DEL: every verb succeeds, none falls back, the old one exits 0', async () => {
+    const a = await startServiceProcess(h);
+    let b: RunningService | undefined;
+    try {
+      const outcomes: Array<{ what: string; out: ProcessOutcome }> = [];
+      let stop = false;
+      // Two pods' ADD and DEL at a time, one after another per pod, for as long as the test says.
+      const stream = async (lane: number): Promise<void> => {
+        for (let i = 0; !stop; i++) {
+          const containerId = `pod-${lane}-${i}`;
+          const netns = await newNamespace(h);
+          const conf = bridgeConf();
+          for (const verb of ['ADD', 'DEL'] as const) {
+            const out = await viaShim(h, bin, a.address, { verb, conf, containerId, netns });
+            outcomes.push({ what: `${verb} ${containerId}`, out });
+          }
+        }
+      };
+      const lanes = [stream(0), stream(1)];
+      const servedByA = () => outcomes.filter((o) => servedBy(o.out) === a.child.pid).length;
+      await until(() => (servedByA() >= 4 ? true : undefined), 60_000, 'the old service to serve some verbs');
+
+      const probe = probeConnects(a.address);
+      b = await startServiceProcess(h, a.address);
+      await serving(b);
+      expect(await a.exited).toEqual({ code: 0, signal: null });
+      const connects = await probe.stop();
+      expect(connects.refused).toEqual([]);
+      expect(connects.connected).toBeGreaterThan(10);
+      const servedByB = () => outcomes.filter((o) => servedBy(o.out) === b!.child.pid).length;
+      await until(() => (servedByB() >= 4 ? true : undefined), 60_000, 'the new service to serve some verbs');
+      stop = true;
+      await Promise.all(lanes);
+
+      const failed = outcomes.filter((o) => o.out.exitCode !== 0).map((o) => `${o.what}: ${o.out.stdout}`);
+      expect(failed).toEqual([]);
+      expect(bin.standaloneRuns()).toBe(0);
+      // Every verb was served by one of the two services (no other process wrote its log lines).
+      const servers = new Set(outcomes.map((o) => servedBy(o.out)));
+      expect([...servers].sort()).toEqual([a.child.pid, b.child.pid].sort());
+      expect(a.stderr()).toMatch(/handed over to the service with pid \d+; every accepted request has finished/);
+      expect((await b.status()).served).toBe(servedByB());
+      expect((await h.sim.control.dump()).endpoints).toEqual([]);
+      for (const kind of ['attachments', 'intents', 'tombstones'] as const) expect(recordFiles(h, kind)).toEqual([]);
+    } finally {
+      await b?.stop();
+      await a.stop();
+    }
+  });
+
+  it('a verb held in the old service at the hand-over completes there, then the old one exits 0', async () => {
+    const a = await startServiceProcess(h);
+    let b: RunningService | undefined;
+    try {
+      const ns = await newNamespace(h);
+      const held = await startHungAdd(h, bin, a.address, 'pod-held', ns);
+      b = await startServiceProcess(h, a.address);
+      await serving(b);
+      // The new service serves while the old one still holds the ADD (HNS holds its create).
+      const version = await viaShim(h, bin, a.address, { verb: 'VERSION', conf: bridgeConf() });
+      expect(version.exitCode).toBe(0);
+      expect(a.child.exitCode).toBeNull();
+      expect((await h.sim.control.stats()).pendingMutations).toBeGreaterThan(0);
+
+      await h.sim.control.release();
+      const add = await held.done;
+      expect(add.exitCode).toBe(0);
+      expect(servedBy(add)).toBe(a.child.pid);
+      expect(await a.exited).toEqual({ code: 0, signal: null });
+      expect(bin.standaloneRuns()).toBe(0);
+      // The new service serves the pod's DEL: it finds the record the old one committed.
+      const del = await viaShim(h, bin, a.address, { verb: 'DEL', conf: bridgeConf(), containerId: 'pod-held' });
+      expect({ code: del.exitCode, by: servedBy(del) }).toEqual({ code: 0, by: b.child.pid });
+      expect((await h.sim.control.dump()).endpoints).toEqual([]);
+    } finally {
+      await b?.stop();
+      await a.stop();
+    }
+  });
+
+  it('--no-take-over refuses to start in one line, and the serving one goes on', async () => {
+    const a = await startServiceProcess(h);
+    try {
+      const r = spawnSync(process.execPath, [CLI, 'serve', '--listen', a.address, '--no-take-over'], {
+        env: { PATH: process.env.PATH, HCN_SIM: h.sim.address } as NodeJS.ProcessEnv,
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+      expect(r.status).toBe(1);
+      expect(r.stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('{'))).toEqual([
+        expect.stringMatching(/^hcn-cni serve: another hcn-cni service holds .*\.lock .*--no-take-over/),
+      ]);
+      expect((await a.status()).pid).toBe(a.child.pid);
+      expect(a.child.exitCode).toBeNull();
+    } finally {
+      await a.stop();
+    }
+  });
+});
+
+describe('a hand-over that does not complete', () => {
+  /** Asks the service at `address` to hand over, as a new service would, and waits for its "released". */
+  async function askAndWait(address: string): Promise<net.Socket> {
+    const s = net.connect(address);
+    s.on('error', () => undefined);
+    await new Promise<void>((resolve) => s.once('connect', resolve));
+    s.write(encodeRequest(KIND_HAND_OVER, { HCN_CNI_PID: '1' }, Buffer.alloc(0)));
+    const head = await new Promise<Buffer>((resolve) => s.once('data', resolve));
+    expect(head.subarray(0, 4).toString('latin1')).toBe('HCNH');
+    return s;
+  }
+
+  it('leaves the old service serving: it takes its lock back, and its address when a dead socket was put there', async () => {
+    const address = path.join(h.tmp, 'run', 'svc.sock');
+    const lock = `${address}.lock`;
+    const service = await startService({
+      address,
+      platform: 'linux',
+      pid: process.pid,
+      allowUid: process.getuid!(),
+      log: silentLogger,
+    });
+    const { native } = loadNative({});
+    const lockHeld = () => {
+      const handle = native.tryLockFile(lock);
+      if (handle !== null) native.unlockFile(handle);
+      return handle === null;
+    };
+    try {
+      expect(lockHeld()).toBe(true);
+      // A new service asks, is told the lock is released, and dies.
+      const first = await askAndWait(address);
+      expect(lockHeld()).toBe(false);
+      first.destroy();
+      await until(() => (lockHeld() ? true : undefined), 10_000, 'the old service to take its lock back');
+      expect((await queryStatus(address)).pid).toBe(process.pid);
+
+      // Another one gets as far as renaming its socket over the address, and dies with it.
+      const second = await askAndWait(address);
+      const dead = net.createServer();
+      const temp = path.join(path.dirname(address), 'dead.sock');
+      await new Promise<void>((resolve) => dead.listen(temp, resolve));
+      fs.renameSync(temp, address);
+      await new Promise<void>((resolve) => dead.close(() => resolve()));
+      await expect(queryStatus(address)).rejects.toThrow(/ECONNREFUSED/);
+      second.destroy();
+      const st = await until(() => queryStatus(address).catch(() => undefined), 10_000, 'the old service to rebind');
+      expect(st.pid).toBe(process.pid);
+      expect(lockHeld()).toBe(true);
+    } finally {
+      await service.close();
+    }
+    expect(fs.existsSync(address)).toBe(false);
+  });
+});
