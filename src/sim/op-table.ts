@@ -9,7 +9,7 @@ import type { SimHost } from './control-types';
 import { inCase, isNullGuid, newGuid, parseGuid, type ApiFlavour } from './guid';
 import { isObj, parseJsonDoc, type Obj } from './json-doc';
 import { normalizeMac } from '../net/mac';
-import { supports } from '../hns/features';
+import { formatVersion, supports } from '../hns/features';
 import type { ObjectKind } from './model';
 import { adapterListing } from './host-vnics';
 import { parseEndpointInput } from './parse-endpoint';
@@ -407,8 +407,7 @@ function planHnsCall(req: OpRequest): Plan {
     // hcn/hcnglobals.go AccelnetVersion); an older one, a body that is not such a list, or a malformed MAC being
     // refused, and with which codes (E_NOTIMPL, E_INVALIDARG), are our assumptions.
     const gate = (host: SimHost) => {
-      if (!supports(host.version, 'iov'))
-        fail(HR.E_NOTIMPL, `accelnet on HNS ${host.version.major}.${host.version.minor}`);
+      if (!supports(host.version, 'iov')) fail(HR.E_NOTIMPL, `accelnet on HNS ${formatVersion(host.version)}`);
     };
     if (method === 'GET') return wrap(({ store, host }) => (gate(host), store.accelnetMacList()));
     if (method === 'DELETE')
