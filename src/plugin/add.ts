@@ -7,7 +7,7 @@
  */
 import { CniCode, CniError } from '../cni/cni-error';
 import type { CniResult, VerbContext } from '../cni/types';
-import { isHcnError, isUnreachable } from '../hns/hcn-error';
+import { hcnCause, isUnreachable } from '../hns/hcn-error';
 import { endpointName } from '../orphans/ownership';
 import { ownerKey, type AttachmentRecord, type Owner, type PlannedObject } from '../state/records';
 import { allocate, plannedId, type AddContext } from './add-context';
@@ -123,8 +123,7 @@ async function claimAndCreate(a: AddContext, existing: AttachmentRecord | undefi
     );
     return record.result as unknown as CniResult;
   } catch (e) {
-    const cause = (e as { cause?: unknown }).cause ?? e;
-    if (isHcnError(cause) && isUnreachable(cause)) {
+    if (isUnreachable(hcnCause(e))) {
       // HNS may still complete what we asked: keep the intent (its pid dies with us) and let the audit or the DEL
       // finish; touching HNS again now would only time out too. IPAM is released by the runtime's DEL.
       log.warn({ err: (e as Error).message }, 'HNS did not answer; leaving the intent for the audit');

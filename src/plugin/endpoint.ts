@@ -3,10 +3,11 @@
  * attach it where the netns says, build the CNI result, and commit the attachment record in place of the intent.
  */
 import { CniCode, CniError } from '../cni/cni-error';
-import { deleteEndpointConfirmed } from './confirm-gone';
 import type { IpConfig } from '../cni/types';
 import type { EndpointInfo, EndpointSpec, NetworkInfo, NetworkSpec, SubnetInfo } from '../hns/api';
+import { hcnCause } from '../hns/hcn-error';
 import { loopbackDsr } from '../hns/policies';
+import { deleteConfirmed } from '../hns/teardown';
 import { canonicalIp } from '../net/addr';
 import { contains, defaultRoute, familyOf, splitCidr } from '../net/ipv4';
 import type { AttachmentRecord, IntentRecord } from '../state/records';
@@ -98,7 +99,7 @@ async function createEndpoint(a: AddContext, network: NetworkInfo, plan: Planned
   // A "not found" from HNS is confirmed by a listing before the rollback counts the endpoint as gone: only then may
   // the rollback release its IP (Undo keeps the allocation when this step fails).
   a.undo.push('delete the endpoint', async () => {
-    await deleteEndpointConfirmed(a.api, ep.id);
+    await deleteConfirmed(a.api, 'endpoint', ep.id);
     a.rt.addressBook?.deleted(ep.id);
   });
   return ep;
@@ -235,7 +236,5 @@ export async function refusable<T>(what: string, create: () => Promise<T>): Prom
  * it), else undefined.
  */
 export function refusedCreate(e: unknown): unknown {
-  return e !== null && typeof e === 'object' && refusedCreates.has(e)
-    ? ((e as { cause?: unknown }).cause ?? e)
-    : undefined;
+  return e !== null && typeof e === 'object' && refusedCreates.has(e) ? hcnCause(e) : undefined;
 }
