@@ -72,8 +72,8 @@ describe('one home per rule', () => {
   it('only src/hns/features.ts compares or formats HNS versions', () => {
     // A comparison of a version field, a version literal, or a version spelt "major.minor" by hand. The simulator's
     // schema versions ({ major: 2, minor: 0 } of an HCN document) are another thing, and it spells HNS versions with
-    // formatVersion too: only its version literals are exempt.
-    const comparison = /\.(major|minor)\s*(?:[<>]=?|[!=]==)|(?:[<>]=?|[!=]==)\s*[\w.?]*\.(major|minor)\b/;
+    // formatVersion too: only its version literals are exempt. An arrow (`=> v.major`) is no comparison.
+    const comparison = /\.(major|minor)\s*(?:[<>]=?|[!=]==)|(?:(?<!=)[<>]=?|[!=]==)\s*[\w.?]*\.(major|minor)\b/;
     const formatted = /\.major\}\.\$\{[\w.?]*\.minor\b/;
     const literal = /\{\s*major:\s*\d+\s*,\s*minor:\s*\d+\s*\}/;
     const bad = SOURCES.filter((s) => s.file !== path.join('hns', 'features.ts')).flatMap((s) => {
