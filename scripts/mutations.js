@@ -150,15 +150,15 @@ const MUTATIONS = [
   {
     id: 'survivor-v2-from-9-2',
     rule: 'auto picks HCN (v2) from HNS 9.2 on',
-    file: 'src/plugin/api-version.ts',
-    from: '(v.major === min.major && v.minor >= min.minor)',
-    to: '(v.major === min.major && v.minor > min.minor)',
+    file: 'src/hns/features.ts',
+    from: 'if (v.major === min.major && v.minor < min.minor) return false;',
+    to: 'if (v.major === min.major && v.minor <= min.minor) return false;',
     tests: ['test/plugin/api-version.test.ts', 'test/plugin/seed-001.test.ts'],
   },
   {
     id: 'survivor-detach-refusal-is-error',
     rule: 'a detach HNS refuses (not "not found") is an error, not "detached"',
-    file: 'src/plugin/attach.ts',
+    file: 'src/hns/teardown.ts',
     from: 'if (isNotFound(e) || hasCode(e, HR.ENDPOINT_NOT_ATTACHED) || isComputeSystemMissing(e)) return;',
     to: 'return;',
     tests: ['test/plugin/attach.test.ts', 'test/plugin/del-tombstone.test.ts'],
@@ -287,9 +287,11 @@ const MUTATIONS = [
   {
     id: 'sweep-not-found-confirmed',
     rule: 'the sweep counts "not found" as deleted only once a listing confirms it',
-    file: 'src/orphans/sweep.ts',
-    from: "if ((await remove()) === 'not-found' && (await stillListed(j, deps))) {",
-    to: 'if ((await remove()) === "not-found" && false) {',
+    // The sweep and DEL share the rule's one home (src/hns/teardown.ts deleteConfirmed): the same mutation, each
+    // verb's own tests.
+    file: 'src/hns/teardown.ts',
+    from: 'if (await stillListed(api, kind, id))',
+    to: 'if (false)',
     tests: [
       'test/orphans/sweep-recheck.test.ts',
       'test/orphans/detach-race.test.ts',
@@ -339,9 +341,9 @@ const MUTATIONS = [
   {
     id: 'del-not-found-confirmed',
     rule: 'DEL by record takes "not found" for gone only once a listing by id confirms it',
-    file: 'src/plugin/confirm-gone.ts',
-    from: 'if (listed.length > 0) throw new Error(`HNS answered "not found" for endpoint',
-    to: 'if (false) throw new Error(`HNS answered "not found" for endpoint',
+    file: 'src/hns/teardown.ts',
+    from: 'if (await stillListed(api, kind, id))',
+    to: 'if (false)',
     tests: ['test/plugin/reliability.test.ts', 'test/plugin/ipam.test.ts'],
   },
   {
@@ -419,9 +421,9 @@ const MUTATIONS = [
   {
     id: 'api-version-major-first',
     rule: 'auto compares the HNS major version first (10.0 is v2)',
-    file: 'src/plugin/api-version.ts',
-    from: 'return v.major > min.major || (',
-    to: 'return (',
+    file: 'src/hns/features.ts',
+    from: 'if (v.major < min.major || v.major > max.major) return false;',
+    to: 'if (v.minor < min.minor || v.major > max.major) return false;',
     tests: ['test/plugin/api-version.test.ts', 'test/plugin/seed-001.test.ts'],
   },
 ];

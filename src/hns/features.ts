@@ -1,7 +1,8 @@
 /**
  * What the host's HNS can do, from its version, the way hcsshim decides it (microsoft/hcsshim hcn/hcnsupport.go
  * getSupportedFeatures with the ranges of hcn/hcnglobals.go). A feature the host lacks is a clear CNI error or a
- * logged skip in the plugin, never an HNS error.
+ * logged skip in the plugin, never an HNS error. Every comparison of an HNS version, and how one is shown, is here
+ * (test/architecture/one-home.test.ts fails on one elsewhere).
  */
 export interface HnsVersion {
   major: number;
@@ -21,8 +22,10 @@ const within = (major: number, minor: number, maxMajor: number): Range => [
 
 /** hcsshim hcn/hcnglobals.go. */
 const RANGES = {
-  /** V2ApiSupport. */
+  /** V2ApiSupport: "auto" picks HCN (v2) from here on (hcsshim V2ApiSupported). */
   v2: [from(9, 2)],
+  /** IPv6DualStackVersion: endpoints with IPv6 addresses (hcsshim hcn/hcn.go IPv6DualStackSupported). */
+  ipv6DualStack: [from(11, 10)],
   /** DSRVersion: 9.3–9.x and 10.2 on. */
   dsr: [within(9, 3, 9), from(10, 2)],
   /** DisableHostPortVersion. */
@@ -53,11 +56,21 @@ export function supports(version: HnsVersion | undefined, feature: HnsFeature): 
   return !!version && RANGES[feature].some((r) => inRange(version, r));
 }
 
+/** An HNS version as HNS and the messages show it: "11.10". */
+export function formatVersion(v: HnsVersion): string {
+  return `${v.major}.${v.minor}`;
+}
+
+/** The first version that has the feature ("9.2" for v2), for messages that compare a host against it. */
+export function minimumVersion(feature: HnsFeature): string {
+  return formatVersion(RANGES[feature][0][0]);
+}
+
 /** "HNS 9.3–9.x or 10.2 or later", for error messages. */
 export function describeRequirement(feature: HnsFeature): string {
   return RANGES[feature]
     .map(([min, max]) =>
-      max.major === MAX ? `${min.major}.${min.minor} or later` : `${min.major}.${min.minor}–${max.major}.x`,
+      max.major === MAX ? `${formatVersion(min)} or later` : `${formatVersion(min)}–${max.major}.x`,
     )
     .join(' or ');
 }

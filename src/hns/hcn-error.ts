@@ -72,16 +72,30 @@ export function isNotFound(e: unknown): boolean {
   return isHcnError(e) && NOT_FOUND.has(e.hresult);
 }
 
-/** Awaits an HNS call for which "not found" means done (a delete or detach of something already gone). */
-export async function unlessNotFound(p: Promise<unknown>): Promise<void> {
+/**
+ * The HcnError behind a failure: the error itself, or the first of its causes that is one (a step's CniError carries
+ * HNS's error as its `cause`). The one place that unwraps causes, so every caller reads a wrapped HNS error alike.
+ */
+export function hcnCause(e: unknown): HcnError | undefined {
+  for (let cur: unknown = e, depth = 0; cur && depth < 10; cur = (cur as { cause?: unknown }).cause, depth++) {
+    if (cur instanceof HcnError) return cur;
+  }
+  return undefined;
+}
+
+/**
+ * Awaits a read whose failure the caller can live with: HNS unreachable still throws (the caller answers 11, or stops
+ * to try later), any other failure answers `otherwise(error)` — a listing that fails cannot confirm an absence, say.
+ */
+export async function unlessRefused<T>(p: Promise<T>, otherwise: (e: unknown) => T): Promise<T> {
   try {
-    await p;
+    return await p;
   } catch (e) {
-    if (!isNotFound(e)) throw e;
+    if (isUnreachable(e)) throw e;
+    return otherwise(e);
   }
 }
 
-/** HNS could not be reached or did not answer in time: the caller should try again later. */
 /** An HRESULT that says HNS did not answer (down, restarting, or past the timeout), not that it refused. */
 export function isUnreachableHresult(hresult: number): boolean {
   return UNREACHABLE.has(hresult);

@@ -5,6 +5,7 @@
  */
 import { GUID_TEXT } from '../net/guid';
 import { abandon } from './abandoned-calls';
+import type { HnsVersion } from './features';
 import { normalizeMac } from '../net/mac';
 import { HcnError } from './hcn-error';
 import { HR } from './hresults';
@@ -230,7 +231,7 @@ export class Hcn {
   }
 
   /** HNS version from v1 GET /globals/version (HCN has no globals call; hcsshim does the same). */
-  async version(): Promise<{ major: number; minor: number }> {
+  async version(): Promise<HnsVersion> {
     const out = await this.hnsCall<{ Major: number; Minor: number }>('GET', '/globals/version');
     return { major: Number(out?.Major ?? 0), minor: Number(out?.Minor ?? 0) };
   }

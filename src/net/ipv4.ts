@@ -4,6 +4,9 @@
  */
 import { formatIp, parseCidr, parseIp } from './addr';
 
+// The family of an address is address syntax (addr.ts); re-exported for the callers that import it from here.
+export { familyOf } from './addr';
+
 /** "10.1.2.5/24" → "10.1.2.0/24"; "fd00::5/64" → "fd00::/64". */
 export function networkOf(cidr: string): string | undefined {
   const c = parseCidr(cidr);
@@ -26,12 +29,6 @@ export function firstHost(cidr: string): string | undefined {
 export function splitCidr(cidr: string): { ip: string; prefix: number } | undefined {
   const c = parseCidr(cidr);
   return c ? { ip: formatIp(c.family, c.address), prefix: c.prefix } : undefined;
-}
-
-/** 4 or 6 for an address or CIDR; undefined for neither. */
-export function familyOf(addressOrCidr: string): 4 | 6 | undefined {
-  const slash = addressOrCidr.lastIndexOf('/');
-  return parseIp(slash < 0 ? addressOrCidr : addressOrCidr.slice(0, slash))?.family;
 }
 
 /** The default route's destination for a family (win-bridge's GetDefaultDestinationPrefix, containernetworking/plugins pkg/hns/endpoint_windows.go). */

@@ -22,7 +22,7 @@
 import { CniCode, CniError } from '../cni/cni-error';
 import type { CniResult, VerbContext } from '../cni/types';
 import type { NetworkInfo } from '../hns/api';
-import { isHcnError, isUnreachable } from '../hns/hcn-error';
+import { hcnCause, isUnreachable } from '../hns/hcn-error';
 import { ownerKey, type AttachmentRecord, type IntentRecord, type Owner } from '../state/records';
 import type { StateStore } from '../state/store';
 import { prepare, type AddPlan } from './add-plan';
@@ -95,8 +95,7 @@ async function claimAndCreate(
     );
     return record.result as unknown as CniResult;
   } catch (e) {
-    const cause = (e as { cause?: unknown }).cause ?? e;
-    if (isHcnError(cause) && isUnreachable(cause)) {
+    if (isUnreachable(hcnCause(e))) {
       // HNS may still complete what we asked: keep the intent (its pid dies with us) and let the audit or the DEL
       // finish; touching HNS again now would only time out too. IPAM is released by the runtime's DEL.
       log.warn({ err: (e as Error).message }, 'HNS did not answer; leaving the intent for the audit');

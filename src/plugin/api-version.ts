@@ -6,6 +6,7 @@
 import { CniCode, CniError } from '../cni/cni-error';
 import type { ApiVersionSetting } from '../cni/types';
 import { V1Api, V2Api, type HnsApi, type Listing } from '../hns/api';
+import { formatVersion, minimumVersion, supports, type HnsVersion } from '../hns/features';
 import type { Hcn } from '../hns/hcn';
 import { toCniError } from './to-cni-error';
 
@@ -13,13 +14,7 @@ export interface ApiChoice {
   api: HnsApi;
   version: 1 | 2;
   reason: string;
-  hnsVersion?: { major: number; minor: number };
-}
-
-const V2_MIN = { major: 9, minor: 2 };
-
-function atLeast(v: { major: number; minor: number }, min: { major: number; minor: number }): boolean {
-  return v.major > min.major || (v.major === min.major && v.minor >= min.minor);
+  hnsVersion?: HnsVersion;
 }
 
 function why(hcn: Hcn): string {
@@ -35,7 +30,7 @@ export async function chooseApi(
 ): Promise<ApiChoice> {
   const caps = hcn.capabilities;
   if (setting === 1 || setting === 2) return configuredApi(setting, hcn, listing, options);
-  let hnsVersion: { major: number; minor: number } | undefined;
+  let hnsVersion: HnsVersion | undefined;
   if (caps.v1Supported) {
     try {
       hnsVersion = await hcn.version();
@@ -43,17 +38,17 @@ export async function chooseApi(
       throw toCniError(e, 'asking HNS for its version');
     }
   }
-  const shown = hnsVersion ? `${hnsVersion.major}.${hnsVersion.minor}` : 'unknown (no HNSCall)';
-  if (caps.v2Supported && (!hnsVersion || atLeast(hnsVersion, V2_MIN))) {
+  const shown = hnsVersion ? formatVersion(hnsVersion) : 'unknown (no HNSCall)';
+  if (caps.v2Supported && (!hnsVersion || supports(hnsVersion, 'v2'))) {
     return {
       api: new V2Api(hcn, listing, options),
       version: 2,
-      reason: `auto: HCN present, HNS version ${shown} >= 9.2`,
+      reason: `auto: HCN present, HNS version ${shown} >= ${minimumVersion('v2')}`,
       ...(hnsVersion ? { hnsVersion } : {}),
     };
   }
   if (caps.v1Supported) {
-    const because = caps.v2Supported ? `HNS version ${shown} < 9.2` : `HCN absent (${why(hcn)})`;
+    const because = caps.v2Supported ? `HNS version ${shown} < ${minimumVersion('v2')}` : `HCN absent (${why(hcn)})`;
     return { api: new V1Api(hcn), version: 1, reason: `auto: ${because}`, ...(hnsVersion ? { hnsVersion } : {}) };
   }
   throw new CniError(

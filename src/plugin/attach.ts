@@ -7,8 +7,9 @@
  */
 import { CniCode, CniError } from '../cni/cni-error';
 import { sameId, type EndpointInfo, type HnsApi } from '../hns/api';
-import { hasCode, isComputeSystemMissing, isNotFound } from '../hns/hcn-error';
+import { hasCode, isComputeSystemMissing } from '../hns/hcn-error';
 import { HR } from '../hns/hresults';
+import { detachEndpoint, type AttachedTo } from '../hns/teardown';
 import type { AttachmentRecord } from '../state/records';
 import type { AttachTarget } from './netns';
 
@@ -89,13 +90,14 @@ export async function ensureAttached(
   }
 }
 
-/** Detaches; a missing endpoint, namespace, container or attachment counts as detached. */
-export async function detach(api: HnsApi, endpointId: string, attach: RecordedAttach): Promise<void> {
-  try {
-    if (attach.kind === 'namespace') await api.detachNamespace(endpointId, attach.target);
-    else if (attach.kind === 'container' && !api.hotAttachUnavailable()) await api.hotDetach(endpointId, attach.target);
-  } catch (e) {
-    if (isNotFound(e) || hasCode(e, HR.ENDPOINT_NOT_ATTACHED) || isComputeSystemMissing(e)) return;
-    throw e;
-  }
+/** What a recorded attachment is attached to, in the facade's terms. */
+function attachedTo(attach: RecordedAttach): AttachedTo {
+  if (attach.kind === 'namespace') return { namespaceId: attach.target };
+  if (attach.kind === 'container') return { containerId: attach.target };
+  return {};
+}
+
+/** Detaches as recorded (src/hns/teardown.ts: a missing endpoint, namespace, container or attachment is detached). */
+export function detach(api: HnsApi, endpointId: string, attach: RecordedAttach): Promise<void> {
+  return detachEndpoint(api, endpointId, attachedTo(attach));
 }

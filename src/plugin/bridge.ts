@@ -5,7 +5,7 @@
  */
 import { CniCode, CniError } from '../cni/cni-error';
 import { managementIpOf, type NetworkInfo } from '../hns/api';
-import { hasCode, isAlreadyExists } from '../hns/hcn-error';
+import { hasCode, hcnCause, isAlreadyExists } from '../hns/hcn-error';
 import { HR } from '../hns/hresults';
 import { withOutboundNatExceptions } from '../hns/policies';
 import type { TypedPolicy } from '../hns/schema';
@@ -125,7 +125,7 @@ async function createBridgeNetwork(a: NetworkContext): Promise<NetworkInfo> {
     return created;
   } catch (e) {
     // Another pod's ADD created it a moment ago: use theirs.
-    if (isAlreadyExists((e as { cause?: unknown }).cause)) {
+    if (isAlreadyExists(hcnCause(e))) {
       const again = await a.api.findNetworkByName(conf.networkName);
       if (again) return again;
     }

@@ -17,14 +17,14 @@
 import { CniCode, CniError } from '../cni/cni-error';
 import type { NetConf, VerbContext } from '../cni/types';
 import { sameId, type EndpointInfo, type HnsApi } from '../hns/api';
-import { isUnreachable, unlessNotFound } from '../hns/hcn-error';
+import { isUnreachable } from '../hns/hcn-error';
+import { deleteConfirmed, deleteObject, endpointsListed, removeEndpoint } from '../hns/teardown';
 import type { Logger } from '../log/logger';
 import { endpointName, namesOwner, parseOwnedName } from '../orphans/ownership';
 import { ownerKey, type AttachmentRecord, type Owner, type PlannedObject } from '../state/records';
 import type { StateStore } from '../state/store';
 import { detach } from './attach';
 import { parseNetns } from './netns';
-import { deleteEndpointConfirmed, endpointsListed } from './confirm-gone';
 import { delMigrated } from './del-migrated';
 import { addressesOf, heldAddresses, keepForHolders } from './ip-holders';
 import { step, toCniError } from './to-cni-error';
@@ -177,9 +177,9 @@ export async function deleteByRecord(
   let endpointGone = !rec.endpoint.owned;
   try {
     await detach(api, rec.endpoint.id, rec.attach);
-    if (rec.endpoint.owned) await deleteEndpointConfirmed(api, rec.endpoint.id);
+    if (rec.endpoint.owned) await deleteConfirmed(api, 'endpoint', rec.endpoint.id);
     endpointGone = true;
-    if (rec.network.owned) await api.deleteNetwork(rec.network.id);
+    if (rec.network.owned) await deleteObject(api, 'network', rec.network.id);
     log.info(
       { endpoint: rec.endpoint.id, network: rec.network.owned ? rec.network.id : undefined },
       'attachment deleted',
@@ -283,26 +283,29 @@ async function deleteShown(
   const plannedNet = planned.find((x) => x.kind === 'network');
   const endpointMayBeInFlight = !plannedNet || (plannedNet.id ? visible(plannedNet.id) : ownNetworks.length > 0);
   for (const p of planned.filter((x) => x.kind === 'endpoint' && x.id && !visible(x.id))) {
-    if (endpointMayBeInFlight) await unlessNotFound(api.deleteEndpoint(p.id!));
+    if (endpointMayBeInFlight) await deleteObject(api, 'endpoint', p.id!);
   }
   for (const ep of ownEndpoints) await deleteNamedEndpoint(api, ep, owner);
   for (const p of planned.filter((x) => x.kind === 'network' && x.id && !visible(x.id)))
-    await unlessNotFound(api.deleteNetwork(p.id!));
+    await deleteObject(api, 'network', p.id!);
   // A network of ours holding a spared endpoint stays (deleting it would cascade to that endpoint).
   for (const n of ownNetworks)
     if (!named.some((e) => !ownEndpoints.includes(e) && sameId(e.networkId, n.id)))
-      await unlessNotFound(api.deleteNetwork(n.id));
+      await deleteObject(api, 'network', n.id);
 }
 
-/** Detaches and deletes an endpoint of the owner; its absence is confirmed afterwards by one listing. */
+/**
+ * Detaches (its namespace; the owner's own sandbox container, when hot-attached to it) and deletes an endpoint of the
+ * owner; its absence is confirmed afterwards by one listing (confirmUnrecordedGone).
+ */
 async function deleteNamedEndpoint(api: HnsApi, ep: EndpointInfo, owner: Owner): Promise<void> {
-  if (ep.namespaceId) await unlessNotFound(api.detachNamespace(ep.id, ep.namespaceId));
-  // The reference hot-detaches before deleting (containernetworking/plugins pkg/hns/endpoint_windows.go
-  // RemoveHnsEndpoint); a container already gone counts as detached.
-  if (ep.containers?.some((c) => c.toLowerCase() === owner.containerId.toLowerCase()) && !api.hotAttachUnavailable()) {
-    await unlessNotFound(api.hotDetach(ep.id, owner.containerId));
-  }
-  await unlessNotFound(api.deleteEndpoint(ep.id));
+  const sandbox = ep.containers?.some((c) => c.toLowerCase() === owner.containerId.toLowerCase());
+  await removeEndpoint(
+    api,
+    ep.id,
+    { namespaceId: ep.namespaceId, containerId: sandbox ? owner.containerId : undefined },
+    { confirm: 'by-caller' },
+  );
 }
 
 /**

@@ -10,7 +10,8 @@
  */
 import { CniCode, CniError } from '../cni/cni-error';
 import { sameId, type NetworkInfo, type NetworkSpec } from '../hns/api';
-import { isAdapterUnavailable, isAlreadyExists } from '../hns/hcn-error';
+import { hcnCause, isAdapterUnavailable, isAlreadyExists } from '../hns/hcn-error';
+import { deleteObject } from '../hns/teardown';
 import type { HostAdapter } from '../hns/hcn';
 import { NetworkFlags } from '../hns/schema';
 import type { SubnetInfo } from '../hns/api';
@@ -189,7 +190,7 @@ async function createNicNetwork(
       const network = await step(`creating HNS network ${spec.name}`, () => a.api.createNetwork(netSpec, spec.id));
       return { network, spec: netSpec };
     } catch (e) {
-      const cause = (e as { cause?: unknown }).cause;
+      const cause = hcnCause(e);
       if (isAdapterUnavailable(cause)) {
         // HNS finished a network on this NIC after we looked (a leaked create committing late): look (which audits
         // the holder) and retry once.
@@ -315,7 +316,7 @@ async function nicNetwork(
   const netId = intent.planned.find((p) => p.kind === 'network')?.id;
   const made = await createNicNetwork(a, intent.id, { ...want, ...(netId ? { id: netId } : {}) }, adapter);
   const created = made.network;
-  a.undo.push('delete the network', () => a.api.deleteNetwork(created.id));
+  a.undo.push('delete the network', () => deleteObject(a.api, 'network', created.id));
   const claim = await keepClaim(a, intent, 'network', netId, created.id);
   return { network: created, networkSpec: made.spec, intent: claim };
 }

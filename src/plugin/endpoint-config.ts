@@ -6,7 +6,7 @@
  */
 import { CniCode, CniError } from '../cni/cni-error';
 import type { Dns, NetConf } from '../cni/types';
-import { describeRequirement, supports, type HnsVersion } from '../hns/features';
+import { describeRequirement, formatVersion, supports, type HnsVersion } from '../hns/features';
 import type { Logger } from '../log/logger';
 import { loopbackDsr, portMapping, render, toTyped, withOutboundNatExceptions } from '../hns/policies';
 import { domainNameProblem, isDnsLabel } from '../net/dns-name';
@@ -22,7 +22,7 @@ import { NetworkFlags, type TypedPolicy } from '../hns/schema';
 export function endpointPolicies(conf: NetConf, api: 1 | 2, log: Logger, hnsVersion?: HnsVersion): TypedPolicy[] {
   const policies = conf.endpointPolicies.map((p) => toTyped(p.value, p.source));
   checkPortMappings(conf, api);
-  const shown = hnsVersion ? `${hnsVersion.major}.${hnsVersion.minor}` : 'unknown';
+  const shown = hnsVersion ? formatVersion(hnsVersion) : 'unknown';
   if (conf.mtu !== undefined) {
     // mtu is optional tuning: where HNS cannot take it, the pod gets HNS's default and the log says so.
     if (api !== 2) log.warn({ mtu: conf.mtu }, 'mtu is not applied: HNS v1 has no InterfaceParameters policy');
@@ -104,7 +104,7 @@ function requireIov(conf: NetConf, api: 1 | 2, hnsVersion: HnsVersion | undefine
  * no flags (hcsshim internal/hns/hnsnetwork.go), so on v1 none are sent.
  */
 export function nicNetworkFlags(conf: NetConf, api: 1 | 2, hnsVersion: HnsVersion | undefined): number {
-  const shown = hnsVersion ? `${hnsVersion.major}.${hnsVersion.minor}` : 'unknown';
+  const shown = hnsVersion ? formatVersion(hnsVersion) : 'unknown';
   let flags: number = NetworkFlags.EnableNonPersistent;
   const hostPortGate = api === 2 && supports(hnsVersion, 'disableHostPort');
   if (conf.disableHostPort === true && !hostPortGate) {

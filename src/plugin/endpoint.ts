@@ -4,11 +4,12 @@
  * commit (claim.ts) then puts the record in place of the intent.
  */
 import { CniCode, CniError } from '../cni/cni-error';
-import { deleteEndpointConfirmed } from './confirm-gone';
 import type { IpConfig } from '../cni/types';
 import type { EndpointInfo, EndpointSpec, NetworkInfo, NetworkSpec, SubnetInfo } from '../hns/api';
+import { hcnCause } from '../hns/hcn-error';
 import { loopbackDsr } from '../hns/policies';
 import type { TypedPolicy } from '../hns/schema';
+import { deleteConfirmed } from '../hns/teardown';
 import { canonicalIp } from '../net/addr';
 import { contains, defaultRoute, familyOf, splitCidr } from '../net/ipv4';
 import type { AttachmentRecord, IntentRecord } from '../state/records';
@@ -109,7 +110,7 @@ async function createEndpoint(a: AddPlan, network: NetworkInfo, plan: PlannedEnd
   // A "not found" from HNS is confirmed by a listing before the rollback counts the endpoint as gone: only then may
   // the rollback release its IP (Undo keeps the allocation when this step fails).
   a.undo.push('delete the endpoint', async () => {
-    await deleteEndpointConfirmed(a.api, ep.id);
+    await deleteConfirmed(a.api, 'endpoint', ep.id);
     a.rt.addressBook?.deleted(ep.id);
   });
   return ep;
@@ -242,5 +243,5 @@ export async function refusable<T>(what: string, create: () => Promise<T>): Prom
 
 /** HNS's error when `e` is a RefusedCreate, else undefined. */
 export function refusedCreate(e: unknown): unknown {
-  return e instanceof RefusedCreate ? ((e as { cause?: unknown }).cause ?? e) : undefined;
+  return e instanceof RefusedCreate ? hcnCause(e) : undefined;
 }

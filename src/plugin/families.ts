@@ -6,11 +6,10 @@
  */
 import { CniCode, CniError } from '../cni/cni-error';
 import type { NetConf } from '../cni/types';
+import { describeRequirement, formatVersion, minimumVersion, supports } from '../hns/features';
 import type { Hcn } from '../hns/hcn';
 import { familyOf } from '../net/ipv4';
 import type { ApiChoice } from './api-version';
-
-export const IPV6_MIN_HNS = { major: 11, minor: 10 };
 
 /** The first IPv6 value of the configuration that the pod's endpoint needs ([key path, value]), if any. */
 export function staticIpv6(conf: NetConf): [string, string] | undefined {
@@ -33,14 +32,14 @@ export function requireIpv6(host: Ipv6Host, what: string): void {
   if (host.version === 1) {
     throw new CniError(
       CniCode.UNSUPPORTED_FIELD,
-      `unsupported field: ${what} is IPv6, which needs the HCN (v2) API, and this ADD uses HNS v1 (${host.reason}); dual-stack endpoints exist only in HCN (HNS 11.10 and later): use "apiVersion": 2 or "auto"`,
+      `unsupported field: ${what} is IPv6, which needs the HCN (v2) API, and this ADD uses HNS v1 (${host.reason}); dual-stack endpoints exist only in HCN (HNS ${minimumVersion('ipv6DualStack')} and later): use "apiVersion": 2 or "auto"`,
     );
   }
   const v = host.hnsVersion;
-  if (v && (v.major < IPV6_MIN_HNS.major || (v.major === IPV6_MIN_HNS.major && v.minor < IPV6_MIN_HNS.minor))) {
+  if (v && !supports(v, 'ipv6DualStack')) {
     throw new CniError(
       CniCode.API_UNAVAILABLE,
-      `${what} is IPv6, and HNS ${v.major}.${v.minor} on this host cannot give endpoints IPv6 addresses (IPv6 dual-stack needs HNS ${IPV6_MIN_HNS.major}.${IPV6_MIN_HNS.minor} or later)`,
+      `${what} is IPv6, and HNS ${formatVersion(v)} on this host cannot give endpoints IPv6 addresses (IPv6 dual-stack needs HNS ${describeRequirement('ipv6DualStack')})`,
     );
   }
 }

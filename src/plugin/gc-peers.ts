@@ -13,8 +13,8 @@
 import type { Attachment, NetConf } from '../cni/types';
 import type { EndpointInfo, HnsApi } from '../hns/api';
 import { isUnreachable } from '../hns/hcn-error';
+import { removeEndpoint } from '../hns/teardown';
 import type { Logger } from '../log/logger';
-import { removeEndpoint } from './peer-endpoints';
 import {
   adopted,
   attachmentOf,
@@ -97,7 +97,7 @@ async function removeUnattached(
     );
     return false;
   }
-  await removeEndpoint(api, ep, [], undefined);
+  await removeEndpoint(api, ep.id, { namespaceId: ep.namespaceId });
   log.warn(
     { peer: scheme, endpoint: ep.id, name: ep.name, ips: ep.ips.map((i) => i.address) },
     "GC removed the previous plugin's endpoint of a pod not listed as valid; its IPAM allocation is IPAM's GC's",

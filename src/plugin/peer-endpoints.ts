@@ -12,10 +12,10 @@
  */
 import type { NetConf } from '../cni/types';
 import { sameId, type EndpointInfo, type HnsApi } from '../hns/api';
-import { isUnreachable, unlessNotFound } from '../hns/hcn-error';
+import { isUnreachable } from '../hns/hcn-error';
+import { removeEndpoint } from '../hns/teardown';
 import type { Logger } from '../log/logger';
 import type { Owner } from '../state/records';
-import { deleteEndpointConfirmed } from './confirm-gone';
 import {
   attachmentOf,
   peerEndpointNames,
@@ -93,8 +93,15 @@ async function removePeerEndpoint(
     return;
   }
   try {
-    // The endpoint as listed: a namespace that no longer exists is still detached from ("not found" is fine).
-    await removeEndpoint(api, found.endpoint, containers, owner);
+    // The endpoint as listed: a namespace that no longer exists is still detached from ("not found" is fine). The
+    // sandbox's hot detach is best effort, as pkg/hns RemoveHnsEndpoint's (`_ = hcsshim.HotDetachEndpoint(...)`).
+    const sandbox = containers?.find((c) => sameId(c, owner.containerId));
+    await removeEndpoint(
+      api,
+      found.endpoint.id,
+      { namespaceId: found.endpoint.namespaceId, containerId: sandbox },
+      { hotDetach: 'best-effort' },
+    );
     out.removed.push(found);
     log.info(
       { peer: found.scheme, endpoint: ep.id, name: ep.name },
@@ -104,25 +111,4 @@ async function removePeerEndpoint(
     if (isUnreachable(e)) throw e;
     keep(`HNS refused to remove it: ${(e as Error).message}`, false);
   }
-}
-
-/** Detach (namespace, then the sandbox container) and delete; a "not found" must be confirmed by a listing. */
-export async function removeEndpoint(
-  api: HnsApi,
-  ep: EndpointInfo,
-  containers: readonly string[] | undefined,
-  owner: Owner | undefined,
-): Promise<void> {
-  if (ep.namespaceId) await unlessNotFound(api.detachNamespace(ep.id, ep.namespaceId));
-  const sandbox = owner && containers?.find((c) => sameId(c, owner.containerId));
-  if (sandbox && !api.hotAttachUnavailable()) {
-    // pkg/hns RemoveHnsEndpoint ignores the hot-detach's error (`_ = hcsshim.HotDetachEndpoint(...)`): so do we,
-    // but for HNS being unreachable.
-    try {
-      await api.hotDetach(ep.id, sandbox);
-    } catch (e) {
-      if (isUnreachable(e)) throw e;
-    }
-  }
-  await deleteEndpointConfirmed(api, ep.id);
 }

@@ -31,7 +31,7 @@
  */
 import type { AdoptPeer } from '../cni/types';
 import { sameId, type EndpointInfo, type HnsApi } from '../hns/api';
-import { isUnreachable } from '../hns/hcn-error';
+import { unlessRefused } from '../hns/hcn-error';
 import { parseOwnedName } from '../orphans/ownership';
 import { parseNetns } from './netns';
 
@@ -227,12 +227,10 @@ export async function attachmentOf(
 /** The containers HNS v1 says an endpoint is attached to (the HCN listing does not show them); undefined: unknown. */
 export async function containersOf(api: HnsApi, endpointId: string): Promise<string[] | undefined> {
   if (api.hotAttachUnavailable()) return undefined;
-  try {
-    return (await api.endpointContainers(endpointId)) ?? [];
-  } catch (e) {
-    if (isUnreachable(e)) throw e;
-    return undefined;
-  }
+  return unlessRefused(
+    api.endpointContainers(endpointId).then((c) => c ?? []),
+    () => undefined,
+  );
 }
 
 /** One way to read a name back into a pod (peerPodOf). */

@@ -26,7 +26,8 @@ import {
   type NetworkInfo,
   type NetworkSpec,
 } from '../hns/api';
-import { isHcnError, isUnreachable } from '../hns/hcn-error';
+import { hcnCause, isUnreachable } from '../hns/hcn-error';
+import { deleteObject } from '../hns/teardown';
 import { hresultHex } from '../hns/hresults';
 import type { Logger } from '../log/logger';
 import { ownerKey, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../state/records';
@@ -206,11 +207,11 @@ async function recreateObjects(
     // again (the network holding it is gone); HNS refuses (0x803B0006) if something else took it meanwhile.
     network = await api.createNetwork(plan.networkSpec!, rec.network.id);
     const created = network;
-    a.undo.push('delete the network', () => api.deleteNetwork(created.id));
+    a.undo.push('delete the network', () => deleteObject(api, 'network', created.id));
     claim = await keepClaim(a, claim, 'network', rec.network.id, created.id);
   }
   const ep = await api.createEndpoint(network, plan.spec, rec.endpoint.id);
-  a.undo.push('delete the endpoint', () => api.deleteEndpoint(ep.id));
+  a.undo.push('delete the endpoint', () => deleteObject(api, 'endpoint', ep.id));
   claim = await keepClaim(a, claim, 'endpoint', rec.endpoint.id, ep.id);
   await ensureAttached(api, ep, rec.attach, { fresh: true });
   a.undo.push('detach the endpoint', () => detach(api, ep.id, rec.attach));
@@ -254,8 +255,8 @@ async function reattach(
 
 /** How a repair that threw ended: HNS unreachable (the intent stays), else undone and reported by cause. */
 async function failed(a: ClaimContext, e: unknown, intentId: string, report: Reporter): Promise<PodRepair> {
-  const cause = (e as { cause?: unknown }).cause ?? e;
-  if (isHcnError(cause) && isUnreachable(cause)) {
+  const cause = hcnCause(e);
+  if (cause && isUnreachable(cause)) {
     // As ADD: HNS may still complete what was asked; the intent stays for the audit (or the next repair).
     return report('hns-unreachable', (e as Error).message, cause.hresult);
   }
@@ -265,7 +266,7 @@ async function failed(a: ClaimContext, e: unknown, intentId: string, report: Rep
   if (e instanceof CniError && e.code === CniCode.UNKNOWN_CONTAINER) return report('container-gone', e.message);
   if (e instanceof CniError && /namespace .* does not exist/.test(e.message))
     return report('namespace-gone', e.message);
-  return report('hns-refused', (e as Error).message, isHcnError(cause) ? cause.hresult : undefined);
+  return report('hns-refused', (e as Error).message, cause?.hresult);
 }
 
 /**

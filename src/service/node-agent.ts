@@ -20,7 +20,7 @@
  * - One pass at a time; audits run beside the verbs, as separate processes would (the intents make that safe).
  */
 import type { IpamClient, NetConf } from '../cni/types';
-import { isUnreachable, unreachableHresult } from '../hns/hcn-error';
+import { hcnCause, isUnreachable, unreachableHresult } from '../hns/hcn-error';
 import type { Logger } from '../log/logger';
 import { releasePendingIpam } from '../plugin/pending-ipam';
 import { countByHealth, judgePods, type PodProblem, type PodVerdict } from '../plugin/pod-health';
@@ -196,7 +196,7 @@ export class NodeAgent {
       for (const s of group) await this.checkHealth(s);
       return true;
     } catch (e) {
-      if (isUnreachable(e) || isUnreachable((e as { cause?: unknown }).cause)) {
+      if (isUnreachable(hcnCause(e))) {
         this.failingSince ??= Date.now();
         return false;
       }

@@ -4,7 +4,7 @@
  * the route into a Plan, or into `unknown` for a path HNS does not have.
  */
 import { HR } from '../hns/hresults';
-import { supports } from '../hns/features';
+import { formatVersion, supports } from '../hns/features';
 import { normalizeMac } from '../net/mac';
 import type { SimHost } from './control-types';
 import { parseGuid } from './guid';
@@ -231,8 +231,7 @@ function planEndpointStats({ method, id, action, answer, unknown }: HnsRoute): P
 function planAccelnet({ method, seg, body, answer, unknown }: HnsRoute): Plan {
   if (seg.length !== 1) return unknown;
   const gate = (host: SimHost) => {
-    if (!supports(host.version, 'iov'))
-      fail(HR.E_NOTIMPL, `accelnet on HNS ${host.version.major}.${host.version.minor}`);
+    if (!supports(host.version, 'iov')) fail(HR.E_NOTIMPL, `accelnet on HNS ${formatVersion(host.version)}`);
   };
   if (method === 'GET') return answer(({ store, host }) => (gate(host), store.accelnetMacList()));
   if (method === 'DELETE')

@@ -26,7 +26,7 @@
  * balancer names are not checked again when they go (not public either); an HNS restart drops all of them, with the
  * endpoints they name (our assumption).
  */
-import { supports } from '../hns/features';
+import { formatVersion, supports } from '../hns/features';
 import { HR } from '../hns/hresults';
 import type { SimHost } from './control-types';
 import { guidKey, parseGuid, type ApiFlavour } from './guid';
@@ -109,7 +109,7 @@ export class SdnObjects {
     const flags = uint(doc.Flags, 0xffffffff, 'Flags');
     const version = this.host().version;
     if ((flags & LB_FLAG_DSR) !== 0 && !supports(version, 'dsr'))
-      fail(HR.INVALID_POLICY, `EnableDirectServerReturn on HNS ${version.major}.${version.minor}`);
+      fail(HR.INVALID_POLICY, `EnableDirectServerReturn on HNS ${formatVersion(version)}`);
     const raw = doc.PortMappings ?? [];
     if (!Array.isArray(raw) || raw.some((m) => !isObj(m))) return fail(HR.INVALID_POLICY, 'PortMappings');
     const portMappings = (raw as Obj[]).map((m) => ({
@@ -213,7 +213,7 @@ export class SdnObjects {
         for (const v of strings(p.VIPs, 'VIPs')) ip(v, 'VIPs');
         const version = this.host().version;
         if (p.IsDSR === true && !supports(version, 'dsr'))
-          fail(HR.INVALID_POLICY, `IsDSR on HNS ${version.major}.${version.minor}`);
+          fail(HR.INVALID_POLICY, `IsDSR on HNS ${formatVersion(version)}`);
       } else if (p.Type === 'ROUTE') {
         if (!parsePrefix(p.DestinationPrefix))
           fail(HR.INVALID_PREFIX, `DestinationPrefix ${String(p.DestinationPrefix)}`);

@@ -14,7 +14,7 @@
  * sources: our assumption. The simulator refuses them with the invalid-network / invalid-policy
  * codes, so a client that sends them where hcsshim would not is caught.
  */
-import { supports, type HnsVersion } from '../hns/features';
+import { formatVersion, supports, type HnsVersion } from '../hns/features';
 import { HR } from '../hns/hresults';
 import type { Policy } from './model';
 import { fail } from './sim-error';
@@ -23,14 +23,14 @@ const DISABLE_HOST_PORT = 1024;
 const ENABLE_IOV = 8192;
 
 export function checkNetworkFlags(flags: number, version: HnsVersion): void {
-  const shown = `${version.major}.${version.minor}`;
+  const shown = formatVersion(version);
   if ((flags & DISABLE_HOST_PORT) !== 0 && !supports(version, 'disableHostPort'))
     fail(HR.INVALID_NETWORK, `DisableHostPort on HNS ${shown}`);
   if ((flags & ENABLE_IOV) !== 0 && !supports(version, 'iov')) fail(HR.INVALID_NETWORK, `EnableIov on HNS ${shown}`);
 }
 
 export function checkEndpointPolicies(policies: readonly Policy[], version: HnsVersion): void {
-  const shown = `${version.major}.${version.minor}`;
+  const shown = formatVersion(version);
   for (const p of policies) {
     if (p.type === 'Iov' && !supports(version, 'iov')) fail(HR.INVALID_POLICY_TYPE, `Iov on HNS ${shown}`);
     if (p.type === 'InterfaceParameters' && !supports(version, 'interfaceParameters'))

@@ -1,6 +1,7 @@
 /**
  * Rules with one home: the address and MAC helpers are defined once in src (src/net), and the simulator, the HCN
- * facade and the plugin all use that definition. A second definition is named with its file.
+ * facade and the plugin all use that definition; HNS's errors are unwrapped, its objects torn down and its versions
+ * compared in one place each in src/hns. A second definition is named with its file.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -15,6 +16,11 @@ function files(dir: string): string[] {
 }
 
 const SOURCES = files(SRC).map((f) => ({ file: path.relative(SRC, f), text: fs.readFileSync(f, 'utf8') }));
+
+/** The text without comments, so a rule named in prose does not count as a use. */
+function code(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '');
+}
 
 /** Where `function <name>` (or `const <name> =`) is defined in src. */
 function homes(name: string): string[] {
@@ -32,8 +38,52 @@ describe('one home per rule', () => {
     ['parseIp', 'net/addr.ts'],
     ['formatIp', 'net/addr.ts'],
     ['defaultRoute', 'net/ipv4.ts'],
+    ['familyOf', 'net/addr.ts'],
+    ['ipFamily', 'net/addr.ts'],
+    ['hcnCause', 'hns/hcn-error.ts'],
+    ['unlessRefused', 'hns/hcn-error.ts'],
+    ['detachEndpoint', 'hns/teardown.ts'],
+    ['deleteObject', 'hns/teardown.ts'],
+    ['deleteConfirmed', 'hns/teardown.ts'],
+    ['removeEndpoint', 'hns/teardown.ts'],
+    ['endpointsListed', 'hns/teardown.ts'],
+    ['stillListed', 'hns/teardown.ts'],
+    ['supports', 'hns/features.ts'],
+    ['formatVersion', 'hns/features.ts'],
   ])('%s is defined once, in src/%s', (name, home) => {
     expect(homes(name)).toEqual([home]);
+  });
+
+  it('only the HNS error module unwraps a cause (hcnCause)', () => {
+    const bad = SOURCES.filter(
+      (s) => s.file !== path.join('hns', 'hcn-error.ts') && /\)\.cause\b/.test(code(s.text)),
+    ).map((s) => s.file);
+    expect(bad).toEqual([]);
+  });
+
+  it('only src/hns/teardown.ts detaches and deletes HNS objects (detach before delete, "not found" confirmed)', () => {
+    const verbs = /\.(detachNamespace|hotDetach|deleteEndpoint|deleteNetwork)\(|'not-found'/;
+    const bad = SOURCES.filter(
+      (s) => !s.file.startsWith('hns') && !s.file.startsWith('sim') && verbs.test(code(s.text)),
+    ).map((s) => s.file);
+    expect(bad).toEqual([]);
+  });
+
+  it('only src/hns/features.ts compares or formats HNS versions', () => {
+    // A comparison of a version field, a version literal, or a version spelt "major.minor" by hand. The simulator's
+    // schema versions ({ major: 2, minor: 0 } of an HCN document) are another thing, and it spells HNS versions with
+    // formatVersion too: only its version literals are exempt. An arrow (`=> v.major`) is no comparison.
+    const comparison = /\.(major|minor)\s*(?:[<>]=?|[!=]==)|(?:(?<!=)[<>]=?|[!=]==)\s*[\w.?]*\.(major|minor)\b/;
+    const formatted = /\.major\}\.\$\{[\w.?]*\.minor\b/;
+    const literal = /\{\s*major:\s*\d+\s*,\s*minor:\s*\d+\s*\}/;
+    const bad = SOURCES.filter((s) => s.file !== path.join('hns', 'features.ts')).flatMap((s) => {
+      const text = code(s.text);
+      const hits = [comparison, formatted, ...(s.file.startsWith('sim') ? [] : [literal])].filter((re) =>
+        re.test(text),
+      );
+      return hits.length ? [`${s.file}: ${hits.map((re) => re.exec(text)![0]).join(', ')}`] : [];
+    });
+    expect(bad).toEqual([]);
   });
 
   it('no file but src/net parses IP addresses with node:net', () => {

@@ -1,6 +1,18 @@
 /** Our IP syntax checks (no node:net: it costs start-up time) agree with node:net's on hand-picked and random inputs. */
 import * as net from 'net';
-import { canonicalIp, formatIpv6, isIpv4, isIpv6, parseCidr, parseIpv4, parseIpv6 } from '../../src/net/addr';
+import {
+  canonicalIp,
+  familyOf,
+  formatIpv6,
+  ipFamily,
+  isIpAddress,
+  isIpCidr,
+  isIpv4,
+  isIpv6,
+  parseCidr,
+  parseIpv4,
+  parseIpv6,
+} from '../../src/net/addr';
 
 const CASES = [
   '::',
@@ -93,5 +105,30 @@ describe('IPv6 numbers and text (dual-stack arithmetic)', () => {
       parseCidr('fd00::'),
       parseCidr('fe80::1%eth0/64'),
     ]).toEqual([undefined, undefined, undefined, undefined]);
+  });
+});
+
+describe('the family of an address (one rule: familyOf; ipFamily spells it as the pre-1.0.0 `version`)', () => {
+  it.each([
+    ['10.0.0.1', 4],
+    ['10.0.0.0/8', 4],
+    ['fd00::1', 6],
+    ['fd00::/64', 6],
+    ['::ffff:10.0.0.1', 6],
+    // Go's net.ParseIP and net.ParseCIDR, which CNI reads addresses with, refuse an IPv6 zone; HNS has no field for
+    // one: a zoned address is no address of either family.
+    ['fe80::1%eth0', undefined],
+    ['fe80::1%eth0/64', undefined],
+    ['10.0.0.256', undefined],
+    ['', undefined],
+  ] as const)('%j is family %p', (s, family) => {
+    expect(familyOf(s)).toBe(family);
+    expect(ipFamily(s)).toBe(family === undefined ? undefined : String(family));
+  });
+
+  it('a zoned IPv6 address is IPv6 syntax (as node:net says) but not an address or CIDR a CNI result may carry', () => {
+    expect(isIpv6('fe80::1%eth0')).toBe(true);
+    expect([isIpAddress('fe80::1%eth0'), isIpCidr('fe80::1%eth0/64')]).toEqual([false, false]);
+    expect([isIpAddress('fe80::1'), isIpCidr('fe80::1/64')]).toEqual([true, true]);
   });
 });

@@ -3,7 +3,7 @@
  * CNI errors keep their code and details; anything else is its message (the stack only with --verbose).
  */
 import { CniError } from '../../cni/cni-error';
-import { HcnError, isUnreachable } from '../../hns/hcn-error';
+import { hcnCause, isUnreachable, type HcnError } from '../../hns/hcn-error';
 import { HR, hresultHex } from '../../hns/hresults';
 import { ConfError } from './conf';
 import { OpsError } from './context';
@@ -17,17 +17,9 @@ export interface FailureContext {
   hnsTimeoutSeconds?: number;
 }
 
-/** The first HcnError in the error and its causes. */
-export function hcnErrorIn(e: unknown): HcnError | undefined {
-  for (let cur: unknown = e, depth = 0; cur && depth < 10; cur = (cur as { cause?: unknown }).cause, depth++) {
-    if (cur instanceof HcnError) return cur;
-  }
-  return undefined;
-}
-
 /** One line (or a few) for stderr, without the "hcn-cni <command>:" prefix. */
 export function describeFailure(e: unknown, ctx: FailureContext): string {
-  const hcn = hcnErrorIn(e);
+  const hcn = hcnCause(e);
   if (hcn && isUnreachable(hcn)) return unreachable(hcn, ctx);
   if (e instanceof OpsError || e instanceof ConfError) return e.message;
   if (e instanceof CniError) {

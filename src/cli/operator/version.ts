@@ -4,6 +4,7 @@
  * and why (src/plugin/api-version.ts chooseApi, the rule the plugin itself applies).
  */
 import { SUPPORTED_VERSIONS } from '../../cni/types';
+import { formatVersion } from '../../hns/features';
 import { Hcn } from '../../hns/hcn';
 import { loadNative } from '../../hns/native';
 import type { NativeCapabilities } from '../../hns/native-types';
@@ -11,8 +12,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { chooseApi } from '../../plugin/api-version';
 import { OpsError, type OpsContext } from './context';
-import { describeFailure, hcnErrorIn } from './describe-failure';
-import { isUnreachable } from '../../hns/hcn-error';
+import { describeFailure } from './describe-failure';
+import { hcnCause, isUnreachable } from '../../hns/hcn-error';
 
 /** Inlined by the esbuild bundle (define: { __HCN_CNI_VERSION__: JSON.stringify(pkg.version) }). */
 declare const __HCN_CNI_VERSION__: string | undefined;
@@ -81,10 +82,10 @@ export async function runVersion(ctx: OpsContext): Promise<number> {
     if (hcn.capabilities.v1Supported) {
       try {
         const v = await hcn.version();
-        info.hns.version = `${v.major}.${v.minor}`;
+        info.hns.version = formatVersion(v);
       } catch (e) {
         info.hns.error = describeFailure(e, failure);
-        if (isUnreachable(hcnErrorIn(e))) unreachable = e;
+        if (isUnreachable(hcnCause(e))) unreachable = e;
       }
     } else {
       info.hns.error = 'HNSCall (vmcompute.dll) is not available, so the HNS version cannot be asked';
@@ -94,7 +95,7 @@ export async function runVersion(ctx: OpsContext): Promise<number> {
         const c = await chooseApi(setting, hcn!);
         return { version: c.version, reason: c.reason };
       } catch (e) {
-        if (isUnreachable(hcnErrorIn(e))) unreachable ??= e;
+        if (isUnreachable(hcnCause(e))) unreachable ??= e;
         return { error: describeFailure(e, failure) };
       }
     };
