@@ -1,8 +1,9 @@
 /**
  * When the node agent (src/service/node-agent.ts) audits a state directory: once the last audit of it is
  * auditIntervalSeconds old — and at once when that stamp lies in the future, which is what a wall clock stepped back
- * leaves (waiting for the clock to catch up would leave leaks for as long as it was stepped back). In process, with a
- * runtime that counts audits: no HNS is needed to decide when.
+ * leaves (waiting for the clock to catch up would leave leaks for as long as it was stepped back). Its own intervals
+ * (the HNS probe, a repair-only directory's visits) run on a monotonic clock: a wall clock stepped back pauses
+ * neither. In process, with a runtime that counts audits and probes: no HNS is needed to decide when.
  */
 import type { IpamClient, NetConf } from '../../src/cni/types';
 import { silentLogger } from '../../src/log/logger';
@@ -47,5 +48,58 @@ describe('the node agent', () => {
       await until(() => (a.audits() > 0 ? true : undefined), 5_000, 'an audit');
       await agent.stop();
     }
+  });
+});
+
+describe('the node agent after the wall clock steps back', () => {
+  let agent: NodeAgent | undefined;
+  afterEach(async () => {
+    await agent?.stop();
+    agent = undefined;
+  });
+
+  /** An agent over one directory whose audit is never due again; counts its probes and its visits (health checks). */
+  function counting(conf: Record<string, unknown>, wall: () => number) {
+    const counts = { probes: 0, visits: 0 };
+    const runtime = {
+      servedContexts: () => [{ conf: conf as unknown as NetConf, ipam: { configured: false } as IpamClient }],
+      store: () => ({ lastAudited: () => wall(), snapshot: () => ({ attachments: [], tombstones: [] }) }),
+      api: async () => {
+        counts.visits++;
+        return { api: {}, version: 2, reason: 'test' };
+      },
+      audit: async () => ({ remainingOwners: new Set(), tombstones: [], listedAt: wall() }),
+      hcn: () => ({ enumerateNetworks: async () => void counts.probes++ }),
+    } as unknown as PluginRuntime;
+    return { runtime, counts };
+  }
+
+  it('keeps probing HNS every probeMs when the wall clock steps back an hour', async () => {
+    let offset = 0;
+    const wall = () => Date.now() + offset;
+    const conf = { name: 'cbr0', stateDir: '/nonexistent', audit: true, repair: false, auditIntervalSeconds: 3600 };
+    const { runtime, counts } = counting(conf, wall);
+    const clock = { now: wall, monotonic: () => performance.now() };
+    agent = new NodeAgent({ runtime, log: silentLogger, probeMs: 20, tickMs: 5, clock });
+    agent.start();
+    await until(() => (counts.probes >= 2 ? true : undefined), 5_000, 'two probes');
+    offset = -3_600_000;
+    const before = counts.probes;
+    await until(() => (counts.probes >= before + 3 ? true : undefined), 5_000, 'three probes after the step');
+  });
+
+  it('keeps visiting a repair-only directory on its interval when the wall clock steps back an hour', async () => {
+    let offset = 0;
+    const wall = () => Date.now() + offset;
+    const conf = { name: 'cbr0', stateDir: '/nonexistent', audit: false, repair: true, auditIntervalSeconds: 1 };
+    const { runtime, counts } = counting(conf, wall);
+    const clock = { now: wall, monotonic: () => performance.now() };
+    const repair = async () => [];
+    agent = new NodeAgent({ runtime, log: silentLogger, probeMs: 0, tickMs: 5, clock, repair });
+    agent.start();
+    await until(() => (counts.visits >= 1 ? true : undefined), 5_000, 'a first visit');
+    offset = -3_600_000;
+    const before = counts.visits;
+    await until(() => (counts.visits >= before + 2 ? true : undefined), 10_000, 'two visits after the step');
   });
 });
