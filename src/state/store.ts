@@ -298,9 +298,27 @@ export class StateStore {
       run();
       return true;
     } catch (e) {
-      // File-system trouble only: anything else (a bug, a test's crash point) is not housekeeping's to swallow.
-      if (!isHousekeepingFailure(e)) throw e;
-      this.noteHousekeeping([{ what, file, error: errorText(e), ...(deleteFile ? { deleteFile } : {}) }]);
+      this.choreFailed(e, what, file, deleteFile);
+      return false;
+    }
+  }
+
+  /** A chore's failure noted (logged, counted by the service, retried later), or thrown when it is not housekeeping's. */
+  private choreFailed(e: unknown, what: string, file: string, deleteFile = false): void {
+    // File-system trouble only: anything else (a bug, a test's crash point) is not housekeeping's to swallow.
+    if (!isHousekeepingFailure(e)) throw e;
+    this.noteHousekeeping([{ what, file, error: errorText(e), ...(deleteFile ? { deleteFile } : {}) }]);
+  }
+
+  /**
+   * Removes a tombstone that only tidies (removeTombstone's rules): a failure is noted, not thrown, and the audit
+   * removes the tombstone later, once its grace is over (orphans/audit.ts tidy). True when it was removed.
+   */
+  async tidyTombstone(owner: Owner, what: string): Promise<boolean> {
+    try {
+      return await this.removeTombstone(owner);
+    } catch (e) {
+      this.choreFailed(e, what, this.path('tombstone', owner));
       return false;
     }
   }
