@@ -420,9 +420,17 @@ const MUTATIONS = [
     id: 'repair-tombstone-failure-noted',
     rule: 'a tombstone a voided repair cannot remove is noted (logged, counted) and left to the audit, not swallowed',
     file: 'src/state/store.ts',
-    from: "      this.choreFailed(e, what, this.path('tombstone', owner));\n",
-    to: '',
+    from: "this.choreFailed(e, what, this.path('tombstone', owner));",
+    to: 'void e;',
     tests: ['test/plugin/repair.test.ts'],
+  },
+  {
+    id: 'audit-voids-other-directory',
+    rule: "an audit voids another state directory's intent past its deadline (process running) before deleting what it planned",
+    file: 'src/orphans/audit.ts',
+    from: '.filter((c) => ownerTags(c.intent).some((t) => tags.has(t)))',
+    to: '.filter(() => false)',
+    tests: ['test/orphans/audit.test.ts'],
   },
 ];
 

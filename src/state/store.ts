@@ -78,6 +78,8 @@ export interface StateSnapshot {
   quarantined: QuarantinedFile[];
   /** Live claims of other state directories on this node (the node-wide register), when there is one. */
   otherClaims?: Claim[];
+  /** Their claims past the deadline whose process still runs (claims.ts): an audit voids them before a delete. */
+  expiredClaims?: Claim[];
 }
 
 export interface StoreWarn {
@@ -217,15 +219,17 @@ export class StateStore {
     return this.read('tombstone', owner);
   }
 
-  /** Everything on disk (unreadable files are quarantined on the way), and other state directories' live claims. */
+  /** Everything on disk (unreadable files are quarantined on the way), and other state directories' claims. */
   snapshot(): StateSnapshot {
     this.ensure();
+    const attachments = this.readAll('attachment');
+    const intents = this.readAll('intent');
+    const tombstones = this.readAll('tombstone');
+    const quarantined = this.quarantined();
+    const others = this.registry?.otherClaims(this.dir, this.now(), this.os.processStartTime, this.log);
     return {
-      attachments: this.readAll('attachment'),
-      intents: this.readAll('intent'),
-      tombstones: this.readAll('tombstone'),
-      quarantined: this.quarantined(),
-      ...(this.registry ? { otherClaims: this.otherClaims() } : {}),
+      ...{ attachments, intents, tombstones, quarantined },
+      ...(others ? { otherClaims: others.live, expiredClaims: others.expired } : {}),
     };
   }
 
@@ -325,7 +329,18 @@ export class StateStore {
 
   /** Live claims of other state directories on this node (all, or an owner's). */
   otherClaims(owner?: Owner): Claim[] {
-    return this.registry?.liveClaims(this.dir, this.now(), this.os.processStartTime, this.log, owner) ?? [];
+    return this.registry?.otherClaims(this.dir, this.now(), this.os.processStartTime, this.log, owner).live ?? [];
+  }
+
+  /** Another state directory of this node, with this store's clock, OS helpers, log and claims register. */
+  sibling(dir: string): StateStore {
+    return new StateStore(dir, {
+      os: this.os,
+      now: this.now,
+      ...(this.crash ? { crash: this.crash } : {}),
+      ...(this.log ? { log: this.log } : {}),
+      ...(this.registry ? { registry: this.registry } : {}),
+    });
   }
 
   quarantined(): QuarantinedFile[] {
