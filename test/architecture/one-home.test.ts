@@ -1,6 +1,6 @@
 /**
  * Rules with one home: the address and MAC helpers are defined once in src (src/net), and the simulator, the HCN
- * facade and the plugin all use that definition. A second definition is named with its file.
+ * facade and the plugin all use that definition; so are the audit-due rule and the "does its process still run" test. A second definition is named with its file.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -32,6 +32,9 @@ describe('one home per rule', () => {
     ['parseIp', 'net/addr.ts'],
     ['formatIp', 'net/addr.ts'],
     ['defaultRoute', 'net/ipv4.ts'],
+    // When an audit is due, for every asker (ADD, the node agent), and whether an intent's process still runs.
+    ['auditDue', 'plugin/audit-due.ts'],
+    ['processRuns', 'state/liveness.ts'],
   ])('%s is defined once, in src/%s', (name, home) => {
     expect(homes(name)).toEqual([home]);
   });

@@ -45,6 +45,18 @@ it('drops an old tombstone with nothing left in HNS, but keeps a dead intent (it
   }
 });
 
+/** HNS with OWNER's endpoint e1, until it is deleted. */
+function ownersEndpoint(): { api: HnsApi; deleted: string[] } {
+  const deleted: string[] = [];
+  const ep = { id: 'e1', name: endpointName(OWNER), networkId: 'n1', ips: [] };
+  const api = {
+    listNetworks: async () => [],
+    listEndpoints: async () => (deleted.includes('e1') ? [] : [ep]),
+    deleteEndpoint: async (id: string) => void deleted.push(id),
+  } as unknown as HnsApi;
+  return { api, deleted };
+}
+
 it('voids an intent past its deadline whose process runs before deleting what it planned: a clock stepping back cannot commit it', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-audit-'));
   try {
@@ -52,13 +64,7 @@ it('voids an intent past its deadline whose process runs before deleting what it
     const store = new StateStore(dir, { os: hostOs(), now: () => clock });
     // An ADD of this (running) process that planned endpoint e1 and has not committed yet.
     await store.writeIntent(intentRecord('i1', { deadline: clock + 1_000, endpointId: 'e1' }));
-    const deleted: string[] = [];
-    const ep = { id: 'e1', name: endpointName(OWNER), networkId: 'n1', ips: [] };
-    const api = {
-      listNetworks: async () => [],
-      listEndpoints: async () => (deleted.includes('e1') ? [] : [ep]),
-      deleteEndpoint: async (id: string) => void deleted.push(id),
-    } as unknown as HnsApi;
+    const { api, deleted } = ownersEndpoint();
     clock += 5_000; // the clock steps forward past the intent's deadline: the audit deletes its endpoint
     await audit({ api, store, os: hostOs(), log: silentLogger, now: () => clock, graceMs: 60_000 });
     expect(deleted).toEqual(['e1']);
@@ -81,13 +87,7 @@ it("voids another state directory's intent past its deadline whose process runs 
     const first = new StateStore(path.join(tmp, 'first'), options);
     const second = new StateStore(path.join(tmp, 'second'), options);
     await second.writeIntent(intentRecord('i1', { deadline: clock + 1_000, endpointId: 'e1' }));
-    const deleted: string[] = [];
-    const ep = { id: 'e1', name: endpointName(OWNER), networkId: 'n1', ips: [] };
-    const api = {
-      listNetworks: async () => [],
-      listEndpoints: async () => (deleted.includes('e1') ? [] : [ep]),
-      deleteEndpoint: async (id: string) => void deleted.push(id),
-    } as unknown as HnsApi;
+    const { api, deleted } = ownersEndpoint();
     clock += 5_000; // past the intent's deadline: the first directory's audit deletes its endpoint
     await audit({ api, store: first, os: hostOs(), log: silentLogger, now: () => clock, graceMs: 60_000 });
     expect(deleted).toEqual(['e1']);

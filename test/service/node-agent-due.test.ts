@@ -58,8 +58,13 @@ describe('the node agent after the wall clock steps back', () => {
     agent = undefined;
   });
 
-  /** An agent over one directory whose audit is never due again; counts its probes and its visits (health checks). */
-  function counting(conf: Record<string, unknown>, wall: () => number) {
+  /**
+   * A runtime over one directory whose audit is never due again, counting the agent's probes and visits (health
+   * checks), and a wall clock that `stepBack` sets an hour back.
+   */
+  function counting(conf: Record<string, unknown>) {
+    let offset = 0;
+    const wall = () => Date.now() + offset;
     const counts = { probes: 0, visits: 0 };
     const runtime = {
       servedContexts: () => [{ conf: conf as unknown as NetConf, ipam: { configured: false } as IpamClient }],
@@ -71,35 +76,28 @@ describe('the node agent after the wall clock steps back', () => {
       audit: async () => ({ remainingOwners: new Set(), tombstones: [], listedAt: wall() }),
       hcn: () => ({ enumerateNetworks: async () => void counts.probes++ }),
     } as unknown as PluginRuntime;
-    return { runtime, counts };
+    const clock = { now: wall, monotonic: () => performance.now() };
+    return { runtime, counts, clock, stepBack: () => (offset = -3_600_000) };
   }
 
   it('keeps probing HNS every probeMs when the wall clock steps back an hour', async () => {
-    let offset = 0;
-    const wall = () => Date.now() + offset;
-    const conf = { name: 'cbr0', stateDir: '/nonexistent', audit: true, repair: false, auditIntervalSeconds: 3600 };
-    const { runtime, counts } = counting(conf, wall);
-    const clock = { now: wall, monotonic: () => performance.now() };
-    agent = new NodeAgent({ runtime, log: silentLogger, probeMs: 20, tickMs: 5, clock });
+    const c = counting({ name: 'cbr0', stateDir: '/x', audit: true, repair: false, auditIntervalSeconds: 3600 });
+    agent = new NodeAgent({ runtime: c.runtime, log: silentLogger, probeMs: 20, tickMs: 5, clock: c.clock });
     agent.start();
-    await until(() => (counts.probes >= 2 ? true : undefined), 5_000, 'two probes');
-    offset = -3_600_000;
-    const before = counts.probes;
-    await until(() => (counts.probes >= before + 3 ? true : undefined), 5_000, 'three probes after the step');
+    await until(() => (c.counts.probes >= 2 ? true : undefined), 5_000, 'two probes');
+    c.stepBack();
+    const before = c.counts.probes;
+    await until(() => (c.counts.probes >= before + 3 ? true : undefined), 5_000, 'three probes after the step');
   });
 
   it('keeps visiting a repair-only directory on its interval when the wall clock steps back an hour', async () => {
-    let offset = 0;
-    const wall = () => Date.now() + offset;
-    const conf = { name: 'cbr0', stateDir: '/nonexistent', audit: false, repair: true, auditIntervalSeconds: 1 };
-    const { runtime, counts } = counting(conf, wall);
-    const clock = { now: wall, monotonic: () => performance.now() };
+    const c = counting({ name: 'cbr0', stateDir: '/x', audit: false, repair: true, auditIntervalSeconds: 1 });
     const repair = async () => [];
-    agent = new NodeAgent({ runtime, log: silentLogger, probeMs: 0, tickMs: 5, clock, repair });
+    agent = new NodeAgent({ runtime: c.runtime, log: silentLogger, probeMs: 0, tickMs: 5, clock: c.clock, repair });
     agent.start();
-    await until(() => (counts.visits >= 1 ? true : undefined), 5_000, 'a first visit');
-    offset = -3_600_000;
-    const before = counts.visits;
-    await until(() => (counts.visits >= before + 2 ? true : undefined), 10_000, 'two visits after the step');
+    await until(() => (c.counts.visits >= 1 ? true : undefined), 5_000, 'a first visit');
+    c.stepBack();
+    const before = c.counts.visits;
+    await until(() => (c.counts.visits >= before + 2 ? true : undefined), 10_000, 'two visits after the step');
   });
 });
