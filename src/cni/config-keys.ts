@@ -363,7 +363,7 @@ export const KEY_SPECS = [
     key: 'auditIntervalSeconds',
     rule: integer(0, 86400, 60),
     meaning:
-      "How often the whole node is audited: by the resident service on a timer (and right after HNS answers again following a failure), and by the standalone executable's first ADD after the last audit is that old. 0: every ADD audits the whole node (the cost of an ADD then grows with the node's pods).",
+      "How often the whole node is audited: by the resident service on a timer (and right after HNS answers again following a failure), and by the standalone executable's first ADD after the last audit is that old. 0: every ADD audits the whole node, in both modes (the cost of an ADD then grows with the node's pods); the service's timer then keeps 60.",
   },
   {
     key: 'repair',

@@ -14,9 +14,9 @@
 import type { EndpointInfo, HnsApi, NetworkInfo } from '../hns/api';
 import type { HostOs } from '../hns/host-os';
 import type { Logger } from '../log/logger';
-import { intentLiveness } from '../state/liveness';
+import { intentLiveness, processRuns } from '../state/liveness';
 import { errorText, isHousekeepingFailure, MAX_FAILED_CHORES_PER_ROUND, type FailedChore } from '../state/housekeeping';
-import { ownerKey, tombstoneWrite, type IntentRecord, type Owner, type TombstoneRecord } from '../state/records';
+import { ownerKey, tombstoneWrite, type Owner, type TombstoneRecord } from '../state/records';
 import type { StateSnapshot, StateStore } from '../state/store';
 import { detect, type AuditInput, type AuditPlan, type Judged, type Verdict } from './detect';
 import { ownerTags, weakTag } from './ownership';
@@ -178,28 +178,30 @@ function judgeListed(
  * it may still commit — and its commit checks the deadline by the same clock, which may have stepped back since this
  * audit judged: it would commit a pod whose objects this audit deletes. So before the sweep, such an intent is voided
  * by a tombstone (by id, as a DEL voids one): its commit then fails, whatever the clock says, and it rolls back.
+ * The same for another state directory's ADD (its node-wide claim, claims.ts), in its own directory: an object whose
+ * owner this directory does not know is condemned by its owner tag, which the claim's intent carries.
  */
 async function voidExpired(deps: AuditDeps, plan: AuditPlan, state: StateSnapshot, at: number): Promise<void> {
   const voided = new Set(state.tombstones.flatMap((t) => t.voids ?? []));
-  const condemned = new Set(
-    [...plan.endpoints, ...plan.networks].flatMap((j) => (j.owner && !j.peer ? [ownerKey(j.owner)] : [])),
-  );
-  for (const i of state.intents) {
-    if (!condemned.has(ownerKey(i)) || voided.has(i.id) || at < i.deadline || !processRuns(deps, i)) continue;
-    await deps.store.tombstone(i, 'an audit removes what this ADD planned: its deadline has passed', {
+  const judged = [...plan.endpoints, ...plan.networks].filter((j) => !j.peer);
+  const condemned = new Set(judged.flatMap((j) => (j.owner ? [ownerKey(j.owner)] : [])));
+  const tags = new Set(judged.flatMap((j) => (j.ownerTag ? [j.ownerTag] : [])));
+  const own = state.intents
+    .filter((i) => condemned.has(ownerKey(i)) && !voided.has(i.id) && at >= i.deadline)
+    .filter((i) => processRuns(i, deps.os.processStartTime))
+    .map((intent) => ({ intent, store: deps.store }));
+  const others = (state.expiredClaims ?? [])
+    .filter((c) => ownerTags(c.intent).some((t) => tags.has(t)))
+    .map((c) => ({ intent: c.intent, store: deps.store.sibling(c.stateDir) }));
+  for (const { intent: i, store } of [...own, ...others]) {
+    await store.tombstone(i, 'an audit removes what this ADD planned: its deadline has passed', {
       onlyIntent: i.id,
       ...(i.cniNetwork ? { cniNetwork: i.cniNetwork } : {}),
     });
-    deps.log.info({ owner: ownerKey(i), intent: i.id }, 'voided an intent past its deadline whose process still runs');
-  }
-}
-
-function processRuns(deps: AuditDeps, i: IntentRecord): boolean {
-  try {
-    const started = deps.os.processStartTime(i.pid);
-    return started !== null && (i.pidStartTime === null || started === i.pidStartTime);
-  } catch {
-    return true;
+    deps.log.info(
+      { owner: ownerKey(i), intent: i.id, stateDir: store.dir },
+      'voided an intent past its deadline whose process still runs',
+    );
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * The node agent as the service runs it (node-agent.ts): the configurations of the runtime's configuration
- * directory served from the start, the repair trigger for the pods its health checks find unhealthy, and HNS's own
- * word that it restarted, where the host offers it.
+ * directory served from the start, the repair trigger for the pods its health checks find unhealthy, the service's
+ * one HNS-health tracker (hns-health.ts), and HNS's own word that it restarted, where the host offers it.
  */
 import { defaultStateDir } from '../cni/defaults';
 import { Hcn } from '../hns/hcn';
@@ -10,6 +10,7 @@ import { watchHnsService } from '../hns/service-notifications';
 import type { Logger } from '../log/logger';
 import type { PluginRuntime } from '../plugin/runtime';
 import { watchConfDir } from './conf-dir';
+import type { HnsHealth } from './hns-health';
 import { NodeAgent } from './node-agent';
 import type { RepairTrigger } from './repair-trigger';
 
@@ -26,6 +27,7 @@ export function createNodeAgent(
   runtime: PluginRuntime,
   repair: RepairTrigger,
   log: Logger,
+  health: HnsHealth,
 ): NodeAgent {
   return new NodeAgent({
     runtime,
@@ -42,9 +44,8 @@ export function createNodeAgent(
         }
       : {}),
     // The pods its health check finds without the network they need, for a configuration with `repair: true`.
-    repair: async ({ conf }, verdicts) => {
-      await repair.runFor(conf, verdicts);
-    },
+    repair: ({ conf }, verdicts) => repair.runFor(conf, verdicts),
+    health,
     ...(options.agent?.probeMs !== undefined ? { probeMs: options.agent.probeMs } : {}),
     ...(options.agent?.tickMs !== undefined ? { tickMs: options.agent.tickMs } : {}),
   });

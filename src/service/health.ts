@@ -4,7 +4,8 @@
  *    the service does not bring HNS back, and while the service is away the shims run the standalone executable, so
  *    a liveness failure over HNS would only add restarts.
  *  - readiness: it answered, it still accepts (below the abandoned-call bound, abandoned-bound.ts), and HNS answers
- *    (the node agent has not seen it failing since its last success, node-agent.ts).
+ *    (no call has gone unanswered since the last one HNS answered: the service's tracker, hns-health.ts, as the node
+ *    agent's status shows it).
  * Pure: the status in, the verdict and its one-line reason out.
  */
 import type { ServiceStatus } from './service';

@@ -4,29 +4,36 @@
  *
  * - Per state directory the service has served (PluginRuntime.servedContexts: the latest configuration and IPAM
  *   client of each network in it), an audit once the last one — by this agent, or by any process, GC or `hcn-cni audit`
- *   (StateStore.lastAudited) — is auditIntervalSeconds old. A directory served with `"audit": false` is not
- *   audited (the operator turned it off); with `"repair": true` beside it, it still gets `repair` on the same
- *   interval (kept here, per directory, since no audit stamps it), else it is left alone.
- * - HNS failing is noticed from every HCN call the service makes (the runtime's call observer: an RPC failure or a
- *   timeout) and from a cheap probe of its own (one HcnEnumerateNetworks, ids only, every probeMs). Once HNS answers
- *   again, every directory is audited (a repair-only one repaired) at once: an HNS restart drops endpoints and
- *   non-persistent networks (docker/for-win issue 12425, projectcalico/calico issue 5164), and creates in flight at
- *   the restart may have half happened.
+ *   (StateStore.lastAudited) — is auditIntervalSeconds old (the one rule: src/plugin/audit-due.ts). A directory
+ *   served with `"audit": false` is not audited (the operator turned it off); with `"repair": true` beside it, it
+ *   still gets `repair` on the same interval (kept here, per directory, since no audit stamps it), else it is left
+ *   alone.
+ * - Whether HNS answers is the service's one tracker (hns-health.ts), told by every HCN call the service makes, by
+ *   HNS's service notifications and by a cheap probe of the agent's own (one HcnEnumerateNetworks, ids only, every
+ *   probeMs while HNS answers, every tick while it fails). Once HNS answers again, every directory is audited (a
+ *   repair-only one repaired) at once.
+ * - Its own intervals (the probe's, a repair-only directory's) are measured on a monotonic clock: a wall clock stepped
+ *   back no longer pauses them. The audit stamp is another process's wall clock too, so that one is compared on the
+ *   wall clock, by the due rule's step-back clause.
  * - After an audit, the IPs DELs had to keep (their endpoints now gone) are released through each network's own IPAM
  *   (pending-ipam.ts). Then every network of the directory has its pods' health checked (pod-health.ts: endpoint
  *   there, attached as recorded, not failed in HNS), kept for `hcn-cni service`, the metrics and STATUS, and handed to
- *   `repair` for the networks configured with `repair: true`. Records of a network no configuration of this service
- *   names are reported (unserved), never guessed at.
+ *   `repair` for the networks configured with `repair: true` — each pod whose repair keeps failing after a back-off
+ *   (repair-backoff.ts). Records of a network no configuration of this service names are reported (unserved), never
+ *   guessed at.
  * - One pass at a time; audits run beside the verbs, as separate processes would (the intents make that safe).
  */
 import type { IpamClient, NetConf } from '../cni/types';
-import { hcnCause, isUnreachable, unreachableHresult } from '../hns/hcn-error';
+import { hcnCause, isUnreachable } from '../hns/hcn-error';
 import type { Logger } from '../log/logger';
+import { auditDue } from '../plugin/audit-due';
 import { releasePendingIpam } from '../plugin/pending-ipam';
 import { countByHealth, judgePods, type PodProblem, type PodVerdict } from '../plugin/pod-health';
-import { ofNetwork } from '../plugin/repair';
+import { ofNetwork, type PodRepair } from '../plugin/repair';
 import type { PluginRuntime } from '../plugin/runtime';
 import { ownerKey } from '../state/records';
+import { HnsHealth } from './hns-health';
+import { RepairBackoff, type Backoff } from './repair-backoff';
 
 type AuditReport = Awaited<ReturnType<PluginRuntime['audit']>>;
 type Served = { conf: NetConf; ipam: IpamClient };
@@ -43,7 +50,11 @@ export interface NodeAgentOptions {
   /** Configurations known without a verb (the runtime's configuration directory), served too; asked every tick. */
   discover?: () => ReadonlyArray<Served>;
   /** Repairs one network's unhealthy pods (the service's repair), for a configuration with `repair: true`. */
-  repair?: (served: Served, verdicts: readonly PodVerdict[]) => Promise<void>;
+  repair?: (served: Served, verdicts: readonly PodVerdict[]) => Promise<readonly PodRepair[]>;
+  /** Whether HNS answers (the service's one tracker, told of its HCN calls); default: the agent's own. */
+  health?: HnsHealth;
+  /** The wall clock (stamps, the status) and a monotonic one (the agent's own intervals); tests step them. */
+  clock?: { now: () => number; monotonic: () => number };
 }
 
 /** One network's pods by health, as the last check found them. */
@@ -53,7 +64,7 @@ export interface NetworkHealth {
   checkedAt: string;
   counts: Record<'healthy' | PodProblem, number>;
   /** The unhealthy pods (at most MAX_NAMED), by containerId@ifname. */
-  unhealthy: Array<{ attachment: string; problem: PodProblem; detail?: string }>;
+  unhealthy: Array<{ attachment: string; problem: PodProblem; detail?: string; repairBackoff?: Backoff }>;
 }
 
 export interface NodeAgentStatus {
@@ -68,8 +79,6 @@ export interface NodeAgentStatus {
   unserved: Array<{ stateDir: string; network: string; attachments: number; keptIps: number }>;
 }
 
-/** The interval of a configuration whose own is 0 ("every ADD"): the agent still audits the quiet node. */
-const FALLBACK_INTERVAL_S = 60;
 /** Unhealthy pods named per network in the status (the counts cover all). */
 const MAX_NAMED = 20;
 
@@ -79,12 +88,15 @@ export class NodeAgent {
   private running = false;
   private woken = false;
   private stopped = false;
-  private failingSince: number | undefined;
-  private lastProbe = 0;
+  /** When the probe last ran (monotonic). */
+  private lastProbe: number | undefined;
   private audits = 0;
   private lastAuditAt: number | undefined;
-  /** When each directory whose audit is off was last visited (no audit stamp tells). */
+  /** When each directory whose audit is off was last visited (monotonic; no audit stamp tells). */
   private readonly lastVisited = new Map<string, number>();
+  private readonly backoff = new RepairBackoff();
+  private readonly hns: HnsHealth;
+  private readonly clock: { now: () => number; monotonic: () => number };
   private readonly health = new Map<string, NetworkHealth>();
   private readonly unserved = new Map<string, NodeAgentStatus['unserved']>();
   private readonly probeMs: number;
@@ -93,6 +105,10 @@ export class NodeAgent {
   constructor(private readonly options: NodeAgentOptions) {
     this.probeMs = options.probeMs ?? 5000;
     this.tickMs = options.tickMs ?? 1000;
+    this.clock = options.clock ?? { now: Date.now, monotonic: () => performance.now() };
+    this.hns = options.health ?? new HnsHealth(this.clock.now);
+    // A call that HNS answers again (a verb's, the probe's) runs the recovery pass now rather than at the next tick.
+    this.hns.onAnswering(() => this.wake());
   }
 
   start(): void {
@@ -106,18 +122,18 @@ export class NodeAgent {
     await this.pass;
   }
 
-  /** Told of every HCN call's outcome (the runtime's observer): an unreachable HNS starts the recovery watch. */
-  hcnCall(hresult: number | undefined): void {
-    if (unreachableHresult(hresult)) this.failingSince ??= Date.now();
-  }
-
   /**
    * HNS said so itself (its service notifications, src/hns/service-notifications.ts): gone, which starts the recovery
-   * watch as a failed call does; or back, which runs the recovery pass now rather than at the next tick.
+   * watch as a failed call does; or back, which probes it now (the probe's answer runs the recovery pass).
    */
   hnsNotified(event: 'disconnected' | 'reconnected'): void {
-    this.failingSince ??= Date.now();
-    if (event !== 'reconnected' || this.stopped) return;
+    this.hns.failing();
+    if (event === 'reconnected') this.wake();
+  }
+
+  /** The next pass now rather than at the next tick. */
+  private wake(): void {
+    if (this.stopped) return;
     this.woken = true;
     if (this.running) return; // the pass in progress schedules the next one at once
     clearTimeout(this.timer);
@@ -128,7 +144,9 @@ export class NodeAgent {
     return {
       audits: this.audits,
       ...(this.lastAuditAt !== undefined ? { lastAuditAt: new Date(this.lastAuditAt).toISOString() } : {}),
-      ...(this.failingSince !== undefined ? { hnsFailingSince: new Date(this.failingSince).toISOString() } : {}),
+      ...(this.hns.failingSince !== undefined
+        ? { hnsFailingSince: new Date(this.hns.failingSince).toISOString() }
+        : {}),
       health: [...this.health.values()],
       unserved: [...this.unserved.values()].flat(),
     };
@@ -157,33 +175,34 @@ export class NodeAgent {
       .servedContexts()
       .filter((s) => s.conf.audit || (s.conf.repair && this.options.repair !== undefined));
     if (served.length === 0) return;
-    const now = Date.now();
-    if (this.failingSince === undefined && this.probeMs > 0 && now - this.lastProbe >= this.probeMs) {
-      this.lastProbe = now;
-      await this.probe(served[0]!.conf);
-    }
-    const recovered = this.failingSince !== undefined;
-    if (recovered) {
-      // Recovered? Then every directory at once; else wait for the next tick.
-      if (!(await this.probe(served[0]!.conf))) return;
-      this.options.log.info({}, 'node agent: HNS answers again; auditing every state directory');
-      this.failingSince = undefined;
-    }
+    // Failing: probe every tick until it answers; answering: every probeMs. An unanswered probe waits for the next tick.
+    if ((this.hns.failingSince !== undefined || this.probeDue()) && !(await this.probe(served[0]!.conf))) return;
+    const recovered = this.hns.takeRecovery();
+    if (recovered) this.options.log.info({}, 'node agent: HNS answers again; auditing every state directory');
     for (const group of byStateDir(served)) {
-      if (!recovered && !this.due(group, now)) continue;
+      if (!recovered && !this.due(group)) continue;
       if (!(await this.visit(group))) return;
     }
   }
 
-  /** Whether a directory's audit (or, with its audit off, its health check) is an interval old. */
-  private due(group: readonly Served[], now: number): boolean {
-    const interval = Math.min(...group.map((s) => s.conf.auditIntervalSeconds || FALLBACK_INTERVAL_S)) * 1000;
+  /** Whether the probe of an answering HNS is due (probeMs 0: never, the verbs' calls tell). */
+  private probeDue(): boolean {
+    const now = this.clock.monotonic();
+    if (this.probeMs <= 0 || (this.lastProbe !== undefined && now - this.lastProbe < this.probeMs)) return false;
+    this.lastProbe = now;
+    return true;
+  }
+
+  /** Whether a directory's audit (or, with its audit off, its health check) is due: audit-due.ts. */
+  private due(group: readonly Served[]): boolean {
     const auditing = group.find((s) => s.conf.audit);
-    const last = auditing
-      ? this.options.runtime.store(auditing.conf, this.options.log).lastAudited()
-      : this.lastVisited.get(group[0]!.conf.stateDir);
-    // A last time in the future (the clock stepped back) counts as due: a step may cost an audit, never skip them.
-    return last === undefined || now - last >= interval || now < last;
+    const confs = group.map((s) => s.conf);
+    if (!auditing) {
+      const dir = group[0]!.conf.stateDir;
+      return auditDue({ by: 'timer' }, confs, () => this.lastVisited.get(dir), this.clock.monotonic());
+    }
+    const stamp = () => this.options.runtime.store(auditing.conf, this.options.log).lastAudited();
+    return auditDue({ by: 'timer' }, confs, stamp, this.clock.now());
   }
 
   /** One state directory: its audit (when on), kept IPs released, every network's health, repairs; false: HNS down. */
@@ -197,13 +216,13 @@ export class NodeAgent {
       return true;
     } catch (e) {
       if (isUnreachable(hcnCause(e))) {
-        this.failingSince ??= Date.now();
+        this.hns.failing();
         return false;
       }
       this.options.log.child({ stateDir: dir }).error({ err: (e as Error).message }, 'node agent: audit failed');
       return true;
     } finally {
-      this.lastVisited.set(dir, Date.now());
+      this.lastVisited.set(dir, this.clock.monotonic());
     }
   }
 
@@ -216,7 +235,7 @@ export class NodeAgent {
     const store = rt.store(first.conf, dirLog);
     const report: AuditReport = await rt.audit(first.conf, api, store, dirLog);
     this.audits++;
-    this.lastAuditAt = Date.now();
+    this.lastAuditAt = this.clock.now();
     for (const s of auditing) await releasePendingIpam(store, s.ipam, s.conf.name, report, log(this.options.log, s));
   }
 
@@ -228,24 +247,32 @@ export class NodeAgent {
     const records = ofNetwork(rt.store(s.conf, netLog).snapshot().attachments, s.conf);
     const verdicts = records.length > 0 ? await judgePods(api, records, await api.listEndpoints()) : [];
     const unhealthy = verdicts.filter((v) => v.problem);
-    this.health.set(`${s.conf.stateDir}\0${s.conf.name}`, {
-      stateDir: s.conf.stateDir,
-      network: s.conf.name,
-      checkedAt: new Date().toISOString(),
-      counts: countByHealth(verdicts),
-      unhealthy: unhealthy.slice(0, MAX_NAMED).map((v) => ({
-        attachment: ownerKey(v.record),
-        problem: v.problem!,
-        ...(v.detail ? { detail: v.detail } : {}),
-      })),
-    });
+    const key = `${s.conf.stateDir}\0${s.conf.name}`;
     if (unhealthy.length > 0) {
       netLog.warn(
         { unhealthy: unhealthy.length, first: ownerKey(unhealthy[0]!.record), problem: unhealthy[0]!.problem },
         'node agent: pods without the network they need',
       );
-      if (s.conf.repair) await this.options.repair?.(s, verdicts);
     }
+    if (s.conf.repair && this.options.repair) {
+      const due = this.backoff.admit(key, unhealthy);
+      if (due.length > 0) this.backoff.note(key, due, await this.options.repair(s, due));
+    }
+    this.health.set(key, {
+      stateDir: s.conf.stateDir,
+      network: s.conf.name,
+      checkedAt: new Date(this.clock.now()).toISOString(),
+      counts: countByHealth(verdicts),
+      unhealthy: unhealthy.slice(0, MAX_NAMED).map((v) => {
+        const backoff = this.backoff.of(key, ownerKey(v.record));
+        return {
+          attachment: ownerKey(v.record),
+          problem: v.problem!,
+          ...(v.detail ? { detail: v.detail } : {}),
+          ...(backoff ? { repairBackoff: backoff } : {}),
+        };
+      }),
+    });
   }
 
   /** Records and kept IPs of networks in this directory that no served configuration names: reported, not acted on. */
@@ -281,9 +308,10 @@ export class NodeAgent {
   private async probe(conf: NetConf): Promise<boolean> {
     try {
       await this.options.runtime.hcn(conf).enumerateNetworks();
+      this.hns.answered();
       return true;
     } catch (e) {
-      if (isUnreachable(e)) this.failingSince ??= Date.now();
+      if (isUnreachable(e)) this.hns.failing();
       else this.options.log.warn({ err: (e as Error).message }, 'node agent: HNS probe failed');
       return !isUnreachable(e);
     }

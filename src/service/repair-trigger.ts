@@ -1,14 +1,11 @@
 /**
- * When the service repairs pods after an HNS restart (src/plugin/repair.ts), for the configurations served with
- * `repair: true` (PluginRuntime.servedConfs): right after HNS answers again following calls it did not answer (an
- * RPC failure or a timeout: the restart), and for the unhealthy pods each of the node agent's health checks finds
- * (src/service/node-agent.ts: its interval, its HNS probe), since a restart between two requests shows in no call of
- * theirs.
- * One run at a time; each pod is repaired in its attachment's turn of the service's queue, so a repair and a verb of
- * the same pod never run at once.
+ * How the service repairs pods after an HNS restart (src/plugin/repair.ts), for the configurations served with
+ * `repair: true` (PluginRuntime.servedConfs): the unhealthy pods each of the node agent's health checks finds
+ * (src/service/node-agent.ts: on its interval, and in its recovery pass right after HNS answers again following a
+ * failure, as the service's one HNS-health tracker says: hns-health.ts), and every pod on request (Service.repair).
+ * Each pod is repaired in its attachment's turn of the service's queue, so a repair and a verb of the same pod never
+ * run at once.
  */
-import type { HcnCallObservation } from '../hns/hcn';
-import { isUnreachableHresult } from '../hns/hcn-error';
 import type { Logger } from '../log/logger';
 import type { NetConf } from '../cni/types';
 import type { PodVerdict } from '../plugin/pod-health';
@@ -17,8 +14,6 @@ import type { PluginRuntime } from '../plugin/runtime';
 import type { KeyedQueue } from './queue';
 
 export interface RepairTrigger {
-  /** Told of every HCN call (the runtime's observer). */
-  hcnCall(call: HcnCallObservation): void;
   /** Runs a repair now (or waits for the one running) and returns what it did. */
   run(): Promise<PodRepair[]>;
   /** Repairs one configuration's pods the node agent has just judged (its health check). */
@@ -32,7 +27,6 @@ export function startRepairTrigger(o: {
   log: Logger;
   onRepair?: (r: PodRepair) => void;
 }): RepairTrigger {
-  let unanswered = false;
   let running: Promise<PodRepair[]> | undefined;
   const repairConf = async (conf: NetConf, verdicts?: readonly PodVerdict[]): Promise<PodRepair[]> => {
     try {
@@ -61,13 +55,6 @@ export function startRepairTrigger(o: {
     return running;
   };
   return {
-    hcnCall(call) {
-      if (call.hresult !== undefined && isUnreachableHresult(call.hresult)) unanswered = true;
-      else if (call.hresult === undefined && unanswered) {
-        unanswered = false;
-        setImmediate(() => void run());
-      }
-    },
     run,
     runFor: repairConf,
     stop: () => undefined,

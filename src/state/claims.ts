@@ -7,14 +7,17 @@
  *
  * One file per intent, <fileKey>#<intentId>.json, holding the intent and the state directory it belongs to.
  * Only liveness matters here (a dead intent claims nothing), so entries of dead processes are removed by whoever
- * reads them, and a file that is not a valid claim is skipped with a warning (it cannot claim anything either).
+ * reads them, and a file that is not a valid claim is skipped with a warning (it cannot claim anything either). An
+ * entry past its deadline whose process still runs claims nothing either, but stays until that process ends it: its
+ * ADD may still commit, so an audit that deletes what it planned voids it first, in its own state directory
+ * (orphans/audit.ts), as it does its own directory's.
  */
 import * as fs from 'fs';
 import * as path from 'path';
 import { removeFile, writeFileAtomic } from './atomic';
 import { fileKey } from './file-names';
 import { onState } from './io-error';
-import { intentLiveness } from './liveness';
+import { intentLiveness, processRuns } from './liveness';
 import { NewerRecordError, RecordFormatError, validateRecord, type IntentRecord, type Owner } from './records';
 import { readStateFile } from './safe-read';
 
@@ -79,22 +82,23 @@ export class ClaimRegistry {
   }
 
   /**
-   * The live claims of other state directories (those of `ownStateDir` are in its own intents already), optionally
-   * only an owner's. Entries whose intent is dead are removed on the way; those of a newer version, whatever state
-   * directory they name, are left as they are and added to `newer`.
+   * The claims of other state directories (those of `ownStateDir` are in its own intents already), optionally only an
+   * owner's: the live ones, and those past their deadline whose process still runs. Entries whose process has ended
+   * are removed on the way; those of a newer version, whatever state directory they name, are left as they are and
+   * added to `newer`.
    */
-  liveClaims(
+  otherClaims(
     ownStateDir: string,
     now: number,
     startTimeOf: (pid: number) => string | null,
     log?: ClaimWarn,
     owner?: Owner,
     newer?: NewerClaim[],
-  ): Claim[] {
+  ): { live: Claim[]; expired: Claim[] } {
     this.ensure();
     const own = path.resolve(ownStateDir);
     const prefix = owner ? `${fileKey(owner)}#` : undefined;
-    const out: Claim[] = [];
+    const out = { live: [] as Claim[], expired: [] as Claim[] };
     for (const name of onState(this.dir, 'listing the node-wide claims', () => fs.readdirSync(this.dir))) {
       if (!name.endsWith('.json') || (prefix && !name.startsWith(prefix))) continue;
       const file = path.join(this.dir, name);
@@ -104,11 +108,13 @@ export class ClaimRegistry {
         newer?.push(claim);
         continue;
       }
-      if (!intentLiveness(claim.intent, undefined, now, startTimeOf).live) {
+      const live = intentLiveness(claim.intent, undefined, now, startTimeOf).live;
+      const expired = !live && now >= claim.intent.deadline && processRuns(claim.intent, startTimeOf);
+      if (!live && !expired) {
         this.withdraw(claim.intent, claim.intent.id, log);
         continue;
       }
-      if (path.resolve(claim.stateDir) !== own) out.push(claim);
+      if (path.resolve(claim.stateDir) !== own) out[live ? 'live' : 'expired'].push(claim);
     }
     return out;
   }

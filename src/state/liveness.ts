@@ -34,3 +34,16 @@ export function intentLiveness(
   }
   return { live: true, reason: `its process ${intent.pid} is still running` };
 }
+
+/**
+ * Whether the process that wrote an intent still runs (same pid and start time), whatever its deadline says: an ADD
+ * hung past its deadline may still commit. Cannot tell (access denied): it may, so it counts as running.
+ */
+export function processRuns(intent: IntentRecord, startTimeOf: (pid: number) => string | null): boolean {
+  try {
+    const started = startTimeOf(intent.pid);
+    return started !== null && (intent.pidStartTime === null || started === intent.pidStartTime);
+  } catch {
+    return true;
+  }
+}

@@ -78,6 +78,8 @@ export interface StateSnapshot {
   quarantined: QuarantinedFile[];
   /** Live claims of other state directories on this node (the node-wide register), when there is one. */
   otherClaims?: Claim[];
+  /** Their claims past the deadline whose process still runs (claims.ts): an audit voids them before a delete. */
+  expiredClaims?: Claim[];
 }
 
 export interface StoreWarn {
@@ -217,15 +219,13 @@ export class StateStore {
     return this.read('tombstone', owner);
   }
 
-  /** Everything on disk (unreadable files are quarantined on the way), and other state directories' live claims. */
+  /** Everything on disk (unreadable files are quarantined on the way), and other state directories' claims. */
   snapshot(): StateSnapshot {
     this.ensure();
-    return {
-      attachments: this.readAll('attachment'),
-      intents: this.readAll('intent'),
-      tombstones: this.readAll('tombstone'),
-      ...this.quarantinedAndClaims(),
-    };
+    const attachments = this.readAll('attachment');
+    const intents = this.readAll('intent');
+    const tombstones = this.readAll('tombstone');
+    return { attachments, intents, tombstones, ...this.quarantinedAndClaims() };
   }
 
   /** The tombstones only (an ADD checks them for kept IPs without reading every record). */
@@ -296,33 +296,64 @@ export class StateStore {
       run();
       return true;
     } catch (e) {
-      // File-system trouble only: anything else (a bug, a test's crash point) is not housekeeping's to swallow.
-      if (!isHousekeepingFailure(e)) throw e;
-      this.noteHousekeeping([{ what, file, error: errorText(e), ...(deleteFile ? { deleteFile } : {}) }]);
+      this.choreFailed(e, what, file, deleteFile);
+      return false;
+    }
+  }
+
+  /** A chore's failure noted (logged, counted by the service, retried later), or thrown when it is not housekeeping's. */
+  private choreFailed(e: unknown, what: string, file: string, deleteFile = false): void {
+    // File-system trouble only: anything else (a bug, a test's crash point) is not housekeeping's to swallow.
+    if (!isHousekeepingFailure(e)) throw e;
+    this.noteHousekeeping([{ what, file, error: errorText(e), ...(deleteFile ? { deleteFile } : {}) }]);
+  }
+
+  /**
+   * Removes a tombstone that only tidies (removeTombstone's rules): a failure is noted, not thrown, and the audit
+   * removes the tombstone later, once its grace is over (orphans/audit.ts tidy). True when it was removed.
+   */
+  async tidyTombstone(owner: Owner, what: string): Promise<boolean> {
+    try {
+      return await this.removeTombstone(owner);
+    } catch (e) {
+      this.choreFailed(e, what, this.path('tombstone', owner));
       return false;
     }
   }
 
   /**
-   * The quarantined files (all, or those under an owner's file key) and the live claims of other state directories on
-   * this node (all, or an owner's); a newer version's claim is among the quarantined, as `newer`: it protects its owner.
+   * The quarantined files (all, or those under an owner's file key) and the claims of other state directories on
+   * this node (all, or an owner's): the live ones, and (`expiredClaims`) those past their deadline whose process still
+   * runs; a newer version's claim is among the quarantined, as `newer`: it protects its owner.
    */
-  private quarantinedAndClaims(owner?: Owner, key?: string): { quarantined: QuarantinedFile[]; otherClaims?: Claim[] } {
+  private quarantinedAndClaims(
+    owner?: Owner,
+    key?: string,
+  ): { quarantined: QuarantinedFile[]; otherClaims?: Claim[]; expiredClaims?: Claim[] } {
     const quarantined = this.quarantined().filter((q) => key === undefined || q.key === key);
     if (!this.registry) return { quarantined };
     const newer: NewerClaim[] = [];
-    const otherClaims = this.registry.liveClaims(
-      this.dir,
-      this.now(),
-      this.os.processStartTime,
-      this.log,
-      owner,
-      newer,
-    );
+    const others = this.registry.otherClaims(this.dir, this.now(), this.os.processStartTime, this.log, owner, newer);
     for (const n of newer) {
       quarantined.push({ ...n, kind: 'intent', owner: ownerFromFileKey(n.key), at: this.now(), newer: true });
     }
-    return { quarantined, otherClaims };
+    return { quarantined, otherClaims: others.live, ...(owner ? {} : { expiredClaims: others.expired }) };
+  }
+
+  /** Live claims of other state directories on this node (all, or an owner's). */
+  otherClaims(owner?: Owner): Claim[] {
+    return this.registry?.otherClaims(this.dir, this.now(), this.os.processStartTime, this.log, owner).live ?? [];
+  }
+
+  /** Another state directory of this node, with this store's clock, OS helpers, log and claims register. */
+  sibling(dir: string): StateStore {
+    return new StateStore(dir, {
+      os: this.os,
+      now: this.now,
+      ...(this.crash ? { crash: this.crash } : {}),
+      ...(this.log ? { log: this.log } : {}),
+      ...(this.registry ? { registry: this.registry } : {}),
+    });
   }
 
   quarantined(): QuarantinedFile[] {

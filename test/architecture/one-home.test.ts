@@ -1,7 +1,8 @@
 /**
  * Rules with one home: the address and MAC helpers are defined once in src (src/net), and the simulator, the HCN
  * facade and the plugin all use that definition; HNS's errors are unwrapped, its objects torn down and its versions
- * compared in one place each in src/hns. A second definition is named with its file.
+ * compared in one place each in src/hns; so are the audit-due rule and the "does its process still run" test. A second
+ * definition is named with its file.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -50,6 +51,9 @@ describe('one home per rule', () => {
     ['stillListed', 'hns/teardown.ts'],
     ['supports', 'hns/features.ts'],
     ['formatVersion', 'hns/features.ts'],
+    // When an audit is due, for every asker (ADD, the node agent), and whether an intent's process still runs.
+    ['auditDue', 'plugin/audit-due.ts'],
+    ['processRuns', 'state/liveness.ts'],
   ])('%s is defined once, in src/%s', (name, home) => {
     expect(homes(name)).toEqual([home]);
   });

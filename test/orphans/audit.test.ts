@@ -11,6 +11,7 @@ import { hostOs } from '../../src/hns/host-os';
 import { silentLogger } from '../../src/log/logger';
 import { audit } from '../../src/orphans/audit';
 import { endpointName } from '../../src/orphans/ownership';
+import { ClaimRegistry } from '../../src/state/claims';
 import { StateStore } from '../../src/state/store';
 import { attachmentRecord, intentRecord, OWNER } from '../helpers/state-records';
 
@@ -44,6 +45,18 @@ it('drops an old tombstone with nothing left in HNS, but keeps a dead intent (it
   }
 });
 
+/** HNS with OWNER's endpoint e1, until it is deleted. */
+function ownersEndpoint(): { api: HnsApi; deleted: string[] } {
+  const deleted: string[] = [];
+  const ep = { id: 'e1', name: endpointName(OWNER), networkId: 'n1', ips: [] };
+  const api = {
+    listNetworks: async () => [],
+    listEndpoints: async () => (deleted.includes('e1') ? [] : [ep]),
+    deleteEndpoint: async (id: string) => void deleted.push(id),
+  } as unknown as HnsApi;
+  return { api, deleted };
+}
+
 it('voids an intent past its deadline whose process runs before deleting what it planned: a clock stepping back cannot commit it', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-audit-'));
   try {
@@ -51,13 +64,7 @@ it('voids an intent past its deadline whose process runs before deleting what it
     const store = new StateStore(dir, { os: hostOs(), now: () => clock });
     // An ADD of this (running) process that planned endpoint e1 and has not committed yet.
     await store.writeIntent(intentRecord('i1', { deadline: clock + 1_000, endpointId: 'e1' }));
-    const deleted: string[] = [];
-    const ep = { id: 'e1', name: endpointName(OWNER), networkId: 'n1', ips: [] };
-    const api = {
-      listNetworks: async () => [],
-      listEndpoints: async () => (deleted.includes('e1') ? [] : [ep]),
-      deleteEndpoint: async (id: string) => void deleted.push(id),
-    } as unknown as HnsApi;
+    const { api, deleted } = ownersEndpoint();
     clock += 5_000; // the clock steps forward past the intent's deadline: the audit deletes its endpoint
     await audit({ api, store, os: hostOs(), log: silentLogger, now: () => clock, graceMs: 60_000 });
     expect(deleted).toEqual(['e1']);
@@ -66,6 +73,30 @@ it('voids an intent past its deadline whose process runs before deleting what it
     expect(store.getAttachment(OWNER)).toBeUndefined();
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+it("voids another state directory's intent past its deadline whose process runs before deleting what it planned", async () => {
+  // Two conflists with two state directories on one node: the audit of the first deletes what an ADD of the second
+  // planned once that ADD's deadline has passed — and must void it there, as it would in its own directory.
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-audit-'));
+  try {
+    let clock = 1_000_000;
+    const registry = new ClaimRegistry(path.join(tmp, 'claims'));
+    const options = { os: hostOs(), now: () => clock, registry };
+    const first = new StateStore(path.join(tmp, 'first'), options);
+    const second = new StateStore(path.join(tmp, 'second'), options);
+    await second.writeIntent(intentRecord('i1', { deadline: clock + 1_000, endpointId: 'e1' }));
+    const { api, deleted } = ownersEndpoint();
+    clock += 5_000; // past the intent's deadline: the first directory's audit deletes its endpoint
+    await audit({ api, store: first, os: hostOs(), log: silentLogger, now: () => clock, graceMs: 60_000 });
+    expect(deleted).toEqual(['e1']);
+    expect(second.getTombstone(OWNER)?.voids).toEqual(['i1']);
+    clock -= 10_000; // and back: by the clock, the deadline has not passed
+    expect(await second.commitAttachment(attachmentRecord({ endpointId: 'e1' }), 'i1')).toBe('deleted');
+    expect(second.getAttachment(OWNER)).toBeUndefined();
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
   }
 });
 

@@ -8,7 +8,12 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { silentLogger } from '../../src/log/logger';
-import { repairAttachments } from '../../src/plugin/repair';
+import { hostOs } from '../../src/hns/host-os';
+import type { Logger } from '../../src/log/logger';
+import { audit } from '../../src/orphans/audit';
+import { repairAttachments, type PodRepair } from '../../src/plugin/repair';
+import { StateIoError } from '../../src/state/io-error';
+import { StateStore } from '../../src/state/store';
 import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
 import { newNamespace, recordFiles, until } from './support';
 
@@ -161,14 +166,15 @@ describe('repair after an HNS restart', () => {
     expect(recordFiles(h, 'intents')).toEqual([]);
   });
 
-  it('a repair racing a DEL of the same pod leaves nothing in HNS or in the state', async () => {
+  /** A repair whose endpoint create hangs in HNS while the pod's DEL arrives and queues behind it; its report. */
+  async function repairRacingDel(log: Logger = silentLogger): Promise<PodRepair[]> {
     const ns = await newNamespace(h);
     await add('pod-race', ns);
     await h.sim.control.restart();
     // The repair's endpoint create hangs in HNS (holding HNS's mutation queue); the DEL arrives meanwhile and its
     // deletes queue behind it.
     await h.sim.control.hang('HcnCreateEndpoint');
-    const repair = repairAttachments({ rt: h.runtime, conf: servedConf(), log: silentLogger });
+    const repair = repairAttachments({ rt: h.runtime, conf: servedConf(), log });
     const hung = async () => ((await h.sim.control.stats()).pendingMutations > 0 ? true : undefined);
     await until(hung, 10_000, 'the repair create to hang');
     expect(recordFiles(h, 'intents')).toHaveLength(1);
@@ -178,11 +184,55 @@ describe('repair after an HNS restart', () => {
     await h.sim.control.release();
     expect((await del).exitCode).toBe(0);
     const report = await repair;
+    await h.sim.control.waitIdle();
+    return report;
+  }
+
+  it('a repair racing a DEL of the same pod leaves nothing in HNS or in the state', async () => {
+    const report = await repairRacingDel();
     expect(report).toHaveLength(1);
     expect(report[0]!.outcome).toBe('deleted-meanwhile');
-    await h.sim.control.waitIdle();
     expect((await h.sim.control.dump()).endpoints).toEqual([]);
     for (const kind of ['attachments', 'intents', 'tombstones'] as const) expect(recordFiles(h, kind)).toEqual([]);
+  });
+
+  it('a repair racing a DEL whose tombstone cannot be removed: noted (logged, counted) and removed by a later audit', async () => {
+    const failure = new StateIoError('tombstones/pod-race@eth0.json', 'permission denied', 'EACCES');
+    const remove = jest.spyOn(StateStore.prototype, 'removeTombstone').mockRejectedValueOnce(failure);
+    const warned: Array<Record<string, unknown>> = [];
+    const log = { ...silentLogger, warn: (o: object) => void warned.push(o as Record<string, unknown>) };
+    const logger = { ...log, child: () => logger } as unknown as Logger;
+    let report: PodRepair[];
+    try {
+      report = await repairRacingDel(logger);
+    } finally {
+      remove.mockRestore();
+    }
+    expect(report.map((r) => r.outcome)).toEqual(['deleted-meanwhile']);
+    expect((await h.sim.control.dump()).endpoints).toEqual([]);
+    // The tombstone stays, and the state directory's housekeeping note says so (the service counts these).
+    const store = h.runtime.store(servedConf(), silentLogger);
+    expect(recordFiles(h, 'tombstones')).toHaveLength(1);
+    expect(warned).toContainEqual(
+      expect.objectContaining({
+        housekeeping: 'failed',
+        what: 'removing the tombstone of pod-race@eth0 a voided repair left',
+      }),
+    );
+    expect(store.housekeeping()).toEqual([
+      expect.objectContaining({
+        what: 'removing the tombstone of pod-race@eth0 a voided repair left',
+        file: store.recordFile('tombstone', { containerId: 'pod-race', ifname: 'eth0' }),
+        error: failure.message,
+        failures: 1,
+      }),
+    ]);
+    // The audit, once the tombstone's grace is over, removes it and forgets the note.
+    const { api } = await h.runtime.api(servedConf());
+    const later = () => Date.now() + 3_600_000;
+    await audit({ api, store, os: hostOs(), log: silentLogger, now: later, graceMs: 60_000 });
+    expect(recordFiles(h, 'tombstones')).toEqual([]);
+    expect(store.housekeeping()).toEqual([]);
   });
   it('a DEL that finishes while the repair looks at the pod, before it claims: nothing created, no record', async () => {
     const ns = await newNamespace(h);

@@ -1,8 +1,9 @@
 /**
  * When the node agent (src/service/node-agent.ts) audits a state directory: once the last audit of it is
  * auditIntervalSeconds old — and at once when that stamp lies in the future, which is what a wall clock stepped back
- * leaves (waiting for the clock to catch up would leave leaks for as long as it was stepped back). In process, with a
- * runtime that counts audits: no HNS is needed to decide when.
+ * leaves (waiting for the clock to catch up would leave leaks for as long as it was stepped back). Its own intervals
+ * (the HNS probe, a repair-only directory's visits) run on a monotonic clock: a wall clock stepped back pauses
+ * neither. In process, with a runtime that counts audits and probes: no HNS is needed to decide when.
  */
 import type { IpamClient, NetConf } from '../../src/cni/types';
 import { silentLogger } from '../../src/log/logger';
@@ -47,5 +48,56 @@ describe('the node agent', () => {
       await until(() => (a.audits() > 0 ? true : undefined), 5_000, 'an audit');
       await agent.stop();
     }
+  });
+});
+
+describe('the node agent after the wall clock steps back', () => {
+  let agent: NodeAgent | undefined;
+  afterEach(async () => {
+    await agent?.stop();
+    agent = undefined;
+  });
+
+  /**
+   * A runtime over one directory whose audit is never due again, counting the agent's probes and visits (health
+   * checks), and a wall clock that `stepBack` sets an hour back.
+   */
+  function counting(conf: Record<string, unknown>) {
+    let offset = 0;
+    const wall = () => Date.now() + offset;
+    const counts = { probes: 0, visits: 0 };
+    const runtime = {
+      servedContexts: () => [{ conf: conf as unknown as NetConf, ipam: { configured: false } as IpamClient }],
+      store: () => ({ lastAudited: () => wall(), snapshot: () => ({ attachments: [], tombstones: [] }) }),
+      api: async () => {
+        counts.visits++;
+        return { api: {}, version: 2, reason: 'test' };
+      },
+      audit: async () => ({ remainingOwners: new Set(), tombstones: [], listedAt: wall() }),
+      hcn: () => ({ enumerateNetworks: async () => void counts.probes++ }),
+    } as unknown as PluginRuntime;
+    const clock = { now: wall, monotonic: () => performance.now() };
+    return { runtime, counts, clock, stepBack: () => (offset = -3_600_000) };
+  }
+
+  it('keeps probing HNS every probeMs when the wall clock steps back an hour', async () => {
+    const c = counting({ name: 'cbr0', stateDir: '/x', audit: true, repair: false, auditIntervalSeconds: 3600 });
+    agent = new NodeAgent({ runtime: c.runtime, log: silentLogger, probeMs: 20, tickMs: 5, clock: c.clock });
+    agent.start();
+    await until(() => (c.counts.probes >= 2 ? true : undefined), 5_000, 'two probes');
+    c.stepBack();
+    const before = c.counts.probes;
+    await until(() => (c.counts.probes >= before + 3 ? true : undefined), 5_000, 'three probes after the step');
+  });
+
+  it('keeps visiting a repair-only directory on its interval when the wall clock steps back an hour', async () => {
+    const c = counting({ name: 'cbr0', stateDir: '/x', audit: false, repair: true, auditIntervalSeconds: 1 });
+    const repair = async () => [];
+    agent = new NodeAgent({ runtime: c.runtime, log: silentLogger, probeMs: 0, tickMs: 5, clock: c.clock, repair });
+    agent.start();
+    await until(() => (c.counts.visits >= 1 ? true : undefined), 5_000, 'a first visit');
+    c.stepBack();
+    const before = c.counts.visits;
+    await until(() => (c.counts.visits >= before + 2 ? true : undefined), 10_000, 'two visits after the step');
   });
 });

@@ -138,6 +138,8 @@ it('an ADD through the service makes 3 HNS calls with the network there, whateve
   const add = async (id: string) =>
     viaShim(h, bin, service!.address, { verb: 'ADD', conf, containerId: id, netns: await newNamespace(h) });
   expect((await add('first')).exitCode).toBe(0);
+  // The agent's first audit of the directory (due at once) is its own calls, not the ADD's: let it pass first.
+  await until(async () => ((await service!.status()).agent.audits >= 1 ? true : undefined), 20_000, 'a first audit');
   // Other objects on the node: they must not show up in the ADD's cost.
   const net = (await h.sim.control.dump()).networks[0]!.ID;
   for (let i = 0; i < 20; i++) await hcn().createEndpoint(net, { Name: `other-${i}` });
@@ -170,6 +172,7 @@ it('an ADD through the service whose one-call create HNS v1 refuses without a co
     (await viaShim(h, bin, service.address, { verb: 'ADD', conf, containerId: 'first', netns: await newNamespace(h) }))
       .exitCode,
   ).toBe(0);
+  await until(async () => ((await service!.status()).agent.audits >= 1 ? true : undefined), 20_000, 'a first audit');
   await h.sim.control.failCall('HNSCall POST /endpoints', HR.E_FAIL);
   const pid = service.child.pid;
   const seq = await lastSeq(h);

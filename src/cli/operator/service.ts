@@ -60,7 +60,13 @@ function podHealth(agent: ServiceStatus['agent'] | undefined): string[] {
     lines.push(
       `pods of ${n.network} (${n.stateDir}): ${c.healthy} healthy, ${c['endpoint-missing']} endpoint missing, ${c['not-attached']} not attached, ${c['hns-failed']} failed in HNS (checked ${n.checkedAt})`,
     );
-    for (const p of n.unhealthy) lines.push(`  ${p.attachment}: ${p.problem}${p.detail ? ` (${p.detail})` : ''}`);
+    for (const p of n.unhealthy) {
+      const b = p.repairBackoff;
+      const backoff = b
+        ? `; repair failed ${b.failures} time(s), last ${b.lastOutcome}: sits out ${b.passesLeft} more pass(es)`
+        : '';
+      lines.push(`  ${p.attachment}: ${p.problem}${p.detail ? ` (${p.detail})` : ''}${backoff}`);
+    }
   }
   for (const u of agent.unserved ?? []) {
     lines.push(
