@@ -44,7 +44,7 @@ import { KeyedQueue } from './queue';
 import { startRepairTrigger } from './repair-trigger';
 import { RequestBook } from './requests';
 import { RequestLogs } from './request-log';
-import { startServiceMetrics } from './service-metrics';
+import { AFTER_HAND_OVER, metricsAfterHandOver, startServiceMetrics } from './service-metrics';
 import { endings } from './shutdown';
 import { serviceStatus, type ServiceStatus } from './status';
 
@@ -56,6 +56,12 @@ export interface ServiceOptions {
   platform: NodeJS.Platform;
   /** This process (intents record it). */
   pid: number;
+  /**
+   * The Kubernetes pod the service runs in (the DaemonSet's HCN_CNI_POD_UID): in its status, so that the pod's
+   * readiness probe tells whether the service answering at the address is its own or a newer pod's that took it over
+   * (health.ts).
+   */
+  pod?: string;
   /** The only uid allowed to connect (Linux): the service's own. Undefined: no uid check (Windows). */
   allowUid?: number;
   load?: LoadOptions;
@@ -165,9 +171,14 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const logs = new RequestLogs({ pid: options.pid, service: true });
   const started = Date.now();
   const maxAbandoned = options.maxAbandonedCalls ?? DEFAULT_MAX_ABANDONED_CALLS;
-  const metrics = await startServiceMetrics({ ...options, runtime, book, agent, log });
+  const takeOver = options.takeOver ?? true;
+  const metricsParts = { ...options, runtime, book, agent, log };
+  const first = await startServiceMetrics(metricsParts, takeOver ? options.address : undefined);
+  let metrics = first === AFTER_HAND_OVER ? undefined : first;
   if (metrics) events.addSink(metrics);
-  const closeMetrics = async (): Promise<void> => await metrics?.close();
+  let metricsClosed: Promise<void> | undefined;
+  // Once: a hand-over closes them at once (the new service binds their port), the end of the drain again.
+  const closeMetrics = (): Promise<void> => (metricsClosed ??= metrics?.close() ?? Promise.resolve());
   const status = (): ServiceStatus =>
     serviceStatus({
       ...options,
@@ -192,11 +203,18 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     ...{ address: options.address, native, log, allowSids: options.allowSids, socketMode: options.socketMode },
     onConnection: intake.onConnection,
     onRefused: () => book.counts.refused++,
-    ...{ takeOver: options.takeOver ?? true, pid: options.pid },
+    ...{ takeOver, pid: options.pid },
   }).catch(async (e: unknown) => {
     await closeMetrics();
     throw e;
   });
+  if (first === AFTER_HAND_OVER)
+    void metricsAfterHandOver(metricsParts, () => metricsClosed !== undefined).then(async (late) => {
+      if (!late) return;
+      if (metricsClosed) return void (await late.close());
+      metrics = late;
+      events.addSink(late);
+    });
   agent.start();
   const hnsWatch = watchHnsForAgent(options, native, agent, log);
   if (options.createNetwork) createNetworkAtStart(options.createNetwork, runtime, log);
