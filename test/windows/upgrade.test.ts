@@ -49,21 +49,25 @@ describeWine('a new service takes the named pipe over (wine)', (build) => {
 
   /** `hcn-cni-standalone.exe serve` on the pipe, once its log says it listens. */
   async function startService(): Promise<WineService> {
-    let stderr = '';
+    // stderr to a file, not a pipe: under wine, a Node whose standard handles are unix pipes fails to open a named
+    // pipe as a client (net.connect: "open EBADF"), and the new service connects to the old one.
+    const errFile = path.join(work, `serve-${started.length}.stderr`);
+    const fd = fs.openSync(errFile, 'w');
     const child = spawn(WINE, [build.exe, 'serve', '--listen', pipe], {
       env: { ...cni.prefix.env, HCN_SIM: sim.address },
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'ignore', fd],
     });
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    fs.closeSync(fd);
+    const stderr = (): string => fs.readFileSync(errFile, 'utf8');
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
       child.on('exit', (code, signal) => resolve({ code, signal })),
     );
-    const s = { child, stderr: () => stderr, exited };
+    const s = { child, stderr, exited };
     started.push(s);
     const t0 = Date.now();
-    while (!stderr.includes('service: listening')) {
-      if (child.exitCode !== null) throw new Error(`hcn-cni serve exited under wine: ${stderr}`);
-      if (Date.now() - t0 > 120_000) throw new Error(`hcn-cni serve did not start under wine: ${stderr}`);
+    while (!stderr().includes('service: listening')) {
+      if (child.exitCode !== null) throw new Error(`hcn-cni serve exited under wine: ${stderr()}`);
+      if (Date.now() - t0 > 120_000) throw new Error(`hcn-cni serve did not start under wine: ${stderr()}`);
       await new Promise((r) => setTimeout(r, 100));
     }
     timings.add('hcn-cni-standalone.exe serve: listening', Date.now() - t0);
@@ -89,7 +93,6 @@ describeWine('a new service takes the named pipe over (wine)', (build) => {
   afterAll(async () => {
     for (const s of started) {
       if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
-      s.child.stderr?.destroy();
     }
     await sim?.stop();
     if (work) fs.rmSync(work, { recursive: true, force: true });
