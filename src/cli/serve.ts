@@ -5,7 +5,7 @@
  * HCN_CNI_SERVICE when set — the same address the shim uses. It also ends by itself, with EXIT_RETIRED (75), when
  * too many HCN calls are past their timeout and still unanswered (src/service/abandoned-bound.ts): the DaemonSet's
  * container then ends and the kubelet starts a fresh service, while the shims run hcn-cni-standalone. Started while
- * another hcn-cni service serves the address, it takes the address over (src/service/hand-over.ts, Linux) and the
+ * another hcn-cni service serves the address, it takes the address over (src/service/hand-over.ts) and the
  * other one exits 0 once its requests in flight have finished.
  */
 import { claimsDirFor } from '../cni/defaults';
@@ -33,11 +33,11 @@ hcn-cni-standalone when the service is not running. ADDRESS is a unix socket pat
 /run/hcn-cni/service.sock) or a Windows pipe name (default \\\\.\\pipe\\hcn-cni); HCN_CNI_SERVICE overrides the
 default, as it does for the shim. Stops on SIGTERM/SIGINT after the requests in flight have finished.
 
-Upgrading (Linux): when another hcn-cni service serves ADDRESS, this one takes it over without a gap — the other keeps
-serving until this one's socket is at the address, then finishes what it accepted and exits 0 — so a new version
-is started beside the old one and no shim falls back meanwhile. --no-take-over refuses to start instead. Windows:
-not built yet; a second service refuses to start while the pipe exists. Its metrics port (--metrics), held by the
-other one, is bound once the other lets go of it at the hand-over.
+Upgrading: when another hcn-cni service serves ADDRESS, this one takes it over without a gap — the other keeps
+serving until this one's socket is at the address (Windows: until this one's pipe instances wait beside its own),
+then finishes what it accepted and exits 0 — so a new version is started beside the old one and no shim falls back
+meanwhile. --no-take-over refuses to start instead. Its metrics port (--metrics), held by the other one, is bound
+once the other lets go of it at the hand-over.
 --stay-after-hand-over: once handed over (and its requests finished), this one stays alive serving nothing until a
 stop signal, then exits 0 — for a container that would be restarted when it exits, and would take the address back.
 HCN_CNI_POD_UID (the DaemonSet sets it to its pod's uid) is shown in the status; a readiness probe run with the same

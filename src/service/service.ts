@@ -21,7 +21,7 @@
  *   token against allowSids before it hands the connection over at all (listen.ts).
  * - An HCN call past its timeout holds only its own native thread, never one a later call needs; at a bound on
  *   such abandoned calls the service stops accepting and exits once its requests are done (abandoned-bound.ts).
- * - A new service started on the same address takes it over without a gap (hand-over.ts, Linux): this one stops
+ * - A new service started on the same address takes it over without a gap (hand-over.ts): this one stops
  *   accepting once the new one's socket is at the address, finishes what it accepted, and its caller exits 0.
  * - It counts what it does (verbs by result code, HCN calls and errors, audits, repairs: tally.ts) for its status, and, only
  *   when `metrics` is given, serves the same as Prometheus metrics over HTTP (metrics.ts, loaded only then).
@@ -116,7 +116,7 @@ export interface ServiceOptions {
    */
   createNetwork?: NetConf;
   /**
-   * Linux: when another hcn-cni service serves the address, ask it to hand over (hand-over.ts) rather than refuse to
+   * When another hcn-cni service serves the address, ask it to hand over (hand-over.ts) rather than refuse to
    * start. Default true (`hcn-cni serve --no-take-over`: false).
    */
   takeOver?: boolean;
