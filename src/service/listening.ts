@@ -40,7 +40,15 @@ export async function startListening(o: {
       o.takeOver ? { pid: o.pid } : undefined,
     );
     log.info({ address, protocol: PROTOCOL_VERSION, dacl: pipe.dacl, allowSids }, 'service: listening');
-    return { close: (handedOver = false) => Promise.resolve(pipe.close(handedOver)), handOver: port };
+    return {
+      close: async (handedOver = false) => {
+        pipe.close(handedOver);
+        // After a hand-over, the connections close(true) handed over arrive through the addon's thread-safe function
+        // on the loop's next turns: let them reach the intake before the drain counts what it has to finish.
+        if (handedOver) for (let i = 0; i < 2; i++) await new Promise((r) => setImmediate(r));
+      },
+      handOver: port,
+    };
   }
   const server = net.createServer({ pauseOnConnect: true }, o.onConnection);
   const socket = await listenExclusive(
