@@ -14,8 +14,19 @@
 //    and the instance waits for the next client.
 //  - hands an accepted pipe to Node as a C runtime fd made by node's own libuv (uv_open_osfhandle, exported by the
 //    host executable); the service wraps it in a net.Socket, so framing and replies are the same as on Linux.
+// A hand-over (src/service/hand-over.ts; `join`): the service serving the pipe has agreed, over the pipe, to hand it
+// over. The new one then checks that the pipe's server is that service (it connects as a client and asks
+// GetNamedPipeServerProcessId), and creates its instances of the same pipe, with the same DACL and nMaxInstances, and
+// without FILE_FLAG_FIRST_PIPE_INSTANCE: a pipe has as many servers' instances as its DACL lets create
+// (FILE_CREATE_PIPE_INSTANCE), and a client connects to any instance that waits. The old service then closes its
+// waiting instances (close(true)), after handing Node those a client had already connected to, so at every moment a
+// client finds an instance and none that connected is dropped. A pipe exists while any instance of it is open.
 // Microsoft docs:
 //   https://learn.microsoft.com/en-us/windows/win32/api/namedpipeapi/nf-namedpipeapi-createnamedpipew
+//     (FILE_FLAG_FIRST_PIPE_INSTANCE; nMaxInstances: "the same number must be specified for other instances of the
+//     pipe"; a further instance of an existing pipe needs FILE_CREATE_PIPE_INSTANCE)
+//   https://learn.microsoft.com/en-us/windows/win32/ipc/named-pipe-instances
+//   https://learn.microsoft.com/en-us/windows/win32/api/winbase/nf-winbase-getnamedpipeserverprocessid
 //   https://learn.microsoft.com/en-us/windows/win32/api/namedpipeapi/nf-namedpipeapi-waitnamedpipew
 //   https://learn.microsoft.com/en-us/windows/win32/api/namedpipeapi/nf-namedpipeapi-impersonatenamedpipeclient
 //   https://learn.microsoft.com/en-us/windows/win32/api/securitybaseapi/nf-securitybaseapi-checktokenmembership
@@ -126,10 +137,36 @@ Verdict CheckClient(HANDLE pipe, const std::vector<PSID>& allowed) {
   return v;
 }
 
+// Hand-over: the pid of the process serving the pipe `name` (as a client would reach it), or an error.
+bool PipeServerPid(const std::u16string& name, ULONG* pid, std::string* error) {
+  const auto* wname = reinterpret_cast<const wchar_t*>(name.c_str());
+  for (int attempt = 0; attempt < 50; attempt++) {
+    // Identification level: the server may learn who we are, never act as us.
+    HANDLE h = CreateFileW(wname, GENERIC_READ | GENERIC_WRITE, 0, nullptr, OPEN_EXISTING,
+                           SECURITY_SQOS_PRESENT | SECURITY_IDENTIFICATION, nullptr);
+    if (h != INVALID_HANDLE_VALUE) {
+      const BOOL ok = GetNamedPipeServerProcessId(h, pid);
+      const DWORD e = GetLastError();
+      CloseHandle(h);  // the old service sees a client that sent nothing and went away
+      if (!ok) *error = Win32Text("GetNamedPipeServerProcessId", e);
+      return ok == TRUE;
+    }
+    const DWORD e = GetLastError();
+    if (e != ERROR_PIPE_BUSY) {
+      *error = Win32Text("opening " + Utf16ToUtf8(name) + " to see its server", e);
+      return false;
+    }
+    WaitNamedPipeW(wname, 100);  // every instance busy: wait for one
+  }
+  *error = "every instance of " + Utf16ToUtf8(name) + " stayed busy: its server could not be checked";
+  return false;
+}
+
 class PipeServer {
  public:
-  PipeServer(std::u16string name, std::vector<PSID> allowed, UvOpenOsfhandle open_fd)
-      : name_(std::move(name)), allowed_(std::move(allowed)), open_fd_(open_fd) {}
+  // join_pid: 0, or the pid of the service that agreed to hand the existing pipe over (hand-over).
+  PipeServer(std::u16string name, std::vector<PSID> allowed, UvOpenOsfhandle open_fd, ULONG join_pid)
+      : name_(std::move(name)), allowed_(std::move(allowed)), open_fd_(open_fd), join_pid_(join_pid) {}
 
   ~PipeServer() {
     Stop();
@@ -144,6 +181,17 @@ class PipeServer {
     }
     stop_ = CreateEventW(nullptr, TRUE, FALSE, nullptr);
     if (stop_ == nullptr) throw Napi::Error::New(env, Win32Text("CreateEventW", GetLastError()));
+    if (join_pid_ != 0) {
+      // Only the service that agreed: a pipe served by anyone else (it went away and another program took the name)
+      // is not joined.
+      ULONG server = 0;
+      std::string error;
+      if (!PipeServerPid(name_, &server, &error)) throw Napi::Error::New(env, "hand-over: " + error);
+      if (server != join_pid_)
+        throw Napi::Error::New(env, "hand-over: the pipe " + Utf16ToUtf8(name_) + " is served by pid " +
+                                        std::to_string(server) + ", not by the service that agreed (pid " +
+                                        std::to_string(join_pid_) + ")");
+    }
     for (int i = 0; i < kPending; i++) {
       Instance& in = instances_[i];
       in.ov.hEvent = CreateEventW(nullptr, TRUE, FALSE, nullptr);
@@ -160,15 +208,32 @@ class PipeServer {
     return dacl;
   }
 
-  // Stops accepting and closes the waiting instances; connections already handed to Node are Node's.
-  void Stop() {
-    closed_->store(true);
+  // Stops accepting and closes the waiting instances; connections already handed to Node are Node's. After a
+  // hand-over (`deliver_connected`), an instance a client has connected to is checked and handed to Node as any
+  // other, not dropped: that client connected while this service still served, it is this one's to answer.
+  void Stop(bool deliver_connected = false) {
+    // After a hand-over, connections already posted to Node are delivered too (the flag stays down).
+    if (!deliver_connected) closed_->store(true);
     if (!running_.exchange(false)) {
+      closed_->store(true);
       CloseInstances();
       return;
     }
     SetEvent(stop_);
     thread_.join();
+    if (deliver_connected) {
+      for (Instance& in : instances_) {
+        if (in.pipe == INVALID_HANDLE_VALUE) continue;
+        if (!in.connected && WaitForSingleObject(in.ov.hEvent, 0) != WAIT_OBJECT_0) continue;
+        DWORD ignored = 0;
+        if (!in.connected && !GetOverlappedResult(in.pipe, &in.ov, &ignored, FALSE)) continue;
+        in.connected = true;
+        const Verdict verdict = CheckClient(in.pipe, allowed_);
+        if (!verdict.allowed) continue;  // closed below, unread, as a refusal would be
+        Post(Event::New(Event::kConnection, in.pipe, -1, verdict.user, ""));
+        in.pipe = INVALID_HANDLE_VALUE;
+      }
+    }
     CloseInstances();
     tsfn_.Release();
   }
@@ -181,6 +246,8 @@ class PipeServer {
   };
 
   HANDLE Create(bool first, std::string* error) {
+    // Joining (hand-over): the pipe exists, its server agreed and was checked (Start); no first instance.
+    first = first && join_pid_ == 0;
     const std::string taken = "the pipe " + Utf16ToUtf8(name_) +
                               " already exists: another hcn-cni service (or another program) is listening on it";
     // An existing pipe of this name (any server: WaitNamedPipeW returns at once when there is none, TRUE when an
@@ -335,6 +402,7 @@ class PipeServer {
   std::u16string name_;
   std::vector<PSID> allowed_;
   UvOpenOsfhandle open_fd_;
+  ULONG join_pid_;
   PSECURITY_DESCRIPTOR sd_ = nullptr;
   HANDLE stop_ = nullptr;
   Instance instances_[kPending];
@@ -381,8 +449,20 @@ void PipeServer::Deliver(Napi::Env env, Napi::Function on_event, Event* event) {
 
 Napi::Value JsListenPipe(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const char* usage = "listenPipe(name: string, allowedSids: string[], onEvent: (event) => void)";
+  const char* usage =
+      "listenPipe(name: string, allowedSids: string[], onEvent: (event) => void, options?: { joinPid?: number })";
   if (!info[0].IsString() || !info[1].IsArray() || !info[2].IsFunction()) throw Napi::TypeError::New(env, usage);
+  ULONG join_pid = 0;
+  if (info.Length() > 3 && info[3].IsObject()) {
+    Napi::Value v = info[3].As<Napi::Object>().Get("joinPid");
+    if (v.IsNumber()) {
+      const double d = v.As<Napi::Number>().DoubleValue();
+      if (!(d >= 1 && d <= 4294967295.0)) throw Napi::TypeError::New(env, "listenPipe: joinPid is not a pid");
+      join_pid = static_cast<ULONG>(d);
+    } else if (!v.IsUndefined()) {
+      throw Napi::TypeError::New(env, usage);
+    }
+  }
   std::u16string name = info[0].As<Napi::String>().Utf16Value();
   Napi::Array sids = info[1].As<Napi::Array>();
   if (sids.Length() == 0) throw Napi::TypeError::New(env, "listenPipe: allowedSids is empty (nobody could connect)");
@@ -408,11 +488,17 @@ Napi::Value JsListenPipe(const Napi::CallbackInfo& info) {
     free_sids();
     throw Napi::Error::New(env, "listenPipe: the host executable does not export uv_open_osfhandle");
   }
-  auto server = std::make_shared<PipeServer>(std::move(name), std::move(allowed), open_fd);
+  auto server = std::make_shared<PipeServer>(std::move(name), std::move(allowed), open_fd, join_pid);
   const std::string dacl = server->Start(env, info[2].As<Napi::Function>());
   Napi::Object handle = Napi::Object::New(env);
   handle.Set("dacl", dacl.empty() ? env.Null() : Napi::String::New(env, dacl));
-  handle.Set("close", Napi::Function::New(env, [server](const Napi::CallbackInfo&) { server->Stop(); }, "close"));
+  // close(handedOver?): after a hand-over, the instances a client already connected to are handed to Node first.
+  handle.Set("close", Napi::Function::New(
+                          env,
+                          [server](const Napi::CallbackInfo& ci) {
+                            server->Stop(ci.Length() > 0 && ci[0].ToBoolean().Value());
+                          },
+                          "close"));
   return handle;
 }
 

@@ -5,7 +5,7 @@
  * HCN_CNI_SERVICE when set — the same address the shim uses. It also ends by itself, with EXIT_RETIRED (75), when
  * too many HCN calls are past their timeout and still unanswered (src/service/abandoned-bound.ts): the DaemonSet's
  * container then ends and the kubelet starts a fresh service, while the shims run hcn-cni-standalone. Started while
- * another hcn-cni service serves the address, it takes the address over (src/service/hand-over.ts, Linux) and the
+ * another hcn-cni service serves the address, it takes the address over (src/service/hand-over.ts) and the
  * other one exits 0 once its requests in flight have finished.
  */
 import { claimsDirFor } from '../cni/defaults';
@@ -26,16 +26,22 @@ export interface ServeIo {
 export const SERVE_USAGE = `usage: hcn-cni serve [--listen ADDRESS] [--max-abandoned-calls N] [--hns-probe-seconds S]
                      [--no-hns-notifications] [--metrics HOST:PORT [--metrics-allow-remote]]
                      [--conf-dir DIR [--bin-dir DIRS]] [--create-network FILE] [--no-take-over]
+                     [--stay-after-hand-over]
 
 Runs the hcn-cni service: the shim (hcn-cni in the CNI bin directory) sends each CNI request here and falls back to
 hcn-cni-standalone when the service is not running. ADDRESS is a unix socket path (default
 /run/hcn-cni/service.sock) or a Windows pipe name (default \\\\.\\pipe\\hcn-cni); HCN_CNI_SERVICE overrides the
 default, as it does for the shim. Stops on SIGTERM/SIGINT after the requests in flight have finished.
 
-Upgrading (Linux): when another hcn-cni service serves ADDRESS, this one takes it over without a gap — the other keeps
-serving until this one's socket is at the address, then finishes what it accepted and exits 0 — so a new version
-is started beside the old one and no shim falls back meanwhile. --no-take-over refuses to start instead. Windows:
-not built yet; a second service refuses to start while the pipe exists.
+Upgrading: when another hcn-cni service serves ADDRESS, this one takes it over without a gap — the other keeps
+serving until this one's socket is at the address (Windows: until this one's pipe instances wait beside its own),
+then finishes what it accepted and exits 0 — so a new version is started beside the old one and no shim falls back
+meanwhile. --no-take-over refuses to start instead. Its metrics port (--metrics), held by the other one, is bound
+once the other lets go of it at the hand-over.
+--stay-after-hand-over: once handed over (and its requests finished), this one stays alive serving nothing until a
+stop signal, then exits 0 — for a container that would be restarted when it exits, and would take the address back.
+HCN_CNI_POD_UID (the DaemonSet sets it to its pod's uid) is shown in the status; a readiness probe run with the same
+variable fails unless the service answering runs in that pod (docs/install.md "Upgrading").
 
 An HCN call past hnsTimeoutSeconds cannot be cancelled and keeps running (abandoned); when N of them (default
 ${DEFAULT_MAX_ABANDONED_CALLS}) are unanswered at once, the service stops accepting, lets the requests in flight
@@ -75,6 +81,7 @@ interface ServeArgs {
   hnsNotifications: boolean;
   createNetworkFile?: string;
   takeOver: boolean;
+  stayAfterHandOver: boolean;
 }
 
 /** Said of a flag with no value where one is needed and that has no message of its own. */
@@ -119,6 +126,7 @@ const SWITCHES = new Map<string, (args: ServeArgs) => void>([
   ['--no-hns-notifications', (args) => (args.hnsNotifications = false)],
   ['--metrics-allow-remote', (args) => (args.allowRemote = true)],
   ['--no-take-over', (args) => (args.takeOver = false)],
+  ['--stay-after-hand-over', (args) => (args.stayAfterHandOver = true)],
 ]);
 
 /** The arguments, or the exit code once --help is shown or a wrong argument is reported. */
@@ -128,6 +136,7 @@ function parseServeArgs(argv: readonly string[], io: ServeIo): ServeArgs | numbe
     allowRemote: false,
     hnsNotifications: true,
     takeOver: true,
+    stayAfterHandOver: false,
   };
   if (io.env.HCN_CNI_METRICS) args.metricsText = io.env.HCN_CNI_METRICS;
   for (let i = 0; i < argv.length; i++) {
@@ -190,6 +199,7 @@ function serviceOptions(
     address: args.address,
     platform: process.platform,
     pid: process.pid,
+    ...(io.env.HCN_CNI_POD_UID ? { pod: io.env.HCN_CNI_POD_UID } : {}),
     ...(process.platform !== 'win32' && typeof process.getuid === 'function' ? { allowUid: process.getuid() } : {}),
     load: io.load,
     ...(claimsDir ? { claimsDir } : {}),
@@ -207,21 +217,32 @@ function serviceOptions(
 
 /**
  * Runs until a stop signal (exit 0, once the requests in flight have finished), a hand-over to a new service (exit 0,
- * likewise) or the service retires.
+ * likewise; or, with --stay-after-hand-over, at the stop signal that follows) or the service retires.
  */
-async function runUntilStopped(service: Awaited<ReturnType<typeof startService>>, io: ServeIo): Promise<number> {
+async function runUntilStopped(
+  service: Awaited<ReturnType<typeof startService>>,
+  io: ServeIo,
+  stayAfterHandOver: boolean,
+): Promise<number> {
   const handedOver = service.handedOver.then((what) => ({ what }));
-  const retired = await Promise.race([
-    new Promise<undefined>((resolve) => {
-      // Windows has no SIGTERM: a console's Ctrl+Break and close arrive as SIGBREAK and SIGHUP.
-      for (const signal of ['SIGTERM', 'SIGINT', 'SIGBREAK', 'SIGHUP'] as const)
-        process.once(signal, () => resolve(undefined));
-    }),
-    service.retired,
-    handedOver,
-  ]);
+  const stopSignal = new Promise<undefined>((resolve) => {
+    // Windows has no SIGTERM: a console's Ctrl+Break and close arrive as SIGBREAK and SIGHUP.
+    for (const signal of ['SIGTERM', 'SIGINT', 'SIGBREAK', 'SIGHUP'] as const)
+      process.once(signal, () => resolve(undefined));
+  });
+  const retired = await Promise.race([stopSignal, service.retired, handedOver]);
   if (typeof retired === 'object') {
-    io.err(`hcn-cni serve: ${retired.what}; exiting 0\n`);
+    if (!stayAfterHandOver) {
+      io.err(`hcn-cni serve: ${retired.what}; exiting 0\n`);
+      return 0;
+    }
+    // A container that exits is restarted by the kubelet (restartPolicy Always), and a restarted service would take
+    // the address back from the new one: this one stays, serving nothing, until its pod is deleted.
+    io.err(`hcn-cni serve: ${retired.what}; staying, serving nothing, until stopped (--stay-after-hand-over)\n`);
+    const keepAlive = setInterval(() => undefined, 1 << 30); // signal handlers alone do not keep Node running
+    await stopSignal;
+    clearInterval(keepAlive);
+    io.err('hcn-cni serve: stopped after the hand-over; exiting 0\n');
     return 0;
   }
   if (retired !== undefined) {
@@ -261,5 +282,5 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
     io.err(`hcn-cni serve: ${firstLine(e)}\n`);
     return 1;
   }
-  return runUntilStopped(service, io);
+  return runUntilStopped(service, io, args.stayAfterHandOver);
 }

@@ -160,7 +160,16 @@ export interface NativeHcn {
    * before anything is read, and either refuses it (disconnects) or hands it over as a C runtime fd of node's own
    * libuv (uv_open_osfhandle), for `new net.Socket({ fd })`. Events arrive on the JS thread.
    */
-  listenPipe(name: string, allowedSids: readonly string[], onEvent: (event: PipeServerEvent) => void): NativePipeServer;
+  listenPipe(
+    name: string,
+    allowedSids: readonly string[],
+    onEvent: (event: PipeServerEvent) => void,
+    /**
+     * joinPid: a hand-over — the pipe exists and the service with this pid, serving it, agreed to hand it over; the
+     * server checks it is the pipe's server (GetNamedPipeServerProcessId) and adds its instances beside that one's.
+     */
+    options?: { joinPid?: number },
+  ): NativePipeServer;
 }
 
 export type PipeServerEvent =
@@ -172,6 +181,9 @@ export type PipeServerEvent =
 export interface NativePipeServer {
   /** The pipe's DACL as the system reports it back (SDDL), or null if it could not be read. */
   readonly dacl: string | null;
-  /** Stops accepting; connections already handed over stay open. */
-  close(): void;
+  /**
+   * Stops accepting; connections already handed over stay open. `handedOver`: instances a client has already
+   * connected to are handed over (as connections) rather than closed.
+   */
+  close(handedOver?: boolean): void;
 }

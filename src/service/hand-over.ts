@@ -1,6 +1,9 @@
 /**
- * Upgrading without a gap (Linux): a new service takes the address over from the one serving, and at no moment does a
- * shim find nothing to talk to.
+ * Upgrading without a gap: a new service takes the address over from the one serving, and at no moment does a shim
+ * find nothing to talk to. Below, Linux's unix socket; on Windows the same conversation runs over the named pipe, where
+ * "released" means the old one agreed (there is no lock), and instead of a rename the new one adds its instances to the
+ * pipe once the addon checked the pipe's server is the old one (listen.ts listenPipeTakingOver); at "taken" the old one
+ * closes its instances.
  *
  *   new                                   old (serving)
  *   connect, HCNQ kind=HAND_OVER  ─────▶  peer uid checked (as for every request); releases <address>.lock

@@ -5,7 +5,11 @@
  *    a liveness failure over HNS would only add restarts.
  *  - readiness: it answered, it still accepts (below the abandoned-call bound, abandoned-bound.ts), and HNS answers
  *    (no call has gone unanswered since the last one HNS answered: the service's tracker, hns-health.ts, as the node
- *    agent's status shows it).
+ *    agent's status shows it); and, when the probe knows its pod (`ownPod`, HCN_CNI_POD_UID), the service that
+ *    answered runs in that pod. Both pods of a DaemonSet update probe the same address: once the new pod's service
+ *    has taken it over (hand-over.ts), the old pod is not ready, and the new one is not ready until it has. Liveness
+ *    stays unconditional: the old pod's service, handed over, stays alive until the pod is deleted
+ *    (`serve --stay-after-hand-over`) rather than be restarted.
  * Pure: the status in, the verdict and its one-line reason out.
  */
 import type { ServiceStatus } from './service';
@@ -17,9 +21,14 @@ export interface ProbeVerdict {
   reason: string;
 }
 
-export function judgeProbe(probe: Probe, s: ServiceStatus): ProbeVerdict {
+export function judgeProbe(probe: Probe, s: ServiceStatus, ownPod?: string): ProbeVerdict {
   const serving = `serving at ${s.address} (pid ${s.pid})`;
   if (probe === 'liveness') return { ok: true, reason: serving };
+  if (ownPod && s.pod !== ownPod)
+    return {
+      ok: false,
+      reason: `the service at ${s.address} (pid ${s.pid}) is ${s.pod ? `pod ${s.pod}'s` : 'not one of a pod'}, not this pod's (${ownPod})`,
+    };
   const a = s.abandoned as ServiceStatus['abandoned'] | undefined;
   if (a && a.count >= a.bound)
     return { ok: false, reason: `not accepting: ${a.count} abandoned HCN calls reached the bound ${a.bound}` };

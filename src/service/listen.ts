@@ -13,7 +13,9 @@
  *  - gives every instance a protected DACL granting GENERIC_ALL to SYSTEM and BUILTIN\Administrators only (SDDL
  *    D:P(A;;GA;;;SY)(A;;GA;;;BA)), so no one else may open the pipe or create an instance of it;
  *  - refuses to start if a pipe of that name exists (WaitNamedPipeW, then FILE_FLAG_FIRST_PIPE_INSTANCE), so neither
- *    a second service nor a squatter that created the name first can take the clients;
+ *    a second service nor a squatter that created the name first can take the clients — unless a service of ours
+ *    serving it agreed to hand it over (listenPipeTakingOver): then it checks that the pipe's server is that service
+ *    and adds its own instances to the pipe, and the old one closes its instances once told "taken";
  *  - sets PIPE_REJECT_REMOTE_CLIENTS;
  *  - checks each client's token (ImpersonateNamedPipeClient → OpenThreadToken → CheckTokenMembership →
  *    RevertToSelf) against the allowed SIDs before anything is read, and disconnects a client that holds none;
@@ -24,6 +26,7 @@ import * as fs from 'fs';
 import * as net from 'net';
 import * as path from 'path';
 import { randomBytes } from 'crypto';
+import { queryStatus } from './client';
 import { askHandOver, type HandOverClaim, type HandOverPort } from './hand-over';
 import type { NativeHcn, NativePipeServer } from '../hns/native-types';
 
@@ -225,22 +228,66 @@ export interface PipeListenOptions {
   onConnection(socket: net.Socket): void;
   onRefused(who: { reason: string; pid: number | null; user: string | null }): void;
   onError(message: string): void;
+  /** A hand-over: the pid of the service of ours that serves the pipe and agreed to hand it over. */
+  joinPid?: number;
+}
+
+/**
+ * Windows: the native pipe server, taking the pipe over (hand-over.ts) from a service of ours that serves it when
+ * `takeOver` is given. The old service agrees over the pipe (the same request as on Linux; "released" means it
+ * agreed: there is no lock); this one then adds its instances to the pipe, after the addon checked that the pipe's
+ * server is the service that agreed, and says "taken"; the old one closes its instances. Both have instances waiting
+ * from then until the old one closes its own: a client always finds one. A service that does not hand over (another
+ * version) is refused as before, as is any pipe of that name when `takeOver` is absent (--no-take-over).
+ */
+export async function listenPipeTakingOver(
+  options: PipeListenOptions,
+  takeOver?: { pid: number },
+): Promise<{ pipe: NativePipeServer; port: HandOverPort }> {
+  let claim: HandOverClaim | undefined;
+  let joinPid: number | undefined;
+  const serving = takeOver ? await queryStatus(options.address).catch(() => undefined) : undefined;
+  if (takeOver && serving) {
+    const asked = await askHandOver(options.address, takeOver.pid);
+    if (typeof asked === 'string')
+      throw new Error(`another hcn-cni service is listening on ${options.address}: ${asked}`);
+    claim = asked;
+    joinPid = serving.pid;
+  }
+  let pipe: NativePipeServer;
+  try {
+    pipe = listenPipe({ ...options, ...(joinPid !== undefined ? { joinPid } : {}) });
+  } catch (e) {
+    claim?.abandon();
+    throw e;
+  }
+  claim?.taken();
+  // The old service's side: agreeing releases nothing (no lock), and its instances stay until "taken", so a
+  // hand-over that does not complete leaves it serving as it was.
+  return { pipe, port: { releaseLock: () => undefined, resume: () => Promise.resolve(true) } };
 }
 
 /** Windows: the native pipe server (see the header); accepted clients arrive as net.Sockets. */
 export function listenPipe(options: PipeListenOptions): NativePipeServer {
-  return options.native.listenPipe(options.address, options.allowSids, (event) => {
-    if (event.type === 'connection') {
-      let socket: net.Socket;
-      try {
-        socket = new net.Socket({ fd: event.fd, readable: true, writable: true });
-      } catch (e) {
-        fs.closeSync(event.fd); // closes the pipe handle with it: the client sees the pipe close, unanswered
-        options.onError(`an accepted pipe could not be opened as a socket: ${(e as Error).message}`);
-        return;
-      }
-      options.onConnection(socket);
-    } else if (event.type === 'refused') options.onRefused({ reason: event.reason, pid: event.pid, user: event.user });
-    else options.onError(event.message);
-  });
+  const native = options.joinPid !== undefined ? [{ joinPid: options.joinPid }] : [];
+  return options.native.listenPipe(
+    options.address,
+    options.allowSids,
+    (event) => {
+      if (event.type === 'connection') {
+        let socket: net.Socket;
+        try {
+          socket = new net.Socket({ fd: event.fd, readable: true, writable: true });
+        } catch (e) {
+          fs.closeSync(event.fd); // closes the pipe handle with it: the client sees the pipe close, unanswered
+          options.onError(`an accepted pipe could not be opened as a socket: ${(e as Error).message}`);
+          return;
+        }
+        options.onConnection(socket);
+      } else if (event.type === 'refused')
+        options.onRefused({ reason: event.reason, pid: event.pid, user: event.user });
+      else options.onError(event.message);
+    },
+    ...native,
+  );
 }

@@ -1,13 +1,13 @@
 /**
  * Where the service accepts connections: a Windows named pipe (the addon's pipe server, which checks the client's
  * token against allowSids before it hands a connection over) or a unix socket (0600, the peer's uid checked by the
- * intake before a byte is read). Returns how to stop listening, and on Linux what a hand-over to a new service needs.
+ * intake before a byte is read). Returns how to stop listening, and what a hand-over to a new service needs.
  */
 import * as net from 'net';
 import type { NativeHcn } from '../hns/native-types';
 import type { Logger } from '../log/logger';
 import type { HandOverPort } from './hand-over';
-import { isPipe, listenExclusive, listenPipe, SERVICE_SIDS } from './listen';
+import { isPipe, listenExclusive, listenPipeTakingOver, SERVICE_SIDS } from './listen';
 import { PROTOCOL_VERSION } from './protocol';
 
 export async function startListening(o: {
@@ -18,26 +18,37 @@ export async function startListening(o: {
   socketMode: number | undefined;
   onConnection: (socket: net.Socket) => void;
   onRefused: () => void;
-  /** Ask a service of ours serving the address to hand it over (Linux), rather than refuse to start. */
+  /** Ask a service of ours serving the address to hand it over, rather than refuse to start. */
   takeOver: boolean;
   pid: number;
 }): Promise<Listening> {
   const { address, log } = o;
   if (isPipe(address)) {
     const allowSids = o.allowSids ?? SERVICE_SIDS;
-    const pipe = listenPipe({
-      address,
-      native: o.native,
-      allowSids,
-      onConnection: o.onConnection,
-      onRefused: (who) => {
-        o.onRefused();
-        log.warn({ address, ...who }, 'service: refused a connection (nothing was read)');
+    const { pipe, port } = await listenPipeTakingOver(
+      {
+        address,
+        native: o.native,
+        allowSids,
+        onConnection: o.onConnection,
+        onRefused: (who) => {
+          o.onRefused();
+          log.warn({ address, ...who }, 'service: refused a connection (nothing was read)');
+        },
+        onError: (message) => log.error({ address, err: message }, 'service: pipe server'),
       },
-      onError: (message) => log.error({ address, err: message }, 'service: pipe server'),
-    });
+      o.takeOver ? { pid: o.pid } : undefined,
+    );
     log.info({ address, protocol: PROTOCOL_VERSION, dacl: pipe.dacl, allowSids }, 'service: listening');
-    return { close: () => Promise.resolve(pipe.close()) };
+    return {
+      close: async (handedOver = false) => {
+        pipe.close(handedOver);
+        // After a hand-over, the connections close(true) handed over arrive through the addon's thread-safe function
+        // on the loop's next turns: let them reach the intake before the drain counts what it has to finish.
+        if (handedOver) for (let i = 0; i < 2; i++) await new Promise((r) => setImmediate(r));
+      },
+      handOver: port,
+    };
   }
   const server = net.createServer({ pauseOnConnect: true }, o.onConnection);
   const socket = await listenExclusive(
@@ -54,6 +65,6 @@ export async function startListening(o: {
 export interface Listening {
   /** Stops accepting; `handedOver`: a new service's socket is at the address now (listen.ts UnixListening). */
   close(handedOver?: boolean): Promise<void>;
-  /** Linux: what a hand-over needs; absent for the Windows pipe (not built there: docs/install.md "Upgrading"). */
+  /** What a hand-over to a new service needs (listen.ts: the unix socket's lock and address, or the pipe's). */
   handOver?: HandOverPort;
 }

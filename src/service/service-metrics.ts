@@ -1,18 +1,21 @@
 /**
  * The service's Prometheus metrics, when `metrics` is given: metrics.ts loaded only then (with prom-client and
  * node:http), its gauges read from the service's parts at each scrape. Started before the socket: a metrics address
- * that cannot be bound refuses the start, before any shim is served.
+ * that cannot be bound refuses the start, before any shim is served — except when the port is held by the service
+ * this one is taking over (hand-over.ts): that one lets go of its port when the address is taken, so the new one binds
+ * it after the hand-over (metricsAfterHandOver), and neither waits for the other to be gone.
  */
 import { defaultStateDir } from '../cni/defaults';
 import { abandonedCount } from '../hns/abandoned-calls';
 import type { Logger } from '../log/logger';
 import type { PluginRuntime } from '../plugin/runtime';
 import { countRecordFiles } from '../state/store';
+import { answers } from './listen';
 import type { MetricsServer } from './metrics';
 import type { NodeAgent } from './node-agent';
 import type { RequestBook } from './requests';
 
-export async function startServiceMetrics(o: {
+interface MetricsParts {
   metrics?: { host: string; port: number };
   platform: NodeJS.Platform;
   defaults?: { stateDir?: string };
@@ -20,7 +23,60 @@ export async function startServiceMetrics(o: {
   book: RequestBook;
   agent: NodeAgent;
   log: Logger;
-}): Promise<MetricsServer | undefined> {
+}
+
+/** Said instead of a server when the port is in use and a service of ours answers at `takeOverFrom`. */
+export const AFTER_HAND_OVER = 'after-hand-over';
+
+/**
+ * The metrics, bound now; or AFTER_HAND_OVER when their port is in use while a service answers at `takeOverFrom`
+ * (the service about to be taken over holds it). Any other failure to bind refuses the start, as before.
+ */
+export async function startServiceMetrics(
+  o: MetricsParts,
+  takeOverFrom?: string,
+): Promise<MetricsServer | undefined | typeof AFTER_HAND_OVER> {
+  try {
+    return await bindServiceMetrics(o);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE' && takeOverFrom && (await answers(takeOverFrom)))
+      return AFTER_HAND_OVER;
+    throw e;
+  }
+}
+
+/** Between tries while the old service still holds the port: it closes it as soon as the address is taken. */
+const RETRY_MS = 100;
+/** How long the port may stay in use after a hand-over before the service gives up serving metrics (and says so). */
+const GIVE_UP_MS = 30_000;
+
+/**
+ * After a hand-over: binds the metrics once the old service has let go of the port (it does when the address is
+ * taken, shutdown.ts), trying again while it is in use. The service serves on meanwhile; metrics that cannot be bound
+ * in the end are logged, not fatal (the shims are being served: refusing now would be the gap this avoids).
+ * Undefined if `cancelled()` (the service closed) or it gave up.
+ */
+export async function metricsAfterHandOver(
+  o: MetricsParts,
+  cancelled: () => boolean,
+): Promise<MetricsServer | undefined> {
+  const until = Date.now() + GIVE_UP_MS;
+  for (;;) {
+    if (cancelled()) return undefined;
+    try {
+      return await bindServiceMetrics(o);
+    } catch (e) {
+      const inUse = (e as NodeJS.ErrnoException).code === 'EADDRINUSE';
+      if (!inUse || Date.now() > until) {
+        o.log.error({ err: (e as Error).message }, 'service: metrics not served after the hand-over');
+        return undefined;
+      }
+    }
+    await new Promise((r) => setTimeout(r, RETRY_MS));
+  }
+}
+
+async function bindServiceMetrics(o: MetricsParts): Promise<MetricsServer | undefined> {
   if (!o.metrics) return undefined;
   const { startMetrics } = await import('./metrics');
   const defaultDir = o.defaults?.stateDir ?? defaultStateDir(o.platform);

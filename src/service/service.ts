@@ -21,7 +21,7 @@
  *   token against allowSids before it hands the connection over at all (listen.ts).
  * - An HCN call past its timeout holds only its own native thread, never one a later call needs; at a bound on
  *   such abandoned calls the service stops accepting and exits once its requests are done (abandoned-bound.ts).
- * - A new service started on the same address takes it over without a gap (hand-over.ts, Linux): this one stops
+ * - A new service started on the same address takes it over without a gap (hand-over.ts): this one stops
  *   accepting once the new one's socket is at the address, finishes what it accepted, and its caller exits 0.
  * - It counts what it does (verbs by result code, HCN calls and errors, audits, repairs: tally.ts) for its status, and, only
  *   when `metrics` is given, serves the same as Prometheus metrics over HTTP (metrics.ts, loaded only then).
@@ -45,7 +45,7 @@ import { KeyedQueue } from './queue';
 import { startRepairTrigger } from './repair-trigger';
 import { RequestBook } from './requests';
 import { RequestLogs } from './request-log';
-import { startServiceMetrics } from './service-metrics';
+import { AFTER_HAND_OVER, metricsAfterHandOver, startServiceMetrics } from './service-metrics';
 import { endings } from './shutdown';
 import { serviceStatus, type ServiceStatus } from './status';
 
@@ -57,6 +57,12 @@ export interface ServiceOptions {
   platform: NodeJS.Platform;
   /** This process (intents record it). */
   pid: number;
+  /**
+   * The Kubernetes pod the service runs in (the DaemonSet's HCN_CNI_POD_UID): in its status, so that the pod's
+   * readiness probe tells whether the service answering at the address is its own or a newer pod's that took it over
+   * (health.ts).
+   */
+  pod?: string;
   /** The only uid allowed to connect (Linux): the service's own. Undefined: no uid check (Windows). */
   allowUid?: number;
   load?: LoadOptions;
@@ -111,7 +117,7 @@ export interface ServiceOptions {
    */
   createNetwork?: NetConf;
   /**
-   * Linux: when another hcn-cni service serves the address, ask it to hand over (hand-over.ts) rather than refuse to
+   * When another hcn-cni service serves the address, ask it to hand over (hand-over.ts) rather than refuse to
    * start. Default true (`hcn-cni serve --no-take-over`: false).
    */
   takeOver?: boolean;
@@ -166,9 +172,14 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const logs = new RequestLogs({ pid: options.pid, service: true });
   const started = Date.now();
   const maxAbandoned = options.maxAbandonedCalls ?? DEFAULT_MAX_ABANDONED_CALLS;
-  const metrics = await startServiceMetrics({ ...options, runtime, book, agent, log });
+  const takeOver = options.takeOver ?? true;
+  const metricsParts = { ...options, runtime, book, agent, log };
+  const first = await startServiceMetrics(metricsParts, takeOver ? options.address : undefined);
+  let metrics = first === AFTER_HAND_OVER ? undefined : first;
   if (metrics) events.addSink(metrics);
-  const closeMetrics = async (): Promise<void> => await metrics?.close();
+  let metricsClosed: Promise<void> | undefined;
+  // Once: a hand-over closes them at once (the new service binds their port), the end of the drain again.
+  const closeMetrics = (): Promise<void> => (metricsClosed ??= metrics?.close() ?? Promise.resolve());
   const status = (): ServiceStatus =>
     serviceStatus({
       ...options,
@@ -193,11 +204,18 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     ...{ address: options.address, native, log, allowSids: options.allowSids, socketMode: options.socketMode },
     onConnection: intake.onConnection,
     onRefused: () => book.counts.refused++,
-    ...{ takeOver: options.takeOver ?? true, pid: options.pid },
+    ...{ takeOver, pid: options.pid },
   }).catch(async (e: unknown) => {
     await closeMetrics();
     throw e;
   });
+  if (first === AFTER_HAND_OVER)
+    void metricsAfterHandOver(metricsParts, () => metricsClosed !== undefined).then(async (late) => {
+      if (!late) return;
+      if (metricsClosed) return void (await late.close());
+      metrics = late;
+      events.addSink(late);
+    });
   agent.start();
   const hnsWatch = watchHnsForAgent(options, native, agent, log);
   if (options.createNetwork) createNetworkAtStart(options.createNetwork, runtime, log);

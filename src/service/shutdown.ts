@@ -1,7 +1,7 @@
 /**
  * How the service ends: closed by its caller, retired by itself at the abandoned-call bound (abandoned-bound.ts), or
  * handed over to a new service (hand-over.ts). Each way it stops accepting, stops its background work, and ends once
- * every accepted request has finished; the metrics close last.
+ * every accepted request has finished; the metrics close last (first on a hand-over: the new service needs their port).
  */
 import type { Logger } from '../log/logger';
 import { abandonedStatus, watchBound } from './abandoned-bound';
@@ -30,6 +30,7 @@ export function endings(o: {
   agent: NodeAgent;
   repair: RepairTrigger;
   book: RequestBook;
+  /** Idempotent. */
   closeMetrics: () => Promise<void>;
 }): Ending {
   let stopped: Promise<void> | undefined;
@@ -66,8 +67,11 @@ export function endings(o: {
         { address: o.address, newPid },
         'service: handed over; no longer accepting, finishing the requests in flight',
       );
+      // The metrics' port is let go of now, not after the drain: the new service binds it once it is free
+      // (service-metrics.ts), and a scraper then reads the service that serves.
+      const metricsClosed = o.closeMetrics();
       void drain(true)
-        .then(o.closeMetrics)
+        .then(() => metricsClosed)
         .then(() =>
           settleHandedOver(`handed over to the service with pid ${newPid}; every accepted request has finished`),
         );

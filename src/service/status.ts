@@ -20,6 +20,8 @@ export interface InFlight {
 
 export interface ServiceStatus {
   pid: number;
+  /** The Kubernetes pod the service runs in, when it was told (ServiceOptions.pod). */
+  pod?: string;
   protocol: number;
   address: string;
   startedAt: string;
@@ -49,6 +51,7 @@ export interface ServiceStatus {
 
 export interface StatusParts {
   pid: number;
+  pod?: string | undefined;
   address: string;
   started: number;
   maxAbandoned: number;
@@ -62,6 +65,7 @@ export interface StatusParts {
 export function serviceStatus(p: StatusParts): ServiceStatus {
   return {
     pid: p.pid,
+    ...(p.pod !== undefined ? { pod: p.pod } : {}),
     protocol: PROTOCOL_VERSION,
     address: p.address,
     startedAt: new Date(p.started).toISOString(),

@@ -388,7 +388,8 @@ describe('daemonset.yaml', () => {
     });
     const env = Object.fromEntries((container.env as Obj[]).map((e) => [e.name, e.value ?? e.valueFrom]));
     expect(env.HOST_IP).toEqual({ fieldRef: { fieldPath: 'status.hostIP' } });
-    expect(container.ports).toEqual([{ name: 'metrics', containerPort: 9464, protocol: 'TCP' }]);
+    // No containerPort: under hostNetwork it is a host port, which the update's new pod could not get beside the old.
+    expect(container.ports).toBeUndefined();
     expect(container.command.slice(1)).toEqual([
       'serve',
       '--metrics',
@@ -398,6 +399,7 @@ describe('daemonset.yaml', () => {
       'installed',
       '--conf-dir',
       'installed',
+      '--stay-after-hand-over',
     ]);
     // What the kubelet makes of $(HOST_IP) for an IPv4 node is an address hcn-cni serve accepts with the flag.
     expect(parseMetricsAddress('$(HOST_IP):9464'.replace('$(HOST_IP)', '10.0.0.4'), true)).toEqual({
@@ -405,6 +407,21 @@ describe('daemonset.yaml', () => {
       port: 9464,
     });
     expect(parseMetricsAddress('10.0.0.4:9464', false)).toEqual(expect.any(String));
+  });
+
+  it('an update starts the new pod beside the old one, whose service hands over and stays until deleted', () => {
+    expect(ds.spec.updateStrategy).toEqual({
+      type: 'RollingUpdate',
+      rollingUpdate: { maxSurge: 1, maxUnavailable: 0 },
+    });
+    // Nothing in the pod that two pods of one node cannot both hold: no host port.
+    for (const c of [...(pod.initContainers as Obj[]), ...(pod.containers as Obj[])])
+      expect((c.ports as Obj[] | undefined)?.filter((p) => pod.hostNetwork || p.hostPort) ?? []).toEqual([]);
+    // Hand-over is the default (no --no-take-over); the old service stays rather than be restarted and take it back.
+    expect(container.command).not.toContain('--no-take-over');
+    expect(container.command).toContain('--stay-after-hand-over');
+    const env = Object.fromEntries((container.env as Obj[]).map((e) => [e.name, e.value ?? e.valueFrom]));
+    expect(env.HCN_CNI_POD_UID).toEqual({ fieldRef: { fieldPath: 'metadata.uid' } });
   });
 
   it("the ConfigMap's conflist is valid once the pod subnet is filled in, and matches bridge.conflist", () => {

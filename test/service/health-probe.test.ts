@@ -91,3 +91,26 @@ it('readiness fails once the service stopped accepting at its abandoned-call bou
   });
   expect(judgeProbe('liveness', s).ok).toBe(true);
 });
+
+it("readiness, when the probe knows its pod, fails unless the service answering is that pod's; liveness passes", () => {
+  const s = (pod?: string) =>
+    ({
+      address: 'a',
+      pid: 1,
+      ...(pod ? { pod } : {}),
+      abandoned: { count: 0, bound: 256, byOp: [] },
+      agent: { audits: 0 },
+    }) as unknown as ServiceStatus;
+  expect(judgeProbe('readiness', s('p1'), 'p1').ok).toBe(true);
+  expect(judgeProbe('readiness', s('p2'), 'p1')).toEqual({
+    ok: false,
+    reason: "the service at a (pid 1) is pod p2's, not this pod's (p1)",
+  });
+  expect(judgeProbe('readiness', s(), 'p1')).toEqual({
+    ok: false,
+    reason: "the service at a (pid 1) is not one of a pod, not this pod's (p1)",
+  });
+  // A probe that knows no pod (run by hand) judges the service whoever it is.
+  expect(judgeProbe('readiness', s('p2')).ok).toBe(true);
+  expect(judgeProbe('liveness', s('p2'), 'p1').ok).toBe(true);
+});

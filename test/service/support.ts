@@ -101,9 +101,10 @@ export async function startServiceProcess(
   h: Harness,
   address = path.join(h.tmp, 'run', 'service.sock'),
   args: readonly string[] = [],
+  env: Record<string, string> = {},
 ): Promise<RunningService> {
   const child = spawn(process.execPath, [CLI, 'serve', '--listen', address, ...args], {
-    env: { PATH: process.env.PATH, HCN_SIM: h.sim.address } as NodeJS.ProcessEnv,
+    env: { PATH: process.env.PATH, HCN_SIM: h.sim.address, ...env } as NodeJS.ProcessEnv,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';

@@ -171,6 +171,85 @@ describe('a new service takes the address over', () => {
   });
 });
 
+/** A TCP port free at the moment (bound at 0 and closed), for a fixed --metrics address. */
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  const { port } = s.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => s.close(() => resolve()));
+  return port;
+}
+
+/** `hcn-cni service --probe KIND` as the pod `podUid`'s exec probe runs it (its container's environment). */
+function probe(kind: string, address: string, podUid: string): { code: number | null; out: string } {
+  const r = spawnSync(process.execPath, [CLI, 'service', '--probe', kind], {
+    env: { PATH: process.env.PATH, HCN_CNI_SERVICE: address, HCN_CNI_POD_UID: podUid } as NodeJS.ProcessEnv,
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  return { code: r.status, out: r.stdout };
+}
+
+describe('a DaemonSet update (deploy/daemonset.yaml: the new pod starts beside the old one)', () => {
+  it('the metrics port the old service holds is bound by the new one once it has handed over', async () => {
+    const port = await freePort();
+    const metrics = ['--metrics', `127.0.0.1:${port}`];
+    const a = await startServiceProcess(h, undefined, metrics);
+    let b: RunningService | undefined;
+    try {
+      const url = `http://127.0.0.1:${port}/metrics`;
+      expect((await a.status()).metricsUrl).toBe(url);
+      b = await startServiceProcess(h, a.address, metrics);
+      await serving(b);
+      expect(await a.exited).toEqual({ code: 0, signal: null });
+      await until(
+        async () => ((await b!.status()).metricsUrl === url ? true : undefined),
+        30_000,
+        'the new service to serve the metrics',
+      );
+      const scrape = await fetch(url);
+      expect(scrape.status).toBe(200);
+      expect(await scrape.text()).toMatch(/^hcn_cni_/m);
+    } finally {
+      await b?.stop();
+      await a.stop();
+    }
+  });
+
+  it("--stay-after-hand-over: the old pod's service stays alive serving nothing, its pod not ready, until SIGTERM", async () => {
+    const a = await startServiceProcess(h, undefined, ['--stay-after-hand-over'], { HCN_CNI_POD_UID: 'pod-old' });
+    let b: RunningService | undefined;
+    try {
+      expect((await a.status()).pod).toBe('pod-old');
+      expect(probe('readiness', a.address, 'pod-old').code).toBe(0);
+      b = await startServiceProcess(h, a.address, ['--stay-after-hand-over'], { HCN_CNI_POD_UID: 'pod-new' });
+      await serving(b);
+      await until(
+        () => (/staying, serving nothing, until stopped/.test(a.stderr()) ? true : undefined),
+        30_000,
+        'the old service to have handed over and drained',
+      );
+      expect(a.child.exitCode).toBeNull();
+      // Both pods' probes reach the new service: the new pod is ready, the old one not, and both live.
+      expect(probe('readiness', a.address, 'pod-new')).toEqual({
+        code: 0,
+        out: expect.stringMatching(/^readiness: ok: /),
+      });
+      expect(probe('readiness', a.address, 'pod-old')).toEqual({
+        code: 1,
+        out: `readiness: failed: the service at ${a.address} (pid ${b.child.pid}) is pod pod-new's, not this pod's (pod-old)\n`,
+      });
+      expect(probe('liveness', a.address, 'pod-old').code).toBe(0);
+      a.child.kill('SIGTERM');
+      expect(await a.exited).toEqual({ code: 0, signal: null });
+      expect((await b.status()).pid).toBe(b.child.pid);
+    } finally {
+      await b?.stop();
+      await a.stop();
+    }
+  });
+});
+
 describe('a hand-over that does not complete', () => {
   /** Asks the service at `address` to hand over, as a new service would, and waits for its "released". */
   async function askAndWait(address: string): Promise<net.Socket> {

@@ -5,7 +5,8 @@
  *  - ADD, CHECK, DEL through the shim are answered by the service (its request log lines carry "service": true);
  *  - the pipe is the addon's (native/addon/pipe_server_win.cc): the service reports the DACL it reads back from the
  *    pipe, SYSTEM and Administrators only, and the SIDs whose tokens it serves;
- *  - a second `serve` on the same pipe name exits with an error, and the first goes on serving;
+ *  - a second `serve --no-take-over` on the same pipe name exits with an error, and the first goes on serving
+ *    (without the flag it takes the pipe over: test/windows/upgrade.test.ts);
  *  - a service whose allowed SIDs the (wine) user's token lacks refuses the shim's connection before reading it:
  *    the shim falls back to hcn-cni-standalone.exe, the service logs the refusal and served nothing;
  *  - the shim checks the pipe's server before it writes a byte (native/shim/shim_win.cc): the real
@@ -210,10 +211,10 @@ describeWine('the shim under wine with the service', (build) => {
     }
   }, 240_000);
 
-  test('a second service on the same pipe name does not start; the first goes on serving', async () => {
+  test('a second service on the same pipe name, not to take it over, does not start; the first goes on serving', async () => {
     const second = await runWine(
       cni.prefix,
-      [path.join(work, 'bin', 'hcn-cni-standalone.exe'), 'serve', '--listen', pipe],
+      [path.join(work, 'bin', 'hcn-cni-standalone.exe'), 'serve', '--listen', pipe, '--no-take-over'],
       {
         env: { HCN_SIM: sim.address },
         timeoutMs: 90_000,

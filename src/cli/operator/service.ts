@@ -136,7 +136,7 @@ export async function runService(ctx: OpsContext): Promise<number> {
     return 1;
   }
   if (ctx.args.probe) {
-    const v = judgeProbe(ctx.args.probe, status);
+    const v = judgeProbe(ctx.args.probe, status, ctx.io.env.HCN_CNI_POD_UID || undefined);
     ctx.io.out(`${ctx.args.probe}: ${v.ok ? 'ok' : 'failed'}: ${v.reason}\n`);
     return v.ok ? 0 : 1;
   }
