@@ -62,7 +62,7 @@ const MUTATIONS = [
   {
     id: 'survivor-del-release-needs-endpoint-gone',
     rule: 'DEL by record releases the IP only once the endpoint is gone',
-    file: 'src/plugin/del.ts',
+    file: 'src/plugin/verbs/del.ts',
     from: 'const releasable = endpointGone && rec.ipamAllocated && ctx.ipam.configured;',
     to: 'const releasable = rec.ipamAllocated && ctx.ipam.configured;',
     tests: ['test/plugin/safety.test.ts', 'test/plugin/ipam.test.ts'],
@@ -70,7 +70,7 @@ const MUTATIONS = [
   {
     id: 'survivor-del-spares-network-of-spared',
     rule: 'DEL without a record keeps its own network while that network holds an endpoint it spared',
-    file: 'src/plugin/del.ts',
+    file: 'src/plugin/verbs/del.ts',
     from: 'if (!named.some((e) => !ownEndpoints.includes(e) && sameId(e.networkId, n.id)))',
     to: 'if (!named.some(() => false))',
     tests: ['test/plugin/safety.test.ts', 'test/plugin/owner-collision.test.ts', 'test/plugin/del-tombstone.test.ts'],
@@ -110,7 +110,7 @@ const MUTATIONS = [
   {
     id: 'survivor-repair-claims-with-record',
     rule: 'repair writes its intent only while the record it repairs is there (requireAttachment)',
-    file: 'src/plugin/repair.ts',
+    file: 'src/plugin/verbs/repair.ts',
     from: 'intent = await writeIntent(a, planned, rec.mac, rec);',
     to: 'intent = await writeIntent(a, planned, rec.mac);',
     tests: ['test/plugin/repair.test.ts', 'test/state/store.test.ts'],
@@ -134,7 +134,7 @@ const MUTATIONS = [
   {
     id: 'survivor-gc-live-intent',
     rule: 'GC leaves a running ADD alone, valid-attachments or not',
-    file: 'src/plugin/gc.ts',
+    file: 'src/plugin/verbs/gc.ts',
     from: '    if (intentLiveness(intent, tombs.get(ownerKey(intent)), rt.now(), rt.os().processStartTime).live) continue;\n',
     to: '',
     tests: ['test/plugin/gc-status.test.ts'],
@@ -309,7 +309,7 @@ const MUTATIONS = [
   {
     id: 'del-spares-others-record',
     rule: "DEL never deletes an endpoint another owner's committed record names by id",
-    file: 'src/plugin/del.ts',
+    file: 'src/plugin/verbs/del.ts',
     from: 'if (other) return { reason: `the committed attachment ${other} names it`, othersRecord: true };',
     to: '',
     tests: ['test/plugin/owner-collision.test.ts'],
@@ -317,7 +317,7 @@ const MUTATIONS = [
   {
     id: 'del-spares-other-namespace',
     rule: 'DEL never deletes an endpoint attached to a namespace its CNI_NETNS does not name',
-    file: 'src/plugin/del.ts',
+    file: 'src/plugin/verbs/del.ts',
     from: 'if (ep.namespaceId && !sameId(ep.namespaceId, heldNamespace)) {',
     to: 'if (false) {',
     tests: ['test/plugin/owner-collision.test.ts', 'test/plugin/safety.test.ts'],
@@ -325,7 +325,7 @@ const MUTATIONS = [
   {
     id: 'del-spares-other-container',
     rule: "DEL never deletes an endpoint attached to a container other than the owner's own",
-    file: 'src/plugin/del.ts',
+    file: 'src/plugin/verbs/del.ts',
     from: 'if (ep.containers?.length && !ep.containers.some((c) => c.toLowerCase() === owner.containerId.toLowerCase()))',
     to: 'if (false)',
     tests: ['test/plugin/del-tombstone.test.ts', 'test/plugin/owner-collision.test.ts', 'test/plugin/seed-001.test.ts'],
@@ -333,7 +333,7 @@ const MUTATIONS = [
   {
     id: 'del-unrecorded-survivor-keeps-ip',
     rule: 'DEL without a record keeps the IP (ipamPending) while an endpoint of the owner survives',
-    file: 'src/plugin/del.ts',
+    file: 'src/plugin/verbs/del.ts',
     from: '  if (survivors.length === 0) return { endpointGone: true };',
     to: '  return { endpointGone: true };',
     tests: ['test/plugin/owner-collision.test.ts', 'test/plugin/del-tombstone.test.ts', 'test/plugin/ipam.test.ts'],
@@ -349,7 +349,7 @@ const MUTATIONS = [
   {
     id: 'del-refused-keeps-ip',
     rule: 'DEL that HNS refuses tombstones the record with ipamPending while the endpoint lives',
-    file: 'src/plugin/del.ts',
+    file: 'src/plugin/verbs/del.ts',
     from: 'ipamPending: rec.ipamAllocated && !endpointGone,',
     to: 'ipamPending: false,',
     tests: ['test/plugin/safety.test.ts'],
@@ -357,7 +357,7 @@ const MUTATIONS = [
   {
     id: 'gc-own-network-only',
     rule: "GC judges only its own CNI network's attachments",
-    file: 'src/plugin/gc.ts',
+    file: 'src/plugin/verbs/gc.ts',
     from: 'if (valid.has(ownerKey(rec)) || !ours(rec)) continue;',
     to: 'if (valid.has(ownerKey(rec))) continue;',
     tests: ['test/plugin/gc-status.test.ts'],
@@ -373,7 +373,7 @@ const MUTATIONS = [
   {
     id: 'gc-keeps-held-address',
     rule: 'GC releases no address another endpoint still holds',
-    file: 'src/plugin/gc.ts',
+    file: 'src/plugin/verbs/gc.ts',
     from: 'if (holders.length > 0) await keepForHolders(store, rec, holders, conf.name, log);\n      else if (releasable)',
     to: 'if (releasable)',
     tests: ['test/plugin/gc-status.test.ts'],

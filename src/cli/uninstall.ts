@@ -16,7 +16,7 @@ import { InstallRefusal } from '../install/refusal';
 import { describePlan, planUninstall, type PodAttachment } from '../install/uninstall-plan';
 import { audit, graceMs } from '../orphans/audit';
 import { EXTRACTED_ADDON_DIR } from '../hns/native';
-import { gc } from '../plugin/gc';
+import { gc } from '../plugin/verbs/gc';
 import { ownerKey } from '../state/records';
 import { entryExists } from '../state/safe-read';
 import { realFileOps } from './file-ops';

@@ -187,7 +187,7 @@ export interface NetConf {
   audit: boolean;
   /** How often the whole node is audited (service timer, or the standalone ADD that finds it due); 0: every ADD. Default 60. */
   auditIntervalSeconds: number;
-  /** The service repairs pods after an HNS restart (src/plugin/repair.ts). Default false. */
+  /** The service repairs pods after an HNS restart (src/plugin/verbs/repair.ts). Default false. */
   repair: boolean;
   /**
    * Peers whose names do not identify a pod unambiguously, and whose objects may still be removed (opt-in): "azure"

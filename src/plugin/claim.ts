@@ -12,7 +12,7 @@ import type { PreparedRecord, StateStore } from '../state/store';
 import type { PluginRuntime } from './runtime';
 import type { Undo } from './undo';
 
-/** What claiming and committing need (an ADD, or a repair: src/plugin/repair.ts). */
+/** What claiming and committing need (an ADD, or a repair: src/plugin/verbs/repair.ts). */
 export interface ClaimContext {
   rt: PluginRuntime;
   conf: NetConf;

@@ -1,12 +1,12 @@
 /** The plugin as the CNI dispatcher sees it. */
 import type { CniHandlers } from '../cni/types';
-import { add } from './add';
-import { check } from './check';
-import { del } from './del';
+import { add } from './verbs/add';
+import { check } from './verbs/check';
+import { del } from './verbs/del';
 import { verbGuard } from './to-cni-error';
-import { gc } from './gc';
+import { gc } from './verbs/gc';
 import { PluginRuntime, type RuntimeOptions } from './runtime';
-import { status } from './status';
+import { status } from './verbs/status';
 
 export function createHandlers(runtime: PluginRuntime | RuntimeOptions): CniHandlers {
   const rt = runtime instanceof PluginRuntime ? runtime : new PluginRuntime(runtime);

@@ -9,7 +9,7 @@
 import type { NetConf } from '../cni/types';
 import type { NetworkInfo } from '../hns/api';
 import type { Logger } from '../log/logger';
-import { findOrCreateNetwork } from './bridge';
+import { findOrCreateNetwork } from './modes/bridge';
 import { networkPolicies } from './endpoint-config';
 import type { PluginRuntime } from './runtime';
 

@@ -13,7 +13,7 @@ import * as http from 'http';
 import type { AddressInfo } from 'net';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AuditObservation } from '../plugin/observer';
-import { REPAIR_OUTCOMES } from '../plugin/repair';
+import { REPAIR_OUTCOMES } from '../plugin/verbs/repair';
 import type { MetricsSink } from './tally';
 
 /** Read at every scrape. */

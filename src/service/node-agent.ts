@@ -29,7 +29,7 @@ import type { Logger } from '../log/logger';
 import { auditDue } from '../plugin/audit-due';
 import { releasePendingIpam } from '../plugin/pending-ipam';
 import { countByHealth, judgePods, type PodProblem, type PodVerdict } from '../plugin/pod-health';
-import { ofNetwork, type PodRepair } from '../plugin/repair';
+import { ofNetwork, type PodRepair } from '../plugin/verbs/repair';
 import type { PluginRuntime } from '../plugin/runtime';
 import { ownerKey } from '../state/records';
 import { HnsHealth } from './hns-health';

@@ -12,7 +12,7 @@
  * STATUS), with its back-off beside it in the status.
  */
 import type { PodVerdict } from '../plugin/pod-health';
-import type { PodRepair, RepairOutcome } from '../plugin/repair';
+import type { PodRepair, RepairOutcome } from '../plugin/verbs/repair';
 import { ownerKey, type AttachmentRecord } from '../state/records';
 
 /** Passes sat out after many failures, at most: with the default interval (60 s), about a quarter of an hour. */

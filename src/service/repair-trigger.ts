@@ -1,5 +1,5 @@
 /**
- * How the service repairs pods after an HNS restart (src/plugin/repair.ts), for the configurations served with
+ * How the service repairs pods after an HNS restart (src/plugin/verbs/repair.ts), for the configurations served with
  * `repair: true` (PluginRuntime.servedConfs): the unhealthy pods each of the node agent's health checks finds
  * (src/service/node-agent.ts: on its interval, and in its recovery pass right after HNS answers again following a
  * failure, as the service's one HNS-health tracker says: hns-health.ts), and every pod on request (Service.repair).
@@ -9,7 +9,7 @@
 import type { Logger } from '../log/logger';
 import type { NetConf } from '../cni/types';
 import type { PodVerdict } from '../plugin/pod-health';
-import { repairAttachments, type PodRepair } from '../plugin/repair';
+import { repairAttachments, type PodRepair } from '../plugin/verbs/repair';
 import type { PluginRuntime } from '../plugin/runtime';
 import type { KeyedQueue } from './queue';
 

@@ -32,7 +32,7 @@ import type { NativeHcn } from '../hns/native-types';
 import { loadNative, type LoadOptions } from '../hns/native';
 import { createLogger, type Logger } from '../log/logger';
 import { PluginRuntime } from '../plugin/runtime';
-import type { PodRepair } from '../plugin/repair';
+import type { PodRepair } from '../plugin/verbs/repair';
 import { DEFAULT_MAX_ABANDONED_CALLS } from './abandoned-bound';
 import { createNodeAgent, watchHnsForAgent } from './agent-wiring';
 import { ServiceEvents } from './events';

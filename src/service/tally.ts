@@ -4,7 +4,7 @@
  * `hcn-cni service` shows them (ServiceStatus.tally); when `--metrics` is given the same events also reach the
  * Prometheus registry (metrics.ts), so the two never disagree. Label values are bounded: verbs are the CNI verbs (or
  * "other"), ops are the facade's function names and HNSCall routes with ids replaced (src/hns/hcn.ts), HRESULTs
- * are what HNS returns, repair outcomes are src/plugin/repair.ts's REPAIR_OUTCOMES.
+ * are what HNS returns, repair outcomes are src/plugin/verbs/repair.ts's REPAIR_OUTCOMES.
  */
 import type { HcnCallObservation } from '../hns/hcn';
 import { hresultHex } from '../hns/hresults';
@@ -17,7 +17,7 @@ export interface MetricsSink {
   /** An HCN call ended; `hresult` ("0x803B0006") when it failed. */
   hcnCall(op: string, seconds: number, hresult?: string): void;
   audit(observation: AuditObservation): void;
-  /** One pod the repair after an HNS restart handled, by its outcome (src/plugin/repair.ts). */
+  /** One pod the repair after an HNS restart handled, by its outcome (src/plugin/verbs/repair.ts). */
   repair(outcome: string): void;
 }
 
@@ -50,7 +50,7 @@ export interface TallySnapshot {
   removeFailures: number;
   /** Housekeeping chores of the audits that failed (noted in the state directory, retried by the next audit). */
   housekeepingFailures: number;
-  /** Pods the repair after an HNS restart handled, per outcome (repaired, namespace-gone, …: src/plugin/repair.ts). */
+  /** Pods the repair after an HNS restart handled, per outcome (repaired, namespace-gone, …: src/plugin/verbs/repair.ts). */
   repairs: Record<string, number>;
 }
 

@@ -48,7 +48,7 @@ export interface AttachmentRecord extends Owner {
   result: Record<string, unknown>;
   createdAt: number;
   /**
-   * What re-creating the objects after an HNS restart needs (src/plugin/repair.ts), as given to HNS at ADD: the
+   * What re-creating the objects after an HNS restart needs (src/plugin/verbs/repair.ts), as given to HNS at ADD: the
    * endpoint's spec with the addresses and MAC HNS ended up with, and, for a network of the attachment's own
    * (delegated NIC), the network's. Opaque here. Absent in records written before it existed: those are reported as
    * not repairable, never guessed at from today's configuration.

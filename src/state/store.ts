@@ -388,7 +388,7 @@ export class StateStore {
   async writeIntent(intent: IntentRecord, options: { requireAttachment?: AttachmentRecord } = {}): Promise<void> {
     this.ensure();
     await this.lock.run(() => {
-      // A repair (src/plugin/repair.ts) claims only while the record it repairs is still there, unchanged: checked
+      // A repair (src/plugin/verbs/repair.ts) claims only while the record it repairs is still there, unchanged: checked
       // under the same lock as the write, so a DEL that dropped the record first is never undone by the repair.
       const required = options.requireAttachment;
       if (required && !sameAttachment(this.read('attachment', intent), required)) throw new AttachmentChangedError();

@@ -8,7 +8,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { HR } from '../../src/hns/hresults';
 import { silentLogger } from '../../src/log/logger';
-import { repairAttachments } from '../../src/plugin/repair';
+import { repairAttachments } from '../../src/plugin/verbs/repair';
 import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
 import { newNamespace, recordFiles } from './support';
 

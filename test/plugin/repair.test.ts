@@ -11,7 +11,7 @@ import { silentLogger } from '../../src/log/logger';
 import { hostOs } from '../../src/hns/host-os';
 import type { Logger } from '../../src/log/logger';
 import { audit } from '../../src/orphans/audit';
-import { repairAttachments, type PodRepair } from '../../src/plugin/repair';
+import { repairAttachments, type PodRepair } from '../../src/plugin/verbs/repair';
 import { StateIoError } from '../../src/state/io-error';
 import { StateStore } from '../../src/state/store';
 import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';

@@ -8,7 +8,7 @@ import type { IpamClient, NetConf } from '../../src/cni/types';
 import type { HnsApi } from '../../src/hns/api';
 import { silentLogger } from '../../src/log/logger';
 import type { PodVerdict } from '../../src/plugin/pod-health';
-import type { PodRepair, RepairOutcome } from '../../src/plugin/repair';
+import type { PodRepair, RepairOutcome } from '../../src/plugin/verbs/repair';
 import type { PluginRuntime } from '../../src/plugin/runtime';
 import type { AttachmentRecord } from '../../src/state/records';
 import { HnsHealth } from '../../src/service/hns-health';

@@ -139,7 +139,7 @@ describe('state store', () => {
     expect(store.snapshot().attachments).toEqual([record()]);
   });
 
-  describe('repair against DEL (src/plugin/repair.ts)', () => {
+  describe('repair against DEL (src/plugin/verbs/repair.ts)', () => {
     it('a repair claims only while the record it repairs is there, unchanged', async () => {
       const rec = record();
       await store.commitAttachment(rec);

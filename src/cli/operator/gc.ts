@@ -1,5 +1,5 @@
 /**
- * `hcn-cni gc --valid FILE`: the plugin's GC (src/plugin/gc.ts) with the valid attachments from a file, and the
+ * `hcn-cni gc --valid FILE`: the plugin's GC (src/plugin/verbs/gc.ts) with the valid attachments from a file, and the
  * configuration's delegated IPAM (released per removed attachment, then sent GC when it speaks 1.1.0).
  *
  * FILE is a JSON list of {containerID, ifname}, or a whole CNI GC request (the object libcni sends on stdin, with
@@ -11,7 +11,7 @@ import { CniCode, isCniError } from '../../cni/cni-error';
 import { createIpamClient } from '../../cni/ipam';
 import type { NetConf } from '../../cni/types';
 import type { EndpointInfo, NetworkInfo } from '../../hns/api';
-import { gc } from '../../plugin/gc';
+import { gc } from '../../plugin/verbs/gc';
 import { ownerKey } from '../../state/records';
 import { ConfError, defaultCniBinDir, readJson } from './conf';
 import { OpsError, type OpsContext } from './context';

@@ -16,8 +16,8 @@
  * a DEL of the same pod leaves nothing. Shared attachments (container:<id>) are not acted on: they follow their
  * sandbox. A pod that cannot be repaired is reported, never guessed at.
  */
-import { CniCode, CniError } from '../cni/cni-error';
-import type { NetConf } from '../cni/types';
+import { CniCode, CniError } from '../../cni/cni-error';
+import type { NetConf } from '../../cni/types';
 import {
   sameId,
   type EndpointInfo,
@@ -25,18 +25,18 @@ import {
   type HnsApi,
   type NetworkInfo,
   type NetworkSpec,
-} from '../hns/api';
-import { hcnCause, isUnreachable } from '../hns/hcn-error';
-import { deleteObject } from '../hns/teardown';
-import { hresultHex } from '../hns/hresults';
-import type { Logger } from '../log/logger';
-import { ownerKey, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../state/records';
-import { AttachmentChangedError } from '../state/store';
-import { commit, keepClaim, writeIntent, type ClaimContext } from './claim';
-import { detach, ensureAttached } from './attach';
-import { judgePod, judgePods, type PodVerdict } from './pod-health';
-import type { PluginRuntime } from './runtime';
-import { Undo } from './undo';
+} from '../../hns/api';
+import { hcnCause, isUnreachable } from '../../hns/hcn-error';
+import { deleteObject } from '../../hns/teardown';
+import { hresultHex } from '../../hns/hresults';
+import type { Logger } from '../../log/logger';
+import { ownerKey, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../../state/records';
+import { AttachmentChangedError } from '../../state/store';
+import { commit, keepClaim, writeIntent, type ClaimContext } from '../claim';
+import { detach, ensureAttached } from '../attach';
+import { judgePod, judgePods, type PodVerdict } from '../pod-health';
+import type { PluginRuntime } from '../runtime';
+import { Undo } from '../undo';
 
 /** What became of one pod's repair (docs/repair.md, "Per pod, reported"); the service's metrics label them all. */
 export const REPAIR_OUTCOMES = [

@@ -3,16 +3,16 @@
  * endpoint under that plugin's naming scheme is removed (peer-endpoints.ts, rule 2), and the pod's IPAM allocation
  * is kept while any HNS endpoint still holds one of its addresses (ip-holders.ts, rule 1).
  */
-import type { VerbContext } from '../cni/types';
-import type { EndpointInfo, HnsApi } from '../hns/api';
-import type { Logger } from '../log/logger';
-import type { Owner } from '../state/records';
-import type { StateStore } from '../state/store';
-import { addressesOf, heldAddresses, holdersOf, keepForHolders } from './ip-holders';
-import { azureNicNetworkName } from '../orphans/peer-networks';
-import { runtimeMac } from './delegated-nic';
-import { removePeerEndpoints } from './peer-endpoints';
-import { step } from './to-cni-error';
+import type { VerbContext } from '../../cni/types';
+import type { EndpointInfo, HnsApi } from '../../hns/api';
+import type { Logger } from '../../log/logger';
+import type { Owner } from '../../state/records';
+import type { StateStore } from '../../state/store';
+import { addressesOf, heldAddresses, holdersOf, keepForHolders } from '../ip-holders';
+import { azureNicNetworkName } from '../../orphans/peer-networks';
+import { runtimeMac } from '../modes/delegated-nic';
+import { removePeerEndpoints } from '../peer-endpoints';
+import { step } from '../to-cni-error';
 
 /**
  * Returns whether the IPAM allocation must be kept (then the tombstone says so and names the holders).

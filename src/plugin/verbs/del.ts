@@ -14,21 +14,21 @@
  * A "not found" answer is a claim, not a fact (HNS has answered 0x80070490 for an endpoint it still had, attached):
  * before an address is released, the endpoint's absence is confirmed through a listing, by id.
  */
-import { CniCode, CniError } from '../cni/cni-error';
-import type { NetConf, VerbContext } from '../cni/types';
-import { sameId, type EndpointInfo, type HnsApi } from '../hns/api';
-import { isUnreachable } from '../hns/hcn-error';
-import { deleteConfirmed, deleteObject, endpointsListed, removeEndpoint } from '../hns/teardown';
-import type { Logger } from '../log/logger';
-import { endpointName, namesOwner, parseOwnedName } from '../orphans/ownership';
-import { ownerKey, type AttachmentRecord, type Owner, type PlannedObject } from '../state/records';
-import type { StateStore } from '../state/store';
-import { detach } from './attach';
-import { parseNetns } from './netns';
+import { CniCode, CniError } from '../../cni/cni-error';
+import type { NetConf, VerbContext } from '../../cni/types';
+import { sameId, type EndpointInfo, type HnsApi } from '../../hns/api';
+import { isUnreachable } from '../../hns/hcn-error';
+import { deleteConfirmed, deleteObject, endpointsListed, removeEndpoint } from '../../hns/teardown';
+import type { Logger } from '../../log/logger';
+import { endpointName, namesOwner, parseOwnedName } from '../../orphans/ownership';
+import { ownerKey, type AttachmentRecord, type Owner, type PlannedObject } from '../../state/records';
+import type { StateStore } from '../../state/store';
+import { detach } from '../attach';
+import { parseNetns } from '../netns';
 import { delMigrated } from './del-migrated';
-import { addressesOf, heldAddresses, keepForHolders } from './ip-holders';
-import { step, toCniError } from './to-cni-error';
-import type { PluginRuntime } from './runtime';
+import { addressesOf, heldAddresses, keepForHolders } from '../ip-holders';
+import { step, toCniError } from '../to-cni-error';
+import type { PluginRuntime } from '../runtime';
 
 export async function del(ctx: VerbContext, rt: PluginRuntime): Promise<void> {
   const { conf, attachment, log } = ctx;

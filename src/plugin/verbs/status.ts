@@ -7,14 +7,14 @@
  * (unreadable, so that pod can neither be checked nor cleaned up). containerd turns a failing STATUS into
  * NetworkReady=false, so only real degradation reports non-zero.
  */
-import { CniCode, CniError } from '../cni/cni-error';
-import type { ConfContext } from '../cni/types';
-import type { HnsApi } from '../hns/api';
-import { ownerKey } from '../state/records';
-import { requireIpv6Asking, staticIpv6 } from './families';
-import { judgePods, type PodVerdict } from './pod-health';
-import { toCniError } from './to-cni-error';
-import type { PluginRuntime } from './runtime';
+import { CniCode, CniError } from '../../cni/cni-error';
+import type { ConfContext } from '../../cni/types';
+import type { HnsApi } from '../../hns/api';
+import { ownerKey } from '../../state/records';
+import { requireIpv6Asking, staticIpv6 } from '../families';
+import { judgePods, type PodVerdict } from '../pod-health';
+import { toCniError } from '../to-cni-error';
+import type { PluginRuntime } from '../runtime';
 
 export async function status(ctx: ConfContext, rt: PluginRuntime): Promise<void> {
   const { conf, log } = ctx;

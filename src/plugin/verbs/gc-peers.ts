@@ -10,11 +10,11 @@
  * address. Its IPAM allocation is not released here: the name does not say the ifname (win-bridge, sdnbridge) or the
  * full container id (Azure) that IPAM keys it by; GC is forwarded to IPAM as always.
  */
-import type { Attachment, NetConf } from '../cni/types';
-import type { EndpointInfo, HnsApi } from '../hns/api';
-import { isUnreachable } from '../hns/hcn-error';
-import { removeEndpoint } from '../hns/teardown';
-import type { Logger } from '../log/logger';
+import type { Attachment, NetConf } from '../../cni/types';
+import type { EndpointInfo, HnsApi } from '../../hns/api';
+import { isUnreachable } from '../../hns/hcn-error';
+import { removeEndpoint } from '../../hns/teardown';
+import type { Logger } from '../../log/logger';
 import {
   adopted,
   attachmentOf,
@@ -24,7 +24,7 @@ import {
   peerVerdict,
   type PeerRequest,
   type PeerScheme,
-} from './peer-schemes';
+} from '../peer-schemes';
 
 export interface GcPeersReport {
   deleted: string[];

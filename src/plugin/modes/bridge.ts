@@ -3,23 +3,23 @@
  * that the operator names. The network is found by name, or created when the configuration asks for it; it is not
  * an attachment's, so it is never deleted by DEL or the audit (its name is not one of ours).
  */
-import { CniCode, CniError } from '../cni/cni-error';
-import { managementIpOf, type NetworkInfo } from '../hns/api';
-import { hasCode, hcnCause, isAlreadyExists } from '../hns/hcn-error';
-import { HR } from '../hns/hresults';
-import { withOutboundNatExceptions } from '../hns/policies';
-import type { TypedPolicy } from '../hns/schema';
-import { parseIpv4 } from '../net/addr';
-import { familyOf, firstHost, networkOf } from '../net/ipv4';
-import { endpointName } from '../orphans/ownership';
-import type { IntentRecord, PlannedObject } from '../state/records';
-import { plannedId, type AddPlan } from './add-plan';
-import type { Addressing } from './addresses';
-import { placeEndpoint, refusable, refusedCreate, type EndpointPlacement, type Placed } from './endpoint';
-import { addressesOf } from './ip-holders';
-import { auditAddressHolders } from './own-objects';
-import { requireIpv6 } from './families';
-import { step } from './to-cni-error';
+import { CniCode, CniError } from '../../cni/cni-error';
+import { managementIpOf, type NetworkInfo } from '../../hns/api';
+import { hasCode, hcnCause, isAlreadyExists } from '../../hns/hcn-error';
+import { HR } from '../../hns/hresults';
+import { withOutboundNatExceptions } from '../../hns/policies';
+import type { TypedPolicy } from '../../hns/schema';
+import { parseIpv4 } from '../../net/addr';
+import { familyOf, firstHost, networkOf } from '../../net/ipv4';
+import { endpointName } from '../../orphans/ownership';
+import type { IntentRecord, PlannedObject } from '../../state/records';
+import { plannedId, type AddPlan } from '../add-plan';
+import type { Addressing } from '../addresses';
+import { placeEndpoint, refusable, refusedCreate, type EndpointPlacement, type Placed } from '../endpoint';
+import { addressesOf } from '../ip-holders';
+import { auditAddressHolders } from '../own-objects';
+import { requireIpv6 } from '../families';
+import { step } from '../to-cni-error';
 
 /** What a bridge-mode ADD plans before it allocates anything: its endpoint in the shared network. */
 export function planBridge(a: AddPlan): { planned: PlannedObject[]; mac?: string } {

@@ -7,19 +7,19 @@
  * that nothing claims. Errors are collected, GC continues past them, and they are all reported at the end. GC is then
  * forwarded to IPAM when it speaks 1.1.0.
  */
-import { CniCode, CniError } from '../cni/cni-error';
-import type { ConfContext } from '../cni/types';
-import { intentLiveness } from '../state/liveness';
-import { ownerKey } from '../state/records';
-import type { StateSnapshot, StateStore } from '../state/store';
-import type { HnsApi } from '../hns/api';
+import { CniCode, CniError } from '../../cni/cni-error';
+import type { ConfContext } from '../../cni/types';
+import { intentLiveness } from '../../state/liveness';
+import { ownerKey } from '../../state/records';
+import type { StateSnapshot, StateStore } from '../../state/store';
+import type { HnsApi } from '../../hns/api';
 
 import { deleteByRecord, deleteUnrecorded } from './del';
 import { gcPeerEndpoints } from './gc-peers';
-import { addressesOf, heldAddresses, keepForHolders } from './ip-holders';
-import { releasePendingIpam } from './pending-ipam';
-import { step, toCniError } from './to-cni-error';
-import type { PluginRuntime } from './runtime';
+import { addressesOf, heldAddresses, keepForHolders } from '../ip-holders';
+import { releasePendingIpam } from '../pending-ipam';
+import { step, toCniError } from '../to-cni-error';
+import type { PluginRuntime } from '../runtime';
 
 export interface GcReport {
   removedAttachments: string[];

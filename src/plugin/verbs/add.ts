@@ -19,26 +19,26 @@
  * except when HNS stopped answering (timeout or RPC failure): then the intent stays, and whatever HNS completes later
  * is removed by the next audit or by the DEL the runtime sends after a failed ADD.
  */
-import { CniCode, CniError } from '../cni/cni-error';
-import type { CniResult, VerbContext } from '../cni/types';
-import type { NetworkInfo } from '../hns/api';
-import { hcnCause, isUnreachable } from '../hns/hcn-error';
-import { ownerKey, type AttachmentRecord, type IntentRecord, type Owner } from '../state/records';
-import type { StateStore } from '../state/store';
-import { prepare, type AddPlan } from './add-plan';
-import { allocate, type Addressing } from './addresses';
-import type { ApiChoice } from './api-version';
-import { ensureAttached } from './attach';
-import { wholeNodeAuditDue } from './audit-due';
-import { planBridge, placeInBridge } from './bridge';
-import { commit, writeIntent } from './claim';
-import { placeOnNic, planDelegated } from './delegated-nic';
-import { attachEndpoint, attachmentRecord, type Placed } from './endpoint';
-import { parseNetns } from './netns';
-import { clearOwnLeftovers } from './own-objects';
-import { releasePendingIpam } from './pending-ipam';
-import type { PluginRuntime } from './runtime';
-import { step, toCniError } from './to-cni-error';
+import { CniCode, CniError } from '../../cni/cni-error';
+import type { CniResult, VerbContext } from '../../cni/types';
+import type { NetworkInfo } from '../../hns/api';
+import { hcnCause, isUnreachable } from '../../hns/hcn-error';
+import { ownerKey, type AttachmentRecord, type IntentRecord, type Owner } from '../../state/records';
+import type { StateStore } from '../../state/store';
+import { prepare, type AddPlan } from '../add-plan';
+import { allocate, type Addressing } from '../addresses';
+import type { ApiChoice } from '../api-version';
+import { ensureAttached } from '../attach';
+import { wholeNodeAuditDue } from '../audit-due';
+import { planBridge, placeInBridge } from '../modes/bridge';
+import { commit, writeIntent } from '../claim';
+import { placeOnNic, planDelegated } from '../modes/delegated-nic';
+import { attachEndpoint, attachmentRecord, type Placed } from '../endpoint';
+import { parseNetns } from '../netns';
+import { clearOwnLeftovers } from '../own-objects';
+import { releasePendingIpam } from '../pending-ipam';
+import type { PluginRuntime } from '../runtime';
+import { step, toCniError } from '../to-cni-error';
 
 export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResult> {
   const { conf, attachment, log } = ctx;

@@ -8,26 +8,26 @@
  * recorded, holding the NIC. The ADD looks the adapter up here, audits a network of ours that holds it (removing it
  * when it is a leak), and otherwise says precisely who holds it.
  */
-import { CniCode, CniError } from '../cni/cni-error';
-import { sameId, type NetworkInfo, type NetworkSpec } from '../hns/api';
-import { hcnCause, isAdapterUnavailable, isAlreadyExists } from '../hns/hcn-error';
-import { deleteObject } from '../hns/teardown';
-import type { HostAdapter } from '../hns/hcn';
-import { NetworkFlags } from '../hns/schema';
-import type { SubnetInfo } from '../hns/api';
-import { familyOf, firstHost, networkOf } from '../net/ipv4';
-import { unicastMac } from '../net/mac';
-import { endpointName, namesOwner, nicNetworkName, parseOwnedName } from '../orphans/ownership';
-import { intentLiveness } from '../state/liveness';
-import { ownerKey, sameOwner, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../state/records';
-import { plannedId, type AddPlan } from './add-plan';
-import type { Addressing } from './addresses';
-import { keepClaim, updateIntent } from './claim';
-import { placeEndpoint, type Placed } from './endpoint';
-import { requireIpv6 } from './families';
-import { auditNicHolder } from './own-objects';
-import { step } from './to-cni-error';
-import type { StateSnapshot } from '../state/store';
+import { CniCode, CniError } from '../../cni/cni-error';
+import { sameId, type NetworkInfo, type NetworkSpec } from '../../hns/api';
+import { hcnCause, isAdapterUnavailable, isAlreadyExists } from '../../hns/hcn-error';
+import { deleteObject } from '../../hns/teardown';
+import type { HostAdapter } from '../../hns/hcn';
+import { NetworkFlags } from '../../hns/schema';
+import type { SubnetInfo } from '../../hns/api';
+import { familyOf, firstHost, networkOf } from '../../net/ipv4';
+import { unicastMac } from '../../net/mac';
+import { endpointName, namesOwner, nicNetworkName, parseOwnedName } from '../../orphans/ownership';
+import { intentLiveness } from '../../state/liveness';
+import { ownerKey, sameOwner, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../../state/records';
+import { plannedId, type AddPlan } from '../add-plan';
+import type { Addressing } from '../addresses';
+import { keepClaim, updateIntent } from '../claim';
+import { placeEndpoint, type Placed } from '../endpoint';
+import { requireIpv6 } from '../families';
+import { auditNicHolder } from '../own-objects';
+import { step } from '../to-cni-error';
+import type { StateSnapshot } from '../../state/store';
 
 /**
  * The pod's NIC MAC. Precedence: runtimeConfig.mac (the runtime's "mac" capability, per pod), then CNI_ARGS MAC,

@@ -2,14 +2,14 @@
  * CHECK verifies in HNS, not just in state (Azure CNI reads its state file; win-bridge and sdnbridge do nothing):
  * the endpoint exists, is attached where the netns says, and matches prevResult's IPs and MAC.
  */
-import { CniCode, CniError } from '../cni/cni-error';
-import type { VerbContext } from '../cni/types';
-import { canonicalIp } from '../net/addr';
-import { ownerKey } from '../state/records';
-import { isAttached } from './attach';
-import { step } from './to-cni-error';
-import { cniMac } from './result';
-import type { PluginRuntime } from './runtime';
+import { CniCode, CniError } from '../../cni/cni-error';
+import type { VerbContext } from '../../cni/types';
+import { canonicalIp } from '../../net/addr';
+import { ownerKey } from '../../state/records';
+import { isAttached } from '../attach';
+import { step } from '../to-cni-error';
+import { cniMac } from '../result';
+import type { PluginRuntime } from '../runtime';
 
 export async function check(ctx: VerbContext, rt: PluginRuntime): Promise<void> {
   const { conf, attachment, log } = ctx;
