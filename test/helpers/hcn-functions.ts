@@ -15,6 +15,8 @@ export interface HcnFunction {
   optional: boolean;
   /** NO_SDK: declared by no public header, so the win build has no SDK declaration to check it against. */
   sdk: boolean;
+  /** The sim column: the generic verb the simulator client's export forwards to, or OWN (written by hand). */
+  sim: string;
 }
 
 const HEADER = path.join(__dirname, '..', '..', 'native', 'include', 'hcn_functions.h');
@@ -22,8 +24,14 @@ const HEADER = path.join(__dirname, '..', '..', 'native', 'include', 'hcn_functi
 export const HCN_FUNCTION_TABLE: readonly HcnFunction[] = [
   ...fs
     .readFileSync(HEADER, 'utf8')
-    .matchAll(/\bX\(\s*k\w+\s*,\s*(\w+)\s*,\s*(\w+)\s*,\s*(REQUIRED|OPTIONAL)\s*,\s*(SDK|NO_SDK)\s*,/g),
-].map((m) => ({ name: m[1]!, group: m[2] as FnGroup, optional: m[3] === 'OPTIONAL', sdk: m[4] === 'SDK' }));
+    .matchAll(/\bX\(\s*k\w+\s*,\s*(\w+)\s*,\s*(\w+)\s*,\s*(REQUIRED|OPTIONAL)\s*,\s*(SDK|NO_SDK)\s*,\s*(\w+)\s*,/g),
+].map((m) => ({
+  name: m[1]!,
+  group: m[2] as FnGroup,
+  optional: m[3] === 'OPTIONAL',
+  sdk: m[4] === 'SDK',
+  sim: m[5]!,
+}));
 
 /** Names of the functions in the given groups, in the header's order. */
 export function functionsIn(...groups: FnGroup[]): string[] {
