@@ -7,7 +7,7 @@
 import type { NativeHcn, NativeStats } from '../../src/hns/native-types';
 import type { HostComputeEndpoint, HostComputeNamespace } from '../../src/hns/schema';
 import { GUID_NULL, LOWER_GUID, describeError, l2bridge, nat, rejectionOf, useHcn } from './helpers';
-import { functionsIn, LOCAL_ONLY } from '../helpers/hcn-functions';
+import { HCN_FUNCTION_TABLE, functionsIn, LOCAL_ONLY } from '../helpers/hcn-functions';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- plain CommonJS, shared with the wine probe
 const { runLifecycle } = require('../helpers/hcn-lifecycle') as {
@@ -380,16 +380,18 @@ describe('native.stats()', () => {
     expect(d.HcnCloseEndpoint).toBe(d.HcnOpenEndpoint + d.HcnCreateEndpoint);
     expect(d.HcnCloseNamespace).toBe(d.HcnOpenNamespace + d.HcnCreateNamespace);
     expect(d.HcsCloseComputeSystem).toBe(d.HcsOpenComputeSystem);
-    // Every returned string freed: at least one per query, enumerate, HNSCall and adapter list.
-    const returning =
-      d.HcnQueryNetworkProperties +
-      d.HcnQueryEndpointProperties +
-      d.HcnQueryNamespaceProperties +
-      d.HcnEnumerateNetworks +
-      d.HcnEnumerateEndpoints +
-      d.HcnEnumerateNamespaces +
-      d.HNSCall +
-      d.HcnSimEnumerateAdapters;
+    // Every returned string freed: one per call of a function that returns one (a query, an enumeration, HNSCall,
+    // the adapter list: returnsText, read from the list's parameters), and no error record in a lifecycle that
+    // succeeds.
+    const returning = HCN_FUNCTION_TABLE.filter((f) => f.returnsText).reduce((n, f) => n + d[f.name]!, 0);
+    expect(HCN_FUNCTION_TABLE.filter((f) => f.returnsText).map((f) => f.name)).toEqual(
+      expect.arrayContaining([
+        'HcnQueryNetworkProperties',
+        'HcnEnumerateEndpoints',
+        'HNSCall',
+        'HcnSimEnumerateAdapters',
+      ]),
+    );
     expect(after.frees - before.frees).toBe(returning);
 
     // The simulator saw each forwarded call exactly once (its counters were reset before this test).
