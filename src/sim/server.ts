@@ -70,6 +70,7 @@ export class SimServer {
     let busy = false; // a line is being answered: later bytes wait in `pending`
     let done = false; // answered without keep (or refused): later bytes are read and ignored, so the FIN arrives
     let clientEnded = false;
+    let streaming = false; // a service-callback registration: carries notifications until either side ends it
     socket.on('close', () => this.sockets.delete(socket));
     socket.on('error', (e) => this.logger.debug({ err: e.message }, 'client connection error'));
     const answer = (line: Buffer) => {
@@ -82,7 +83,9 @@ export class SimServer {
         if (stream) {
           // A service-callback registration: the connection now carries its notifications (and no more requests).
           done = true;
-          socket.write(JSON.stringify(response) + '\n');
+          streaming = true;
+          if (clientEnded) socket.end(JSON.stringify(response) + '\n');
+          else socket.write(JSON.stringify(response) + '\n');
           return;
         }
         const kept = keep && !shutdown && !clientEnded;
@@ -128,7 +131,11 @@ export class SimServer {
     });
     socket.on('end', () => {
       clientEnded = true;
-      next();
+      // A client that shuts its side of a registration has unregistered: the service ends the connection, so the
+      // client's reader sees the end of it even where shutting down its own socket does not wake a thread blocked
+      // receiving on it (Winsock under wine).
+      if (streaming) socket.end();
+      else next();
     });
   }
 
