@@ -73,7 +73,7 @@ async function runLifecycle(native, { container, name = 'lifecycle' }) {
   await native.deleteNetwork(network);
 
   // HNS v1 (vmcompute.dll's HNSCall), the host's adapters, and HNS's service notifications (an optional capability
-  // the simulator client has): registered, then released.
+  // the simulator client has; under wine a Winsock connection read by a std::thread): registered, then released.
   await native.hnsCall('GET', '/globals/version', null);
   await native.listAdapters();
   await native.unregisterServiceCallback(await native.registerServiceCallback(() => undefined));
