@@ -7,7 +7,7 @@ namespace hcn {
 namespace {
 
 constexpr const char* kNames[kFnCount] = {
-#define HCN_FN_NAME(enumerator, name, library, need, sdk, ret, params) #name,
+#define HCN_FN_NAME(enumerator, name, library, need, sdk, sim, ret, params) #name,
     HCN_FUNCTIONS(HCN_FN_NAME)
 #undef HCN_FN_NAME
 };
@@ -15,14 +15,14 @@ constexpr const char* kNames[kFnCount] = {
 constexpr FnGroup kHCN = FnGroup::kHcn, kV1 = FnGroup::kV1, kHCS = FnGroup::kHcs, kFREE = FnGroup::kFree,
                   kSIM = FnGroup::kSim;
 constexpr FnGroup kGroups[kFnCount] = {
-#define HCN_FN_LIBRARY(enumerator, name, library, need, sdk, ret, params) k##library,
+#define HCN_FN_LIBRARY(enumerator, name, library, need, sdk, sim, ret, params) k##library,
     HCN_FUNCTIONS(HCN_FN_LIBRARY)
 #undef HCN_FN_LIBRARY
 };
 
 constexpr bool kREQUIRED = false, kOPTIONAL = true;
 constexpr bool kOptional[kFnCount] = {
-#define HCN_FN_NEED(enumerator, name, library, need, sdk, ret, params) k##need,
+#define HCN_FN_NEED(enumerator, name, library, need, sdk, sim, ret, params) k##need,
     HCN_FUNCTIONS(HCN_FN_NEED)
 #undef HCN_FN_NEED
 };

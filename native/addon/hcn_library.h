@@ -18,7 +18,7 @@ namespace hcn {
 
 // One enumerator per entry of native/include/hcn_functions.h, in its order.
 enum class Fn : int {
-#define HCN_FN_ENUMERATOR(enumerator, name, library, need, sdk, ret, params) enumerator,
+#define HCN_FN_ENUMERATOR(enumerator, name, library, need, sdk, sim, ret, params) enumerator,
   HCN_FUNCTIONS(HCN_FN_ENUMERATOR)
 #undef HCN_FN_ENUMERATOR
   kCount

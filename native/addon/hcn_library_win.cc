@@ -13,7 +13,7 @@
 #define HCN_SDK_CHECK_SDK(name) \
   static_assert(std::is_same_v<PFN_##name, decltype(&::name)>, #name " differs from the SDK's declaration");
 #define HCN_SDK_CHECK_NO_SDK(name)
-#define HCN_SDK_CHECK(enumerator, name, library, need, sdk, ret, params) HCN_SDK_CHECK_##sdk(name)
+#define HCN_SDK_CHECK(enumerator, name, library, need, sdk, sim, ret, params) HCN_SDK_CHECK_##sdk(name)
 HCN_FUNCTIONS(HCN_SDK_CHECK)
 #undef HCN_SDK_CHECK
 #undef HCN_SDK_CHECK_NO_SDK

@@ -91,7 +91,7 @@ typedef struct tagHCN_PORT_RANGE_ENTRY {
 typedef void* HCS_SYSTEM;
 
 // PFN_<name> for every function of the addon's list, generated from native/include/hcn_functions.h.
-#define HCN_PFN_TYPEDEF(enumerator, name, library, need, sdk, ret, params) typedef ret(WINAPI* PFN_##name) params;
+#define HCN_PFN_TYPEDEF(enumerator, name, library, need, sdk, sim, ret, params) typedef ret(WINAPI* PFN_##name) params;
 HCN_FUNCTIONS(HCN_PFN_TYPEDEF)
 #undef HCN_PFN_TYPEDEF
 

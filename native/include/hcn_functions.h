@@ -2,10 +2,11 @@
 // from it: the PFN_ pointer types (native/include/hcn_abi.h), the addon's Fn enum, name table, library and
 // capability of each (native/addon/hcn_library.*), the compile-time check against the Windows SDK's declaration
 // (native/addon/hcn_library_win.cc), the simulator client's export declarations, which make the compiler check each
-// export against the signature here (native/simclient/sim_export.h), and the tests' expectations
+// export against the signature here (native/simclient/sim_export.h), the simulator client's exports that only
+// forward to a generic verb (native/simclient/sim_exports_v2.cc), and the tests' expectations
 // (test/helpers/hcn-functions.ts parses this file). Add a function here and nowhere else of those.
 //
-//   HCN_FUNCTION(enumerator, exported name, library, need, sdk, return type, (parameters))
+//   X(enumerator, exported name, library, need, sdk, sim, return type, (parameters))
 //
 // library: HCN  computenetwork.dll (the required ones make v2Supported)
 //          V1   vmcompute.dll HNSCall (v1Supported)
@@ -20,65 +21,70 @@
 //          NO_SDK  no public header declares it: the comment on its entry names where the signature comes from.
 //                  test/native/function-list.test.ts fails if <computenetwork.h> does declare it after all, so
 //                  the compile-time check cannot be skipped by choosing NO_SDK.
+// sim:     how the simulator client implements it. A verb of native/simclient/sim_ops.h for an HCN function of
+//          the network/endpoint/namespace families (the family is read from the name), whose export is then
+//          generated: ENUMERATE, CREATE, CREATE_IN_NETWORK (the endpoint's create), OPEN, MODIFY, QUERY (any query
+//          of an open object: Hcn<Query…><Family>…, sent as a request named after the function), DELETE, CLOSE.
+//          OWN: written by hand in native/simclient/sim_exports_*.cc.
 // The order is the enum's order; keep each library together. Types are those of hcn_abi.h, which expands this list.
 #ifndef HCN_CNI_HCN_FUNCTIONS_H_
 #define HCN_CNI_HCN_FUNCTIONS_H_
 
 // clang-format off
 #define HCN_FUNCTIONS(X)                                                                                              \
-  X(kEnumerateNetworks, HcnEnumerateNetworks, HCN, REQUIRED, SDK, HRESULT,                                            \
+  X(kEnumerateNetworks, HcnEnumerateNetworks, HCN, REQUIRED, SDK, ENUMERATE, HRESULT,                                 \
     (PCWSTR Query, PWSTR* Networks, PWSTR* ErrorRecord))                                                              \
-  X(kCreateNetwork, HcnCreateNetwork, HCN, REQUIRED, SDK, HRESULT,                                                    \
+  X(kCreateNetwork, HcnCreateNetwork, HCN, REQUIRED, SDK, CREATE, HRESULT,                                            \
     (HCN_REFGUID Id, PCWSTR Settings, HCN_NETWORK* Network, PWSTR* ErrorRecord))                                      \
-  X(kOpenNetwork, HcnOpenNetwork, HCN, REQUIRED, SDK, HRESULT, (HCN_REFGUID Id, HCN_NETWORK* Network, PWSTR* ErrorRecord)) \
-  X(kModifyNetwork, HcnModifyNetwork, HCN, REQUIRED, SDK, HRESULT,                                                    \
+  X(kOpenNetwork, HcnOpenNetwork, HCN, REQUIRED, SDK, OPEN, HRESULT, (HCN_REFGUID Id, HCN_NETWORK* Network, PWSTR* ErrorRecord)) \
+  X(kModifyNetwork, HcnModifyNetwork, HCN, REQUIRED, SDK, MODIFY, HRESULT,                                            \
     (HCN_NETWORK Network, PCWSTR Settings, PWSTR* ErrorRecord))                                                       \
-  X(kQueryNetworkProperties, HcnQueryNetworkProperties, HCN, REQUIRED, SDK, HRESULT,                                  \
+  X(kQueryNetworkProperties, HcnQueryNetworkProperties, HCN, REQUIRED, SDK, QUERY, HRESULT,                           \
     (HCN_NETWORK Network, PCWSTR Query, PWSTR* Properties, PWSTR* ErrorRecord))                                       \
-  X(kDeleteNetwork, HcnDeleteNetwork, HCN, REQUIRED, SDK, HRESULT, (HCN_REFGUID Id, PWSTR* ErrorRecord))              \
-  X(kCloseNetwork, HcnCloseNetwork, HCN, REQUIRED, SDK, HRESULT, (HCN_NETWORK Network))                               \
-  X(kEnumerateEndpoints, HcnEnumerateEndpoints, HCN, REQUIRED, SDK, HRESULT,                                          \
+  X(kDeleteNetwork, HcnDeleteNetwork, HCN, REQUIRED, SDK, DELETE, HRESULT, (HCN_REFGUID Id, PWSTR* ErrorRecord))      \
+  X(kCloseNetwork, HcnCloseNetwork, HCN, REQUIRED, SDK, CLOSE, HRESULT, (HCN_NETWORK Network))                        \
+  X(kEnumerateEndpoints, HcnEnumerateEndpoints, HCN, REQUIRED, SDK, ENUMERATE, HRESULT,                               \
     (PCWSTR Query, PWSTR* Endpoints, PWSTR* ErrorRecord))                                                             \
-  X(kCreateEndpoint, HcnCreateEndpoint, HCN, REQUIRED, SDK, HRESULT,                                                  \
+  X(kCreateEndpoint, HcnCreateEndpoint, HCN, REQUIRED, SDK, CREATE_IN_NETWORK, HRESULT,                               \
     (HCN_NETWORK Network, HCN_REFGUID Id, PCWSTR Settings, HCN_ENDPOINT* Endpoint, PWSTR* ErrorRecord))               \
-  X(kOpenEndpoint, HcnOpenEndpoint, HCN, REQUIRED, SDK, HRESULT,                                                      \
+  X(kOpenEndpoint, HcnOpenEndpoint, HCN, REQUIRED, SDK, OPEN, HRESULT,                                                \
     (HCN_REFGUID Id, HCN_ENDPOINT* Endpoint, PWSTR* ErrorRecord))                                                     \
-  X(kModifyEndpoint, HcnModifyEndpoint, HCN, REQUIRED, SDK, HRESULT,                                                  \
+  X(kModifyEndpoint, HcnModifyEndpoint, HCN, REQUIRED, SDK, MODIFY, HRESULT,                                          \
     (HCN_ENDPOINT Endpoint, PCWSTR Settings, PWSTR* ErrorRecord))                                                     \
-  X(kQueryEndpointProperties, HcnQueryEndpointProperties, HCN, REQUIRED, SDK, HRESULT,                                \
+  X(kQueryEndpointProperties, HcnQueryEndpointProperties, HCN, REQUIRED, SDK, QUERY, HRESULT,                         \
     (HCN_ENDPOINT Endpoint, PCWSTR Query, PWSTR* Properties, PWSTR* ErrorRecord))                                     \
-  X(kDeleteEndpoint, HcnDeleteEndpoint, HCN, REQUIRED, SDK, HRESULT, (HCN_REFGUID Id, PWSTR* ErrorRecord))            \
-  X(kCloseEndpoint, HcnCloseEndpoint, HCN, REQUIRED, SDK, HRESULT, (HCN_ENDPOINT Endpoint))                           \
-  X(kEnumerateNamespaces, HcnEnumerateNamespaces, HCN, REQUIRED, SDK, HRESULT,                                        \
+  X(kDeleteEndpoint, HcnDeleteEndpoint, HCN, REQUIRED, SDK, DELETE, HRESULT, (HCN_REFGUID Id, PWSTR* ErrorRecord))    \
+  X(kCloseEndpoint, HcnCloseEndpoint, HCN, REQUIRED, SDK, CLOSE, HRESULT, (HCN_ENDPOINT Endpoint))                    \
+  X(kEnumerateNamespaces, HcnEnumerateNamespaces, HCN, REQUIRED, SDK, ENUMERATE, HRESULT,                             \
     (PCWSTR Query, PWSTR* Namespaces, PWSTR* ErrorRecord))                                                            \
-  X(kCreateNamespace, HcnCreateNamespace, HCN, REQUIRED, SDK, HRESULT,                                                \
+  X(kCreateNamespace, HcnCreateNamespace, HCN, REQUIRED, SDK, CREATE, HRESULT,                                        \
     (HCN_REFGUID Id, PCWSTR Settings, HCN_NAMESPACE* Namespace, PWSTR* ErrorRecord))                                  \
-  X(kOpenNamespace, HcnOpenNamespace, HCN, REQUIRED, SDK, HRESULT,                                                    \
+  X(kOpenNamespace, HcnOpenNamespace, HCN, REQUIRED, SDK, OPEN, HRESULT,                                              \
     (HCN_REFGUID Id, HCN_NAMESPACE* Namespace, PWSTR* ErrorRecord))                                                   \
-  X(kModifyNamespace, HcnModifyNamespace, HCN, REQUIRED, SDK, HRESULT,                                                \
+  X(kModifyNamespace, HcnModifyNamespace, HCN, REQUIRED, SDK, MODIFY, HRESULT,                                        \
     (HCN_NAMESPACE Namespace, PCWSTR Settings, PWSTR* ErrorRecord))                                                   \
-  X(kQueryNamespaceProperties, HcnQueryNamespaceProperties, HCN, REQUIRED, SDK, HRESULT,                              \
+  X(kQueryNamespaceProperties, HcnQueryNamespaceProperties, HCN, REQUIRED, SDK, QUERY, HRESULT,                       \
     (HCN_NAMESPACE Namespace, PCWSTR Query, PWSTR* Properties, PWSTR* ErrorRecord))                                   \
-  X(kDeleteNamespace, HcnDeleteNamespace, HCN, REQUIRED, SDK, HRESULT, (HCN_REFGUID Id, PWSTR* ErrorRecord))          \
-  X(kCloseNamespace, HcnCloseNamespace, HCN, REQUIRED, SDK, HRESULT, (HCN_NAMESPACE Namespace))                       \
+  X(kDeleteNamespace, HcnDeleteNamespace, HCN, REQUIRED, SDK, DELETE, HRESULT, (HCN_REFGUID Id, PWSTR* ErrorRecord))  \
+  X(kCloseNamespace, HcnCloseNamespace, HCN, REQUIRED, SDK, CLOSE, HRESULT, (HCN_NAMESPACE Namespace))                \
   /* Service notifications (HCN_NOTIFICATIONS): a capability, since a host without them keeps working on its probe. */ \
-  X(kRegisterServiceCallback, HcnRegisterServiceCallback, HCN, OPTIONAL, SDK, HRESULT,                                \
+  X(kRegisterServiceCallback, HcnRegisterServiceCallback, HCN, OPTIONAL, SDK, OWN, HRESULT,                           \
     (HCN_NOTIFICATION_CALLBACK Callback, void* Context, HCN_CALLBACK* CallbackHandle))                                \
-  X(kUnregisterServiceCallback, HcnUnregisterServiceCallback, HCN, OPTIONAL, SDK, HRESULT, (HCN_CALLBACK CallbackHandle)) \
+  X(kUnregisterServiceCallback, HcnUnregisterServiceCallback, HCN, OPTIONAL, SDK, OWN, HRESULT, (HCN_CALLBACK CallbackHandle)) \
   /* In no public header: hcsshim declares it as vmcompute.HNSCall (internal/vmcompute/vmcompute.go). */              \
-  X(kHnsCall, HNSCall, V1, REQUIRED, NO_SDK, HRESULT, (PCWSTR Method, PCWSTR Path, PCWSTR Request, PWSTR* Response))  \
+  X(kHnsCall, HNSCall, V1, REQUIRED, NO_SDK, OWN, HRESULT, (PCWSTR Method, PCWSTR Path, PCWSTR Request, PWSTR* Response)) \
   /* In no public header (computecore.h's HcsOpenComputeSystem is another DLL's function): hcsshim                    \
      internal/vmcompute/vmcompute.go hcsOpenComputeSystem(id, *HcsSystem, **result), hcsModifyComputeSystem(system,   \
-     configuration, **result), hcsCloseComputeSystem(system). Result is a JSON document of error events. */          \
-  X(kHcsOpenComputeSystem, HcsOpenComputeSystem, HCS, REQUIRED, NO_SDK, HRESULT,                                      \
+     configuration, **result), hcsCloseComputeSystem(system). Result is a JSON document of error events. */           \
+  X(kHcsOpenComputeSystem, HcsOpenComputeSystem, HCS, REQUIRED, NO_SDK, OWN, HRESULT,                                 \
     (PCWSTR Id, HCS_SYSTEM* ComputeSystem, PWSTR* Result))                                                            \
-  X(kHcsModifyComputeSystem, HcsModifyComputeSystem, HCS, REQUIRED, NO_SDK, HRESULT,                                  \
+  X(kHcsModifyComputeSystem, HcsModifyComputeSystem, HCS, REQUIRED, NO_SDK, OWN, HRESULT,                             \
     (HCS_SYSTEM ComputeSystem, PCWSTR Configuration, PWSTR* Result))                                                  \
-  X(kHcsCloseComputeSystem, HcsCloseComputeSystem, HCS, REQUIRED, NO_SDK, HRESULT, (HCS_SYSTEM ComputeSystem))        \
-  X(kCoTaskMemFree, CoTaskMemFree, FREE, REQUIRED, SDK, void, (void* pv))                                             \
-  /* Ours (the simulated host's adapters, a JSON array of {"Name","MacAddress","InterfaceDescription",                 \
+  X(kHcsCloseComputeSystem, HcsCloseComputeSystem, HCS, REQUIRED, NO_SDK, OWN, HRESULT, (HCS_SYSTEM ComputeSystem))   \
+  X(kCoTaskMemFree, CoTaskMemFree, FREE, REQUIRED, SDK, OWN, void, (void* pv))                                        \
+  /* Ours (the simulated host's adapters, a JSON array of {"Name","MacAddress","InterfaceDescription",                \
      "InterfaceIndex"}); where it is absent the addon asks the OS (GetAdaptersAddresses on Windows). */               \
-  X(kSimEnumerateAdapters, HcnSimEnumerateAdapters, SIM, OPTIONAL, NO_SDK, HRESULT, (PWSTR* Adapters, PWSTR* ErrorRecord))
+  X(kSimEnumerateAdapters, HcnSimEnumerateAdapters, SIM, OPTIONAL, NO_SDK, OWN, HRESULT, (PWSTR* Adapters, PWSTR* ErrorRecord))
 // clang-format on
 
 #endif  // HCN_CNI_HCN_FUNCTIONS_H_

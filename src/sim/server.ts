@@ -25,6 +25,8 @@ interface LineState {
   /** Answered without keep (or refused): later bytes are read and ignored, so the FIN arrives. */
   done: boolean;
   clientEnded: boolean;
+  /** A service-callback registration: carries notifications until either side ends it. */
+  streaming: boolean;
 }
 
 /** What a request line gets: its response, and what becomes of the connection after it. */
@@ -86,7 +88,7 @@ export class SimServer {
    */
   private onConnection(socket: net.Socket): void {
     this.sockets.add(socket);
-    const c: LineState = { pending: [], size: 0, busy: false, done: false, clientEnded: false };
+    const c: LineState = { pending: [], size: 0, busy: false, done: false, clientEnded: false, streaming: false };
     socket.on('close', () => this.sockets.delete(socket));
     socket.on('error', (e) => this.logger.debug({ err: e.message }, 'client connection error'));
     const answer = (line: Buffer) => {
@@ -128,7 +130,11 @@ export class SimServer {
     });
     socket.on('end', () => {
       c.clientEnded = true;
-      next();
+      // A client that shuts its side of a registration has unregistered: the service ends the connection, so the
+      // client's reader sees the end of it even where shutting down its own socket does not wake a thread blocked
+      // receiving on it (Winsock under wine).
+      if (c.streaming) socket.end();
+      else next();
     });
   }
 
@@ -143,7 +149,9 @@ export class SimServer {
     if (stream) {
       // A service-callback registration: the connection now carries its notifications (and no more requests).
       c.done = true;
-      socket.write(JSON.stringify(response) + '\n');
+      c.streaming = true;
+      if (c.clientEnded) socket.end(JSON.stringify(response) + '\n');
+      else socket.write(JSON.stringify(response) + '\n');
       return false;
     }
     const kept = keep && !shutdown && !c.clientEnded;

@@ -1,12 +1,18 @@
 /**
  * hcn.node + libhcnsim.so + hcn-sim, through the facade: every native HCN entry point in a round trip, the v1
- * HNSCall paths the plugin uses, and native.stats() proving each C function was reached (and that each call that
- * crosses the wire arrived at the simulator exactly once).
+ * HNSCall paths the plugin uses, and native.stats() proving each C function of the list was reached by the shared
+ * lifecycle (test/helpers/hcn-lifecycle.js, which the wine probe runs too) and that each call that crosses the wire
+ * arrived at the simulator exactly once.
  */
-import type { NativeStats } from '../../src/hns/native-types';
-import type { HostComputeEndpoint, HostComputeNamespace, HostComputeNetwork } from '../../src/hns/schema';
+import type { NativeHcn, NativeStats } from '../../src/hns/native-types';
+import type { HostComputeEndpoint, HostComputeNamespace } from '../../src/hns/schema';
 import { GUID_NULL, LOWER_GUID, describeError, l2bridge, nat, rejectionOf, useHcn } from './helpers';
-import { functionsIn, LOCAL_ONLY } from '../helpers/hcn-functions';
+import { HCN_FUNCTION_TABLE, functionsIn, LOCAL_ONLY } from '../helpers/hcn-functions';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- plain CommonJS, shared with the wine probe
+const { runLifecycle } = require('../helpers/hcn-lifecycle') as {
+  runLifecycle(native: NativeHcn, options: { container: string; name?: string }): Promise<void>;
+};
 
 const fx = useHcn();
 
@@ -356,45 +362,13 @@ describe('native.stats()', () => {
     return Object.fromEntries(Object.keys(after.calls).map((k) => [k, after.calls[k] - (before.calls[k] ?? 0)]));
   }
 
-  test('one lifecycle through the facade reaches every HCN function, and every wire call arrives exactly once', async () => {
+  test('the shared lifecycle (test/helpers/hcn-lifecycle.js) reaches every function of the list, and every wire call arrives exactly once', async () => {
     const { hcn, control } = fx;
-    const before = hcn.native.stats();
-    // Every addon export that talks to HCN, each once (stats are per process: compare deltas).
-    const net: HostComputeNetwork = await hcn.createNetwork(l2bridge('stats-net'));
-    await hcn.enumerateNetworks();
-    await hcn.getNetwork(net.ID!);
-    await hcn.listNetworks();
-    await hcn.modifyNetwork(net.ID!, {
-      ResourceType: 'Policy',
-      RequestType: 'Add',
-      Settings: { Policies: [{ Type: 'HostRoute', Settings: {} }] },
-    });
-    const ep = await hcn.createEndpoint(net.ID!, endpoint('stats-ep'));
-    await hcn.enumerateEndpoints();
-    await hcn.getEndpoint(ep.ID!);
-    await hcn.listEndpoints();
-    await hcn.modifyEndpoint(ep.ID!, {
-      ResourceType: 'Policy',
-      RequestType: 'Add',
-      Settings: { Policies: [{ Type: 'L2Driver', Settings: {} }] },
-    });
-    const ns = await hcn.createNamespace();
-    await hcn.native.enumerateNamespaces(null);
-    await hcn.getNamespace(ns.ID!);
-    await hcn.listNamespaces();
-    await hcn.addNamespaceEndpoint(ns.ID!, ep.ID!);
-    await hcn.removeNamespaceEndpoint(ns.ID!, ep.ID!);
-    await hcn.deleteNamespace(ns.ID!);
-    // HCS hot attach and detach (a container must exist in HCS first).
+    // HCS hot attach needs a compute system HCS knows.
     await control.addContainer('stats-ctr');
-    await hcn.modifyComputeSystem('stats-ctr', { ResourceType: 'Network', RequestType: 'Add', Settings: ep.ID! });
-    await hcn.modifyComputeSystem('stats-ctr', { ResourceType: 'Network', RequestType: 'Remove', Settings: ep.ID! });
-    await hcn.deleteEndpoint(ep.ID!);
-    await hcn.deleteNetwork(net.ID!);
-    await hcn.version();
-    await hcn.listAdapters();
-    // HNS's service notifications (an optional capability; the simulator client has it): registered, released.
-    await hcn.unregisterServiceCallback(await hcn.registerServiceCallback(() => undefined));
+    const before = hcn.native.stats();
+    // Every function of the list, each reached (stats are per process: compare deltas).
+    await runLifecycle(hcn.native, { container: 'stats-ctr', name: 'stats' });
     const after = hcn.native.stats();
 
     const d = delta(before, after);
@@ -406,16 +380,18 @@ describe('native.stats()', () => {
     expect(d.HcnCloseEndpoint).toBe(d.HcnOpenEndpoint + d.HcnCreateEndpoint);
     expect(d.HcnCloseNamespace).toBe(d.HcnOpenNamespace + d.HcnCreateNamespace);
     expect(d.HcsCloseComputeSystem).toBe(d.HcsOpenComputeSystem);
-    // Every returned string freed: at least one per query, enumerate, HNSCall and adapter list.
-    const returning =
-      d.HcnQueryNetworkProperties +
-      d.HcnQueryEndpointProperties +
-      d.HcnQueryNamespaceProperties +
-      d.HcnEnumerateNetworks +
-      d.HcnEnumerateEndpoints +
-      d.HcnEnumerateNamespaces +
-      d.HNSCall +
-      d.HcnSimEnumerateAdapters;
+    // Every returned string freed: one per call of a function that returns one (a query, an enumeration, HNSCall,
+    // the adapter list: returnsText, read from the list's parameters), and no error record in a lifecycle that
+    // succeeds.
+    const returning = HCN_FUNCTION_TABLE.filter((f) => f.returnsText).reduce((n, f) => n + d[f.name]!, 0);
+    expect(HCN_FUNCTION_TABLE.filter((f) => f.returnsText).map((f) => f.name)).toEqual(
+      expect.arrayContaining([
+        'HcnQueryNetworkProperties',
+        'HcnEnumerateEndpoints',
+        'HNSCall',
+        'HcnSimEnumerateAdapters',
+      ]),
+    );
     expect(after.frees - before.frees).toBe(returning);
 
     // The simulator saw each forwarded call exactly once (its counters were reset before this test).

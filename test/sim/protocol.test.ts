@@ -40,6 +40,17 @@ test('a request whose client half-closes without a newline is still answered; a 
   expect(JSON.parse(out)).toEqual({ hr: 0, result: '[]', errorRecord: null });
 });
 
+test('a service-callback registration whose client shuts its side is ended by the service (the client unregistered)', async () => {
+  // raw() resolves when the service ends the connection; a registration it kept open would never resolve.
+  const out = await raw('{"v":1,"pid":1,"op":"HcnRegisterServiceCallback"}\n', true);
+  expect(
+    out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as unknown),
+  ).toEqual([{ hr: 0, result: null, errorRecord: null }]);
+});
+
 test('"keep": true: answered with "keep": true, one line at a time, and the connection serves the next line', async () => {
   const a = parseAddress(fx.sim.address);
   const s = net.connect(a.kind === 'unix' ? { path: a.path } : { host: a.host, port: a.port });

@@ -238,6 +238,7 @@ describeWine('win-x64 addon in Windows node.exe under wine', (build) => {
   }, 120_000);
 
   test('coverage: every HCN function through GetProcAddress at least once, every returned string freed', async () => {
+    ok('lifecycle'); // test/helpers/hcn-lifecycle.js, shared with test/hns/roundtrip.test.ts
     const { calls, frees } = report.stats;
     const server = (await sim.control.stats()).calls;
     const rows = HCN_FUNCTIONS.map((fn) => {
