@@ -86,46 +86,21 @@ export async function listenExclusive(
 ): Promise<UnixListening> {
   if (isPipe(address)) throw new Error(`listenExclusive is for unix sockets; ${address} is a pipe (listenPipe)`);
   fs.mkdirSync(path.dirname(address), { recursive: true, mode: 0o700 });
-  const lockFile = `${address}.lock`;
-  let lock: number | null | undefined = locks?.tryLockFile(lockFile);
-  let claim: HandOverClaim | undefined;
-  if (lock === null) {
-    const asked = takeOver ? await askHandOver(address, takeOver.pid) : 'no hand-over asked (--no-take-over)';
-    if (typeof asked === 'string')
-      throw new Error(`another hcn-cni service holds ${lockFile} (its socket may have been deleted): ${asked}`);
-    claim = asked;
-    // The old service released the lock before it said so: it is free unless a third service took it meanwhile.
-    lock = locks!.tryLockFile(lockFile);
-    if (lock === null) {
-      claim.abandon();
-      throw new Error(`another hcn-cni service took ${lockFile} during the hand-over`);
-    }
-  }
-  let held = lock ?? undefined;
-  /** Whether this service holds the address (its lock, when there are locks): false from a hand-over's release on. */
-  let holding = true;
-  const release = (): void => {
-    if (held !== undefined) locks!.unlockFile(held);
-    held = undefined;
-    holding = false;
-  };
+  const { lock, claim } = await lockAddress(address, locks, takeOver);
   let ours: { dev: number; ino: number };
   try {
     if (!claim) await refuseUnlessStale(address);
     ours = await bindAndRename(server, address, mode);
   } catch (e) {
     claim?.abandon();
-    release();
+    lock.release();
     throw e;
   }
   claim?.taken();
   return {
-    releaseLock: release,
+    releaseLock: lock.release,
     resume: async () => {
-      const again = locks?.tryLockFile(lockFile);
-      if (again === null) return false;
-      held = again;
-      holding = true;
+      if (!lock.retake()) return false;
       if (namesSocket(address, ours)) return true;
       try {
         server.close(); // its socket is unreachable (no longer at the address); a fresh one takes its place
@@ -141,14 +116,65 @@ export async function listenExclusive(
         // before the check phase, so closing after setImmediate leaves none of them refused.
         await new Promise((r) => setImmediate(r));
         await new Promise((r) => setImmediate(r));
-      } else if (holding && namesSocket(address, ours)) {
+      } else if (lock.holding && namesSocket(address, ours)) {
         fs.rmSync(address, { force: true });
       }
       // Resolves once every connection has ended too (net.Server close); the lock is held until then.
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      release();
+      lock.release();
     },
   };
+}
+
+/**
+ * Takes `<address>.lock`; when another service holds it, asks that one to hand the address over (when `takeOver` is
+ * given) and takes the lock once it has let go, with the claim that says "taken" to it. Refuses otherwise.
+ */
+async function lockAddress(
+  address: string,
+  locks: FileLocks | undefined,
+  takeOver: { pid: number } | undefined,
+): Promise<{ lock: AddressLock; claim?: HandOverClaim }> {
+  const lockFile = `${address}.lock`;
+  const lock = locks?.tryLockFile(lockFile);
+  if (lock !== null) return { lock: new AddressLock(locks, lockFile, lock) };
+  const asked = takeOver ? await askHandOver(address, takeOver.pid) : 'no hand-over asked (--no-take-over)';
+  if (typeof asked === 'string')
+    throw new Error(`another hcn-cni service holds ${lockFile} (its socket may have been deleted): ${asked}`);
+  // The old service released the lock before it said so: it is free unless a third service took it meanwhile.
+  const again = locks!.tryLockFile(lockFile);
+  if (again === null) {
+    asked.abandon();
+    throw new Error(`another hcn-cni service took ${lockFile} during the hand-over`);
+  }
+  return { lock: new AddressLock(locks, lockFile, again), claim: asked };
+}
+
+/** `<address>.lock` as this service holds it: let go of at a hand-over's "released", taken back if it does not complete. */
+class AddressLock {
+  /** Whether this service holds the address (its lock, when there are locks): false from a hand-over's release on. */
+  holding = true;
+
+  constructor(
+    private readonly locks: FileLocks | undefined,
+    private readonly file: string,
+    private held: number | undefined,
+  ) {}
+
+  readonly release = (): void => {
+    if (this.held !== undefined) this.locks!.unlockFile(this.held);
+    this.held = undefined;
+    this.holding = false;
+  };
+
+  /** Takes the lock back; false if another service holds it now. */
+  retake(): boolean {
+    const again = this.locks?.tryLockFile(this.file);
+    if (again === null) return false;
+    this.held = again;
+    this.holding = true;
+    return true;
+  }
 }
 
 /** Binds `server` at a temporary name beside `address` (never wider than `mode`), then renames it over `address`. */

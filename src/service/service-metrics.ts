@@ -14,6 +14,7 @@ import { answers } from './listen';
 import type { MetricsServer } from './metrics';
 import type { NodeAgent } from './node-agent';
 import type { RequestBook } from './requests';
+import type { MetricsSink } from './tally';
 
 interface MetricsParts {
   metrics?: { host: string; port: number };
@@ -25,14 +26,54 @@ interface MetricsParts {
   log: Logger;
 }
 
+/** The metrics over the service's life, as the service uses them. */
+export interface ServiceMetrics {
+  /** Where they are served; undefined while not bound (off, or waiting for the old service's port). */
+  readonly url: string | undefined;
+  /** Idempotent: a hand-over closes them at once (the new service binds their port), the end of the drain again. */
+  close(): Promise<void>;
+  /** Once the service listens: when the old service held the port, binds it after the hand-over. */
+  listening(): void;
+}
+
+/**
+ * The metrics as the service runs them: started before its socket (startServiceMetrics), fed the service's counts
+ * (`events`) from the moment they are bound, and closed once.
+ */
+export async function serviceMetrics(
+  o: MetricsParts,
+  events: { addSink(sink: MetricsSink): void },
+  takeOverFrom?: string,
+): Promise<ServiceMetrics> {
+  const first = await startServiceMetrics(o, takeOverFrom);
+  let metrics = first === AFTER_HAND_OVER ? undefined : first;
+  if (metrics) events.addSink(metrics);
+  let closed: Promise<void> | undefined;
+  return {
+    get url() {
+      return metrics?.url;
+    },
+    close: () => (closed ??= metrics?.close() ?? Promise.resolve()),
+    listening: () => {
+      if (first !== AFTER_HAND_OVER) return;
+      void metricsAfterHandOver(o, () => closed !== undefined).then(async (late) => {
+        if (!late) return;
+        if (closed) return void (await late.close());
+        metrics = late;
+        events.addSink(late);
+      });
+    },
+  };
+}
+
 /** Said instead of a server when the port is in use and a service of ours answers at `takeOverFrom`. */
-export const AFTER_HAND_OVER = 'after-hand-over';
+const AFTER_HAND_OVER = 'after-hand-over';
 
 /**
  * The metrics, bound now; or AFTER_HAND_OVER when their port is in use while a service answers at `takeOverFrom`
  * (the service about to be taken over holds it). Any other failure to bind refuses the start, as before.
  */
-export async function startServiceMetrics(
+async function startServiceMetrics(
   o: MetricsParts,
   takeOverFrom?: string,
 ): Promise<MetricsServer | undefined | typeof AFTER_HAND_OVER> {
@@ -56,10 +97,7 @@ const GIVE_UP_MS = 30_000;
  * in the end are logged, not fatal (the shims are being served: refusing now would be the gap this avoids).
  * Undefined if `cancelled()` (the service closed) or it gave up.
  */
-export async function metricsAfterHandOver(
-  o: MetricsParts,
-  cancelled: () => boolean,
-): Promise<MetricsServer | undefined> {
+async function metricsAfterHandOver(o: MetricsParts, cancelled: () => boolean): Promise<MetricsServer | undefined> {
   const until = Date.now() + GIVE_UP_MS;
   for (;;) {
     if (cancelled()) return undefined;

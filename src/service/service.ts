@@ -37,15 +37,16 @@ import { DEFAULT_MAX_ABANDONED_CALLS } from './abandoned-bound';
 import { createNodeAgent, watchHnsForAgent } from './agent-wiring';
 import { ServiceEvents } from './events';
 import { HnsHealth } from './hns-health';
-import { RequestIntake } from './intake';
+import { RequestIntake, type IntakeOptions } from './intake';
 import { HandOverDesk } from './hand-over';
-import { startListening } from './listening';
+import { startListening, type Listening } from './listening';
 import { createNetworkAtStart } from './network-at-start-log';
+import type { NodeAgent } from './node-agent';
 import { KeyedQueue } from './queue';
 import { startRepairTrigger } from './repair-trigger';
 import { RequestBook } from './requests';
 import { RequestLogs } from './request-log';
-import { AFTER_HAND_OVER, metricsAfterHandOver, startServiceMetrics } from './service-metrics';
+import { serviceMetrics } from './service-metrics';
 import { endings } from './shutdown';
 import { serviceStatus, type ServiceStatus } from './status';
 
@@ -146,40 +147,24 @@ export interface Service {
  * The service composed of its parts, each made after what it uses: the counts (events.ts) before the runtime whose
  * observer feeds them, the repair trigger and the node agent, the book of requests, the metrics (before the socket:
  * an address that cannot be bound refuses the start), the status, the intake, the listening socket or pipe; then
- * the background work starts, and the service ends as shutdown.ts says.
+ * the background work starts, and the service ends as shutdown.ts says, or hands over (hand-over.ts).
  */
 export async function startService(options: ServiceOptions): Promise<Service> {
   const log = options.log ?? createLogger({ level: 'info' });
   // Loaded now, not on the first verb: the peer check needs it, and the first pod should not pay for it.
   const native = options.native ?? loadNative(options.load ?? {}).native;
-  const claimsDir = options.claimsDir ?? defaultClaimsDir(options.platform);
   const events = new ServiceEvents();
-  const runtime = new PluginRuntime({
-    pid: options.pid,
-    native,
-    ...(claimsDir ? { claimsDir } : {}),
-    backgroundAudit: true,
-    fewestCalls: true,
-    observer: events.observer,
-  });
+  const runtime = serviceRuntime(options, native, events);
   const queue = new KeyedQueue();
   const repair = startRepairTrigger({ runtime, queue, log, onRepair: (r) => events.repair(r.outcome) });
-  const health = new HnsHealth();
-  events.onHcnCall((c) => health.observe(c.hresult));
-  events.countHcnCalls();
-  const agent = createNodeAgent(options, runtime, repair, log, health);
+  const agent = createNodeAgent(options, runtime, repair, log, watchHnsHealth(events));
   const book = new RequestBook();
   const logs = new RequestLogs({ pid: options.pid, service: true });
   const started = Date.now();
   const maxAbandoned = options.maxAbandonedCalls ?? DEFAULT_MAX_ABANDONED_CALLS;
   const takeOver = options.takeOver ?? true;
   const metricsParts = { ...options, runtime, book, agent, log };
-  const first = await startServiceMetrics(metricsParts, takeOver ? options.address : undefined);
-  let metrics = first === AFTER_HAND_OVER ? undefined : first;
-  if (metrics) events.addSink(metrics);
-  let metricsClosed: Promise<void> | undefined;
-  // Once: a hand-over closes them at once (the new service binds their port), the end of the drain again.
-  const closeMetrics = (): Promise<void> => (metricsClosed ??= metrics?.close() ?? Promise.resolve());
+  const metrics = await serviceMetrics(metricsParts, events, takeOver ? options.address : undefined);
   const status = (): ServiceStatus =>
     serviceStatus({
       ...options,
@@ -189,37 +174,19 @@ export async function startService(options: ServiceOptions): Promise<Service> {
       logs,
       tally: events.tally,
       agent,
-      metricsUrl: metrics?.url,
+      metricsUrl: metrics.url,
     });
   // Made once the socket is bound (it needs the listener); a hand-over asked before that is refused.
   const late: { desk?: HandOverDesk } = {};
-  const intake = new RequestIntake({
-    ...options,
-    requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
-    maxPending: options.maxPendingConnections ?? 64,
-    ...{ native, log, runtime, queue, logs, book, counts: events, status },
-    onHandOver: (socket, env) => (late.desk ? late.desk.request(socket, env) : socket.destroy()),
-  });
-  const listening = await startListening({
-    ...{ address: options.address, native, log, allowSids: options.allowSids, socketMode: options.socketMode },
-    onConnection: intake.onConnection,
-    onRefused: () => book.counts.refused++,
-    ...{ takeOver, pid: options.pid },
-  }).catch(async (e: unknown) => {
-    await closeMetrics();
+  const requestParts = { native, log, runtime, queue, logs, book, counts: events, status };
+  const listening = await startAccepting(options, requestParts, late, takeOver).catch(async (e: unknown) => {
+    await metrics.close();
     throw e;
   });
-  if (first === AFTER_HAND_OVER)
-    void metricsAfterHandOver(metricsParts, () => metricsClosed !== undefined).then(async (late) => {
-      if (!late) return;
-      if (metricsClosed) return void (await late.close());
-      metrics = late;
-      events.addSink(late);
-    });
-  agent.start();
-  const hnsWatch = watchHnsForAgent(options, native, agent, log);
-  if (options.createNetwork) createNetworkAtStart(options.createNetwork, runtime, log);
+  metrics.listening();
+  const hnsWatch = startBackgroundWork(options, native, runtime, agent, log);
   const stopListening = listening.close;
+  const closeMetrics = metrics.close;
   const ending = endings({ ...options, maxAbandoned, log, stopListening, hnsWatch, agent, repair, book, closeMetrics });
   late.desk = new HandOverDesk({
     address: options.address,
@@ -236,4 +203,71 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     retired: ending.retired,
     handedOver: ending.handedOver,
   };
+}
+
+/**
+ * Accepting: the intake (each request read, checked and queued per attachment, hand-over requests passed to the
+ * desk) behind the listening socket or pipe, which is bound last: once a connection can arrive, everything that
+ * serves it exists — but the hand-over desk, which needs the listener (`late.desk`, set by the caller).
+ */
+function startAccepting(
+  options: ServiceOptions,
+  parts: Pick<IntakeOptions, 'native' | 'log' | 'runtime' | 'queue' | 'logs' | 'book' | 'counts' | 'status'>,
+  late: { desk?: HandOverDesk },
+  takeOver: boolean,
+): Promise<Listening> {
+  const intake = new RequestIntake({
+    ...options,
+    requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
+    maxPending: options.maxPendingConnections ?? 64,
+    ...parts,
+    onHandOver: (socket, env) => (late.desk ? late.desk.request(socket, env) : socket.destroy()),
+  });
+  const { address, allowSids, socketMode, pid } = options;
+  return startListening({
+    ...{ address, native: parts.native, log: parts.log, allowSids, socketMode, takeOver, pid },
+    onConnection: intake.onConnection,
+    onRefused: () => parts.book.counts.refused++,
+  });
+}
+
+/**
+ * The plugin's runtime as the service keeps it: this process's pid in its intents, the whole node's audit left to the
+ * node agent (an ADD does only its own safety work), and every HCN call and audit reported to the service's events.
+ */
+function serviceRuntime(options: ServiceOptions, native: NativeHcn, events: ServiceEvents): PluginRuntime {
+  const claimsDir = options.claimsDir ?? defaultClaimsDir(options.platform);
+  return new PluginRuntime({
+    pid: options.pid,
+    native,
+    ...(claimsDir ? { claimsDir } : {}),
+    backgroundAudit: true,
+    fewestCalls: true,
+    observer: events.observer,
+  });
+}
+
+/** The service's one HNS-health tracker, told of every HCN call before the counts are (events.ts). */
+function watchHnsHealth(events: ServiceEvents): HnsHealth {
+  const health = new HnsHealth();
+  events.onHcnCall((c) => health.observe(c.hresult));
+  events.countHcnCalls();
+  return health;
+}
+
+/**
+ * What runs beside the requests once the service listens: the node agent, HNS's own word that it restarted (returned:
+ * the ending stops watching), and the bridge network asked for at the start (`--create-network`).
+ */
+function startBackgroundWork(
+  options: ServiceOptions,
+  native: NativeHcn,
+  runtime: PluginRuntime,
+  agent: NodeAgent,
+  log: Logger,
+): { close(): Promise<void> } | undefined {
+  agent.start();
+  const hnsWatch = watchHnsForAgent(options, native, agent, log);
+  if (options.createNetwork) createNetworkAtStart(options.createNetwork, runtime, log);
+  return hnsWatch;
 }

@@ -21,7 +21,8 @@ export interface Ending {
   close(): Promise<void>;
 }
 
-export function endings(o: {
+/** What the service's ending stops and waits for. */
+export interface EndingParts {
   address: string;
   maxAbandoned: number;
   log: Logger;
@@ -32,23 +33,17 @@ export function endings(o: {
   book: RequestBook;
   /** Idempotent. */
   closeMetrics: () => Promise<void>;
-}): Ending {
-  let stopped: Promise<void> | undefined;
-  const drain = async (handedOver = false): Promise<void> => {
-    await (stopped ??= o.stopListening(handedOver));
-    await o.hnsWatch?.close();
-    await o.agent.stop();
-    await o.book.drained();
-  };
-  let settleRetired: (reason: string) => void = () => undefined;
-  const retired = new Promise<string>((resolve) => (settleRetired = resolve));
-  let settleHandedOver: (what: string) => void = () => undefined;
-  const handedOver = new Promise<string>((resolve) => (settleHandedOver = resolve));
+}
+
+export function endings(o: EndingParts): Ending {
+  const drain = drainer(o);
+  const retired = settles<string>();
+  const handedOver = settles<string>();
   const retire = (reason: string, message: string, more: object = {}): void => {
     o.log.error({ address: o.address, reason, ...more }, message);
     void drain()
       .then(o.closeMetrics)
-      .then(() => settleRetired(reason));
+      .then(() => retired.settle(reason));
   };
   const unwatch = watchBound(o.maxAbandoned, (reason) =>
     retire(
@@ -58,23 +53,11 @@ export function endings(o: {
     ),
   );
   return {
-    retired,
-    handedOver,
+    retired: retired.promise,
+    handedOver: handedOver.promise,
     handOver: (newPid) => {
       unwatch();
-      o.repair.stop();
-      o.log.info(
-        { address: o.address, newPid },
-        'service: handed over; no longer accepting, finishing the requests in flight',
-      );
-      // The metrics' port is let go of now, not after the drain: the new service binds it once it is free
-      // (service-metrics.ts), and a scraper then reads the service that serves.
-      const metricsClosed = o.closeMetrics();
-      void drain(true)
-        .then(() => metricsClosed)
-        .then(() =>
-          settleHandedOver(`handed over to the service with pid ${newPid}; every accepted request has finished`),
-        );
+      handOverAndDrain(o, drain, newPid, handedOver.settle);
     },
     retire: (reason) => {
       unwatch();
@@ -87,4 +70,45 @@ export function endings(o: {
       await o.closeMetrics();
     },
   };
+}
+
+/**
+ * Stops accepting (once, however many ways end the service), stops the background work, and resolves once every
+ * accepted request has finished.
+ */
+function drainer(o: EndingParts): (handedOver?: boolean) => Promise<void> {
+  let stopped: Promise<void> | undefined;
+  return async (handedOver = false) => {
+    await (stopped ??= o.stopListening(handedOver));
+    await o.hnsWatch?.close();
+    await o.agent.stop();
+    await o.book.drained();
+  };
+}
+
+/** A new service took the address: drain, leaving the address to it, and `settle` once every request has finished. */
+function handOverAndDrain(
+  o: EndingParts,
+  drain: (handedOver: boolean) => Promise<void>,
+  newPid: string,
+  settle: (what: string) => void,
+): void {
+  o.repair.stop();
+  o.log.info(
+    { address: o.address, newPid },
+    'service: handed over; no longer accepting, finishing the requests in flight',
+  );
+  // The metrics' port is let go of now, not after the drain: the new service binds it once it is free
+  // (service-metrics.ts), and a scraper then reads the service that serves.
+  const metricsClosed = o.closeMetrics();
+  void drain(true)
+    .then(() => metricsClosed)
+    .then(() => settle(`handed over to the service with pid ${newPid}; every accepted request has finished`));
+}
+
+/** A promise and what settles it, for the ways the service ends that its caller awaits. */
+function settles<T>(): { promise: Promise<T>; settle: (value: T) => void } {
+  let settle: (value: T) => void = () => undefined;
+  const promise = new Promise<T>((resolve) => (settle = resolve));
+  return { promise, settle };
 }
