@@ -1,0 +1,27 @@
+/**
+ * Small functions, measured as scripts/function-lengths.js measures them (TypeScript's AST, every function-like node
+ * with a body): the plugin and the CNI protocol layer read as steps of at most 45 lines, the service as a composition
+ * of at most 60, and nothing in src over 60.
+ */
+import * as path from 'path';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS script, also run by hand
+const { functionLengths } = require('../../scripts/function-lengths.js') as {
+  functionLengths(dirs: string[]): { file: string; line: number; name: string; lines: number }[];
+};
+
+const SRC = path.join(__dirname, '..', '..', 'src');
+const over = (dirs: string[], limit: number) =>
+  functionLengths(dirs.map((d) => path.join(SRC, d)))
+    .filter((f) => f.lines > limit)
+    .map((f) => `${path.relative(SRC, f.file)}:${f.line} ${f.name} (${f.lines} lines)`);
+
+describe('function length', () => {
+  it('no function in src/plugin or src/cni is over 45 lines', () => {
+    expect(over(['plugin', 'cni'], 45)).toEqual([]);
+  });
+
+  it('no function in src is over 60 lines', () => {
+    expect(over(['.'], 60)).toEqual([]);
+  });
+});
