@@ -150,7 +150,17 @@ async function startService(tmp, socket, env, args = []) {
   return { child, logTail };
 }
 
+/**
+ * The environment every process of a benchmark runs with: the simulator as HNS, and a node-wide claims register as on
+ * Windows (C:\\ProgramData\\hcn-cni\\claims), so state directories that share a network (the service bench's state on
+ * disk and on tmpfs) protect each other's ADDs in flight. @param {string} tmp @param {string} simAddress
+ */
+function simEnv(tmp, simAddress) {
+  return { PATH: process.env.PATH, TMPDIR: tmp, HCN_SIM: simAddress, HCN_CNI_CLAIMS_DIR: path.join(tmp, 'claims') };
+}
+
 module.exports = {
+  simEnv,
   quantile,
   POD_LATENCY,
   podConf,

@@ -21,7 +21,7 @@ const crypto = require('crypto');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { answers, deployedBin, EXE, podConf, quantile, requireServiceBuild, runIfMain } = require('./common');
+const { answers, deployedBin, EXE, podConf, quantile, requireServiceBuild, runIfMain, simEnv } = require('./common');
 
 const DIST = path.join(__dirname, '..', 'dist');
 const PODS = Number(process.env.BENCH_PODS ?? 10);
@@ -41,14 +41,7 @@ async function measure(name, serveArgs, downMs) {
   const socket = path.join(tmp, 'run', 'service.sock');
   const sim = await startSimulator({ logLevel: 'warn' });
   process.env.HCN_SIM = sim.address;
-  // The node-wide claims register, as on Windows (C:\\ProgramData\\hcn-cni\\claims): state directories that share a
-  // network (this bench's state on disk and on tmpfs) protect each other's ADDs in flight only through it.
-  const base = {
-    PATH: process.env.PATH,
-    TMPDIR: tmp,
-    HCN_SIM: sim.address,
-    HCN_CNI_CLAIMS_DIR: path.join(tmp, 'claims'),
-  };
+  const base = simEnv(tmp, sim.address);
   const service = spawn(EXE, ['serve', '--listen', socket, ...serveArgs], {
     env: base,
     stdio: ['ignore', 'ignore', 'ignore'],

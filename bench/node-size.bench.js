@@ -39,7 +39,7 @@ const crypto = require('crypto');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { deployedBin, podsConf, quantile, requireServiceBuild, runIfMain, startService } = require('./common');
+const { deployedBin, podsConf, quantile, requireServiceBuild, runIfMain, startService, simEnv } = require('./common');
 
 const ROOT = path.resolve(__dirname, '..');
 const DIST = path.join(ROOT, 'dist');
@@ -154,14 +154,7 @@ async function run() {
   const sim = await startSimulator({ logLevel: 'warn' });
   process.env.HCN_SIM = sim.address;
   await sim.control.setLatency('*', 0);
-  // The node-wide claims register, as on Windows (C:\\ProgramData\\hcn-cni\\claims): state directories that share a
-  // network (this bench's state on disk and on tmpfs) protect each other's ADDs in flight only through it.
-  const base = {
-    PATH: process.env.PATH,
-    TMPDIR: tmp,
-    HCN_SIM: sim.address,
-    HCN_CNI_CLAIMS_DIR: path.join(tmp, 'claims'),
-  };
+  const base = simEnv(tmp, sim.address);
   // No HNS probe: the node agent's calls would land in the call counts below. The service's log goes to a file.
   let started;
   try {

@@ -38,6 +38,7 @@ const {
   requireServiceBuild,
   runIfMain,
   startService,
+  simEnv,
 } = require('./common');
 
 const ROOT = path.resolve(__dirname, '..');
@@ -105,14 +106,7 @@ async function run() {
 
   const sim = await startSimulator({ logLevel: 'warn' });
   process.env.HCN_SIM = sim.address;
-  // The node-wide claims register, as on Windows (C:\\ProgramData\\hcn-cni\\claims): state directories that share a
-  // network (this bench's state on disk and on tmpfs) protect each other's ADDs in flight only through it.
-  const base = {
-    PATH: process.env.PATH,
-    TMPDIR: tmp,
-    HCN_SIM: sim.address,
-    HCN_CNI_CLAIMS_DIR: path.join(tmp, 'claims'),
-  };
+  const base = simEnv(tmp, sim.address);
   const shmState = fs.existsSync('/dev/shm')
     ? fs.mkdtempSync('/dev/shm/hcn-bench-state-')
     : path.join(tmp, 'shm-state');

@@ -20,7 +20,7 @@ const crypto = require('crypto');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { answers, deployedBin, podConf, quantile, requireServiceBuild, runIfMain } = require('./common');
+const { answers, deployedBin, podConf, quantile, requireServiceBuild, runIfMain, simEnv } = require('./common');
 
 const ROOT = path.resolve(__dirname, '..');
 const DIST = path.join(ROOT, 'dist');
@@ -104,14 +104,7 @@ async function run() {
   const profFile = path.join(tmp, 'service.cpuprofile');
   const sim = await startSimulator({ logLevel: 'warn' });
   process.env.HCN_SIM = sim.address;
-  // The node-wide claims register, as on Windows (C:\\ProgramData\\hcn-cni\\claims): state directories that share a
-  // network (this bench's state on disk and on tmpfs) protect each other's ADDs in flight only through it.
-  const base = {
-    PATH: process.env.PATH,
-    TMPDIR: tmp,
-    HCN_SIM: sim.address,
-    HCN_CNI_CLAIMS_DIR: path.join(tmp, 'claims'),
-  };
+  const base = simEnv(tmp, sim.address);
   const logFd = fs.openSync(path.join(tmp, 'service.log'), 'a');
   const service = spawn(
     process.execPath,
