@@ -43,20 +43,28 @@ int Run(int argc, char** argv) {
 
   Connection conn;
   const std::string address = ServiceAddress();
-  if (!conn.Open(address)) return Fallback(stdin_bytes);
-  // Whoever listens at the address would get the runtime's whole environment and the configuration and choose the
-  // result the runtime sees: only a server that the service's own account (or a more privileged one) runs may.
-  std::string why;
-  if (!conn.ServerIsTrusted(&why)) {
+  // Every way of not using the service says why on stderr (one line; stdout stays the result's), so that an operator
+  // who finds the standalone executable's work in the log knows what the service did not do.
+  const auto fallback = [&](const std::string& why) {
     WriteOut(2, "hcn-cni: not using the service at " + address + ": " + why + "; running hcn-cni-standalone\n");
     return Fallback(stdin_bytes);
-  }
+  };
+  std::string why;
+  if (!conn.Open(address, &why)) return fallback(why);
+  // Whoever listens at the address would get the runtime's whole environment and the configuration and choose the
+  // result the runtime sees: only a server that the service's own account (or a more privileged one) runs may.
+  if (!conn.ServerIsTrusted(&why)) return fallback(why);
   // Until the service accepts, nothing has run: any failure here means the standalone executable does the work.
-  if (!conn.WriteAll(EncodeRequest(EnvironmentBlock(), stdin_bytes))) return Fallback(stdin_bytes);
+  const char kClosed[] = "it closed the connection before accepting the request";
+  if (!conn.WriteAll(EncodeRequest(EnvironmentBlock(), stdin_bytes))) return fallback(kClosed);
   char head[8];
-  if (!conn.ReadExact(head, sizeof head)) return Fallback(stdin_bytes);
+  if (!conn.ReadExact(head, sizeof head)) return fallback(kClosed);
+  if (std::string(head, 4) == std::string(kMagicVersion, 4)) {
+    return fallback("it speaks protocol version " + std::to_string(GetU32(head + 4)) + ", this shim " +
+                    std::to_string(kProtocolVersion));
+  }
   if (std::string(head, 4) != std::string(kMagicAccept, 4) || GetU32(head + 4) != kProtocolVersion) {
-    return Fallback(stdin_bytes);  // HCNV (the service speaks another version) or something that is not the service
+    return fallback("it answered something that is not the service's protocol");
   }
   // Accepted: the service now owns the verb and finishes it even if we die. What to print if the service itself dies
   // before answering (a CNI "try again later" in the request's cniVersion) comes with the acceptance, so the shim

@@ -23,7 +23,9 @@ class Connection {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
   ~Connection();
-  bool Open(const std::string& address);
+  // Connects to the service's address; false with `why` (one line for stderr: the system's error) when nothing could
+  // be reached there.
+  bool Open(const std::string& address, std::string* why);
   // Whether the process serving the connected address is the real service: one that only root/SYSTEM or an
   // administrator (or, on POSIX, the shim's own user) could have started. Called before a byte is sent; false means
   // the shim must not talk to it, and `why` is one line for stderr naming who the server is.

@@ -73,18 +73,25 @@ Connection::~Connection() {
   if (fd_ >= 0) close(fd_);
 }
 
-bool Connection::Open(const std::string& address) {
+bool Connection::Open(const std::string& address, std::string* why) {
   // A service that dies mid-request must not kill the shim with SIGPIPE: a failed write means "fall back".
   signal(SIGPIPE, SIG_IGN);
   sockaddr_un sa{};
   sa.sun_family = AF_UNIX;
-  if (address.size() >= sizeof sa.sun_path) return false;
+  if (address.size() >= sizeof sa.sun_path) {
+    *why = "the address is longer than a unix socket path may be";
+    return false;
+  }
   memcpy(sa.sun_path, address.c_str(), address.size() + 1);
   fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd_ < 0) return false;
+  if (fd_ < 0) {
+    *why = std::string("socket: ") + strerror(errno);
+    return false;
+  }
   int rc;
   do rc = connect(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
   while (rc != 0 && errno == EINTR);
+  if (rc != 0) *why = std::string("connect: ") + strerror(errno);
   return rc == 0;
 }
 

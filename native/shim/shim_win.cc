@@ -89,7 +89,7 @@ Connection::~Connection() {
   if (handle_ != nullptr) CloseHandle(static_cast<HANDLE>(handle_));
 }
 
-bool Connection::Open(const std::string& address) {
+bool Connection::Open(const std::string& address, std::string* why) {
   const std::wstring name = Widen(address);
   for (int attempt = 0; attempt < 50; ++attempt) {
     // SECURITY_IDENTIFICATION: the service may identify the caller (its peer check) but never act as it.
@@ -99,9 +99,12 @@ bool Connection::Open(const std::string& address) {
       handle_ = h;
       return true;
     }
+    const DWORD error = GetLastError();
+    *why = "CreateFileW failed: error " + std::to_string(error);
     // Every instance busy: the service is there and will make another; wait for it briefly (bounded).
-    if (GetLastError() != ERROR_PIPE_BUSY || !WaitNamedPipeW(name.c_str(), 100)) return false;
+    if (error != ERROR_PIPE_BUSY || !WaitNamedPipeW(name.c_str(), 100)) return false;
   }
+  *why = "every instance of the pipe stayed busy";
   return false;
 }
 

@@ -113,6 +113,11 @@ export class RequestIntake {
   private read(socket: net.Socket): void {
     const book = this.o.book;
     book.pendingConnections++;
+    // A drain waits for this read too, not only for accepted requests: a connection that a handed-over pipe delivered
+    // (listening.ts) has no net.Server that waits for it to end, and a service that exited while reading it would
+    // leave its shim with "closed before accepting" and the standalone executable to run.
+    let readDone: () => void = () => undefined;
+    book.track(new Promise<void>((resolve) => (readDone = resolve)));
     const reader = new RequestReader();
     let accepted = false;
     const settle = (): void => {
@@ -121,6 +126,7 @@ export class RequestIntake {
       book.pendingConnections--;
       clearTimeout(timer);
       socket.off('data', onData);
+      readDone();
     };
     const timer = setTimeout(() => {
       settle();

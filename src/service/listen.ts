@@ -111,12 +111,8 @@ export async function listenExclusive(
       }
     },
     close: async (handedOver) => {
-      if (handedOver) {
-        // Connections queued on the socket connected before the rename: libuv accepts every one the poll reported
-        // before the check phase, so closing after setImmediate leaves none of them refused.
-        await new Promise((r) => setImmediate(r));
-        await new Promise((r) => setImmediate(r));
-      } else if (lock.holding && namesSocket(address, ours)) {
+      if (handedOver) await acceptQueued(server);
+      else if (lock.holding && namesSocket(address, ours)) {
         fs.rmSync(address, { force: true });
       }
       // Resolves once every connection has ended too (net.Server close); the lock is held until then.
@@ -124,6 +120,29 @@ export async function listenExclusive(
       lock.release();
     },
   };
+}
+
+/**
+ * Accepts every connection queued on a handed-over socket before it closes: they connected before the rename and are
+ * this service's to serve (closing would reset them, and their shims would run the standalone executable). Node
+ * accepts one connection of a listening unix socket per turn of its loop (measured on Node 20: ten queued, two
+ * setImmediates, two accepted), so this waits for a turn that accepted none: the queue is empty then, and stays so,
+ * since the address names the new service's socket and nothing else can reach this one.
+ */
+async function acceptQueued(server: net.Server): Promise<void> {
+  let accepted = 0;
+  const count = (): void => void accepted++;
+  const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
+  server.on('connection', count);
+  try {
+    await turn(); // now in a check phase: each turn from here includes a poll phase, where accepting happens
+    for (let before = -1; before !== accepted;) {
+      before = accepted;
+      await turn();
+    }
+  } finally {
+    server.off('connection', count);
+  }
 }
 
 /**

@@ -330,7 +330,8 @@ describe('STATUS', () => {
     await cni(h, { verb: 'ADD', conf: bridge(), containerId: 'b', netns: await newNamespace(h) });
     const epA = JSON.parse(fs.readFileSync(path.join(h.stateDir, 'attachments', 'a@eth0.json'), 'utf8')).endpoint
       .id as string;
-    const { downUntil } = await restart(1500);
+    // Down long enough that the STATUS below runs while it is, on a loaded machine too.
+    const { downUntil } = await restart(5000);
     const down = await cni(h, { verb: 'STATUS', conf: bridge() });
     expect(down.exitCode).toBe(1);
     expect(down.json).toMatchObject({

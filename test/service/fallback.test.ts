@@ -33,17 +33,21 @@ async function fakeService(address: string, onData: (socket: net.Socket, data: B
   return server;
 }
 
-async function addAndCheck(address: string): Promise<void> {
+/** An ADD through the shim at `address` that falls back: it works, and the shim's one stderr line says `why`. */
+async function addAndCheck(address: string, why: string): Promise<void> {
   const ns = await newNamespace(h);
   const add = await viaShim(h, bin, address, { verb: 'ADD', conf: bridgeConf(), containerId: 'pod1', netns: ns });
   expect({ exit: add.exitCode, cni: add.json?.cniVersion }).toEqual({ exit: 0, cni: '1.0.0' });
+  expect(add.stderr.split('\n').filter((l) => l.startsWith('hcn-cni:'))).toEqual([
+    `hcn-cni: not using the service at ${address}: ${why}; running hcn-cni-standalone`,
+  ]);
   expect(recordFiles(h, 'attachments')).toEqual(['pod1@eth0.json']);
   expect((await h.sim.control.dump()).endpoints).toHaveLength(1);
 }
 
 describe('the shim falls back to the standalone executable', () => {
   it('when no service is listening', async () => {
-    await addAndCheck(path.join(h.tmp, 'nobody-here.sock'));
+    await addAndCheck(path.join(h.tmp, 'nobody-here.sock'), 'connect: No such file or directory');
     expect(bin.standaloneRuns()).toBe(1);
   });
 
@@ -51,7 +55,7 @@ describe('the shim falls back to the standalone executable', () => {
     const address = path.join(h.tmp, 'dies.sock');
     const server = await fakeService(address, (s) => s.destroy());
     try {
-      await addAndCheck(address);
+      await addAndCheck(address, 'it closed the connection before accepting the request');
     } finally {
       server.close();
     }
@@ -63,7 +67,7 @@ describe('the shim falls back to the standalone executable', () => {
     const refusal = Buffer.concat([Buffer.from('HCNV'), Buffer.from([2, 0, 0, 0])]);
     const server = await fakeService(address, (s) => s.end(refusal));
     try {
-      await addAndCheck(address);
+      await addAndCheck(address, 'it speaks protocol version 2, this shim 1');
     } finally {
       server.close();
     }
@@ -76,7 +80,7 @@ describe('the shim falls back to the standalone executable', () => {
       s.end(Buffer.concat([Buffer.from('HCNA'), Buffer.from([7, 0, 0, 0, 0, 0, 0, 0])])),
     );
     try {
-      await addAndCheck(address);
+      await addAndCheck(address, "it answered something that is not the service's protocol");
     } finally {
       server.close();
     }

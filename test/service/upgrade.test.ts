@@ -12,7 +12,14 @@ import * as path from 'path';
 import { loadNative } from '../../src/hns/native';
 import { silentLogger } from '../../src/log/logger';
 import { queryStatus } from '../../src/service/client';
-import { encodeRequest, KIND_HAND_OVER } from '../../src/service/protocol';
+import {
+  encodeHandOver,
+  encodeRequest,
+  KIND_HAND_OVER,
+  KIND_STATUS,
+  parseReply,
+  type Reply,
+} from '../../src/service/protocol';
 import { startService } from '../../src/service/service';
 import { bridgeConf, CLI, useHarness, type Harness, type ProcessOutcome } from '../helpers/cni-harness';
 import { logLines, newNamespace, recordFiles, until } from '../plugin/support';
@@ -49,14 +56,12 @@ function probeConnects(address: string): {
         resolve();
       });
       s.once('error', (e: NodeJS.ErrnoException) => {
-        // This probe connects as fast as it can and sends nothing, which a CPU-starved service notices late:
-        //  - EAGAIN is a listener whose backlog is full (connect(2): a nonblocking UNIX domain socket whose connection
-        //    cannot be completed immediately), not a missing one; a blocking client such as the shim waits there;
-        //  - ECONNRESET is the service's bound on connections with incomplete requests (intake.ts, 64) closing the
-        //    probe's piled-up connections when it accepts them in one batch.
-        // Neither is "nothing listens" (ENOENT, ECONNREFUSED), which is what this probe looks for. Whether a real
-        // client was ever turned away is what the lanes say: every shim's verb succeeded with no fallback.
-        if (e.code === 'EAGAIN' || e.code === 'ECONNRESET') busy++;
+        // This probe connects as fast as it can and sends nothing, which a CPU-starved service notices late: EAGAIN
+        // is a listener whose backlog is full (connect(2): a nonblocking UNIX domain socket whose connection cannot
+        // be completed immediately), not a missing one; a blocking client such as the shim waits there. It is not
+        // "nothing listens" (ENOENT, ECONNREFUSED) or "dropped from the old socket's queue" (ECONNRESET), which is
+        // what this probe looks for.
+        if (e.code === 'EAGAIN') busy++;
         else refused.push(e.code ?? e.message);
         resolve();
       });
@@ -71,6 +76,29 @@ function probeConnects(address: string): {
       return { connected, busy, refused };
     },
   };
+}
+
+/** Asks the service at `address` to hand over, as a new service would, and waits for its "released". */
+async function askAndWait(address: string): Promise<net.Socket> {
+  const s = net.connect(address);
+  s.on('error', () => undefined);
+  await new Promise<void>((resolve) => s.once('connect', resolve));
+  s.write(encodeRequest(KIND_HAND_OVER, { HCN_CNI_PID: '1' }, Buffer.alloc(0)));
+  const head = await new Promise<Buffer>((resolve) => s.once('data', resolve));
+  expect(head.subarray(0, 4).toString('latin1')).toBe('HCNH');
+  return s;
+}
+
+/** A connection made (queued on the listener, accepted or not) with `bytes` handed to the kernel, and its reply. */
+function connectAndWrite(address: string, bytes: Buffer): Promise<{ reply: Promise<Reply | undefined> }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(address);
+    const chunks: Buffer[] = [];
+    const reply = new Promise<Reply | undefined>((r) => socket.on('close', () => r(parseReply(Buffer.concat(chunks)))));
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.once('error', reject);
+    socket.on('connect', () => socket.write(bytes, () => resolve({ reply })));
+  });
 }
 
 /** Waits until the address answers with `s`'s status: its socket is the one at the address. */
@@ -133,6 +161,27 @@ describe('a new service takes the address over', () => {
       stop = true;
       await Promise.allSettled(lanes);
       await b?.stop();
+      await a.stop();
+    }
+  });
+
+  it('every connection queued on the old socket when it is told "taken" is served there, however many', async () => {
+    const a = await startServiceProcess(h);
+    try {
+      const handOver = await askAndWait(a.address);
+      // Stopped, the old service accepts nothing: ten whole requests wait on its socket, and "taken" behind them (as
+      // when the CPU starves it while shims connect just before the new service's rename).
+      a.child.kill('SIGSTOP');
+      const queued = await Promise.all(
+        Array.from({ length: 10 }, () => connectAndWrite(a.address, encodeRequest(KIND_STATUS, {}, Buffer.alloc(0)))),
+      );
+      await new Promise<void>((resolve) => handOver.end(encodeHandOver('taken'), resolve));
+      a.child.kill('SIGCONT');
+      const replies = await Promise.all(queued.map((q) => q.reply));
+      expect(replies.map((r) => r?.type)).toEqual(Array(10).fill('result'));
+      expect(await a.exited).toEqual({ code: 0, signal: null });
+    } finally {
+      a.child.kill('SIGCONT');
       await a.stop();
     }
   });
@@ -267,17 +316,6 @@ describe('a DaemonSet update (deploy/daemonset.yaml: the new pod starts beside t
 });
 
 describe('a hand-over that does not complete', () => {
-  /** Asks the service at `address` to hand over, as a new service would, and waits for its "released". */
-  async function askAndWait(address: string): Promise<net.Socket> {
-    const s = net.connect(address);
-    s.on('error', () => undefined);
-    await new Promise<void>((resolve) => s.once('connect', resolve));
-    s.write(encodeRequest(KIND_HAND_OVER, { HCN_CNI_PID: '1' }, Buffer.alloc(0)));
-    const head = await new Promise<Buffer>((resolve) => s.once('data', resolve));
-    expect(head.subarray(0, 4).toString('latin1')).toBe('HCNH');
-    return s;
-  }
-
   it('leaves the old service serving: it takes its lock back, and its address when a dead socket was put there', async () => {
     const address = path.join(h.tmp, 'run', 'svc.sock');
     const lock = `${address}.lock`;
