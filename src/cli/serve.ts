@@ -13,8 +13,9 @@ import { splitCniPath } from '../cni/env';
 import { parseMetricsAddress } from './metrics-address';
 import { loadConf } from './operator/conf';
 import type { NetConf } from '../cni/types';
-import { defaultServiceAddress } from '../service/client';
+import { defaultServiceAddress, queryStatus } from '../service/client';
 import { DEFAULT_MAX_ABANDONED_CALLS, EXIT_RETIRED } from '../service/abandoned-bound';
+import { forgetRetired, isRetired, noteRetired, retiredPodsDir } from '../service/retired-pods';
 import { startService } from '../service/service';
 
 export interface ServeIo {
@@ -41,7 +42,9 @@ once the other lets go of it at the hand-over.
 --stay-after-hand-over: once handed over (and its requests finished), this one stays alive serving nothing until a
 stop signal, then exits 0 — for a container that would be restarted when it exits, and would take the address back.
 HCN_CNI_POD_UID (the DaemonSet sets it to its pod's uid) is shown in the status; a readiness probe run with the same
-variable fails unless the service answering runs in that pod (docs/install.md "Upgrading").
+variable fails unless the service answering runs in that pod. A pod's service that handed over notes the pod, and a
+service of that pod started again (a container restart) does not take the address back while another serves it
+(docs/install.md "Upgrading").
 
 An HCN call past hnsTimeoutSeconds cannot be cancelled and keeps running (abandoned); when N of them (default
 ${DEFAULT_MAX_ABANDONED_CALLS}) are unanswered at once, the service stops accepting, lets the requests in flight
@@ -222,28 +225,16 @@ function serviceOptions(
 async function runUntilStopped(
   service: Awaited<ReturnType<typeof startService>>,
   io: ServeIo,
-  stayAfterHandOver: boolean,
+  args: ServeArgs,
 ): Promise<number> {
   const handedOver = service.handedOver.then((what) => ({ what }));
-  const stopSignal = new Promise<undefined>((resolve) => {
-    // Windows has no SIGTERM: a console's Ctrl+Break and close arrive as SIGBREAK and SIGHUP.
-    for (const signal of ['SIGTERM', 'SIGINT', 'SIGBREAK', 'SIGHUP'] as const)
-      process.once(signal, () => resolve(undefined));
-  });
+  const stopSignal = stopSignalled();
   const retired = await Promise.race([stopSignal, service.retired, handedOver]);
   if (typeof retired === 'object') {
-    if (!stayAfterHandOver) {
-      io.err(`hcn-cni serve: ${retired.what}; exiting 0\n`);
-      return 0;
-    }
-    // A container that exits is restarted by the kubelet (restartPolicy Always), and a restarted service would take
-    // the address back from the new one: this one stays, serving nothing, until its pod is deleted.
-    io.err(`hcn-cni serve: ${retired.what}; staying, serving nothing, until stopped (--stay-after-hand-over)\n`);
-    const keepAlive = setInterval(() => undefined, 1 << 30); // signal handlers alone do not keep Node running
-    await stopSignal;
-    clearInterval(keepAlive);
-    io.err('hcn-cni serve: stopped after the hand-over; exiting 0\n');
-    return 0;
+    const pod = io.env.HCN_CNI_POD_UID;
+    const unnoted = pod ? noteRetired(retiredPodsDir(args.address, process.platform), pod) : undefined;
+    if (unnoted) io.err(`hcn-cni serve: could not note that pod ${pod} handed over: ${unnoted}\n`);
+    return afterHandOver(retired.what, io, args.stayAfterHandOver, stopSignal);
   }
   if (retired !== undefined) {
     // The process ends through the addon's exitNow (src/cli/hcn-cni.ts): the abandoned calls' threads are never
@@ -253,6 +244,52 @@ async function runUntilStopped(
   }
   await service.close();
   return 0;
+}
+
+/** Resolves at the first stop signal (Windows has no SIGTERM: a console's Ctrl+Break and close are SIGBREAK, SIGHUP). */
+function stopSignalled(): Promise<undefined> {
+  return new Promise<undefined>((resolve) => {
+    for (const signal of ['SIGTERM', 'SIGINT', 'SIGBREAK', 'SIGHUP'] as const)
+      process.once(signal, () => resolve(undefined));
+  });
+}
+
+/**
+ * This pod's service no longer serves (`what` says why): exit 0, or with --stay-after-hand-over stay alive until
+ * stopped — a container that exits is restarted by the kubelet (restartPolicy Always), and a restarted service would
+ * take the address back from the new one; this one stays, serving nothing, until its pod is deleted.
+ */
+async function afterHandOver(
+  what: string,
+  io: ServeIo,
+  stay: boolean,
+  stopSignal: Promise<undefined>,
+): Promise<number> {
+  if (!stay) {
+    io.err(`hcn-cni serve: ${what}; exiting 0\n`);
+    return 0;
+  }
+  io.err(`hcn-cni serve: ${what}; staying, serving nothing, until stopped (--stay-after-hand-over)\n`);
+  const keepAlive = setInterval(() => undefined, 1 << 30); // signal handlers alone do not keep Node running
+  await stopSignal;
+  clearInterval(keepAlive);
+  io.err('hcn-cni serve: stopped after the hand-over; exiting 0\n');
+  return 0;
+}
+
+/**
+ * The pod's service handed the address over before (retired-pods.ts) and a service serves it now: what this one says
+ * instead of taking it back; undefined when it may start (no note, or nothing serves: the note is forgotten).
+ */
+async function alreadyHandedOver(args: ServeArgs, io: ServeIo): Promise<string | undefined> {
+  const pod = io.env.HCN_CNI_POD_UID;
+  const dir = retiredPodsDir(args.address, process.platform);
+  if (!pod || !args.takeOver || !isRetired(dir, pod)) return undefined;
+  const serving = await queryStatus(args.address).catch(() => undefined);
+  if (serving)
+    return `pod ${pod}'s service handed ${args.address} over before; not taking it back from pid ${serving.pid}`;
+  forgetRetired(dir, pod);
+  return undefined;
 }
 
 const firstLine = (e: unknown): string => ((e as Error)?.message ?? String(e)).split('\n')[0]!;
@@ -273,6 +310,8 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
     io.err(`hcn-cni serve: --create-network: ${firstLine(e)}\n`);
     return 1;
   }
+  const handedOverBefore = await alreadyHandedOver(args, io);
+  if (handedOverBefore) return afterHandOver(handedOverBefore, io, args.stayAfterHandOver, stopSignalled());
   let service: Awaited<ReturnType<typeof startService>>;
   try {
     service = await startService(serviceOptions(args, io, metrics, createNetwork));
@@ -282,5 +321,5 @@ export async function serve(argv: readonly string[], io: ServeIo): Promise<numbe
     io.err(`hcn-cni serve: ${firstLine(e)}\n`);
     return 1;
   }
-  return runUntilStopped(service, io, args.stayAfterHandOver);
+  return runUntilStopped(service, io, args);
 }

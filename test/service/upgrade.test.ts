@@ -313,6 +313,48 @@ describe('a DaemonSet update (deploy/daemonset.yaml: the new pod starts beside t
       await a.stop();
     }
   });
+
+  it("the old pod's service, dead before its pod is deleted and restarted by the kubelet, does not take the address back", async () => {
+    const stay = ['--stay-after-hand-over'];
+    const old = { HCN_CNI_POD_UID: 'pod-old' };
+    const a = await startServiceProcess(h, undefined, stay, old);
+    let b: RunningService | undefined;
+    let restarted: RunningService | undefined;
+    let again: RunningService | undefined;
+    try {
+      b = await startServiceProcess(h, a.address, stay, { HCN_CNI_POD_UID: 'pod-new' });
+      await serving(b);
+      await until(() => (/staying, serving nothing/.test(a.stderr()) ? true : undefined), 30_000, 'a to hand over');
+      await a.kill(); // it dies; the kubelet restarts its container: the same command, the same pod
+      restarted = await startServiceProcess(h, a.address, stay, old);
+      await until(
+        () =>
+          /not taking it back from pid \d+; staying, serving nothing/.test(restarted!.stderr()) ? true : undefined,
+        30_000,
+        'the restarted old service to stand aside',
+      );
+      expect(restarted.stderr()).toContain(
+        `hcn-cni serve: pod pod-old's service handed ${a.address} over before; not taking it back from pid ${b.child.pid}`,
+      );
+      expect((await b.status()).pid).toBe(b.child.pid);
+      expect(probe('readiness', a.address, 'pod-new').code).toBe(0);
+      expect(probe('readiness', a.address, 'pod-old').code).toBe(1);
+      expect(restarted.child.exitCode).toBeNull();
+      await restarted.stop();
+      expect(await restarted.exited).toEqual({ code: 0, signal: null });
+      // With nothing serving the address (the new pod gone too), the old pod's service serves: a node is not left
+      // without a service by the note, and the note is gone with it.
+      await b.stop();
+      again = await startServiceProcess(h, a.address, stay, old);
+      expect((await again.status()).pid).toBe(again.child.pid);
+      expect(fs.readdirSync(path.join(path.dirname(a.address), 'retired-pods'))).toEqual([]);
+    } finally {
+      await again?.stop();
+      await restarted?.stop();
+      await b?.stop();
+      await a.stop();
+    }
+  });
 });
 
 describe('a hand-over that does not complete', () => {
