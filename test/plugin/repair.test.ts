@@ -181,8 +181,14 @@ describe('repair after an HNS restart', () => {
     const del = verb('DEL', 'pod-race', ns);
     const queued = async () => ((await h.sim.control.stats()).pendingMutations > 1 ? true : undefined);
     await until(queued, 10_000, 'the DEL to queue behind it');
-    await h.sim.control.release();
+    // Once the create is done, the repair's attach (which opens the namespace; the DEL does not) waits until the DEL
+    // has finished: otherwise which of the two reaches the endpoint first is the event loop's choice, and a repair
+    // that attached and committed first would be "repaired" (and then deleted by the DEL, as correct, but not the
+    // race this shows).
+    await h.sim.control.hang('HcnOpenNamespace');
+    await h.sim.control.release('HcnCreateEndpoint');
     expect((await del).exitCode).toBe(0);
+    await h.sim.control.release('HcnOpenNamespace');
     const report = await repair;
     await h.sim.control.waitIdle();
     return report;
