@@ -63,6 +63,18 @@ function ifServiceDies(req: Request): string {
   return `${JSON.stringify({ cniVersion, code: CniCode.TRY_AGAIN_LATER, msg })}\n`;
 }
 
+/**
+ * Ends `socket` with `data`; resolves once the data is written out, or the socket is gone. A drain waits for this, not
+ * for the end() call: the process ends at once after a drain (src/cli/hcn-cni.ts exit), and on Windows libuv writes
+ * a pipe asynchronously — a result still being written would be cut off, and its shim would print "try again".
+ */
+function endWritten(socket: net.Socket, data: Buffer): Promise<void> {
+  return new Promise((resolve) => {
+    socket.once('close', () => resolve());
+    socket.end(data, () => resolve());
+  });
+}
+
 export class RequestIntake {
   private lastBusyWarning = 0;
 
@@ -180,20 +192,22 @@ export class RequestIntake {
     socket.write(encodeAccept(ifServiceDies(req)));
     const done = this.run(req, entry)
       .then(
-        (out) => {
+        (out): Buffer | undefined => {
           if (req.kind === KIND_CNI) book.counts.served++;
-          if (!socket.destroyed) socket.end(encodeResult(out.exitCode, out.stdout, out.stderr));
+          return encodeResult(out.exitCode, out.stdout, out.stderr);
         },
         (e: unknown) => {
           // runCni never throws (dispatch turns every failure into error JSON); this is a bug in the service.
           book.counts.failed++;
           log.error({ err: (e as Error)?.stack ?? String(e) }, 'service: request failed');
           socket.destroy();
+          return undefined;
         },
       )
       .finally(() => {
         book.entries.delete(entry.id);
-      });
+      })
+      .then((result) => (result && !socket.destroyed ? endWritten(socket, result) : undefined));
     book.track(done);
   }
 

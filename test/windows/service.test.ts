@@ -28,9 +28,9 @@ import * as path from 'path';
 import { startSimulator, type RunningSimulator } from '../../src/sim';
 import { WineCni, expectOnlyResult } from './helpers/cni-wine';
 import {
+  bundleWineFixture,
   describeWine,
   installSystem32,
-  ROOT,
   runWine,
   warmWineserver,
   WINE,
@@ -235,19 +235,7 @@ describeWine('the shim under wine with the service', (build) => {
   test('a client whose token holds none of the allowed SIDs is refused before anything is read', async () => {
     // startService with allowSids = [SYSTEM] only, in Windows node.exe: the wine user is an administrator, not SYSTEM.
     const narrow = `\\\\.\\pipe\\hcn-cni-test-narrow-${crypto.randomBytes(4).toString('hex')}`;
-    // Inside the checkout (.cache/, ignored by git), so the bundle's require('pino') finds node_modules.
-    const bundle = path.join(ROOT, '.cache', 'wine-fixtures', 'service-allow-sids.js');
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- esbuild is a dev dependency loaded only by this test
-    (require('esbuild') as typeof import('esbuild')).buildSync({
-      entryPoints: [path.join(__dirname, 'fixtures', 'service-allow-sids.ts')],
-      bundle: true,
-      platform: 'node',
-      target: 'node20',
-      format: 'cjs',
-      external: ['pino'],
-      outfile: bundle,
-      logLevel: 'error',
-    });
+    const bundle = bundleWineFixture('service-allow-sids');
     const logFile = path.join(work, 'narrow-service.log');
     const narrowLog = (): Array<Record<string, unknown>> =>
       fs.existsSync(logFile) ? logs(fs.readFileSync(logFile, 'utf8')) : [];

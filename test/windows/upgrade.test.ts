@@ -19,7 +19,18 @@ import * as os from 'os';
 import * as path from 'path';
 import { startSimulator, type RunningSimulator } from '../../src/sim';
 import { WineCni, type ExeOutcome } from './helpers/cni-wine';
-import { describeWine, installSystem32, runWine, warmWineserver, WINE, winePrefix, WineTimings } from './helpers/wine';
+import { encodeRequest, KIND_STATUS, parseReply } from '../../src/service/protocol';
+import {
+  bundleWineFixture,
+  describeWine,
+  installSystem32,
+  runWine,
+  warmWineserver,
+  WINE,
+  winePrefix,
+  winPath,
+  WineTimings,
+} from './helpers/wine';
 
 function bridgeConf(): Record<string, unknown> {
   return { cniVersion: '1.1.0', name: 'cbr0', type: 'hcn-cni', createNetwork: true, subnet: '10.244.1.0/24' };
@@ -48,12 +59,12 @@ describeWine('a new service takes the named pipe over (wine)', (build) => {
   const timings = new WineTimings();
 
   /** `hcn-cni-standalone.exe serve` on the pipe, once its log says it listens. */
-  async function startService(): Promise<WineService> {
+  async function startService(address = pipe): Promise<WineService> {
     // stderr to a file, not a pipe: under wine, a Node whose standard handles are unix pipes fails to open a named
     // pipe as a client (net.connect: "open EBADF"), and the new service connects to the old one.
     const errFile = path.join(work, `serve-${started.length}.stderr`);
     const fd = fs.openSync(errFile, 'w');
-    const child = spawn(WINE, [build.exe, 'serve', '--listen', pipe], {
+    const child = spawn(WINE, [build.exe, 'serve', '--listen', address], {
       env: { ...cni.prefix.env, HCN_SIM: sim.address },
       stdio: ['ignore', 'ignore', fd],
     });
@@ -73,6 +84,15 @@ describeWine('a new service takes the named pipe over (wine)', (build) => {
     timings.add('hcn-cni-standalone.exe serve: listening', Date.now() - t0);
     return s;
   }
+
+  /** Polls `ok` until it holds (wine is slow: generous bounds, no assertion on time). */
+  const waitFor = async (what: string, ok: () => boolean, ms = 180_000): Promise<void> => {
+    const t0 = Date.now();
+    while (!ok()) {
+      if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
 
   /** The Windows pid a service logs with. */
   const pidOf = (s: WineService): unknown => logs(s.stderr()).find((l) => l.msg === 'service: listening')?.pid;
@@ -118,18 +138,11 @@ describeWine('a new service takes the named pipe over (wine)', (build) => {
     const count = (s: WineService) => outcomes.filter((o) => servedBy(o) === pidOf(s)).length;
     const lanes = [stream(0), stream(1)];
     try {
-      const wait = async (what: string, ok: () => boolean): Promise<void> => {
-        const t0 = Date.now();
-        while (!ok()) {
-          if (Date.now() - t0 > 180_000) throw new Error(`timed out waiting for ${what}`);
-          await new Promise((r) => setTimeout(r, 200));
-        }
-      };
-      await wait('the old service to answer some verbs', () => count(a) >= 2);
+      await waitFor('the old service to answer some verbs', () => count(a) >= 2);
       const b = await startService();
       expect(await a.exited).toEqual({ code: 0, signal: null });
       expect(a.stderr()).toMatch(/handed over to the service with pid \d+; every accepted request has finished/);
-      await wait('the new service to answer some verbs', () => count(b) >= 2);
+      await waitFor('the new service to answer some verbs', () => count(b) >= 2);
       stop = true;
       await Promise.all(lanes);
 
@@ -148,5 +161,58 @@ describeWine('a new service takes the named pipe over (wine)', (build) => {
       stop = true;
       await Promise.allSettled(lanes);
     }
+  }, 600_000);
+
+  test('a request the old service is still reading at the hand-over is finished there: its drain waits for it', async () => {
+    // A pipe of its own, served first by startService in node.exe (a 10-minute request timeout: wine may take long to
+    // start the new service), then taken over by `hcn-cni serve`.
+    const address = `\\\\.\\pipe\\hcn-cni-test-half-${crypto.randomBytes(4).toString('hex')}`;
+    const dir = fs.mkdtempSync(path.join(work, 'half-'));
+    const logFile = path.join(dir, 'old.log');
+    const oldLog = (): Array<Record<string, unknown>> =>
+      fs.existsSync(logFile) ? logs(fs.readFileSync(logFile, 'utf8')) : [];
+    const hcnNode = winPath(path.join(build.winDir, 'hcn.node'));
+    const fixture = winPath(bundleWineFixture('service-long-reads'));
+    const old = spawn(WINE, [build.nodeExe, fixture, hcnNode, address, winPath(logFile)], {
+      env: { ...cni.prefix.env, HCN_SIM: sim.address },
+      stdio: 'ignore',
+    });
+    const oldExited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      old.on('exit', (code, signal) => resolve({ code, signal })),
+    );
+    started.push({ child: old, stderr: () => '', exited: oldExited });
+    await waitFor('the old service to listen', () => oldLog().some((l) => l.msg === 'service: listening'));
+
+    fs.writeFileSync(path.join(dir, 'request.bin'), encodeRequest(KIND_STATUS, {}, Buffer.alloc(0)));
+    const client = spawn(
+      WINE,
+      [build.nodeExe, winPath(path.join(__dirname, 'fixtures', 'half-request-client.js')), address, winPath(dir)],
+      { env: cni.prefix.env, stdio: 'ignore' },
+    );
+    const clientExited = new Promise<void>((resolve) => client.on('exit', () => resolve()));
+    await waitFor('the client to send half its request', () => fs.existsSync(path.join(dir, 'sent')));
+
+    await startService(address);
+    await waitFor('the old service to hand over', () =>
+      oldLog().some((l) => l.msg === 'service: handed over; no longer accepting, finishing the requests in flight'),
+    );
+    // A drain that counted only accepted requests ended here, and the old service exited with the request half-read.
+    const exitedEarly = await Promise.race([
+      oldExited.then(() => true),
+      new Promise<boolean>((r) => setTimeout(() => r(false), 5000)),
+    ]);
+    expect(exitedEarly).toBe(false);
+
+    fs.writeFileSync(path.join(dir, 'go'), '');
+    await clientExited;
+    const reply = parseReply(fs.readFileSync(path.join(dir, 'reply.bin')));
+    expect(reply?.type).toBe('result');
+    const oldPid = oldLog().find((l) => l.msg === 'service: listening')?.pid;
+    expect(JSON.parse((reply as { stdout: string }).stdout)).toMatchObject({ pid: oldPid });
+    expect(await oldExited).toEqual({ code: 0, signal: null });
+    expect(oldLog().at(-1)).toMatchObject({
+      msg: 'exiting 0',
+      what: expect.stringMatching(/^handed over to the service with pid \d+; every accepted request has finished$/),
+    });
   }, 600_000);
 });

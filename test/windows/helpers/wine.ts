@@ -275,3 +275,23 @@ export class WineTimings {
     return [`${title}:`, ...this.rows.map(([l, ms]) => `  ${(ms / 1000).toFixed(2).padStart(6)} s  ${l}`)].join('\n');
   }
 }
+
+/**
+ * Bundles a TypeScript fixture (test/windows/fixtures/NAME.ts) with esbuild for the Windows node.exe to run: inside
+ * the checkout (.cache/, ignored by git), so the bundle's require('pino') finds node_modules. Returns its path.
+ */
+export function bundleWineFixture(name: string): string {
+  const outfile = path.join(ROOT, '.cache', 'wine-fixtures', `${name}.js`);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- esbuild is a dev dependency loaded only by these tests
+  (require('esbuild') as typeof import('esbuild')).buildSync({
+    entryPoints: [path.join(__dirname, '..', 'fixtures', `${name}.ts`)],
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    external: ['pino'],
+    outfile,
+    logLevel: 'error',
+  });
+  return outfile;
+}
