@@ -124,18 +124,12 @@ export class RequestIntake {
   /** Reads the request within requestTimeoutMs; a malformed one is refused, one of another protocol answered so. */
   private read(socket: net.Socket): void {
     const book = this.o.book;
-    book.pendingConnections++;
-    // A drain waits for this read too, not only for accepted requests: a connection that a handed-over pipe delivered
-    // (listening.ts) has no net.Server that waits for it to end, and a service that exited while reading it would
-    // leave its shim with "closed before accepting" and the standalone executable to run.
-    let readDone: () => void = () => undefined;
-    book.track(new Promise<void>((resolve) => (readDone = resolve)));
+    const readDone = book.reading();
     const reader = new RequestReader();
     let accepted = false;
     const settle = (): void => {
       if (accepted) return;
       accepted = true;
-      book.pendingConnections--;
       clearTimeout(timer);
       socket.off('data', onData);
       readDone();
@@ -160,18 +154,23 @@ export class RequestIntake {
       }
       if (!req) return;
       settle();
-      if (req.version === PROTOCOL_VERSION && req.kind === KIND_HAND_OVER) {
-        this.o.onHandOver(socket, req.env);
-        return;
-      }
-      if (req.version !== PROTOCOL_VERSION || (req.kind !== KIND_CNI && req.kind !== KIND_STATUS)) {
-        socket.end(encodeVersionRefusal());
-        return;
-      }
-      this.accept(socket, req);
+      this.dispatch(socket, req);
     };
     socket.on('data', onData);
     socket.resume();
+  }
+
+  /** A whole request: a hand-over goes to the desk, another protocol's is answered so, the rest accepted. */
+  private dispatch(socket: net.Socket, req: Request): void {
+    if (req.version === PROTOCOL_VERSION && req.kind === KIND_HAND_OVER) {
+      this.o.onHandOver(socket, req.env);
+      return;
+    }
+    if (req.version !== PROTOCOL_VERSION || (req.kind !== KIND_CNI && req.kind !== KIND_STATUS)) {
+      socket.end(encodeVersionRefusal());
+      return;
+    }
+    this.accept(socket, req);
   }
 
   private accept(socket: net.Socket, req: Request): void {

@@ -18,12 +18,33 @@ export interface Entry {
 export class RequestBook {
   readonly counts = { served: 0, refused: 0, failed: 0, notRun: 0, timedOut: 0, tooMany: 0 };
   readonly entries = new Map<number, Entry>();
-  pendingConnections = 0;
+  /** Connections whose request is being read (reading()); the bound on them is the intake's. */
+  private reads = 0;
   private readonly running = new Set<Promise<void>>();
   private nextId = 1;
 
   newId(): number {
     return this.nextId++;
+  }
+
+  get pendingConnections(): number {
+    return this.reads;
+  }
+
+  /**
+   * A connection's request is being read; call the function returned once it is complete or the connection is gone.
+   * A drain waits for reads too, not only for accepted requests: a connection that a handed-over pipe delivered
+   * (listening.ts) has no net.Server that waits for it to end, and a service that exited while reading it would leave
+   * its shim with "closed before accepting" and the standalone executable to run.
+   */
+  reading(): () => void {
+    this.reads++;
+    let done: () => void = () => undefined;
+    this.track(new Promise<void>((resolve) => (done = resolve)));
+    return () => {
+      this.reads--;
+      done();
+    };
   }
 
   /** Keeps `done` until it settles (drained() waits for it). */
