@@ -22,6 +22,7 @@ const crypto = require('crypto');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
+const { ensureDist } = require('./fresh-dist');
 
 const ROOT = path.resolve(__dirname, '..');
 const DIST = path.join(ROOT, 'dist');
@@ -45,7 +46,9 @@ function prepare() {
   };
   if (!fs.existsSync(path.join(ROOT, 'build', 'Release', 'hcn.node')) || !fs.existsSync(SHIM))
     run(npm, ['run', 'build:native'], 'npm run build:native');
-  run(npm, ['run', 'build:ts'], 'npm run build:ts');
+  // Only when stale: under jest, other workers run dist/ while this runs, and tsc rewrites files in place.
+  const built = ensureDist();
+  if (built.rebuilt) process.stdout.write(color('2', `  preparing: rebuilt dist/ (${built.reason})\n`));
   run(
     process.execPath,
     [path.join(__dirname, 'package.js'), '--target', 'linux', '--if-stale', '--quiet'],

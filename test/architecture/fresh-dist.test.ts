@@ -1,16 +1,18 @@
 /**
- * The jest globalSetup (test/helpers/global-setup.js) rebuilds dist/ when it is stale, so `npx jest FILE` after an
- * edit runs the edit in the tests that start the plugin as a process. Its staleness rule, on a scratch tree.
+ * The jest globalSetup (test/helpers/global-setup.js) rebuilds dist/ when it is stale (scripts/fresh-dist.js), so
+ * `npx jest FILE` after an edit runs the edit in the tests that start the plugin as a process. Its staleness rule, on
+ * a scratch tree.
  */
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- the setup module is plain CommonJS run by jest
-const { distState, nativeState } = require('../helpers/global-setup') as {
+/* eslint-disable @typescript-eslint/no-require-imports -- plain CommonJS modules (jest's setup, a script) */
+const { distState } = require('../../scripts/fresh-dist') as {
   distState(root: string): { reason?: string; orphans: string[]; stamp: string };
-  nativeState(root: string): string | undefined;
 };
+const { nativeState } = require('../helpers/global-setup') as { nativeState(root: string): string | undefined };
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 let root: string;
 const write = (rel: string, text = '', mtimeSec?: number) => {
