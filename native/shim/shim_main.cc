@@ -34,6 +34,33 @@ bool ReadBytes(Connection* c, uint32_t n, std::string* out) {
   return n == 0 || c->ReadExact(&(*out)[0], n);
 }
 
+// What became of offering the request on one connection.
+enum class Offer { kAccepted, kClosedBeforeAccepting, kNotUsed };
+
+// Connects, checks who serves the address, sends the request and reads the service's first answer; on anything but
+// kAccepted, `why` is the one line the fallback says.
+Offer OfferRequest(Connection* conn, const std::string& address, const std::string& request, std::string* why) {
+  if (!conn->Open(address, why)) return Offer::kNotUsed;
+  // Whoever listens at the address would get the runtime's whole environment and the configuration and choose the
+  // result the runtime sees: only a server that the service's own account (or a more privileged one) runs may.
+  if (!conn->ServerIsTrusted(why)) return Offer::kNotUsed;
+  // Until the service accepts, nothing has run: a failure here leaves the request to be offered again or run by the
+  // standalone executable.
+  *why = "it closed the connection before accepting the request";
+  char head[8];
+  if (!conn->WriteAll(request) || !conn->ReadExact(head, sizeof head)) return Offer::kClosedBeforeAccepting;
+  if (std::string(head, 4) == std::string(kMagicVersion, 4)) {
+    *why = "it speaks protocol version " + std::to_string(GetU32(head + 4)) + ", this shim " +
+           std::to_string(kProtocolVersion);
+    return Offer::kNotUsed;
+  }
+  if (std::string(head, 4) != std::string(kMagicAccept, 4) || GetU32(head + 4) != kProtocolVersion) {
+    *why = "it answered something that is not the service's protocol";
+    return Offer::kNotUsed;
+  }
+  return Offer::kAccepted;
+}
+
 int Run(int argc, char** argv) {
   if (!IsCniInvocation()) return PassThrough(argc, argv);
   std::string stdin_bytes;
@@ -41,7 +68,6 @@ int Run(int argc, char** argv) {
   // One byte past the limit is enough for the plugin to refuse the input (code 6), as the standalone one reads it.
   if (stdin_bytes.size() > kStdinLimit + 1) stdin_bytes.resize(kStdinLimit + 1);
 
-  Connection conn;
   const std::string address = ServiceAddress();
   // Every way of not using the service says why on stderr (one line; stdout stays the result's), so that an operator
   // who finds the standalone executable's work in the log knows what the service did not do.
@@ -49,34 +75,32 @@ int Run(int argc, char** argv) {
     WriteOut(2, "hcn-cni: not using the service at " + address + ": " + why + "; running hcn-cni-standalone\n");
     return Fallback(stdin_bytes);
   };
+  const std::string request = EncodeRequest(EnvironmentBlock(), stdin_bytes);
+  Connection first, second;
+  Connection* conn = &first;
   std::string why;
-  if (!conn.Open(address, &why)) return fallback(why);
-  // Whoever listens at the address would get the runtime's whole environment and the configuration and choose the
-  // result the runtime sees: only a server that the service's own account (or a more privileged one) runs may.
-  if (!conn.ServerIsTrusted(&why)) return fallback(why);
-  // Until the service accepts, nothing has run: any failure here means the standalone executable does the work.
-  const char kClosed[] = "it closed the connection before accepting the request";
-  if (!conn.WriteAll(EncodeRequest(EnvironmentBlock(), stdin_bytes))) return fallback(kClosed);
-  char head[8];
-  if (!conn.ReadExact(head, sizeof head)) return fallback(kClosed);
-  if (std::string(head, 4) == std::string(kMagicVersion, 4)) {
-    return fallback("it speaks protocol version " + std::to_string(GetU32(head + 4)) + ", this shim " +
-                    std::to_string(kProtocolVersion));
+  Offer offer = OfferRequest(conn, address, request, &why);
+  // A service that hands its address to its successor closes the connections it has not read (a Windows pipe
+  // instance a client reached in the last instant: docs/service-protocol.md, "Hands over without a gap"), and the
+  // successor already serves the address. Nothing has run, so the request is offered once more before the standalone
+  // executable runs it.
+  if (offer == Offer::kClosedBeforeAccepting) {
+    conn = &second;
+    offer = OfferRequest(conn, address, request, &why);
+    if (offer == Offer::kClosedBeforeAccepting) why += ", twice";
   }
-  if (std::string(head, 4) != std::string(kMagicAccept, 4) || GetU32(head + 4) != kProtocolVersion) {
-    return fallback("it answered something that is not the service's protocol");
-  }
+  if (offer != Offer::kAccepted) return fallback(why);
   // Accepted: the service now owns the verb and finishes it even if we die. What to print if the service itself dies
   // before answering (a CNI "try again later" in the request's cniVersion) comes with the acceptance, so the shim
   // needs no JSON of its own.
   char len[4];
   std::string if_service_dies;
-  if (!conn.ReadExact(len, 4) || !ReadBytes(&conn, GetU32(len), &if_service_dies)) return 1;
+  if (!conn->ReadExact(len, 4) || !ReadBytes(conn, GetU32(len), &if_service_dies)) return 1;
 
   char result[16];
   std::string out, err;
-  if (!conn.ReadExact(result, sizeof result) || std::string(result, 4) != std::string(kMagicResult, 4) ||
-      !ReadBytes(&conn, GetU32(result + 8), &out) || !ReadBytes(&conn, GetU32(result + 12), &err)) {
+  if (!conn->ReadExact(result, sizeof result) || std::string(result, 4) != std::string(kMagicResult, 4) ||
+      !ReadBytes(conn, GetU32(result + 8), &out) || !ReadBytes(conn, GetU32(result + 12), &err)) {
     WriteOut(1, if_service_dies);
     return 1;
   }

@@ -1,7 +1,8 @@
 /**
  * The fallback: when the service is absent, speaks another protocol version, or goes away before it has
- * accepted the request, the shim runs hcn-cni-standalone beside it with the same environment and stdin, and the
- * runtime gets the standalone executable's answer. Once the service has accepted, the shim never runs the request
+ * accepted the request (twice: such a connection is offered once more, as a hand-over may have closed it), the shim
+ * runs hcn-cni-standalone beside it with the same environment and stdin, and the runtime gets the standalone
+ * executable's answer. Once the service has accepted, the shim never runs the request
  * a second time: if the service dies mid-verb the runtime gets "try again later" (11), and the intents and the audit
  * treat the dead service's half-done ADD exactly as a killed standalone process's — its DEL leaves nothing.
  */
@@ -51,14 +52,19 @@ describe('the shim falls back to the standalone executable', () => {
     expect(bin.standaloneRuns()).toBe(1);
   });
 
-  it('when the service closes the connection before accepting the request', async () => {
+  it('when the service closes the connection before accepting the request, and again when offered it once more', async () => {
     const address = path.join(h.tmp, 'dies.sock');
-    const server = await fakeService(address, (s) => s.destroy());
+    let offers = 0;
+    const server = await fakeService(address, (s) => {
+      offers++;
+      s.destroy();
+    });
     try {
-      await addAndCheck(address, 'it closed the connection before accepting the request');
+      await addAndCheck(address, 'it closed the connection before accepting the request, twice');
     } finally {
       server.close();
     }
+    expect(offers).toBe(2);
     expect(bin.standaloneRuns()).toBe(1);
   });
 
@@ -85,6 +91,41 @@ describe('the shim falls back to the standalone executable', () => {
       server.close();
     }
     expect(bin.standaloneRuns()).toBe(1);
+  });
+});
+
+describe('a connection closed unread at a hand-over', () => {
+  it('is offered again to the service that serves the address now, and the standalone executable runs nothing', async () => {
+    // The old service's side of a hand-over as the shim meets it: its listener still answers the connect, the
+    // address already names the successor, and the connection is closed unread (a Windows pipe instance reached in
+    // the last instant, pipe_server_win.cc Stop). Here the stand-in moves the address to the real service (a hard
+    // link renamed over it, as a hand-over renames the new socket over the old) and then closes the connection.
+    const service = await startServiceProcess(h, path.join(h.tmp, 'run', 'successor.sock'));
+    const address = path.join(h.tmp, 'run', 'handing-over.sock');
+    let offers = 0;
+    const old = await fakeService(address, (s) => {
+      offers++;
+      fs.linkSync(service.address, `${address}.next`);
+      fs.renameSync(`${address}.next`, address);
+      s.destroy();
+    });
+    try {
+      const ns = await newNamespace(h);
+      const add = await viaShim(h, bin, address, { verb: 'ADD', conf: bridgeConf(), containerId: 'pod1', netns: ns });
+      expect({ exit: add.exitCode, cni: add.json?.cniVersion }).toEqual({ exit: 0, cni: '1.0.0' });
+      // No fallback said; the log lines are the service's, sent back with its result.
+      expect(add.stderr.split('\n').filter((l) => l.startsWith('hcn-cni:'))).toEqual([]);
+      expect(add.stderr).toMatch(/"service":true,"verb":"ADD".*"msg":"ADD ok"/);
+      expect({ offers, standalone: bin.standaloneRuns(), served: (await service.status()).served }).toEqual({
+        offers: 1,
+        standalone: 0,
+        served: 1,
+      });
+      expect(recordFiles(h, 'attachments')).toEqual(['pod1@eth0.json']);
+    } finally {
+      old.close();
+      await service.stop();
+    }
   });
 });
 
