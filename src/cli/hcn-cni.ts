@@ -9,6 +9,8 @@ import * as fs from 'fs';
 import type { CrashHook } from '../state/atomic';
 
 declare const __HCN_TEST_HOOKS__: boolean | undefined;
+/** Set only in the packaged executable's main script (scripts/package.js): the SEA asset holding the whole program. */
+declare const __HCN_WHOLE_PROGRAM_ASSET__: string | undefined;
 
 /** CNI stdin is a small JSON document; read one byte past the limit so the dispatcher can refuse an oversized one. */
 const STDIN_LIMIT = 1024 * 1024;
@@ -178,20 +180,50 @@ async function uninstall(): Promise<number> {
   });
 }
 
-(process.env.CNI_COMMAND === 'VERSION'
-  ? version()
-  : process.env.CNI_COMMAND
-    ? cni()
-    : process.argv[2] === 'serve'
-      ? serve()
-      : process.argv[2] === 'install'
-        ? install()
-        : process.argv[2] === 'uninstall'
-          ? uninstall()
-          : operatorTool()
-)
-  .then((code) => exit(code))
-  .catch((e: unknown) => {
-    fs.writeSync(2, `hcn-cni: ${(e as Error)?.stack ?? e}\n`);
-    exit(1);
-  });
+/**
+ * The packaged executable's main script leaves out `serve`, `install` and `uninstall` (the service, the installer,
+ * TOML: about a third of the program), so that the start of every CNI verb reads and compiles only what a verb or the
+ * operator's tool may need: the three run once per node, a verb once per pod. For them it runs the whole program,
+ * an asset of the same executable, in its place, having set up nothing of its own; the whole program ends the process.
+ */
+const WHOLE_PROGRAM_COMMANDS: ReadonlySet<string | undefined> = new Set(['serve', 'install', 'uninstall']);
+
+function wholeProgramAsset(): string | undefined {
+  return typeof __HCN_WHOLE_PROGRAM_ASSET__ === 'string' &&
+    !process.env.CNI_COMMAND &&
+    WHOLE_PROGRAM_COMMANDS.has(process.argv[2])
+    ? __HCN_WHOLE_PROGRAM_ASSET__
+    : undefined;
+}
+
+function runWholeProgram(asset: string): void {
+  /* eslint-disable @typescript-eslint/no-require-imports -- loaded synchronously on demand: start-up pays only for what is used */
+  const { getAsset } = require('node:sea') as { getAsset(name: string, encoding: 'utf8'): string };
+  const { runInThisContext } = require('node:vm') as typeof import('vm');
+  const { wrap } = require('node:module') as { wrap(code: string): string };
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  // As the executable would run it as its main script: a CommonJS body given the embedder's require (built-ins only).
+  const main = runInThisContext(wrap(getAsset(asset, 'utf8')), { filename: asset }) as (...args: unknown[]) => void;
+  main({}, require, { exports: {} }, asset, '.');
+}
+
+const whole = wholeProgramAsset();
+if (whole) runWholeProgram(whole);
+else
+  (process.env.CNI_COMMAND === 'VERSION'
+    ? version()
+    : process.env.CNI_COMMAND
+      ? cni()
+      : process.argv[2] === 'serve'
+        ? serve()
+        : process.argv[2] === 'install'
+          ? install()
+          : process.argv[2] === 'uninstall'
+            ? uninstall()
+            : operatorTool()
+  )
+    .then((code) => exit(code))
+    .catch((e: unknown) => {
+      fs.writeSync(2, `hcn-cni: ${(e as Error)?.stack ?? e}\n`);
+      exit(1);
+    });
