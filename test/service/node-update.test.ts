@@ -10,9 +10,9 @@ import { execFile } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import { promisify } from 'util';
-import { bridgeConf, CLI, useHarness, type Harness, type ProcessOutcome } from '../helpers/cni-harness';
-import { logLines, newNamespace, recordFiles, until } from '../plugin/support';
-import { SHIM, startServiceProcess, viaShim, type Bin, type RunningService } from './support';
+import { CLI, useHarness, type Harness } from '../helpers/cni-harness';
+import { logLines, until } from '../plugin/support';
+import { adDelLanes, expectNothingLeft, SHIM, startServiceProcess, type Bin, type RunningService } from './support';
 
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
@@ -73,21 +73,10 @@ it('install replaces the executables under running verbs and the new service tak
 
   const a = await startServiceProcess(h);
   let b: RunningService | undefined;
-  let stop = false;
-  let lanes: Promise<void>[] = [];
+  let lanes: ReturnType<typeof adDelLanes> | undefined;
   try {
-    const outcomes: Array<{ what: string; out: ProcessOutcome }> = [];
-    const stream = async (lane: number): Promise<void> => {
-      for (let i = 0; !stop; i++) {
-        const containerId = `pod-${lane}-${i}`;
-        const netns = await newNamespace(h);
-        for (const verb of ['ADD', 'DEL'] as const) {
-          const out = await viaShim(h, bin, a.address, { verb, conf: bridgeConf(), containerId, netns });
-          outcomes.push({ what: `${verb} ${containerId}`, out });
-        }
-      }
-    };
-    lanes = [stream(0), stream(1)];
+    lanes = adDelLanes(h, bin, a.address);
+    const { outcomes } = lanes;
     await until(() => (outcomes.length >= 4 ? true : undefined), 60_000, 'verbs through the installed shim');
 
     // The update's install, and (an image rolled back and forward again) more of them, while the lanes exec the shim.
@@ -107,8 +96,7 @@ it('install replaces the executables under running verbs and the new service tak
     expect(await a.exited).toEqual({ code: 0, signal: null });
     const servedByB = () => outcomes.filter((o) => logLines(o.out.stderr)[0]?.pid === b!.child.pid).length;
     await until(() => (servedByB() >= 4 ? true : undefined), 60_000, 'the new service to serve some verbs');
-    stop = true;
-    await Promise.all(lanes);
+    await lanes.stop();
 
     expect(verbsDuringInstalls).toBeGreaterThan(4);
     expect(
@@ -118,11 +106,9 @@ it('install replaces the executables under running verbs and the new service tak
     expect(bin.standaloneRuns()).toBe(0);
     // Nothing install wrote is left beside the executables: each temporary file was renamed into place.
     expect(fs.readdirSync(binDir).sort()).toEqual(['hcn-cni', 'hcn-cni-standalone']);
-    expect((await h.sim.control.dump()).endpoints).toEqual([]);
-    for (const kind of ['attachments', 'intents', 'tombstones'] as const) expect(recordFiles(h, kind)).toEqual([]);
+    await expectNothingLeft(h);
   } finally {
-    stop = true;
-    await Promise.allSettled(lanes);
+    await lanes?.stop();
     await b?.stop();
     await a.stop();
   }

@@ -10,7 +10,7 @@ import { silentLogger } from '../../src/log/logger';
 import { queryStatus } from '../../src/service/client';
 import { startService, type Service, type ServiceOptions, type ServiceStatus } from '../../src/service/service';
 import { bridgeConf, CLI, cniEnv, ROOT, type CniCall, type Harness, type ProcessOutcome } from '../helpers/cni-harness';
-import { until } from '../plugin/support';
+import { newNamespace, recordFiles, until } from '../plugin/support';
 
 /**
  * The HNS call that creates a pod's endpoint in the service where HNSCall exists and v1 says the whole endpoint
@@ -203,4 +203,49 @@ export async function startHungAdd(
     'the endpoint create to hang',
   );
   return run;
+}
+
+/** One verb a lane ran through the shim, and how it ended. */
+export interface LaneOutcome {
+  what: string;
+  out: ProcessOutcome;
+}
+
+/**
+ * Pods coming and going through the shim while a test changes something under them: `lanes` pods at a time, each
+ * lane one pod after another, each pod's ADD then its DEL, until stop() (which waits for the verbs in flight). Start
+ * it in a try block and stop it in the finally: a lane left running would start verbs against a torn-down harness.
+ */
+export function adDelLanes(
+  h: Harness,
+  bin: Bin,
+  address: string,
+  lanes = 2,
+): { outcomes: LaneOutcome[]; stop(): Promise<void> } {
+  const outcomes: LaneOutcome[] = [];
+  let stopped = false;
+  const lane = async (n: number): Promise<void> => {
+    for (let i = 0; !stopped; i++) {
+      const containerId = `pod-${n}-${i}`;
+      const netns = await newNamespace(h);
+      for (const verb of ['ADD', 'DEL'] as const) {
+        const out = await viaShim(h, bin, address, { verb, conf: bridgeConf(), containerId, netns });
+        outcomes.push({ what: `${verb} ${containerId}`, out });
+      }
+    }
+  };
+  const running = Array.from({ length: lanes }, (_, n) => lane(n));
+  return {
+    outcomes,
+    stop: async () => {
+      stopped = true;
+      await Promise.allSettled(running);
+    },
+  };
+}
+
+/** After every pod's DEL: no endpoint in HNS, and no record, intent or tombstone in the state. */
+export async function expectNothingLeft(h: Harness): Promise<void> {
+  expect((await h.sim.control.dump()).endpoints).toEqual([]);
+  for (const kind of ['attachments', 'intents', 'tombstones'] as const) expect(recordFiles(h, kind)).toEqual([]);
 }

@@ -22,8 +22,17 @@ import {
 } from '../../src/service/protocol';
 import { startService } from '../../src/service/service';
 import { bridgeConf, CLI, useHarness, type Harness, type ProcessOutcome } from '../helpers/cni-harness';
-import { logLines, newNamespace, recordFiles, until } from '../plugin/support';
-import { makeBin, startHungAdd, startServiceProcess, viaShim, type Bin, type RunningService } from './support';
+import { logLines, newNamespace, until } from '../plugin/support';
+import {
+  adDelLanes,
+  expectNothingLeft,
+  makeBin,
+  startHungAdd,
+  startServiceProcess,
+  viaShim,
+  type Bin,
+  type RunningService,
+} from './support';
 
 let h: Harness;
 let bin: Bin;
@@ -113,25 +122,11 @@ describe('a new service takes the address over', () => {
   it('while the old one serves a stream of ADD/DEL: every verb succeeds, none falls back, the old one exits 0', async () => {
     const a = await startServiceProcess(h);
     let b: RunningService | undefined;
-    // Declared out here so that a failed assertion still stops the lanes before the services go (a lane left running
-    // would start verbs after this test, against a harness already torn down).
-    let stop = false;
-    let lanes: Promise<void>[] = [];
+    // Declared out here so that a failed assertion still stops the lanes before the services go.
+    let lanes: ReturnType<typeof adDelLanes> | undefined;
     try {
-      const outcomes: Array<{ what: string; out: ProcessOutcome }> = [];
-      // Two pods' ADD and DEL at a time, one after another per pod, for as long as the test says.
-      const stream = async (lane: number): Promise<void> => {
-        for (let i = 0; !stop; i++) {
-          const containerId = `pod-${lane}-${i}`;
-          const netns = await newNamespace(h);
-          const conf = bridgeConf();
-          for (const verb of ['ADD', 'DEL'] as const) {
-            const out = await viaShim(h, bin, a.address, { verb, conf, containerId, netns });
-            outcomes.push({ what: `${verb} ${containerId}`, out });
-          }
-        }
-      };
-      lanes = [stream(0), stream(1)];
+      lanes = adDelLanes(h, bin, a.address);
+      const { outcomes } = lanes;
       const servedByA = () => outcomes.filter((o) => servedBy(o.out) === a.child.pid).length;
       await until(() => (servedByA() >= 4 ? true : undefined), 60_000, 'the old service to serve some verbs');
 
@@ -144,8 +139,7 @@ describe('a new service takes the address over', () => {
       expect(connects.connected).toBeGreaterThan(10);
       const servedByB = () => outcomes.filter((o) => servedBy(o.out) === b!.child.pid).length;
       await until(() => (servedByB() >= 4 ? true : undefined), 60_000, 'the new service to serve some verbs');
-      stop = true;
-      await Promise.all(lanes);
+      await lanes.stop();
 
       const failed = outcomes.filter((o) => o.out.exitCode !== 0).map((o) => `${o.what}: ${o.out.stdout}`);
       expect(failed).toEqual([]);
@@ -155,11 +149,9 @@ describe('a new service takes the address over', () => {
       expect([...servers].sort()).toEqual([a.child.pid, b.child.pid].sort());
       expect(a.stderr()).toMatch(/handed over to the service with pid \d+; every accepted request has finished/);
       expect((await b.status()).served).toBe(servedByB());
-      expect((await h.sim.control.dump()).endpoints).toEqual([]);
-      for (const kind of ['attachments', 'intents', 'tombstones'] as const) expect(recordFiles(h, kind)).toEqual([]);
+      await expectNothingLeft(h);
     } finally {
-      stop = true;
-      await Promise.allSettled(lanes);
+      await lanes?.stop();
       await b?.stop();
       await a.stop();
     }
