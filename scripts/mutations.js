@@ -458,6 +458,22 @@ const MUTATIONS = [
     to: '.filter(() => false)',
     tests: ['test/orphans/audit.test.ts'],
   },
+  {
+    id: 'address-book-index-keeps-gone',
+    rule: "the service's address book forgets what a deleted or re-created endpoint held (a DEL asks it, not HNS)",
+    file: 'src/plugin/address-book.ts',
+    from: 'at?.delete(id);',
+    to: '',
+    tests: ['test/plugin/address-book.test.ts'],
+  },
+  {
+    id: 'address-book-index-misses-holder',
+    rule: "the service's address book names every endpoint holding an address (no IP released while one holds it)",
+    file: 'src/plugin/address-book.ts',
+    from: 'at.set(id, h);',
+    to: 'if (at.size === 0) at.set(id, h);',
+    tests: ['test/plugin/address-book.test.ts', 'test/service/address-holders.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };

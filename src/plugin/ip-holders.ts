@@ -29,13 +29,19 @@ export function addressesOf(result: Pick<CniResult, 'ips'> | { ips?: unknown } |
   });
 }
 
-function bare(address: string): string {
+/** An address without its prefix length, in canonical spelling: how holders are compared. */
+export function bare(address: string): string {
   const ip = address.split('/')[0]!.trim();
   try {
     return canonicalIp(ip);
   } catch {
     return ip.toLowerCase();
   }
+}
+
+/** What an endpoint holds: one entry per address, in the spelling addressesOf gives. */
+export function heldBy(e: EndpointInfo): HeldBy[] {
+  return e.ips.map((ip) => ({ id: e.id, name: e.name, address: bare(ip.address) }));
 }
 
 /** The listed endpoints that hold one of the addresses (`except`: endpoints known to be gone or being removed). */
@@ -46,15 +52,9 @@ export function holdersOf(
 ): HeldBy[] {
   const wanted = new Set(addresses.map(bare));
   if (wanted.size === 0) return [];
-  const out: HeldBy[] = [];
-  for (const e of endpoints) {
-    if (except.some((id) => sameId(id, e.id))) continue;
-    for (const ip of e.ips) {
-      const a = bare(ip.address);
-      if (wanted.has(a)) out.push({ id: e.id, name: e.name, address: a });
-    }
-  }
-  return out;
+  return endpoints
+    .filter((e) => !except.some((id) => sameId(id, e.id)))
+    .flatMap((e) => heldBy(e).filter((h) => wanted.has(h.address)));
 }
 
 /**
