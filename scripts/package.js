@@ -362,7 +362,8 @@ function pinoWithoutTransportsPlugin() {
 
 /**
  * The CNI bundle's `serve`, `install` and `uninstall` modules: src/cli/hcn-cni.ts runs the whole program for those
- * commands before it would import them, so each is a module that only says where it is.
+ * commands (its WHOLE_PROGRAM_COMMANDS: the two name the same three) before it would import them, so each is a module
+ * that only says where it is. test/package/executable.test.ts runs each of the three from the executable.
  */
 function wholeProgramOnlyPlugin() {
   return {

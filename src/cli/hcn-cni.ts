@@ -185,6 +185,7 @@ async function uninstall(): Promise<number> {
  * TOML: about a third of the program), so that the start of every CNI verb reads and compiles only what a verb or the
  * operator's tool may need: the three run once per node, a verb once per pod. For them it runs the whole program,
  * an asset of the same executable, in its place, having set up nothing of its own; the whole program ends the process.
+ * scripts/package.js (wholeProgramOnlyPlugin) leaves out the modules of the same three commands.
  */
 const WHOLE_PROGRAM_COMMANDS: ReadonlySet<string | undefined> = new Set(['serve', 'install', 'uninstall']);
 

@@ -12,7 +12,16 @@ import * as path from 'path';
 import { promisify } from 'util';
 import { CLI, useHarness, type Harness } from '../helpers/cni-harness';
 import { logLines, until } from '../plugin/support';
-import { adDelLanes, expectNothingLeft, SHIM, startServiceProcess, type Bin, type RunningService } from './support';
+import {
+  adDelLanes,
+  expectNothingLeft,
+  runsIn,
+  SHIM,
+  startServiceProcess,
+  writeStandalone,
+  type Bin,
+  type RunningService,
+} from './support';
 
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
@@ -28,13 +37,7 @@ function image(tag: string, runs: string): { executable: string; shim: string } 
   const dir = path.join(h.tmp, `image-${tag}`);
   fs.mkdirSync(dir, { recursive: true });
   const executable = path.join(dir, 'hcn-cni-standalone');
-  fs.writeFileSync(
-    executable,
-    `#!/bin/sh\n# image ${tag}\necho run >> '${runs}'\nexec '${process.execPath}' '${CLI}' "$@"\n`,
-    {
-      mode: 0o755,
-    },
-  );
+  writeStandalone(executable, runs, `image ${tag}`);
   const shim = path.join(dir, 'hcn-cni-shim');
   fs.writeFileSync(shim, Buffer.concat([fs.readFileSync(SHIM), Buffer.from(`\nimage ${tag}\n`)]), { mode: 0o755 });
   return { executable, shim };
@@ -67,7 +70,7 @@ it('install replaces the executables under running verbs and the new service tak
   const bin: Bin = {
     dir: binDir,
     shim: path.join(binDir, 'hcn-cni'),
-    standaloneRuns: () => (fs.existsSync(runs) ? fs.readFileSync(runs, 'utf8').split('\n').filter(Boolean).length : 0),
+    standaloneRuns: () => runsIn(runs),
   };
   const installedImage = () => /image (\w+)\n$/.exec(fs.readFileSync(bin.shim).toString('latin1'))?.[1];
 

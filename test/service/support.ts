@@ -27,6 +27,20 @@ export interface Bin {
   standaloneRuns(): number;
 }
 
+/**
+ * Writes `file` as the standalone executable the shim falls back to: dist/cli/hcn-cni.js, with a line appended to
+ * `runs` each time it runs (`note`, a comment, makes two such files differ). How many runs: runsIn(runs).
+ */
+export function writeStandalone(file: string, runs: string, note = ''): void {
+  fs.writeFileSync(file, `#!/bin/sh\n# ${note}\necho run >> '${runs}'\nexec '${process.execPath}' '${CLI}' "$@"\n`, {
+    mode: 0o755,
+  });
+}
+
+export function runsIn(runs: string): number {
+  return fs.existsSync(runs) ? fs.readFileSync(runs, 'utf8').split('\n').filter(Boolean).length : 0;
+}
+
 export function makeBin(h: Harness, name = 'bin'): Bin {
   const dir = path.join(h.tmp, name);
   fs.mkdirSync(dir, { recursive: true });
@@ -34,16 +48,8 @@ export function makeBin(h: Harness, name = 'bin'): Bin {
   fs.copyFileSync(SHIM, shim);
   fs.chmodSync(shim, 0o755);
   const runs = path.join(dir, 'standalone.runs');
-  fs.writeFileSync(
-    path.join(dir, 'hcn-cni-standalone'),
-    `#!/bin/sh\necho run >> '${runs}'\nexec '${process.execPath}' '${CLI}' "$@"\n`,
-    { mode: 0o755 },
-  );
-  return {
-    dir,
-    shim,
-    standaloneRuns: () => (fs.existsSync(runs) ? fs.readFileSync(runs, 'utf8').split('\n').filter(Boolean).length : 0),
-  };
+  writeStandalone(path.join(dir, 'hcn-cni-standalone'), runs);
+  return { dir, shim, standaloneRuns: () => runsIn(runs) };
 }
 
 export interface InProcessServices {
