@@ -11,19 +11,17 @@ import { splitCniPath } from '../cni/env';
 import { createIpamClient } from '../cni/ipam';
 import { cniDirsFromConfig } from '../install/containerd-config';
 import { leftovers } from '../install/file-install';
-import { CONFLIST_NAME, pluginFileName, standaloneFileName } from '../install/plan';
+import { pluginFileName, standaloneFileName } from '../install/plan';
 import { InstallRefusal } from '../install/refusal';
-import { describePlan, planUninstall, type PodAttachment } from '../install/uninstall-plan';
-import { audit, graceMs } from '../orphans/audit';
+import { describePlan, planUninstall } from '../install/uninstall-plan';
 import { EXTRACTED_ADDON_DIR } from '../hns/native';
 import { gc } from '../plugin/verbs/gc';
-import { ownerKey } from '../state/records';
 import { entryExists } from '../state/safe-read';
 import { realFileOps } from './file-ops';
 import { defaultContainerdConfig } from './install';
-import { loadConf } from './operator/conf';
 import { OpsContext, type OpsWriters } from './operator/context';
 import { describeFailure } from './operator/describe-failure';
+import { judgeNode, nodeNetworks, podsOf, stateDirs, type NodeNetwork, type StateDirView } from './uninstall-node';
 
 export interface UninstallIo extends OpsWriters {
   platform: NodeJS.Platform;
@@ -33,13 +31,16 @@ export interface UninstallIo extends OpsWriters {
 
 export const UNINSTALL_USAGE = `usage: hcn-cni uninstall [--dry-run] [--force] [options]
 
-Removes the conflist, the shim and the standalone executable that install put in containerd's directories, and every
-HNS network and endpoint that is provably hcn-cni's (named by it and claimed by nothing); never another plugin's
-network or endpoint, load balancer or policy list. With pods still attached it refuses and changes nothing, unless
---force: then each is DELed as the runtime would (its IP released through its IPAM). --dry-run prints the plan.
+Removes the shim and the standalone executable that install put in containerd's bin directory, every HNS network and
+endpoint that is provably hcn-cni's (named by it and claimed by nothing), and, last, every conflist of the conf
+directory that names hcn-cni; never another plugin's network or endpoint, load balancer or policy list. With pods
+still attached to any hcn-cni network (any such conflist, any record in the state directories they name) it refuses
+and changes nothing, unless --force: then each is DELed as the runtime would (its IP released through its network's
+IPAM). A run that fails removes no file, so the next run finds everything it needs. --dry-run prints the plan.
 
   --containerd-config FILE, --bin-dir DIR, --conf-dir DIR   as for install
-  --state-dir DIR           the state directory (default: the installed conflist's)
+  --state-dir DIR           the state directory (default: each conflist's; with no hcn-cni conflist in the conf
+                            directory uninstall refuses unless this names it)
   --force                   DEL the pods still attached
   --dry-run                 print what would be done, do nothing
 `;
@@ -55,10 +56,9 @@ const OPTIONS = {
 } as const;
 
 type Values = ReturnType<typeof parse>['values'];
-type Judged = Awaited<ReturnType<typeof audit>>['plan']['judged'];
 type InstalledFile = { what: string; path: string };
 
-/** Where install put things (containerd's configuration, or the flags), and the configuration found there. */
+/** Where install put things (containerd's configuration, or the flags), and the node's hcn-cni networks there. */
 function locate(v: Values, io: UninstallIo, dryRun: boolean) {
   const configFile = v['containerd-config'] ?? defaultContainerdConfig(io.platform, io.env);
   let text: string | undefined;
@@ -70,29 +70,21 @@ function locate(v: Values, io: UninstallIo, dryRun: boolean) {
   const found = cniDirsFromConfig(text, configFile, io.platform);
   const binDir = v['bin-dir'] ?? found.binDir;
   const confDir = v['conf-dir'] ?? found.confDir;
-  const conflist = path.join(confDir, CONFLIST_NAME);
-  const loaded = loadConf({
-    platform: io.platform,
-    ...(entryExists(conflist) ? { file: conflist } : { confDir }),
-    ...(v['state-dir'] !== undefined ? { stateDir: v['state-dir'] } : {}),
-  });
-  const ctx = new OpsContext(io, { help: false, json: false, verbose: false, dryRun, clearQuarantine: false }, loaded, {
-    platform: io.platform,
-    pid: io.pid,
-    now: io.now,
-  });
-  return { binDir, confDir, conflist, loaded, ctx };
+  const networks = nodeNetworks(confDir, v['state-dir'], io, dryRun);
+  return { binDir, confDir, networks };
 }
 
-/** The files install put there that are still there, with the leftovers of earlier installs. */
+/**
+ * The files to remove that are there: the shim, the standalone executable, the leftovers of earlier installs and the
+ * addon extracted beside them, then every conflist that names the plugin (last: src/install/uninstall-plan.ts).
+ */
 function installedFiles(
   ops: ReturnType<typeof realFileOps>,
   binDir: string,
-  conflist: string,
+  networks: readonly NodeNetwork[],
   platform: NodeJS.Platform,
 ) {
   const files: InstalledFile[] = [];
-  if (entryExists(conflist)) files.push({ what: 'conflist', path: conflist });
   for (const [what, name] of [
     ['shim', pluginFileName(platform)],
     ['standalone executable', standaloneFileName(platform)],
@@ -104,60 +96,15 @@ function installedFiles(
   // The addon the packaged executable extracted beside itself when it ran from the bin directory.
   for (const name of entryExists(binDir) ? fs.readdirSync(binDir) : [])
     if (EXTRACTED_ADDON_DIR.test(name)) files.push({ what: 'extracted addon', path: path.join(binDir, name) });
+  for (const n of networks) if (n.loaded.file !== undefined) files.push({ what: 'conflist', path: n.loaded.file });
   return files;
-}
-
-/** What HNS and the state say now: the audit's judgement without deleting anything. */
-async function judgeNode(ctx: OpsContext) {
-  const { api } = await ctx.api();
-  const rt = ctx.rt();
-  const store = ctx.stateDirExists() ? rt.store(ctx.conf, ctx.log) : undefined;
-  const state = store?.snapshot();
-  let judged: Judged;
-  if (store) {
-    const report = await audit({
-      api,
-      store,
-      os: rt.os(),
-      log: ctx.log,
-      now: rt.now,
-      dryRun: true,
-      graceMs: graceMs(ctx.conf.hnsTimeoutSeconds),
-      adopt: [],
-    });
-    judged = report.plan.judged;
-  } else {
-    const [networks, endpoints] = await Promise.all([api.listNetworks(), api.listEndpoints()]);
-    judged = [...networks, ...endpoints].map(
-      (o) =>
-        ({
-          kind: 'networkId' in o ? 'endpoint' : 'network',
-          id: o.id,
-          name: o.name,
-          verdict: 'foreign',
-          reason: 'no state directory',
-        }) as never,
-    );
-  }
-  return { rt, store, state, judged };
-}
-
-/** The pods of this configuration's network the state records. */
-function podsOf(ctx: OpsContext, state: Awaited<ReturnType<typeof judgeNode>>['state']): PodAttachment[] {
-  const ours = (r: { cniNetwork?: string }) => r.cniNetwork === undefined || r.cniNetwork === ctx.conf.name;
-  return (state?.attachments ?? []).filter(ours).map((r) => ({
-    key: ownerKey(r),
-    endpoint: { id: r.endpoint.id, name: r.endpoint.name },
-    addresses: ((r.result as { ips?: Array<{ address?: string }> }).ips ?? []).map((x) => String(x.address)),
-    ...(r.ipamAllocated && ctx.conf.ipam?.type ? { ipam: ctx.conf.ipam.type } : {}),
-  }));
 }
 
 /**
  * The plugin's GC with no attachment valid and the previous plugins' endpoints left alone: each pod's DEL (detach,
  * delete, confirm gone, release through its IPAM), then the audit's sweep of the orphans. Returns its errors.
  */
-async function delEveryPod(ctx: OpsContext, rt: ReturnType<OpsContext['rt']>, binDir: string, io: UninstallIo) {
+async function delEveryPod(ctx: OpsContext, binDir: string, io: UninstallIo) {
   const raw = {
     ...ctx.conf.raw,
     cniVersion: ctx.conf.cniVersion,
@@ -180,18 +127,28 @@ async function delEveryPod(ctx: OpsContext, rt: ReturnType<OpsContext['rt']>, bi
     path: splitCniPath(cniPath, io.platform),
     platform: io.platform,
   });
-  const report = await gc(
-    { verb: 'GC', conf: gcConf, path: splitCniPath(cniPath, io.platform), ipam, log: ctx.log },
-    rt,
-    { peers: false },
-  );
-  return report.errors;
+  try {
+    const report = await gc(
+      { verb: 'GC', conf: gcConf, path: splitCniPath(cniPath, io.platform), ipam, log: ctx.log },
+      ctx.rt(),
+      { peers: false },
+    );
+    return report.errors;
+  } catch (e) {
+    // GC's own report of what it could not do: each error, one line each.
+    const details = (e as { details?: unknown }).details;
+    return typeof details === 'string' ? details.split('\n') : [(e as Error).message];
+  }
 }
 
-/** Removes the files other than the conflist; one in use (Windows) is renamed aside. Returns what failed. */
+/**
+ * Removes the files in order; one in use (Windows) is renamed aside. The conflists go only when everything before
+ * them went: a conflist never names a plugin uninstall could not remove. Returns what failed.
+ */
 function removeFiles(files: readonly InstalledFile[], ops: ReturnType<typeof realFileOps>, io: UninstallIo): string[] {
   const errors: string[] = [];
-  for (const f of files.filter((x) => x.what !== 'conflist')) {
+  for (const f of files) {
+    if (f.what === 'conflist' && errors.length > 0) break;
     try {
       if (f.what === 'extracted addon') fs.rmSync(f.path, { recursive: true, force: true });
       else ops.unlink(f.path);
@@ -199,6 +156,7 @@ function removeFiles(files: readonly InstalledFile[], ops: ReturnType<typeof rea
       // Windows: a running executable (this one, when run from the bin directory) cannot be deleted, only renamed.
       const aside = `${f.path}.old-${io.now()}`;
       try {
+        if (f.what === 'conflist') throw e;
         ops.rename(f.path, aside);
         io.out(`${f.path} is in use: renamed to ${path.basename(aside)}; delete it once it has ended\n`);
       } catch {
@@ -209,31 +167,50 @@ function removeFiles(files: readonly InstalledFile[], ops: ReturnType<typeof rea
   return errors;
 }
 
+/**
+ * The HNS work: each network's GC with its own configuration (its IPAM releases its pods' addresses), then a look at
+ * the state directories again — a pod ADDed meanwhile (its conflist was still there) keeps the plugin. Returns errors.
+ */
+async function delEveryNetwork(views: readonly StateDirView[], binDir: string, io: UninstallIo): Promise<string[]> {
+  const errors: string[] = [];
+  for (const v of views.filter((x) => x.store))
+    for (const n of v.networks) errors.push(...(await delEveryPod(n.ctx, binDir, io)));
+  if (errors.length > 0) return errors;
+  const left = podsOf(stateDirs(views.flatMap((v) => v.networks)));
+  if (left.length > 0)
+    errors.push(`${left.length} pod(s) still attached after their DEL (${left.map((p) => p.key).join(', ')})`);
+  return errors;
+}
+
 /** The plan printed, then (unless a dry run) carried out; an InstallRefusal says why it stopped. */
 async function uninstall(v: Values, io: UninstallIo): Promise<number> {
   const dryRun = v['dry-run'] ?? false;
-  const { binDir, confDir, conflist, loaded, ctx } = locate(v, io, dryRun);
+  const { binDir, confDir, networks } = locate(v, io, dryRun);
   const ops = realFileOps();
-  const files = installedFiles(ops, binDir, conflist, io.platform);
-  const { rt, store, state, judged } = await judgeNode(ctx);
-  const plan = planUninstall({ judged, pods: podsOf(ctx, state), files, force: v.force ?? false });
+  const files = installedFiles(ops, binDir, networks, io.platform);
+  const views = stateDirs(networks);
+  const judged = await judgeNode(views);
+  const names = networks.map((n) => n.ctx.conf.name);
+  const plan = planUninstall({ judged, pods: podsOf(views), networks: names, files, force: v.force ?? false });
   const prefix = dryRun ? '(dry run) ' : '';
-  io.out(`conflist ${loaded.source}; state ${ctx.conf.stateDir}; bin ${binDir}; conf ${confDir}\n`);
+  for (const n of networks) io.out(`conflist ${n.loaded.source}; state ${n.ctx.conf.stateDir}\n`);
+  io.out(`bin ${binDir}; conf ${confDir}\n`);
   for (const l of describePlan(plan)) io.out(`${prefix}${l}\n`);
   if (plan.refusal) throw new InstallRefusal(plan.refusal);
   if (dryRun) {
     io.out('(dry run) nothing changed\n');
     return 0;
   }
-  // The conflist first: containerd stops choosing hcn-cni for new pods.
-  const conf = plan.files.find((f) => f.what === 'conflist');
-  if (conf) ops.unlink(conf.path);
   const errors: string[] = [];
-  if (store && (plan.delPods.length > 0 || plan.deleteObjects.length > 0))
-    errors.push(...(await delEveryPod(ctx, rt, binDir, io)));
-  errors.push(...removeFiles(plan.files, ops, io));
+  if (plan.delPods.length > 0 || plan.deleteObjects.length > 0)
+    errors.push(...(await delEveryNetwork(views, binDir, io)));
+  // Files only once HNS is done: a failed run leaves the plugin and the conflists (each network's IPAM) for the next.
+  if (errors.length === 0) errors.push(...removeFiles(plan.files, ops, io));
   for (const e of errors) io.out(`ERROR ${e}\n`);
-  if (errors.length > 0) throw new InstallRefusal(`uninstall finished with ${errors.length} error(s) (see above)`);
+  if (errors.length > 0)
+    throw new InstallRefusal(
+      `uninstall stopped with ${errors.length} error(s) (see above); what it did not remove is still in place — run it again once the cause is gone`,
+    );
   io.out('done\n');
   return 0;
 }

@@ -7,15 +7,20 @@
  * - Never touched: every object the audit calls foreign (not named by us: another plugin's networks and endpoints,
  *   `nat`, `ext`, a win-bridge endpoint `<id>_<network>`), and load balancers and policy lists, which hcn-cni never
  *   creates and so never lists (unlike Azure CNI's cleanupnetwork.ps1, which removes every policy list on the node).
- * - Pods still attached (committed records of this network): their DEL is the runtime's. Removed here only with
- *   force, through the plugin's own DEL path (detach, delete, confirm gone, then release the IP through the IPAM that
- *   allocated it); otherwise uninstall refuses and changes nothing: cutting the network of running pods is what a
- *   drain avoids, and a plugin removed under them would leave their later DELs nothing to run.
+ * - Pods still attached (committed records of any hcn-cni network of the node: every conflist of the conf dir that
+ *   names the plugin, and every record in the state directories those name): their DEL is the runtime's. Removed
+ *   here only with force, through the plugin's own DEL path with their own network's configuration (detach, delete,
+ *   confirm gone, then release the IP through the IPAM that allocated it); otherwise uninstall refuses and changes
+ *   nothing: cutting the network of running pods is what a drain avoids, and a plugin removed under them would leave
+ *   their later DELs nothing to run. A pod whose network no conflist names any more is refused whatever force says:
+ *   its IPAM configuration is gone, so a DEL here would keep its address allocated for good.
  * - Ours and claimed by nothing (audit verdict orphan): deleted. In-flight (an ADD running now) or protected (an
  *   unreadable record, an attached endpoint nothing says is gone): refused, whatever force says — they are not
  *   provably dead.
- * - Files: the conflist first (containerd stops choosing the plugin for new pods), the HNS work, then the shim and
- *   the standalone executable, and leftovers of earlier installs.
+ * - Files: only once the HNS work succeeded — the shim, the standalone executable and leftovers of earlier installs,
+ *   then the conflists last: a run that fails leaves everything the next run needs (the state directory and each
+ *   network's IPAM configuration are in the conflists), and a conflist never names a plugin that was removed while
+ *   uninstall could still stop.
  */
 import type { Judged } from '../orphans/detect';
 
@@ -26,17 +31,24 @@ export interface PodAttachment {
   addresses: string[];
   /** The IPAM that allocated its addresses, or undefined when HNS assigned them. */
   ipam?: string;
+  /** Its CNI network (the record's), and the conflist that configures it: undefined when none does any more. */
+  network: string;
+  conflist?: string;
 }
 
 export interface UninstallInputs {
   judged: readonly Judged[];
   pods: readonly PodAttachment[];
-  /** Files install put that exist now, in removal order (conflist first, then shim, standalone, leftovers). */
+  /** The node's hcn-cni networks (the installed conflist's first): pods are named with theirs when there are two. */
+  networks: readonly string[];
+  /** Files to remove that exist now, in removal order (shim, standalone, leftovers, then the conflists). */
   files: readonly { what: string; path: string }[];
   force: boolean;
 }
 
 export interface UninstallPlan {
+  /** The node's hcn-cni networks, as given. */
+  networks: readonly string[];
   /** Why nothing will be done, when something must stop it. */
   refusal?: string;
   delPods: PodAttachment[];
@@ -55,7 +67,9 @@ export function planUninstall(i: UninstallInputs): UninstallPlan {
   const unsure = i.judged.filter(
     (j) => (j.verdict === 'in-flight' || j.verdict === 'protected') && !podEndpoints.has(j.id.toLowerCase()),
   );
+  const stranded = i.pods.filter((p) => p.conflist === undefined);
   const plan: UninstallPlan = {
+    networks: i.networks,
     delPods: i.pods.slice(),
     deleteObjects: i.judged.filter((j) => j.verdict === 'orphan'),
     files: i.files.slice(),
@@ -65,12 +79,23 @@ export function planUninstall(i: UninstallInputs): UninstallPlan {
     plan.refusal = `${unsure.length} HNS object(s) of ours are not provably unused (${unsure
       .map((j) => `${j.kind} ${j.name}: ${j.verdict}, ${j.reason}`)
       .join('; ')}); nothing was changed — wait for the ADD to finish, or clear the quarantine (hcn-cni state)`;
+  } else if (stranded.length > 0) {
+    plan.refusal = `${stranded.length} pod(s) still attached to a network that no conflist names (${stranded
+      .map((p) => podLabel(p, i.networks))
+      .join(
+        ', ',
+      )}): without its IPAM configuration their addresses could not be released; nothing was changed — put their conflist back in the conf directory, or give the --conf-dir that holds it`;
   } else if (i.pods.length > 0 && !i.force) {
     plan.refusal = `${i.pods.length} pod(s) still attached (${i.pods
-      .map((p) => p.key)
+      .map((p) => podLabel(p, i.networks))
       .join(', ')}); nothing was changed — drain the node so the runtime DELs them, or --force to DEL them here`;
   }
   return plan;
+}
+
+/** The pod's key, with its network when the node has another hcn-cni network (or its own has no conflist). */
+function podLabel(p: PodAttachment, networks: readonly string[]): string {
+  return networks.length > 1 || !networks.includes(p.network) ? `${p.key} on ${p.network}` : p.key;
 }
 
 /** The plan, one line per action: what a dry run prints and what the real run prints before it acts. */
@@ -78,7 +103,7 @@ export function describePlan(p: UninstallPlan): string[] {
   const lines: string[] = [];
   for (const pod of p.delPods)
     lines.push(
-      `DEL pod ${pod.key}: endpoint ${pod.endpoint.name} (${pod.endpoint.id})${
+      `DEL pod ${podLabel(pod, p.networks)}: endpoint ${pod.endpoint.name} (${pod.endpoint.id})${
         pod.addresses.length
           ? `, ${pod.addresses.join(', ')} ${pod.ipam ? `released through ipam ${pod.ipam}` : 'from HNS'}`
           : ''

@@ -8,11 +8,11 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { runUninstall } from '../../src/cli/uninstall';
 import { endpointName } from '../../src/orphans/ownership';
 import { WireClient } from '../../src/sim';
-import { bridgeConf, cni, CNI_BIN, useHarness, type Harness } from '../helpers/cni-harness';
+import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
 import { heldIps, hostLocal, newNamespace } from '../plugin/support';
+import { uninstallIn } from './uninstall-support';
 
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
@@ -25,31 +25,7 @@ function okOut(r: { hr: number; result?: string | null }): string {
   return r.result ?? '';
 }
 
-async function uninstall(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runUninstall(
-    [
-      '--containerd-config',
-      path.join(h.tmp, 'no-config.toml'),
-      '--bin-dir',
-      path.join(h.tmp, 'node-bin'),
-      '--conf-dir',
-      path.join(h.tmp, 'node-conf'),
-      ...args,
-    ],
-    {
-      env: { HCN_SIM: h.sim.address, CNI_PATH: CNI_BIN, HCN_CNI_CLAIMS_DIR: path.join(h.tmp, 'claims') },
-      load: {},
-      platform: 'linux',
-      pid: process.pid,
-      now: Date.now,
-      out: (s) => void (out += s),
-      err: (s) => void (err += s),
-    },
-  );
-  return { code, out, err };
-}
+const uninstall = (args: string[]) => uninstallIn(h, args);
 
 it('refuses with pods attached unless --force; with --force does exactly what its dry run said, and nothing to what is not ours', async () => {
   const conf = bridgeConf({ ipam: hostLocal(h) });
@@ -163,10 +139,10 @@ it('refuses with pods attached unless --force; with --force does exactly what it
     expect.stringMatching(
       new RegExp(`^delete endpoint ${endpointName({ containerId: 'gone', ifname: 'eth0' })} \\(${leak}\\)`, 'i'),
     ),
-    `remove conflist ${path.join(confDir, '10-hcn-cni.conflist')}`,
     `remove shim ${path.join(bin, 'hcn-cni')}`,
     `remove leftover ${path.join(bin, 'hcn-cni.old-1')}`,
     `remove standalone executable ${path.join(bin, 'hcn-cni-standalone')}`,
+    `remove conflist ${path.join(confDir, '10-hcn-cni.conflist')}`,
     'leave 2 network(s) and 1 endpoint(s) not named by hcn-cni, and every load balancer and policy list (hcn-cni makes none)',
   ]);
 

@@ -129,11 +129,12 @@ describeWine('hcn-cni.exe install / uninstall under wine', (build) => {
     expect(dry.code).toBe(0);
     expect(lines(dry.stdout)).toEqual([
       expect.stringMatching(/^DEL pod pod-w@eth0: endpoint hcn-ep-/),
-      `remove conflist ${winPath(path.join(conf, '10-hcn-cni.conflist'))}`,
       `remove shim ${winPath(path.join(bin, 'hcn-cni.exe'))}`,
       `remove standalone executable ${winPath(path.join(bin, 'hcn-cni-standalone.exe'))}`,
       // The addon the installed executable extracted beside itself when it ran the ADD.
       expect.stringMatching(/^remove extracted addon .*\\hcn-cni-[0-9a-f]{16}$/),
+      // The conflist last: a failed run leaves it (the state directory, the IPAM) for the next.
+      `remove conflist ${winPath(path.join(conf, '10-hcn-cni.conflist'))}`,
       expect.stringMatching(/^leave 1 network\(s\) and 0 endpoint\(s\) not named by hcn-cni/),
     ]);
     const real = await un(['--force']);

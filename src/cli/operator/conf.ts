@@ -81,12 +81,21 @@ export function loadConf(options: LoadConfOptions): LoadedConf {
 }
 
 function findInDir(dir: string): { file: string; raw: Record<string, unknown> } | undefined {
+  return hcnConfFiles(dir)[0];
+}
+
+/**
+ * Every configuration file of the directory that holds an hcn-cni plugin, in libcni's order (sorted names,
+ * .conf/.conflist/.json); a missing directory has none.
+ */
+export function hcnConfFiles(dir: string): Array<{ file: string; raw: Record<string, unknown> }> {
   let names: string[];
   try {
     names = fs.readdirSync(dir);
   } catch {
-    return undefined;
+    return [];
   }
+  const found: Array<{ file: string; raw: Record<string, unknown> }> = [];
   for (const name of names.filter((n) => CONF_EXTENSIONS.includes(path.extname(n).toLowerCase())).sort()) {
     const file = path.join(dir, name);
     let doc: unknown;
@@ -96,9 +105,9 @@ function findInDir(dir: string): { file: string; raw: Record<string, unknown> } 
       continue; // someone else's broken file is not ours to judge
     }
     const raw = hcnPluginConf(doc);
-    if (raw) return { file, raw };
+    if (raw) found.push({ file, raw });
   }
-  return undefined;
+  return found;
 }
 
 function parse(raw: Record<string, unknown>, where: string, platform: NodeJS.Platform): NetConf {
