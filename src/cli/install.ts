@@ -8,7 +8,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { cniDirsFromConfig, type CniDirs } from '../install/containerd-config';
+import { cniDirsFromConfigs, type CniDirs, type ConfigFile } from '../install/containerd-config';
+import { loadContainerdConfig } from '../install/containerd-imports';
 import { needsPodCidr, renderConflist } from '../install/conflist';
 import { readNodePodCidrs } from '../install/node-pod-cidr';
 import {
@@ -20,6 +21,7 @@ import {
   type InstallMode,
 } from '../install/plan';
 import { InstallRefusal } from '../install/refusal';
+import { shadowWarning, sortsBefore } from '../install/conf-order';
 import { defaultStateDir } from '../cni/defaults';
 import { realFileOps, dryRunFileOps } from './file-ops';
 
@@ -94,6 +96,14 @@ function readRequired(file: string, what: string): Buffer {
   }
 }
 
+/** containerd's configuration files: config.toml and the files it imports, as containerd reads them. */
+export function containerdConfigFiles(configFile: string, platform: NodeJS.Platform): ConfigFile[] {
+  return loadContainerdConfig(configFile, platform, {
+    read: (f) => fs.readFileSync(f, 'utf8'),
+    list: (d) => fs.readdirSync(d),
+  });
+}
+
 export function defaultContainerdConfig(platform: NodeJS.Platform, env: NodeJS.ProcessEnv): string {
   return platform === 'win32'
     ? path.win32.join(env.ProgramFiles || 'C:\\Program Files', 'containerd', 'config.toml')
@@ -134,8 +144,8 @@ type Values = ReturnType<typeof parse>['values'];
 /** containerd's CNI directories (from its configuration, or the flags), said with where each came from. */
 function locateDirs(v: Values, io: InstallIo): { found: CniDirs; binDir: string; confDir: string } {
   const configFile = v['containerd-config'] ?? defaultContainerdConfig(io.platform, io.env);
-  const found: CniDirs = cniDirsFromConfig(
-    v['bin-dir'] !== undefined && v['conf-dir'] !== undefined ? undefined : readOptional(configFile),
+  const found: CniDirs = cniDirsFromConfigs(
+    v['bin-dir'] !== undefined && v['conf-dir'] !== undefined ? [] : containerdConfigFiles(configFile, io.platform),
     configFile,
     io.platform,
   );
@@ -180,6 +190,18 @@ async function conflistFor(v: Values, io: InstallIo, found: CniDirs): Promise<st
   return conflist;
 }
 
+/** Another configuration containerd would run first (src/install/conf-order.ts): said, not changed. */
+function warnIfShadowed(confDir: string, io: InstallIo): void {
+  let entries: Array<{ name: string; dir: boolean }>;
+  try {
+    entries = fs.readdirSync(confDir, { withFileTypes: true }).map((e) => ({ name: e.name, dir: e.isDirectory() }));
+  } catch {
+    return; // a dry run's directory not made yet: nothing there to sort first
+  }
+  const warning = shadowWarning(confDir, sortsBefore(entries));
+  if (warning) io.err(`hcn-cni install: ${warning}\n`);
+}
+
 async function install(v: Values, io: InstallIo, mode: InstallMode): Promise<number> {
   const { found, binDir, confDir } = locateDirs(v, io);
   const { executable, shim } = readExecutables(v, io, mode);
@@ -195,6 +217,7 @@ async function install(v: Values, io: InstallIo, mode: InstallMode): Promise<num
   const ops = v['dry-run'] ? dryRunFileOps() : realFileOps();
   const stamp = `${Date.now()}-${process.pid}`;
   for (const o of applyInstall(ops, steps, stamp)) io.out(`${v['dry-run'] ? '(dry run) ' : ''}${describeOutcome(o)}\n`);
+  if (conflist !== undefined) warnIfShadowed(confDir, io);
   io.out(
     `${v['dry-run'] ? '(dry run) nothing changed' : 'done'}: containerd runs ${path.join(binDir, pluginFileName(io.platform))}${mode === 'service' ? ' (the shim; start the service with hcn-cni-standalone serve)' : ''}\n`,
   );
@@ -225,6 +248,11 @@ export async function runInstall(argv: string[], io: InstallIo): Promise<number>
       io.err(`hcn-cni install: ${e.message}\n`);
       return 1;
     }
+    // What the file system refused that no step named: still one line (its code and path), not a stack trace.
+    if (typeof (e as NodeJS.ErrnoException).code === 'string' && (e as NodeJS.ErrnoException).syscall) {
+      io.err(`hcn-cni install: ${(e as Error).message}\n`);
+      return 1;
+    }
     throw e;
   }
 }
@@ -244,6 +272,6 @@ export function installedCniDirs(
   env: NodeJS.ProcessEnv,
 ): { confDir: string; binDirs: string[] } {
   const configFile = defaultContainerdConfig(platform, env);
-  const dirs = cniDirsFromConfig(readOptional(configFile), configFile, platform);
+  const dirs = cniDirsFromConfigs(containerdConfigFiles(configFile, platform), configFile, platform);
   return { confDir: dirs.confDir, binDirs: dirs.binDirs };
 }

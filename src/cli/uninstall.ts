@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { parseNetConf } from '../cni/config';
 import { splitCniPath } from '../cni/env';
 import { createIpamClient } from '../cni/ipam';
-import { cniDirsFromConfig } from '../install/containerd-config';
+import { cniDirsFromConfigs } from '../install/containerd-config';
 import { leftovers } from '../install/file-install';
 import { pluginFileName, standaloneFileName } from '../install/plan';
 import { InstallRefusal } from '../install/refusal';
@@ -18,7 +18,7 @@ import { EXTRACTED_ADDON_DIR } from '../hns/native';
 import { gc } from '../plugin/verbs/gc';
 import { entryExists } from '../state/safe-read';
 import { realFileOps } from './file-ops';
-import { defaultContainerdConfig } from './install';
+import { containerdConfigFiles, defaultContainerdConfig } from './install';
 import { OpsContext, type OpsWriters } from './operator/context';
 import { describeFailure } from './operator/describe-failure';
 import { judgeNode, nodeNetworks, podsOf, stateDirs, type NodeNetwork, type StateDirView } from './uninstall-node';
@@ -61,13 +61,12 @@ type InstalledFile = { what: string; path: string };
 /** Where install put things (containerd's configuration, or the flags), and the node's hcn-cni networks there. */
 function locate(v: Values, io: UninstallIo, dryRun: boolean) {
   const configFile = v['containerd-config'] ?? defaultContainerdConfig(io.platform, io.env);
-  let text: string | undefined;
-  try {
-    text = fs.readFileSync(configFile, 'utf8');
-  } catch {
-    text = undefined;
-  }
-  const found = cniDirsFromConfig(text, configFile, io.platform);
+  const given = v['bin-dir'] !== undefined && v['conf-dir'] !== undefined;
+  const found = cniDirsFromConfigs(
+    given ? [] : containerdConfigFiles(configFile, io.platform),
+    configFile,
+    io.platform,
+  );
   const binDir = v['bin-dir'] ?? found.binDir;
   const confDir = v['conf-dir'] ?? found.confDir;
   const networks = nodeNetworks(confDir, v['state-dir'], io, dryRun);

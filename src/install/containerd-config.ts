@@ -86,8 +86,7 @@ function parseConfig(text: string, source: string): { doc: Record<string, unknow
 function binDirsOf(
   s: Record<string, unknown>,
   form: 'v1' | 'v2' | 'v3',
-  name: string,
-  source: string,
+  { name, source }: { name: string; source: string },
 ): { binDirs: string[] | undefined; binFrom: string } {
   if (form === 'v3' && s.bin_dirs !== undefined) {
     if (!Array.isArray(s.bin_dirs) || s.bin_dirs.length === 0 || !s.bin_dirs.every(nonEmptyString))
@@ -104,16 +103,76 @@ function binDirsOf(
   return { binDirs: undefined, binFrom: '' };
 }
 
+/** One file of containerd's configuration: the main config.toml, or a file it imports. */
+export interface ConfigFile {
+  text: string;
+  source: string;
+}
+
+/** config.toml's `imports` (a list of paths or glob patterns), refused in one line when it is not one. */
+export function importsOf(file: ConfigFile): string[] {
+  const imports = parseConfig(file.text, file.source).doc.imports;
+  if (imports === undefined) return [];
+  if (!Array.isArray(imports) || !imports.every(nonEmptyString))
+    throw new InstallRefusal(`${file.source}: imports is not a list of files: ${JSON.stringify(imports)}`);
+  return imports;
+}
+
 /**
  * The CNI directories from config.toml's text (`undefined`: there is no config.toml, containerd runs on its
  * defaults). `source` names the file in refusals. A value of the wrong type is a refusal, never a guess.
  */
 export function cniDirsFromConfig(text: string | undefined, source: string, platform: NodeJS.Platform): CniDirs {
+  return cniDirsFromConfigs(text === undefined ? [] : [{ text, source }], source, platform);
+}
+
+/** Each key of the CNI section, merged over the files in containerd's order, and the file that gave it. */
+interface MergedSection {
+  keys: Record<string, unknown>;
+  from: Record<string, { name: string; source: string }>;
+  form: 'v1' | 'v2' | 'v3';
+  /** Whether any file has the section. */
+  found: boolean;
+}
+
+/**
+ * The files merged as containerd merges them (containerd `cmd/containerd/server/config/config.go`, LoadConfig and
+ * mergeConfig; its config_test.go TestMergingPluginsWithTwoCriCniDropInConfigs): each file read in its own form
+ * (migrated to the newest before the merge, so a version 2 import's `[plugins."io.containerd.grpc.v1.cri".cni]` is
+ * the same section as a version 3 file's), plugin tables merged key by key, a later file's value replacing an
+ * earlier one's (a list too: a list inside a plugin table is a value).
+ */
+function mergeSections(files: readonly ConfigFile[]): MergedSection {
+  const merged: MergedSection = { keys: {}, from: {}, form: 'v1', found: false };
+  const rank = { v1: 1, v2: 2, v3: 3 };
+  for (const f of files) {
+    const { doc, form } = parseConfig(f.text, f.source);
+    if (rank[form] > rank[merged.form]) merged.form = form;
+    const name = sectionName(form);
+    const section = dig(doc, SECTION[form]);
+    if (section === undefined) continue;
+    if (typeof section !== 'object' || section === null || Array.isArray(section))
+      throw new InstallRefusal(`${f.source}: ${name} is not a table`);
+    merged.found = true;
+    for (const [k, v] of Object.entries(section as Record<string, unknown>)) {
+      merged.keys[k] = v;
+      merged.from[k] = { name, source: f.source };
+    }
+  }
+  return merged;
+}
+
+/**
+ * The CNI directories from containerd's configuration: config.toml first, then the files it imports in the order
+ * containerd loads them (none: there is no config.toml, containerd runs on its defaults). `source` names the main
+ * file. A value of the wrong type is a refusal, never a guess.
+ */
+export function cniDirsFromConfigs(files: readonly ConfigFile[], source: string, platform: NodeJS.Platform): CniDirs {
   const defaults = {
     binDir: defaultBinDir(platform),
     confDir: defaultConfDir(platform),
   };
-  if (text === undefined) {
+  if (files.length === 0) {
     return {
       binDir: defaults.binDir,
       binDirs: [defaults.binDir],
@@ -123,19 +182,21 @@ export function cniDirsFromConfig(text: string | undefined, source: string, plat
       from: { binDir: `containerd's default (no ${source})`, confDir: `containerd's default (no ${source})` },
     };
   }
-  const { doc, form } = parseConfig(text, source);
+  const { keys: s, from, form, found } = mergeSections(files);
   const name = sectionName(form);
-  const section = dig(doc, SECTION[form]);
-  if (section !== undefined && (typeof section !== 'object' || section === null || Array.isArray(section)))
-    throw new InstallRefusal(`${source}: ${name} is not a table`);
-  const s = (section ?? {}) as Record<string, unknown>;
-  const { binDirs, binFrom } = binDirsOf(s, form, name, source);
+  const where = (k: string) => from[k] ?? { name, source };
+  const { binDirs, binFrom } = binDirsOf(
+    s,
+    form,
+    where(form === 'v3' && s.bin_dirs !== undefined ? 'bin_dirs' : 'bin_dir'),
+  );
   if (s.conf_dir !== undefined && !nonEmptyString(s.conf_dir))
-    throw new InstallRefusal(`${source}: ${name} conf_dir is not a directory: ${JSON.stringify(s.conf_dir)}`);
-  const absent =
-    section === undefined
-      ? `containerd's default (${source} has no ${name})`
-      : `containerd's default (${name} does not set it)`;
+    throw new InstallRefusal(
+      `${where('conf_dir').source}: ${where('conf_dir').name} conf_dir is not a directory: ${JSON.stringify(s.conf_dir)}`,
+    );
+  const absent = !found
+    ? `containerd's default (${source} has no ${name})`
+    : `containerd's default (${name} does not set it)`;
   const dirs = binDirs ?? [defaults.binDir];
   return {
     binDir: dirs[0]!,
@@ -145,7 +206,7 @@ export function cniDirsFromConfig(text: string | undefined, source: string, plat
     cniVersion: form === 'v3' ? '1.1.0' : '1.0.0',
     from: {
       binDir: binDirs ? binFrom : absent,
-      confDir: s.conf_dir !== undefined ? `${name} conf_dir in ${source}` : absent,
+      confDir: s.conf_dir !== undefined ? `${where('conf_dir').name} conf_dir in ${where('conf_dir').source}` : absent,
     },
   };
 }

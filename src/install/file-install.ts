@@ -82,7 +82,13 @@ export function installFile(ops: FileOps, data: Buffer, target: string, stamp: s
     throw new InstallRefusal(`cannot create ${path.dirname(target)}: ${code(e)}`);
   }
   const { removed, kept } = sweepLeftovers(ops, target);
-  const existing = ops.read(target);
+  let existing: Buffer | undefined;
+  try {
+    existing = ops.read(target);
+  } catch (e) {
+    // A directory where the file goes (EISDIR), a file where a directory should be (ENOTDIR), no permission.
+    throw new InstallRefusal(`cannot read ${target}: ${code(e)}`);
+  }
   if (existing !== undefined && existing.equals(data)) return { target, action: 'unchanged', removed, kept };
   const tmp = `${target}.tmp-${stamp}`;
   try {

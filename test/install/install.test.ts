@@ -324,6 +324,121 @@ describe('hcn-cni install', () => {
   });
 });
 
+describe("containerd's config.toml imports, as containerd merges them", () => {
+  it('reads the CNI section from imported files: globs in sorted order, relative to the importing file, later files winning key by key', async () => {
+    const nd = node('v3');
+    const dropIns = path.join(nd.dir, 'conf.d');
+    fs.mkdirSync(dropIns);
+    // config.toml sets neither directory itself; a version 2 drop-in (migrated: the same section) sets both, a later
+    // version 3 one only conf_dir; a nested import names config.toml again (containerd loads each file once).
+    fs.writeFileSync(nd.config, `version = 3\nimports = ["conf.d/*.toml"]\n`);
+    fs.writeFileSync(
+      path.join(dropIns, '10-cni.toml'),
+      `version = 2\nimports = [${JSON.stringify(nd.config)}]\n[plugins."io.containerd.grpc.v1.cri".cni]\n  bin_dir = ${JSON.stringify(nd.bin)}\n  conf_dir = "/nowhere"\n`,
+    );
+    fs.writeFileSync(
+      path.join(dropIns, '20-conf.toml'),
+      `version = 3\n[plugins.'io.containerd.cri.v1.runtime'.cni]\n  conf_dir = ${JSON.stringify(nd.conf)}\n`,
+    );
+    fs.writeFileSync(path.join(dropIns, 'notes.txt'), 'conf_dir = "/not-toml"');
+    const r = await install(nd, ['--pod-cidr', '10.244.3.0/24']);
+    expect({ code: r.code, err: r.err }).toEqual({ code: 0, err: '' });
+    expect(r.out).toContain(
+      `bin directory ${nd.bin} ([plugins."io.containerd.grpc.v1.cri".cni] bin_dir in ${path.join(dropIns, '10-cni.toml')})`,
+    );
+    expect(r.out).toContain(
+      `conf directory ${nd.conf} ([plugins.'io.containerd.cri.v1.runtime'.cni] conf_dir in ${path.join(dropIns, '20-conf.toml')})`,
+    );
+    // A version 3 file among them: containerd 2.x.
+    expect(conflist(nd).cniVersion).toBe('1.1.0');
+    expect(fs.existsSync(path.join(nd.bin, 'hcn-cni'))).toBe(true);
+  });
+
+  it('an imported file that is not there stops containerd: refused in one line', async () => {
+    const nd = node('v2');
+    fs.appendFileSync(nd.config, 'imports = ["cri.toml"]\n');
+    fs.writeFileSync(nd.config, `imports = ["cri.toml"]\n${fs.readFileSync(nd.config, 'utf8')}`);
+    const r = await install(nd, ['--pod-cidr', '10.244.3.0/24']);
+    expect({ code: r.code, err: r.err }).toEqual({
+      code: 1,
+      err: `hcn-cni install: cannot read ${path.join(nd.dir, 'cri.toml')}, imported by ${nd.config}: ENOENT\n`,
+    });
+    expect(fs.existsSync(nd.bin)).toBe(false);
+  });
+});
+
+describe('odd directories: the dry run asks what the real run asks, and every refusal is one line', () => {
+  /** The refusal without the run's temporary-file stamp, which differs between two runs. */
+  const same = (s: string) => s.replace(/\.tmp-[0-9-]+/g, '.tmp-STAMP');
+
+  it.each([
+    [
+      'the bin directory is a dangling symlink (a volume not mounted)',
+      (nd: Node) => {
+        fs.mkdirSync(path.dirname(nd.bin), { recursive: true });
+        fs.symlinkSync(path.join(nd.dir, 'not-mounted'), nd.bin);
+      },
+    ],
+    [
+      'the bin directory is a file',
+      (nd: Node) => {
+        fs.mkdirSync(path.dirname(nd.bin), { recursive: true });
+        fs.writeFileSync(nd.bin, 'x');
+      },
+    ],
+    [
+      'a directory on the way to the bin directory is a file',
+      (nd: Node) => {
+        fs.mkdirSync(path.dirname(path.dirname(nd.bin)), { recursive: true });
+        fs.writeFileSync(path.dirname(nd.bin), 'x');
+      },
+    ],
+    ['the plugin file is a directory', (nd: Node) => fs.mkdirSync(path.join(nd.bin, 'hcn-cni'), { recursive: true })],
+    [
+      'the conflist is a directory',
+      (nd: Node) => fs.mkdirSync(path.join(nd.conf, '10-hcn-cni.conflist'), { recursive: true }),
+    ],
+    [
+      'the conf directory is a file',
+      (nd: Node) => {
+        fs.mkdirSync(path.dirname(nd.conf), { recursive: true });
+        fs.writeFileSync(nd.conf, 'x');
+      },
+    ],
+  ])('%s', async (_what, make) => {
+    const nd = node('v2');
+    make(nd);
+    const before = fs.readdirSync(nd.dir, { recursive: true }).sort();
+    const dry = await install(nd, ['--pod-cidr', '10.244.3.0/24', '--dry-run']);
+    expect(fs.readdirSync(nd.dir, { recursive: true }).sort()).toEqual(before);
+    const real = await install(nd, ['--pod-cidr', '10.244.3.0/24']);
+    expect(real.code).toBe(1);
+    expect(real.err).toMatch(/^hcn-cni install: [^\n]*(ENOENT|EEXIST|ENOTDIR|EISDIR)[^\n]*\n$/);
+    expect({ code: dry.code, err: same(dry.err) }).toEqual({ code: real.code, err: same(real.err) });
+  });
+});
+
+describe('another configuration that containerd runs first', () => {
+  it('is named in a warning (dry run and real run); directories, other extensions and later names are not', async () => {
+    const nd = node('v2');
+    fs.mkdirSync(nd.conf, { recursive: true });
+    fs.writeFileSync(path.join(nd.conf, '05-flannel.conflist'), '{}');
+    fs.writeFileSync(path.join(nd.conf, '01-calico.conf'), '{}');
+    fs.writeFileSync(path.join(nd.conf, '00-notes.txt'), '');
+    fs.writeFileSync(path.join(nd.conf, '00-backup.CONFLIST'), '{}');
+    fs.mkdirSync(path.join(nd.conf, '00-dir.conflist'));
+    fs.writeFileSync(path.join(nd.conf, '99-later.conflist'), '{}');
+    const warning = `hcn-cni install: warning: containerd runs the first configuration of ${nd.conf} by name, and 01-calico.conf, 05-flannel.conflist sort before 10-hcn-cni.conflist: containerd will not run hcn-cni for new pods until they are removed or renamed to sort after it\n`;
+    for (const extra of [['--dry-run'], []]) {
+      const r = await install(nd, ['--pod-cidr', '10.244.3.0/24', ...extra]);
+      expect({ code: r.code, err: r.err }).toEqual({ code: 0, err: warning });
+    }
+    fs.rmSync(path.join(nd.conf, '05-flannel.conflist'));
+    fs.rmSync(path.join(nd.conf, '01-calico.conf'));
+    expect((await install(nd, ['--pod-cidr', '10.244.3.0/24'])).err).toBe('');
+  });
+});
+
 describe('a target in use (Windows: a running .exe can be renamed, not replaced)', () => {
   /** Real file operations, except that replacing or deleting a file in `running` fails with EPERM. */
   function windowsLike(running: Set<string>): FileOps & { missingAt: string[] } {
@@ -402,7 +517,9 @@ describe("the CNI executable's start-up does not load install", () => {
       if (
         rel.startsWith(`install${path.sep}`) ||
         rel === path.join('cli', 'install.ts') ||
-        rel === path.join('cli', 'uninstall.ts')
+        rel === path.join('cli', 'uninstall.ts') ||
+        // uninstall's own module, imported by uninstall.ts alone
+        rel === path.join('cli', 'uninstall-node.ts')
       )
         continue;
       const text = fs.readFileSync(f, 'utf8');
