@@ -7,6 +7,7 @@
  */
 import * as fs from 'fs';
 import type { CrashHook } from '../state/atomic';
+import { isProgramCommand, type ProgramCommand } from './program-commands';
 
 declare const __HCN_TEST_HOOKS__: boolean | undefined;
 /** Set only in the packaged executable's main script (scripts/package.js): the SEA asset holding the whole program. */
@@ -148,7 +149,12 @@ async function serve(): Promise<number> {
   // when the pool starts (on first use, after this line).
   process.env.UV_THREADPOOL_SIZE ??= '32';
   const { serve: run } = await import('./serve');
-  return run(process.argv.slice(3), { env: process.env, load: loadOptions(), err: (s) => fs.writeSync(2, s) });
+  return run(process.argv.slice(3), {
+    env: process.env,
+    load: loadOptions(),
+    err: (s) => fs.writeSync(2, s),
+    out: (s) => fs.writeSync(1, s),
+  });
 }
 
 /**
@@ -208,21 +214,24 @@ function runWholeProgram(asset: string): void {
   main({}, require, { exports: {} }, asset, '.');
 }
 
+/**
+ * Every command that is not the operator's tool, by name: the one dispatch table (typed by PROGRAM_COMMANDS, whose
+ * every entry `hcn-cni help` must list: test/cli/help.test.ts). A command of its own goes here, never into a
+ * comparison of argv of its own.
+ */
+const PROGRAMS: Record<ProgramCommand, () => Promise<number>> = { serve, install, uninstall };
+
+function command(): Promise<number> {
+  if (process.env.CNI_COMMAND === 'VERSION') return version();
+  if (process.env.CNI_COMMAND) return cni();
+  const word = process.argv[2];
+  return isProgramCommand(word) ? PROGRAMS[word]() : operatorTool();
+}
+
 const whole = wholeProgramAsset();
 if (whole) runWholeProgram(whole);
 else
-  (process.env.CNI_COMMAND === 'VERSION'
-    ? version()
-    : process.env.CNI_COMMAND
-      ? cni()
-      : process.argv[2] === 'serve'
-        ? serve()
-        : process.argv[2] === 'install'
-          ? install()
-          : process.argv[2] === 'uninstall'
-            ? uninstall()
-            : operatorTool()
-  )
+  command()
     .then((code) => exit(code))
     .catch((e: unknown) => {
       fs.writeSync(2, `hcn-cni: ${(e as Error)?.stack ?? e}\n`);

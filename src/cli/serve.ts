@@ -22,6 +22,8 @@ export interface ServeIo {
   env: NodeJS.ProcessEnv;
   load: { addonPath?: string; libraryPath?: string };
   err(s: string): void;
+  /** Where --help goes, as every other command's help does (stdout); default: err. */
+  out?(s: string): void;
 }
 
 export const SERVE_USAGE = `usage: hcn-cni serve [--listen ADDRESS] [--max-abandoned-calls N] [--hns-probe-seconds S]
@@ -145,7 +147,7 @@ function parseServeArgs(argv: readonly string[], io: ServeIo): ServeArgs | numbe
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--help' || a === '-h') {
-      io.err(SERVE_USAGE);
+      (io.out ?? io.err)(SERVE_USAGE);
       return 0;
     }
     const eq = a.indexOf('=');

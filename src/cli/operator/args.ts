@@ -125,7 +125,13 @@ function parseCommandLine(argv: readonly string[]) {
 
 export const USAGE = `usage: hcn-cni <command> [options]
 
-Without CNI_COMMAND in its environment hcn-cni is the operator's tool (with it, it is the CNI plugin).
+Without CNI_COMMAND in its environment hcn-cni runs the command given (with it, it is the CNI plugin).
+
+Commands of their own (each with its own options: hcn-cni <command> --help):
+  serve                     run the hcn-cni service that the shim hands each CNI verb to
+  install                   put hcn-cni where containerd looks: the executable, the shim, the conflist
+  uninstall [--force]       remove what install put and every HNS object that is provably hcn-cni's;
+                            refuses while a pod is attached unless --force
 
 Commands:
   networks                  HNS networks: id, name, type, adapter, subnets, flags, owner
@@ -148,7 +154,7 @@ Commands:
   service --probe liveness|readiness
                             one line, exit 0 or 1, for the DaemonSet's exec probes: liveness = the service
                             answers; readiness = it answers, accepts, and HNS answers
-  help                      this text
+  help                      this list of commands and options (also -h, --help)
 
 Options (any command):
   --conf FILE               a .conflist or .conf with an hcn-cni plugin (default: the first such file in
