@@ -28,7 +28,7 @@ function putFiles(confs: Record<string, Record<string, unknown>>): void {
     const { cniVersion, name, ...plugin } = conf;
     fs.writeFileSync(
       path.join(nodeConf(h), file),
-      JSON.stringify({ cniVersion, name, plugins: [{ ...plugin, stateDir: h.stateDir }] }),
+      JSON.stringify({ cniVersion, name, plugins: [{ stateDir: h.stateDir, ...plugin }] }),
     );
   }
 }
@@ -81,6 +81,32 @@ it("refuses while another hcn-cni conflist's network has a pod; --force DELs it 
   ]);
   expect(await endpoints()).toEqual([]);
   expect(heldIps(h, 'netb')).toEqual({});
+  expect(files()).toEqual([]);
+});
+
+it("another conflist's own state directory: its pod is judged there, not as this directory's orphan", async () => {
+  const neta = bridgeConf({ name: 'neta', ipam: hostLocal(h) });
+  const netb = bridgeConf({
+    name: 'netb',
+    networkName: 'cbr-b',
+    subnet: '10.244.2.0/24',
+    ipam: hostLocal(h, '10.244.2.0/24'),
+    stateDir: path.join(h.tmp, 'state-b'),
+  });
+  putFiles({ '10-hcn-cni.conflist': neta, '20-hcn-cni-b.conflist': netb });
+  await add(neta, 'pa');
+  await add(netb, 'pb');
+  const dry = await uninstallIn(h, ['--dry-run']);
+  expect(dry.err).toMatch(/^hcn-cni uninstall: 2 pod\(s\) still attached \(pa@eth0 on neta, pb@eth0 on netb\)/);
+  expect(dry.out).not.toMatch(/^\S*delete endpoint/m);
+
+  const forced = await uninstallIn(h, ['--force']);
+  expect({ code: forced.code, err: forced.err }).toEqual({ code: 0, err: '' });
+  expect(forced.out).toContain(
+    `conflist ${path.join(nodeConf(h), '20-hcn-cni-b.conflist')}; state ${path.join(h.tmp, 'state-b')}`,
+  );
+  expect(await endpoints()).toEqual([]);
+  expect({ a: heldIps(h, 'neta'), b: heldIps(h, 'netb') }).toEqual({ a: {}, b: {} });
   expect(files()).toEqual([]);
 });
 
