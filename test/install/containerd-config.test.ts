@@ -5,7 +5,8 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { cniDirsFromConfig } from '../../src/install/containerd-config';
+import { cniDirsFromConfig, cniDirsFromConfigs } from '../../src/install/containerd-config';
+import { loadContainerdConfig } from '../../src/install/containerd-imports';
 import { InstallRefusal } from '../../src/install/refusal';
 
 const FIX = path.join(__dirname, 'fixtures');
@@ -97,5 +98,78 @@ describe('containerd config.toml → CNI directories', () => {
     expect(err).toBeInstanceOf(InstallRefusal);
     expect((err as Error).message).toMatch(message);
     expect((err as Error).message).not.toContain('\n');
+  });
+});
+
+describe("config.toml's imports, resolved as containerd resolves them", () => {
+  /** An in-memory file system: path → text; directories are the paths' prefixes. */
+  const reader = (files: Record<string, string>) => ({
+    read(f: string) {
+      if (!(f in files)) throw Object.assign(new Error(`ENOENT: ${f}`), { code: 'ENOENT' });
+      return files[f]!;
+    },
+    list(d: string) {
+      const names = new Set<string>();
+      for (const f of Object.keys(files)) if (f.startsWith(`${d}/`)) names.add(f.slice(d.length + 1).split('/')[0]!);
+      if (names.size === 0) throw Object.assign(new Error(`ENOENT: ${d}`), { code: 'ENOENT' });
+      return [...names].reverse();
+    },
+  });
+
+  it('loads config.toml, then its imports in order (globs: each directory matched, names sorted), each file once', () => {
+    const files = loadContainerdConfig(
+      '/etc/containerd/config.toml',
+      'linux',
+      reader({
+        '/etc/containerd/config.toml':
+          'version = 3\nimports = ["conf.d/*/cni-?.toml", "/abs/[ab]*.toml", "none/*.toml"]\n',
+        '/etc/containerd/conf.d/b/cni-1.toml': 'imports = ["../../config.toml"]\n',
+        '/etc/containerd/conf.d/a/cni-2.toml': '',
+        '/etc/containerd/conf.d/a/cni-1.toml': '',
+        '/etc/containerd/conf.d/a/cni-10.toml': '',
+        '/abs/b.toml': '',
+        '/abs/c.toml': '',
+      }),
+    );
+    expect(files.map((f) => f.source)).toEqual([
+      '/etc/containerd/config.toml',
+      '/etc/containerd/conf.d/a/cni-1.toml',
+      '/etc/containerd/conf.d/a/cni-2.toml',
+      '/etc/containerd/conf.d/b/cni-1.toml',
+      '/abs/b.toml',
+    ]);
+  });
+
+  it('no config.toml: none (containerd runs on its defaults); an import that is not there: refused — without a `*` a pattern is a path', () => {
+    expect(loadContainerdConfig('/etc/containerd/config.toml', 'linux', reader({}))).toEqual([]);
+    expect(() =>
+      loadContainerdConfig('/c/config.toml', 'linux', reader({ '/c/config.toml': 'imports = ["cri.toml"]\n' })),
+    ).toThrow(new InstallRefusal('cannot read /c/cri.toml, imported by /c/config.toml: ENOENT'));
+    expect(() =>
+      loadContainerdConfig('/c/config.toml', 'linux', reader({ '/c/config.toml': 'imports = "cri.toml"\n' })),
+    ).toThrow(/imports is not a list of files/);
+    expect(() =>
+      loadContainerdConfig(
+        '/c/config.toml',
+        'linux',
+        reader({ '/c/config.toml': 'imports = ["[ab].toml"]\n', '/c/a.toml': '' }),
+      ),
+    ).toThrow(new InstallRefusal('cannot read /c/[ab].toml, imported by /c/config.toml: ENOENT'));
+  });
+
+  it('merges key by key, a later file winning, each file read in its own form', () => {
+    const dirs = cniDirsFromConfigs(
+      [
+        {
+          text: 'version = 3\n[plugins."io.containerd.cri.v1.runtime".cni]\nbin_dirs = ["/a", "/b"]\nconf_dir = "/c1"\n',
+          source: 'main',
+        },
+        { text: 'version = 2\n[plugins."io.containerd.grpc.v1.cri".cni]\nconf_dir = "/c2"\n', source: 'drop-in' },
+      ],
+      'main',
+      'linux',
+    );
+    expect(dirs).toMatchObject({ binDirs: ['/a', '/b'], confDir: '/c2', form: 'v3', cniVersion: '1.1.0' });
+    expect(dirs.from.confDir).toBe('[plugins."io.containerd.grpc.v1.cri".cni] conf_dir in drop-in');
   });
 });
