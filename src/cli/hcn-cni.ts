@@ -180,14 +180,26 @@ async function uninstall(): Promise<number> {
   });
 }
 
+/** `hcn-cni doctor` (src/cli/doctor.ts), loaded only for this verb. */
+async function doctor(): Promise<number> {
+  const { runDoctor } = await import('./doctor');
+  const out = (s: string) => fs.writeSync(1, s);
+  return runDoctor(process.argv.slice(3), {
+    env: process.env,
+    load: loadOptions(),
+    out,
+    err: (s) => fs.writeSync(2, s),
+  });
+}
+
 /**
- * The packaged executable's main script leaves out `serve`, `install` and `uninstall` (the service, the installer,
+ * The packaged executable's main script leaves out `serve`, `install`, `uninstall` and `doctor` (the service, the installer, the doctor and its zip library,
  * TOML: about a third of the program), so that the start of every CNI verb reads and compiles only what a verb or the
- * operator's tool may need: the three run once per node, a verb once per pod. For them it runs the whole program,
+ * operator's tool may need: the four run once per node or by hand, a verb once per pod. For them it runs the whole program,
  * an asset of the same executable, in its place, having set up nothing of its own; the whole program ends the process.
- * scripts/package.js (wholeProgramOnlyPlugin) leaves out the modules of the same three commands.
+ * scripts/package.js (wholeProgramOnlyPlugin) leaves out the modules of the same four commands.
  */
-const WHOLE_PROGRAM_COMMANDS: ReadonlySet<string | undefined> = new Set(['serve', 'install', 'uninstall']);
+const WHOLE_PROGRAM_COMMANDS: ReadonlySet<string | undefined> = new Set(['serve', 'install', 'uninstall', 'doctor']);
 
 function wholeProgramAsset(): string | undefined {
   return typeof __HCN_WHOLE_PROGRAM_ASSET__ === 'string' &&
@@ -221,7 +233,9 @@ else
           ? install()
           : process.argv[2] === 'uninstall'
             ? uninstall()
-            : operatorTool()
+            : process.argv[2] === 'doctor'
+              ? doctor()
+              : operatorTool()
   )
     .then((code) => exit(code))
     .catch((e: unknown) => {
