@@ -31,7 +31,7 @@ export interface BundleLimits {
 
 export const BUNDLE_LIMITS: BundleLimits = { file: 4 << 20, total: 32 << 20, logLines: 2000, listing: 20_000 };
 
-class Contents {
+export class Contents {
   readonly files: Record<string, Uint8Array> = {};
   readonly leftOut: string[] = [];
   private total = 0;
