@@ -98,6 +98,11 @@ export interface NetworkObj extends Base {
   dns: Dns;
   /** Adapter bound by this network (adapter-bound types only). */
   adapter?: string;
+  /**
+   * That adapter's MAC when the network bound it (v1 SourceMac): kept when the NIC is replaced by one of the same
+   * name, as a network stays bound to the adapter it was created on (projectcalico/calico issue 11840).
+   */
+  adapterMac?: string;
   managementIp?: string;
   /** Stable per-network ids shown in Health.Extra / v1 output (SwitchGuid is derived: src/sim/views.ts switchGuid). */
   layeredOn: string;

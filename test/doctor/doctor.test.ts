@@ -18,6 +18,13 @@ import { hostLocal, newNamespace } from '../plugin/support';
 
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
+// The simulator's reset keeps its host: the adapter tests put the default adapter back as it was.
+afterEach(async () => {
+  const eth2 = (await h.sim.control.host()).adapters.find((a) => a.Name === 'Ethernet 2');
+  if (eth2?.MacAddress === '00-15-5D-AA-00-02') return;
+  if (eth2) await h.sim.control.removeAdapter('Ethernet 2');
+  await h.sim.control.addAdapter({ Name: 'Ethernet 2', MacAddress: '00-15-5D-AA-00-02' });
+});
 
 const DNS = { nameservers: ['10.96.0.10'], search: ['svc.cluster.local'], domain: 'cluster.local' };
 const pluginConf = (extra: Record<string, unknown> = {}) =>
@@ -237,4 +244,53 @@ it('a DEL HNS refused keeps the address for a tombstone (info) and leaves an orp
   const d = await doctor();
   expect(kinds(d, 'address-kept')).toEqual([expect.objectContaining({ severity: 'info', subject: 'pod pod-a@eth0' })]);
   expect(troubles(d).map(([k]) => k)).toEqual(['audit-orphan']);
+});
+
+it('an HNS restart that brings the endpoints back without their policies: each pod drifted (error)', async () => {
+  await addPod('pod-a');
+  await addPod('pod-b');
+  await h.sim.control.restart({ rehydrate: true });
+  const d = await doctor();
+  expect(troubles(d).sort()).toEqual([
+    ['pod-drift', 'error', 'pod pod-a@eth0'],
+    ['pod-drift', 'error', 'pod pod-b@eth0'],
+  ]);
+  for (const f of kinds(d, 'pod-drift')) expect(f.why).toMatch(/policies missing: OutBoundNAT$/);
+});
+
+it('an endpoint HNS reports Degraded: one error, whether a pod of ours or a peer owns it', async () => {
+  const { record } = await addPod('pod-a');
+  const peer = await peerEndpoint('peer-ep');
+  await h.sim.control.setEndpointState(record.endpoint.id, 5);
+  await h.sim.control.setEndpointState(peer, 6);
+  const d = await doctor();
+  expect(troubles(d).sort()).toEqual([
+    ['endpoint-failed', 'error', `endpoint ${record.endpoint.name} (${record.endpoint.id})`],
+    ['endpoint-failed', 'error', `endpoint peer-ep (${peer})`],
+  ]);
+  expect(
+    kinds(d, 'endpoint-failed')
+      .map((f) => f.why.split(':')[0])
+      .sort(),
+  ).toEqual(['HNS shows it Degraded', 'HNS shows it Destroyed']);
+});
+
+it('a network bound to an adapter since replaced by another NIC of the same name: one error (by the adapter id)', async () => {
+  const n = await (
+    await api()
+  ).createNetwork({
+    name: 'peer-transparent',
+    type: 'Transparent',
+    flags: 0,
+    adapterName: 'Ethernet 2',
+    subnets: [{ prefix: '10.9.0.0/24', gateway: '10.9.0.1' }],
+    policies: [],
+  });
+  await h.sim.control.removeAdapter('Ethernet 2');
+  await h.sim.control.addAdapter({ Name: 'Ethernet 2', MacAddress: '00-15-5D-AA-00-99' });
+  const d = await doctor();
+  expect(troubles(d)).toEqual([['network-adapter-changed', 'error', `network peer-transparent (${n.id})`]]);
+  expect(kinds(d, 'network-adapter-changed')[0]!.why).toMatch(
+    /as 00-15-5D-AA-00-02, but that adapter is now 00-15-5D-AA-00-99/,
+  );
 });
