@@ -33,6 +33,7 @@ import { ofNetwork, type PodRepair } from '../plugin/verbs/repair';
 import type { PluginRuntime } from '../plugin/runtime';
 import { ownerKey } from '../state/records';
 import { HnsHealth } from './hns-health';
+import type { NodeDoctor } from './node-doctor';
 import { RepairBackoff, type Backoff } from './repair-backoff';
 
 type AuditReport = Awaited<ReturnType<PluginRuntime['audit']>>;
@@ -51,6 +52,8 @@ export interface NodeAgentOptions {
   discover?: () => ReadonlyArray<Served>;
   /** Repairs one network's unhealthy pods (the service's repair), for a configuration with `repair: true`. */
   repair?: (served: Served, verdicts: readonly PodVerdict[]) => Promise<readonly PodRepair[]>;
+  /** The doctor's checks at each visit, before its audit (node-doctor.ts), for hcn_cni_node_findings. */
+  doctor?: NodeDoctor;
   /** Whether HNS answers (the service's one tracker, told of its HCN calls); default: the agent's own. */
   health?: HnsHealth;
   /** The wall clock (stamps, the status) and a monotonic one (the agent's own intervals); tests step them. */
@@ -140,6 +143,11 @@ export class NodeAgent {
     this.schedule();
   }
 
+  /** The doctor's last findings by kind and severity (none without a doctor). */
+  findingCounts(): ReturnType<NodeDoctor['counts']> {
+    return this.options.doctor?.counts() ?? [];
+  }
+
   status(): NodeAgentStatus {
     return {
       audits: this.audits,
@@ -210,6 +218,9 @@ export class NodeAgent {
     const dir = group[0]!.conf.stateDir;
     try {
       const auditing = group.filter((s) => s.conf.audit);
+      // The doctor looks first: its audit findings are then what this audit is about to do (its dry run), and
+      // everything the visit reports (the audit count, the pods' health) is there once it has looked.
+      await this.options.doctor?.run(group[0]!.conf, log(this.options.log, group[0]!));
       if (auditing.length > 0) await this.auditDir(auditing);
       this.noteUnserved(group);
       for (const s of group) await this.checkHealth(s);

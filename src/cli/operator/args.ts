@@ -148,6 +148,9 @@ Commands:
   service --probe liveness|readiness
                             one line, exit 0 or 1, for the DaemonSet's exec probes: liveness = the service
                             answers; readiness = it answers, accepts, and HNS answers
+  doctor [--json] [--bundle FILE]
+                            what is wrong on this node, with why and what next; exit 0/1/2 by the
+                            worst severity (hcn-cni doctor --help)
   help                      this text
 
 Options (any command):

@@ -1,0 +1,106 @@
+/**
+ * The node agent runs the doctor's checks after each visit of a state directory and exports them as
+ * hcn_cni_node_findings{kind,severity}: every pair present (0 where none) on a healthy node, and the finding once an
+ * HNS restart that keeps the endpoints drops their policies. It also remembers how long a peer's endpoint has been
+ * attached to nothing, which one look cannot tell.
+ */
+import * as http from 'http';
+import { parseNetConf } from '../../src/cni/config';
+import { NodeDoctor } from '../../src/service/node-doctor';
+import { silentLogger } from '../../src/log/logger';
+import { FINDING_KINDS, SEVERITIES } from '../../src/doctor/finding';
+import { bridgeConf, useHarness, type Harness } from '../helpers/cni-harness';
+import { hostLocal, newNamespace, until } from '../plugin/support';
+import { makeBin, startServiceProcess, viaShim } from './support';
+
+let h: Harness;
+useHarness(undefined, (x) => (h = x));
+jest.setTimeout(90_000);
+
+function scrape(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () => resolve(body));
+      })
+      .on('error', reject);
+  });
+}
+
+/** hcn_cni_node_findings by "kind/severity". */
+function findings(text: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const m of text.matchAll(/^hcn_cni_node_findings\{kind="([^"]+)",severity="([^"]+)"\} (\S+)$/gm))
+    out[`${m[1]}/${m[2]}`] = Number(m[3]);
+  return out;
+}
+
+const nonZero = (f: Record<string, number>) => Object.fromEntries(Object.entries(f).filter(([, n]) => n > 0));
+
+it("exports the doctor's findings by kind and severity: none but info on a healthy node, pod-drift once HNS drops the policies", async () => {
+  const bin = makeBin(h);
+  const service = await startServiceProcess(h, undefined, ['--metrics', '127.0.0.1:0', '--hns-probe-seconds', '0']);
+  try {
+    const url = (await service.status()).metricsUrl!;
+    const conf = bridgeConf({ ipam: hostLocal(h), auditIntervalSeconds: 1, outboundNatExceptions: ['10.0.0.0/8'] });
+    const add = await viaShim(h, bin, service.address, {
+      verb: 'ADD',
+      conf,
+      containerId: 'p1',
+      netns: await newNamespace(h),
+    });
+    expect(add.exitCode).toBe(0);
+    // The agent's first visit of the directory: every pair is exported; only the host's information is counted.
+    const healthy = await until(
+      async () => {
+        const f = findings(await scrape(url));
+        return f['host/info'] === 1 ? f : undefined;
+      },
+      20_000,
+      "the doctor's first look",
+    );
+    expect(Object.keys(healthy)).toHaveLength(FINDING_KINDS.length * SEVERITIES.length);
+    expect(nonZero(healthy)).toEqual({ 'host/info': 1 });
+    await h.sim.control.restart({ rehydrate: true });
+    const drifted = await until(
+      async () => {
+        const f = findings(await scrape(url));
+        return f['pod-drift/error'] === 1 ? f : undefined;
+      },
+      20_000,
+      'the drift',
+    );
+    expect(nonZero(drifted)).toEqual({ 'host/info': 1, 'pod-drift/error': 1 });
+  } finally {
+    await service.stop();
+  }
+});
+
+it("the agent remembers a peer's endpoint attached to nothing: nothing within the grace period, a warning after it", async () => {
+  let now = 1_000_000;
+  const doctor = new NodeDoctor({ runtime: h.runtime, platform: 'linux', now: () => now });
+  const conf = parseNetConf(bridgeConf({ stateDir: h.stateDir, hnsTimeoutSeconds: 10 }), {
+    platform: 'linux',
+    defaults: { stateDir: h.stateDir },
+    verb: 'ADD',
+  });
+  const { api } = await h.runtime.api({ apiVersion: 2, hnsTimeoutSeconds: 10 });
+  const net = await api.createNetwork({
+    name: 'peer-nat',
+    type: 'NAT',
+    flags: 0,
+    subnets: [{ prefix: '10.7.0.0/24' }],
+    policies: [],
+  });
+  await api.createEndpoint(net, { name: 'peer-stuck', ips: [], dns: { servers: [], search: [] }, policies: [] });
+  const unattached = async () =>
+    (await doctor.run(conf, silentLogger)).filter((f) => f.kind === 'endpoint-unattached').map((f) => f.severity);
+  expect(await unattached()).toEqual([]);
+  now += 2 * 10_000 + 60_000; // graceMs(10 s): 2 × the HNS timeout + 60 s
+  expect(await unattached()).toEqual([]);
+  now += 1;
+  expect(await unattached()).toEqual(['warning']);
+});
