@@ -30,6 +30,9 @@ export const CHECKS: ReadonlyArray<(s: DoctorSnapshot) => Finding[]> = [
   checkState,
 ];
 
+/** How long an endpoint may stay attached to nothing: the audit's grace for a create in flight (one rule). */
+export { graceMs } from '../orphans/audit';
+
 export function diagnose(s: DoctorSnapshot): Finding[] {
   return CHECKS.flatMap((check) => check(s));
 }

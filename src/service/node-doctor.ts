@@ -5,10 +5,9 @@
  * a warning once it is older than the grace period). The findings are exported as hcn_cni_node_findings.
  */
 import type { NetConf } from '../cni/types';
-import { doctor } from '../doctor/doctor';
+import { doctor, graceMs } from '../doctor/doctor';
 import { countFindings, type Finding } from '../doctor/finding';
 import type { Logger } from '../log/logger';
-import { graceMs } from '../orphans/audit';
 import type { PluginRuntime } from '../plugin/runtime';
 
 export interface NodeDoctorOptions {
