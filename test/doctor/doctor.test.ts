@@ -294,3 +294,18 @@ it('a network bound to an adapter since replaced by another NIC of the same name
     /as 00-15-5D-AA-00-02, but that adapter is now 00-15-5D-AA-00-99/,
   );
 });
+
+it('--help prints the usage (exit 0); an unknown option is a usage error (exit 2)', async () => {
+  const run = async (argv: string[]) => {
+    let out = '';
+    let err = '';
+    const code = await runDoctor(argv, { env: {}, load: {}, out: (s) => (out += s), err: (s) => (err += s) });
+    return { code, out, err };
+  };
+  expect(await run(['--help'])).toMatchObject({ code: 0, out: expect.stringMatching(/^usage: hcn-cni doctor /) });
+  expect(await run(['--bogus'])).toMatchObject({
+    code: 2,
+    err: expect.stringMatching(/^hcn-cni doctor: Unknown option '--bogus'/),
+  });
+  expect(await run(['--bundle', ''])).toMatchObject({ code: 2, err: expect.stringMatching(/--bundle needs a value/) });
+});

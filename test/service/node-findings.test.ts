@@ -4,18 +4,22 @@
  * HNS restart that keeps the endpoints drops their policies. It also remembers how long a peer's endpoint has been
  * attached to nothing, which one look cannot tell.
  */
+import { execFile } from 'child_process';
 import * as http from 'http';
+import { promisify } from 'util';
 import { parseNetConf } from '../../src/cni/config';
 import { NodeDoctor } from '../../src/service/node-doctor';
 import { silentLogger } from '../../src/log/logger';
-import { FINDING_KINDS, SEVERITIES } from '../../src/doctor/finding';
-import { bridgeConf, useHarness, type Harness } from '../helpers/cni-harness';
+import { FINDING_KINDS, SEVERITIES, type Finding } from '../../src/doctor/finding';
+import { bridgeConf, CLI, useHarness, type Harness } from '../helpers/cni-harness';
 import { hostLocal, newNamespace, until } from '../plugin/support';
 import { makeBin, startServiceProcess, viaShim } from './support';
 
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
 jest.setTimeout(90_000);
+const execFileP = (file: string, args: string[], o: { env: NodeJS.ProcessEnv }) =>
+  promisify(execFile)(file, args, o).then((r) => ({ code: 0, ...r }));
 
 function scrape(url: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -74,6 +78,20 @@ it("exports the doctor's findings by kind and severity: none but info on a healt
       'the drift',
     );
     expect(nonZero(drifted)).toEqual({ 'host/info': 1, 'pod-drift/error': 1 });
+    // `hcn-cni doctor` asks the running service for its status, as `hcn-cni service` does.
+    const r = await execFileP(
+      process.execPath,
+      [CLI, 'doctor', '--json', '--state-dir', h.stateDir, '--service', service.address],
+      {
+        env: { PATH: process.env.PATH, HCN_SIM: h.sim.address },
+      },
+    ).catch((e: { code: number; stdout: string }) => e);
+    expect(r.code).toBe(2);
+    const report = JSON.parse(r.stdout) as { findings: Finding[] };
+    expect(report.findings.find((f) => f.subject === 'service')!.why).toMatch(
+      new RegExp(`^running at ${service.address} \\(pid ${service.child.pid}\\); 0 queued, 0 running; last audit 20`),
+    );
+    expect(report.findings.filter((f) => f.kind === 'pod-drift')).toHaveLength(1);
   } finally {
     await service.stop();
   }
