@@ -1,7 +1,9 @@
 /**
- * Networks bound to an adapter the host no longer has: by its name (the NIC was removed or renamed), or by its id —
- * the MAC HNS bound (v1 SourceMac) — when an adapter of that name is now another NIC (a network left bound to an
- * adapter whose id changed at reboot, projectcalico/calico issue 11840). Endpoints on such a network carry nothing.
+ * Networks bound to an adapter the host no longer has: by its name (the NIC was removed or renamed), or by the id
+ * HNS shows for it — the MAC it bound (v1 SourceMac) — when an adapter of that name is now another NIC. Endpoints on
+ * such a network carry nothing. HNS networks that stay bound to an adapter whose NetCfgInstanceId changed at reboot
+ * (projectcalico/calico issue 11840, Hyper-V synthetic NICs) are the same trouble; that id is in no HNS view this
+ * plugin reads, so a NIC that keeps its name and MAC while its NetCfgInstanceId changes is not seen here.
  */
 import type { NetworkInfo } from '../hns/api';
 import type { Finding } from './finding';

@@ -99,8 +99,10 @@ export interface NetworkObj extends Base {
   /** Adapter bound by this network (adapter-bound types only). */
   adapter?: string;
   /**
-   * That adapter's MAC when the network bound it (v1 SourceMac): kept when the NIC is replaced by one of the same
-   * name, as a network stays bound to the adapter it was created on (projectcalico/calico issue 11840).
+   * That adapter's MAC when the network bound it (v1 SourceMac, microsoft/hcsshim internal/hns/hnsnetwork.go): kept
+   * when the NIC is replaced by one of the same name, as HNS networks stay bound to the adapter they were created on
+   * when its id changes (projectcalico/calico issue 11840: "existing HNS networks and endpoints remain bound to the
+   * old adapter ID"). That an HNS view then shows the old MAC is our reading, not a documented behaviour.
    */
   adapterMac?: string;
   managementIp?: string;
