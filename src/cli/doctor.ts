@@ -109,6 +109,12 @@ async function doctorDeps(ctx: OpsContext, args: DoctorArgs): Promise<DoctorDeps
     error = `the native addon could not be loaded: ${(e as Error).message}`;
   }
   const store = ctx.stateDirExists() ? ctx.rt().store(ctx.conf, ctx.log) : undefined;
+  const status = await queryStatus(address).then(
+    (s) => s,
+    (e: unknown) => new Error((e as Error).message),
+  );
+  // The node agent's memory of endpoints attached to nothing, where the service runs one: their age is then known.
+  const since = status instanceof Error ? undefined : status.agent?.unattachedSince;
   return {
     hns: () => ctx.api(),
     ...(store
@@ -118,11 +124,16 @@ async function doctorDeps(ctx: OpsContext, args: DoctorArgs): Promise<DoctorDeps
       : {}),
     processStartTime: startTime,
     clock: { now: ctx.sys.now },
-    service: () =>
-      queryStatus(address).then(
-        (s) => serviceView(address, s),
-        (e: unknown) => ({ running: false, address, reason: (e as Error).message }),
-      ),
+    service: async () =>
+      status instanceof Error ? { running: false, address, reason: status.message } : serviceView(address, status),
+    ...(since
+      ? {
+          unattachedSince: (ids) =>
+            Object.fromEntries(
+              ids.flatMap((id) => (since[id.toLowerCase()] ? [[id.toLowerCase(), since[id.toLowerCase()]!]] : [])),
+            ),
+        }
+      : {}),
     host: {
       platform: `${ctx.platform}/${os.arch()}`,
       build: os.release(),

@@ -80,6 +80,11 @@ export interface NodeAgentStatus {
   health: NetworkHealth[];
   /** Networks with records in a served state directory that no configuration of this service names. */
   unserved: Array<{ stateDir: string; network: string; attachments: number; keptIps: number }>;
+  /**
+   * Since when each endpoint the doctor saw attached to nothing has been so (ms since epoch, by id in lower case):
+   * what `hcn-cni doctor`, one look, cannot know by itself.
+   */
+  unattachedSince?: Record<string, number>;
 }
 
 /** Unhealthy pods named per network in the status (the counts cover all). */
@@ -157,6 +162,7 @@ export class NodeAgent {
         : {}),
       health: [...this.health.values()],
       unserved: [...this.unserved.values()].flat(),
+      ...(this.options.doctor ? { unattachedSince: this.options.doctor.unattachedSince() } : {}),
     };
   }
 

@@ -49,6 +49,11 @@ export class NodeDoctor {
     return Object.fromEntries(next);
   }
 
+  /** Since when each endpoint seen attached to nothing has been so (ms since epoch), for `hcn-cni doctor`. */
+  unattachedSince(): Record<string, number> {
+    return Object.fromEntries(this.unattached);
+  }
+
   /**
    * Findings by kind and severity over every directory, each once: what HNS shows for the whole node (a duplicate
    * address, a vanished adapter) is found from every directory's visit alike.

@@ -122,3 +122,47 @@ it("the agent remembers a peer's endpoint attached to nothing: nothing within th
   now += 1;
   expect(await unattached()).toEqual(['warning']);
 });
+
+it("hcn-cni doctor through the service knows since when an endpoint is attached to nothing (the agent's memory); alone it cannot", async () => {
+  const bin = makeBin(h);
+  const service = await startServiceProcess(h, undefined, ['--hns-probe-seconds', '0']);
+  try {
+    const conf = bridgeConf({ ipam: hostLocal(h), auditIntervalSeconds: 1 });
+    const add = await viaShim(h, bin, service.address, {
+      verb: 'ADD',
+      conf,
+      containerId: 'p1',
+      netns: await newNamespace(h),
+    });
+    expect(add.exitCode).toBe(0);
+    const { api } = await h.runtime.api({ apiVersion: 2, hnsTimeoutSeconds: 10 });
+    const net = (await api.listNetworks()).find((n) => n.name === 'cbr0')!;
+    const peer = await api.createEndpoint(net, {
+      name: 'peer-stuck',
+      ips: [],
+      dns: { servers: [], search: [] },
+      policies: [],
+    });
+    await until(
+      async () => ((await service.status()).agent.unattachedSince?.[peer.id.toLowerCase()] ? true : undefined),
+      20_000,
+      "the agent's look at the peer's endpoint",
+    );
+    const unattached = async (address: string) => {
+      const r = await execFileP(
+        process.execPath,
+        [CLI, 'doctor', '--json', '--state-dir', h.stateDir, '--service', address],
+        {
+          env: { PATH: process.env.PATH, HCN_SIM: h.sim.address },
+        },
+      ).catch((e: { code: number; stdout: string }) => e);
+      return (JSON.parse(r.stdout) as { findings: Finding[] }).findings.filter((f) => f.kind === 'endpoint-unattached');
+    };
+    // Within the grace period by the agent's memory: nothing to say yet.
+    expect(await unattached(service.address)).toEqual([]);
+    // Alone, one look: said, as information.
+    expect((await unattached(`${service.address}.absent`)).map((f) => f.severity)).toEqual(['info']);
+  } finally {
+    await service.stop();
+  }
+});
