@@ -108,7 +108,8 @@ async function doctorDeps(ctx: OpsContext, args: DoctorArgs): Promise<DoctorDeps
   } catch (e) {
     error = `the native addon could not be loaded: ${(e as Error).message}`;
   }
-  const store = ctx.stateDirExists() ? ctx.rt().store(ctx.conf, ctx.log) : undefined;
+  // The state store needs the addon (its locks, process start times): without it the state is not read.
+  const store = !error && ctx.stateDirExists() ? ctx.rt().store(ctx.conf, ctx.log) : undefined;
   const status = await queryStatus(address).then(
     (s) => s,
     (e: unknown) => new Error((e as Error).message),

@@ -4,8 +4,10 @@
  * objects, an HNS restart, a vanished adapter, a policy taken away), appears once, with its severity, and sets the
  * exit status.
  */
+import { execFile } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
+import { promisify } from 'util';
 import { runDoctor } from '../../src/cli/doctor';
 import type { Finding } from '../../src/doctor/finding';
 import { HR } from '../../src/hns/hresults';
@@ -13,7 +15,7 @@ import { endpointName } from '../../src/orphans/ownership';
 import { fileKey } from '../../src/state/file-names';
 import type { AttachmentRecord } from '../../src/state/records';
 import { noteChores } from '../../src/state/housekeeping';
-import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
+import { bridgeConf, CLI, cni, useHarness, type Harness } from '../helpers/cni-harness';
 import { hostLocal, newNamespace } from '../plugin/support';
 
 let h: Harness;
@@ -308,4 +310,19 @@ it('--help prints the usage (exit 0); an unknown option is a usage error (exit 2
     err: expect.stringMatching(/^hcn-cni doctor: Unknown option '--bogus'/),
   });
   expect(await run(['--bundle', ''])).toMatchObject({ code: 2, err: expect.stringMatching(/--bundle needs a value/) });
+});
+
+it('an addon that does not load is one error, and nothing else is judged (exit 2)', async () => {
+  await addPod('pod-a');
+  // A process of its own: the addon is loaded once per process.
+  const r = await promisify(execFile)(
+    process.execPath,
+    [CLI, 'doctor', '--json', '--conf', confFile(), '--service', path.join(h.tmp, 'none.sock')],
+    { env: { PATH: process.env.PATH, HCN_SIM: h.sim.address, HCN_CNI_ADDON: path.join(h.tmp, 'no-such-addon.node') } },
+  ).catch((e: { code: number; stdout: string }) => e);
+  expect((r as { code?: number }).code).toBe(2);
+  const findings = (JSON.parse(r.stdout) as { findings: Finding[] }).findings;
+  expect(findings.filter((f) => f.severity !== 'info').map((f) => [f.kind, f.subject])).toEqual([
+    ['host', 'host: addon'],
+  ]);
 });
