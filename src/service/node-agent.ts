@@ -226,7 +226,7 @@ export class NodeAgent {
       const auditing = group.filter((s) => s.conf.audit);
       // The doctor looks first: its audit findings are then what this audit is about to do (its dry run), and
       // everything the visit reports (the audit count, the pods' health) is there once it has looked.
-      await this.options.doctor?.run(group[0]!.conf, log(this.options.log, group[0]!));
+      await this.lookFirst(group[0]!);
       if (auditing.length > 0) await this.auditDir(auditing);
       this.noteUnserved(group);
       for (const s of group) await this.checkHealth(s);
@@ -240,6 +240,17 @@ export class NodeAgent {
       return true;
     } finally {
       this.lastVisited.set(dir, this.clock.monotonic());
+    }
+  }
+
+  /** The doctor's look (node-doctor.ts): what it fails at is logged, never the visit's failure (the audit still runs). */
+  private async lookFirst(s: Served): Promise<void> {
+    try {
+      await this.options.doctor?.run(s.conf, log(this.options.log, s));
+    } catch (e) {
+      this.options.log
+        .child({ stateDir: s.conf.stateDir })
+        .warn({ err: (e as Error).message }, 'node agent: doctor failed');
     }
   }
 
