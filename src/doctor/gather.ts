@@ -92,10 +92,10 @@ async function listNamespaces(api: HnsApi): Promise<HnsView['namespaces']> {
   }));
 }
 
-/** Each endpoint's DNS and policies: HCN's documents where the host has HCN, else v1's (DNS only). */
+/** Each endpoint's DNS and policies through the API the plugin uses here: HCN's documents, or v1's (DNS only). */
 async function readEndpointDocs(api: HnsApi): Promise<Record<string, EndpointDoc>> {
   const out: Record<string, EndpointDoc> = {};
-  if (api.hcn.capabilities.v2Supported) {
+  if (api.version === 2) {
     for (const e of await api.hcn.listEndpoints()) out[String(e.ID ?? '').toLowerCase()] = docOfV2(e);
     return out;
   }

@@ -80,10 +80,10 @@ function kinds(d: Doctored, kind: string): Finding[] {
   return d.findings.filter((f) => f.kind === kind);
 }
 
-async function addPod(containerId: string): Promise<{ netns: string; record: AttachmentRecord }> {
-  const netns = await newNamespace(h);
+async function addPod(containerId: string, ns?: string): Promise<{ netns: string; record: AttachmentRecord }> {
+  const netns = ns ?? (await newNamespace(h));
   const r = await cni(h, { verb: 'ADD', conf: pluginConf(), containerId, netns });
-  expect(r.exitCode).toBe(0);
+  expect({ code: r.exitCode, out: r.exitCode ? r.stdout : '' }).toEqual({ code: 0, out: '' });
   const record = JSON.parse(
     fs.readFileSync(path.join(h.stateDir, 'attachments', `${fileKey({ containerId, ifname: 'eth0' })}.json`), 'utf8'),
   ) as AttachmentRecord;
@@ -325,4 +325,18 @@ it('an addon that does not load is one error, and nothing else is judged (exit 2
   expect(findings.filter((f) => f.severity !== 'info').map((f) => [f.kind, f.subject])).toEqual([
     ['host', 'host: addon'],
   ]);
+});
+
+it('a host without HCN (HNS 9.1): a healthy pod is no drift (DNS as v1 shows it, one suffix list)', async () => {
+  await h.sim.control.setVersion(9, 1, { v2: false });
+  try {
+    // A namespace as a v1 host makes one (microsoft/hcsshim internal/hns/namespace.go CreateNamespace).
+    const ns = await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).hnsCall<{ ID: string }>('POST', '/namespaces/', {});
+    await addPod('pod-a', ns.ID);
+    const d = await doctor();
+    expect(troubles(d)).toEqual([]);
+    expect(d.findings.find((f) => f.kind === 'host')!.why).toMatch(/API: v1/);
+  } finally {
+    await h.sim.control.setVersion(15, 4, { v2: true });
+  }
 });
