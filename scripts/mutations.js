@@ -522,6 +522,30 @@ const MUTATIONS = [
     to: 'byBytes(e.name, ours) > 0)',
     tests: ['test/install/install.test.ts'],
   },
+  {
+    id: 'doctor-drift-ignores-policies',
+    rule: "the doctor reports a policy the record gave HNS that the pod's endpoint no longer has (an HNS crash purges them)",
+    file: 'src/doctor/check-drift.ts',
+    from: 'if (missing.length) out.push(',
+    to: 'if (missing.length < 0) out.push(',
+    tests: ['test/doctor/doctor.test.ts'],
+  },
+  {
+    id: 'doctor-duplicate-ip-per-network',
+    rule: 'the doctor finds two endpoints holding one address whatever their networks and owners',
+    file: 'src/doctor/check-duplicate-ips.ts',
+    from: 'byIp.set(ip, [...(byIp.get(ip) ?? []), e]);',
+    to: 'byIp.set(`${e.networkId}/${ip}`, [...(byIp.get(`${e.networkId}/${ip}`) ?? []), e]);',
+    tests: ['test/doctor/doctor.test.ts'],
+  },
+  {
+    id: 'doctor-bundle-keeps-jwt',
+    rule: 'the support bundle never carries a token planted in a conflist, under any key',
+    file: 'src/doctor/redact.ts',
+    from: "if (typeof value === 'string') return JWT.test(value) ? REDACTED : value;",
+    to: "if (typeof value === 'string') return value;",
+    tests: ['test/doctor/bundle.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };

@@ -361,7 +361,7 @@ function pinoWithoutTransportsPlugin() {
 }
 
 /**
- * The CNI bundle's `serve`, `install` and `uninstall` modules: src/cli/hcn-cni.ts runs the whole program for those
+ * The CNI bundle's `serve`, `install`, `uninstall` and `doctor` modules: src/cli/hcn-cni.ts runs the whole program for those
  * commands (its WHOLE_PROGRAM_COMMANDS: the two name the same three) before it would import them, so each is a module
  * that only says where it is. test/package/executable.test.ts runs each of the three from the executable.
  */
@@ -370,7 +370,7 @@ function wholeProgramOnlyPlugin() {
     name: 'whole-program-only',
     /** @param {any} build */
     setup(build) {
-      build.onResolve({ filter: /^\.\/(serve|install|uninstall)$/ }, (/** @type {any} */ args) =>
+      build.onResolve({ filter: /^\.\/(serve|install|uninstall|doctor)$/ }, (/** @type {any} */ args) =>
         path.resolve(args.importer) === ENTRY ? { path: args.path, namespace: 'whole-program-only' } : undefined,
       );
       build.onLoad({ filter: /.*/, namespace: 'whole-program-only' }, (/** @type {any} */ args) => ({

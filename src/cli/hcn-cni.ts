@@ -7,7 +7,7 @@
  */
 import * as fs from 'fs';
 import type { CrashHook } from '../state/atomic';
-import { isProgramCommand, type ProgramCommand } from './program-commands';
+import { isProgramCommand, PROGRAM_COMMANDS, type ProgramCommand } from './program-commands';
 
 declare const __HCN_TEST_HOOKS__: boolean | undefined;
 /** Set only in the packaged executable's main script (scripts/package.js): the SEA asset holding the whole program. */
@@ -186,14 +186,26 @@ async function uninstall(): Promise<number> {
   });
 }
 
+/** `hcn-cni doctor` (src/cli/doctor.ts), loaded only for this verb. */
+async function doctor(): Promise<number> {
+  const { runDoctor } = await import('./doctor');
+  const out = (s: string) => fs.writeSync(1, s);
+  return runDoctor(process.argv.slice(3), {
+    env: process.env,
+    load: loadOptions(),
+    out,
+    err: (s) => fs.writeSync(2, s),
+  });
+}
+
 /**
- * The packaged executable's main script leaves out `serve`, `install` and `uninstall` (the service, the installer,
- * TOML: about a third of the program), so that the start of every CNI verb reads and compiles only what a verb or the
- * operator's tool may need: the three run once per node, a verb once per pod. For them it runs the whole program,
- * an asset of the same executable, in its place, having set up nothing of its own; the whole program ends the process.
- * scripts/package.js (wholeProgramOnlyPlugin) leaves out the modules of the same three commands.
+ * The packaged executable's main script leaves out the program commands (PROGRAM_COMMANDS: the service, the
+ * installer, the doctor and its zip library, TOML: about a third of the program), so that the start of every CNI verb
+ * reads and compiles only what a verb or the operator's tool may need: they run once per node or by hand, a verb once
+ * per pod. For them it runs the whole program, an asset of the same executable, in its place, having set up nothing
+ * of its own; the whole program ends the process. scripts/package.js (wholeProgramOnlyPlugin) leaves out their modules.
  */
-const WHOLE_PROGRAM_COMMANDS: ReadonlySet<string | undefined> = new Set(['serve', 'install', 'uninstall']);
+const WHOLE_PROGRAM_COMMANDS: ReadonlySet<string | undefined> = new Set<string>(PROGRAM_COMMANDS);
 
 function wholeProgramAsset(): string | undefined {
   return typeof __HCN_WHOLE_PROGRAM_ASSET__ === 'string' &&
@@ -219,7 +231,7 @@ function runWholeProgram(asset: string): void {
  * every entry `hcn-cni help` must list: test/cli/help.test.ts). A command of its own goes here, never into a
  * comparison of argv of its own.
  */
-const PROGRAMS: Record<ProgramCommand, () => Promise<number>> = { serve, install, uninstall };
+const PROGRAMS: Record<ProgramCommand, () => Promise<number>> = { serve, install, uninstall, doctor };
 
 function command(): Promise<number> {
   if (process.env.CNI_COMMAND === 'VERSION') return version();

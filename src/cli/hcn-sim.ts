@@ -29,7 +29,9 @@ const USAGE = `usage:
     kill-client OP [--nth N] [--count N]
     race delete-wins|create-wins|random [--seed N]
     delete-with-endpoints cascade|refuse
-    restart [--down-ms N] [--drop-namespaces all|ID,…]   namespaces stay unless dropped
+    restart [--down-ms N] [--drop-namespaces all|ID,…] [--rehydrate]   namespaces stay unless dropped;
+                                          --rehydrate: endpoints stay, without their policies
+    endpoint-state ID STATE               a test fault: the endpoint's HNS state (5 Degraded, 6 Destroyed)
     version MAJOR.MINOR [--no-v2|--v2]
     adapter add NAME MAC [--description TEXT] [--index N]
     adapter rm NAME
@@ -120,6 +122,7 @@ const CTL_OPTIONS = {
   seed: { type: 'string' },
   'down-ms': { type: 'string' },
   'drop-namespaces': { type: 'string' },
+  rehydrate: { type: 'boolean' },
   'timeout-ms': { type: 'string' },
   v2: { type: 'boolean' },
   'no-v2': { type: 'boolean' },
@@ -180,8 +183,19 @@ const CTL_COMMANDS = new Map<string, (c: CtlInput) => CtlRequest>([
     'restart',
     ({ values }) => ({
       ctl: 'restart',
-      args: { downMs: int(values['down-ms'], '--down-ms'), ...dropNamespaces(values['drop-namespaces']) },
+      args: {
+        downMs: int(values['down-ms'], '--down-ms'),
+        ...dropNamespaces(values['drop-namespaces']),
+        ...(values.rehydrate ? { rehydrate: true } : {}),
+      },
     }),
+  ],
+  [
+    'endpoint-state',
+    ({ need, rest }) => (
+      need(2, 'ID STATE'),
+      { ctl: 'endpoint-state', args: { id: rest[0], state: int(rest[1], 'STATE') } }
+    ),
   ],
   ['version', versionRequest],
   ['adapter', adapterRequest],

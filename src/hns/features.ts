@@ -43,6 +43,9 @@ const RANGES = {
 
 export type HnsFeature = keyof typeof RANGES;
 
+/** Every feature this table knows, for the doctor's account of the host. */
+export const HNS_FEATURES = Object.keys(RANGES) as HnsFeature[];
+
 /** hcsshim isFeatureInRange. */
 function inRange(v: HnsVersion, [min, max]: Range): boolean {
   if (v.major < min.major || v.major > max.major) return false;

@@ -26,7 +26,7 @@ export interface PodVerdict {
  * microsoft/hcsshim internal/hns/hnsendpoint.go EndpointState. Created (1) and Detached (4) are not judged here: an
  * endpoint in an HCN namespace is shown Created by some builds, so the attach itself is asked instead.
  */
-const FAILED_STATES: ReadonlyMap<number, string> = new Map([
+export const FAILED_STATES: ReadonlyMap<number, string> = new Map([
   [5, 'Degraded'],
   [6, 'Destroyed'],
 ]);

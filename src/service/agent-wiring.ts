@@ -12,6 +12,7 @@ import type { PluginRuntime } from '../plugin/runtime';
 import { watchConfDir } from './conf-dir';
 import type { HnsHealth } from './hns-health';
 import { NodeAgent } from './node-agent';
+import { NodeDoctor } from './node-doctor';
 import type { RepairTrigger } from './repair-trigger';
 
 export interface AgentWiringOptions {
@@ -46,6 +47,7 @@ export function createNodeAgent(
     // The pods its health check finds without the network they need, for a configuration with `repair: true`.
     repair: ({ conf }, verdicts) => repair.runFor(conf, verdicts),
     health,
+    doctor: new NodeDoctor({ runtime, platform: options.platform }),
     ...(options.agent?.probeMs !== undefined ? { probeMs: options.agent.probeMs } : {}),
     ...(options.agent?.tickMs !== undefined ? { tickMs: options.agent.tickMs } : {}),
   });

@@ -24,6 +24,8 @@ export interface MetricsGauges {
   pendingConnections(): number;
   /** Each served network's pods by health, as the node agent last checked them (node-agent.ts). */
   podHealth(): Array<{ stateDir: string; network: string; counts: Record<string, number> }>;
+  /** The node agent's doctor: its last findings by kind and severity (node-doctor.ts). */
+  findings(): Array<{ kind: string; severity: string; count: number }>;
 }
 
 export interface MetricsServer extends MetricsSink {
@@ -216,6 +218,15 @@ function gaugeMetrics(registry: Registry, g: MetricsGauges): void {
             count,
           ]),
         ),
+  );
+  labelledGauge(
+    registry,
+    {
+      name: 'hcn_cni_node_findings',
+      help: "What the node agent's doctor found at its last look (hcn-cni doctor's checks), by kind and severity (info, warning, error); every pair, 0 where none",
+      labelNames: ['kind', 'severity'],
+    },
+    () => g.findings().map((f): [Record<string, string>, number] => [{ kind: f.kind, severity: f.severity }, f.count]),
   );
   labelledGauge(
     registry,

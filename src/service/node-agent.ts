@@ -33,6 +33,7 @@ import { ofNetwork, type PodRepair } from '../plugin/verbs/repair';
 import type { PluginRuntime } from '../plugin/runtime';
 import { ownerKey } from '../state/records';
 import { HnsHealth } from './hns-health';
+import type { NodeDoctor } from './node-doctor';
 import { RepairBackoff, type Backoff } from './repair-backoff';
 
 type AuditReport = Awaited<ReturnType<PluginRuntime['audit']>>;
@@ -51,6 +52,8 @@ export interface NodeAgentOptions {
   discover?: () => ReadonlyArray<Served>;
   /** Repairs one network's unhealthy pods (the service's repair), for a configuration with `repair: true`. */
   repair?: (served: Served, verdicts: readonly PodVerdict[]) => Promise<readonly PodRepair[]>;
+  /** The doctor's checks at each visit, before its audit (node-doctor.ts), for hcn_cni_node_findings. */
+  doctor?: NodeDoctor;
   /** Whether HNS answers (the service's one tracker, told of its HCN calls); default: the agent's own. */
   health?: HnsHealth;
   /** The wall clock (stamps, the status) and a monotonic one (the agent's own intervals); tests step them. */
@@ -77,6 +80,11 @@ export interface NodeAgentStatus {
   health: NetworkHealth[];
   /** Networks with records in a served state directory that no configuration of this service names. */
   unserved: Array<{ stateDir: string; network: string; attachments: number; keptIps: number }>;
+  /**
+   * Since when each endpoint the doctor saw attached to nothing has been so (ms since epoch, by id in lower case):
+   * what `hcn-cni doctor`, one look, cannot know by itself.
+   */
+  unattachedSince?: Record<string, number>;
 }
 
 /** Unhealthy pods named per network in the status (the counts cover all). */
@@ -140,6 +148,11 @@ export class NodeAgent {
     this.schedule();
   }
 
+  /** The doctor's last findings by kind and severity (none without a doctor). */
+  findingCounts(): ReturnType<NodeDoctor['counts']> {
+    return this.options.doctor?.counts() ?? [];
+  }
+
   status(): NodeAgentStatus {
     return {
       audits: this.audits,
@@ -149,6 +162,7 @@ export class NodeAgent {
         : {}),
       health: [...this.health.values()],
       unserved: [...this.unserved.values()].flat(),
+      ...(this.options.doctor ? { unattachedSince: this.options.doctor.unattachedSince() } : {}),
     };
   }
 
@@ -210,6 +224,9 @@ export class NodeAgent {
     const dir = group[0]!.conf.stateDir;
     try {
       const auditing = group.filter((s) => s.conf.audit);
+      // The doctor looks first: its audit findings are then what this audit is about to do (its dry run), and
+      // everything the visit reports (the audit count, the pods' health) is there once it has looked.
+      await this.lookFirst(group[0]!);
       if (auditing.length > 0) await this.auditDir(auditing);
       this.noteUnserved(group);
       for (const s of group) await this.checkHealth(s);
@@ -223,6 +240,17 @@ export class NodeAgent {
       return true;
     } finally {
       this.lastVisited.set(dir, this.clock.monotonic());
+    }
+  }
+
+  /** The doctor's look (node-doctor.ts): what it fails at is logged, never the visit's failure (the audit still runs). */
+  private async lookFirst(s: Served): Promise<void> {
+    try {
+      await this.options.doctor?.run(s.conf, log(this.options.log, s));
+    } catch (e) {
+      this.options.log
+        .child({ stateDir: s.conf.stateDir })
+        .warn({ err: (e as Error).message }, 'node agent: doctor failed');
     }
   }
 

@@ -134,6 +134,7 @@ async function bindServiceMetrics(o: MetricsParts): Promise<MetricsServer | unde
         }),
       pendingConnections: () => o.book.pendingConnections,
       podHealth: () => o.agent.status().health,
+      findings: () => o.agent.findingCounts(),
     },
     onError: (message) => o.log.error({ err: message }, 'service: metrics'),
   });

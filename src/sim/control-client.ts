@@ -56,8 +56,14 @@ export class ControlClient implements SimControl {
   async setDeleteNetworkWithEndpoints(mode: 'cascade' | 'refuse'): Promise<void> {
     await this.send('delete-with-endpoints', { mode });
   }
-  async restart(options: { downMs?: number; dropNamespaces?: boolean | string[] } = {}): Promise<void> {
+  async restart(
+    options: { downMs?: number; dropNamespaces?: boolean | string[]; rehydrate?: boolean } = {},
+  ): Promise<void> {
     await this.send('restart', options);
+  }
+
+  async setEndpointState(id: string, state: number): Promise<void> {
+    await this.send('endpoint-state', { id, state });
   }
   async setVersion(major: number, minor: number, options: { v2?: boolean } = {}): Promise<void> {
     await this.send('version', { major, minor, ...options });

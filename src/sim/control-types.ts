@@ -142,7 +142,9 @@ export interface SimControl {
    * next `downMs` fail the same way, then non-persistent networks (flag 8) and all endpoints are gone; namespaces
    * stay unless `dropNamespaces` (true: all; or the listed ids) — no public source says which (src/sim/store.ts).
    */
-  restart(options?: { downMs?: number; dropNamespaces?: boolean | string[] }): Promise<void>;
+  restart(options?: { downMs?: number; dropNamespaces?: boolean | string[]; rehydrate?: boolean }): Promise<void>;
+  /** A test fault: the endpoint's HNS state (v1 State: 5 Degraded, 6 Destroyed). */
+  setEndpointState(id: string, state: number): Promise<void>;
   setVersion(major: number, minor: number, options?: { v2?: boolean }): Promise<void>;
   addAdapter(adapter: SimAdapter): Promise<void>;
   removeAdapter(name: string): Promise<void>;
@@ -182,7 +184,12 @@ export interface SimControlCommands {
   race: { args: { mode: RaceMode; seed?: number }; result: void };
   'delete-with-endpoints': { args: { mode: 'cascade' | 'refuse' }; result: void };
   /** result.downUntil: epoch ms until which calls fail with 0x800706BF. */
-  restart: { args: { downMs?: number; dropNamespaces?: boolean | string[] }; result: { downUntil: number } };
+  /** rehydrate: the endpoints stay, without their policies (store.ts rehydrate). */
+  restart: {
+    args: { downMs?: number; dropNamespaces?: boolean | string[]; rehydrate?: boolean };
+    result: { downUntil: number };
+  };
+  'endpoint-state': { args: { id: string; state: number }; result: void };
   version: { args: { major: number; minor: number; v2?: boolean }; result: void };
   'adapter-add': { args: { adapter: SimAdapter }; result: SimAdapter };
   'adapter-rm': { args: { name: string }; result: void };

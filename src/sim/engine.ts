@@ -519,13 +519,13 @@ export class Engine {
     this.host.deleteNetworkWithEndpoints = mode;
   }
 
-  restart(downMs = 0, dropNamespaces?: boolean | readonly string[]): { downUntil: number } {
+  restart(downMs = 0, dropNamespaces?: boolean | readonly string[], rehydrate = false): { downUntil: number } {
     if (!(Number.isFinite(downMs) && downMs >= 0)) throw new Error('downMs must be >= 0');
     this.restarts++;
     this.downUntil = Date.now() + downMs;
     this.serviceCallbacks.serviceDisconnect();
     const failed = this.abortInFlight('restart');
-    this.store.restart(dropNamespaces === undefined ? {} : { dropNamespaces });
+    this.store.restart({ ...(dropNamespaces === undefined ? {} : { dropNamespaces }), rehydrate });
     this.persist();
     this.logger.info({ downMs, failed }, 'HNS restart');
     return { downUntil: this.downUntil };
@@ -565,6 +565,15 @@ export class Engine {
       throw new Error('version must be MAJOR.MINOR');
     this.host.version = { major, minor };
     if (v2 !== undefined) this.host.v2 = v2;
+  }
+
+  /**
+   * A test fault, not an HNS operation: the endpoint's own state as HNS reports it (v1 State; microsoft/hcsshim
+   * internal/hns/hnsendpoint.go EndpointState: 5 Degraded, 6 Destroyed), for the checks that read it.
+   */
+  setEndpointState(id: string, state: number): void {
+    if (!Number.isInteger(state) || state < 0) throw new Error('state must be an integer >= 0');
+    this.store.endpoint(id).state = state;
   }
 
   addAdapter(adapter: SimAdapter): SimAdapter {

@@ -98,6 +98,13 @@ export interface NetworkObj extends Base {
   dns: Dns;
   /** Adapter bound by this network (adapter-bound types only). */
   adapter?: string;
+  /**
+   * That adapter's MAC when the network bound it (v1 SourceMac, microsoft/hcsshim internal/hns/hnsnetwork.go): kept
+   * when the NIC is replaced by one of the same name, as HNS networks stay bound to the adapter they were created on
+   * when its id changes (projectcalico/calico issue 11840: "existing HNS networks and endpoints remain bound to the
+   * old adapter ID"). That an HNS view then shows the old MAC is our reading, not a documented behaviour.
+   */
+  adapterMac?: string;
   managementIp?: string;
   /** Stable per-network ids shown in Health.Extra / v1 output (SwitchGuid is derived: src/sim/views.ts switchGuid). */
   layeredOn: string;

@@ -186,6 +186,7 @@ export class Store {
       macPools: input.macPools.length > 0 ? input.macPools : [{ ...DEFAULT_MAC_POOL }],
       dns: input.dns,
       adapter: adapter?.Name,
+      adapterMac: adapter?.MacAddress,
       managementIp: input.managementIp,
       layeredOn: newGuid('v1'),
       activityId: newGuid('v1'),
@@ -571,7 +572,8 @@ export class Store {
    *    the container starts in the namespace), so they are kept by default; `dropNamespaces` drops all of them (true)
    *    or the listed ones, for the other possibility (then the pods in them cannot be re-attached).
    */
-  restart(options: { dropNamespaces?: boolean | readonly string[] } = {}): void {
+  restart(options: { dropNamespaces?: boolean | readonly string[]; rehydrate?: boolean } = {}): void {
+    if (options.rehydrate) return this.rehydrate();
     this.forgetEndpoints();
     const drop = options.dropNamespaces;
     if (drop === true) this.namespaces.clear();
@@ -584,6 +586,19 @@ export class Store {
     // after it is restarted", which is why AKS restarts kube-proxy when HNS's process id changes (Azure/AgentBaker
     // staging/cse/windows/provisioningscripts/hnsremediator.ps1). On the builds that rehydrate they are restored, as
     // endpoints are (kubernetes/kubernetes#139519, above): not modelled. No source names v2 routes by themselves.
+    this.sdn.clear();
+  }
+
+  /**
+   * `restart --rehydrate`: a build that restores its endpoints after a restart (kubernetes/kubernetes#139519, above)
+   * and still loses their policies — "a HNS crash purges DNS policy on the node" (Azure/aks-engine pull 4975, whose
+   * hnsremediator restarts kube-proxy to program them again). Which policies go is not said; all of them go here.
+   */
+  private rehydrate(): void {
+    for (const e of this.endpoints.values()) {
+      e.policies = [];
+      e.version++;
+    }
     this.sdn.clear();
   }
 

@@ -138,7 +138,7 @@ export function networkV1(n: NetworkObj, store: Store, host: Pick<SimHost, 'adap
     NatName: n.type === 'NAT' ? `NAT${n.layeredOn}` : undefined,
     NetworkAdapterName: n.adapter,
     // The NIC's own MAC: how a caller maps a delegated NIC to the network holding it.
-    SourceMac: adapter?.MacAddress,
+    SourceMac: n.adapterMac ?? adapter?.MacAddress,
     Policies: n.policies.filter((p) => p.type !== 'NetAdapterName' && p.type !== 'AutomaticDNS').map(policyToV1),
     State: 1,
     Subnets: n.subnets.map((s) =>

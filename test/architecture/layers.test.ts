@@ -25,10 +25,12 @@ const ALLOWED: Record<string, string[]> = {
   cli: ['*'],
   index: ['run', 'cni', 'plugin', 'orphans', 'state', 'hns', 'log', 'net'],
   run: ['cni', 'plugin', 'state', 'hns', 'log'],
-  service: ['run', 'cni', 'plugin', 'state', 'hns', 'log'],
+  service: ['run', 'cni', 'plugin', 'doctor', 'state', 'hns', 'log'],
   cni: ['log', 'net'],
   plugin: ['cni/types', 'cni/cni-error', 'orphans', 'state', 'hns', 'log', 'net'],
   orphans: ['state', 'hns', 'log', 'net'],
+  // The node's doctor: a plan that reads (gather) and pure checks over what it read, run by src/cli and the service.
+  doctor: ['plugin', 'orphans', 'state', 'hns', 'log', 'net'],
   state: ['hns/host-os', 'log'],
   hns: ['net'],
   log: [],

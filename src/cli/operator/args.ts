@@ -132,6 +132,9 @@ Commands of their own (each with its own options: hcn-cni <command> --help):
   install                   put hcn-cni where containerd looks: the executable, the shim, the conflist
   uninstall [--force]       remove what install put and every HNS object that is provably hcn-cni's;
                             refuses while a pod is attached unless --force
+  doctor [--json] [--bundle FILE]
+                            what is wrong on this node, with why and what next; exit 0/1/2 by the
+                            worst severity
 
 Commands:
   networks                  HNS networks: id, name, type, adapter, subnets, flags, owner

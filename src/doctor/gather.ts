@@ -1,0 +1,132 @@
+/**
+ * The doctor's one read of the node: HNS (every network, endpoint and namespace whatever its owner, the host's
+ * adapters, each endpoint's DNS and policies), the state directory and the service, into a snapshot of plain data
+ * (snapshot.ts). Nothing here changes anything: no delete, no write to HNS. Reading the state is what every verb
+ * does, so an unreadable record is moved to quarantine on the way, as `hcn-cni state` does.
+ */
+import type { HnsApi } from '../hns/api';
+import { formatVersion, HNS_FEATURES, supports, type HnsVersion } from '../hns/features';
+import type { HnsV1Endpoint, HnsV1Namespace, HostComputeEndpoint } from '../hns/schema';
+import type { NotedChore } from '../state/housekeeping';
+import { intentLiveness, type Liveness } from '../state/liveness';
+import { ownerKey } from '../state/records';
+import type { StateSnapshot } from '../state/store';
+import type { DoctorSnapshot, EndpointDoc, HnsView, HostView, ServiceView, StateView } from './snapshot';
+
+export interface DoctorDeps {
+  /** The HNS API the configuration selects, and why (asks HNS its version on "auto"). */
+  hns(): Promise<{ api: HnsApi; version: 1 | 2; reason: string; hnsVersion?: HnsVersion }>;
+  /** The state directory's reads; absent when it does not exist. */
+  state?: { dir: string; snapshot(): StateSnapshot; housekeeping(): NotedChore[] };
+  processStartTime(pid: number): string | null;
+  clock: { now(): number };
+  /** The service's status; rejects when no service answers. Absent: not asked (the service asking itself). */
+  service?(): Promise<ServiceView>;
+  host: Pick<HostView, 'platform' | 'build' | 'plugin' | 'confSource' | 'error'>;
+  graceMs: number;
+  /** When each of these endpoints was first seen attached to nothing (the node agent remembers; see snapshot.ts). */
+  unattachedSince?(ids: readonly string[], now: number): Record<string, number>;
+}
+
+export async function gather(deps: DoctorDeps): Promise<DoctorSnapshot> {
+  const at = deps.clock.now();
+  const host: HostView = { ...deps.host, features: [] };
+  const snap: DoctorSnapshot = { at, graceMs: deps.graceMs, host };
+  if (!host.error) {
+    try {
+      const choice = await deps.hns();
+      host.api = { version: choice.version, reason: choice.reason };
+      if (choice.hnsVersion) {
+        host.hnsVersion = formatVersion(choice.hnsVersion);
+        host.features = HNS_FEATURES.filter((f) => supports(choice.hnsVersion, f));
+      }
+      snap.hns = await readHns(choice.api, choice.version);
+    } catch (e) {
+      snap.hnsError = (e as Error).message;
+    }
+  }
+  if (deps.state) snap.state = readState(deps.state, at, deps.processStartTime);
+  if (deps.service) snap.service = await deps.service();
+  if (snap.hns && deps.unattachedSince) {
+    const ids = snap.hns.endpoints.filter((e) => !e.namespaceId && !e.containers?.length).map((e) => e.id);
+    snap.unattachedSince = deps.unattachedSince(ids, at);
+  }
+  return snap;
+}
+
+async function readHns(api: HnsApi, apiVersion: 1 | 2): Promise<HnsView> {
+  const [networks, endpoints, namespaces, adapters, endpointDocs] = await Promise.all([
+    api.listNetworks(),
+    api.listEndpoints(),
+    listNamespaces(api),
+    // A host without the adapter listing still has its other checks.
+    api.listAdapters().catch(() => undefined),
+    readEndpointDocs(api),
+  ]);
+  return { apiVersion, networks, endpoints, namespaces, endpointDocs, ...(adapters ? { adapters } : {}) };
+}
+
+function readState(state: NonNullable<DoctorDeps['state']>, at: number, startTimeOf: (pid: number) => string | null) {
+  const snapshot = state.snapshot();
+  const tombs = new Map(snapshot.tombstones.map((t) => [ownerKey(t), t]));
+  const intentLive: Record<string, Liveness> = {};
+  for (const i of snapshot.intents) intentLive[i.id] = intentLiveness(i, tombs.get(ownerKey(i)), at, startTimeOf);
+  const view: StateView = { stateDir: state.dir, snapshot, intentLive, housekeeping: state.housekeeping() };
+  return view;
+}
+
+/** Every namespace with the endpoints it lists: HCN, or HNSCall GET /namespaces/ on a v1 host. */
+async function listNamespaces(api: HnsApi): Promise<HnsView['namespaces']> {
+  const endpointsOf = (resources: ReadonlyArray<{ Type?: unknown; Data?: { Id?: unknown } }>) =>
+    resources.filter((r) => String(r.Type).toLowerCase() === 'endpoint').map((r) => String(r.Data?.Id ?? ''));
+  if (api.version === 2) {
+    return (await api.hcn.listNamespaces()).map((ns) => ({
+      id: String(ns.ID ?? ''),
+      endpoints: endpointsOf(ns.Resources ?? []),
+    }));
+  }
+  const v1 = (await api.hcn.hnsCall<HnsV1Namespace[]>('GET', '/namespaces/')) ?? [];
+  return v1.map((ns) => ({
+    id: String(ns.ID ?? ''),
+    endpoints: endpointsOf((ns.ResourceList ?? []) as Array<{ Type?: unknown; Data?: { Id?: unknown } }>),
+  }));
+}
+
+/** Each endpoint's DNS and policies through the API the plugin uses here: HCN's documents, or v1's (DNS only). */
+async function readEndpointDocs(api: HnsApi): Promise<Record<string, EndpointDoc>> {
+  const out: Record<string, EndpointDoc> = {};
+  if (api.version === 2) {
+    for (const e of await api.hcn.listEndpoints()) out[String(e.ID ?? '').toLowerCase()] = docOfV2(e);
+    return out;
+  }
+  for (const e of (await api.hcn.hnsCall<HnsV1Endpoint[]>('GET', '/endpoints/')) ?? [])
+    out[String(e.ID ?? '').toLowerCase()] = docOfV1(e);
+  return out;
+}
+
+function docOfV2(e: HostComputeEndpoint): EndpointDoc {
+  return {
+    dns: {
+      servers: [...(e.Dns?.ServerList ?? [])],
+      search: [...(e.Dns?.Search ?? [])],
+      ...(e.Dns?.Domain ? { domain: e.Dns.Domain } : {}),
+    },
+    policies: (e.Policies ?? []).map((p) => ({ Type: p.Type, ...(p.Settings ? { Settings: p.Settings } : {}) })),
+    ...(typeof e.Flags === 'number' ? { flags: e.Flags } : {}),
+  };
+}
+
+/** v1 writes the domain and the search list as one suffix list (api.ts v1EndpointBody), and shows it so. */
+function docOfV1(e: HnsV1Endpoint): EndpointDoc {
+  const split = (s: string | undefined) =>
+    s
+      ? s
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean)
+      : [];
+  return {
+    dns: { servers: split(e.DNSServerList), suffixes: split(e.DNSSuffix) },
+    ...(e.IsRemoteEndpoint === true ? { flags: 1 } : {}),
+  };
+}

@@ -1,0 +1,66 @@
+/**
+ * The doctor (src/doctor) as the node agent runs it, at each visit of a state directory (before its audit): the same gather and
+ * checks as `hcn-cni doctor`, minus the service's own status (it is this process). What a single look cannot know,
+ * it remembers: since when each endpoint has been attached to nothing (so a peer's endpoint stuck unattached becomes
+ * a warning once it is older than the grace period). The findings are exported as hcn_cni_node_findings.
+ */
+import type { NetConf } from '../cni/types';
+import { doctor, graceMs } from '../doctor/doctor';
+import { countFindings, type Finding } from '../doctor/finding';
+import type { Logger } from '../log/logger';
+import type { PluginRuntime } from '../plugin/runtime';
+
+export interface NodeDoctorOptions {
+  runtime: PluginRuntime;
+  platform: string;
+  now?: () => number;
+}
+
+export class NodeDoctor {
+  /** The last findings of each state directory's visit. */
+  private readonly byDir = new Map<string, Finding[]>();
+  /** Endpoint id (lower case) → when it was first seen attached to nothing; only those still so. */
+  private unattached = new Map<string, number>();
+  private readonly now: () => number;
+
+  constructor(private readonly options: NodeDoctorOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  async run(conf: NetConf, log: Logger): Promise<Finding[]> {
+    const rt = this.options.runtime;
+    const store = rt.store(conf, log);
+    const { findings } = await doctor({
+      hns: () => rt.api(conf),
+      state: { dir: conf.stateDir, snapshot: () => store.snapshot(), housekeeping: () => store.housekeeping() },
+      processStartTime: (pid) => rt.os().processStartTime(pid),
+      clock: { now: this.now },
+      host: { platform: this.options.platform, plugin: 'the running service', confSource: `network ${conf.name}` },
+      graceMs: graceMs(conf.hnsTimeoutSeconds),
+      unattachedSince: (ids, now) => this.remember(ids, now),
+    });
+    this.byDir.set(conf.stateDir, findings);
+    return findings;
+  }
+
+  private remember(ids: readonly string[], now: number): Record<string, number> {
+    const next = new Map(ids.map((id) => [id.toLowerCase(), this.unattached.get(id.toLowerCase()) ?? now]));
+    this.unattached = next;
+    return Object.fromEntries(next);
+  }
+
+  /** Since when each endpoint seen attached to nothing has been so (ms since epoch), for `hcn-cni doctor`. */
+  unattachedSince(): Record<string, number> {
+    return Object.fromEntries(this.unattached);
+  }
+
+  /**
+   * Findings by kind and severity over every directory, each once: what HNS shows for the whole node (a duplicate
+   * address, a vanished adapter) is found from every directory's visit alike.
+   */
+  counts(): ReturnType<typeof countFindings> {
+    const seen = new Map<string, Finding>();
+    for (const list of this.byDir.values()) for (const f of list) seen.set(`${f.kind}\0${f.subject}\0${f.why}`, f);
+    return countFindings([...seen.values()]);
+  }
+}
