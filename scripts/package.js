@@ -370,7 +370,7 @@ function wholeProgramOnlyPlugin() {
     name: 'whole-program-only',
     /** @param {any} build */
     setup(build) {
-      build.onResolve({ filter: /^\.\/(serve|install|uninstall)$/ }, (/** @type {any} */ args) =>
+      build.onResolve({ filter: /^\.\/(serve|install|uninstall|selftest)$/ }, (/** @type {any} */ args) =>
         path.resolve(args.importer) === ENTRY ? { path: args.path, namespace: 'whole-program-only' } : undefined,
       );
       build.onLoad({ filter: /.*/, namespace: 'whole-program-only' }, (/** @type {any} */ args) => ({

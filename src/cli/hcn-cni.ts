@@ -180,14 +180,25 @@ async function uninstall(): Promise<number> {
   });
 }
 
+/** `hcn-cni selftest` (src/cli/selftest.ts), loaded only for this verb. */
+async function selftest(): Promise<number> {
+  const { runSelftestCli } = await import('./selftest');
+  const io = { env: process.env, load: loadOptions(), platform: process.platform, pid: process.pid, now: Date.now };
+  return runSelftestCli(process.argv.slice(3), {
+    ...io,
+    out: (s) => fs.writeSync(1, s),
+    err: (s) => fs.writeSync(2, s),
+  });
+}
+
 /**
- * The packaged executable's main script leaves out `serve`, `install` and `uninstall` (the service, the installer,
- * TOML: about a third of the program), so that the start of every CNI verb reads and compiles only what a verb or the
- * operator's tool may need: the three run once per node, a verb once per pod. For them it runs the whole program,
+ * The packaged executable's main script leaves out `serve`, `install`, `uninstall` and `selftest` (the service, the
+ * installer, TOML, the conformance run: about a third of the program), so that the start of every CNI verb reads and
+ * compiles only what a verb or the operator's tool may need: the four run once per node, a verb once per pod. For them it runs the whole program,
  * an asset of the same executable, in its place, having set up nothing of its own; the whole program ends the process.
- * scripts/package.js (wholeProgramOnlyPlugin) leaves out the modules of the same three commands.
+ * scripts/package.js (wholeProgramOnlyPlugin) leaves out the modules of the same four commands.
  */
-const WHOLE_PROGRAM_COMMANDS: ReadonlySet<string | undefined> = new Set(['serve', 'install', 'uninstall']);
+const WHOLE_PROGRAM_COMMANDS: ReadonlySet<string | undefined> = new Set(['serve', 'install', 'uninstall', 'selftest']);
 
 function wholeProgramAsset(): string | undefined {
   return typeof __HCN_WHOLE_PROGRAM_ASSET__ === 'string' &&
@@ -221,7 +232,9 @@ else
           ? install()
           : process.argv[2] === 'uninstall'
             ? uninstall()
-            : operatorTool()
+            : process.argv[2] === 'selftest'
+              ? selftest()
+              : operatorTool()
   )
     .then((code) => exit(code))
     .catch((e: unknown) => {
