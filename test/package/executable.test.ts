@@ -113,7 +113,7 @@ test('the package manifest describes what was built', () => {
   expect(fs.statSync(EXE).mode & 0o111).not.toBe(0);
 });
 
-test("a CNI verb's main script holds no service, installer or TOML code; serve, install and uninstall run the whole program", async () => {
+test("a CNI verb's main script holds no service, installer, TOML or self-test code; serve, install, uninstall and selftest run the whole program", async () => {
   // esbuild names each module it bundles in a comment line: what the executable's main script (the CNI bundle)
   // compiles at every start, against the whole program it runs for the three node-wide commands.
   const modules = (file: string) =>
@@ -125,7 +125,14 @@ test("a CNI verb's main script holds no service, installer or TOML code; serve, 
   const main = modules('dist/hcn-cni.cni.bundle.js');
   const whole = modules('dist/hcn-cni.bundle.js');
   const left = [...whole].filter((f) => !main.has(f));
-  for (const f of ['src/service/intake.ts', 'src/service/hand-over.ts', 'src/install/plan.ts', 'src/cli/uninstall.ts'])
+  for (const f of [
+    'src/service/intake.ts',
+    'src/service/hand-over.ts',
+    'src/install/plan.ts',
+    'src/cli/uninstall.ts',
+    'src/cli/selftest.ts',
+    'src/selftest/plan.ts',
+  ])
     expect(left).toContain(f);
   expect(left.filter((f) => f.startsWith('node_modules/smol-toml/'))).not.toEqual([]);
   // What the verbs and the operator's tool use stays in the main script.
@@ -134,11 +141,12 @@ test("a CNI verb's main script holds no service, installer or TOML code; serve, 
   expect(fs.statSync(path.join(ROOT, 'dist/hcn-cni.cni.bundle.js')).size).toBeLessThan(
     0.75 * fs.statSync(path.join(ROOT, 'dist/hcn-cni.bundle.js')).size,
   );
-  // Each of the three answers from the whole program; a typo is still the operator's tool's refusal.
+  // Each of the four answers from the whole program; a typo is still the operator's tool's refusal.
   for (const [cmd, usage] of [
     ['serve', /^usage: hcn-cni serve /],
     ['install', /^usage: hcn-cni install /],
     ['uninstall', /^usage: hcn-cni uninstall /],
+    ['selftest', /^usage: hcn-cni selftest /],
   ] as const) {
     const r = await run(EXE, [cmd, '--help'], { TMPDIR: tmp });
     expect({ cmd, code: r.code, out: usage.test(r.stdout + r.stderr) }).toEqual({ cmd, code: 0, out: true });

@@ -94,7 +94,8 @@ function run(script: string, args: string[]): Promise<Run> {
   });
 }
 
-const selftest = (...extra: string[]) => run(CLI, ['selftest', '--conf', conflist(), '--report', reportFile(), ...extra]);
+const selftest = (...extra: string[]) =>
+  run(CLI, ['selftest', '--conf', conflist(), '--report', reportFile(), ...extra]);
 const compare = (file: string) => run(SIM_CLI, ['compare', file]);
 
 /** What a run could leave: HNS objects, state records, IPAM allocations (host-local's files named by the address). */
@@ -148,15 +149,21 @@ test('an answer that differs from what the plugin relies on fails the step and t
   await h.sim.control.failCall('HcnDeleteEndpoint', 0x80004005, { nth: 2 });
   const r = await selftest();
   expect(r.code).toBe(1);
-  expect(r.stdout).toMatch(/^FAIL endpoint-delete-again: refused with 0x80004005 E_FAIL; the plugin recognises endpoint not found by /m);
-  expect(readReport().steps.filter((s) => !s.pass).map((s) => s.name)).toEqual(['endpoint-delete-again']);
+  expect(r.stdout).toMatch(
+    /^FAIL endpoint-delete-again: refused with 0x80004005 E_FAIL; the plugin recognises endpoint not found by /m,
+  );
+  expect(
+    readReport()
+      .steps.filter((s) => !s.pass)
+      .map((s) => s.name),
+  ).toEqual(['endpoint-delete-again']);
   expect(await node()).toEqual(before);
 });
 
 test('without the configured network: its lookup fails, the steps after it are not run, nothing is left', async () => {
-  await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).deleteNetwork(
-    (await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).listNetworks({ Name: NETWORK }))[0]!.ID!,
-  );
+  await h.runtime
+    .hcn({ hnsTimeoutSeconds: 10 })
+    .deleteNetwork((await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).listNetworks({ Name: NETWORK }))[0]!.ID!);
   const before = await node();
   const r = await selftest();
   expect(r.code).toBe(1);
@@ -199,6 +206,22 @@ describe('hcn-sim compare', () => {
     ]);
   });
 
+  test('on a simulator given by address: no difference, and the replay leaves it as it found it', async () => {
+    expect((await selftest()).code).toBe(0);
+    const before = await node();
+    // The running simulator holds the configured network already: the replay's copy of it is refused, so the
+    // replay runs against a simulator with the network removed first, as a fresh one would be.
+    const hcn = h.runtime.hcn({ hnsTimeoutSeconds: 10 });
+    await hcn.deleteNetwork((await hcn.listNetworks({ Name: NETWORK }))[0]!.ID!);
+    const c = await run(SIM_CLI, ['compare', reportFile(), '--address', h.sim.address]);
+    expect({ code: c.code, out: c.stdout }).toEqual({
+      code: 0,
+      out: `compare: ${readReport().steps.length} calls replayed, 0 difference(s)\n`,
+    });
+    expect((await node()).endpoints).toEqual([]);
+    expect((await node()).namespaces).toEqual(before.namespaces);
+  });
+
   test('refuses what is not a self-test report', async () => {
     const other = path.join(h.tmp, 'other.json');
     fs.writeFileSync(other, JSON.stringify({ schema: 'something-else', version: 1, steps: [] }));
@@ -208,10 +231,10 @@ describe('hcn-sim compare', () => {
   });
 });
 
-describe('killed at every HNS call', () => {
+describe('killed at an HNS call', () => {
   /** The HNS calls a clean run makes, in order, as (op, nth) pairs: from the simulator's call log. */
-  async function points(): Promise<Array<{ op: string; nth: number }>> {
-    const r = await selftest();
+  async function points(extra: string[]): Promise<Array<{ op: string; nth: number }>> {
+    const r = await selftest(...extra);
     expect(r.code).toBe(0);
     const seen = new Map<string, number>();
     return (await h.sim.control.calls())
@@ -224,21 +247,16 @@ describe('killed at every HNS call', () => {
       });
   }
 
-  test('the next audit leaves none of its endpoints or networks, and the next self-test finishes the rest', async () => {
-    const all = await points();
-    expect(all.length).toBeGreaterThan(20);
-    const clean = await (async () => {
-      await freshNode();
-      return node();
-    })();
+  /** Kills a run at each point, then audits, then runs the self-test again: what each step left, one line per point. */
+  async function killAt(all: Array<{ op: string; nth: number }>, extra: string[]) {
     const outcomes: string[] = [];
     for (const p of all) {
       await freshNode();
       await h.sim.control.killClient(p.op, { nth: p.nth });
-      const killed = await selftest();
+      const killed = await selftest(...extra);
       const audited = await run(CLI, ['audit', '--conf', conflist()]);
       const afterAudit = await node();
-      const next = await selftest();
+      const next = await selftest(...extra);
       const afterNext = await node();
       outcomes.push(
         JSON.stringify({
@@ -246,7 +264,8 @@ describe('killed at every HNS call', () => {
           killed: killed.signal,
           audit: audited.code,
           endpointsAfterAudit: afterAudit.endpoints,
-          networksAfterAudit: afterAudit.networks.length,
+          // By name: each fresh node's configured network has a new id.
+          networksAfterAudit: afterAudit.networks.map((n) => n.split(' ')[0]),
           next: next.code,
           namespaces: afterNext.namespaces,
           endpoints: afterNext.endpoints,
@@ -255,20 +274,33 @@ describe('killed at every HNS call', () => {
         }),
       );
     }
-    const expected = all.map((p) =>
-      JSON.stringify({
-        point: `${p.op} #${p.nth}`,
-        killed: 'SIGKILL',
-        audit: 0,
-        endpointsAfterAudit: [],
-        networksAfterAudit: clean.networks.length,
-        next: 0,
-        namespaces: [],
-        endpoints: [],
-        allocated: [],
-        intents: [],
-      }),
-    );
-    expect(outcomes).toEqual(expected);
+    return outcomes;
+  }
+
+  const nothingLeft = (networks: string[]) => (p: { op: string; nth: number }) =>
+    JSON.stringify({
+      point: `${p.op} #${p.nth}`,
+      killed: 'SIGKILL',
+      audit: 0,
+      endpointsAfterAudit: [],
+      networksAfterAudit: networks,
+      next: 0,
+      namespaces: [],
+      endpoints: [],
+      allocated: [],
+      intents: [],
+    });
+
+  test('at every call: the next audit leaves none of its endpoints, and the next self-test finishes the rest', async () => {
+    const all = await points([]);
+    expect(all.length).toBeGreaterThan(20);
+    expect(await killAt(all, [])).toEqual(all.map(nothingLeft([NETWORK])));
+  }, 900_000);
+
+  test('with a network of its own, at every create and delete: the next audit leaves none of its networks either', async () => {
+    const own = ['--network-of-its-own'];
+    const all = (await points(own)).filter((p) => /Create|Delete/.test(p.op));
+    expect(all.map((p) => p.op)).toContain('HcnCreateNetwork');
+    expect(await killAt(all, own)).toEqual(all.map(nothingLeft([NETWORK])));
   }, 900_000);
 });
