@@ -152,6 +152,8 @@ async function selftest(v: Values, io: SelftestIo): Promise<number> {
   const network = networkChoice(v, ctx);
   const rt = ctx.rt();
   const hcn = rt.hcn(ctx.conf);
+  if (!hcn.capabilities.v2Supported)
+    throw new OpsError('this host has no HCN (computenetwork.dll): the self-test exercises the HCN calls only');
   const store = rt.store(ctx.conf, ctx.log);
   const { api } = await ctx.api();
   const finished = await finishEarlierRuns({
