@@ -5,7 +5,8 @@
  *  - ADD / CHECK / DEL in bridge mode against the simulator; stdout carries only the result, logs go to stderr;
  *  - the addon is extracted once to <TMPDIR>/hcn-cni-<content hash>/; a second start writes nothing;
  *  - the crash-point test hooks are compiled out (__HCN_TEST_HOOKS__ = false);
- *  - `serve --metrics` works from the executable (prom-client is bundled, and evaluated only then).
+ *  - `serve --metrics` works from the executable (prom-client is bundled, and evaluated only then);
+ *  - `selftest` runs from the executable's whole program against the simulator and leaves nothing.
  */
 import { spawn } from 'child_process';
 import * as crypto from 'crypto';
@@ -256,6 +257,39 @@ test('the crash-point test hooks are compiled out of the executable', async () =
     );
     expect(unbundled.signal).toBe('SIGKILL');
   }
+});
+
+test('selftest from the executable: every answer as the plugin relies on, nothing left in HNS', async () => {
+  const hcn = h.runtime.hcn({ hnsTimeoutSeconds: 10 });
+  await hcn.createNetwork({
+    Name: 'st',
+    Type: 'NAT',
+    Ipams: [{ Type: 'Static', Subnets: [{ IpAddressPrefix: '10.99.0.0/24' }] }],
+  });
+  const stateDir = fs.mkdtempSync(path.join(tmp, 'state-'));
+  const conf = path.join(tmp, 'selftest.conflist');
+  fs.writeFileSync(
+    conf,
+    JSON.stringify({ cniVersion: '1.0.0', name: 'st', plugins: [{ type: 'hcn-cni', networkName: 'st', stateDir }] }),
+  );
+  const before = await h.sim.control.dump();
+  const r = await run(EXE, ['selftest', '--conf', conf], {
+    HCN_SIM: h.sim.address,
+    TMPDIR: fs.mkdtempSync(path.join(tmp, 't-')),
+    HCN_CNI_CLAIMS_DIR: path.join(tmp, 'claims'),
+  });
+  expect({ code: r.code, stderr: r.stderr, failed: r.stdout.split('\n').filter((l) => /^FAIL/.test(l)) }).toEqual({
+    code: 0,
+    stderr: '',
+    failed: [],
+  });
+  expect(r.stdout).toMatch(/every answer as the plugin relies on; nothing left behind/);
+  const after = await h.sim.control.dump();
+  expect({ endpoints: after.endpoints, namespaces: after.namespaces, networks: after.networks.length }).toEqual({
+    endpoints: before.endpoints,
+    namespaces: before.namespaces,
+    networks: before.networks.length,
+  });
 });
 
 test('the service in the executable serves metrics with its bundled prom-client (--metrics)', async () => {
