@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Hcn } from '../hns/hcn';
+import { invoke } from '../selftest/calls';
 import { at } from '../selftest/expect';
 import { parseReport, type SelftestReport } from '../selftest/report';
 import { describeDifference, fixtureOf, replay, type Fixture } from '../selftest/replay';
@@ -51,7 +52,7 @@ export async function compare(argv: string[], io: CompareIo): Promise<number> {
     const hcn = Hcn.open({});
     if (fixture.network) await hcn.createNetwork(fixture.network.settings, fixture.network.id);
     const outcome = await replay(report, hcn);
-    if (fixture.network) await hcn.deleteNetwork(fixture.network.id);
+    if (fixture.network) await invoke(hcn, { fn: 'deleteNetwork', args: [fixture.network.id] });
     if (values.json) io.out(`${JSON.stringify(outcome, null, 2)}\n`);
     else {
       for (const d of outcome.differences) io.out(`${describeDifference(d)}\n`);

@@ -5,7 +5,7 @@
  * replay creates are deleted at its end.
  */
 import { isNotFound } from '../hns/hcn-error';
-import { answerOf, invoke, type SelftestHns } from './calls';
+import { answerOf, invoke, type HnsCallRecord, type SelftestHns } from './calls';
 import type { SelftestReport } from './report';
 import { compareAnswers, IdMap, type Difference } from './shape';
 
@@ -61,16 +61,19 @@ export async function replay(report: SelftestReport, hns: SelftestHns): Promise<
   return out;
 }
 
-/** Endpoints, then namespaces, then networks: whatever the replayed calls left. */
+/**
+ * Endpoints, then namespaces, then networks: whatever the replayed calls left. Through the self-test's own call table
+ * (calls.ts): these are its objects on a simulator, deleted as the self-test's cleanup deletes them.
+ */
 async function removeMade(hns: SelftestHns, made: Array<{ fn: string; id: string }>): Promise<void> {
-  const order: Array<[string, (id: string) => Promise<void>]> = [
-    ['createEndpoint', (id) => hns.deleteEndpoint(id)],
-    ['createNamespace', (id) => hns.deleteNamespace(id)],
-    ['createNetwork', (id) => hns.deleteNetwork(id)],
+  const order: Array<[string, HnsCallRecord['fn']]> = [
+    ['createEndpoint', 'deleteEndpoint'],
+    ['createNamespace', 'deleteNamespace'],
+    ['createNetwork', 'deleteNetwork'],
   ];
-  for (const [fn, remove] of order)
-    for (const m of made.filter((x) => x.fn === fn))
-      await remove(m.id).catch((e: unknown) => {
+  for (const [created, remove] of order)
+    for (const m of made.filter((x) => x.fn === created))
+      await invoke(hns, { fn: remove, args: [m.id] }).catch((e: unknown) => {
         if (!isNotFound(e)) throw e;
       });
 }
