@@ -150,8 +150,8 @@ Commands:
                             answers; readiness = it answers, accepts, and HNS answers
   help                      this text
 
-  (Also: serve, install, uninstall and selftest — the HNS calls the plugin relies on, checked on objects of
-  its own: each has its own --help.)
+  Also: serve, install, uninstall, and selftest (the HNS calls the plugin relies on, run on objects of its
+  own); each has its own --help.
 
 Options (any command):
   --conf FILE               a .conflist or .conf with an hcn-cni plugin (default: the first such file in
