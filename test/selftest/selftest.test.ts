@@ -172,6 +172,22 @@ test('without the configured network: its lookup fails, the steps after it are n
   expect(await node()).toEqual(before);
 });
 
+test('--json prints the report on stdout and nothing else; a usage error exits 2', async () => {
+  const r = await run(CLI, ['selftest', '--conf', conflist(), '--json']);
+  expect(r.code).toBe(0);
+  const report = JSON.parse(r.stdout) as { schema: string; version: number; passed: boolean; steps: unknown[] };
+  expect({ schema: report.schema, version: report.version, passed: report.passed }).toEqual({
+    schema: 'hcn-cni-selftest',
+    version: 1,
+    passed: true,
+  });
+  const bad = await run(CLI, ['selftest', '--conf', conflist(), '--subnet', '10.0.0.0/24']);
+  expect({ code: bad.code, err: /--subnet is for --network-of-its-own/.test(bad.stderr) }).toEqual({
+    code: 2,
+    err: true,
+  });
+});
+
 describe('hcn-sim compare', () => {
   test("of the self-test's own report: no difference", async () => {
     expect((await selftest()).code).toBe(0);
