@@ -131,6 +131,17 @@ test('passes on the configured network and leaves nothing: HNS objects, state an
   );
 });
 
+test('without IPAM: the address HNS assigns, and nothing left', async () => {
+  const doc = JSON.parse(fs.readFileSync(conflist(), 'utf8')) as { plugins: Array<Record<string, unknown>> };
+  delete doc.plugins[0]!.ipam;
+  fs.writeFileSync(conflist(), JSON.stringify(doc));
+  const before = await node();
+  const r = await selftest();
+  expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+  expect(r.stdout).toMatch(/address 10\.244\.1\.\d+ \(hns\)/);
+  expect(await node()).toEqual(before);
+});
+
 test('with --network-of-its-own: a NAT network of its own, named as ours, and nothing left', async () => {
   const before = await node();
   const r = await selftest('--network-of-its-own', '--subnet', '172.30.9.0/24');
