@@ -546,6 +546,22 @@ const MUTATIONS = [
     to: "if (typeof value === 'string') return value;",
     tests: ['test/doctor/bundle.test.ts'],
   },
+  {
+    id: 'selftest-claims-before-create',
+    rule: 'the self-test claims its objects (the intent of a pod ADD) before it creates any, so a killed run is finished',
+    file: 'src/selftest/run.ts',
+    from: 'await deps.claims.claim(planned);',
+    to: '',
+    tests: ['test/selftest/selftest.test.ts'],
+  },
+  {
+    id: 'selftest-address-in-use-code',
+    rule: 'the self-test holds HNS to the code the plugin recognises an address in use by',
+    file: 'src/selftest/plan.ts',
+    from: "expect: { outcome: 'fails', codes: [HR.ADDR_INVALID_OR_RESERVED], meaning: 'address in use' },",
+    to: "expect: { outcome: 'fails', codes: [HR.E_FAIL], meaning: 'address in use' },",
+    tests: ['test/selftest/selftest.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };

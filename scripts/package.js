@@ -370,7 +370,7 @@ function wholeProgramOnlyPlugin() {
     name: 'whole-program-only',
     /** @param {any} build */
     setup(build) {
-      build.onResolve({ filter: /^\.\/(serve|install|uninstall|doctor)$/ }, (/** @type {any} */ args) =>
+      build.onResolve({ filter: /^\.\/(serve|install|uninstall|doctor|selftest)$/ }, (/** @type {any} */ args) =>
         path.resolve(args.importer) === ENTRY ? { path: args.path, namespace: 'whole-program-only' } : undefined,
       );
       build.onLoad({ filter: /.*/, namespace: 'whole-program-only' }, (/** @type {any} */ args) => ({

@@ -198,6 +198,17 @@ async function doctor(): Promise<number> {
   });
 }
 
+/** `hcn-cni selftest` (src/cli/selftest.ts), loaded only for this verb. */
+async function selftest(): Promise<number> {
+  const { runSelftestCli } = await import('./selftest');
+  const io = { env: process.env, load: loadOptions(), platform: process.platform, pid: process.pid, now: Date.now };
+  return runSelftestCli(process.argv.slice(3), {
+    ...io,
+    out: (s) => fs.writeSync(1, s),
+    err: (s) => fs.writeSync(2, s),
+  });
+}
+
 /**
  * The packaged executable's main script leaves out the program commands (PROGRAM_COMMANDS: the service, the
  * installer, the doctor and its zip library, TOML: about a third of the program), so that the start of every CNI verb
@@ -231,7 +242,7 @@ function runWholeProgram(asset: string): void {
  * every entry `hcn-cni help` must list: test/cli/help.test.ts). A command of its own goes here, never into a
  * comparison of argv of its own.
  */
-const PROGRAMS: Record<ProgramCommand, () => Promise<number>> = { serve, install, uninstall, doctor };
+const PROGRAMS: Record<ProgramCommand, () => Promise<number>> = { serve, install, uninstall, doctor, selftest };
 
 function command(): Promise<number> {
   if (process.env.CNI_COMMAND === 'VERSION') return version();

@@ -39,7 +39,10 @@ const USAGE = `usage:
     host | dump | stats | calls
     reset [--keep-objects]
     wait-idle [--timeout-ms N]
-    shutdown`;
+    shutdown
+  hcn-sim compare REPORT [--address ADDR] [--json]
+      replays a host's self-test report (hcn-cni selftest --report) on a fresh simulator (or the one at ADDR) and
+      prints every difference in shape or code; exit 1 when there is one`;
 
 /** `--drop-namespaces all` or a comma-separated list of namespace ids. */
 function dropNamespaces(v: string | undefined): { dropNamespaces?: true | string[] } {
@@ -272,6 +275,11 @@ async function main(argv: string[]): Promise<void> {
   const [mode, ...rest] = argv;
   if (mode === 'serve') return serve(rest);
   if (mode === 'ctl') return ctl(rest);
+  if (mode === 'compare') {
+    const { compare } = await import('./sim-compare');
+    process.exitCode = await compare(rest, { env: process.env, out: (s) => process.stdout.write(s) });
+    return;
+  }
   if (mode === undefined || mode === '--help' || mode === '-h' || mode === 'help') {
     process.stdout.write(USAGE + '\n');
     return;

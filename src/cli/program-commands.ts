@@ -4,7 +4,7 @@
  * list (its table is typed by it); the operator's tool's commands are src/cli/operator/args.ts COMMANDS. `hcn-cni
  * help` lists both, one line each (test/cli/help.test.ts holds the help to these two lists).
  */
-export const PROGRAM_COMMANDS = ['serve', 'install', 'uninstall', 'doctor'] as const;
+export const PROGRAM_COMMANDS = ['serve', 'install', 'uninstall', 'doctor', 'selftest'] as const;
 export type ProgramCommand = (typeof PROGRAM_COMMANDS)[number];
 
 export function isProgramCommand(word: string | undefined): word is ProgramCommand {

@@ -53,6 +53,8 @@ export class HcnError extends Error {
 }
 
 const NOT_FOUND = new Set<number>([HR.NETWORK_NOT_FOUND, HR.ENDPOINT_NOT_FOUND, HR.ERROR_NOT_FOUND, HR.PORT_NOT_FOUND]);
+/** The HRESULTs isNotFound accepts, for checks written as data (the self-test's expectations). */
+export const NOT_FOUND_HRESULTS: readonly number[] = [...NOT_FOUND];
 const UNREACHABLE = new Set<number>([
   HR.RPC_S_SERVER_UNAVAILABLE,
   HR.RPC_S_CALL_FAILED,

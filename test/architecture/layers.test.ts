@@ -37,6 +37,9 @@ const ALLOWED: Record<string, string[]> = {
   net: [],
   // The node's set-up (install, uninstall): pure plans over the layers below, run by src/cli.
   install: ['cni', 'orphans', 'state', 'hns', 'log', 'net'],
+  // The self-test (hcn-cni selftest, hcn-sim compare): a plan over the plugin's own parts — its claims, its naming,
+  // the HCN facade — run by src/cli.
+  selftest: ['cni/types', 'plugin', 'orphans', 'state', 'hns', 'log', 'net'],
   // The simulator shares two tables with the facade: HRESULTs and hcsshim's HNS feature-version ranges. It reads
   // addresses and MACs with the plugin's own library (src/net, the bottom layer, which imports nothing), so the two
   // cannot disagree on what an address is.

@@ -5,7 +5,8 @@
  *  - ADD / CHECK / DEL in bridge mode against the simulator; stdout carries only the result, logs go to stderr;
  *  - the addon is extracted once to <TMPDIR>/hcn-cni-<content hash>/; a second start writes nothing;
  *  - the crash-point test hooks are compiled out (__HCN_TEST_HOOKS__ = false);
- *  - `serve --metrics` works from the executable (prom-client is bundled, and evaluated only then).
+ *  - `serve --metrics` works from the executable (prom-client is bundled, and evaluated only then);
+ *  - `selftest` runs from the executable's whole program against the simulator and leaves nothing.
  */
 import { spawn } from 'child_process';
 import * as crypto from 'crypto';
@@ -113,7 +114,7 @@ test('the package manifest describes what was built', () => {
   expect(fs.statSync(EXE).mode & 0o111).not.toBe(0);
 });
 
-test("a CNI verb's main script holds no service, installer, doctor or TOML code; serve, install, uninstall and doctor run the whole program", async () => {
+test("a CNI verb's main script holds no service, installer, doctor, self-test or TOML code; serve, install, uninstall, doctor and selftest run the whole program", async () => {
   // esbuild names each module it bundles in a comment line: what the executable's main script (the CNI bundle)
   // compiles at every start, against the whole program it runs for the three node-wide commands.
   const modules = (file: string) =>
@@ -133,6 +134,8 @@ test("a CNI verb's main script holds no service, installer, doctor or TOML code;
     'src/cli/doctor.ts',
     'src/cli/doctor-bundle.ts',
     'src/doctor/gather.ts',
+    'src/cli/selftest.ts',
+    'src/selftest/plan.ts',
   ])
     expect(left).toContain(f);
   expect(left.filter((f) => f.startsWith('node_modules/fflate/'))).not.toEqual([]);
@@ -149,6 +152,7 @@ test("a CNI verb's main script holds no service, installer, doctor or TOML code;
     ['install', /^usage: hcn-cni install /],
     ['uninstall', /^usage: hcn-cni uninstall /],
     ['doctor', /^usage: hcn-cni doctor /],
+    ['selftest', /^usage: hcn-cni selftest /],
   ] as const) {
     const r = await run(EXE, [cmd, '--help'], { TMPDIR: tmp });
     expect({ cmd, code: r.code, out: usage.test(r.stdout + r.stderr) }).toEqual({ cmd, code: 0, out: true });
@@ -258,6 +262,39 @@ test('the crash-point test hooks are compiled out of the executable', async () =
     );
     expect(unbundled.signal).toBe('SIGKILL');
   }
+});
+
+test('selftest from the executable: every answer as the plugin relies on, nothing left in HNS', async () => {
+  const hcn = h.runtime.hcn({ hnsTimeoutSeconds: 10 });
+  await hcn.createNetwork({
+    Name: 'st',
+    Type: 'NAT',
+    Ipams: [{ Type: 'Static', Subnets: [{ IpAddressPrefix: '10.99.0.0/24' }] }],
+  });
+  const stateDir = fs.mkdtempSync(path.join(tmp, 'state-'));
+  const conf = path.join(tmp, 'selftest.conflist');
+  fs.writeFileSync(
+    conf,
+    JSON.stringify({ cniVersion: '1.0.0', name: 'st', plugins: [{ type: 'hcn-cni', networkName: 'st', stateDir }] }),
+  );
+  const before = await h.sim.control.dump();
+  const r = await run(EXE, ['selftest', '--conf', conf], {
+    HCN_SIM: h.sim.address,
+    TMPDIR: fs.mkdtempSync(path.join(tmp, 't-')),
+    HCN_CNI_CLAIMS_DIR: path.join(tmp, 'claims'),
+  });
+  expect({ code: r.code, stderr: r.stderr, failed: r.stdout.split('\n').filter((l) => /^FAIL/.test(l)) }).toEqual({
+    code: 0,
+    stderr: '',
+    failed: [],
+  });
+  expect(r.stdout).toMatch(/every answer as the plugin relies on; nothing left behind/);
+  const after = await h.sim.control.dump();
+  expect({ endpoints: after.endpoints, namespaces: after.namespaces, networks: after.networks.length }).toEqual({
+    endpoints: before.endpoints,
+    namespaces: before.namespaces,
+    networks: before.networks.length,
+  });
 });
 
 test('the service in the executable serves metrics with its bundled prom-client (--metrics)', async () => {

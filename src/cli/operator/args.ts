@@ -135,6 +135,8 @@ Commands of their own (each with its own options: hcn-cni <command> --help):
   doctor [--json] [--bundle FILE]
                             what is wrong on this node, with why and what next; exit 0/1/2 by the
                             worst severity
+  selftest [--report FILE]  run the HNS calls the plugin relies on against this host's HNS, on objects of
+                            its own only, and record every answer (hcn-sim compare FILE replays them)
 
 Commands:
   networks                  HNS networks: id, name, type, adapter, subnets, flags, owner
