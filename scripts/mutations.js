@@ -474,6 +474,14 @@ const MUTATIONS = [
     to: 'if (at.size === 0) at.set(id, h);',
     tests: ['test/plugin/address-book.test.ts', 'test/service/address-holders.test.ts'],
   },
+  {
+    id: 'network-delete-ignores-holders',
+    rule: 'a network of ours is deleted only while no endpoint it keeps is on it (DEL, GC, undo, sweep: HNS cascades)',
+    file: 'src/orphans/network-holders.ts',
+    from: 'const keep = endpointsKeeping(networkId, on);',
+    to: 'const keep: typeof on = [];',
+    tests: ['test/plugin/network-holders.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };
