@@ -482,6 +482,22 @@ const MUTATIONS = [
     to: 'const keep: typeof on = [];',
     tests: ['test/plugin/network-holders.test.ts'],
   },
+  {
+    id: 'address-book-no-age-limit',
+    rule: "the service's address book answers a DEL only from a listing at most twice the audit interval old",
+    file: 'src/plugin/address-book.ts',
+    from: 'if (!this.listed || maxAgeMs === undefined || this.clock() - this.listedAt > maxAgeMs) return undefined;',
+    to: 'if (!this.listed || maxAgeMs === undefined || this.clock() < this.listedAt) return undefined;',
+    tests: ['test/plugin/address-book.test.ts', 'test/service/address-holders.test.ts'],
+  },
+  {
+    id: 'address-book-answers-audit-off',
+    rule: "the service's address book never answers a DEL of a configuration whose audit is off (no listing is promised)",
+    file: 'src/plugin/address-book.ts',
+    from: 'if (!this.listed || maxAgeMs === undefined || this.clock() - this.listedAt > maxAgeMs) return undefined;',
+    to: 'if (!this.listed || this.clock() - this.listedAt > (maxAgeMs ?? Infinity)) return undefined;',
+    tests: ['test/plugin/address-book.test.ts', 'test/service/address-holders.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };

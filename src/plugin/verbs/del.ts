@@ -88,9 +88,9 @@ async function releaseRecorded(
   endpointGone: boolean,
 ): Promise<boolean> {
   // Rule 1 (ip-holders.ts): not while another endpoint (a migrated node's previous plugin's) holds the address —
-  // as this process knows the holders (address-book.ts), else as HNS lists them.
+  // as this process knows the holders from a listing young enough (address-book.ts), else as HNS lists them.
   const releasable = endpointGone && rec.ipamAllocated && ctx.ipam.configured;
-  const holders = releasable ? await heldAddresses(api, addressesOf(rec.result), rt.addressBook) : [];
+  const holders = releasable ? await heldAddresses(api, addressesOf(rec.result), rt.addressBook?.for(ctx.conf)) : [];
   if (holders.length > 0) await keepForHolders(store, owner, holders, ctx.conf.name, ctx.log);
   const released = releasable && holders.length === 0;
   if (released) await ctx.ipam.del();
