@@ -498,6 +498,22 @@ const MUTATIONS = [
     to: 'if (!this.listed || this.clock() - this.listedAt > (maxAgeMs ?? Infinity)) return undefined;',
     tests: ['test/plugin/address-book.test.ts', 'test/service/address-holders.test.ts'],
   },
+  {
+    id: 'conf-dir-edit-ignored',
+    rule: 'serve --conf-dir: an edited conflist replaces the configuration served for its network, whoever brought it',
+    file: 'src/plugin/runtime.ts',
+    from: 'if (before === text || (before === undefined && this.confs.has(key))) continue;',
+    to: 'if (before !== undefined || this.confs.has(key)) continue;',
+    tests: ['test/service/conf-dir-truth.test.ts'],
+  },
+  {
+    id: 'conf-dir-removal-ignored',
+    rule: 'serve --conf-dir: a removed conflist is no longer served (no audit, health check or repair for it)',
+    file: 'src/plugin/runtime.ts',
+    from: 'if (now.has(key)) continue;',
+    to: 'continue;',
+    tests: ['test/service/conf-dir-truth.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };
