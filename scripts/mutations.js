@@ -562,6 +562,46 @@ const MUTATIONS = [
     to: "expect: { outcome: 'fails', codes: [HR.E_FAIL], meaning: 'address in use' },",
     tests: ['test/selftest/selftest.test.ts'],
   },
+  {
+    id: 'network-delete-ignores-holders',
+    rule: 'a network of ours is deleted only while no endpoint it keeps is on it (DEL, GC, undo, sweep: HNS cascades)',
+    file: 'src/orphans/network-holders.ts',
+    from: 'const keep = endpointsKeeping(networkId, on);',
+    to: 'const keep: typeof on = [];',
+    tests: ['test/plugin/network-holders.test.ts'],
+  },
+  {
+    id: 'address-book-no-age-limit',
+    rule: "the service's address book answers a DEL only from a listing at most twice the audit interval old",
+    file: 'src/plugin/address-book.ts',
+    from: 'if (!this.listed || maxAgeMs === undefined || this.clock() - this.listedAt > maxAgeMs) return undefined;',
+    to: 'if (!this.listed || maxAgeMs === undefined || this.clock() < this.listedAt) return undefined;',
+    tests: ['test/plugin/address-book.test.ts', 'test/service/address-holders.test.ts'],
+  },
+  {
+    id: 'address-book-answers-audit-off',
+    rule: "the service's address book never answers a DEL of a configuration whose audit is off (no listing is promised)",
+    file: 'src/plugin/address-book.ts',
+    from: 'if (!this.listed || maxAgeMs === undefined || this.clock() - this.listedAt > maxAgeMs) return undefined;',
+    to: 'if (!this.listed || this.clock() - this.listedAt > (maxAgeMs ?? Infinity)) return undefined;',
+    tests: ['test/plugin/address-book.test.ts', 'test/service/address-holders.test.ts'],
+  },
+  {
+    id: 'conf-dir-edit-ignored',
+    rule: 'serve --conf-dir: an edited conflist replaces the configuration served for its network, whoever brought it',
+    file: 'src/plugin/runtime.ts',
+    from: 'if (before === text || (before === undefined && this.confs.has(key))) continue;',
+    to: 'if (before !== undefined || this.confs.has(key)) continue;',
+    tests: ['test/service/conf-dir-truth.test.ts'],
+  },
+  {
+    id: 'conf-dir-removal-ignored',
+    rule: 'serve --conf-dir: a removed conflist is no longer served (no audit, health check or repair for it)',
+    file: 'src/plugin/runtime.ts',
+    from: 'if (now.has(key)) continue;',
+    to: 'continue;',
+    tests: ['test/service/conf-dir-truth.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };

@@ -19,6 +19,7 @@ import { fileKey } from '../state/file-names';
 import type { Claim } from '../state/claims';
 import { ownerKey, type AttachmentRecord, type IntentRecord, type Owner, type TombstoneRecord } from '../state/records';
 import type { StateSnapshot } from '../state/store';
+import { endpointsKeeping } from './network-holders';
 import { namesOwner, ownerTags, parseOwnedName } from './ownership';
 
 export type Verdict = 'foreign' | 'live' | 'in-flight' | 'protected' | 'orphan';
@@ -129,8 +130,10 @@ function judgeNetworks(ctx: JudgeContext, input: AuditInput, endpoints: readonly
     if (net.adapterName) j.adapterName = net.adapterName;
     if (j.verdict === 'orphan') {
       // Deleting a network cascades to its endpoints in HNS: only when every one of them is an orphan too.
-      const keep = input.endpoints.filter(
-        (e) => sameId(e.networkId, net.id) && endpointVerdicts.get(e.id.toLowerCase())?.verdict !== 'orphan',
+      const keep = endpointsKeeping(
+        net.id,
+        input.endpoints,
+        (e) => endpointVerdicts.get(e.id.toLowerCase())?.verdict === 'orphan',
       );
       if (keep.length > 0) {
         j.verdict = 'protected';

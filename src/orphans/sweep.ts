@@ -5,11 +5,12 @@
  * listing confirms it: HNS has answered "not found" for an endpoint it still had, and an owner whose objects count
  * as deleted gets its kept IP released (pending-ipam.ts).
  */
-import { sameId, type HnsApi } from '../hns/api';
-import { isUnreachable, unlessRefused } from '../hns/hcn-error';
-import { deleteConfirmed, removeEndpoint } from '../hns/teardown';
+import type { HnsApi } from '../hns/api';
+import { isUnreachable } from '../hns/hcn-error';
+import { removeEndpoint } from '../hns/teardown';
 import type { Logger } from '../log/logger';
 import type { AuditPlan, Judged } from './detect';
+import { deleteNetworkUnlessHeld, keptFor } from './network-holders';
 
 export interface SweepDeps {
   api: HnsApi;
@@ -28,27 +29,27 @@ export async function sweep(plan: AuditPlan, deps: SweepDeps): Promise<SweepResu
   const result: SweepResult = { deleted: [], skipped: [], failed: [] };
   for (const ep of plan.endpoints)
     await removeOne(ep, deps, result, () => removeEndpoint(deps.api, ep.id, { namespaceId: ep.namespaceId }));
-  for (const net of plan.networks) {
-    // A peer's network (peer-networks.ts) is removed only while no endpoint is on it: one may have appeared since.
-    if (net.peer && (await endpointsOn(net, deps)) > 0) {
-      result.skipped.push({ object: net, reason: 'an endpoint is on it now' });
-      continue;
-    }
-    await removeOne(net, deps, result, () => deleteConfirmed(deps.api, 'network', net.id));
-  }
+  // A network is deleted only while nothing is on it (network-holders.ts): an endpoint may have appeared since the
+  // listing (another plugin's, or one of ours this plan could not delete), and HNS would take it along.
+  for (const net of plan.networks) await removeOne(net, deps, result, () => removeNetwork(net, deps));
   return result;
 }
 
-/** How many endpoints HNS lists on a network now; a listing that fails counts as one (do not delete). */
-function endpointsOn(net: Judged, deps: SweepDeps): Promise<number> {
-  return unlessRefused(
-    deps.api.listEndpoints().then((all) => all.filter((e) => sameId(e.networkId, net.id)).length),
-    () => 1,
-  );
+/** Deletes an orphan network unless an endpoint is on it now; returns why it was left, if it was. */
+async function removeNetwork(net: Judged, deps: SweepDeps): Promise<string | undefined> {
+  const kept = keptFor(await deleteNetworkUnlessHeld(deps.api, net.id, { confirm: true }));
+  if (!kept) return undefined;
+  deps.log.info({ audit: 'kept', id: net.id, name: net.name, on: kept.map((e) => e.name) }, 'orphan network in use');
+  return 'an endpoint is on it now';
 }
 
 /** Re-judges, then removes (src/hns/teardown.ts: detached first, a "not found" confirmed by a listing). */
-async function removeOne(j: Judged, deps: SweepDeps, result: SweepResult, remove: () => Promise<void>): Promise<void> {
+async function removeOne(
+  j: Judged,
+  deps: SweepDeps,
+  result: SweepResult,
+  remove: () => Promise<string | undefined | void>,
+): Promise<void> {
   if (!deps.stillOrphan(j)) {
     result.skipped.push({ object: j, reason: 'claimed since the listing' });
     deps.log.info(
@@ -58,7 +59,11 @@ async function removeOne(j: Judged, deps: SweepDeps, result: SweepResult, remove
     return;
   }
   try {
-    await remove();
+    const left = await remove();
+    if (left) {
+      result.skipped.push({ object: j, reason: left });
+      return;
+    }
     result.deleted.push(j);
     deps.log.info(
       { audit: 'deleted', kind: j.kind, id: j.id, name: j.name, reason: j.reason },

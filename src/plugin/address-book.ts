@@ -10,16 +10,30 @@
  * address is not handed to a second live endpoint there. Another network over the same subnet is seen at the next
  * listing (auditIntervalSeconds): docs/hns-round-trips.md says what that leaves.
  *
- * Until a first listing has been taken it knows nothing (holders answers undefined) and the DEL lists, as the
- * standalone executable always does. An entry whose endpoint went away unseen (an HNS restart, another process's
- * delete) only keeps an address longer: the tombstone's ipamPending releases it after the next audit.
+ * So the book answers only from a listing that is young enough for that promise (listingMaxAgeMs): at most twice the
+ * configuration's auditIntervalSeconds old (the node agent lists once an interval; twice leaves room for one late
+ * audit), and never for a configuration whose audit is off, which no node agent lists for. Otherwise — and until a
+ * first listing has been taken — it answers undefined and the DEL lists, as the standalone executable always does.
+ * An entry whose endpoint went away unseen (an HNS restart, another process's delete) only keeps an address longer:
+ * the tombstone's ipamPending releases it after the next audit.
  */
+import type { NetConf } from '../cni/types';
 import type { EndpointInfo } from '../hns/api';
 import type { HeldBy } from '../state/records';
 import { bare, heldBy } from './ip-holders';
 
 /** Own creates and deletes remembered between two listings, at most: past it, the book waits for a new listing. */
 const MAX_JOURNAL = 100_000;
+/** Listings begun and not (yet) handed in whose start time is kept, at most (an audit that failed hands none in). */
+const MAX_MARKS = 16;
+
+/**
+ * How old a listing a DEL of this configuration may answer from, in ms: twice its audit interval; undefined with its
+ * audit off (no listing is promised: the DEL lists).
+ */
+export function listingMaxAgeMs(conf: Pick<NetConf, 'audit' | 'auditIntervalSeconds'>): number | undefined {
+  return conf.audit ? 2 * conf.auditIntervalSeconds * 1000 : undefined;
+}
 
 type Change = { seq: number; endpoint: EndpointInfo } | { seq: number; gone: string };
 
@@ -31,14 +45,25 @@ export class AddressBook {
   private byAddress = new Map<string, Map<string, HeldBy>>();
   private journal: Change[] = [];
   private listed = false;
+  /** When the listing the book holds began (the clock's time at its mark). */
+  private listedAt = 0;
+  /** When each pending listing began, by mark. */
+  private readonly marks = new Map<number, number>();
+
+  /** `clock`: a monotonic clock in ms (a wall clock stepped back would make an old listing look young). */
+  constructor(private readonly clock: () => number = () => performance.now()) {}
 
   /** Taken just before a whole-node listing starts: what this process did after it is played over the listing. */
   mark(): number {
-    return ++this.seq;
+    if (this.marks.size >= MAX_MARKS) this.marks.delete(this.marks.keys().next().value!);
+    this.marks.set(++this.seq, this.clock());
+    return this.seq;
   }
 
   /** A whole-node listing that started after `mark` was taken. */
   listing(mark: number, endpoints: readonly EndpointInfo[]): void {
+    this.listedAt = this.marks.get(mark) ?? this.clock();
+    for (const m of this.marks.keys()) if (m <= mark) this.marks.delete(m);
     this.endpoints = new Map();
     this.byAddress = new Map();
     for (const e of endpoints) this.put(e);
@@ -57,9 +82,12 @@ export class AddressBook {
     this.record({ seq: ++this.seq, gone: id });
   }
 
-  /** The known endpoints holding any of the addresses, or undefined while no listing has been taken. */
-  holders(addresses: readonly string[]): HeldBy[] | undefined {
-    if (!this.listed) return undefined;
+  /**
+   * The known endpoints holding any of the addresses, or undefined while the book cannot say: no listing taken yet,
+   * or the one it holds began more than `maxAgeMs` ago (undefined: never answer; listingMaxAgeMs).
+   */
+  holders(addresses: readonly string[], maxAgeMs: number | undefined): HeldBy[] | undefined {
+    if (!this.listed || maxAgeMs === undefined || this.clock() - this.listedAt > maxAgeMs) return undefined;
     return [...new Set(addresses.map(bare))].flatMap((a) => [...(this.byAddress.get(a)?.values() ?? [])]);
   }
 
@@ -97,5 +125,13 @@ export class AddressBook {
       if (at?.size === 0) this.byAddress.delete(h.address);
     }
     this.endpoints.delete(id);
+  }
+
+  /** The book as a DEL of this configuration consults it (ip-holders.ts heldAddresses): listingMaxAgeMs. */
+  for(conf: Pick<NetConf, 'audit' | 'auditIntervalSeconds'>): {
+    holders(addresses: readonly string[]): HeldBy[] | undefined;
+  } {
+    const maxAgeMs = listingMaxAgeMs(conf);
+    return { holders: (addresses) => this.holders(addresses, maxAgeMs) };
   }
 }

@@ -49,6 +49,11 @@ export interface RuntimeOptions {
 }
 
 type AuditConf = Pick<NetConf, 'hnsTimeoutSeconds' | 'adopt'>;
+/** A configuration served for background work, with the IPAM client its kept IPs are released through. */
+type Served = { conf: NetConf; ipam: IpamClient };
+
+/** Served configurations are kept per CNI network of each state directory. */
+const servedKey = (conf: Pick<NetConf, 'stateDir' | 'name'>): string => `${conf.stateDir}\0${conf.name}`;
 
 /** State directories remembered for stateDirs, at most. */
 const MAX_STATE_DIRS = 16;
@@ -60,7 +65,9 @@ export class PluginRuntime {
   private readonly choices = new Map<string, Promise<ApiChoice>>();
   private osInstance: HostOs | undefined;
   private readonly dirs = new Set<string>();
-  private readonly confs = new Map<string, { conf: NetConf; ipam: IpamClient }>();
+  private readonly confs = new Map<string, Served>();
+  /** The runtime's configuration directory as last read, by the same key (servedFromDir): each one's text. */
+  private readonly fromDir = new Map<string, string>();
   /** Shared (bridge) networks found by name, per API version: HNS is asked again once a create says it is gone. */
   private readonly networks = new Map<string, NetworkInfo>();
   readonly now: () => number;
@@ -116,17 +123,42 @@ export class PluginRuntime {
    * Remembers the configuration (and IPAM client) a verb runs with — the latest per CNI network of each state
    * directory (at most MAX_SERVED) — and hands the context back. Background work covers every one of them: several
    * conflists may share one state directory, and each network's records are repaired with its own configuration and
-   * the IPs its DELs had to keep are released through its own IPAM. `ifAbsent`: a configuration read from the
-   * runtime's directory (src/service/conf-dir.ts) does not replace one a verb brought.
+   * the IPs its DELs had to keep are released through its own IPAM.
    */
-  served<C extends { conf: NetConf; ipam: IpamClient }>(ctx: C, options: { ifAbsent?: boolean } = {}): C {
-    const key = `${ctx.conf.stateDir}\0${ctx.conf.name}`;
-    if (options.ifAbsent && this.confs.has(key)) return ctx;
+  served<C extends Served>(ctx: C): C {
+    this.serve(servedKey(ctx.conf), ctx);
+    return ctx;
+  }
+
+  /**
+   * The runtime's configuration directory as just read (src/service/conf-dir.ts), the truth for the networks it names.
+   * One it names for the first time is served unless a verb brought it already: the runtime read that same file, and
+   * the verb's carries the runtime's own CNI_PATH for its IPAM. One whose text changed since the last read (the
+   * operator edited it) replaces what is served, whoever brought it — a verb's was read before the edit. One it no
+   * longer names (removed) is no longer served, whoever brought it: no audit, health check or repair for it until a
+   * verb of it comes again (the runtime still using it, from another directory or its own copy).
+   */
+  servedFromDir(read: readonly Served[]): void {
+    const now = new Map(read.map((s) => [servedKey(s.conf), s] as const));
+    for (const key of this.fromDir.keys()) {
+      if (now.has(key)) continue;
+      this.fromDir.delete(key);
+      this.confs.delete(key);
+    }
+    for (const [key, s] of now) {
+      const text = JSON.stringify(s.conf);
+      const before = this.fromDir.get(key);
+      this.fromDir.set(key, text);
+      if (before === text || (before === undefined && this.confs.has(key))) continue;
+      this.serve(key, s);
+    }
+  }
+
+  private serve(key: string, { conf, ipam }: Served): void {
     if (this.confs.has(key) || this.confs.size < MAX_SERVED) {
       this.confs.delete(key);
-      this.confs.set(key, { conf: ctx.conf, ipam: ctx.ipam });
+      this.confs.set(key, { conf, ipam });
     }
-    return ctx;
   }
 
   /** The latest configuration served per network and state directory (see served), oldest first. */

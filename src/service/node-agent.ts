@@ -183,11 +183,12 @@ export class NodeAgent {
   }
 
   private async tick(): Promise<void> {
-    for (const s of this.options.discover?.() ?? []) this.options.runtime.served(s, { ifAbsent: true });
+    // The configuration directory is the truth for what it names: edits replace, removals stop (servedFromDir).
+    if (this.options.discover) this.options.runtime.servedFromDir(this.options.discover());
+    const all = this.options.runtime.servedContexts();
+    this.forgetUnserved(all);
     // A network served with `"audit": false` and no repair is left alone: the operator turned its background work off.
-    const served = this.options.runtime
-      .servedContexts()
-      .filter((s) => s.conf.audit || (s.conf.repair && this.options.repair !== undefined));
+    const served = all.filter((s) => s.conf.audit || (s.conf.repair && this.options.repair !== undefined));
     if (served.length === 0) return;
     // Failing: probe every tick until it answers; answering: every probeMs. An unanswered probe waits for the next tick.
     if ((this.hns.failingSince !== undefined || this.probeDue()) && !(await this.probe(served[0]!.conf))) return;
@@ -197,6 +198,12 @@ export class NodeAgent {
       if (!recovered && !this.due(group)) continue;
       if (!(await this.visit(group))) return;
     }
+  }
+
+  /** The health reported of networks no longer served (their conflist removed) goes with them. */
+  private forgetUnserved(all: readonly Served[]): void {
+    const keys = new Set(all.map((s) => `${s.conf.stateDir}\0${s.conf.name}`));
+    for (const key of this.health.keys()) if (!keys.has(key)) this.health.delete(key);
   }
 
   /** Whether the probe of an answering HNS is due (probeMs 0: never, the verbs' calls tell). */

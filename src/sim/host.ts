@@ -20,6 +20,10 @@ export function defaultHost(): SimHost {
     ],
     version: { major: 15, minor: 4 },
     v2: true,
+    // No public source says which real HNS does: its callers delete endpoints before their network (microsoft/hcsshim
+    // hcn/hcnendpoint_test.go), and HNS names a refusal for it
+    // (HCN_E_ENTITY_HAS_REFERENCES 0x803B002C, golang.org/x/sys windows/zerrors_windows.go). Cascade is the default
+    // because it is the harmful one: the plugin must never count on a refusal (src/orphans/network-holders.ts).
     deleteNetworkWithEndpoints: 'cascade',
     race: 'delete-wins',
     seed: 1,

@@ -73,6 +73,15 @@ describe('one home per rule', () => {
     expect(bad).toEqual([]);
   });
 
+  it('only src/orphans/network-holders.ts deletes a network (never while an endpoint it keeps is on it)', () => {
+    // HNS takes a network's endpoints along when it is deleted: every delete of one asks the audit's rule first.
+    const networkDelete = /delete(?:Object|Confirmed)\([^)]*'network'/;
+    const bad = SOURCES.filter(
+      (s) => s.file !== path.join('orphans', 'network-holders.ts') && networkDelete.test(code(s.text)),
+    ).map((s) => s.file);
+    expect(bad).toEqual([]);
+  });
+
   it('only src/hns/features.ts compares or formats HNS versions', () => {
     // A comparison of a version field, a version literal, or a version spelt "major.minor" by hand. The simulator's
     // schema versions ({ major: 2, minor: 0 } of an HCN document) are another thing, and it spells HNS versions with

@@ -216,6 +216,7 @@ describe("sweep of a peer's network", () => {
     let onIt: EndpointInfo[] = [ep({ networkId: 'N1' })];
     const api = {
       listEndpoints: async () => onIt,
+      findEndpoints: async () => onIt,
       deleteNetwork: async (id: string) => (deleted.push(id), 'deleted' as const),
     } as unknown as HnsApi;
     const plan = { judged: [judged!], endpoints: [], networks: [judged!] };

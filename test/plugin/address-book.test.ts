@@ -14,7 +14,7 @@ const endpoint = (id: string, ...addresses: string[]): EndpointInfo =>
 
 /** The book's answer, once it has a listing (undefined before it is a test of its own). */
 function held(book: AddressBook, addresses: string[]): HeldBy[] {
-  const h = book.holders(addresses);
+  const h = book.holders(addresses, Infinity);
   if (!h) throw new Error('the book has no listing');
   return h;
 }
@@ -29,7 +29,23 @@ const byId = (a: { id: string; address: string }, b: { id: string; address: stri
 it('knows nothing before its first listing', () => {
   const book = new AddressBook();
   book.created(endpoint('A', '10.0.0.2'));
-  expect(book.holders(['10.0.0.2'])).toBeUndefined();
+  expect(book.holders(['10.0.0.2'], Infinity)).toBeUndefined();
+});
+
+it('answers from a listing at most twice the audit interval old, never for a configuration whose audit is off', () => {
+  let now = 1_000;
+  const book = new AddressBook(() => now);
+  const on = book.for({ audit: true, auditIntervalSeconds: 60 });
+  const off = book.for({ audit: false, auditIntervalSeconds: 60 });
+  const mark = book.mark();
+  now += 5_000; // the listing takes 5 s: its age counts from when it began
+  book.listing(mark, [endpoint('FOREIGN', '10.0.0.2')]);
+  now += 115_000;
+  expect([on.holders(['10.0.0.2'])?.map((h) => h.id), off.holders(['10.0.0.2'])]).toEqual([['FOREIGN'], undefined]);
+  now += 1; // 120 001 ms after the listing began: too old to say who holds an address now
+  expect(on.holders(['10.0.0.2'])).toBeUndefined();
+  book.listing(book.mark(), []);
+  expect(on.holders(['10.0.0.2'])).toEqual([]);
 });
 
 it('an address held by two endpoints (ours and a foreign one) stays held until both are gone', () => {

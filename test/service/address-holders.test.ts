@@ -124,3 +124,27 @@ it('lists the endpoints before releasing an address while the service has no lis
   expect(ops).toEqual(['HNSCall POST /namespaces/{id}/removeresource', 'HcnDeleteEndpoint', 'HNSCall GET /endpoints']);
   expect(heldIps(h, 'cbr0')).toEqual({});
 });
+
+it('lists before releasing once the operator turned the audit off, though the book still holds the listing it took while it was on', async () => {
+  service = await startServiceProcess(h, undefined, ['--hns-probe-seconds', '0']);
+  const on = bridgeConf({ ipam: hostLocal(h), auditIntervalSeconds: 3600 });
+  const ns = await newNamespace(h);
+  const ours = await runner(on)('ADD', 'ours', ns);
+  expect(ours.exitCode).toBe(0);
+  // The node agent's one listing for an hour; then the audit is turned off and no node agent lists again.
+  await until(async () => ((await service!.status()).agent.audits >= 1 ? true : undefined), 20_000, 'a listing');
+  // After it, another plugin's endpoint takes the pod's address on a network of its own over the same subnet.
+  const other = await createNetworkV2(h, {
+    SchemaVersion: V2,
+    Name: 'other',
+    Type: 'L2Bridge',
+    Ipams: [{ Type: 'Static', Subnets: [{ IpAddressPrefix: '10.244.1.0/24' }] }],
+  });
+  await createEndpointV2(h, other, {
+    SchemaVersion: V2,
+    Name: 'someone-else',
+    IpConfigurations: [{ IpAddress: ours.ip }],
+  });
+  expect((await runner({ ...on, audit: false })('DEL', 'ours', ns)).exitCode).toBe(0);
+  expect(heldIps(h, 'cbr0')[ours.ip!]).toBe('ours');
+});

@@ -11,12 +11,12 @@
 import { CniCode, CniError } from '../../cni/cni-error';
 import { sameId, type NetworkInfo, type NetworkSpec } from '../../hns/api';
 import { hcnCause, isAdapterUnavailable, isAlreadyExists } from '../../hns/hcn-error';
-import { deleteObject } from '../../hns/teardown';
 import type { HostAdapter } from '../../hns/hcn';
 import { NetworkFlags } from '../../hns/schema';
 import type { SubnetInfo } from '../../hns/api';
 import { familyOf, firstHost, networkOf } from '../../net/ipv4';
 import { unicastMac } from '../../net/mac';
+import { deleteNetworkUnlessHeld } from '../../orphans/network-holders';
 import { endpointName, namesOwner, nicNetworkName, parseOwnedName } from '../../orphans/ownership';
 import { intentLiveness } from '../../state/liveness';
 import { ownerKey, sameOwner, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../../state/records';
@@ -316,7 +316,7 @@ async function nicNetwork(
   const netId = intent.planned.find((p) => p.kind === 'network')?.id;
   const made = await createNicNetwork(a, intent.id, { ...want, ...(netId ? { id: netId } : {}) }, adapter);
   const created = made.network;
-  a.undo.push('delete the network', () => deleteObject(a.api, 'network', created.id));
+  a.undo.push('delete the network', () => deleteNetworkUnlessHeld(a.api, created.id));
   const claim = await keepClaim(a, intent, 'network', netId, created.id);
   return { network: created, networkSpec: made.spec, intent: claim };
 }

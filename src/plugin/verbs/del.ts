@@ -1,7 +1,7 @@
 /**
  * DEL is best effort and idempotent, and it exits 0 unless HNS cannot be reached (then 11, so the runtime retries).
- *  - With a record: detach, delete the endpoint (and the NIC network in delegated mode), release IPAM, drop the
- *    record. If HNS refuses a delete, the record is replaced by a tombstone so the audit finishes the job.
+ *  - With a record: detach, delete the endpoint (and the NIC network in delegated mode, unless another endpoint is on
+ *    it: orphans/network-holders.ts), release IPAM, drop the record. If HNS refuses a delete, the record is replaced by a tombstone so the audit finishes the job.
  *  - Without a record (the ADD never committed: killed, timed out, or never ran): tombstone the owner, which voids
  *    any intent, then delete what HNS shows under the owner's names and the ids the intent planned. The tombstone
  *    stays, so an object HNS completes after this DEL (seed 000) is an orphan to the next audit.
@@ -20,6 +20,7 @@ import { sameId, type EndpointInfo, type HnsApi } from '../../hns/api';
 import { isUnreachable } from '../../hns/hcn-error';
 import { deleteConfirmed, deleteObject, endpointsListed, removeEndpoint } from '../../hns/teardown';
 import type { Logger } from '../../log/logger';
+import { deleteNetworkUnlessHeld, keptFor } from '../../orphans/network-holders';
 import { endpointName, namesOwner, parseOwnedName } from '../../orphans/ownership';
 import { ownerKey, type AttachmentRecord, type Owner, type PlannedObject } from '../../state/records';
 import type { StateStore } from '../../state/store';
@@ -87,9 +88,9 @@ async function releaseRecorded(
   endpointGone: boolean,
 ): Promise<boolean> {
   // Rule 1 (ip-holders.ts): not while another endpoint (a migrated node's previous plugin's) holds the address —
-  // as this process knows the holders (address-book.ts), else as HNS lists them.
+  // as this process knows the holders from a listing young enough (address-book.ts), else as HNS lists them.
   const releasable = endpointGone && rec.ipamAllocated && ctx.ipam.configured;
-  const holders = releasable ? await heldAddresses(api, addressesOf(rec.result), rt.addressBook) : [];
+  const holders = releasable ? await heldAddresses(api, addressesOf(rec.result), rt.addressBook?.for(ctx.conf)) : [];
   if (holders.length > 0) await keepForHolders(store, owner, holders, ctx.conf.name, ctx.log);
   const released = releasable && holders.length === 0;
   if (released) await ctx.ipam.del();
@@ -179,11 +180,8 @@ export async function deleteByRecord(
     await detach(api, rec.endpoint.id, rec.attach);
     if (rec.endpoint.owned) await deleteConfirmed(api, 'endpoint', rec.endpoint.id);
     endpointGone = true;
-    if (rec.network.owned) await deleteObject(api, 'network', rec.network.id);
-    log.info(
-      { endpoint: rec.endpoint.id, network: rec.network.owned ? rec.network.id : undefined },
-      'attachment deleted',
-    );
+    const networkGone = rec.network.owned && (await deleteOwnNetwork(api, rec.network.id, log));
+    log.info({ endpoint: rec.endpoint.id, network: networkGone ? rec.network.id : undefined }, 'attachment deleted');
     return { endpointGone };
   } catch (e) {
     if (isUnreachable(e)) throw toCniError(e, 'deleting the attachment');
@@ -286,12 +284,25 @@ async function deleteShown(
     if (endpointMayBeInFlight) await deleteObject(api, 'endpoint', p.id!);
   }
   for (const ep of ownEndpoints) await deleteNamedEndpoint(api, ep, owner);
+  // A network of ours holding any endpoint left (a spared one, another plugin's) stays: network-holders.ts.
   for (const p of planned.filter((x) => x.kind === 'network' && x.id && !visible(x.id)))
-    await deleteObject(api, 'network', p.id!);
-  // A network of ours holding a spared endpoint stays (deleting it would cascade to that endpoint).
-  for (const n of ownNetworks)
-    if (!named.some((e) => !ownEndpoints.includes(e) && sameId(e.networkId, n.id)))
-      await deleteObject(api, 'network', n.id);
+    await deleteOwnNetwork(api, p.id!, log);
+  for (const n of ownNetworks) await deleteOwnNetwork(api, n.id, log);
+}
+
+/**
+ * Deletes the pod's own network (delegated NIC) unless an endpoint is still on it (network-holders.ts: HNS would take
+ * it along); returns whether it went. One left carries the owner's name with nothing claiming it once the record or
+ * tombstone is gone: the audit keeps it while something is on it and deletes it once it is empty.
+ */
+async function deleteOwnNetwork(api: HnsApi, networkId: string, log: Logger): Promise<boolean> {
+  const kept = keptFor(await deleteNetworkUnlessHeld(api, networkId));
+  if (!kept) return true;
+  log.warn(
+    { network: networkId, endpoints: kept.map((e) => e.name) },
+    'DEL leaves the network: other endpoint(s) are on it; the audit deletes it once it is empty',
+  );
+  return false;
 }
 
 /**

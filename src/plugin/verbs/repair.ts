@@ -30,6 +30,7 @@ import { hcnCause, isUnreachable } from '../../hns/hcn-error';
 import { deleteObject } from '../../hns/teardown';
 import { hresultHex } from '../../hns/hresults';
 import type { Logger } from '../../log/logger';
+import { deleteNetworkUnlessHeld } from '../../orphans/network-holders';
 import { ownerKey, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../../state/records';
 import { AttachmentChangedError } from '../../state/store';
 import { commit, keepClaim, writeIntent, type ClaimContext } from '../claim';
@@ -207,7 +208,7 @@ async function recreateObjects(
     // again (the network holding it is gone); HNS refuses (0x803B0006) if something else took it meanwhile.
     network = await api.createNetwork(plan.networkSpec!, rec.network.id);
     const created = network;
-    a.undo.push('delete the network', () => deleteObject(api, 'network', created.id));
+    a.undo.push('delete the network', () => deleteNetworkUnlessHeld(api, created.id));
     claim = await keepClaim(a, claim, 'network', rec.network.id, created.id);
   }
   const ep = await api.createEndpoint(network, plan.spec, rec.endpoint.id);
