@@ -22,14 +22,9 @@ function why(hcn: Hcn): string {
   return c.loadError ?? (c.missing.length ? `missing ${c.missing.join(', ')}` : 'not loaded');
 }
 
-export async function chooseApi(
-  setting: ApiVersionSetting,
-  hcn: Hcn,
-  listing: Listing = 'auto',
-  options: { fewestCalls?: boolean } = {},
-): Promise<ApiChoice> {
+export async function chooseApi(setting: ApiVersionSetting, hcn: Hcn, listing: Listing = 'auto'): Promise<ApiChoice> {
   const caps = hcn.capabilities;
-  if (setting === 1 || setting === 2) return configuredApi(setting, hcn, listing, options);
+  if (setting === 1 || setting === 2) return configuredApi(setting, hcn, listing);
   let hnsVersion: HnsVersion | undefined;
   if (caps.v1Supported) {
     try {
@@ -41,7 +36,7 @@ export async function chooseApi(
   const shown = hnsVersion ? formatVersion(hnsVersion) : 'unknown (no HNSCall)';
   if (caps.v2Supported && (!hnsVersion || supports(hnsVersion, 'v2'))) {
     return {
-      api: new V2Api(hcn, listing, options),
+      api: new V2Api(hcn, listing),
       version: 2,
       reason: `auto: HCN present, HNS version ${shown} >= ${minimumVersion('v2')}`,
       ...(hnsVersion ? { hnsVersion } : {}),
@@ -58,7 +53,7 @@ export async function chooseApi(
 }
 
 /** The API the configuration names (apiVersion 1 or 2), when the host has it. */
-function configuredApi(setting: 1 | 2, hcn: Hcn, listing: Listing, options: { fewestCalls?: boolean }): ApiChoice {
+function configuredApi(setting: 1 | 2, hcn: Hcn, listing: Listing): ApiChoice {
   const caps = hcn.capabilities;
   if (setting === 2) {
     if (!caps.v2Supported)
@@ -66,7 +61,7 @@ function configuredApi(setting: 1 | 2, hcn: Hcn, listing: Listing, options: { fe
         CniCode.API_UNAVAILABLE,
         `apiVersion 2 needs HCN (computenetwork.dll), which this host lacks: ${why(hcn)}`,
       );
-    return { api: new V2Api(hcn, listing, options), version: 2, reason: 'apiVersion 2 in the configuration' };
+    return { api: new V2Api(hcn, listing), version: 2, reason: 'apiVersion 2 in the configuration' };
   }
   if (!caps.v1Supported)
     throw new CniError(

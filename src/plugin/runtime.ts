@@ -40,9 +40,8 @@ export interface RuntimeOptions {
    */
   backgroundAudit?: boolean;
   /**
-   * The fewest HNS round trips per verb (the resident service): an endpoint created and attached with one HNSCall each
-   * where v1 says all of it (src/hns/api.ts V2Api), and a DEL that releases an address by what this process knows of
-   * its holders (address-book.ts) instead of listing the node. Default false: the standalone executable, which runs
+   * The fewest HNS round trips per verb (the resident service), through the API the host chose: a DEL that releases
+   * an address by what this process knows of its holders (address-book.ts) instead of listing the node. Default false: the standalone executable, which runs
    * one verb and knows nothing between them.
    */
   fewestCalls?: boolean;
@@ -227,9 +226,7 @@ export class PluginRuntime {
     const key = String(conf.apiVersion);
     let choice = this.choices.get(key);
     if (!choice) {
-      choice = chooseApi(conf.apiVersion, hcn, this.options.listing, {
-        ...(this.options.fewestCalls ? { fewestCalls: true } : {}),
-      });
+      choice = chooseApi(conf.apiVersion, hcn, this.options.listing);
       choice.catch(() => this.choices.delete(key));
       this.choices.set(key, choice);
     }
