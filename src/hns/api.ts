@@ -13,6 +13,7 @@ import { hasCode, isComputeSystemMissing, isNotFound } from './hcn-error';
 import { HR } from './hresults';
 import type { HnsVersion } from './features';
 import type { Hcn, HostAdapter } from './hcn';
+import type { HeldHandles } from './held-handles';
 import { PolicyError, render } from './policies';
 import type {
   HnsV1Endpoint,
@@ -363,9 +364,12 @@ export class V2Api extends HostOpsBase implements HnsApi {
   readonly version = 2 as const;
   /** Reads through HNSCall where HCN needs a call per object and v1 answers in one (docs/hns-round-trips.md). */
   private readonly bulkV1: boolean;
-  constructor(hcn: Hcn, listing: Listing = 'auto') {
+  /** HCN handles kept between verbs (the resident service: held-handles.ts); none in the standalone executable. */
+  private readonly held: HeldHandles | undefined;
+  constructor(hcn: Hcn, listing: Listing = 'auto', held?: HeldHandles) {
     super(hcn);
     this.bulkV1 = listing === 'v1' || (listing === 'auto' && hcn.capabilities.v1Supported);
+    this.held = held;
   }
 
   /** HcnEnumerateEndpoints (ids only): the v2 listing may go through HNSCall, which answers where HCN does not. */
@@ -409,6 +413,7 @@ export class V2Api extends HostOpsBase implements HnsApi {
     return networkFromV2(await this.hcn.createNetwork(settings, id));
   }
   deleteNetwork(id: string): Promise<DeleteOutcome> {
+    this.held?.forgetNetwork(this.hcn, id);
     return outcome(this.hcn.deleteNetwork(id));
   }
   async listEndpoints(): Promise<EndpointInfo[]> {
@@ -461,7 +466,10 @@ export class V2Api extends HostOpsBase implements HnsApi {
       ...(spec.dns.options?.length ? { Options: spec.dns.options } : {}),
     };
     if (dns.ServerList.length || dns.Search.length || dns.Domain || dns.Options) settings.Dns = dns;
-    return endpointFromV2(await this.hcn.createEndpoint(network.id, settings, id));
+    const created = this.held
+      ? await this.held.createEndpoint(this.hcn, network.id, settings, id)
+      : await this.hcn.createEndpoint(network.id, settings, id);
+    return endpointFromV2(created);
   }
   deleteEndpoint(id: string): Promise<DeleteOutcome> {
     return outcome(this.hcn.deleteEndpoint(id));
@@ -470,12 +478,20 @@ export class V2Api extends HostOpsBase implements HnsApi {
   async addEndpointPolicies(id: string, policies: TypedPolicy[]): Promise<void> {
     await this.hcn.modifyEndpoint(id, { ResourceType: 'Policy', RequestType: 'Add', Settings: { Policies: policies } });
   }
-  /** HcnOpenNamespace + HcnModifyNamespace (microsoft/hcsshim hcn/hcnnamespace.go AddNamespaceEndpoint). */
+  /**
+   * HcnOpenNamespace + HcnModifyNamespace (microsoft/hcsshim hcn/hcnnamespace.go AddNamespaceEndpoint); with held
+   * handles, the namespace's handle is kept until its endpoints are detached.
+   */
   async attachNamespace(endpointId: string, namespaceId: string): Promise<void> {
-    await this.hcn.addNamespaceEndpoint(namespaceId, endpointId);
+    if (this.held) await this.held.attach(this.hcn, namespaceId, endpointId);
+    else await this.hcn.addNamespaceEndpoint(namespaceId, endpointId);
   }
-  /** HcnOpenNamespace + HcnModifyNamespace (microsoft/hcsshim hcn/hcnnamespace.go RemoveNamespaceEndpoint). */
+  /**
+   * HcnOpenNamespace + HcnModifyNamespace (microsoft/hcsshim hcn/hcnnamespace.go RemoveNamespaceEndpoint); with held
+   * handles, one HcnModifyNamespace on the handle kept since the attach.
+   */
   detachNamespace(endpointId: string, namespaceId: string): Promise<DeleteOutcome> {
+    if (this.held) return detachOutcome(this.held.detach(this.hcn, namespaceId, endpointId));
     return detachOutcome(this.hcn.removeNamespaceEndpoint(namespaceId, endpointId));
   }
   async namespaceExists(namespaceId: string): Promise<boolean> {

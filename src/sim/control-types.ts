@@ -75,7 +75,7 @@ export interface SimCallRecord {
   /**
    * Set when the call was disturbed, comma-joined when several apply: 'failed', 'hung', 'killed-client',
    * 'kill-refused', 'race-delete-wins', 'race-create-wins', 'restart' (in flight at a restart), 'reset', 'down'
-   * (arrived while restarting), 'v2-disabled', 'bad-request'.
+   * (arrived while restarting), 'v2-disabled', 'stale-handle' (a call on a handle of an earlier service instance: stale-handles.ts), 'bad-request'.
    */
   fault?: string;
 }

@@ -16,20 +16,23 @@ import { newNamespace, recordFiles, until } from '../plugin/support';
 export const SERVICE_CREATE_OP = 'HcnCreateEndpoint';
 
 /**
- * The HCN calls of an ADD through the service with the network there and an HCN namespace (docs/hns-round-trips.md
- * says what each is for): the leftovers of a killed attempt, the create, the attach.
+ * The HCN calls of an ADD through the service with the network there (its handle kept since an earlier ADD) and an
+ * HCN namespace (docs/hns-round-trips.md says what each is for): the leftovers of a killed attempt, the create on the
+ * kept network handle and the endpoint's properties, the attach (whose namespace handle is kept until the DEL).
  */
 export const SERVICE_ADD_OPS = [
   'HcnEnumerateEndpoints',
-  'HcnOpenNetwork',
   'HcnCreateEndpoint',
   'HcnQueryEndpointProperties',
   'HcnOpenNamespace',
   'HcnModifyNamespace',
 ];
 
-/** The HCN calls of a DEL through the service, once it has a listing of its own: the detach, the delete. */
-export const SERVICE_DEL_OPS = ['HcnOpenNamespace', 'HcnModifyNamespace', 'HcnDeleteEndpoint'];
+/**
+ * The HCN calls of a DEL through the service that attached the pod, once it has a listing of its own: the detach on
+ * the namespace handle kept since the ADD, the delete.
+ */
+export const SERVICE_DEL_OPS = ['HcnModifyNamespace', 'HcnDeleteEndpoint'];
 
 export const SHIM = path.join(ROOT, 'build', 'Release', 'hcn-cni-shim');
 
