@@ -113,6 +113,12 @@ export interface FaultOptions {
   nth?: number;
   /** How many consecutive matching calls it hits, starting at nth (default 1). */
   count?: number;
+  /**
+   * failCall only: the call takes effect first and is then answered with the failure — what a client sees when HNS
+   * committed and the answer it got says otherwise (a v1 envelope of {Success: false} with no code is all hcsshim's
+   * hnsResponse reads: microsoft/hcsshim internal/hns/hnsnetwork.go), so it cannot tell it from a refusal.
+   */
+  afterCommit?: boolean;
 }
 
 export interface SimControl {

@@ -78,6 +78,8 @@ interface Call {
   latencyMs: number;
   fault?: string;
   failWith?: number;
+  /** failWith is answered after the call took effect (FaultOptions.afterCommit). */
+  failAfterCommit?: boolean;
   hang?: { ms?: number };
   /** Set while the call is stalled by a hang fault. */
   release?: () => void;
@@ -256,6 +258,7 @@ export class Engine {
       acceptedAt: c.acceptedAt,
       latencyMs: this.latencyOf(plan.op),
       failWith: hits.fail,
+      ...(hits.failAfterCommit ? { failAfterCommit: true } : {}),
       hang: hits.hang,
       settled: false,
       abort: new AbortController(),
@@ -382,15 +385,15 @@ export class Engine {
   /** The call's effect against committed state, now. Never throws. */
   private execute(call: Call): OpResponse {
     const { plan } = call;
-    if (call.failWith !== undefined) {
-      const hr = call.failWith;
-      return plan.envelope
+    const failed = (hr: number): OpResponse =>
+      plan.envelope
         ? { hr: 0, result: errorEnvelope(hr, this.host), errorRecord: null }
         : { hr, result: null, errorRecord: recordOf(plan, hr) };
-    }
+    if (call.failWith !== undefined && !call.failAfterCommit) return failed(call.failWith);
     try {
       const run = plan.run({ store: this.store, host: this.host });
       if (plan.kind === 'mutation') this.persist();
+      if (call.failWith !== undefined) return failed(call.failWith);
       const result = run === null ? null : recaseGuids(run, this.host.idCase, this.answers++ % 2);
       return { hr: 0, result, errorRecord: null };
     } catch (e) {
@@ -493,6 +496,7 @@ export class Engine {
       count,
       hresult: options.hresult === undefined ? undefined : options.hresult >>> 0,
       ms: options.ms,
+      ...(kind === 'fail' && options.afterCommit ? { afterCommit: true } : {}),
     });
   }
 
