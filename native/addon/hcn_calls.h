@@ -1,5 +1,6 @@
 // The call sequences behind each addon verb: open -> act -> query -> close inside one native call, so HCN handles
-// never leave C++. Runs on worker threads; knows nothing of N-API and nothing of the platform.
+// never leave C++ — except held handles (HeldHandle), which a caller keeps across calls under a number (js_hcn.cc).
+// Runs on worker threads; knows nothing of N-API and nothing of the platform.
 #ifndef HCN_CNI_ADDON_HCN_CALLS_H_
 #define HCN_CNI_ADDON_HCN_CALLS_H_
 
