@@ -61,6 +61,7 @@ import { SimError, errorRecord, hcsResult } from './sim-error';
 import { Store } from './store';
 import { endpointV2, namespaceV2, networkV2 } from './views';
 import type { OpRequest, OpResponse } from './wire-types';
+import { staleHandle } from './stale-handles';
 
 const CALL_LOG_LIMIT = 10_000;
 const E_UNEXPECTED = hresultOf('E_UNEXPECTED');
@@ -77,6 +78,8 @@ interface Call {
   latencyMs: number;
   fault?: string;
   failWith?: number;
+  /** failWith is answered after the call took effect (FaultOptions.afterCommit). */
+  failAfterCommit?: boolean;
   hang?: { ms?: number };
   /** Set while the call is stalled by a hang fault. */
   release?: () => void;
@@ -157,6 +160,8 @@ export class Engine {
   private seq = 0;
   private downUntil = 0;
   private restarts = 0;
+  /** The service instance HCN handles belong to: a new one at each restart (stale-handles.ts). */
+  boot = 1;
   private readonly serviceCallbacks = new ServiceCallbacks();
   private callCounts: Record<SimOp, number> = {};
   private callLog: SimCallRecord[] = [];
@@ -190,7 +195,7 @@ export class Engine {
       return Promise.resolve(this.badRequest(req, e, { seq, pid, acceptedAt }));
     }
     this.count(plan.op);
-    const refused = this.refusedOnArrival(plan, { seq, pid, acceptedAt });
+    const refused = this.refusedOnArrival(plan, { seq, pid, acceptedAt }, staleHandle(req, this.boot));
     if (refused) return Promise.resolve(refused);
     return new Promise((resolve) => this.start(req, plan, { seq, pid, acceptedAt, resolve, tcpPort }));
   }
@@ -214,8 +219,12 @@ export class Engine {
   }
 
   /** Refused on arrival: HNS is down (restarting), or the HCN API is absent on this "host". */
-  private refusedOnArrival(plan: Plan, at: { seq: number; pid: number; acceptedAt: number }): OpResponse | undefined {
-    const refuse = plan.api !== 'v2' || this.host.v2 ? undefined : HR.E_NOTIMPL;
+  private refusedOnArrival(
+    plan: Plan,
+    at: { seq: number; pid: number; acceptedAt: number },
+    stale?: number,
+  ): OpResponse | undefined {
+    const refuse = stale ?? (plan.api !== 'v2' || this.host.v2 ? undefined : HR.E_NOTIMPL);
     const down = Date.now() < this.downUntil ? HR.RPC_S_CALL_FAILED_DNE : undefined;
     if (down === undefined && refuse === undefined) return undefined;
     const hr = (down ?? refuse)!;
@@ -228,7 +237,7 @@ export class Engine {
       hr,
       acceptedAt: at.acceptedAt,
       finishedAt: Date.now(),
-      fault: down ? 'down' : 'v2-disabled',
+      fault: down ? 'down' : stale ? 'stale-handle' : 'v2-disabled',
     });
     return { hr, result: null, errorRecord: errorRecord(hr) };
   }
@@ -249,6 +258,7 @@ export class Engine {
       acceptedAt: c.acceptedAt,
       latencyMs: this.latencyOf(plan.op),
       failWith: hits.fail,
+      ...(hits.failAfterCommit ? { failAfterCommit: true } : {}),
       hang: hits.hang,
       settled: false,
       abort: new AbortController(),
@@ -375,15 +385,15 @@ export class Engine {
   /** The call's effect against committed state, now. Never throws. */
   private execute(call: Call): OpResponse {
     const { plan } = call;
-    if (call.failWith !== undefined) {
-      const hr = call.failWith;
-      return plan.envelope
+    const failed = (hr: number): OpResponse =>
+      plan.envelope
         ? { hr: 0, result: errorEnvelope(hr, this.host), errorRecord: null }
         : { hr, result: null, errorRecord: recordOf(plan, hr) };
-    }
+    if (call.failWith !== undefined && !call.failAfterCommit) return failed(call.failWith);
     try {
       const run = plan.run({ store: this.store, host: this.host });
       if (plan.kind === 'mutation') this.persist();
+      if (call.failWith !== undefined) return failed(call.failWith);
       const result = run === null ? null : recaseGuids(run, this.host.idCase, this.answers++ % 2);
       return { hr: 0, result, errorRecord: null };
     } catch (e) {
@@ -486,6 +496,7 @@ export class Engine {
       count,
       hresult: options.hresult === undefined ? undefined : options.hresult >>> 0,
       ms: options.ms,
+      ...(kind === 'fail' && options.afterCommit ? { afterCommit: true } : {}),
     });
   }
 
@@ -522,6 +533,7 @@ export class Engine {
   restart(downMs = 0, dropNamespaces?: boolean | readonly string[], rehydrate = false): { downUntil: number } {
     if (!(Number.isFinite(downMs) && downMs >= 0)) throw new Error('downMs must be >= 0');
     this.restarts++;
+    this.boot++;
     this.downUntil = Date.now() + downMs;
     this.serviceCallbacks.serviceDisconnect();
     const failed = this.abortInFlight('restart');
@@ -645,6 +657,7 @@ export class Engine {
       this.callLog = [];
       this.busy.reset();
       this.restarts = 0;
+      this.boot++;
       this.downUntil = 0;
       this.persist();
     }
