@@ -530,6 +530,46 @@ const MUTATIONS = [
     to: '    () => 0,\n',
     tests: ['test/orphans/sweep-peer-network.test.ts'],
   },
+  {
+    id: 'claim-deadline-covers-ipam',
+    rule: "an intent's deadline covers its ADD's IPAM calls (2 × ipamTimeoutSeconds), not only its HNS calls",
+    file: 'src/plugin/claim.ts',
+    from: 'deadline: now + 8 * a.conf.hnsTimeoutSeconds * 1000 + 2 * a.conf.ipamTimeoutSeconds * 1000 + 60_000,',
+    to: 'deadline: now + 8 * a.conf.hnsTimeoutSeconds * 1000 + 60_000,',
+    tests: ['test/plugin/claim.test.ts'],
+  },
+  {
+    id: 'claim-follows-id-hns-gave',
+    rule: 'when HNS gives an object another id, the intent (and its node-wide claim) claims the id HNS gave',
+    file: 'src/plugin/claim.ts',
+    from: '? { ...p, id: actual } : p',
+    to: '? { ...p } : p',
+    tests: ['test/plugin/claim.test.ts'],
+  },
+  {
+    id: 'claim-superseded-commit-fails',
+    rule: 'a commit whose intent another attempt of the same pod took over fails (code 11) and rolls back; only "committed" is success',
+    file: 'src/plugin/claim.ts',
+    from: "  if (outcome !== 'committed') throw gone(outcome);\n  a.undo.clear();",
+    to: "  if (outcome === 'deleted') throw gone(outcome);\n  a.undo.clear();",
+    tests: ['test/plugin/claim.test.ts'],
+  },
+  {
+    id: 'claims-register-before-intent',
+    rule: 'an ADD registers its intent node-wide before writing it: a failed registration leaves no intent behind',
+    file: 'src/state/store.ts',
+    from: "      this.registry?.register(this.dir, intent);\n      this.write(intent, 'intent');",
+    to: "      this.write(intent, 'intent');\n      this.registry?.register(this.dir, intent);",
+    tests: ['test/plugin/state.test.ts'],
+  },
+  {
+    id: 'claims-register-every-rewrite',
+    rule: "every rewrite of an intent is registered node-wide (another state directory's audit judges the current plan)",
+    file: 'src/state/store.ts',
+    from: "      this.registry?.register(this.dir, intent);\n      this.write(intent, 'intent-update');",
+    to: "      this.write(intent, 'intent-update');",
+    tests: ['test/plugin/claim.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };
