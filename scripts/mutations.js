@@ -570,6 +570,30 @@ const MUTATIONS = [
     to: "      this.write(intent, 'intent-update');",
     tests: ['test/plugin/claim.test.ts'],
   },
+  {
+    id: 'newer-intent-tombstone-stop-verbs',
+    rule: "a newer version's intent or tombstone of a pod stops this version's ADD and DEL of that pod (error 5, nothing overwritten)",
+    file: 'src/state/store.ts',
+    from: '    if (newer?.newer) throw new StateIoError(file, newer.reason, undefined);\n',
+    to: "    if (newer?.newer && kind === 'attachment') throw new StateIoError(file, newer.reason, undefined);\n",
+    tests: ['test/state/newer-format.test.ts'],
+  },
+  {
+    id: 'housekeeping-note-deletes-no-record',
+    rule: "the audit's retry of a noted chore deletes only a quarantined or set-aside file, never a record the note names",
+    file: 'src/state/store.ts',
+    from: '    if (!quarantined && !setAside) return;\n',
+    to: '',
+    tests: ['test/plugin/housekeeping.test.ts'],
+  },
+  {
+    id: 'gc-dead-add-keeps-ip-of-survivor',
+    rule: "GC releases a dead ADD's IP only when no endpoint of that pod survived its cleanup (else the tombstone keeps it)",
+    file: 'src/plugin/verbs/gc.ts',
+    from: 'if (ctx.ipam.configured && endpointGone) await ctx.ipam.delFor(intent);',
+    to: 'if (ctx.ipam.configured) await ctx.ipam.delFor(intent);',
+    tests: ['test/plugin/gc-status.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };
