@@ -594,6 +594,30 @@ const MUTATIONS = [
     to: 'if (ctx.ipam.configured) await ctx.ipam.delFor(intent);',
     tests: ['test/plugin/gc-status.test.ts'],
   },
+  {
+    id: 'pod-health-failed-state-however-attached',
+    rule: 'a pod whose endpoint HNS shows Degraded (5) or Destroyed (6) is hns-failed, however its attachment looks',
+    file: 'src/plugin/pod-health.ts',
+    from: '  if (failed) {',
+    to: '  if (failed && !endpoint.namespaceId) {',
+    tests: ['test/plugin/repair-attach.test.ts'],
+  },
+  {
+    id: 'pod-health-other-namespace',
+    rule: 'a pod is healthy only when its endpoint is attached to the namespace its record names (attached to another one is not-attached)',
+    file: 'src/plugin/pod-health.ts',
+    from: '  if (!(await isAttached(api, endpoint, record.attach))) {',
+    to: '  if (!endpoint.namespaceId && !(await isAttached(api, endpoint, record.attach))) {',
+    tests: ['test/plugin/repair-attach.test.ts'],
+  },
+  {
+    id: 'repair-keeps-listed-state',
+    rule: "repair judges a pod with the state HNS's listing showed (HCN's single read has none): a Degraded or Destroyed endpoint is reported, never healthy",
+    file: 'src/plugin/verbs/repair.ts',
+    from: 'withListedState(await api.getEndpoint(rec.endpoint.id), listed)',
+    to: 'await api.getEndpoint(rec.endpoint.id)',
+    tests: ['test/plugin/repair-attach.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };
