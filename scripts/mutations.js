@@ -618,6 +618,22 @@ const MUTATIONS = [
     to: 'await api.getEndpoint(rec.endpoint.id)',
     tests: ['test/plugin/repair-attach.test.ts'],
   },
+  {
+    id: 'peer-containers-unknown-on-refusal',
+    rule: "HNS refusing the question which containers an endpoint is attached to means 'cannot tell', never 'attached to nothing' (DEL and GC leave the endpoint, keep its IP)",
+    file: 'src/plugin/peer-schemes.ts',
+    from: '    api.endpointContainers(endpointId).then((c) => c ?? []),\n    () => undefined,',
+    to: '    api.endpointContainers(endpointId).then((c) => c ?? []),\n    () => [],',
+    tests: ['test/migration/win-bridge.test.ts'],
+  },
+  {
+    id: 'gc-peers-azure-valid-prefix',
+    rule: 'GC never removes an Azure CNI endpoint whose 8-character prefix belongs to a pod listed as valid (its delegated NICs are eth<N>)',
+    file: 'src/plugin/verbs/gc-peers.ts',
+    from: '    if (pod.idPrefix !== undefined && valid.some((a) => a.containerId.startsWith(pod.idPrefix!))) continue;\n',
+    to: '',
+    tests: ['test/migration/azure.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };
