@@ -634,6 +634,38 @@ const MUTATIONS = [
     to: '',
     tests: ['test/migration/azure.test.ts'],
   },
+  {
+    id: 'hns-health-refusal-answers',
+    rule: 'any answer from HNS, an error code included, ends "HNS failing" and owes one recovery pass',
+    file: 'src/service/hns-health.ts',
+    from: '    else this.answered();',
+    to: '    else if (hresult === undefined) this.answered();',
+    tests: ['test/service/hns-health.test.ts'],
+  },
+  {
+    id: 'retired-pods-only-own-pod',
+    rule: "only the pod whose own service handed over is kept from taking the address back; another pod's service starts normally",
+    file: 'src/service/retired-pods.ts',
+    from: '  return file !== undefined && fs.existsSync(file);',
+    to: '  return file !== undefined && fs.existsSync(dir) && fs.readdirSync(dir).length > 0;',
+    tests: ['test/service/retired-pods.test.ts'],
+  },
+  {
+    id: 'retired-pods-plain-uid',
+    rule: "a pod UID is used as a file name only when it is a plain name (no path separator, no '..')",
+    file: 'src/service/retired-pods.ts',
+    from: '/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/',
+    to: '/^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$/',
+    tests: ['test/service/retired-pods.test.ts'],
+  },
+  {
+    id: 'peer-check-fails-closed',
+    rule: 'the service refuses (counts, reads nothing from) a connection whose socket descriptor cannot be read',
+    file: 'src/service/intake.ts',
+    from: "    if (typeof fd !== 'number' || fd < 0) return false;",
+    to: "    if (typeof fd !== 'number' || fd < 0) return true;",
+    tests: ['test/service/peer-check.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };
