@@ -666,6 +666,30 @@ const MUTATIONS = [
     to: "    if (typeof fd !== 'number' || fd < 0) return true;",
     tests: ['test/service/peer-check.test.ts'],
   },
+  {
+    id: 'del-unrecorded-confirms-planned',
+    rule: 'a DEL without a record whose dead intent planned ids confirms with a listing after its deletes, even when its first listing showed nothing of the owner',
+    file: 'src/plugin/verbs/del.ts',
+    from: 'seen.nothingThere = planned.length === 0 && named.length === 0 && ownNetworks.length === 0;',
+    to: 'seen.nothingThere = named.length === 0 && ownNetworks.length === 0;',
+    tests: ['test/plugin/del-tombstone.test.ts'],
+  },
+  {
+    id: 'v1-body-mac',
+    rule: 'an endpoint created through HNS v1 carries the MAC address the spec gives, as the HCN body does',
+    file: 'src/hns/api.ts',
+    from: '  if (spec.mac) body.MacAddress = spec.mac;\n',
+    to: '',
+    tests: ['test/hns/v1-endpoint-create.test.ts', 'test/hns/v1-endpoint-body.test.ts'],
+  },
+  {
+    id: 'v1-body-dns-domain',
+    rule: "the v1 body's DNSSuffix carries the pod's DNS domain first, then its search list",
+    file: 'src/hns/api.ts',
+    from: "body.DNSSuffix = [...(spec.dns.domain ? [spec.dns.domain] : []), ...spec.dns.search].join(',');",
+    to: "body.DNSSuffix = spec.dns.search.join(',');",
+    tests: ['test/hns/v1-endpoint-create.test.ts', 'test/hns/v1-endpoint-body.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };
