@@ -690,6 +690,14 @@ const MUTATIONS = [
     to: "body.DNSSuffix = spec.dns.search.join(',');",
     tests: ['test/hns/v1-endpoint-create.test.ts', 'test/hns/v1-endpoint-body.test.ts'],
   },
+  {
+    id: 'uninstall-refuses-protected',
+    rule: 'uninstall refuses, with or without --force, while an HNS object of ours is protected (an unreadable record, an attached endpoint nothing says is gone) or in-flight',
+    file: 'src/install/uninstall-plan.ts',
+    from: "(j) => (j.verdict === 'in-flight' || j.verdict === 'protected') && !podEndpoints.has(j.id.toLowerCase()),",
+    to: "(j) => j.verdict === 'in-flight' && !podEndpoints.has(j.id.toLowerCase()),",
+    tests: ['test/install/uninstall.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };
