@@ -698,6 +698,30 @@ const MUTATIONS = [
     to: "(j) => j.verdict === 'in-flight' && !podEndpoints.has(j.id.toLowerCase()),",
     tests: ['test/install/uninstall.test.ts'],
   },
+  {
+    id: 'hand-over-one-at-a-time',
+    rule: 'the serving service takes one hand-over at a time: while one is offered, a second request is refused',
+    file: 'src/service/hand-over.ts',
+    from: "if (!port || this.state !== 'serving') {",
+    to: "if (!port || this.state === 'handed-over') {",
+    tests: ['test/service/hand-over-answers.test.ts'],
+  },
+  {
+    id: 'hand-over-only-taken-stops',
+    rule: 'the serving service stops serving only on the exact "taken"; any other answer makes it take its lock back and serve on',
+    file: 'src/service/hand-over.ts',
+    from: "if (frame === 'taken') {",
+    to: "if (frame !== 'refused') {",
+    tests: ['test/service/hand-over-answers.test.ts'],
+  },
+  {
+    id: 'hand-over-only-released-goes-on',
+    rule: 'a new service takes the address only after the exact "released"; anything else makes it refuse to start',
+    file: 'src/service/hand-over.ts',
+    from: "if (frame !== 'released') {",
+    to: "if (frame === 'refused') {",
+    tests: ['test/service/hand-over-answers.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };
