@@ -722,6 +722,30 @@ const MUTATIONS = [
     to: "if (frame === 'refused') {",
     tests: ['test/service/hand-over-answers.test.ts'],
   },
+  {
+    id: 'claim-rewrite-after-del-fails',
+    rule: 'an intent rewrite fails (code 11, the ADD rolls back) when a DEL voided the intent or another ADD replaced it',
+    file: 'src/plugin/claim.ts',
+    from: "  const outcome = await a.store.updateIntent(next);\n  if (outcome !== 'committed') throw gone(outcome);",
+    to: '  const outcome = await a.store.updateIntent(next);\n  void outcome;',
+    tests: ['test/plugin/claim.test.ts'],
+  },
+  {
+    id: 'add-endpoint-follows-id-hns-gave',
+    rule: 'an ADD whose endpoint HNS created under another id claims that id before it goes on (an audit meanwhile judges it in-flight)',
+    file: 'src/plugin/endpoint.ts',
+    from: "  const claim = await keepClaim(a, intent, 'endpoint', planned.id, ep.id);",
+    to: '  const claim = intent;',
+    tests: ['test/plugin/hns-own-ids.test.ts'],
+  },
+  {
+    id: 'repair-endpoint-follows-id-hns-gave',
+    rule: 'a repair whose re-created endpoint HNS put under another id claims that id before it attaches (an audit meanwhile judges it in-flight)',
+    file: 'src/plugin/verbs/repair.ts',
+    from: "  claim = await keepClaim(a, claim, 'endpoint', rec.endpoint.id, ep.id);",
+    to: '',
+    tests: ['test/plugin/hns-own-ids.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };

@@ -125,3 +125,19 @@ it('a commit whose intent another attempt of the same pod took over (its claim h
   // The intent of the attempt that took over is untouched by the first one's roll-back.
   expect(store.getIntent(OWNER)?.id).toBe(next.id);
 });
+
+it('an intent rewrite after a DEL voided the intent (or another ADD replaced it) fails with code 11: the ADD rolls back, it does not go on', async () => {
+  const store = storeIn('state');
+  const ctx = context(store);
+  const intent = await writeIntent(ctx, [{ kind: 'endpoint', name: endpointName(OWNER), id: 'ep-1' }]);
+  // The runtime's DEL of the pod ran meanwhile: its tombstone voids the intent.
+  await store.tombstone(OWNER, 'DEL');
+  const network = { kind: 'network' as const, name: nicNetworkName(OWNER), id: 'nic-net' };
+  const failed = await updateIntent(ctx, intent, [...intent.planned, network]).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(failed).toBeInstanceOf(CniError);
+  expect((failed as CniError).code).toBe(CniCode.TRY_AGAIN_LATER);
+  expect(store.getIntent(OWNER)?.planned ?? []).not.toContainEqual(network);
+});
