@@ -746,6 +746,14 @@ const MUTATIONS = [
     to: '',
     tests: ['test/plugin/hns-own-ids.test.ts'],
   },
+  {
+    id: 'nic-network-follows-id-hns-gave',
+    rule: 'a delegated-NIC ADD whose NIC network HNS created under another id claims that id before it goes on',
+    file: 'src/plugin/modes/delegated-nic.ts',
+    from: "  const claim = await keepClaim(a, intent, 'network', netId, created.id);",
+    to: '  const claim = intent;',
+    tests: ['test/plugin/hns-own-ids.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };

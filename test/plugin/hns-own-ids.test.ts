@@ -7,7 +7,7 @@
  */
 import * as path from 'path';
 import type { NetConf } from '../../src/cni/types';
-import { V2Api, type EndpointInfo, type EndpointSpec, type NetworkInfo } from '../../src/hns/api';
+import { V2Api, type EndpointInfo, type EndpointSpec, type NetworkInfo, type NetworkSpec } from '../../src/hns/api';
 import { hostOs } from '../../src/hns/host-os';
 import { silentLogger } from '../../src/log/logger';
 import { audit } from '../../src/orphans/audit';
@@ -15,7 +15,7 @@ import type { ApiChoice } from '../../src/plugin/api-version';
 import { PluginRuntime } from '../../src/plugin/runtime';
 import { repairAttachments } from '../../src/plugin/verbs/repair';
 import { StateStore } from '../../src/state/store';
-import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
+import { bridgeConf, cni, delegatedNicConf, useHarness, type Harness } from '../helpers/cni-harness';
 import { newNamespace, until } from './support';
 
 let h: Harness;
@@ -75,4 +75,36 @@ it('a repair whose re-created endpoint HNS put under an id of its own: an audit 
   expect(created.map((j) => j.verdict)).toEqual(['in-flight']);
   await h.sim.control.release();
   expect((await repairing).map((r) => r.outcome)).toEqual(['repaired']);
+});
+
+/** …and every network's. */
+class HnsPicksNetworkIds extends HnsPicksIds {
+  override async api(conf: Pick<NetConf, 'apiVersion' | 'hnsTimeoutSeconds'>): Promise<ApiChoice> {
+    const choice = await super.api(conf);
+    const real = choice.api;
+    const api = Object.create(real) as typeof real;
+    api.createNetwork = (spec: NetworkSpec): Promise<NetworkInfo> => real.createNetwork(spec);
+    return { ...choice, api };
+  }
+}
+
+it('a delegated-NIC ADD whose NIC network HNS created under an id of its own: an audit before the endpoint exists judges that network in-flight', async () => {
+  const nic = { Name: 'Ethernet 3', MacAddress: '00-15-5D-AA-00-03' };
+  await h.sim.control.addAdapter(nic);
+  h.runtime = new HnsPicksNetworkIds({ pid: process.pid, claimsDir: path.join(h.tmp, 'claims') });
+  await h.sim.control.hang('HcnCreateEndpoint');
+  const adding = cni(h, {
+    verb: 'ADD',
+    conf: delegatedNicConf(nic.MacAddress, { audit: false }),
+    containerId: 'pod-nic',
+    netns: await newNamespace(h),
+  });
+  await until(async () => ((await h.sim.control.stats()).pendingMutations >= 1 ? true : undefined));
+  const store = new StateStore(h.stateDir, { os: hostOs() });
+  const api = new V2Api(h.runtime.hcn({ hnsTimeoutSeconds: 10 }));
+  const report = await audit({ api, store, os: hostOs(), log: silentLogger, graceMs: 60_000, dryRun: true });
+  const network = report.plan.judged.filter((j) => j.kind === 'network' && j.owner?.containerId === 'pod-nic');
+  expect(network.map((j) => j.verdict)).toEqual(['in-flight']);
+  await h.sim.control.release();
+  expect((await adding).exitCode).toBe(0);
 });
