@@ -754,6 +754,14 @@ const MUTATIONS = [
     to: '  const claim = intent;',
     tests: ['test/plugin/hns-own-ids.test.ts'],
   },
+  {
+    id: 'add-rollback-keeps-ip-of-survivor',
+    rule: 'a failed ADD whose endpoint could not be deleted keeps the IP it allocated (the rollback releases it only when every HNS object went)',
+    file: 'src/plugin/addresses.ts',
+    from: "a.undo.push('release the IPAM allocation', () => a.ctx.ipam.del(), { onlyIfClean: true });",
+    to: "a.undo.push('release the IPAM allocation', () => a.ctx.ipam.del());",
+    tests: ['test/plugin/safety.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };
