@@ -762,6 +762,14 @@ const MUTATIONS = [
     to: "a.undo.push('release the IPAM allocation', () => a.ctx.ipam.del());",
     tests: ['test/plugin/safety.test.ts'],
   },
+  {
+    id: 'agent-audit-opt-out',
+    rule: 'the node agent never audits a state directory whose configurations all say "audit": false (it still checks their pods\' health for the repair)',
+    file: 'src/service/node-agent.ts',
+    from: '      const auditing = group.filter((s) => s.conf.audit);\n      if (auditing.length > 0) await this.auditDir(auditing);',
+    to: '      const auditing = group;\n      if (auditing.length > 0) await this.auditDir(auditing);',
+    tests: ['test/service/node-agent-due.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };
