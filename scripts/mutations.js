@@ -770,6 +770,14 @@ const MUTATIONS = [
     to: '      const auditing = group;\n      if (auditing.length > 0) await this.auditDir(auditing);',
     tests: ['test/service/node-agent-due.test.ts'],
   },
+  {
+    id: 'tidy-removes-only-same-write',
+    rule: "the audit's tidy removes a tombstone only as it read it: one rewritten since (a later DEL) stays",
+    file: 'src/state/store.ts',
+    from: 'if (!t || t.ipamPending || (expected !== undefined && tombstoneWrite(t) !== tombstoneWrite(expected)))',
+    to: 'if (!t || t.ipamPending)',
+    tests: ['test/plugin/pending-ipam.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };

@@ -15,6 +15,8 @@ import { releasePendingIpam } from '../../src/plugin/pending-ipam';
 import { ownerKey, tombstoneWrite, type TombstoneRecord } from '../../src/state/records';
 import { StateStore } from '../../src/state/store';
 import { OWNER, intentRecord } from '../helpers/state-records';
+import { endpointName } from '../../src/orphans/ownership';
+import { until } from './support';
 
 let dir: string;
 let clock: number;
@@ -215,4 +217,30 @@ it('a tombstone rewritten while the listing runs (a later DEL keeping the IP) is
   await releasePendingIpam(store, fakeIpam(released), 'cbr0', await running, silentLogger);
   expect(released).toEqual([]);
   expect(store.getTombstone(OWNER)?.ipamPending).toBe(true);
+});
+
+it("the audit's tidy keeps a tombstone rewritten while its sweep ran, however old its first write", async () => {
+  await store.tombstone(OWNER, 'DEL', { cniNetwork: 'cbr0' });
+  // Past its grace by the time the audit tidies.
+  clock += 3_600_000;
+  // HNS lists a leaked endpoint of ours (no claim): the sweep deletes it, and HNS holds that delete.
+  const leak: EndpointInfo = { id: 'leak', name: endpointName(Q), networkId: 'n', ips: [] };
+  let finishDelete: (() => void) | undefined;
+  const api = {
+    listNetworks: async () => [],
+    listEndpoints: async () => (finishDelete ? [] : [leak]),
+    deleteEndpoint: () => new Promise<'deleted'>((r) => (finishDelete = () => r('deleted'))),
+  } as unknown as HnsApi;
+  const running = auditWith(api);
+  await until(() => (finishDelete ? true : undefined), 5_000, 'the sweep to delete');
+  // A later DEL of the same pod rewrites the tombstone meanwhile (it planned an object HNS may still complete).
+  await store.tombstone(OWNER, 'DEL again', {
+    cniNetwork: 'cbr0',
+    extra: [{ kind: 'endpoint', name: 'late', id: 'e-late' }],
+  });
+  const rewritten = store.getTombstone(OWNER)!;
+  finishDelete!();
+  const report = await running;
+  expect(report.sweep?.deleted.map((j) => j.id)).toEqual(['leak']);
+  expect(store.getTombstone(OWNER)).toEqual(rewritten);
 });
