@@ -36,6 +36,7 @@ const USAGE = `usage:
     adapter add NAME MAC [--description TEXT] [--index N]
     adapter rm NAME
     container add ID | container rm ID   HCS compute systems (containers) for hot attach
+    endpoint-state ID STATE   HNS's own state of an endpoint (5 Degraded, 6 Destroyed)
     host | dump | stats | calls
     reset [--keep-objects]
     wait-idle [--timeout-ms N]
@@ -209,6 +210,13 @@ const CTL_COMMANDS = new Map<string, (c: CtlInput) => CtlRequest>([
         return { ctl: `container-${rest[0]}`, args: { id: rest[1] } };
       throw new UsageError('container add ID | container rm ID');
     },
+  ],
+  [
+    'endpoint-state',
+    ({ need, rest }) => (
+      need(2, 'ID STATE'),
+      { ctl: 'endpoint-state', args: { id: rest[0], state: int(rest[1], 'STATE') } }
+    ),
   ],
   ['reset', ({ values }) => ({ ctl: 'reset', args: { objects: !values['keep-objects'] } })],
   ['wait-idle', ({ values }) => ({ ctl: 'wait-idle', args: { timeoutMs: int(values['timeout-ms'], '--timeout-ms') } })],

@@ -5,6 +5,7 @@
  */
 import type { RaceMode, SimAdapter } from './control-types';
 import type { Engine } from './engine';
+import { setEndpointState } from './endpoint-state';
 import { parseHresultArg } from './hresult-arg';
 import { packageVersion } from './package-root';
 
@@ -82,6 +83,8 @@ export async function handleControl(engine: Engine, ctl: string, args: Args = {}
       return void engine.store.computeSystems.add(str(args, 'id', true)!);
     case 'container-rm':
       return engine.store.computeSystems.remove(str(args, 'id', true)!);
+    case 'endpoint-state':
+      return setEndpointState(engine.store, str(args, 'id', true)!, num(args, 'state', true)!);
     case 'host':
       return structuredClone(engine.host);
     case 'dump':

@@ -158,6 +158,8 @@ export interface SimControl {
   addContainer(id: string): Promise<void>;
   /** Removes it, as a runtime does when the container is gone; endpoints attached to it stay as they are. */
   removeContainer(id: string): Promise<void>;
+  /** Puts an endpoint in one of HNS's own lifecycle states (5 Degraded, 6 Destroyed: src/sim/endpoint-state.ts). */
+  setEndpointState(id: string, state: number): Promise<void>;
   host(): Promise<SimHost>;
   dump(): Promise<SimDump>;
   stats(): Promise<SimStats>;
@@ -201,6 +203,7 @@ export interface SimControlCommands {
   'adapter-rm': { args: { name: string }; result: void };
   'container-add': { args: { id: string }; result: void };
   'container-rm': { args: { id: string }; result: void };
+  'endpoint-state': { args: { id: string; state: number }; result: void };
   host: { args: Record<string, never>; result: SimHost };
   dump: { args: Record<string, never>; result: SimDump };
   stats: { args: Record<string, never>; result: SimStats };

@@ -167,3 +167,36 @@ it('refuses with pods attached unless --force; with --force does exactly what it
   // The files install put are gone, and nothing else.
   expect(files()).toEqual(['host-local-not-ours']);
 });
+
+it('refuses, with or without --force, while an object of ours is protected (a pod whose record is unreadable), and changes nothing', async () => {
+  const conf = bridgeConf({ ipam: hostLocal(h) });
+  const bin = path.join(h.tmp, 'node-bin');
+  const confDir = path.join(h.tmp, 'node-conf');
+  fs.mkdirSync(bin, { recursive: true });
+  fs.mkdirSync(confDir, { recursive: true });
+  fs.writeFileSync(path.join(bin, 'hcn-cni'), 'hcn-cni');
+  fs.writeFileSync(
+    path.join(confDir, '10-hcn-cni.conflist'),
+    JSON.stringify({ cniVersion: '1.0.0', name: 'cbr0', plugins: [{ ...conf, stateDir: h.stateDir }] }),
+  );
+  expect((await cni(h, { verb: 'ADD', conf, containerId: 'pod-q', netns: await newNamespace(h) })).exitCode).toBe(0);
+  // Its record cannot be read (a torn write): its attached endpoint may be in use, nothing says it is gone.
+  fs.writeFileSync(path.join(h.stateDir, 'attachments', 'pod-q@eth0.json'), '{"kind":"attach');
+  const objects = async () => {
+    const d = await h.sim.control.dump();
+    return { networks: d.networks, endpoints: d.endpoints };
+  };
+  const objectsBefore = await objects();
+  const files = () => fs.readdirSync(bin).sort().concat(fs.readdirSync(confDir).sort());
+  const filesBefore = files();
+  for (const args of [['--force', '--dry-run'], ['--force'], []]) {
+    const r = await uninstall(args);
+    expect([args, r.code]).toEqual([args, 1]);
+    expect(r.err).toMatch(
+      /^hcn-cni uninstall: 1 HNS object\(s\) of ours are not provably unused \(endpoint \S+: protected, /,
+    );
+    expect(await objects()).toEqual(objectsBefore);
+    expect(files()).toEqual(filesBefore);
+  }
+  expect(Object.values(heldIps(h, 'cbr0'))).toEqual(['pod-q']);
+});

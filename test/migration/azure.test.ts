@@ -19,6 +19,7 @@ import {
   NIC_HOST,
   NICS,
   nicNetwork,
+  nicPod,
 } from './peer-bodies';
 import { expectNoAddressTwice, liveEndpoints, newNamespace, sandboxId, type PeerPod } from './support';
 
@@ -115,5 +116,20 @@ describe('Azure CNI, delegated NIC (SwiftV2 FrontendNIC)', () => {
       code: 104,
       msg: expect.stringContaining(`azure-${azureMac(NICS[5]!.MacAddress)}`),
     });
+  });
+  it("GC never removes a valid pod's delegated-NIC endpoint (<first 8>-eth<N>, not its ifname), attached or not", async () => {
+    const pod = await nicPod(NICS[0]!, 0);
+    // Out of its namespace (its attachment is not what protects it here): only the pod's being valid does.
+    await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).removeNamespaceEndpoint(pod.netns, pod.endpointId);
+    const conf = { cniVersion: '1.1.0', name: 'delegated', type: 'hcn-cni', mode: 'delegatedNic', adopt: ['azure'] };
+    const gc = await cni(h, {
+      verb: 'GC',
+      conf: { ...conf, 'cni.dev/valid-attachments': [{ containerID: pod.containerId, ifname: 'eth0' }] },
+    });
+    expect(gc.exitCode).toBe(0);
+    expect((await liveEndpoints(h)).map((e) => e.Name)).toEqual([pod.endpointName]);
+    // Not valid any more: GC removes it.
+    await cni(h, { verb: 'GC', conf: { ...conf, 'cni.dev/valid-attachments': [] } });
+    expect((await liveEndpoints(h)).map((e) => e.Name)).toEqual([]);
   });
 });

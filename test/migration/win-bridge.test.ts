@@ -6,6 +6,8 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
+import { HR } from '../../src/hns/hresults';
+import { PluginRuntime } from '../../src/plugin/runtime';
 import { cni, useHarness, type Harness } from '../helpers/cni-harness';
 import { heldIps } from '../plugin/support';
 import { bindNode, cbr0, l2BridgeNetwork, winBridgeConf, winBridgePod, winBridgeScenario } from './peer-bodies';
@@ -255,4 +257,31 @@ it("DEL of hcn-cni's own pod keeps its IP while another plugin's endpoint (on an
   });
   expect(next.exitCode).toBe(0);
   expect(heldIps(h, 'cbr0')[ip]).not.toBe('ours');
+});
+
+it('when HNS refuses to say which containers an endpoint is attached to, DEL without CNI_NETNS and GC leave the previous plugin’s endpoint and keep its IP', async () => {
+  const net = await cbr0();
+  const conf = winBridgeConf();
+  const pod = await winBridgePod(conf, net);
+  // In no namespace: only the containers HNS v1 lists could say whether a running sandbox still uses it.
+  await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).removeNamespaceEndpoint(pod.netns, pod.endpointId);
+  // The HCN listing (no SharedContainers in its view), so each endpoint's containers are asked of HNS v1 — refused.
+  h.runtime = new PluginRuntime({ pid: process.pid, claimsDir: path.join(h.tmp, 'claims'), listing: 'hcn' });
+  await h.sim.control.failCall('HNSCall GET /endpoints/{id}', HR.E_FAIL, { count: 1000 });
+  const del = await cni(h, {
+    verb: 'DEL',
+    conf: hcnConf(conf, { prevResult: pod.result }),
+    containerId: pod.containerId,
+    netns: undefined,
+  });
+  expect(del.exitCode).toBe(0);
+  expect((await liveEndpoints(h)).map((e) => e.Name)).toEqual([pod.endpointName]);
+  expect(heldIps(h, 'cbr0')[pod.ip!]).toBe(pod.containerId);
+  const gc = await cni(h, {
+    verb: 'GC',
+    conf: hcnConf(conf, { cniVersion: '1.1.0', 'cni.dev/valid-attachments': [] }),
+  });
+  expect(gc.exitCode).toBe(0);
+  expect((await liveEndpoints(h)).map((e) => e.Name)).toEqual([pod.endpointName]);
+  expect(heldIps(h, 'cbr0')[pod.ip!]).toBe(pod.containerId);
 });

@@ -269,4 +269,41 @@ describe('detect', () => {
     expect(judge({ ...tomb, voids: ['i1'] })).toEqual({ 'n-leak': 'orphan' });
     expect(judge({ ...tomb, voids: ['i0'] })).toEqual({ 'n-leak': 'in-flight' });
   });
+  it('protects an orphan network holding a protected endpoint whose network id HNS spells in another letter case', () => {
+    // The network listing gives the id in upper case, the endpoint's view in lower case (mixed-case HNS answers).
+    const upper = net('ABCDEF02-0000-0000-0000-000000000000', nicNetworkName(A), 'Ethernet 2');
+    const attached = ep('e-b', endpointName(B), 'abcdef02-0000-0000-0000-000000000000', 'ns-b');
+    const plan = run({ networks: [upper], endpoints: [attached], state: state({}) });
+    expect(verdicts(plan)).toEqual({ [upper.id]: 'protected', 'e-b': 'protected' });
+    expect(plan.networks).toEqual([]);
+  });
+
+  it('an unreadable record under a hashed file name (its owner unknown) protects every object of ours whose owner the state does not know', () => {
+    // A long or upper-case container id gets a hashed file name: the name does not say whose record it is.
+    const long: Owner = { containerId: 'C'.repeat(200), ifname: 'eth0' };
+    const q = {
+      file: '/h',
+      kind: 'attachment' as const,
+      key: fileKey(long),
+      owner: undefined,
+      reason: 'not JSON',
+      at: 1,
+    };
+    expect(q.key).toContain('~');
+    const plan = run({
+      networks: [leakNet],
+      endpoints: [ep('e-a', endpointName(A), 'n-leak')],
+      state: state({ quarantined: [q] }),
+    });
+    expect(verdicts(plan)).toEqual({ 'n-leak': 'protected', 'e-a': 'protected' });
+    expect(plan.networks).toEqual([]);
+    expect(plan.endpoints).toEqual([]);
+    // An object of an owner the state knows (its record readable) is judged as usual.
+    const known = run({
+      networks: [leakNet],
+      endpoints: [ep('e-a', endpointName(A), 'n-leak')],
+      state: state({ quarantined: [q], attachments: [record(A, 'e9', 'n9')] }),
+    });
+    expect(verdicts(known)).toEqual({ 'n-leak': 'orphan', 'e-a': 'orphan' });
+  });
 });

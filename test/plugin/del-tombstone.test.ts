@@ -17,6 +17,7 @@ import type { IntentRecord, TombstoneRecord } from '../../src/state/records';
 import { bridgeConf, cni, cniProcess, useHarness, type Harness } from '../helpers/cni-harness';
 import { DETACH_OP, newNamespace, recordFiles } from './support';
 import { endpointName } from '../../src/orphans/ownership';
+import { intentRecord } from '../helpers/state-records';
 
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
@@ -131,5 +132,26 @@ describe('DEL without a record, against a listing (in process)', () => {
     const out = await deleteUnrecorded(api, store, owner, silentLogger, { netns: 'none' });
     expect(done).toEqual(['detach e-1 sandbox-a', 'delete e-1']);
     expect(out.endpointGone).toBe(true);
+  });
+  it('a dead intent planned an endpoint id the first listing did not show: the IP is released only on a listing made after the deletes', async () => {
+    // The ADD's create is still in flight inside HNS: the first listing shows nothing of the owner, the delete by the
+    // planned id finds nothing, and then HNS completes the create.
+    const late: EndpointInfo = { id: 'e-late', name: endpointName(owner), networkId: 'n', ips: [] };
+    let listings = 0;
+    const api = {
+      listEndpoints: async () => (listings++ === 0 ? [] : [late]),
+      listNetworks: async () => [],
+      hotAttachUnavailable: () => false,
+      deleteEndpoint: async () => 'not-found' as const,
+      deleteNetwork: async () => 'not-found' as const,
+    } as unknown as HnsApi;
+    const store = new StateStore(dir, { os: hostOs(), now: Date.now });
+    const planned = [{ kind: 'endpoint' as const, name: late.name, id: 'e-late' }];
+    // The ADD's process is gone (a pid that does not run): its intent is dead.
+    await store.writeIntent({ ...intentRecord('i-dead', { owner, planned }), pid: 2 ** 22 + 17 });
+    const out = await deleteUnrecorded(api, store, owner, silentLogger, { netns: 'none' });
+    expect(listings).toBe(2);
+    expect(out.endpointGone).toBe(false);
+    expect(store.getTombstone(owner)).toMatchObject({ ipamPending: true, planned: expect.arrayContaining(planned) });
   });
 });

@@ -175,6 +175,29 @@ describe('GC', () => {
     expect(Object.values(heldIps(h, 'k8s')).sort()).toEqual(['a', 'c']);
   });
 
+  it("keeps a dead ADD's IP while the endpoint it created survives GC's cleanup (HNS refused the delete)", async () => {
+    const netns = await newNamespace(h);
+    expect((await cni(h, { verb: 'ADD', conf: bridge(), containerId: 'died', netns })).exitCode).toBe(0);
+    // What an ADD killed before its commit leaves: no record, its intent (past its deadline), its endpoint, its IP.
+    const store = new StateStore(h.stateDir, { os: hostOs(), now: Date.now });
+    const died = { containerId: 'died', ifname: 'eth0' };
+    const rec = store.getAttachment(died)!;
+    fs.rmSync(path.join(h.stateDir, 'attachments', 'died@eth0.json'));
+    const planned = [{ kind: 'endpoint' as const, name: rec.endpoint.name, id: rec.endpoint.id }];
+    await store.writeIntent({ ...intentRecord('i-died', { owner: died, planned, deadline: 1 }), cniNetwork: 'k8s' });
+    // HNS refuses to delete the endpoint, to GC and to the audit after it.
+    await h.sim.control.failCall('HcnDeleteEndpoint', 0x80070005, { count: 10 }); // E_ACCESSDENIED
+    await cni(h, { verb: 'GC', conf: { ...bridge(), 'cni.dev/valid-attachments': [] } });
+    expect((await ids()).endpoints).toContain(rec.endpoint.id.toLowerCase());
+    expect(Object.values(heldIps(h, 'k8s'))).toEqual(['died']);
+    expect(store.getTombstone(died)?.ipamPending).toBe(true);
+    // Once HNS deletes it, the next GC releases the IP.
+    await h.sim.control.reset({ objects: false });
+    await cni(h, { verb: 'GC', conf: { ...bridge(), 'cni.dev/valid-attachments': [] } });
+    expect((await ids()).endpoints).not.toContain(rec.endpoint.id.toLowerCase());
+    expect(heldIps(h, 'k8s')).toEqual({});
+  });
+
   it('the older key cni.dev/attachments works the same', async () => {
     const pods = await threePods();
     const r = await cni(h, { verb: 'GC', conf: { ...bridge(), 'cni.dev/attachments': valid('a', 'c') } });

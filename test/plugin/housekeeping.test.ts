@@ -199,3 +199,36 @@ it("an audit's housekeeping is bounded: after a few failures the rest waits for 
   ]);
   expect(store.housekeeping()).toHaveLength(5);
 });
+
+it("the audit's retry of noted chores never deletes a record file, whatever a (stale or hand-edited) note says", async () => {
+  const ns = await newNamespace(h);
+  expect((await cni(h, { verb: 'ADD', conf: conf(), containerId: 'pod-kept', netns: ns })).exitCode).toBe(0);
+  // A DEL whose endpoint HNS refused to delete: its tombstone keeps the IP.
+  const nsGone = await newNamespace(h);
+  expect((await cni(h, { verb: 'ADD', conf: conf(), containerId: 'pod-gone', netns: nsGone })).exitCode).toBe(0);
+  await h.sim.control.failCall('HcnDeleteEndpoint', 0x80070005);
+  await cni(h, { verb: 'DEL', conf: conf(), containerId: 'pod-gone', netns: nsGone });
+  const record = path.join(h.stateDir, 'attachments', 'pod-kept@eth0.json');
+  const tombstone = path.join(h.stateDir, 'tombstones', 'pod-gone@eth0.json');
+  expect(fs.existsSync(tombstone)).toBe(true);
+  const note = [record, tombstone].map((file) => ({
+    what: 'deleting a file set aside',
+    file,
+    error: 'EPERM',
+    deleteFile: true,
+    failures: 1,
+    firstAt: 1,
+    lastAt: 1,
+  }));
+  fs.writeFileSync(path.join(h.stateDir, 'housekeeping.json'), JSON.stringify(note));
+  const endpoint = JSON.parse(fs.readFileSync(record, 'utf8')).endpoint.id as string;
+  // Two whole-node audits (an ADD each): the first retries the noted chores, the second would remove what lost its
+  // record.
+  for (const pod of ['pod-x', 'pod-y'])
+    expect((await cni(h, { verb: 'ADD', conf: conf(), containerId: pod, netns: await newNamespace(h) })).exitCode).toBe(
+      0,
+    );
+  expect(fs.existsSync(record)).toBe(true);
+  expect(fs.existsSync(tombstone)).toBe(true);
+  expect((await h.sim.control.dump()).endpoints.map((e) => e.ID.toLowerCase())).toContain(endpoint.toLowerCase());
+});

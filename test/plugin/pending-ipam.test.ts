@@ -9,12 +9,14 @@ import * as path from 'path';
 import type { Attachment, IpamClient } from '../../src/cni/types';
 import { hostOs } from '../../src/hns/host-os';
 import { silentLogger } from '../../src/log/logger';
-import type { HnsApi } from '../../src/hns/api';
+import type { EndpointInfo, HnsApi } from '../../src/hns/api';
 import { audit } from '../../src/orphans/audit';
 import { releasePendingIpam } from '../../src/plugin/pending-ipam';
 import { ownerKey, tombstoneWrite, type TombstoneRecord } from '../../src/state/records';
 import { StateStore } from '../../src/state/store';
-import { OWNER } from '../helpers/state-records';
+import { OWNER, intentRecord } from '../helpers/state-records';
+import { endpointName } from '../../src/orphans/ownership';
+import { until } from './support';
 
 let dir: string;
 let clock: number;
@@ -143,4 +145,102 @@ it("releases a kept IP only through its own CNI network's IPAM", async () => {
   expect(released).toEqual([]);
   await releasePendingIpam(store, fakeIpam(released), 'other-network', report, silentLogger);
   expect(released.map((a) => a.containerId)).toEqual([OWNER.containerId]);
+});
+
+it('keeps the IP an earlier DEL kept while a new ADD of the same pod is under way (its intent claims the owner)', async () => {
+  const released: Attachment[] = [];
+  await store.tombstone(OWNER, 'DEL refused', { ipamPending: true, cniNetwork: 'cbr0' });
+  clock += 1_000;
+  // A new ADD of the same pod: IPAM releases by owner, so a release now would free the address this ADD holds.
+  await store.writeIntent(intentRecord('i-new-add'));
+  await releasePendingIpam(store, fakeIpam(released), 'cbr0', await auditWith(empty), silentLogger);
+  expect(released).toEqual([]);
+  expect(store.getTombstone(OWNER)?.ipamPending).toBe(true);
+});
+
+it('keeps the "IP kept" mark when the IPAM release fails, so the next audit tries again', async () => {
+  await store.tombstone(OWNER, 'DEL refused', { ipamPending: true, cniNetwork: 'cbr0' });
+  clock += 1_000;
+  const failing = {
+    configured: true,
+    delFor: async () => {
+      throw new Error('IPAM: connection refused');
+    },
+  } as unknown as IpamClient;
+  const errors = await releasePendingIpam(store, failing, 'cbr0', await auditWith(empty), silentLogger);
+  expect(errors).toHaveLength(1);
+  expect(store.getTombstone(OWNER)?.ipamPending).toBe(true);
+  // The next audit, with IPAM answering again, releases it.
+  const released: Attachment[] = [];
+  clock += 1_000;
+  await releasePendingIpam(store, fakeIpam(released), 'cbr0', await auditWith(empty), silentLogger);
+  expect(released.map((a) => a.containerId)).toEqual([OWNER.containerId]);
+  expect(store.getTombstone(OWNER)?.ipamPending).toBeUndefined();
+});
+
+it('keeps a kept IP when its named holder is gone but another endpoint now holds that address', async () => {
+  await store.tombstone(OWNER, 'DEL kept the IP: another HNS endpoint holds it', {
+    ipamPending: true,
+    heldBy: [{ id: 'peer-ep', name: 'migrated_cbr0', address: '10.244.1.7' }],
+    cniNetwork: 'cbr0',
+  });
+  clock += 1_000;
+  const other: EndpointInfo = {
+    id: 'other-ep',
+    name: 'someone-else',
+    networkId: 'n',
+    ips: [{ address: '10.244.1.7' }],
+  };
+  const listing = { listNetworks: async () => [], listEndpoints: async () => [other] } as unknown as HnsApi;
+  const report = await auditWith(listing);
+  const released: Attachment[] = [];
+  await releasePendingIpam(store, fakeIpam(released), 'cbr0', report, silentLogger);
+  expect(released).toEqual([]);
+  expect(store.getTombstone(OWNER)?.ipamPending).toBe(true);
+  // Once no endpoint holds it, it is released.
+  clock += 1_000;
+  await releasePendingIpam(store, fakeIpam(released), 'cbr0', await auditWith(empty), silentLogger);
+  expect(released.map((a) => a.containerId)).toEqual([OWNER.containerId]);
+});
+
+it('a tombstone rewritten while the listing runs (a later DEL keeping the IP) is not released on that listing', async () => {
+  // A first DEL left a tombstone without a kept IP, on disk before the listing.
+  await store.tombstone(OWNER, 'DEL', { cniNetwork: 'cbr0' });
+  clock += 1_000;
+  const held = heldListing();
+  const running = auditWith(held.api);
+  expect(held.asked()).toBe(true);
+  // A later DEL of the same pod rewrites it: its endpoint could not be deleted, the IP is kept.
+  await store.tombstone(OWNER, 'DEL could not delete its endpoint', { ipamPending: true, cniNetwork: 'cbr0' });
+  held.answer();
+  const released: Attachment[] = [];
+  await releasePendingIpam(store, fakeIpam(released), 'cbr0', await running, silentLogger);
+  expect(released).toEqual([]);
+  expect(store.getTombstone(OWNER)?.ipamPending).toBe(true);
+});
+
+it("the audit's tidy keeps a tombstone rewritten while its sweep ran, however old its first write", async () => {
+  await store.tombstone(OWNER, 'DEL', { cniNetwork: 'cbr0' });
+  // Past its grace by the time the audit tidies.
+  clock += 3_600_000;
+  // HNS lists a leaked endpoint of ours (no claim): the sweep deletes it, and HNS holds that delete.
+  const leak: EndpointInfo = { id: 'leak', name: endpointName(Q), networkId: 'n', ips: [] };
+  let finishDelete: (() => void) | undefined;
+  const api = {
+    listNetworks: async () => [],
+    listEndpoints: async () => (finishDelete ? [] : [leak]),
+    deleteEndpoint: () => new Promise<'deleted'>((r) => (finishDelete = () => r('deleted'))),
+  } as unknown as HnsApi;
+  const running = auditWith(api);
+  await until(() => (finishDelete ? true : undefined), 5_000, 'the sweep to delete');
+  // A later DEL of the same pod rewrites the tombstone meanwhile (it planned an object HNS may still complete).
+  await store.tombstone(OWNER, 'DEL again', {
+    cniNetwork: 'cbr0',
+    extra: [{ kind: 'endpoint', name: 'late', id: 'e-late' }],
+  });
+  const rewritten = store.getTombstone(OWNER)!;
+  finishDelete!();
+  const report = await running;
+  expect(report.sweep?.deleted.map((j) => j.id)).toEqual(['leak']);
+  expect(store.getTombstone(OWNER)).toEqual(rewritten);
 });

@@ -99,4 +99,45 @@ describe('an endpoint that is there but not attached as recorded', () => {
     expect((await status()).exitCode).toBe(0);
     expect((await cni(h, { verb: 'CHECK', conf, containerId: 'pod-blip', netns: ns })).exitCode).toBe(0);
   });
+  it('an endpoint attached to another HCN namespace than its record names is not attached: STATUS says so, and the repair reports it (HNS refuses a second namespace), never healthy', async () => {
+    const { ns, endpointId } = await addPod('pod-moved');
+    const elsewhere = await newNamespace(h);
+    const { api } = await h.runtime.api(servedConf());
+    await api.detachNamespace(endpointId, ns);
+    await api.attachNamespace(endpointId, elsewhere);
+    expect(String(await attachedTo(endpointId)).toLowerCase()).toBe(elsewhere.toLowerCase());
+
+    const before = await status();
+    expect(before.json).toMatchObject({ code: 51 });
+    expect(String(before.json!.details)).toMatch(/pod-moved@eth0: endpoint .* is not attached to namespace/);
+    const creates = (await h.sim.control.stats()).calls.HcnCreateEndpoint ?? 0;
+    const report = await repairAttachments({ rt: h.runtime, conf: servedConf(), log: silentLogger });
+    // HNS keeps an endpoint in one namespace (HCN_E_ENDPOINT_NAMESPACE_ALREADY_EXISTS): the repair says so and does
+    // not take the endpoint out of a namespace it did not put it in.
+    expect(report.map((r) => [r.attachment, r.outcome, r.hresult])).toEqual([
+      ['pod-moved@eth0', 'hns-refused', '0x803B002B'],
+    ]);
+    expect((await h.sim.control.stats()).calls.HcnCreateEndpoint ?? 0).toBe(creates);
+    expect(String(await attachedTo(endpointId)).toLowerCase()).toBe(elsewhere.toLowerCase());
+    expect((await status()).json).toMatchObject({ code: 51 });
+  });
+});
+
+describe('an endpoint HNS itself shows failed', () => {
+  it.each([
+    [5, 'Degraded'],
+    [6, 'Destroyed'],
+  ])(
+    'an attached endpoint HNS shows in state %i (%s) is hns-failed: STATUS says 51 naming it, repair reports it, never healthy',
+    async (state, name) => {
+      const { ns, endpointId } = await addPod(`pod-${name.toLowerCase()}`);
+      await h.sim.control.setEndpointState(endpointId, state);
+      expect(String(await attachedTo(endpointId)).toLowerCase()).toBe(ns.toLowerCase());
+      const now = await status();
+      expect(now.json).toMatchObject({ code: 51 });
+      expect(String(now.json!.details)).toContain(`HNS shows endpoint ${endpointId} as ${name}`);
+      const report = await repairAttachments({ rt: h.runtime, conf: servedConf(), log: silentLogger });
+      expect(report.map((r) => r.outcome)).toEqual(['hns-failed']);
+    },
+  );
 });

@@ -61,6 +61,24 @@ describe('safety', () => {
     expect(Object.values(heldIps(h, 'cbr0'))).toEqual(['pod-b']);
   });
 
+  it('a failed ADD whose endpoint HNS refuses to delete keeps the IP it allocated (the DEL after it releases it once the endpoint is gone)', async () => {
+    const netns = await newNamespace(h);
+    // The attach is refused, and so is the rollback's delete of the endpoint: it stays in HNS, holding the address.
+    await h.sim.control.failCall('HcnModifyNamespace', 0x80070005); // E_ACCESSDENIED
+    await h.sim.control.failCall('HcnDeleteEndpoint', 0x80070005);
+    const add = await cni(h, { verb: 'ADD', conf: bridge({ audit: false }), containerId: 'pod-half', netns });
+    expect(add.exitCode).not.toBe(0);
+    const endpoints = (await h.sim.control.dump()).endpoints.filter((e) => String(e.Name).startsWith('hcn-ep-'));
+    expect(endpoints).toHaveLength(1);
+    expect(Object.values(heldIps(h, 'cbr0'))).toEqual(['pod-half']);
+    // The runtime's DEL after the failed ADD: the endpoint goes, then the address.
+    expect(
+      (await cni(h, { verb: 'DEL', conf: bridge({ audit: false }), containerId: 'pod-half', netns })).exitCode,
+    ).toBe(0);
+    expect((await h.sim.control.dump()).endpoints.filter((e) => String(e.Name).startsWith('hcn-ep-'))).toEqual([]);
+    expect(heldIps(h, 'cbr0')).toEqual({});
+  });
+
   it('DEL after an ADD that failed for want of HCN (apiVersion 2 on a v1-only host) exits 0 and releases IPAM', async () => {
     await h.sim.control.setVersion(7, 2, { v2: false });
     try {

@@ -15,6 +15,7 @@ import * as path from 'path';
 import { hostOs } from '../../src/hns/host-os';
 import { loadNative } from '../../src/hns/native';
 import { parseRecord, type AttachmentRecord } from '../../src/state/records';
+import { PluginRuntime } from '../../src/plugin/runtime';
 import { StateStore } from '../../src/state/store';
 import { bridgeConf, cni, cniProcess, ROOT, useHarness, stateFiles, type Harness } from '../helpers/cni-harness';
 import { heldIps, hostLocal, logLines, newNamespace, recordFiles } from './support';
@@ -294,5 +295,26 @@ describe('the state lock and HNS calls', () => {
     // acceptedAt/finishedAt order above is the proof, and timing belongs to the benchmarks).
     const stats = await h.sim.control.stats();
     expect(stats.busyMs).toBeGreaterThanOrEqual(4 * 490);
+  });
+});
+
+describe('the node-wide claims register', () => {
+  it('an ADD whose claim cannot be registered node-wide fails, leaving no intent and nothing in HNS', async () => {
+    // The register's directory is a file: registering fails (as a full or read-only disk would make it).
+    const claims = path.join(h.tmp, 'claims-is-a-file');
+    fs.writeFileSync(claims, '');
+    h.runtime = new PluginRuntime({ pid: process.pid, claimsDir: claims });
+    // No audit (it would read the register first and fail there): the registration is the first use of it.
+    const add = await cni(h, {
+      verb: 'ADD',
+      conf: conf({ audit: false }),
+      containerId: 'r',
+      netns: await newNamespace(h),
+    });
+    expect(add.exitCode).not.toBe(0);
+    expect(recordFiles(h, 'intents')).toEqual([]);
+    expect(recordFiles(h, 'attachments')).toEqual([]);
+    expect(await endpointIds()).toEqual([]);
+    expect(heldIps(h, 'cbr0')).toEqual({});
   });
 });

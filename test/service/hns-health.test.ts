@@ -29,6 +29,17 @@ describe('the HNS-health tracker', () => {
     expect(health.takeRecovery()).toBe(false);
   });
 
+  it('a refusal alone ends "HNS failing" and owes a recovery pass: a node whose HNS answers only with errors is not failing', () => {
+    const health = new HnsHealth(() => 7);
+    let told = 0;
+    health.onAnswering(() => told++);
+    health.observe(HR.RPC_S_CALL_FAILED_DNE);
+    expect(health.failingSince).toBe(7);
+    // HNS is back, but refuses this call (no success follows).
+    health.observe(HR.E_FAIL);
+    expect([health.failingSince, told, health.takeRecovery()]).toEqual([undefined, 1, true]);
+  });
+
   it("runs the node agent's recovery pass as soon as a verb's call sees HNS answer, before any tick or probe", async () => {
     let audits = 0;
     const conf = { name: 'cbr0', stateDir: '/nonexistent', audit: true, repair: false, auditIntervalSeconds: 3600 };

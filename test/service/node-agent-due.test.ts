@@ -101,3 +101,34 @@ describe('the node agent after the wall clock steps back', () => {
     await until(() => (c.counts.visits >= before + 2 ? true : undefined), 10_000, 'two visits after the step');
   });
 });
+
+describe('the node agent and the audit opt-out', () => {
+  it('never audits a state directory whose configurations all say "audit": false, though it visits it (repair on)', async () => {
+    let audits = 0;
+    const conf = { name: 'cbr0', stateDir: '/nonexistent', audit: false, repair: true, auditIntervalSeconds: 1 };
+    const runtime = {
+      servedContexts: () => [{ conf: conf as unknown as NetConf, ipam: { configured: false } as IpamClient }],
+      store: () => ({
+        lastAudited: () => undefined,
+        snapshot: () => ({ attachments: [], intents: [], tombstones: [], quarantined: [] }),
+      }),
+      api: async () => ({ api: { listEndpoints: async () => [] }, version: 2, reason: 'test' }),
+      audit: async () => {
+        audits++;
+        return { remainingOwners: new Set(), tombstones: [], listedAt: Date.now() };
+      },
+    } as unknown as PluginRuntime;
+    const agent = new NodeAgent({ runtime, log: silentLogger, probeMs: 0, tickMs: 5, repair: async () => [] });
+    try {
+      agent.start();
+      // Visited: its pods' health is checked (for the repair), more than once.
+      await until(() => (agent.status().health.length > 0 ? true : undefined), 5_000, 'a visit');
+      const first = agent.status().health[0]!.checkedAt;
+      await until(() => (agent.status().health[0]!.checkedAt !== first ? true : undefined), 5_000, 'another visit');
+      expect(audits).toBe(0);
+      expect(agent.status().audits).toBe(0);
+    } finally {
+      await agent.stop();
+    }
+  });
+});

@@ -127,3 +127,47 @@ it('an ADD or CHECK of a pod whose record is newer says so in one error and chan
   expect(await h.sim.control.dump()).toEqual(before);
   expect(fs.readFileSync(file, 'utf8')).toBe(newer);
 });
+
+it("an older ADD of a pod whose newer version's intent is there says so (error 5) and never overwrites that intent", async () => {
+  const conf = bridgeConf();
+  const dir = path.join(h.stateDir, 'intents');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'pod-racing@eth0.json');
+  const text = JSON.stringify(newerIntent('pod-racing', 'an-endpoint-the-newer-add-creates'));
+  fs.writeFileSync(file, text);
+  const before = await h.sim.control.dump();
+  const add = await cni(h, { verb: 'ADD', conf, containerId: 'pod-racing', netns: await newNamespace(h) });
+  expect(add.exitCode).not.toBe(0);
+  expect(add.json).toMatchObject({
+    code: 5,
+    msg: expect.stringMatching(/pod-racing@eth0\.json: written by a newer hcn-cni/),
+  });
+  expect(fs.readFileSync(file, 'utf8')).toBe(text);
+  expect((await h.sim.control.dump()).endpoints).toEqual(before.endpoints);
+});
+
+it("an older DEL of a pod whose newer version's tombstone is there says so (error 5) and never rewrites that tombstone", async () => {
+  const conf = bridgeConf();
+  const dir = path.join(h.stateDir, 'tombstones');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'pod-gone@eth0.json');
+  const text = JSON.stringify({
+    kind: 'tombstone',
+    schema: 2,
+    containerId: 'pod-gone',
+    ifname: 'eth0',
+    createdAt: Date.now(),
+    reason: 'DEL of a newer version',
+    planned: [],
+    ipamPending: true,
+    aFieldOfTheFuture: true,
+  });
+  fs.writeFileSync(file, text);
+  const del = await cni(h, { verb: 'DEL', conf, containerId: 'pod-gone' });
+  expect(del.exitCode).not.toBe(0);
+  expect(del.json).toMatchObject({
+    code: 5,
+    msg: expect.stringMatching(/pod-gone@eth0\.json: written by a newer hcn-cni/),
+  });
+  expect(fs.readFileSync(file, 'utf8')).toBe(text);
+});

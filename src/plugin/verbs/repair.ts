@@ -84,8 +84,8 @@ export async function repairAttachments(o: RepairOptions): Promise<PodRepair[]> 
   const reports: PodRepair[] = [];
   const serialize = o.serialize ?? (<T>(_: unknown, task: () => Promise<T>) => task());
   // One pod at a time: a restart of a node with many pods is not answered by as many HNS creates at once.
-  for (const { record } of unhealthy) {
-    const report = await serialize(record, () => repairOne(api, { rt, conf, log, store }, record));
+  for (const { record, endpoint } of unhealthy) {
+    const report = await serialize(record, () => repairOne(api, { rt, conf, log, store }, record, endpoint));
     if (!report) continue;
     const line = { attachment: report.attachment, endpoint: report.endpoint, outcome: report.outcome };
     if (report.outcome === 'repaired') log.info(line, 'repair: endpoint re-created or re-attached');
@@ -107,6 +107,7 @@ async function repairOne(
   api: HnsApi,
   base: Omit<ClaimContext, 'owner' | 'undo'>,
   seen: AttachmentRecord,
+  listed: EndpointInfo | undefined,
 ): Promise<PodRepair | undefined> {
   const owner = { containerId: seen.containerId, ifname: seen.ifname };
   const report: Reporter = (outcome, detail, hresult) => ({
@@ -119,13 +120,23 @@ async function repairOne(
   // Read again in this pod's turn: a DEL may have run since the listing, or an ADD re-created it.
   const rec = base.store.getAttachment(owner);
   if (!rec || rec.mode === 'shared') return undefined;
-  const now = await judgePod(api, rec, await api.getEndpoint(rec.endpoint.id));
+  const now = await judgePod(api, rec, withListedState(await api.getEndpoint(rec.endpoint.id), listed));
   if (!now.problem) return undefined;
   if (now.problem === 'hns-failed') return report('hns-failed', now.detail);
   if (now.endpoint) return reattach(api, { ...base, owner, undo: new Undo() }, rec, now.endpoint, report);
   const plan = await recreatable(api, rec, report);
   if ('outcome' in plan) return plan;
   return recreate(api, { ...base, owner, undo: new Undo() }, rec, plan, report);
+}
+
+/**
+ * HCN's view of one endpoint has no lifecycle state (microsoft/hcsshim hcn/hcnendpoint.go HostComputeEndpoint), the
+ * v1 listing's has (State): an endpoint the listing showed Degraded or Destroyed stays so for this pod's repair unless
+ * the re-read itself shows a state — else the repair would call that pod healthy and report nothing.
+ */
+function withListedState(fresh: EndpointInfo | undefined, listed: EndpointInfo | undefined): EndpointInfo | undefined {
+  if (!fresh || fresh.state !== undefined || listed?.state === undefined || !sameId(fresh.id, listed.id)) return fresh;
+  return { ...fresh, state: listed.state };
 }
 
 /** What re-creating a gone endpoint needs: its recorded spec, and its network (present, or ours with its spec). */

@@ -1,0 +1,42 @@
+/**
+ * An endpoint created through HNS v1 (a v1 host, or the service's one-call create) carries what its spec gives, as
+ * the HCN create does: the MAC address (a delegated NIC's endpoint takes the NIC's MAC, not one HNS picks) and the
+ * pod's DNS domain ahead of its search list (v1 has one DNSSuffix list for both: microsoft/hcsshim
+ * internal/hns/hnsendpoint.go HNSEndpoint). Read back from the simulator as HNS v1 shows the endpoint.
+ */
+import { V1Api, V2Api, type EndpointSpec, type HnsApi } from '../../src/hns/api';
+import { useHcn } from './helpers';
+
+const fx = useHcn();
+
+const spec: EndpointSpec = {
+  name: 'hcn-ep-v1-body',
+  ips: [{ address: '10.244.1.7', prefixLength: 24 }],
+  gateways: ['10.244.1.1'],
+  mac: '00-15-5D-AB-00-07',
+  dns: { servers: ['10.0.0.10'], search: ['svc.cluster.local', 'cluster.local'], domain: 'default.svc.cluster.local' },
+  policies: [],
+};
+
+const network = (api: HnsApi) =>
+  api.createNetwork({
+    name: 'cbr0',
+    type: 'L2Bridge',
+    flags: 0,
+    subnets: [{ prefix: '10.244.1.0/24', gateway: '10.244.1.1' }],
+    policies: [],
+  });
+const shown = (id: string) => fx.hcn.hnsCall<{ MacAddress?: string; DNSSuffix?: string }>('GET', `/endpoints/${id}`);
+
+it('on a v1 host: the MAC the spec gives, and the DNS domain first, then the search list', async () => {
+  const api = new V1Api(fx.hcn);
+  const ep = await shown((await api.createEndpoint(await network(api), spec)).id);
+  expect(ep?.MacAddress?.toUpperCase()).toBe('00-15-5D-AB-00-07');
+  expect(ep?.DNSSuffix).toBe('default.svc.cluster.local,svc.cluster.local,cluster.local');
+});
+
+it('the service (fewestCalls): the MAC the spec gives, whichever API makes the endpoint', async () => {
+  const api = new V2Api(fx.hcn, 'auto', { fewestCalls: true });
+  const ep = await shown((await api.createEndpoint(await network(api), spec)).id);
+  expect(ep?.MacAddress?.toUpperCase()).toBe('00-15-5D-AB-00-07');
+});
