@@ -71,8 +71,8 @@ const MUTATIONS = [
     id: 'survivor-del-spares-network-of-spared',
     rule: 'DEL without a record keeps its own network while that network holds an endpoint it spared',
     file: 'src/plugin/verbs/del.ts',
-    from: 'if (!named.some((e) => !ownEndpoints.includes(e) && sameId(e.networkId, n.id)))',
-    to: 'if (!named.some(() => false))',
+    from: 'const kept = keptFor(await deleteNetworkUnlessHeld(api, networkId));',
+    to: "const kept = keptFor(await deleteObject(api, 'network', networkId));",
     tests: ['test/plugin/safety.test.ts', 'test/plugin/owner-collision.test.ts', 'test/plugin/del-tombstone.test.ts'],
   },
   {
@@ -653,9 +653,9 @@ const MUTATIONS = [
   {
     id: 'detect-network-id-any-case',
     rule: 'an orphan network holding an endpoint that is not an orphan is kept, whatever letter case HNS spells the two ids in',
-    file: 'src/orphans/detect.ts',
-    from: '(e) => sameId(e.networkId, net.id) && endpointVerdicts',
-    to: '(e) => e.networkId === net.id && endpointVerdicts',
+    file: 'src/orphans/network-holders.ts',
+    from: 'endpoints.filter((e) => sameId(e.networkId, networkId) && !goesWithIt(e))',
+    to: 'endpoints.filter((e) => e.networkId === networkId && !goesWithIt(e))',
     tests: ['test/orphans/detect.test.ts'],
   },
   {
@@ -669,9 +669,9 @@ const MUTATIONS = [
   {
     id: 'sweep-peer-network-listing-fails',
     rule: "a previous plugin's leaked network is kept when the re-check's endpoint listing fails (its delete would cascade)",
-    file: 'src/orphans/sweep.ts',
-    from: '    () => 1,\n',
-    to: '    () => 0,\n',
+    file: 'src/orphans/network-holders.ts',
+    from: 'const keep = endpointsKeeping(networkId, on);',
+    to: "const keep = endpointsKeeping(networkId, on).filter((e) => e.id !== 'unknown');",
     tests: ['test/orphans/sweep-peer-network.test.ts'],
   },
   {
@@ -824,15 +824,15 @@ const MUTATIONS = [
     file: 'src/hns/api.ts',
     from: '  if (spec.mac) body.MacAddress = spec.mac;\n',
     to: '',
-    tests: ['test/hns/v1-endpoint-create.test.ts', 'test/hns/v1-endpoint-body.test.ts'],
+    tests: ['test/hns/v1-endpoint-create.test.ts'],
   },
   {
     id: 'v1-body-dns-domain',
-    rule: "the v1 body's DNSSuffix carries the pod's DNS domain first, then its search list",
+    rule: "the v1 body carries the pod's DNS domain in DNSDomain, its own field (not in the search list)",
     file: 'src/hns/api.ts',
-    from: "body.DNSSuffix = [...(spec.dns.domain ? [spec.dns.domain] : []), ...spec.dns.search].join(',');",
-    to: "body.DNSSuffix = spec.dns.search.join(',');",
-    tests: ['test/hns/v1-endpoint-create.test.ts', 'test/hns/v1-endpoint-body.test.ts'],
+    from: 'if (spec.dns.domain) body.DNSDomain = spec.dns.domain;',
+    to: '',
+    tests: ['test/hns/v1-endpoint-create.test.ts'],
   },
   {
     id: 'uninstall-refuses-protected',
@@ -910,8 +910,8 @@ const MUTATIONS = [
     id: 'agent-audit-opt-out',
     rule: 'the node agent never audits a state directory whose configurations all say "audit": false (it still checks their pods\' health for the repair)',
     file: 'src/service/node-agent.ts',
-    from: '      const auditing = group.filter((s) => s.conf.audit);\n      if (auditing.length > 0) await this.auditDir(auditing);',
-    to: '      const auditing = group;\n      if (auditing.length > 0) await this.auditDir(auditing);',
+    from: 'const auditing = group.filter((s) => s.conf.audit);',
+    to: 'const auditing = group;',
     tests: ['test/service/node-agent-due.test.ts'],
   },
   {

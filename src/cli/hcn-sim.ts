@@ -31,7 +31,6 @@ const USAGE = `usage:
     delete-with-endpoints cascade|refuse
     restart [--down-ms N] [--drop-namespaces all|ID,…] [--rehydrate]   namespaces stay unless dropped;
                                           --rehydrate: endpoints stay, without their policies
-    endpoint-state ID STATE               a test fault: the endpoint's HNS state (5 Degraded, 6 Destroyed)
     version MAJOR.MINOR [--no-v2|--v2]
     adapter add NAME MAC [--description TEXT] [--index N]
     adapter rm NAME
@@ -210,13 +209,6 @@ const CTL_COMMANDS = new Map<string, (c: CtlInput) => CtlRequest>([
         return { ctl: `container-${rest[0]}`, args: { id: rest[1] } };
       throw new UsageError('container add ID | container rm ID');
     },
-  ],
-  [
-    'endpoint-state',
-    ({ need, rest }) => (
-      need(2, 'ID STATE'),
-      { ctl: 'endpoint-state', args: { id: rest[0], state: int(rest[1], 'STATE') } }
-    ),
   ],
   ['reset', ({ values }) => ({ ctl: 'reset', args: { objects: !values['keep-objects'] } })],
   ['wait-idle', ({ values }) => ({ ctl: 'wait-idle', args: { timeoutMs: int(values['timeout-ms'], '--timeout-ms') } })],

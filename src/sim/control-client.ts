@@ -80,9 +80,6 @@ export class ControlClient implements SimControl {
   async removeContainer(id: string): Promise<void> {
     await this.send('container-rm', { id });
   }
-  async setEndpointState(id: string, state: number): Promise<void> {
-    await this.send('endpoint-state', { id, state });
-  }
   host(): Promise<SimHost> {
     return this.send('host');
   }

@@ -68,8 +68,6 @@ export async function handleControl(engine: Engine, ctl: string, args: Args = {}
       return engine.setDeleteNetworkWithEndpoints(str(args, 'mode', true) as 'cascade' | 'refuse');
     case 'restart':
       return engine.restart(num(args, 'downMs') ?? 0, dropNamespacesArg(args.dropNamespaces), args.rehydrate === true);
-    case 'endpoint-state':
-      return engine.setEndpointState(str(args, 'id', true)!, num(args, 'state') ?? -1);
     case 'version': {
       const v2 = args.v2;
       if (v2 !== undefined && typeof v2 !== 'boolean') throw new Error('argument v2 must be a boolean');

@@ -203,7 +203,6 @@ export interface SimControlCommands {
   'adapter-rm': { args: { name: string }; result: void };
   'container-add': { args: { id: string }; result: void };
   'container-rm': { args: { id: string }; result: void };
-  'endpoint-state': { args: { id: string; state: number }; result: void };
   host: { args: Record<string, never>; result: SimHost };
   dump: { args: Record<string, never>; result: SimDump };
   stats: { args: Record<string, never>; result: SimStats };

@@ -579,15 +579,6 @@ export class Engine {
     if (v2 !== undefined) this.host.v2 = v2;
   }
 
-  /**
-   * A test fault, not an HNS operation: the endpoint's own state as HNS reports it (v1 State; microsoft/hcsshim
-   * internal/hns/hnsendpoint.go EndpointState: 5 Degraded, 6 Destroyed), for the checks that read it.
-   */
-  setEndpointState(id: string, state: number): void {
-    if (!Number.isInteger(state) || state < 0) throw new Error('state must be an integer >= 0');
-    this.store.endpoint(id).state = state;
-  }
-
   addAdapter(adapter: SimAdapter): SimAdapter {
     const a = checkAdapter(adapter, this.host.adapters);
     this.host.adapters.push(a);
