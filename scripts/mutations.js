@@ -102,7 +102,7 @@ const MUTATIONS = [
   {
     id: 'survivor-record-owner-matches-file',
     rule: "a record whose owner is not its file name's is quarantined, not trusted",
-    file: 'src/state/store.ts',
+    file: 'src/state/record-files.ts',
     from: "if (fileKey(rec) !== path.basename(file, '.json'))",
     to: 'if (false)',
     tests: ['test/state/store.test.ts', 'test/plugin/state.test.ts'],
@@ -223,7 +223,7 @@ const MUTATIONS = [
   {
     id: 'claims-newer-protects',
     rule: "a newer version's node-wide claim is kept and protects its owner's objects, not skipped as invalid",
-    file: 'src/state/store.ts',
+    file: 'src/state/snapshots.ts',
     from: 'for (const n of newer) {',
     to: 'for (const n of newer.slice(newer.length)) {',
     tests: [...ORPHANS, 'test/state/newer-format.test.ts'],
@@ -446,7 +446,7 @@ const MUTATIONS = [
     id: 'repair-tombstone-failure-noted',
     rule: 'a tombstone a voided repair cannot remove is noted (logged, counted) and left to the audit, not swallowed',
     file: 'src/state/store.ts',
-    from: "this.choreFailed(e, what, this.path('tombstone', owner));",
+    from: "this.files.choreFailed(e, what, this.files.path('tombstone', owner));",
     to: 'void e;',
     tests: ['test/plugin/repair.test.ts'],
   },
