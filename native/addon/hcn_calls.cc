@@ -296,6 +296,51 @@ CallOutcome ListObjectsDetailed(ObjectKind kind, const OptionalText& query) {
   return s.outcome();
 }
 
+HeldHandle::~HeldHandle() {
+  if (handle_ == nullptr) return;
+  // As Handle above: a failing close is ignored (a handle of a service instance that is gone may refuse it).
+  if (auto close = Library::Instance().Get<PFN_HcnCloseNetwork>(VerbsOf(kind_).close)) close(handle_);
+}
+
+CallOutcome OpenHeld(ObjectKind kind, const GUID& id, std::shared_ptr<HeldHandle>* held) {
+  Session s;
+  const Verbs& v = VerbsOf(kind);
+  if (!s.Begin(v.open) || !s.Has(v.close)) return s.outcome();
+  Handle handle(s, v.close);
+  if (!Open(s, v, id, &handle)) return s.outcome();
+  *held = std::make_shared<HeldHandle>(kind, handle.get());
+  *handle.out() = nullptr;  // the held handle owns it now
+  return s.outcome();
+}
+
+CallOutcome CreateEndpointIn(const HeldHandle& network, const GUID& id, const std::u16string& settings,
+                             const OptionalText& query) {
+  Session s;
+  const Verbs& v = VerbsOf(ObjectKind::kEndpoint);
+  if (!s.Begin(v.create)) return s.outcome();
+  auto create = s.Get<PFN_HcnCreateEndpoint>(v.create);
+  if (!create) return s.outcome();
+  Handle created(s, v.close);
+  LibraryString record(s.library());
+  std::u16string properties;
+  if (s.Check(v.create, create(network.get(), id, Wide(settings), created.out(), record.out()), record) &&
+      Query(s, v, created, query, &properties)) {
+    s.outcome().value = std::move(properties);
+  }
+  return s.outcome();
+}
+
+CallOutcome ModifyHeld(const HeldHandle& held, const std::u16string& settings) {
+  Session s;
+  const Verbs& v = VerbsOf(held.kind());
+  if (!s.Begin(v.modify)) return s.outcome();
+  auto modify = s.Get<PFN_HcnModifyNetwork>(v.modify);
+  if (!modify) return s.outcome();
+  LibraryString record(s.library());
+  s.Check(v.modify, modify(held.get(), Wide(settings), record.out()), record);
+  return s.outcome();
+}
+
 CallOutcome CallHns(const std::u16string& method, const std::u16string& path, const OptionalText& body) {
   Session s;
   if (!s.Begin(Fn::kHnsCall)) return s.outcome();

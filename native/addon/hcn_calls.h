@@ -3,6 +3,7 @@
 #ifndef HCN_CNI_ADDON_HCN_CALLS_H_
 #define HCN_CNI_ADDON_HCN_CALLS_H_
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -33,6 +34,29 @@ CallOutcome ModifyObject(ObjectKind kind, const GUID& id, const std::u16string& 
 CallOutcome DeleteObject(ObjectKind kind, const GUID& id);
 // Enumerate, then open/query/close each object; objects that disappear in between are left out.
 CallOutcome ListObjectsDetailed(ObjectKind kind, const OptionalText& query);
+// An HCN handle held across native calls (the resident service keeps its network's and each attached pod's
+// namespace's: src/hns/held-handles.ts). Closed when the last holder lets go — a call still using it keeps it open.
+class HeldHandle {
+ public:
+  HeldHandle(ObjectKind kind, void* handle) : kind_(kind), handle_(handle) {}
+  ~HeldHandle();
+  HeldHandle(const HeldHandle&) = delete;
+  HeldHandle& operator=(const HeldHandle&) = delete;
+  ObjectKind kind() const { return kind_; }
+  void* get() const { return handle_; }
+
+ private:
+  ObjectKind kind_;
+  void* handle_;
+};
+
+// HcnOpen<Kind>: *held is set on success.
+CallOutcome OpenHeld(ObjectKind kind, const GUID& id, std::shared_ptr<HeldHandle>* held);
+// HcnCreateEndpoint on a held network handle -> HcnQueryEndpointProperties -> HcnCloseEndpoint.
+CallOutcome CreateEndpointIn(const HeldHandle& network, const GUID& id, const std::u16string& settings,
+                             const OptionalText& query);
+// HcnModify<Kind> on a held handle.
+CallOutcome ModifyHeld(const HeldHandle& held, const std::u16string& settings);
 CallOutcome CallHns(const std::u16string& method, const std::u16string& path, const OptionalText& body);
 CallOutcome ListAdapters();
 // HCS hot attach/detach (hcsshim hnsendpoint.go modifyContainer): HcsOpenComputeSystem(id) ->

@@ -207,6 +207,81 @@ Napi::Value JsUnregisterServiceCallback(const Napi::CallbackInfo& info) {
   });
 }
 
+// Held handles (hcn_calls.h HeldHandle), known to JS by a number. A call takes its own reference when it starts, so a
+// close while it runs only drops the table's: the handle is closed once the call is done with it.
+std::mutex held_mutex;
+std::map<uint64_t, std::shared_ptr<HeldHandle>> held_handles;
+uint64_t next_held = 1;
+
+std::shared_ptr<HeldHandle> FindHeld(const std::u16string& token) {
+  std::lock_guard<std::mutex> lock(held_mutex);
+  auto found = held_handles.find(std::strtoull(Utf16ToUtf8(token).c_str(), nullptr, 10));
+  return found == held_handles.end() ? nullptr : found->second;
+}
+
+// A token that names no held handle (closed already): E_HANDLE against the function it was meant for.
+CallOutcome NoSuchHandle(const char* op) { return CallOutcome{true, op, kHandle, std::nullopt, std::nullopt}; }
+
+// open<Kind>Handle(id): the held handle's number.
+template <ObjectKind K>
+Napi::Value JsOpenHeld(const Napi::CallbackInfo& info) {
+  return Async(info, [&]() -> NativeCall {
+    const std::string usage = "open" + Singular(K) + "Handle(id: string)";
+    const GUID id = GuidArg(info, 0, usage.c_str());
+    return [id] {
+      std::shared_ptr<HeldHandle> held;
+      CallOutcome outcome = OpenHeld(K, id, &held);
+      if (outcome.failed) return outcome;
+      std::lock_guard<std::mutex> lock(held_mutex);
+      const uint64_t token = next_held++;
+      held_handles[token] = std::move(held);
+      outcome.value = Utf8ToUtf16(std::to_string(token));
+      return outcome;
+    };
+  });
+}
+
+// createEndpointIn(networkHandle, id, settings, query): the endpoint's properties.
+Napi::Value JsCreateEndpointIn(const Napi::CallbackInfo& info) {
+  return Async(info, [&]() -> NativeCall {
+    const char* usage = "createEndpointIn(networkHandle: string, id: string | null, settings: string, query: string | null)";
+    auto network = FindHeld(StringArg(info, 0, usage));
+    const GUID id = NullableGuidArg(info, 1, usage);
+    auto settings = StringArg(info, 2, usage);
+    auto query = NullableStringArg(info, 3, usage);
+    return [=] {
+      if (!network || network->kind() != ObjectKind::kNetwork) return NoSuchHandle("HcnCreateEndpoint");
+      return CreateEndpointIn(*network, id, settings, query);
+    };
+  });
+}
+
+// modifyHeld(handle, settings).
+Napi::Value JsModifyHeld(const Napi::CallbackInfo& info) {
+  return Async(info, [&]() -> NativeCall {
+    const char* usage = "modifyHeld(handle: string, settings: string)";
+    auto held = FindHeld(StringArg(info, 0, usage));
+    auto settings = StringArg(info, 1, usage);
+    return [=] { return held ? ModifyHeld(*held, settings) : NoSuchHandle("HcnModifyNamespace"); };
+  });
+}
+
+// closeHandle(handle): forgets it; closed once no call uses it. An unknown handle is already closed.
+Napi::Value JsCloseHandle(const Napi::CallbackInfo& info) {
+  const char* usage = "closeHandle(handle: string)";
+  const std::string token = Utf16ToUtf8(StringArg(info, 0, usage));
+  std::shared_ptr<HeldHandle> held;
+  {
+    std::lock_guard<std::mutex> lock(held_mutex);
+    auto found = held_handles.find(std::strtoull(token.c_str(), nullptr, 10));
+    if (found != held_handles.end()) {
+      held = std::move(found->second);
+      held_handles.erase(found);
+    }
+  }
+  return info.Env().Undefined();
+}
+
 constexpr ObjectKind kNet = ObjectKind::kNetwork;
 constexpr ObjectKind kEp = ObjectKind::kEndpoint;
 constexpr ObjectKind kNs = ObjectKind::kNamespace;
@@ -239,6 +314,12 @@ void ExportHcnVerbs(Napi::Env env, Napi::Object exports) {
       {"modifyNamespace", JsModify<kNs>},
       {"deleteNamespace", JsDelete<kNs>},
       {"listNamespacesDetailed", JsListDetailed<kNs>},
+
+      {"openNetworkHandle", JsOpenHeld<kNet>},
+      {"openNamespaceHandle", JsOpenHeld<kNs>},
+      {"createEndpointIn", JsCreateEndpointIn},
+      {"modifyHeld", JsModifyHeld},
+      {"closeHandle", JsCloseHandle},
 
       {"hnsCall", JsHnsCall},
       {"listAdapters", JsListAdapters},

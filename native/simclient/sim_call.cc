@@ -83,6 +83,10 @@ Reply Decode(const std::string& line, bool* kept) {
     return LocalFailure(hcn::kCallFailed, "malformed answer from the simulator: " + line.substr(0, 200));
   }
   reply.hr = static_cast<HRESULT>(static_cast<uint32_t>(static_cast<int64_t>(hr->number)));
+  const hcn::json::Value* boot = response.Find("boot");
+  if (boot != nullptr && boot->type == hcn::json::Value::Type::kNumber) {
+    reply.boot = std::to_string(static_cast<int64_t>(boot->number));
+  }
   const hcn::json::Value* keep = response.Find("keep");
   *kept = keep != nullptr && keep->type == hcn::json::Value::Type::kBool && keep->boolean;
   return reply;

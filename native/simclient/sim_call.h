@@ -24,6 +24,9 @@ struct Reply {
   HRESULT hr = 0;
   std::optional<std::string> result;
   std::optional<std::string> error_record;
+  // The service instance that answered, as text: what an HCN handle opened by the call belongs to
+  // (src/sim/stale-handles.ts).
+  std::optional<std::string> boot;
 };
 
 Reply Call(const char* op, std::initializer_list<Field> fields);

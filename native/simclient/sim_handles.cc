@@ -13,6 +13,7 @@ struct Handle {
   uint32_t tag;
   Kind kind;
   std::string guid;
+  std::string boot;
 };
 
 Handle* Live(void* handle, Kind kind) {
@@ -22,8 +23,14 @@ Handle* Live(void* handle, Kind kind) {
 
 }  // namespace
 
-void* NewHandle(Kind kind, const std::string& guid) {
-  return new (std::nothrow) Handle{kLive, kind, guid};
+void* NewHandle(Kind kind, const std::string& guid, const std::string& boot) {
+  return new (std::nothrow) Handle{kLive, kind, guid, boot};
+}
+
+std::optional<std::string> HandleBoot(void* handle, Kind kind) {
+  Handle* h = Live(handle, kind);
+  if (h == nullptr || h->boot.empty()) return std::nullopt;
+  return h->boot;
 }
 
 const std::string* HandleGuid(void* handle, Kind kind) {

@@ -33,7 +33,7 @@ HRESULT HandleFromReply(Kind kind, Reply reply, void** handle, PWSTR* error_reco
     reply = LocalFailure(hcn::kCallFailed, "the simulator answered without an object id");
   }
   if (!hcn::Failed(reply.hr)) {
-    *handle = NewHandle(kind, hcn::FormatGuid(guid));
+    *handle = NewHandle(kind, hcn::FormatGuid(guid), reply.boot.value_or(""));
     if (*handle == nullptr) return hcn::kOutOfMemory;
   }
   reply.result.reset();
@@ -66,7 +66,11 @@ HRESULT Create(const char* op, Kind kind, void* network, const GUID& id, PCWSTR 
   const std::string* network_guid = HandleGuid(network, Kind::kNetwork);
   if (network_guid == nullptr) return hcn::kHandle;
   return HandleFromReply(
-      kind, Call(op, {{"network", *network_guid}, {"id", hcn::FormatGuid(id)}, {"settings", FromWide(settings)}}),
+      kind,
+      Call(op, {{"network", *network_guid},
+                {"id", hcn::FormatGuid(id)},
+                {"settings", FromWide(settings)},
+                {"boot", HandleBoot(network, Kind::kNetwork)}}),
       handle, error_record);
 }
 
@@ -81,7 +85,8 @@ HRESULT Modify(const char* op, Kind kind, void* handle, PCWSTR settings, PWSTR* 
   Clear(error_record);
   const std::string* guid = HandleGuid(handle, kind);
   if (guid == nullptr) return hcn::kHandle;
-  return Finish(Call(op, {{"id", *guid}, {"settings", FromWide(settings)}}), nullptr, error_record);
+  return Finish(Call(op, {{"id", *guid}, {"settings", FromWide(settings)}, {"boot", HandleBoot(handle, kind)}}), nullptr,
+                error_record);
 }
 
 HRESULT Query(const char* op, Kind kind, void* handle, PCWSTR query, PWSTR* properties, PWSTR* error_record) {
@@ -90,7 +95,8 @@ HRESULT Query(const char* op, Kind kind, void* handle, PCWSTR query, PWSTR* prop
   if (properties == nullptr) return hcn::kPointer;
   const std::string* guid = HandleGuid(handle, kind);
   if (guid == nullptr) return hcn::kHandle;
-  return Finish(Call(op, {{"id", *guid}, {"query", FromWide(query)}}), properties, error_record);
+  return Finish(Call(op, {{"id", *guid}, {"query", FromWide(query)}, {"boot", HandleBoot(handle, kind)}}), properties,
+                error_record);
 }
 
 HRESULT Delete(const char* op, const GUID& id, PWSTR* error_record) {

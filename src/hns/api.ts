@@ -13,7 +13,8 @@ import { hasCode, isComputeSystemMissing, isNotFound } from './hcn-error';
 import { HR } from './hresults';
 import type { HnsVersion } from './features';
 import type { Hcn, HostAdapter } from './hcn';
-import { hasV1Form, PolicyError, render } from './policies';
+import type { HeldHandles } from './held-handles';
+import { PolicyError, render } from './policies';
 import type {
   HnsV1Endpoint,
   HnsV1Network,
@@ -361,13 +362,14 @@ abstract class HostOpsBase implements HostOps {
 
 export class V2Api extends HostOpsBase implements HnsApi {
   readonly version = 2 as const;
+  /** Reads through HNSCall where HCN needs a call per object and v1 answers in one (docs/hns-round-trips.md). */
   private readonly bulkV1: boolean;
-  /** Creates and attaches in one HNS round trip each, through HNSCall (see fewestCalls). */
-  private readonly oneCallWrites: boolean;
-  constructor(hcn: Hcn, listing: Listing = 'auto', options: { fewestCalls?: boolean } = {}) {
+  /** HCN handles kept between verbs (the resident service: held-handles.ts); none in the standalone executable. */
+  private readonly held: HeldHandles | undefined;
+  constructor(hcn: Hcn, listing: Listing = 'auto', held?: HeldHandles) {
     super(hcn);
     this.bulkV1 = listing === 'v1' || (listing === 'auto' && hcn.capabilities.v1Supported);
-    this.oneCallWrites = options.fewestCalls === true && hcn.capabilities.v1Supported;
+    this.held = held;
   }
 
   /** HcnEnumerateEndpoints (ids only): the v2 listing may go through HNSCall, which answers where HCN does not. */
@@ -411,6 +413,7 @@ export class V2Api extends HostOpsBase implements HnsApi {
     return networkFromV2(await this.hcn.createNetwork(settings, id));
   }
   deleteNetwork(id: string): Promise<DeleteOutcome> {
+    this.held?.forgetNetwork(this.hcn, id);
     return outcome(this.hcn.deleteNetwork(id));
   }
   async listEndpoints(): Promise<EndpointInfo[]> {
@@ -440,26 +443,12 @@ export class V2Api extends HostOpsBase implements HnsApi {
     return e ? endpointFromV2(e) : undefined;
   }
   /**
-   * With fewestCalls, an endpoint that HNS v1 can describe whole is created by one HNSCall (POST /endpoints, whose
-   * answer is the endpoint: microsoft/hcsshim internal/hns/hnsendpoint.go Create). Through HCN it is three round
-   * trips: HcnCreateEndpoint takes an open network handle and answers only an error record, so the endpoint's
-   * properties take a query of their own (microsoft/hcsshim hcn/hcnendpoint.go createEndpoint: hcnOpenNetwork,
-   * hcnCreateEndpoint, hcnQueryEndpointProperties). A v1 refusal whose envelope carries no code (E_FAIL) is asked
-   * again through HCN, whose HRESULT is exact (a refused create made nothing), so HCN_E_ADDR_INVALID_OR_RESERVED and
-   * "network not found" keep their meaning for the caller's recovery.
+   * HCN's create, three round trips: HcnCreateEndpoint takes an open network handle and answers only an error
+   * record, so the endpoint's properties take a query of their own (microsoft/hcsshim hcn/hcnendpoint.go
+   * createEndpoint: hcnOpenNetwork, hcnCreateEndpoint, hcnQueryEndpointProperties). With held handles (the resident
+   * service, held-handles.ts) the network's handle is kept, and the create is two.
    */
   async createEndpoint(network: NetworkInfo, spec: EndpointSpec, id?: string): Promise<EndpointInfo> {
-    const v1 = this.oneCallWrites ? v1EndpointBody(network, spec, id) : undefined;
-    if (v1) {
-      const created = await this.hcn
-        .hnsCall<HnsV1Endpoint>('POST', '/endpoints/', v1)
-        .then(endpointFromV1)
-        .catch((e: unknown) => {
-          if (hasCode(e, HR.E_FAIL)) return undefined;
-          throw e;
-        });
-      if (created) return created;
-    }
     const settings: HostComputeEndpoint = { Name: spec.name, Policies: spec.policies };
     if (spec.ips.length > 0)
       settings.IpConfigurations = spec.ips.map((ip) => ({ IpAddress: ip.address, PrefixLength: ip.prefixLength }));
@@ -477,7 +466,10 @@ export class V2Api extends HostOpsBase implements HnsApi {
       ...(spec.dns.options?.length ? { Options: spec.dns.options } : {}),
     };
     if (dns.ServerList.length || dns.Search.length || dns.Domain || dns.Options) settings.Dns = dns;
-    return endpointFromV2(await this.hcn.createEndpoint(network.id, settings, id));
+    const created = this.held
+      ? await this.held.createEndpoint(this.hcn, network.id, settings, id)
+      : await this.hcn.createEndpoint(network.id, settings, id);
+    return endpointFromV2(created);
   }
   deleteEndpoint(id: string): Promise<DeleteOutcome> {
     return outcome(this.hcn.deleteEndpoint(id));
@@ -487,38 +479,19 @@ export class V2Api extends HostOpsBase implements HnsApi {
     await this.hcn.modifyEndpoint(id, { ResourceType: 'Policy', RequestType: 'Add', Settings: { Policies: policies } });
   }
   /**
-   * With fewestCalls, one v1 call (POST /namespaces/{id}/addresource, microsoft/hcsshim internal/hns/namespace.go
-   * AddNamespaceEndpoint) instead of HcnOpenNamespace + HcnModifyNamespace, as the detach below; an E_FAIL is asked
-   * again through HCN for its exact HRESULT.
+   * HcnOpenNamespace + HcnModifyNamespace (microsoft/hcsshim hcn/hcnnamespace.go AddNamespaceEndpoint); with held
+   * handles, the namespace's handle is kept until its endpoints are detached.
    */
   async attachNamespace(endpointId: string, namespaceId: string): Promise<void> {
-    if (this.oneCallWrites) {
-      const done = await addToNamespaceV1(this.hcn, namespaceId, endpointId).then(
-        () => true,
-        (e: unknown) => {
-          if (hasCode(e, HR.E_FAIL)) return false;
-          throw e;
-        },
-      );
-      if (done) return;
-    }
-    await this.hcn.addNamespaceEndpoint(namespaceId, endpointId);
+    if (this.held) await this.held.attach(this.hcn, namespaceId, endpointId);
+    else await this.hcn.addNamespaceEndpoint(namespaceId, endpointId);
   }
   /**
-   * Where HNSCall exists, one v1 call (POST /namespaces/{id}/removeresource, microsoft/hcsshim
-   * internal/hns/namespace.go RemoveNamespaceEndpoint) instead of HcnOpenNamespace + HcnModifyNamespace: a DEL then
-   * costs three HNS calls (detach, delete, the listing of ip-holders.ts). A v1 envelope may carry only a message
-   * (hcsshim's hnsResponse has no ErrorCode), which leaves a refusal as E_FAIL unless its text is known: that one is
-   * asked again through HCN, whose HRESULT is exact, so "not attached" keeps its meaning.
+   * HcnOpenNamespace + HcnModifyNamespace (microsoft/hcsshim hcn/hcnnamespace.go RemoveNamespaceEndpoint); with held
+   * handles, one HcnModifyNamespace on the handle kept since the attach.
    */
-  async detachNamespace(endpointId: string, namespaceId: string): Promise<DeleteOutcome> {
-    if (this.bulkV1) {
-      const v1 = await detachOutcome(removeFromNamespaceV1(this.hcn, namespaceId, endpointId)).catch((e: unknown) => {
-        if (hasCode(e, HR.E_FAIL)) return undefined;
-        throw e;
-      });
-      if (v1) return v1;
-    }
+  detachNamespace(endpointId: string, namespaceId: string): Promise<DeleteOutcome> {
+    if (this.held) return detachOutcome(this.held.detach(this.hcn, namespaceId, endpointId));
     return detachOutcome(this.hcn.removeNamespaceEndpoint(namespaceId, endpointId));
   }
   async namespaceExists(namespaceId: string): Promise<boolean> {
@@ -640,10 +613,7 @@ export class V1Api extends HostOpsBase implements HnsApi {
     );
   }
   async attachNamespace(endpointId: string, namespaceId: string): Promise<void> {
-    await this.hcn.hnsCall('POST', `/namespaces/${namespaceId}/addresource`, {
-      Type: 'Endpoint',
-      Data: { Id: endpointId },
-    });
+    await addToNamespaceV1(this.hcn, namespaceId, endpointId);
   }
   detachNamespace(endpointId: string, namespaceId: string): Promise<DeleteOutcome> {
     return detachOutcome(removeFromNamespaceV1(this.hcn, namespaceId, endpointId));
@@ -672,26 +642,8 @@ function v1EndpointSpec(network: NetworkInfo, spec: EndpointSpec, id?: string): 
   const gw4 = spec.gateways?.find((g) => familyOf(g) === 4);
   if (gw4) body.GatewayAddress = gw4;
   if (spec.dns.servers.length) body.DNSServerList = spec.dns.servers.join(',');
-  if (spec.dns.search.length || spec.dns.domain)
-    body.DNSSuffix = [...(spec.dns.domain ? [spec.dns.domain] : []), ...spec.dns.search].join(',');
+  // The domain has a field of its own (DNSDomain), as HCN's Dns.Domain: it is not one more search suffix.
+  if (spec.dns.search.length) body.DNSSuffix = spec.dns.search.join(',');
+  if (spec.dns.domain) body.DNSDomain = spec.dns.domain;
   return body;
-}
-
-/**
- * The v1 body of an HCN endpoint spec when v1 says all of it, else undefined (then HCN creates it): IPv4 only (v1's
- * IPAddress; IPv6 has no create field), on a network without IPv6 subnets when HNS assigns the address (HCN would
- * give one of each family), no resolver options (v1 has none), and only policies v1 has a form of, field for field.
- */
-export function v1EndpointBody(network: NetworkInfo, spec: EndpointSpec, id?: string): HnsV1Endpoint | undefined {
-  const v4 = (a: string) => familyOf(a) === 4;
-  if (spec.ips.length > 1 || !spec.ips.every((ip) => v4(ip.address))) return undefined;
-  if (spec.ips.length === 0 && !network.subnets.every((s) => v4(s.prefix))) return undefined;
-  if (!(spec.gateways ?? []).every(v4) || spec.dns.options?.length) return undefined;
-  if (!spec.policies.every(hasV1Form)) return undefined;
-  try {
-    return v1EndpointSpec(network, spec, id);
-  } catch (e) {
-    if (e instanceof PolicyError) return undefined;
-    throw e;
-  }
 }

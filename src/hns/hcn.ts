@@ -193,6 +193,36 @@ export class Hcn {
     await this.call('HcnModifyNamespace', () => this.native.modifyNamespace(namespaceId, JSON.stringify(req)));
   }
 
+  // ---- held handles (src/hns/held-handles.ts) ----
+  /** HcnOpenNetwork, kept open: the handle's number. */
+  async openNetworkHandle(id: string): Promise<string> {
+    return this.call('HcnOpenNetwork', () => this.native.openNetworkHandle(id));
+  }
+  /** HcnOpenNamespace, kept open. */
+  async openNamespaceHandle(id: string): Promise<string> {
+    return this.call('HcnOpenNamespace', () => this.native.openNamespaceHandle(id));
+  }
+  /** HcnCreateEndpoint on a held network handle, and the endpoint's properties (two round trips). */
+  async createEndpointIn(
+    networkHandle: string,
+    networkId: string,
+    settings: HostComputeEndpoint,
+    id?: string,
+  ): Promise<HostComputeEndpoint> {
+    const body = JSON.stringify({ SchemaVersion: SCHEMA_V2, ...settings, HostComputeNetwork: networkId });
+    return this.json('HcnCreateEndpoint', () =>
+      this.native.createEndpointIn(networkHandle, id ?? null, body, DEFAULT_QUERY),
+    );
+  }
+  /** HcnModifyNamespace on a held handle: the endpoint added or removed. */
+  async modifyHeldNamespace(handle: string, endpointId: string, op: 'Add' | 'Remove'): Promise<void> {
+    const req: ModifyRequest = { ResourceType: 'Endpoint', RequestType: op, Settings: { EndpointId: endpointId } };
+    await this.call('HcnModifyNamespace', () => this.native.modifyHeld(handle, JSON.stringify(req)));
+  }
+  closeHandle(handle: string): void {
+    this.native.closeHandle(handle);
+  }
+
   // ---- HNS v1 and host facts ----
   /**
    * HNSCall(method, path, body) with the envelope unwrapped: resolves to Output, rejects with an HcnError named

@@ -2,7 +2,9 @@
  * The surface of the native addon (build/Release/hcn.node), exactly as native/addon exports it.
  *
  * Rules of the seam:
- * - Strings and ids cross, handles never do: each call opens, acts, queries and closes inside one native call.
+ * - Strings and ids cross, handles never do: each call opens, acts, queries and closes inside one native call —
+ *   except the handles a caller asks to hold (open*Handle), which cross as numbers the addon keeps the handle under,
+ *   until closeHandle (src/hns/held-handles.ts).
  * - Every HCN call runs on a thread of the addon's own (never libuv's pool: a call HNS never answers holds its thread,
  *   and nothing that later calls need) and returns a Promise; N-API is only touched on the main thread.
  * - JSON goes in and comes out as strings; parsing and typing is the TypeScript facade's job (src/hns).
@@ -104,6 +106,19 @@ export interface NativeHcn {
   modifyNamespace(id: string, settings: string): Promise<void>;
   deleteNamespace(id: string): Promise<void>;
   listNamespacesDetailed(query: string | null): Promise<string>;
+
+  // Held handles: opened once, used by many calls, closed by closeHandle (a call still using one keeps it open until
+  // it ends). A number that names no held handle (closed already) rejects with E_HANDLE.
+  /** HcnOpenNetwork, the handle kept: resolves to its number. */
+  openNetworkHandle(id: string): Promise<string>;
+  /** HcnOpenNamespace, the handle kept. */
+  openNamespaceHandle(id: string): Promise<string>;
+  /** HcnCreateEndpoint on a held network handle → HcnQueryEndpointProperties → HcnCloseEndpoint. */
+  createEndpointIn(networkHandle: string, id: string | null, settings: string, query: string | null): Promise<string>;
+  /** HcnModify<Kind> on a held handle. */
+  modifyHeld(handle: string, settings: string): Promise<void>;
+  /** Forgets the handle; HcnClose<Kind> once no call uses it. An unknown number is already closed. */
+  closeHandle(handle: string): void;
 
   /** HNS v1: HNSCall(method, path, body) → the raw response envelope JSON {Success, Error, ErrorCode, Output}. */
   hnsCall(method: string, path: string, body: string | null): Promise<string>;

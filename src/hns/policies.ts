@@ -193,20 +193,6 @@ export function toFlat(policy: TypedPolicy): FlatPolicy {
   return flat;
 }
 
-/**
- * Whether HNS v1 has a form of the policy, field for field: its type is one v1 and v2 share (MAPPINGS) and each of its
- * settings is a field of the v1 form. A type or field we do not translate would be passed to v1 as it is, which HNS
- * may read differently: such an endpoint is created through HCN.
- */
-export function hasV1Form(policy: TypedPolicy): boolean {
-  const m = BY_V2.get(policy.Type.toLowerCase());
-  if (!m) return false;
-  const known = new Set(Object.values(m.fields));
-  return Object.keys(policy.Settings ?? {}).every(
-    (k) => known.has(k) || (m.toV1 !== undefined && (k === 'Protocol' || k === 'Protocols')),
-  );
-}
-
 const V2_ONLY = new Set([
   'interfaceparameters',
   'l4wfpproxy',

@@ -178,6 +178,8 @@ export interface HnsV1Endpoint {
   GatewayAddressV6?: string;
   DNSSuffix?: string;
   DNSServerList?: string;
+  /** The DNS domain, apart from the search list (microsoft/hcsshim internal/hns/hnsendpoint.go HNSEndpoint). */
+  DNSDomain?: string;
   SharedContainers?: string[];
   /** 1 Created, 2 Attached, 3 AttachedSharing, 4 Detached, 5 Degraded, 6 Destroyed. */
   State?: number;

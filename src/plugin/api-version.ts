@@ -8,6 +8,7 @@ import type { ApiVersionSetting } from '../cni/types';
 import { V1Api, V2Api, type HnsApi, type Listing } from '../hns/api';
 import { formatVersion, minimumVersion, supports, type HnsVersion } from '../hns/features';
 import type { Hcn } from '../hns/hcn';
+import type { HeldHandles } from '../hns/held-handles';
 import { toCniError } from './to-cni-error';
 
 export interface ApiChoice {
@@ -22,14 +23,15 @@ function why(hcn: Hcn): string {
   return c.loadError ?? (c.missing.length ? `missing ${c.missing.join(', ')}` : 'not loaded');
 }
 
+/** `held`: the HCN handles a resident process keeps between verbs (src/hns/held-handles.ts), used on an HCN host. */
 export async function chooseApi(
   setting: ApiVersionSetting,
   hcn: Hcn,
   listing: Listing = 'auto',
-  options: { fewestCalls?: boolean } = {},
+  held?: HeldHandles,
 ): Promise<ApiChoice> {
   const caps = hcn.capabilities;
-  if (setting === 1 || setting === 2) return configuredApi(setting, hcn, listing, options);
+  if (setting === 1 || setting === 2) return configuredApi(setting, hcn, listing, held);
   let hnsVersion: HnsVersion | undefined;
   if (caps.v1Supported) {
     try {
@@ -41,7 +43,7 @@ export async function chooseApi(
   const shown = hnsVersion ? formatVersion(hnsVersion) : 'unknown (no HNSCall)';
   if (caps.v2Supported && (!hnsVersion || supports(hnsVersion, 'v2'))) {
     return {
-      api: new V2Api(hcn, listing, options),
+      api: new V2Api(hcn, listing, held),
       version: 2,
       reason: `auto: HCN present, HNS version ${shown} >= ${minimumVersion('v2')}`,
       ...(hnsVersion ? { hnsVersion } : {}),
@@ -58,7 +60,7 @@ export async function chooseApi(
 }
 
 /** The API the configuration names (apiVersion 1 or 2), when the host has it. */
-function configuredApi(setting: 1 | 2, hcn: Hcn, listing: Listing, options: { fewestCalls?: boolean }): ApiChoice {
+function configuredApi(setting: 1 | 2, hcn: Hcn, listing: Listing, held?: HeldHandles): ApiChoice {
   const caps = hcn.capabilities;
   if (setting === 2) {
     if (!caps.v2Supported)
@@ -66,7 +68,7 @@ function configuredApi(setting: 1 | 2, hcn: Hcn, listing: Listing, options: { fe
         CniCode.API_UNAVAILABLE,
         `apiVersion 2 needs HCN (computenetwork.dll), which this host lacks: ${why(hcn)}`,
       );
-    return { api: new V2Api(hcn, listing, options), version: 2, reason: 'apiVersion 2 in the configuration' };
+    return { api: new V2Api(hcn, listing, held), version: 2, reason: 'apiVersion 2 in the configuration' };
   }
   if (!caps.v1Supported)
     throw new CniError(

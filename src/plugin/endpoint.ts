@@ -5,8 +5,16 @@
  */
 import { CniCode, CniError } from '../cni/cni-error';
 import type { IpConfig } from '../cni/types';
-import type { EndpointInfo, EndpointSpec, NetworkInfo, NetworkSpec, SubnetInfo } from '../hns/api';
-import { hcnCause } from '../hns/hcn-error';
+import {
+  sameId,
+  type EndpointInfo,
+  type EndpointSpec,
+  type NetworkInfo,
+  type NetworkSpec,
+  type SubnetInfo,
+} from '../hns/api';
+import { hasCode, hcnCause } from '../hns/hcn-error';
+import { HR } from '../hns/hresults';
 import { loopbackDsr } from '../hns/policies';
 import type { TypedPolicy } from '../hns/schema';
 import { deleteConfirmed } from '../hns/teardown';
@@ -105,7 +113,7 @@ function planEndpoint(a: AddPlan, addr: Addressing, intent: IntentRecord, where:
 
 /** Creates the endpoint; the rollback deletes it again. */
 async function createEndpoint(a: AddPlan, network: NetworkInfo, plan: PlannedEndpoint): Promise<EndpointInfo> {
-  const ep = await refusable(`creating endpoint ${plan.name}`, () => a.api.createEndpoint(network, plan.spec, plan.id));
+  const ep = await refusable(`creating endpoint ${plan.name}`, () => createOrRecognise(a, network, plan));
   a.rt.addressBook?.created(ep);
   // A "not found" from HNS is confirmed by a listing before the rollback counts the endpoint as gone: only then may
   // the rollback release its IP (Undo keeps the allocation when this step fails).
@@ -114,6 +122,36 @@ async function createEndpoint(a: AddPlan, network: NetworkInfo, plan: PlannedEnd
     a.rt.addressBook?.deleted(ep.id);
   });
   return ep;
+}
+
+/**
+ * A create HNS may have carried out although its answer says it failed: a v1 envelope has no code for most refusals
+ * (E_FAIL: microsoft/hcsshim internal/hns/hnsnetwork.go hnsResponse reads only Success and Error), and a connection
+ * that breaks once the call is sent leaves RPC_S_CALL_FAILED. Then the endpoint this ADD planned is looked for (by its
+ * id, or by its name, which is this attachment's own: the leftovers of earlier attempts were removed before the create,
+ * own-objects.ts). Found, it is this create's, and the ADD goes on with it. Not found, the failure stands. Unknown (HNS
+ * does not answer the look), the rollback keeps the address: an endpoint may hold it (Undo onlyIfClean).
+ */
+async function createOrRecognise(a: AddPlan, network: NetworkInfo, plan: PlannedEndpoint): Promise<EndpointInfo> {
+  try {
+    return await a.api.createEndpoint(network, plan.spec, plan.id);
+  } catch (e) {
+    if (!hasCode(e, HR.E_FAIL) && !hasCode(e, HR.RPC_S_CALL_FAILED)) throw e;
+    let made: EndpointInfo | undefined;
+    try {
+      made = plan.id
+        ? await a.api.getEndpoint(plan.id)
+        : (await a.api.findEndpoints({ name: plan.name })).find((f) => sameId(f.networkId, network.id));
+    } catch {
+      a.undo.push('keep the address of an endpoint HNS may have created', () =>
+        Promise.reject(new Error(`whether HNS created endpoint ${plan.name} is not known`)),
+      );
+      throw e;
+    }
+    if (!made) throw e;
+    a.log.warn({ endpoint: made.id, err: (e as Error).message }, 'HNS created the endpoint its answer said it did not');
+    return made;
+  }
 }
 
 /**

@@ -16,6 +16,7 @@ import { ClaimRegistry } from '../state/claims';
 import { StateStore, type StateSnapshot } from '../state/store';
 import { AddressBook } from './address-book';
 import { chooseApi, type ApiChoice } from './api-version';
+import { HeldHandles } from '../hns/held-handles';
 import { auditObservation, type RuntimeObserver } from './observer';
 
 export interface RuntimeOptions {
@@ -40,9 +41,9 @@ export interface RuntimeOptions {
    */
   backgroundAudit?: boolean;
   /**
-   * The fewest HNS round trips per verb (the resident service): an endpoint created and attached with one HNSCall each
-   * where v1 says all of it (src/hns/api.ts V2Api), and a DEL that releases an address by what this process knows of
-   * its holders (address-book.ts) instead of listing the node. Default false: the standalone executable, which runs
+   * The fewest HNS round trips per verb (the resident service), through the API the host chose: HCN handles kept
+   * between verbs (src/hns/held-handles.ts), and a DEL that releases an address by what this process knows of its
+   * holders (address-book.ts) instead of listing the node. Default false: the standalone executable, which runs
    * one verb and knows nothing between them.
    */
   fewestCalls?: boolean;
@@ -68,12 +69,15 @@ export class PluginRuntime {
   readonly crash: CrashHook | undefined;
   /** Who holds which address, as this process knows it (fewestCalls only; address-book.ts). */
   readonly addressBook: AddressBook | undefined;
+  /** HCN handles kept between verbs (fewestCalls only; src/hns/held-handles.ts). */
+  readonly heldHandles: HeldHandles | undefined;
 
   constructor(private readonly options: RuntimeOptions) {
     this.now = options.now ?? Date.now;
     this.pid = options.pid;
     this.crash = options.crash;
     this.addressBook = options.fewestCalls ? new AddressBook() : undefined;
+    this.heldHandles = options.fewestCalls ? new HeldHandles() : undefined;
   }
 
   /**
@@ -227,9 +231,7 @@ export class PluginRuntime {
     const key = String(conf.apiVersion);
     let choice = this.choices.get(key);
     if (!choice) {
-      choice = chooseApi(conf.apiVersion, hcn, this.options.listing, {
-        ...(this.options.fewestCalls ? { fewestCalls: true } : {}),
-      });
+      choice = chooseApi(conf.apiVersion, hcn, this.options.listing, this.heldHandles);
       choice.catch(() => this.choices.delete(key));
       this.choices.set(key, choice);
     }

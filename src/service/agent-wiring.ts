@@ -6,7 +6,8 @@
 import { defaultStateDir } from '../cni/defaults';
 import { Hcn } from '../hns/hcn';
 import type { NativeHcn } from '../hns/native-types';
-import { watchHnsService } from '../hns/service-notifications';
+import type { HeldHandles } from '../hns/held-handles';
+import { watchHnsService, type HnsServiceEvent } from '../hns/service-notifications';
 import type { Logger } from '../log/logger';
 import type { PluginRuntime } from '../plugin/runtime';
 import { watchConfDir } from './conf-dir';
@@ -53,16 +54,22 @@ export function createNodeAgent(
 
 /**
  * HNS's own word that it restarted, where the host offers it: the agent's recovery pass (audit, release, repair)
- * right after HNS is back, not at its next probe, which stays the fallback. Returns how to stop watching.
+ * right after HNS is back, not at its next probe, which stays the fallback; and every kept HCN handle dropped at the
+ * disconnect (a restarted HNS knows none of them: src/hns/held-handles.ts). Returns how to stop watching.
  */
 export function watchHnsForAgent(
   options: AgentWiringOptions,
   native: NativeHcn,
   agent: NodeAgent,
   log: Logger,
+  held?: HeldHandles,
 ): { close(): Promise<void> } | undefined {
   if (options.agent?.hnsNotifications === false) return undefined;
-  return watchHnsService(new Hcn(native, native.capabilities()), (event) => agent.hnsNotified(event), {
+  const listener = (event: HnsServiceEvent): void => {
+    if (event === 'disconnected') held?.dropAll(native);
+    agent.hnsNotified(event);
+  };
+  return watchHnsService(new Hcn(native, native.capabilities()), listener, {
     onError: (e) => log.warn({ err: (e as Error).message }, 'service: HNS service notifications not registered'),
   });
 }

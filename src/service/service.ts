@@ -8,8 +8,9 @@
  *   (KeyedQueue); other attachments, GC and STATUS run concurrently, as separate standalone processes would — the
  *   state store's locks and the audit's intents are what make that safe, exactly as between processes.
  * - What is kept between requests is only what is a property of the host (src/plugin/runtime.ts: the addon, the HNS
- *   API choice, the OS helpers, the shared networks found by name, re-read once a create says one is gone), the
- *   latest configuration per state directory (for the background work) and open log files. Configuration is parsed
+ *   API choice, the OS helpers, the shared networks found by name, re-read once a create says one is gone), HCN
+ *   handles (src/hns/held-handles.ts: dropped when HNS disconnects and at a hand-over), the latest configuration per
+ *   state directory (for the background work) and open log files. Configuration is parsed
  *   per request; the state and HNS's endpoints are read fresh by every verb, so the audit never judges from a cache.
  * - The whole node's audit runs in the background (node-agent.ts), on an interval and right after HNS answers again
  *   following a failure; an ADD does only its own safety work (src/plugin/own-objects.ts), so its cost does not
@@ -192,7 +193,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     address: options.address,
     port: listening.handOver,
     log,
-    onTaken: ending.handOver,
+    // The new service opens its own HCN handles: this one closes what it kept (src/hns/held-handles.ts).
+    onTaken: (newPid) => (runtime.heldHandles?.dropAll(native), ending.handOver(newPid)),
     onLost: ending.retire,
   });
   return {
@@ -267,7 +269,7 @@ function startBackgroundWork(
   log: Logger,
 ): { close(): Promise<void> } | undefined {
   agent.start();
-  const hnsWatch = watchHnsForAgent(options, native, agent, log);
+  const hnsWatch = watchHnsForAgent(options, native, agent, log, runtime.heldHandles);
   if (options.createNetwork) createNetworkAtStart(options.createNetwork, runtime, log);
   return hnsWatch;
 }

@@ -32,6 +32,8 @@ interface Call {
   latencyMs: number;
   fault?: string;
   failWith?: number;
+  /** failWith is answered after the call took effect (FaultOptions.afterCommit). */
+  failAfterCommit?: boolean;
   hang?: { ms?: number };
   /** Set while the call is stalled by a hang fault. */
   release?: () => void;
@@ -155,6 +157,7 @@ export class CallRunner {
       acceptedAt: c.acceptedAt,
       latencyMs: this.latencyOf(plan.op),
       failWith: hits.fail,
+      ...(hits.failAfterCommit ? { failAfterCommit: true } : {}),
       hang: hits.hang,
       settled: false,
       abort: new AbortController(),
@@ -279,15 +282,15 @@ export class CallRunner {
   /** The call's effect against committed state, now. Never throws. */
   private execute(call: Call): OpResponse {
     const { plan } = call;
-    if (call.failWith !== undefined) {
-      const hr = call.failWith;
-      return plan.envelope
+    const failed = (hr: number): OpResponse =>
+      plan.envelope
         ? { hr: 0, result: errorEnvelope(hr, this.host), errorRecord: null }
         : { hr, result: null, errorRecord: recordOf(plan, hr) };
-    }
+    if (call.failWith !== undefined && !call.failAfterCommit) return failed(call.failWith);
     try {
       const run = plan.run({ store: this.store, host: this.host });
       if (plan.kind === 'mutation') this.deps.persist();
+      if (call.failWith !== undefined) return failed(call.failWith);
       const result = run === null ? null : recaseGuids(run, this.host.idCase, this.answers++ % 2);
       return { hr: 0, result, errorRecord: null };
     } catch (e) {

@@ -49,6 +49,7 @@ export async function handleControl(engine: Engine, ctl: string, args: Args = {}
         hresult: parseHresultArg(args.hresult),
         nth: num(args, 'nth'),
         count: num(args, 'count'),
+        ...(args.afterCommit === true ? { afterCommit: true } : {}),
       });
     case 'hang':
       return engine.addFault('hang', str(args, 'op', true)!, {

@@ -75,7 +75,7 @@ export interface SimCallRecord {
   /**
    * Set when the call was disturbed, comma-joined when several apply: 'failed', 'hung', 'killed-client',
    * 'kill-refused', 'race-delete-wins', 'race-create-wins', 'restart' (in flight at a restart), 'reset', 'down'
-   * (arrived while restarting), 'v2-disabled', 'bad-request'.
+   * (arrived while restarting), 'v2-disabled', 'stale-handle' (a call on a handle of an earlier service instance: stale-handles.ts), 'bad-request'.
    */
   fault?: string;
 }
@@ -113,6 +113,12 @@ export interface FaultOptions {
   nth?: number;
   /** How many consecutive matching calls it hits, starting at nth (default 1). */
   count?: number;
+  /**
+   * failCall only: the call takes effect first and is then answered with the failure — what a client sees when HNS
+   * committed and the answer it got says otherwise (a v1 envelope of {Success: false} with no code is all hcsshim's
+   * hnsResponse reads: microsoft/hcsshim internal/hns/hnsnetwork.go), so it cannot tell it from a refusal.
+   */
+  afterCommit?: boolean;
 }
 
 export interface SimControl {

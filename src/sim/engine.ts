@@ -60,6 +60,7 @@ import { SimError, errorRecord } from './sim-error';
 import { Store } from './store';
 import { endpointV2, namespaceV2, networkV2 } from './views';
 import type { OpRequest, OpResponse } from './wire-types';
+import { staleHandle } from './stale-handles';
 
 export interface EngineOptions {
   host: SimHost;
@@ -83,6 +84,8 @@ export class Engine {
   private seq = 0;
   private downUntil = 0;
   private restarts = 0;
+  /** The service instance HCN handles belong to: a new one at each restart (stale-handles.ts). */
+  boot = 1;
   private readonly serviceCallbacks = new ServiceCallbacks();
   private random: () => number;
 
@@ -127,7 +130,7 @@ export class Engine {
       return Promise.resolve(this.badRequest(req, e, { seq, pid, acceptedAt }));
     }
     this.log.count(plan.op);
-    const refused = this.refusedOnArrival(plan, { seq, pid, acceptedAt });
+    const refused = this.refusedOnArrival(plan, { seq, pid, acceptedAt }, staleHandle(req, this.boot));
     if (refused) return Promise.resolve(refused);
     return new Promise((resolve) => this.runner.start(req, plan, { seq, pid, acceptedAt, resolve, tcpPort }));
   }
@@ -151,8 +154,12 @@ export class Engine {
   }
 
   /** Refused on arrival: HNS is down (restarting), or the HCN API is absent on this "host". */
-  private refusedOnArrival(plan: Plan, at: { seq: number; pid: number; acceptedAt: number }): OpResponse | undefined {
-    const refuse = plan.api !== 'v2' || this.host.v2 ? undefined : HR.E_NOTIMPL;
+  private refusedOnArrival(
+    plan: Plan,
+    at: { seq: number; pid: number; acceptedAt: number },
+    stale?: number,
+  ): OpResponse | undefined {
+    const refuse = stale ?? (plan.api !== 'v2' || this.host.v2 ? undefined : HR.E_NOTIMPL);
     const down = Date.now() < this.downUntil ? HR.RPC_S_CALL_FAILED_DNE : undefined;
     if (down === undefined && refuse === undefined) return undefined;
     const hr = (down ?? refuse)!;
@@ -165,7 +172,7 @@ export class Engine {
       hr,
       acceptedAt: at.acceptedAt,
       finishedAt: Date.now(),
-      fault: down ? 'down' : 'v2-disabled',
+      fault: down ? 'down' : stale ? 'stale-handle' : 'v2-disabled',
     });
     return { hr, result: null, errorRecord: errorRecord(hr) };
   }
@@ -203,6 +210,7 @@ export class Engine {
       count,
       hresult: options.hresult === undefined ? undefined : options.hresult >>> 0,
       ms: options.ms,
+      ...(kind === 'fail' && options.afterCommit ? { afterCommit: true } : {}),
     });
   }
 
@@ -228,6 +236,7 @@ export class Engine {
   restart(downMs = 0, dropNamespaces?: boolean | readonly string[]): { downUntil: number } {
     if (!(Number.isFinite(downMs) && downMs >= 0)) throw new Error('downMs must be >= 0');
     this.restarts++;
+    this.boot++;
     this.downUntil = Date.now() + downMs;
     this.serviceCallbacks.serviceDisconnect();
     const failed = this.runner.abortInFlight('restart');
@@ -326,6 +335,7 @@ export class Engine {
       this.log.reset();
       this.runner.resetBusy();
       this.restarts = 0;
+      this.boot++;
       this.downUntil = 0;
       this.persist();
     }

@@ -12,12 +12,16 @@ export interface FaultRule {
   count: number;
   hresult?: number;
   ms?: number;
+  /** fail: answer with the failure after the call took effect. */
+  afterCommit?: boolean;
   /** Matching calls seen so far. */
   seen: number;
 }
 
 export interface FaultHits {
   fail?: number;
+  /** The failure is answered after the call took effect. */
+  failAfterCommit?: boolean;
   hang?: { ms?: number };
   kill: boolean;
 }
@@ -41,7 +45,10 @@ export class FaultBook {
       if (r.op !== '*' && normalizeOp(r.op) !== name) continue;
       r.seen++;
       if (r.seen < r.nth || r.seen >= r.nth + r.count) continue;
-      if (r.kind === 'fail' && hits.fail === undefined) hits.fail = r.hresult;
+      if (r.kind === 'fail' && hits.fail === undefined) {
+        hits.fail = r.hresult;
+        if (r.afterCommit) hits.failAfterCommit = true;
+      }
       if (r.kind === 'hang' && hits.hang === undefined) hits.hang = { ms: r.ms };
       if (r.kind === 'kill') hits.kill = true;
     }

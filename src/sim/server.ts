@@ -192,7 +192,8 @@ export class SimServer {
       if (unregister) socket.once('close', unregister);
       return { response, keep: false, shutdown: false, stream: unregister !== undefined };
     }
-    return { response: await this.engine.submit(r as unknown as OpRequest, socket.remotePort), keep, shutdown: false };
+    const response = await this.engine.submit(r as unknown as OpRequest, socket.remotePort);
+    return { response: { ...response, boot: this.engine.boot }, keep, shutdown: false };
   }
 
   /** A line the service cannot read is answered as HNS answers a bad argument. */

@@ -13,6 +13,8 @@ export interface OpRequest {
   method?: string | null;
   path?: string | null;
   request?: string | null;
+  /** A call on an HCN handle: the service instance that opened it (stale-handles.ts). */
+  boot?: string | number | null;
 }
 
 export interface OpResponse {
@@ -20,6 +22,8 @@ export interface OpResponse {
   hr: number;
   result: string | null;
   errorRecord: string | null;
+  /** The service instance that answered: what a handle opened by this call belongs to (stale-handles.ts). */
+  boot?: number;
 }
 
 export type ControlResponse = { ok: true; result?: unknown } | { ok: false; error: string };

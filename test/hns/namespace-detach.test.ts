@@ -1,8 +1,7 @@
 /**
- * V2Api.detachNamespace: one v1 HNSCall (POST /namespaces/{id}/removeresource, as microsoft/hcsshim
- * internal/hns/namespace.go RemoveNamespaceEndpoint) where HNSCall exists, and the answer's meaning kept when HNS
- * refuses it: "not attached" and "not found" still count as detached whether or not the v1 envelope carries an
- * ErrorCode (hcsshim's hnsResponse has none): an answer with no exact HRESULT is asked again through HCN.
+ * V2Api.detachNamespace: HCN's HcnOpenNamespace + HcnModifyNamespace (microsoft/hcsshim hcn/hcnnamespace.go
+ * RemoveNamespaceEndpoint) whether or not HNSCall exists: a write goes to one API, never v1 first and HCN after.
+ * "not attached" and "not found" count as detached; any other refusal is the caller's, as HNS gave it.
  */
 import { V2Api } from '../../src/hns/api';
 import { cni, bridgeConf, useHarness, type Harness } from '../helpers/cni-harness';
@@ -25,32 +24,28 @@ describe.each([
     return { ns, endpointId: String(ep.ID) };
   }
 
-  it('is one HNS call, and the namespace no longer holds the endpoint', async () => {
+  it("is HCN's open and modify, and the namespace no longer holds the endpoint", async () => {
     const { ns, endpointId } = await attached();
     const seq = await lastSeq(h);
     expect(await api().detachNamespace(endpointId, ns)).toBe('deleted');
-    expect(await opsSince(seq)).toEqual(['HNSCall POST /namespaces/{id}/removeresource']);
+    expect(await opsSince(seq)).toEqual(['HcnOpenNamespace', 'HcnModifyNamespace']);
     expect((await api().getEndpoint(endpointId))?.namespaceId).toBeUndefined();
   });
 
-  it('counts an endpoint already detached as detached (HCN_E_ENDPOINT_NOT_ATTACHED), asking HCN only when v1 gave no code', async () => {
+  it('counts an endpoint already detached as detached (HCN_E_ENDPOINT_NOT_ATTACHED), without asking v1', async () => {
     const { ns, endpointId } = await attached();
     expect(await api().detachNamespace(endpointId, ns)).toBe('deleted');
     const seq = await lastSeq(h);
     expect(await api().detachNamespace(endpointId, ns)).toBe('not-found');
-    const again = v1ErrorCodes ? [] : ['HcnOpenNamespace', 'HcnModifyNamespace'];
-    expect(await opsSince(seq)).toEqual(['HNSCall POST /namespaces/{id}/removeresource', ...again]);
+    expect(await opsSince(seq)).toEqual(['HcnOpenNamespace', 'HcnModifyNamespace']);
   });
 
-  it('takes a v1 refusal with an ErrorCode as it is, and asks HCN about one without', async () => {
+  it("takes HCN's refusal as it is, and asks no other API", async () => {
     const { ns, endpointId } = await attached();
-    await h.sim.control.failCall('HNSCall POST /namespaces/{id}/removeresource', 0x80070005); // E_ACCESSDENIED
+    await h.sim.control.failCall('HcnModifyNamespace', 0x80070005); // E_ACCESSDENIED
     const seq = await lastSeq(h);
-    const detached = api().detachNamespace(endpointId, ns);
-    if (v1ErrorCodes) await expect(detached).rejects.toMatchObject({ hresult: 0x80070005 });
-    else expect(await detached).toBe('deleted'); // "Access is denied." alone is E_FAIL: HCN answers for it
-    const again = v1ErrorCodes ? [] : ['HcnOpenNamespace', 'HcnModifyNamespace'];
-    expect(await opsSince(seq)).toEqual(['HNSCall POST /namespaces/{id}/removeresource', ...again]);
+    await expect(api().detachNamespace(endpointId, ns)).rejects.toMatchObject({ hresult: 0x80070005 });
+    expect(await opsSince(seq)).toEqual(['HcnOpenNamespace', 'HcnModifyNamespace']);
   });
 
   it('counts a namespace that is gone as detached', async () => {

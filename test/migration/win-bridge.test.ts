@@ -236,10 +236,12 @@ it("DEL of hcn-cni's own pod keeps its IP while another plugin's endpoint (on an
       .map(([k, v]) => [k, v - (before[k] ?? 0)] as const)
       .filter(([, v]) => v > 0),
   );
-  // The DEL of a recorded attachment: detach, delete, and the endpoint listing (who holds the address).
+  // The DEL of a recorded attachment: detach (HCN's open and modify), delete, and the endpoint listing (who holds
+  // the address).
   expect(made).toEqual({
     'HNSCall GET /endpoints': 1,
-    'HNSCall POST /namespaces/{id}/removeresource': 1,
+    HcnOpenNamespace: 1,
+    HcnModifyNamespace: 1,
     HcnDeleteEndpoint: 1,
   });
   expect(heldIps(h, 'cbr0')[ip]).toBe('ours');

@@ -112,6 +112,8 @@ describe.each(kinds)('$kind verbs', ({ kind, plural, id }) => {
       op: `HcnModify${kind}`,
       id,
       settings: '{"ResourceType":"Policy"}',
+      // A call on a handle names the service instance that opened it; this fake answered the open without one.
+      boot: null,
     });
   });
 

@@ -94,10 +94,10 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /**
- * The HNS call that detaches an endpoint from its namespace where HNSCall exists (src/hns/api.ts detachNamespace):
- * the v1 removeresource (HCN's HcnOpenNamespace + HcnModifyNamespace only after an answer with no exact HRESULT).
+ * The HNS call that detaches an endpoint from its namespace on an HCN host (src/hns/api.ts detachNamespace); the
+ * attach is the same function (a fault on it set after the ADD hits the DEL's detach).
  */
-export const DETACH_OP = 'HNSCall POST /namespaces/{id}/removeresource';
+export const DETACH_OP = 'HcnModifyNamespace';
 
 /** Polls until `probe` returns a value (or throws after timeoutMs). */
 export async function until<T>(

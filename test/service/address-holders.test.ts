@@ -10,7 +10,7 @@ import { HR } from '../../src/hns/hresults';
 import { bridgeConf, useHarness, type Harness } from '../helpers/cni-harness';
 import { createEndpointV2, createNetworkV2, expectNoAddressTwice } from '../migration/support';
 import { heldIps, hostLocal, lastSeq, newNamespace, until } from '../plugin/support';
-import { makeBin, startServiceProcess, viaShim, type Bin, type RunningService } from './support';
+import { makeBin, SERVICE_DEL_OPS, startServiceProcess, viaShim, type Bin, type RunningService } from './support';
 
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
@@ -102,7 +102,7 @@ it("never puts an address on two live endpoints in the pod's network, even one n
   const seq = await lastSeq(h);
   expect((await run('DEL', 'a', ns)).exitCode).toBe(0);
   const ops = (await h.sim.control.calls()).filter((c) => c.seq > seq && c.pid === pid).map((c) => c.op);
-  expect(ops).toEqual(['HNSCall POST /namespaces/{id}/removeresource', 'HcnDeleteEndpoint']);
+  expect(ops).toEqual(SERVICE_DEL_OPS);
   // Released; another plugin takes it after the last listing, unseen by the service; the next pod asks for it.
   const foreign = await take();
   const b = await run('ADD', 'b', await newNamespace(h));
@@ -121,6 +121,6 @@ it('lists the endpoints before releasing an address while the service has no lis
   const seq = await lastSeq(h);
   expect((await run('DEL', 'a', ns)).exitCode).toBe(0);
   const ops = (await h.sim.control.calls()).filter((c) => c.seq > seq && c.pid === pid).map((c) => c.op);
-  expect(ops).toEqual(['HNSCall POST /namespaces/{id}/removeresource', 'HcnDeleteEndpoint', 'HNSCall GET /endpoints']);
+  expect(ops).toEqual([...SERVICE_DEL_OPS, 'HNSCall GET /endpoints']);
   expect(heldIps(h, 'cbr0')).toEqual({});
 });

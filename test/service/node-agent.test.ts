@@ -2,16 +2,25 @@
  * The service's node agent (src/service/node-agent.ts) audits the whole node in the background: a leak of seed 000's
  * kind is removed within auditIntervalSeconds with no ADD at all; an object a running ADD is creating is never
  * removed; and the node is audited right after HNS answers again following a failure, not an interval later — at once
- * where HNS's service notifications say it is back, else at the probe. An ADD through the service makes 3 HNS calls
- * (existing network, containerd path) whatever the node holds, and a DEL 2: the node agent's listing says who else
- * holds an address (src/plugin/address-book.ts).
+ * where HNS's service notifications say it is back, else at the probe. An ADD through the service makes the same HCN
+ * calls (existing network, containerd path) whatever the node holds, and a DEL lists nothing: the node agent's
+ * listing says who else holds an address (src/plugin/address-book.ts).
  */
 import { nicNetworkName } from '../../src/orphans/ownership';
 import type { Hcn } from '../../src/hns/hcn';
 import { HR } from '../../src/hns/hresults';
 import { bridgeConf, useHarness, type Harness } from '../helpers/cni-harness';
 import { heldIps, hostLocal, lastSeq, newNamespace, until } from '../plugin/support';
-import { makeBin, startServiceProcess, startShim, viaShim, type Bin, type RunningService } from './support';
+import {
+  makeBin,
+  SERVICE_ADD_OPS,
+  SERVICE_DEL_OPS,
+  startServiceProcess,
+  startShim,
+  viaShim,
+  type Bin,
+  type RunningService,
+} from './support';
 
 const NIC = { Name: 'Ethernet 3', MacAddress: '00-15-5D-AA-00-03' };
 let h: Harness;
@@ -63,7 +72,7 @@ it('never removes what a running ADD is creating, however many audits pass meanw
   const conf = bridgeConf({ auditIntervalSeconds: 1 });
   await serveOnce(conf);
   // The ADD has created its endpoint and hangs attaching it: the endpoint exists, its intent is live.
-  await h.sim.control.hang('HNSCall POST /namespaces/{id}/addresource');
+  await h.sim.control.hang('HcnModifyNamespace');
   const ns = await newNamespace(h);
   const run = startShim(h, bin, service.address, { verb: 'ADD', conf, containerId: 'slow', netns: ns });
   await until(
@@ -132,7 +141,7 @@ it('repairs every recorded pod as soon as HNS is back, from its service notifica
   expect((await service.status()).agent.hnsFailingSince).toBeUndefined();
 });
 
-it('an ADD through the service makes 3 HNS calls with the network there, whatever else the node holds: own names, create, attach', async () => {
+it('an ADD through the service makes its HCN calls with the network there, whatever else the node holds: own names, create, attach', async () => {
   service = await startServiceProcess(h, undefined, ['--hns-probe-seconds', '0']);
   const conf = bridgeConf();
   const add = async (id: string) =>
@@ -149,11 +158,7 @@ it('an ADD through the service makes 3 HNS calls with the network there, whateve
   const second = await viaShim(h, bin, service.address, { verb: 'ADD', conf, containerId: 'second', netns: ns });
   expect(second.exitCode).toBe(0);
   const ops = (await h.sim.control.calls()).filter((c) => c.seq > seq && c.pid === pid).map((c) => c.op);
-  expect(ops).toEqual([
-    'HcnEnumerateEndpoints',
-    'HNSCall POST /endpoints',
-    'HNSCall POST /namespaces/{id}/addresource',
-  ]);
+  expect(ops).toEqual(SERVICE_ADD_OPS);
   // The pod has what the HCN calls gave it: its endpoint in the namespace, with the result's address and MAC.
   const result = JSON.parse(second.stdout) as { ips: Array<{ address: string }>; interfaces: Array<{ mac: string }> };
   const dump = await h.sim.control.dump();
@@ -165,7 +170,7 @@ it('an ADD through the service makes 3 HNS calls with the network there, whateve
   expect(String(ep.MacAddress).toLowerCase().replace(/-/g, ':')).toBe(result.interfaces[0]!.mac);
 });
 
-it('an ADD through the service whose one-call create HNS v1 refuses without a code asks HCN, whose HRESULT is exact', async () => {
+it('an ADD through the service whose create HCN refuses with E_FAIL fails as HCN said, asking no other API', async () => {
   service = await startServiceProcess(h, undefined, ['--hns-probe-seconds', '0']);
   const conf = bridgeConf();
   expect(
@@ -173,25 +178,19 @@ it('an ADD through the service whose one-call create HNS v1 refuses without a co
       .exitCode,
   ).toBe(0);
   await until(async () => ((await service!.status()).agent.audits >= 1 ? true : undefined), 20_000, 'a first audit');
-  await h.sim.control.failCall('HNSCall POST /endpoints', HR.E_FAIL);
+  await h.sim.control.failCall('HcnCreateEndpoint', HR.E_FAIL);
   const pid = service.child.pid;
   const seq = await lastSeq(h);
   const ns = await newNamespace(h);
   const second = await viaShim(h, bin, service.address, { verb: 'ADD', conf, containerId: 'second', netns: ns });
-  expect(second.exitCode).toBe(0);
+  expect(second.exitCode).not.toBe(0);
   const ops = (await h.sim.control.calls()).filter((c) => c.seq > seq && c.pid === pid).map((c) => c.op);
-  expect(ops).toEqual([
-    'HcnEnumerateEndpoints',
-    'HNSCall POST /endpoints',
-    'HcnOpenNetwork',
-    'HcnCreateEndpoint',
-    'HcnQueryEndpointProperties',
-    'HNSCall POST /namespaces/{id}/addresource',
-  ]);
-  expect((await h.sim.control.dump()).endpoints).toHaveLength(2);
+  expect(ops.filter((op) => /^HNSCall (POST|PUT|DELETE) /.test(op))).toEqual([]);
+  expect(ops.filter((op) => op === 'HcnCreateEndpoint')).toHaveLength(1);
+  expect((await h.sim.control.dump()).endpoints).toHaveLength(1);
 });
 
-it('a DEL through the service makes 2 HNS calls, detach and delete, once the node agent has listed the node', async () => {
+it('a DEL through the service makes its HCN calls, detach and delete, once the node agent has listed the node', async () => {
   service = await startServiceProcess(h, undefined, ['--hns-probe-seconds', '0']);
   const conf = bridgeConf({ ipam: hostLocal(h) });
   const ns = await newNamespace(h);
@@ -204,7 +203,7 @@ it('a DEL through the service makes 2 HNS calls, detach and delete, once the nod
   const seq = await lastSeq(h);
   expect((await run('DEL', 'second', ns)).exitCode).toBe(0);
   const ops = (await h.sim.control.calls()).filter((c) => c.seq > seq && c.pid === pid).map((c) => c.op);
-  expect(ops).toEqual(['HNSCall POST /namespaces/{id}/removeresource', 'HcnDeleteEndpoint']);
+  expect(ops).toEqual(SERVICE_DEL_OPS);
   // Done as the HCN calls would: the namespace no longer lists it, and the endpoint is gone.
   const dump = await h.sim.control.dump();
   expect(dump.endpoints).toHaveLength(1);

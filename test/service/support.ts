@@ -12,11 +12,27 @@ import { startService, type Service, type ServiceOptions, type ServiceStatus } f
 import { bridgeConf, CLI, cniEnv, ROOT, type CniCall, type Harness, type ProcessOutcome } from '../helpers/cni-harness';
 import { newNamespace, recordFiles, until } from '../plugin/support';
 
+/** The HNS call that creates a pod's endpoint on an HCN host, in every mode (src/hns/api.ts V2Api createEndpoint). */
+export const SERVICE_CREATE_OP = 'HcnCreateEndpoint';
+
 /**
- * The HNS call that creates a pod's endpoint in the service where HNSCall exists and v1 says the whole endpoint
- * (src/hns/api.ts V2Api createEndpoint): one v1 POST, whose answer is the endpoint (HCN's create is three calls).
+ * The HCN calls of an ADD through the service with the network there (its handle kept since an earlier ADD) and an
+ * HCN namespace (docs/hns-round-trips.md says what each is for): the leftovers of a killed attempt, the create on the
+ * kept network handle and the endpoint's properties, the attach (whose namespace handle is kept until the DEL).
  */
-export const SERVICE_CREATE_OP = 'HNSCall POST /endpoints';
+export const SERVICE_ADD_OPS = [
+  'HcnEnumerateEndpoints',
+  'HcnCreateEndpoint',
+  'HcnQueryEndpointProperties',
+  'HcnOpenNamespace',
+  'HcnModifyNamespace',
+];
+
+/**
+ * The HCN calls of a DEL through the service that attached the pod, once it has a listing of its own: the detach on
+ * the namespace handle kept since the ADD, the delete.
+ */
+export const SERVICE_DEL_OPS = ['HcnModifyNamespace', 'HcnDeleteEndpoint'];
 
 export const SHIM = path.join(ROOT, 'build', 'Release', 'hcn-cni-shim');
 
