@@ -36,8 +36,8 @@ const POD_LATENCY = Object.freeze({
   HcnModifyNamespace: 20,
   HcnDeleteEndpoint: 30,
   'HNSCall POST /endpoints/{id}/attach': 20,
-  // The service creates and attaches through HNS v1 (docs/hns-round-trips.md): the same work, so the same latency as
-  // the HCN calls they replace — without these the model would make those calls nearly free.
+  // HNS v1's create, attach and detach ("apiVersion": 1, or a host without HCN): the same work as the HCN calls, so
+  // the same latency — without these the model would make those calls nearly free.
   'HNSCall POST /endpoints': 60,
   'HNSCall POST /namespaces/{id}/addresource': 20,
   'HNSCall POST /namespaces/{id}/removeresource': 20,

@@ -11,12 +11,14 @@
  *   the same with "audit": false (an ADD's own audit, by name: its share), and with Debian's `static` IPAM (an IPAM
  *   whose cost does not grow, so what grows is the plugin's)
  *   HNS calls of one ADD and one DEL, from the simulator's call log (the service's calls between the
- *   verb's start and end), with their ops                                              ≤ 4 per ADD, ≤ 2 per DEL
+ *   verb's start and end), with their ops                                              ≤ 5 per ADD, ≤ 2 per DEL
  *   DEL with `static` IPAM, 3 000 ÷ 100 pods                                            ≤ 1.2
  *   HNS's share: at the largest size, the static-IPAM ADD and DEL again with the simulator answering every call
  *   after 2 ms and after 20 ms (an assumption: the per-round-trip cost of HNS, an RPC into a service that
  *   serialises its mutations, is not public; 2 ms stands for a quiet node, 20 ms for a busy one), next to what
- *   the same latency costs the reference plugin's call counts (REFERENCE_CALLS)
+ *   the same latency costs the reference plugin's call counts (REFERENCE_CALLS); side by side, the HCN path (the
+ *   host's choice) and HNS v1's ("apiVersion": 1, one HNSCall per create, attach and detach: the path the service
+ *   took on an HCN host before it chose HCN for every write), each with its calls
  *
  * The N pods are the plugin's own: real ADDs through the same service (shims started FILL_PARALLEL at a time, each
  * pod with its own HCN namespace), so the endpoints, attachment records, host-local's files and HNS's namespaces are
@@ -53,7 +55,7 @@ const SIZES = (process.env.BENCH_NODE_SIZES || '100,3000')
 const RUNS = Number(process.env.BENCH_RUNS || 30);
 const WARMUP = Number(process.env.BENCH_WARMUP || 5);
 const FILL_PARALLEL = Number(process.env.BENCH_FILL_PARALLEL || 8);
-const GOALS = { addRatio: 1.2, addCalls: 4, delCalls: 2, delStaticRatio: 1.2 };
+const GOALS = { addRatio: 1.2, addCalls: 5, delCalls: 2, delStaticRatio: 1.2 };
 /** Per-call latencies of the HNS-share table (ms), and runs at each. */
 const LATENCIES = (process.env.BENCH_HNS_LATENCIES || '2,20').split(',').map(Number);
 const LATENCY_RUNS = Number(process.env.BENCH_LATENCY_RUNS || 10);
@@ -68,10 +70,11 @@ const REFERENCE_CALLS = { plugin: 'win-bridge v1.5.1', add: 12, del: 10 };
  * The measured configuration: podsConf's bridge network (bench/common.js) on a /16, so 3 000+ pods fit, with
  * host-local handing out the addresses (its files in the run's temp dir). @param {string} tmp @param {boolean} audit
  */
-function nodeConf(tmp, audit, ipam = undefined) {
+function nodeConf(tmp, audit, ipam = undefined, extra = {}) {
   return podsConf(path.join(tmp, 'state'), {
     logLevel: 'info',
     audit,
+    ...extra,
     ipam: ipam ?? {
       type: 'host-local',
       dataDir: path.join(tmp, 'host-local'),
@@ -83,12 +86,18 @@ function nodeConf(tmp, audit, ipam = undefined) {
 /**
  * The same with Debian's `static` IPAM (the address in the configuration, nothing on disk): an IPAM whose cost does
  * not grow with the node, so what still grows is the plugin's. Addresses from 10.88.240.1, above host-local's fill.
- * @param {string} tmp @param {number} k
+ * `extra`: the API path's setting (API_PATHS). @param {string} tmp @param {number} k @param {object} [extra]
  */
-function staticConf(tmp, k) {
+function staticConf(tmp, k, extra = {}) {
   const address = `10.88.${240 + Math.floor(k / 250)}.${1 + (k % 250)}/16`;
-  return nodeConf(tmp, true, { type: 'static', addresses: [{ address, gateway: '10.88.0.1' }] });
+  return nodeConf(tmp, true, { type: 'static', addresses: [{ address, gateway: '10.88.0.1' }] }, extra);
 }
+
+/** The two ways to HNS compared in the HNS-share table: the host's choice (HCN here) and HNS v1's. */
+const API_PATHS = [
+  { name: 'HCN', extra: {} },
+  { name: 'HNS v1', extra: { apiVersion: 1 } },
+];
 
 /** @typedef {{ verb: string, containerId: string, netns: string, conf: string }} Verb */
 
@@ -288,21 +297,25 @@ async function run() {
       };
     }
 
-    // HNS's share: the largest node, every call answered after `ms` (the simulator's latency fault).
-    /** @type {Array<{ ms: number, add: any, del: any }>} */
+    // HNS's share: the largest node, every call answered after `ms` (the simulator's latency fault), each API path.
+    /** @type {Array<{ path: string, ms: number, add: any, del: any, calls: { add: string[], del: string[] } }>} */
     const hnsShare = [];
-    for (const ms of [0, ...LATENCIES]) {
-      await sim.control.setLatency('*', ms);
-      /** @type {{ add: number[], del: number[] }} */
-      const t = { add: [], del: [] };
-      for (let i = 0; i < LATENCY_RUNS; i++) {
-        const r = await addDel(staticConf(tmp, fresh));
-        t.add.push(r.add);
-        t.del.push(r.del);
+    for (const apiPath of API_PATHS) {
+      await addDel(staticConf(tmp, fresh, apiPath.extra)); // the path's first verb: its API choice, its handles
+      const calls = await callsOf(staticConf(tmp, fresh, apiPath.extra));
+      for (const ms of [0, ...LATENCIES]) {
+        await sim.control.setLatency('*', ms);
+        /** @type {{ add: number[], del: number[] }} */
+        const t = { add: [], del: [] };
+        for (let i = 0; i < LATENCY_RUNS; i++) {
+          const r = await addDel(staticConf(tmp, fresh, apiPath.extra));
+          t.add.push(r.add);
+          t.del.push(r.del);
+        }
+        hnsShare.push({ path: apiPath.name, ms, add: summary(t.add), del: summary(t.del), calls });
       }
-      hnsShare.push({ ms, add: summary(t.add), del: summary(t.del) });
+      await sim.control.setLatency('*', 0);
     }
-    await sim.control.setLatency('*', 0);
 
     const small = sizes[SIZES[0]];
     const large = sizes[SIZES[SIZES.length - 1]];
@@ -449,19 +462,22 @@ function print(/** @type {any} */ r) {
     String(r.callsMax.del),
     `goal ≤ ${r.goals.delCalls} ${verdict(r.met.delCalls)}`,
   );
-  const big = r.sizes[hi].calls.static;
   lines.push(
     '',
-    `HNS's share (${hi} pods, static IPAM, every HNS call answered after the latency: an assumption, see the header)`,
-    `${'latency per call'.padEnd(18)}${'ADD median'.padStart(11)}${'DEL median'.padStart(11)}` +
-      `${'ours: ADD+DEL calls × latency'.padStart(32)}${`${r.reference.plugin}: ${r.reference.add}+${r.reference.del} calls × latency`.padStart(46)}`,
+    `HNS's share (${hi} pods, static IPAM, every HNS call answered after the latency: an assumption, see the header), per API path`,
+    `${'path'.padEnd(8)}${'latency per call'.padEnd(18)}${'ADD median'.padStart(11)}${'DEL median'.padStart(11)}` +
+      `${'ADD+DEL calls × latency'.padStart(26)}${`${r.reference.plugin}: ${r.reference.add}+${r.reference.del} calls × latency`.padStart(46)}`,
   );
   for (const x of r.hnsShare)
     lines.push(
-      `${`${x.ms} ms`.padEnd(18)}${x.add.median.toFixed(2).padStart(11)}${x.del.median.toFixed(2).padStart(11)}` +
-        `${`${big.add.length}+${big.del.length} → ${((big.add.length + big.del.length) * x.ms).toFixed(0)} ms`.padStart(32)}` +
+      `${x.path.padEnd(8)}${`${x.ms} ms`.padEnd(18)}${x.add.median.toFixed(2).padStart(11)}${x.del.median.toFixed(2).padStart(11)}` +
+        `${`${x.calls.add.length}+${x.calls.del.length} → ${((x.calls.add.length + x.calls.del.length) * x.ms).toFixed(0)} ms`.padStart(26)}` +
         `${`${((r.reference.add + r.reference.del) * x.ms).toFixed(0)} ms`.padStart(46)}`,
     );
+  for (const p of API_PATHS) {
+    const c = r.hnsShare.find((/** @type {any} */ x) => x.path === p.name).calls;
+    lines.push(`  ${p.name} calls: ADD ${c.add.length} (${opList(c.add)}); DEL ${c.del.length} (${opList(c.del)})`);
+  }
   lines.push(`BENCH_JSON ${JSON.stringify({ bench: 'node-size', ...r })}`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -13,6 +13,9 @@
  *   50 pods in parallel     50 shims at once, realistic HNS latency (pods50.bench.js's), makespan ÷ the
  *                           simulator's busy time                                       goal ≤ 1.1
  * and the same through the fallback (no service: the shim runs hcn-cni-standalone = dist/hcn-cni).
+ * Side by side, the service's ADD+DEL through HCN (the host's choice) and through HNS v1 ("apiVersion": 1: one HNSCall
+ * per create, attach and detach, the path the service took on an HCN host before it chose HCN for every write): in
+ * the interleaved table, and with every HNS call answered after 0, 2 and 20 ms, each with its calls.
  *
  * The bin directory is the deployed layout: build/Release/hcn-cni-shim copied as `hcn-cni`, and dist/hcn-cni as
  * `hcn-cni-standalone` beside it. The service is dist/hcn-cni serve. Needs: node-gyp build (the shim), npm run
@@ -131,6 +134,7 @@ async function run() {
     // backend.go). The same ADD+DEL with the state on tmpfs, where fsync costs nothing, shows what is the service path
     // and what is the disk.
     const confShm = JSON.stringify({ ...JSON.parse(conf), stateDir: shmState });
+    const confV1 = JSON.stringify({ ...JSON.parse(conf), apiVersion: 1 });
     const hlConf = JSON.stringify({
       cniVersion: '1.0.0',
       name: 'hl',
@@ -166,7 +170,13 @@ async function run() {
       { name: 'host-local ADD+DEL', steps: addDel(HOST_LOCAL, hlConf, socket) },
       { name: 'shim ADD+DEL (service)', steps: addDel(shim, conf, socket) },
       { name: 'shim ADD+DEL (service, tmpfs)', steps: addDel(shim, confShm, socket) },
+      { name: 'shim ADD+DEL (service, HNS v1)', steps: addDel(shim, confV1, socket) },
       { name: 'shim ADD+DEL (fallback)', steps: addDel(shim, conf, absent) },
+    ]);
+
+    const apiPaths = await perApiPath(sim, service.pid, [
+      { name: 'HCN', steps: addDel(shim, conf, socket) },
+      { name: 'HNS v1', steps: addDel(shim, confV1, socket) },
     ]);
 
     const del = (/** @type {string} */ cmd, /** @type {string} */ c) =>
@@ -237,6 +247,7 @@ async function run() {
       'VERSION: shim (service) / sh -c true': timing['shim VERSION (service)'].median / timing['sh -c true'].median,
       'ADD+DEL: shim (service) / host-local': timing['shim ADD+DEL (service)'].median / hlAdd,
       'ADD+DEL: shim (service, state on tmpfs) / host-local': timing['shim ADD+DEL (service, tmpfs)'].median / hlAdd,
+      'ADD+DEL: shim (service, HNS v1) / host-local': timing['shim ADD+DEL (service, HNS v1)'].median / hlAdd,
       'peak memory: shim ADD (service) / host-local ADD': memory['shim ADD (service)'] / memory['host-local ADD'],
       [`${PODS} pods: makespan / simulator busy (service)`]: parallel.service.ratio,
       'VERSION: shim (fallback) / host-local': timing['shim VERSION (fallback)'].median / hl,
@@ -253,6 +264,7 @@ async function run() {
     };
     return {
       timing,
+      apiPaths,
       memoryKiB: memory,
       serviceRssKiB,
       parallel,
@@ -273,6 +285,39 @@ async function run() {
   }
 }
 
+/** Per-call latencies of the API-path table (ms). */
+const PATH_LATENCIES = [0, 2, 20];
+
+/**
+ * Each API path's ADD+DEL through the service, with every HNS call answered after each of PATH_LATENCIES (median of
+ * RUNS), and the service's calls of one ADD+DEL from the simulator's call log.
+ * @param {any} sim @param {number | undefined} pid @param {Array<{ name: string, steps: any[] }>} paths
+ */
+async function perApiPath(sim, pid, paths) {
+  const lastSeq = async () =>
+    (await sim.control.calls()).reduce((/** @type {number} */ m, /** @type {any} */ c) => Math.max(m, c.seq), 0);
+  const out = [];
+  for (const p of paths) {
+    const s0 = await lastSeq();
+    spawnTimed(p.steps[0]);
+    const s1 = await lastSeq();
+    spawnTimed(p.steps[1]);
+    const log = (await sim.control.calls()).filter((/** @type {any} */ c) => c.seq > s0 && c.pid === pid);
+    const calls = {
+      add: log.filter((/** @type {any} */ c) => c.seq <= s1).map((/** @type {any} */ c) => c.op),
+      del: log.filter((/** @type {any} */ c) => c.seq > s1).map((/** @type {any} */ c) => c.op),
+    };
+    for (const ms of PATH_LATENCIES) {
+      await sim.control.setLatency('*', ms);
+      const xs = [];
+      for (let i = 0; i < RUNS; i++) xs.push(p.steps.reduce((sum, st) => sum + spawnTimed(st), 0));
+      out.push({ path: p.name, ms, median: quantile(xs, 0.5), calls });
+    }
+    await sim.control.setLatency('*', 0);
+  }
+  return out;
+}
+
 function print(/** @type {any} */ r) {
   const lines = [
     `service (${RUNS} runs after ${WARMUP} warm-up, wall time per spawn, commands interleaved; load average ${r.loadavg.map((x) => x.toFixed(2)).join(' ')} on ${r.cpus} CPUs)`,
@@ -286,6 +331,15 @@ function print(/** @type {any} */ r) {
     lines.push(
       `${name.padEnd(cmdWidth)}${t.median.toFixed(2).padStart(11)}${t.p90.toFixed(2).padStart(9)}${t.min.toFixed(2).padStart(9)}`,
     );
+  lines.push('', 'ADD+DEL through the service per API path, every HNS call answered after the latency (median ms)');
+  for (const x of r.apiPaths)
+    lines.push(
+      `  ${x.path.padEnd(8)}${`${x.ms} ms`.padEnd(8)}${x.median.toFixed(2).padStart(10)}   calls ADD ${x.calls.add.length} + DEL ${x.calls.del.length}`,
+    );
+  for (const name of [...new Set(r.apiPaths.map((/** @type {any} */ x) => x.path))]) {
+    const c = r.apiPaths.find((/** @type {any} */ x) => x.path === name).calls;
+    lines.push(`  ${name}: ADD ${c.add.join(', ')}; DEL ${c.del.join(', ')}`);
+  }
   lines.push('', 'peak RSS (KiB)');
   for (const [name, v] of Object.entries(r.memoryKiB)) lines.push(`  ${name.padEnd(48)}${String(v).padStart(8)}`);
   lines.push(`  ${'the service process (VmHWM, for reference)'.padEnd(48)}${String(r.serviceRssKiB).padStart(8)}`);

@@ -246,6 +246,13 @@ async function main() {
       `${created} × HcnCreateEndpoint, ${createdV1} × v1 POST, ${hotAdds} × HcsModifyComputeSystem`,
       created === 1 && createdV1 === 0 && hotAdds === 1 && dump2.endpoints.length === 1,
     );
+    const writes = [...new Set(calls.filter((c) => isWrite(c.op)).map((c) => c.op))];
+    step(
+      'every HNS write of the standalone executable',
+      'HCN only',
+      writes.join(', '),
+      writes.length > 0 && !writes.some((op) => V1_WRITE.test(op)),
+    );
     step('(Azure CNI would have used HNS v1 here: "none" is no GUID)', 'v2 here', 'v2', true);
 
     // 3. A killed ADD must not strand a NIC.
@@ -425,6 +432,10 @@ async function medianMs(runs, fn) {
   return t.sort((a, b) => a - b)[Math.floor(runs / 2)];
 }
 
+/** HNS v1's writes (HNSCall POST/PUT/DELETE); a host with HCN gets none of them, in any mode. */
+const V1_WRITE = /^HNSCall (POST|PUT|DELETE) /;
+const isWrite = (op) => V1_WRITE.test(op) || /^Hc[ns](Create|Modify|Delete)/.test(op);
+
 /** 6. The shim in front of the resident service, as deploy/daemonset.yaml installs them. */
 async function serviceMode(sim, stateDir, tmp, newNamespace, bridge) {
   heading('6. Service mode: the native shim in front of `hcn-cni serve` (what the DaemonSet installs)');
@@ -467,6 +478,15 @@ async function serviceMode(sim, stateDir, tmp, newNamespace, bridge) {
     );
     const del = await cni(sim, stateDir, 'DEL', bridge, pod, via);
     step('DEL through the shim', 'exit 0', outcome(del), del.code === 0 && served(del));
+    const serviceWrites = [
+      ...new Set((await sim.control.calls()).filter((c) => c.pid === service.pid && isWrite(c.op)).map((c) => c.op)),
+    ];
+    step(
+      "every HNS write of the service's pod",
+      'HCN only',
+      serviceWrites.join(', '),
+      serviceWrites.length > 0 && !serviceWrites.some((op) => V1_WRITE.test(op)),
+    );
 
     const shimMs = await medianMs(9, () => cni(sim, stateDir, 'VERSION', {}, {}, via));
     const exeMs = await medianMs(9, () => cni(sim, stateDir, 'VERSION', {}, {}));
@@ -478,8 +498,8 @@ async function serviceMode(sim, stateDir, tmp, newNamespace, bridge) {
     );
 
     // The runtime gives up on an ADD (kills the shim) while HNS is still creating the endpoint.
-    // The service creates a bridge pod's endpoint with one v1 call (docs/hns-round-trips.md): hold that call.
-    await sim.control.hang('HNSCall POST /endpoints');
+    // The service creates a bridge pod's endpoint through HCN, as the host says (docs/hns-round-trips.md): hold it.
+    await sim.control.hang('HcnCreateEndpoint');
     const ns2 = await newNamespace();
     const pod2 = { containerId: 'pod-slow', netns: ns2 };
     let shimChild;

@@ -474,6 +474,22 @@ const MUTATIONS = [
     to: 'if (at.size === 0) at.set(id, h);',
     tests: ['test/plugin/address-book.test.ts', 'test/service/address-holders.test.ts'],
   },
+  {
+    id: 'held-handles-kept-past-disconnect',
+    rule: "the service drops every kept HCN handle on HNS's service-disconnect notification (no handle used after it)",
+    file: 'src/service/agent-wiring.ts',
+    from: "if (event === 'disconnected') held?.dropAll(native);",
+    to: "if (event === 'disconnected' && log === undefined) held?.dropAll(native);",
+    tests: ['test/service/held-handles.test.ts'],
+  },
+  {
+    id: 'committed-create-not-recognised',
+    rule: 'an endpoint create HNS carried out although it answered E_FAIL is recognised, and its address never released',
+    file: 'src/plugin/endpoint.ts',
+    from: 'if (!hasCode(e, HR.E_FAIL) && !hasCode(e, HR.RPC_S_CALL_FAILED)) throw e;',
+    to: 'if (hasCode(e, HR.E_FAIL) || !hasCode(e, HR.E_FAIL)) throw e;',
+    tests: ['test/plugin/committed-create.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };
