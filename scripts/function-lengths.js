@@ -5,7 +5,12 @@
  * methods, arrows, function expressions, accessors, constructors), its length in lines from its first token to its
  * last. The measure of docs/architecture.md's "small functions" rule, kept by test/architecture/function-length.test.ts.
  *
+ * Two more measures of units a person can hold, the review's figures: files over N lines, and functions that take
+ * N or more parameters (what the length rule does not see: a function kept short by a wider signature).
+ *
  *   node scripts/function-lengths.js [--over N] [DIR...]     default: --over 60 src
+ *   node scripts/function-lengths.js --files-over N [DIR...]   files of more than N lines (e.g. 500)
+ *   node scripts/function-lengths.js --params N [DIR...]       functions with N or more parameters (e.g. 5 src/plugin)
  */
 'use strict';
 const fs = require('fs');
@@ -21,9 +26,11 @@ function tsFiles(dir) {
   });
 }
 
-/** @param {string[]} dirs @returns {{ file: string, line: number, name: string, lines: number }[]} */
+/** @typedef {{ file: string, line: number, name: string, lines: number, params: number }} FunctionSize */
+
+/** @param {string[]} dirs @returns {FunctionSize[]} */
 function functionLengths(dirs) {
-  /** @type {{ file: string, line: number, name: string, lines: number }[]} */
+  /** @type {FunctionSize[]} */
   const out = [];
   for (const file of dirs.flatMap(tsFiles)) {
     const sf = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
@@ -33,7 +40,13 @@ function functionLengths(dirs) {
         const first = sf.getLineAndCharacterOfPosition(n.getStart(sf)).line;
         const last = sf.getLineAndCharacterOfPosition(n.end).line;
         const named = /** @type {{ name?: ts.Node }} */ (n).name ?? /** @type {{ name?: ts.Node }} */ (n.parent).name;
-        out.push({ file, line: first + 1, name: named ? named.getText(sf) : '<anonymous>', lines: last - first + 1 });
+        out.push({
+          file,
+          line: first + 1,
+          name: named ? named.getText(sf) : '<anonymous>',
+          lines: last - first + 1,
+          params: n.parameters.length,
+        });
       }
       ts.forEachChild(n, visit);
     };
@@ -42,13 +55,42 @@ function functionLengths(dirs) {
   return out.sort((a, b) => b.lines - a.lines);
 }
 
-module.exports = { functionLengths };
+/** @param {string[]} dirs @returns {{ file: string, lines: number }[]} */
+function fileLengths(dirs) {
+  return dirs
+    .flatMap(tsFiles)
+    .map((file) => ({ file, lines: fs.readFileSync(file, 'utf8').split('\n').length - 1 }))
+    .sort((a, b) => b.lines - a.lines);
+}
+
+module.exports = { functionLengths, fileLengths };
+
+/** @param {string[]} args @param {string} flag @returns {number | undefined} */
+function option(args, flag) {
+  const at = args.indexOf(flag);
+  return at >= 0 ? Number(args.splice(at, 2)[1]) : undefined;
+}
 
 if (require.main === module) {
   const args = process.argv.slice(2);
-  const at = args.indexOf('--over');
-  const over = at >= 0 ? Number(args.splice(at, 2)[1]) : 60;
+  const filesOver = option(args, '--files-over');
+  const params = option(args, '--params');
+  const over = option(args, '--over') ?? 60;
   const dirs = args.length ? args : ['src'];
+  if (filesOver !== undefined) {
+    const big = fileLengths(dirs).filter((f) => f.lines > filesOver);
+    for (const f of big) console.log(`${String(f.lines).padStart(5)}  ${f.file}`);
+    console.log(`${big.length} file(s) over ${filesOver} lines in ${dirs.join(', ')}`);
+    process.exit(0);
+  }
+  if (params !== undefined) {
+    const wide = functionLengths(dirs)
+      .filter((f) => f.params >= params)
+      .sort((a, b) => b.params - a.params || a.file.localeCompare(b.file) || a.line - b.line);
+    for (const f of wide) console.log(`${String(f.params).padStart(3)}  ${f.file}:${f.line} ${f.name}`);
+    console.log(`${wide.length} function(s) with ${params} or more parameters in ${dirs.join(', ')}`);
+    process.exit(0);
+  }
   const long = functionLengths(dirs).filter((f) => f.lines > over);
   for (const f of long) console.log(`${String(f.lines).padStart(4)}  ${f.file}:${f.line} ${f.name}`);
   console.log(`${long.length} function(s) over ${over} lines in ${dirs.join(', ')}`);

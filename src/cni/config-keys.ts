@@ -3,7 +3,7 @@
  * bounds and default, when it is a plain value), its meaning, its aliases, and the NetConf fields it fills. From it
  * are derived: the docs' configuration table (CONFIG_KEYS, type and default spelled from the rule), the parser's set
  * of known top-level keys (so a key cannot be handled without being documented: an undocumented key is reported as
- * unknown), the parser's bounds and defaults (DEFAULTS, config.ts's readSetting), and a compile-time check that
+ * unknown), the parser's bounds and defaults (DEFAULTS, config-read.ts's readSetting), and a compile-time check that
  * every NetConf field is filled by some key (test/cni/config-keys.test.ts).
  */
 import { LOG_LEVELS } from '../log/logger';
@@ -37,7 +37,7 @@ export interface ChoiceRule<T extends string = string> {
   choices: readonly T[];
   value?: T;
 }
-/** Read by a function of its own in config.ts (several forms, aliases in other objects); only its default is here. */
+/** Read by a function of its own in the parser (several forms, aliases in other objects); only its default is here. */
 export interface CustomRule<T = unknown> {
   kind: 'custom';
   value: T;
@@ -407,7 +407,7 @@ export const TOLERATED_KEYS: readonly string[] = ['cniVersions', 'disableCheck',
 
 type Spec = (typeof KEY_SPECS)[number];
 
-/** The key names that have a rule of their own (readSetting in config.ts reads them by it). */
+/** The key names that have a rule of their own (readSetting in config-read.ts reads them by it). */
 export type RuledKey = Extract<Spec, { rule: unknown }>['key'];
 /** The rule of a key, as declared. */
 export type RuleOf<K extends RuledKey> = Extract<Spec, { key: K }>['rule'];

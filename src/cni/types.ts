@@ -115,7 +115,7 @@ export interface Attachment {
 }
 
 /**
- * The plugin's configuration after parsing and validation (src/cni/config.ts). Keys in the input match
+ * The plugin's configuration after parsing and validation (src/cni/config.ts parseNetConf). Keys in the input match
  * case-insensitively; every optional setting here has its documented default applied already.
  */
 export interface NetConf {

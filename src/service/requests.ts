@@ -3,7 +3,19 @@
  * connections whose request is not complete yet, and its counts (served, refused, …). The intake writes it; the
  * status, the metrics' gauges and the drain at close read it.
  */
-import type { InFlight } from './status';
+
+/** A request not finished yet, as STATUS shows it. */
+export interface InFlight {
+  id: number;
+  verb: string;
+  containerId?: string;
+  ifname?: string;
+  state: 'queued' | 'running';
+  /** ms since the service accepted it. */
+  ageMs: number;
+  /** false once the shim that sent it has gone (killed, timed out): the verb still finishes. */
+  shimConnected: boolean;
+}
 
 export interface Entry {
   id: number;

@@ -51,7 +51,8 @@ import { serviceMetrics } from './service-metrics';
 import { endings } from './shutdown';
 import { serviceStatus, type ServiceStatus } from './status';
 
-export type { InFlight, ServiceStatus } from './status';
+export type { InFlight } from './requests';
+export type { ServiceStatus } from './status';
 
 export interface ServiceOptions {
   /** Unix socket path, or a Windows pipe name (\\.\pipe\…). */

@@ -2,21 +2,9 @@
 import { abandonedStatus, type AbandonedStatus } from './abandoned-bound';
 import type { NodeAgent, NodeAgentStatus } from './node-agent';
 import { PROTOCOL_VERSION } from './protocol';
-import type { RequestBook } from './requests';
+import type { InFlight, RequestBook } from './requests';
 import type { RequestLogs } from './request-log';
 import type { Tally, TallySnapshot } from './tally';
-
-export interface InFlight {
-  id: number;
-  verb: string;
-  containerId?: string;
-  ifname?: string;
-  state: 'queued' | 'running';
-  /** ms since the service accepted it. */
-  ageMs: number;
-  /** false once the shim that sent it has gone (killed, timed out): the verb still finishes. */
-  shimConnected: boolean;
-}
 
 export interface ServiceStatus {
   pid: number;

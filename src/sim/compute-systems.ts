@@ -14,8 +14,8 @@
 import { HR } from '../hns/hresults';
 import { isObj, type Obj } from './json-doc';
 import { parseGuid } from './guid';
+import type { EndpointObj, ObjectKind } from './model';
 import { fail } from './sim-error';
-import type { Store } from './store';
 
 export interface ComputeSystemObj {
   /** As the runtime named it (Docker: 64 hex digits). */
@@ -26,10 +26,18 @@ export interface ComputeSystemObj {
 
 const CONTAINER_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
+/** What a hot attach needs of the object store (store.ts): the endpoint, and its v1 attach and detach. */
+export interface AttachableEndpoints {
+  endpoint(id: string): EndpointObj;
+  attach(id: string, body: Obj): EndpointObj;
+  detach(id: string, body: Obj): EndpointObj;
+  has(kind: ObjectKind, id: string): boolean;
+}
+
 export class ComputeSystems {
   private readonly systems = new Map<string, ComputeSystemObj>();
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: AttachableEndpoints) {}
 
   list(): ComputeSystemObj[] {
     return [...this.systems.values()].map((s) => ({ id: s.id, endpoints: [...s.endpoints] }));

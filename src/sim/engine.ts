@@ -34,8 +34,9 @@
  * busyMs is the length of the union of all calls' execution intervals (latency and hangs included): the time the
  * service was doing something, the denominator of a makespan benchmark.
  */
-import { performance } from 'node:perf_hooks';
-import { HR, hresultOf } from '../hns/hresults';
+import { HR } from '../hns/hresults';
+import { CallLog } from './call-log';
+import { CallRunner } from './call-runner';
 import type {
   FaultOptions,
   RaceMode,
@@ -46,94 +47,20 @@ import type {
   SimOp,
   SimStats,
 } from './control-types';
-import { FaultBook, normalizeOp, type FaultHits } from './faults';
-import { guidKey, recaseGuids } from './guid';
+import { FaultBook } from './faults';
 import { checkAdapter, checkLatency } from './host';
 import { silentLogger, type Logger } from '../log/logger';
 import { isPersistent } from './model';
-import { tcpPeerPid } from './peer-pid';
-import { planRequest, type Plan } from './op-table';
-import { errorEnvelope } from './op-table-v1';
+import { planRequest } from './op-table';
 import type { StateFile } from './persistence';
+import type { Plan } from './plan';
 import { seededRandom } from './rng';
 import { ServiceCallbacks, type ServiceNotification } from './service-callbacks';
-import { SimError, errorRecord, hcsResult } from './sim-error';
+import { SimError, errorRecord } from './sim-error';
 import { Store } from './store';
 import { endpointV2, namespaceV2, networkV2 } from './views';
 import type { OpRequest, OpResponse } from './wire-types';
 import { staleHandle } from './stale-handles';
-
-const CALL_LOG_LIMIT = 10_000;
-const E_UNEXPECTED = hresultOf('E_UNEXPECTED');
-
-interface Call {
-  seq: number;
-  plan: Plan;
-  pid: number;
-  /** The caller's Windows pid (non-zero only for the wine build of the client library). */
-  winpid: number;
-  /** The caller's TCP port, when it came over TCP. */
-  tcpPort?: number;
-  acceptedAt: number;
-  latencyMs: number;
-  fault?: string;
-  failWith?: number;
-  /** failWith is answered after the call took effect (FaultOptions.afterCommit). */
-  failAfterCommit?: boolean;
-  hang?: { ms?: number };
-  /** Set while the call is stalled by a hang fault. */
-  release?: () => void;
-  settled: boolean;
-  /** Fires on restart: ends the call's waits early. */
-  abort: AbortController;
-  resolve: (r: OpResponse) => void;
-}
-
-/**
- * Sleeps `ms`, or less when the signal fires. 0 ms still yields, so reads never run inside submit(); it yields
- * with setImmediate, not setTimeout(0), which Node clamps to 1 ms (that floor made every "zero-latency" call take
- * over a millisecond: 3 ms for an open + query pair, see bench/native-calls.bench.js).
- */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    if (ms <= 0) {
-      setImmediate(resolve);
-      return;
-    }
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
-
-/** Length of the union of execution intervals. */
-class BusyMeter {
-  private active = 0;
-  private since = 0;
-  private total = 0;
-
-  enter(): void {
-    if (this.active++ === 0) this.since = performance.now();
-  }
-
-  leave(): void {
-    if (--this.active === 0) this.total += performance.now() - this.since;
-  }
-
-  value(): number {
-    return this.total + (this.active > 0 ? performance.now() - this.since : 0);
-  }
-
-  reset(): void {
-    this.total = 0;
-    if (this.active > 0) this.since = performance.now();
-  }
-}
 
 export interface EngineOptions {
   host: SimHost;
@@ -141,32 +68,26 @@ export interface EngineOptions {
   logger?: Logger;
 }
 
+/**
+ * The simulator's front: accepts calls (submit), refuses those HNS would refuse on arrival, and hands the rest to the
+ * call runner (call-runner.ts); the control connection's commands (latency, faults, race, restart, version,
+ * adapters) and what it reads (stats, the call log, a dump) are here.
+ */
 export class Engine {
   readonly store: Store;
   readonly host: SimHost;
   private readonly logger: Logger;
   private readonly stateFile?: StateFile;
   private readonly faults = new FaultBook();
-  private readonly busy = new BusyMeter();
-  private readonly inFlight = new Set<Call>();
-  private readonly hung = new Set<Call>();
-  /** `${kind}:${id}` → number of accepted, unfinished creates of that object. */
-  private readonly pendingCreates = new Map<string, number>();
-  private queue: Call[] = [];
-  private executing?: Call;
-  /** Answers given, for the idCase `mixed` mode that flips letter case on every answer. */
-  private answers = 0;
-  private pumping = false;
+  private readonly log = new CallLog();
+  private readonly runner: CallRunner;
   private seq = 0;
   private downUntil = 0;
   private restarts = 0;
   /** The service instance HCN handles belong to: a new one at each restart (stale-handles.ts). */
   boot = 1;
   private readonly serviceCallbacks = new ServiceCallbacks();
-  private callCounts: Record<SimOp, number> = {};
-  private callLog: SimCallRecord[] = [];
   private random: () => number;
-  private idleWaiters: Array<() => void> = [];
 
   constructor(options: EngineOptions) {
     this.host = options.host;
@@ -179,6 +100,20 @@ export class Engine {
       this.store.load(networks);
       this.logger.info({ state: this.stateFile.file, networks: networks.length }, 'loaded persistent networks');
     }
+    this.runner = new CallRunner({
+      store: this.store,
+      host: this.host,
+      logger: this.logger,
+      faults: this.faults,
+      log: this.log,
+      raceMode: () => this.raceMode(),
+      persist: () => this.persist(),
+    });
+  }
+
+  /** The mode one delete-during-create resolves by (the ordering model's point 4). */
+  private raceMode(): 'delete-wins' | 'create-wins' {
+    return this.host.race === 'random' ? (this.random() < 0.5 ? 'delete-wins' : 'create-wins') : this.host.race;
   }
 
   // ---- accepting calls ---------------------------------------------------------------------------------------
@@ -194,18 +129,18 @@ export class Engine {
     } catch (e) {
       return Promise.resolve(this.badRequest(req, e, { seq, pid, acceptedAt }));
     }
-    this.count(plan.op);
+    this.log.count(plan.op);
     const refused = this.refusedOnArrival(plan, { seq, pid, acceptedAt }, staleHandle(req, this.boot));
     if (refused) return Promise.resolve(refused);
-    return new Promise((resolve) => this.start(req, plan, { seq, pid, acceptedAt, resolve, tcpPort }));
+    return new Promise((resolve) => this.runner.start(req, plan, { seq, pid, acceptedAt, resolve, tcpPort }));
   }
 
   /** A request that does not plan (unknown op, bad arguments): recorded and answered with its HRESULT. */
   private badRequest(req: OpRequest, e: unknown, at: { seq: number; pid: number; acceptedAt: number }): OpResponse {
     const hr = e instanceof SimError ? e.hresult : HR.E_INVALIDARG;
     const op = typeof req.op === 'string' ? req.op : '?';
-    this.count(op);
-    this.record({
+    this.log.count(op);
+    this.log.record({
       seq: at.seq,
       op,
       api: op === 'HNSCall' ? 'v1' : 'v2',
@@ -228,7 +163,7 @@ export class Engine {
     const down = Date.now() < this.downUntil ? HR.RPC_S_CALL_FAILED_DNE : undefined;
     if (down === undefined && refuse === undefined) return undefined;
     const hr = (down ?? refuse)!;
-    this.record({
+    this.log.record({
       seq: at.seq,
       op: plan.op,
       api: plan.api,
@@ -242,216 +177,6 @@ export class Engine {
     return { hr, result: null, errorRecord: errorRecord(hr) };
   }
 
-  /** The call in flight, with its faults and latency: a read runs at once, a mutation is ordered (acceptMutation). */
-  private start(
-    req: OpRequest,
-    plan: Plan,
-    c: { seq: number; pid: number; acceptedAt: number; resolve: Call['resolve']; tcpPort: number | undefined },
-  ): void {
-    const hits: FaultHits = this.faults.match(plan.op);
-    const call: Call = {
-      seq: c.seq,
-      plan,
-      pid: c.pid,
-      winpid: typeof req.winpid === 'number' ? req.winpid : 0,
-      ...(c.tcpPort !== undefined ? { tcpPort: c.tcpPort } : {}),
-      acceptedAt: c.acceptedAt,
-      latencyMs: this.latencyOf(plan.op),
-      failWith: hits.fail,
-      ...(hits.failAfterCommit ? { failAfterCommit: true } : {}),
-      hang: hits.hang,
-      settled: false,
-      abort: new AbortController(),
-      resolve: c.resolve,
-    };
-    if (hits.fail !== undefined) mark(call, 'failed');
-    this.inFlight.add(call);
-    if (plan.creates) this.adjustPending(plan.creates, +1);
-
-    if (plan.kind === 'read') void this.runRead(call);
-    else this.acceptMutation(call);
-
-    if (hits.kill) this.killClient(call);
-  }
-
-  private acceptMutation(call: Call): void {
-    const d = call.plan.deletes;
-    if (d && !this.store.has(d.kind, d.id) && this.pendingCreates.has(`${d.kind}:${guidKey(d.id)}`)) {
-      const mode = this.host.race === 'random' ? (this.random() < 0.5 ? 'delete-wins' : 'create-wins') : this.host.race;
-      mark(call, `race-${mode}`);
-      this.logger.info({ seq: call.seq, op: call.plan.op, id: d.id, mode }, 'delete races an in-flight create');
-      if (mode === 'create-wins') {
-        void this.runDetached(call);
-        return;
-      }
-    }
-    this.queue.push(call);
-    void this.pump();
-  }
-
-  /** kill-client: the call is already accepted (queued); now its caller dies, as a CNI ADD killed by the runtime. */
-  private killClient(call: Call): void {
-    // A wine client cannot know its Unix pid (see peer-pid.ts): ask the connection, and never trust the pid it sent
-    // (it is the wineserver's: killing it would take every wine process down).
-    const pid = call.winpid ? ((call.tcpPort !== undefined ? tcpPeerPid(call.tcpPort) : undefined) ?? -1) : call.pid;
-    // Never ourselves, init, a process group (pid <= 0) or our parent (the test runner that started us).
-    if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid || pid === process.ppid) {
-      mark(call, 'kill-refused');
-      this.logger.warn({ seq: call.seq, pid }, 'kill-client refused for this pid');
-      return;
-    }
-    try {
-      process.kill(pid, 'SIGKILL');
-      mark(call, 'killed-client');
-      this.logger.info({ seq: call.seq, op: call.plan.op, pid }, 'killed client');
-    } catch (e) {
-      mark(call, 'kill-failed');
-      this.logger.warn({ seq: call.seq, pid, err: (e as Error).message }, 'kill-client failed');
-    }
-  }
-
-  // ---- executing calls ---------------------------------------------------------------------------------------
-
-  private async runRead(call: Call): Promise<void> {
-    this.busy.enter();
-    try {
-      await this.stall(call);
-      await sleep(call.latencyMs, call.abort.signal);
-      if (!call.settled) this.finish(call, this.execute(call));
-    } finally {
-      this.busy.leave();
-    }
-  }
-
-  /** The single mutation executor: one call at a time, in acceptance order. */
-  private async pump(): Promise<void> {
-    if (this.pumping) return;
-    this.pumping = true;
-    try {
-      while (this.queue.length > 0) {
-        const call = this.queue.shift()!;
-        this.executing = call;
-        this.busy.enter();
-        try {
-          await this.stall(call);
-          await sleep(call.latencyMs, call.abort.signal);
-          if (!call.settled) this.finish(call, this.execute(call));
-        } finally {
-          this.busy.leave();
-          this.executing = undefined;
-        }
-      }
-    } finally {
-      this.pumping = false;
-      this.checkIdle();
-    }
-  }
-
-  /** create-wins: the delete is answered from committed state as it stands now, then takes its latency. */
-  private async runDetached(call: Call): Promise<void> {
-    const response = this.execute(call);
-    this.busy.enter();
-    try {
-      await this.stall(call);
-      await sleep(call.latencyMs, call.abort.signal);
-      if (!call.settled) this.finish(call, response);
-    } finally {
-      this.busy.leave();
-    }
-  }
-
-  private async stall(call: Call): Promise<void> {
-    if (!call.hang) return;
-    mark(call, 'hung');
-    const ms = call.hang.ms;
-    this.logger.info({ seq: call.seq, op: call.plan.op, ms }, 'call hangs');
-    await new Promise<void>((resolve) => {
-      const t = ms !== undefined ? setTimeout(done, ms) : undefined;
-      const signal = call.abort.signal;
-      function done() {
-        if (t) clearTimeout(t);
-        signal.removeEventListener('abort', done);
-        resolve();
-      }
-      call.release = done;
-      this.hung.add(call);
-      if (signal.aborted) done();
-      else signal.addEventListener('abort', done, { once: true });
-    });
-    call.release = undefined;
-    this.hung.delete(call);
-  }
-
-  /** The call's effect against committed state, now. Never throws. */
-  private execute(call: Call): OpResponse {
-    const { plan } = call;
-    const failed = (hr: number): OpResponse =>
-      plan.envelope
-        ? { hr: 0, result: errorEnvelope(hr, this.host), errorRecord: null }
-        : { hr, result: null, errorRecord: recordOf(plan, hr) };
-    if (call.failWith !== undefined && !call.failAfterCommit) return failed(call.failWith);
-    try {
-      const run = plan.run({ store: this.store, host: this.host });
-      if (plan.kind === 'mutation') this.persist();
-      if (call.failWith !== undefined) return failed(call.failWith);
-      const result = run === null ? null : recaseGuids(run, this.host.idCase, this.answers++ % 2);
-      return { hr: 0, result, errorRecord: null };
-    } catch (e) {
-      if (e instanceof SimError) {
-        this.logger.debug({ seq: call.seq, op: plan.op, hr: e.hresult, detail: e.detail }, 'call failed');
-        return { hr: e.hresult, result: null, errorRecord: recordOf(plan, e.hresult) };
-      }
-      this.logger.error({ seq: call.seq, op: plan.op, err: (e as Error).stack }, 'simulator bug');
-      return { hr: E_UNEXPECTED, result: null, errorRecord: recordOf(plan, E_UNEXPECTED) };
-    }
-  }
-
-  private finish(call: Call, response: OpResponse): void {
-    if (call.settled) return;
-    call.settled = true;
-    this.inFlight.delete(call);
-    if (call.plan.creates) this.adjustPending(call.plan.creates, -1);
-    const hr = call.plan.envelope && response.hr === 0 ? envelopeCode(response.result) : response.hr;
-    this.record({
-      seq: call.seq,
-      op: call.plan.op,
-      api: call.plan.api,
-      pid: call.pid,
-      id: call.plan.id,
-      hr,
-      acceptedAt: call.acceptedAt,
-      finishedAt: Date.now(),
-      fault: call.fault,
-    });
-    this.logger.debug({ seq: call.seq, op: call.plan.op, id: call.plan.id, hr, fault: call.fault }, 'call done');
-    call.resolve(response);
-    this.checkIdle();
-  }
-
-  private adjustPending(target: { kind: string; id: string }, delta: number): void {
-    const key = `${target.kind}:${guidKey(target.id)}`;
-    const n = (this.pendingCreates.get(key) ?? 0) + delta;
-    if (n > 0) this.pendingCreates.set(key, n);
-    else this.pendingCreates.delete(key);
-  }
-
-  private latencyOf(op: SimOp): number {
-    const want = normalizeOp(op);
-    const key = Object.keys(this.host.latencyMs).find((k) => k !== '*' && normalizeOp(k) === want);
-    return key !== undefined ? this.host.latencyMs[key] : (this.host.latencyMs['*'] ?? 0);
-  }
-
-  private count(op: SimOp): void {
-    this.callCounts[op] = (this.callCounts[op] ?? 0) + 1;
-  }
-
-  private record(r: SimCallRecord): void {
-    if (r.fault === undefined) delete r.fault;
-    if (r.id === undefined) delete r.id;
-    this.callLog.push(r);
-    if (this.callLog.length > CALL_LOG_LIMIT) this.callLog.splice(0, this.callLog.length - CALL_LOG_LIMIT);
-  }
-
   private persist(): void {
     if (!this.stateFile) return;
     try {
@@ -459,17 +184,6 @@ export class Engine {
     } catch (e) {
       this.logger.error({ err: (e as Error).message, state: this.stateFile.file }, 'could not write the state file');
     }
-  }
-
-  private isIdle(): boolean {
-    return this.queue.length === 0 && !this.executing && this.hung.size === 0;
-  }
-
-  private checkIdle(): void {
-    if (!this.isIdle() || this.idleWaiters.length === 0) return;
-    const waiters = this.idleWaiters;
-    this.idleWaiters = [];
-    for (const w of waiters) w();
   }
 
   // ---- control -----------------------------------------------------------------------------------------------
@@ -502,18 +216,7 @@ export class Engine {
 
   /** Lets hung calls (of `op`, or all) continue, and spares calls already selected to hang that have not started. */
   release(op?: SimOp): number {
-    let n = 0;
-    for (const call of this.inFlight) {
-      if (op !== undefined && op !== '*' && normalizeOp(op) !== normalizeOp(call.plan.op)) continue;
-      if (call.release) {
-        call.release();
-        n++;
-      } else if (call.hang) {
-        call.hang = undefined;
-        n++;
-      }
-    }
-    return n;
+    return this.runner.release(op);
   }
 
   setRace(mode: RaceMode, seed?: number): void {
@@ -536,7 +239,7 @@ export class Engine {
     this.boot++;
     this.downUntil = Date.now() + downMs;
     this.serviceCallbacks.serviceDisconnect();
-    const failed = this.abortInFlight('restart');
+    const failed = this.runner.abortInFlight('restart');
     this.store.restart({ ...(dropNamespaces === undefined ? {} : { dropNamespaces }), rehydrate });
     this.persist();
     this.logger.info({ downMs, failed }, 'HNS restart');
@@ -551,25 +254,10 @@ export class Engine {
     response: OpResponse;
     unregister?: () => void;
   } {
-    this.count('HcnRegisterServiceCallback');
+    this.log.count('HcnRegisterServiceCallback');
     const hr = Date.now() < this.downUntil ? HR.RPC_S_CALL_FAILED_DNE : this.host.v2 ? 0 : HR.E_NOTIMPL;
     if (hr !== 0) return { response: { hr, result: null, errorRecord: errorRecord(hr) } };
     return { response: { hr: 0, result: null, errorRecord: null }, unregister: this.serviceCallbacks.add(deliver) };
-  }
-
-  /** Fails every accepted, unfinished call with RPC_S_CALL_FAILED_DNE, without effect. */
-  private abortInFlight(fault: string): number {
-    const failed = { hr: HR.RPC_S_CALL_FAILED_DNE, result: null, errorRecord: errorRecord(HR.RPC_S_CALL_FAILED_DNE) };
-    const victims = [...this.inFlight];
-    this.queue = [];
-    for (const call of victims) {
-      mark(call, fault);
-      this.finish(call, failed);
-      call.abort.abort();
-    }
-    this.pendingCreates.clear();
-    this.checkIdle();
-    return victims.length;
   }
 
   setVersion(major: number, minor: number, v2?: boolean): void {
@@ -594,16 +282,16 @@ export class Engine {
 
   stats(): SimStats {
     return {
-      calls: { ...this.callCounts },
-      busyMs: Math.round(this.busy.value() * 1000) / 1000,
-      pendingMutations: this.queue.length + (this.executing ? 1 : 0),
+      calls: this.log.counts(),
+      busyMs: Math.round(this.runner.busyMs() * 1000) / 1000,
+      pendingMutations: this.runner.pendingMutations(),
       counts: this.store.counts(),
       restarts: this.restarts,
     };
   }
 
   calls(): SimCallRecord[] {
-    return this.callLog.map((r) => ({ ...r }));
+    return this.log.calls();
   }
 
   dump(): SimDump {
@@ -640,13 +328,12 @@ export class Engine {
    */
   reset(objects = true): void {
     this.faults.clear();
-    if (!objects) this.release();
+    if (!objects) this.runner.release();
     else {
-      this.abortInFlight('reset');
+      this.runner.abortInFlight('reset');
       this.store.clear();
-      this.callCounts = {};
-      this.callLog = [];
-      this.busy.reset();
+      this.log.reset();
+      this.runner.resetBusy();
       this.restarts = 0;
       this.boot++;
       this.downUntil = 0;
@@ -656,41 +343,6 @@ export class Engine {
 
   /** Resolves when no mutation is queued or executing and no call is hung. */
   waitIdle(timeoutMs = 10_000): Promise<void> {
-    if (this.isIdle()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const waiter = () => {
-        clearTimeout(t);
-        resolve();
-      };
-      const t = setTimeout(() => {
-        this.idleWaiters = this.idleWaiters.filter((w) => w !== waiter);
-        reject(
-          new Error(
-            `not idle after ${timeoutMs} ms: ${this.stats().pendingMutations} mutations pending, ${this.hung.size} hung`,
-          ),
-        );
-      }, timeoutMs);
-      this.idleWaiters.push(waiter);
-    });
-  }
-}
-
-/** HCS answers with its result document, HNS with its error record. */
-function recordOf(plan: Plan, hr: number): string {
-  return plan.api === 'hcs' ? hcsResult(hr) : errorRecord(hr);
-}
-
-/** Notes a disturbance on the call's log record ("failed,hung"). */
-function mark(call: Call, fault: string): void {
-  call.fault = call.fault ? `${call.fault},${fault}` : fault;
-}
-
-/** The ErrorCode inside an HNSCall envelope, for the call log (the call itself answered S_OK). */
-function envelopeCode(result: string | null): number {
-  try {
-    const env = JSON.parse(result ?? '{}') as { Success?: boolean; ErrorCode?: number };
-    return env.Success === false ? (env.ErrorCode ?? HR.E_FAIL) >>> 0 : 0;
-  } catch {
-    return 0;
+    return this.runner.waitIdle(timeoutMs);
   }
 }

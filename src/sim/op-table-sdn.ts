@@ -11,7 +11,7 @@ import { matchesFilter, parseQuery } from './query';
 import { fail } from './sim-error';
 import { loadBalancerV2, routeV2 } from './sdn-objects';
 import type { Store } from './store';
-import type { Plan } from './op-table';
+import type { Plan } from './plan';
 
 type Family = 'LoadBalancer' | 'SdnRoute';
 

@@ -10,7 +10,7 @@ import type { SimHost } from './control-types';
 import { parseGuid } from './guid';
 import { isObj, parseJsonDoc, type Obj } from './json-doc';
 import { createId } from './op-ids';
-import type { Plan, RunContext } from './op-table';
+import type { Plan, RunContext } from './plan';
 import { parseEndpointInput } from './parse-endpoint';
 import { parseNamespaceInput, parseV1Resource } from './parse-namespace';
 import { parseNetworkInput } from './parse-network';

@@ -7,7 +7,6 @@
  * HCS's compute systems are here.
  */
 import { HR } from '../hns/hresults';
-import type { SimHost } from './control-types';
 import { parseJsonDoc, type Obj } from './json-doc';
 import type { ObjectKind } from './model';
 import { adapterListing } from './host-vnics';
@@ -21,26 +20,8 @@ import { fail } from './sim-error';
 import { isSdnOp, planSdnRequest } from './op-table-sdn';
 import type { Store } from './store';
 import { view } from './views';
+import type { Plan, RunContext } from './plan';
 import type { OpRequest } from './wire-types';
-
-export interface RunContext {
-  store: Store;
-  host: SimHost;
-}
-
-export interface Plan {
-  op: string;
-  api: 'v1' | 'v2' | 'hcs' | 'sim';
-  kind: 'read' | 'mutation';
-  /** Object id the call names or creates. */
-  id?: string;
-  creates?: { kind: ObjectKind; id: string };
-  deletes?: { kind: ObjectKind; id: string };
-  /** HNSCall answers failures inside its envelope (hr stays S_OK); Hcn* calls answer with the HRESULT. */
-  envelope: boolean;
-  /** The call's effect against committed state; returns the `result` text. Throws SimError (Hcn* only). */
-  run(ctx: RunContext): string | null;
-}
 
 type Family = 'Network' | 'Endpoint' | 'Namespace';
 

@@ -1,6 +1,6 @@
 /**
  * Endpoint settings, v1 or v2, into one input record. Address and MAC problems that depend on the network
- * (outside every subnet, already held) are checked at commit (store.ts); here only the shape is.
+ * (outside every subnet, already held) are checked at commit (endpoints.ts); here only the shape is.
  */
 import { HR } from '../hns/hresults';
 import { normalizeMac } from '../net/mac';

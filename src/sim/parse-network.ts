@@ -1,7 +1,7 @@
 /**
  * Network settings, v1 or v2, into one input record. Validation here is what HNS rejects before it touches the
  * host: unknown type (0x803B000B), malformed subnet (0x803B0032), bad gateway or missing subnet (0x803B000A),
- * bad policies (0x803B000D/E). What depends on the host (adapters, names, ids) is checked at commit (store.ts).
+ * bad policies (0x803B000D/E). What depends on the host (adapters, names, ids) is checked at commit (networks.ts).
  */
 import { HR } from '../hns/hresults';
 import { isIpv4, isIpv6 } from '../net/addr';

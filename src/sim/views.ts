@@ -63,7 +63,7 @@ function schemaV2(sv: { major: number; minor: number }): Obj {
  * HNS" (same file, createHCNNetwork). A network whose switch HNS made for it shares the switch's id: an Overlay
  * network's v1 output with "ID":"9DD95ECE-…" and "SwitchGuid":"9DD95ECE-…" (rancher/rke2 issue 3925), in upper
  * case there. The simulator gives every network a switch of its own (no two networks share an adapter, see
- * store.ts pickAdapter), so every type answers with its own id; for types other than Overlay and NAT that is our
+ * networks.ts pickAdapter), so every type answers with its own id; for types other than Overlay and NAT that is our
  * reading of the sources above, not captured.
  */
 export function switchGuid(n: NetworkObj): string {

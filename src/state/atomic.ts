@@ -130,7 +130,7 @@ export function prepareWrite(
     ready,
     publish() {
       if (!synced || done) throw new Error(`bug: publishing ${file} before its temp file is ready, or twice`);
-      publishTemp(tmp, file, point, crash, durability); // a failed rename may be tried again (store.ts publish)
+      publishTemp(tmp, file, point, crash, durability); // a failed rename may be tried again (record-files.ts publish)
       done = true;
     },
     async discard() {

@@ -10,7 +10,8 @@
  * `~` appears in neither a container id nor an ifname, so the two forms never meet. The owner itself is always in
  * the record; the name only has to be unique and stable.
  */
-import { ownerKey, type Owner } from './records';
+import * as path from 'path';
+import { ownerKey, type Owner, type RecordKind } from './records';
 
 /** Longest plain key, and the prefix kept in a hashed name (both leave room under 255 bytes and MAX_PATH). */
 const PLAIN_MAX = 96;
@@ -49,4 +50,24 @@ export function ownerFromFileKey(key: string): Owner | undefined {
   const at = key.lastIndexOf('@');
   if (at <= 0 || at === key.length - 1) return undefined;
   return { containerId: key.slice(0, at), ifname: key.slice(at + 1) };
+}
+
+// ---- the state directory's layout ----
+
+/** The folder of each kind of record under the state directory. */
+export const DIRS: Record<RecordKind, string> = {
+  attachment: 'attachments',
+  intent: 'intents',
+  tombstone: 'tombstones',
+};
+/** Where unreadable records are moved (quarantine.ts). */
+export const QUARANTINE = 'quarantine';
+/** The stamp of the last whole-node audit (epoch ms): not a record, so no reader of records ever sees it. */
+export const AUDITED = 'audited';
+/** The marker in the temp name of a record set aside because it could not be deleted (RecordFiles.remove). */
+export const SET_ASIDE = '.removed-';
+
+/** The path of an owner's record file of a kind. */
+export function recordPath(dir: string, kind: RecordKind, owner: Owner): string {
+  return path.join(dir, DIRS[kind], `${fileKey(owner)}.json`);
 }

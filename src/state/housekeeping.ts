@@ -16,7 +16,8 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { writeFileAtomic } from './atomic';
-import { StateIoError } from './io-error';
+import { AUDITED, DIRS, QUARANTINE, SET_ASIDE } from './file-names';
+import { onState, StateIoError } from './io-error';
 import { StateLockTimeoutError } from './lock';
 import { entryExists, readStateFile } from './safe-read';
 
@@ -129,4 +130,78 @@ export function errorText(e: unknown): string {
  */
 export function isHousekeepingFailure(e: unknown): boolean {
   return e instanceof StateIoError || e instanceof StateLockTimeoutError;
+}
+
+// ---- a state directory's chores (the store's housekeeping) ----
+
+/** What a chore is noted with: its state directory, clock and log. */
+export interface ChoreContext {
+  readonly dir: string;
+  readonly now: () => number;
+  readonly log: HousekeepingLog | undefined;
+}
+
+/**
+ * Runs a removal that only tidies: its failure is noted, not thrown. True when it was done (or there was nothing to
+ * do).
+ */
+export function chore(c: ChoreContext, what: string, file: string, run: () => unknown, deleteFile = false): boolean {
+  try {
+    run();
+    return true;
+  } catch (e) {
+    choreFailed(c, e, what, file, deleteFile);
+    return false;
+  }
+}
+
+/** A chore's failure noted (logged, counted by the service, retried later), or thrown when it is not housekeeping's. */
+export function choreFailed(c: ChoreContext, e: unknown, what: string, file: string, deleteFile = false): void {
+  // File-system trouble only: anything else (a bug, a test's crash point) is not housekeeping's to swallow.
+  if (!isHousekeepingFailure(e)) throw e;
+  noteChores(c.dir, [{ what, file, error: errorText(e), ...(deleteFile ? { deleteFile } : {}) }], c.now(), c.log);
+}
+
+/** When the whole node was last audited from this state directory (markAudited), or undefined. */
+export function lastAudited(stateDir: string): number | undefined {
+  try {
+    const at = Number(fs.readFileSync(path.join(stateDir, AUDITED), 'utf8'));
+    return Number.isFinite(at) && at > 0 ? at : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Best effort: a stamp that cannot be written only means the next ADD audits again. `ensure` creates the state
+ * directory first (its failure is the stamp's too).
+ */
+export function markAudited(stateDir: string, at: number, log: HousekeepingLog | undefined, ensure: () => void): void {
+  try {
+    ensure();
+    fs.writeFileSync(path.join(stateDir, AUDITED), String(at), { mode: 0o600 });
+  } catch (e) {
+    // read-only or full state: the audit itself is what mattered
+    log?.warn(
+      { file: path.join(stateDir, AUDITED), err: errorText(e) },
+      'could not stamp the whole-node audit as done; the next ADD audits again',
+    );
+  }
+}
+
+/**
+ * Deletes a file a noted chore deletes as it is: only a quarantined file or a record set aside by
+ * RecordFiles.remove, of this state directory — a note is not trusted to name anything else.
+ */
+export function deleteNoted(stateDir: string, file: string): void {
+  const parts = path.relative(stateDir, file).split(path.sep);
+  const [sub, name] = parts;
+  if (parts.length !== 2 || sub === undefined || name === undefined) return;
+  const quarantined = sub === QUARANTINE;
+  const setAside = (Object.values(DIRS) as string[]).includes(sub) && name.includes(SET_ASIDE);
+  if (!quarantined && !setAside) return;
+  onState(file, 'deleting', () => {
+    fs.rmSync(file, { force: true, recursive: quarantined });
+    if (quarantined) fs.rmSync(`${file}.why`, { force: true });
+  });
 }

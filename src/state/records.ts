@@ -123,7 +123,7 @@ export const RECORD_SCHEMA = 1;
 
 /**
  * A record of a newer hcn-cni (a higher schema number): well-formed as far as this version can tell, and not its to
- * judge. It is never quarantined, rewritten or acted on (src/state/store.ts): an older version that meets it during an
+ * judge. It is never quarantined, rewritten or acted on (src/state/quarantine.ts keepNewer): an older version that meets it during an
  * upgrade or a rollback says so and changes nothing.
  */
 export class NewerRecordError extends RecordFormatError {

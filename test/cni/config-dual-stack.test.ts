@@ -1,6 +1,6 @@
 /**
  * Dual-stack configuration: IPv6 wherever an address is accepted, each value validated by its family, and error 7
- * naming the key. Each rule below is one of parseSubnets' (src/cni/config.ts).
+ * naming the key. Each rule below is one of parseSubnets' (src/cni/config-network.ts).
  */
 import { cniFailure, parseAddConf } from '../helpers/net-conf';
 
