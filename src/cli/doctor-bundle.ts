@@ -16,7 +16,7 @@ import { redact, redactJsonText } from '../doctor/redact';
 import type { Finding } from '../doctor/finding';
 import type { DoctorSnapshot } from '../doctor/snapshot';
 import type { OpsContext } from './operator/context';
-import { reportJson, renderFindings, serviceAddress } from './doctor';
+import { reportJson, renderFindings, serviceAddress } from './doctor-report';
 
 export interface BundleLimits {
   /** Bytes of one file (a log's tail is cut to it; anything else larger is left out). */

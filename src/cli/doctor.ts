@@ -9,11 +9,11 @@ import * as os from 'os';
 import { parseArgs as parseUtilArgs } from 'node:util';
 import type { OpsArgs } from './operator/args';
 import type { OpsContext, OpsWriters } from './operator/context';
-import type { Finding } from '../doctor/finding';
 import type { DoctorDeps } from '../doctor/gather';
 import type { ServiceView } from '../doctor/snapshot';
 import type { ServiceStatus } from '../service/service';
 import { UsageError } from './usage-error';
+import { renderFindings, reportJson, serviceAddress } from './doctor-report';
 
 export const DOCTOR_USAGE = `usage: hcn-cni doctor [--json] [--bundle FILE] [options]
 
@@ -89,12 +89,6 @@ export function serviceView(address: string, s: ServiceStatus): ServiceView {
   };
 }
 
-export function serviceAddress(ctx: OpsContext, given: string | undefined): Promise<string> {
-  return import('../service/client').then(
-    ({ defaultServiceAddress }) => given ?? (ctx.io.env.HCN_CNI_SERVICE || defaultServiceAddress(ctx.platform)),
-  );
-}
-
 /** What the doctor reads through: the operator's context (configuration, runtime) and the service's client. */
 async function doctorDeps(ctx: OpsContext, args: DoctorArgs): Promise<DoctorDeps> {
   const { graceMs } = await import('../orphans/audit');
@@ -143,39 +137,6 @@ async function doctorDeps(ctx: OpsContext, args: DoctorArgs): Promise<DoctorDeps
       ...(error ? { error } : {}),
     },
     graceMs: graceMs(ctx.conf.hnsTimeoutSeconds),
-  };
-}
-
-const ORDER = ['error', 'warning', 'info'] as const;
-
-export function sortFindings(findings: readonly Finding[]): Finding[] {
-  return [...findings].sort((a, b) => ORDER.indexOf(a.severity) - ORDER.indexOf(b.severity));
-}
-
-export function renderFindings(findings: readonly Finding[]): string {
-  const lines: string[] = [];
-  for (const f of sortFindings(findings)) {
-    lines.push(
-      `${f.severity.toUpperCase().padEnd(7)} ${f.kind}: ${f.subject}`,
-      `        why:  ${f.why}`,
-      `        next: ${f.next}`,
-    );
-  }
-  lines.push(summaryLine(findings));
-  return `${lines.join('\n')}\n`;
-}
-
-export function summaryLine(findings: readonly Finding[]): string {
-  const n = (s: string) => findings.filter((f) => f.severity === s).length;
-  return `doctor: ${n('error')} error(s), ${n('warning')} warning(s), ${n('info')} info`;
-}
-
-export function reportJson(findings: readonly Finding[], exitCode: number): Record<string, unknown> {
-  const count = (s: string) => findings.filter((f) => f.severity === s).length;
-  return {
-    findings: sortFindings(findings),
-    counts: { error: count('error'), warning: count('warning'), info: count('info') },
-    exitCode,
   };
 }
 
