@@ -49,11 +49,6 @@ function dnsDrift(spec: EndpointSpec, doc: EndpointDoc): string[] {
   const d = doc.dns;
   if (!sameList(d.servers, spec.dns.servers))
     out.push(`DNS servers ${shown(d.servers)}, recorded ${shown(spec.dns.servers)}`);
-  if (d.suffixes) {
-    const want = [...(spec.dns.domain ? [spec.dns.domain] : []), ...spec.dns.search];
-    if (!sameList(d.suffixes, want)) out.push(`DNS suffixes ${shown(d.suffixes)}, recorded ${shown(want)}`);
-    return out;
-  }
   if (!sameList(d.search ?? [], spec.dns.search))
     out.push(`DNS search ${shown(d.search ?? [])}, recorded ${shown(spec.dns.search)}`);
   if ((d.domain ?? '').toLowerCase() !== (spec.dns.domain ?? '').toLowerCase())

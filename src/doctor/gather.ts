@@ -116,7 +116,7 @@ function docOfV2(e: HostComputeEndpoint): EndpointDoc {
   };
 }
 
-/** v1 writes the domain and the search list as one suffix list (api.ts v1EndpointBody), and shows it so. */
+/** v1 shows the search list as one comma-separated DNSSuffix and the domain in DNSDomain (hns/v1/endpoint.ts). */
 function docOfV1(e: HnsV1Endpoint): EndpointDoc {
   const split = (s: string | undefined) =>
     s
@@ -126,7 +126,11 @@ function docOfV1(e: HnsV1Endpoint): EndpointDoc {
           .filter(Boolean)
       : [];
   return {
-    dns: { servers: split(e.DNSServerList), suffixes: split(e.DNSSuffix) },
+    dns: {
+      servers: split(e.DNSServerList),
+      search: split(e.DNSSuffix),
+      ...(e.DNSDomain ? { domain: e.DNSDomain } : {}),
+    },
     ...(e.IsRemoteEndpoint === true ? { flags: 1 } : {}),
   };
 }

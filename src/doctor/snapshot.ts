@@ -11,7 +11,7 @@ import type { StateSnapshot } from '../state/store';
 
 /** An endpoint's DNS and policies as HNS shows them (the v2 document; v1 shows DNS only, as one suffix list). */
 export interface EndpointDoc {
-  dns: { servers: string[]; search?: string[]; domain?: string; suffixes?: string[] };
+  dns: { servers: string[]; search?: string[]; domain?: string };
   /** Absent where the view does not show them in the form the plugin gave them (v1). */
   policies?: TypedPolicy[];
   /** v2 Flags; v1's IsRemoteEndpoint as its flag (1). */

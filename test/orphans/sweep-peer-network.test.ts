@@ -16,11 +16,12 @@ const peerNet: Judged = {
   peer: 'azure',
 };
 
-/** HNS whose endpoint listing answers with `listing` (or refuses), recording every delete. */
+/** HNS whose endpoint listing and query answer with `listing` (or refuse), recording every delete. */
 function hns(listing: () => Promise<EndpointInfo[]>): { api: HnsApi; deleted: string[] } {
   const deleted: string[] = [];
   const api = {
     listEndpoints: listing,
+    findEndpoints: listing,
     listNetworks: async () => [],
     deleteNetwork: async (id: string) => {
       deleted.push(id);

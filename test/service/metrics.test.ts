@@ -277,8 +277,9 @@ describe('service metrics over HTTP', () => {
     const next = await viaShim(h, bin, service.address, { verb: 'ADD', conf, containerId: 'e3', netns: ns3 });
     expect(next.exitCode).toBe(0);
 
-    // A v1 call HNS refuses in its envelope ({Success: false, ErrorCode}): the agent's audit listing.
-    await h.sim.control.failCall('HNSCall GET /endpoints', 0x8007000e);
+    // A v1 call HNS refuses in its envelope ({Success: false, ErrorCode}): the agent's listings — its doctor's look,
+    // then its audit's, in that order at each visit (node-agent.ts visit).
+    await h.sim.control.failCall('HNSCall GET /endpoints', 0x8007000e, { count: 2 });
     await until(
       async () => ((await service.status()).tally.hnsErrors.length >= 2 ? true : undefined),
       20_000,
@@ -288,12 +289,12 @@ describe('service metrics over HTTP', () => {
 
     const m = parse((await get(url)).body);
     expect(one(m, 'hcn_cni_hns_errors_total', { op: SERVICE_CREATE_OP, hresult: '0x80070005' })).toBe(1);
-    expect(one(m, 'hcn_cni_hns_errors_total', { op: 'HNSCall GET /endpoints', hresult: '0x8007000E' })).toBe(1);
+    expect(one(m, 'hcn_cni_hns_errors_total', { op: 'HNSCall GET /endpoints', hresult: '0x8007000E' })).toBe(2);
     expect(one(m, 'hcn_cni_audit_objects_removed_total', { kind: 'endpoint' })).toBe(1);
     expect(series(m, 'hcn_cni_audit_verdicts_total', 'verdict').orphan).toBeGreaterThanOrEqual(1);
     const status = await service.status();
     expect(status.tally.hnsErrors).toEqual([
-      { op: 'HNSCall GET /endpoints', hresult: '0x8007000E', count: 1 },
+      { op: 'HNSCall GET /endpoints', hresult: '0x8007000E', count: 2 },
       { op: SERVICE_CREATE_OP, hresult: '0x80070005', count: 1 },
     ]);
     expect(status.tally.removed.endpoint).toBe(1);
