@@ -88,6 +88,11 @@ it('holds the report, every HNS object, the state, the service, the log tail, re
   // The endpoint of the pod is there as HNS gives it, and the log's last line.
   expect(strFromU8(files['hns/v2-endpoints.json']!)).toMatch(/"IpConfigurations"/);
   expect(strFromU8(files['logs/hcn.log.tail']!)).toMatch(/last line\n*$/);
+  // The service asked is the one given with --service, not the default address.
+  expect(JSON.parse(strFromU8(files['service/status.json']!))).toMatchObject({
+    running: false,
+    address: path.join(h.tmp, 'no-service.sock'),
+  });
 });
 
 it('refuses to overwrite an existing file (exit 3), which stays as it was', async () => {
