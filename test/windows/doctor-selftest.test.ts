@@ -1,0 +1,201 @@
+/**
+ * Windows truth, the operator's diagnostics: dist/hcn-cni.exe under wine, with the stand-in computenetwork.dll and
+ * vmcompute.dll in System32, against the simulator on tcp:127.0.0.1, after one pod's ADD:
+ *  - `doctor --json --bundle Z:\…\bundle.zip` on the healthy node: exit 0, nothing worse than info, and a zip (read
+ *    back with fflate) holding the report, every HNS object, the state, the redacted conflist and versions, without
+ *    the token planted in the conflist, asking the service given with --service (a pipe), listing the state's files
+ *    by their names in the zip ('/'); a second run refuses to overwrite it (exit 3) and leaves it as it was;
+ *  - `selftest --report Z:\…\report.json`: exit 0, a report that passed, HNS and the state as before, and the Linux
+ *    `hcn-sim compare` of that report shows no difference;
+ *  - after an HNS restart dropped the pod's endpoint, `doctor --json` names it (error) and exits 2.
+ * One simulator, one prefix, five wine starts.
+ */
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { strFromU8, unzipSync } from 'fflate';
+import type { Finding } from '../../src/doctor/finding';
+import { startSimulator, type RunningSimulator } from '../../src/sim';
+import { stateFiles } from '../helpers/cni-harness';
+import { WineCni } from './helpers/cni-wine';
+import { describeWine, installSystem32, ROOT, warmWineserver, winPath, winePrefix, WineTimings } from './helpers/wine';
+
+const SIM_CLI = path.join(ROOT, 'dist', 'cli', 'hcn-sim.js');
+
+/** A service-account token's shape (a JWT), planted in the conflist: the bundle must not carry it. */
+const TOKEN =
+  'eyJhbGciOiJSUzI1NiIsImtpZCI6IndpbmUifQ.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQ6d2luZSJ9.d2luZS1wbGFudGVkLXNpZ25hdHVyZQ';
+
+function bridgeConf(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    cniVersion: '1.1.0',
+    name: 'cbr0',
+    type: 'hcn-cni',
+    createNetwork: true,
+    subnet: '10.244.4.0/24',
+    hnsTimeoutSeconds: 10,
+    ...extra,
+  };
+}
+
+interface Report {
+  findings: Finding[];
+  counts: { error: number; warning: number; info: number };
+  exitCode: number;
+}
+
+describeWine('hcn-cni.exe doctor, --bundle and selftest under wine', (build) => {
+  let sim: RunningSimulator;
+  let work: string;
+  let cni: WineCni;
+  let conflist: string;
+  const timings = new WineTimings();
+  /** No service runs in the prefix: a pipe nobody serves. */
+  const noService = ['--service', '\\\\.\\pipe\\hcn-cni-wine-no-service'];
+
+  beforeAll(async () => {
+    work = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-wine-doctor-'));
+    const prefix = winePrefix('main');
+    if (prefix.createdMs !== undefined)
+      timings.add('wine prefix created (wineboot --init + winecfg /v win10)', prefix.createdMs);
+    installSystem32(prefix, ['computenetwork.dll', 'vmcompute.dll']);
+    warmWineserver(prefix);
+    sim = await startSimulator({ listen: 'tcp:127.0.0.1:0', logLevel: 'warn' });
+    cni = new WineCni(prefix, build.exe, sim, path.join(work, 'state'), timings);
+    // The node's conflist, as an installer writes it, with a token a user could have put there.
+    conflist = path.join(work, 'conf', '10-hcn.conflist');
+    fs.mkdirSync(path.dirname(conflist), { recursive: true });
+    const { cniVersion, name, ...plugin } = bridgeConf({ stateDir: winPath(cni.stateDir), token: TOKEN });
+    fs.writeFileSync(conflist, JSON.stringify({ cniVersion, name, plugins: [plugin] }));
+    const add = await cni.call({ verb: 'ADD', conf: bridgeConf(), containerId: 'pod-a' });
+    expect({ code: add.code, stderr: add.code === 0 ? '' : add.stderr }).toEqual({ code: 0, stderr: '' });
+  }, 180_000);
+
+  afterAll(async () => {
+    await sim?.stop();
+    if (work) fs.rmSync(work, { recursive: true, force: true });
+    console.log(timings.format('wine timings (doctor, selftest)'));
+  });
+
+  const doctor = (...extra: string[]) =>
+    cni.call(
+      { args: ['doctor', '--conf', winPath(conflist), ...noService, ...extra] },
+      `hcn-cni.exe doctor ${extra.join(' ')}`,
+    );
+
+  function parsed(stdout: string): Report {
+    return JSON.parse(stdout) as Report;
+  }
+
+  /** What HNS holds, by name and id (the objects a self-test makes carry names and ids of their own). */
+  async function hns(): Promise<Record<string, string[]>> {
+    await sim.control.waitIdle();
+    const dump = await sim.control.dump();
+    return {
+      networks: dump.networks.map((n) => `${n.Name} ${n.ID}`).sort(),
+      endpoints: dump.endpoints.map((e) => `${e.Name} ${e.ID}`).sort(),
+      namespaces: dump.namespaces.map((n) => n.ID).sort(),
+    };
+  }
+
+  test('doctor --json --bundle on a healthy node: exit 0, no trouble, a zip without the planted token; a second run refuses to overwrite it', async () => {
+    const zip = path.join(work, 'bundle.zip');
+    const d = await doctor('--json', '--bundle', winPath(zip));
+    expect({ code: d.code, stderr: d.code === 0 ? '' : d.stderr }).toEqual({ code: 0, stderr: '' });
+    const report = parsed(d.stdout);
+    expect(report.findings.filter((f) => f.severity !== 'info')).toEqual([]);
+    expect(report.findings.map((f) => f.kind).sort()).toEqual(['host', 'service']);
+    expect(report.findings.find((f) => f.kind === 'host')!.detail).toMatchObject({ platform: 'win32/x64' });
+    expect(report.exitCode).toBe(0);
+    expect(d.stderr).toMatch(/wrote Z:\\.*\\bundle\.zip \(\d+ bytes, \d+ files\)/);
+
+    const files = unzipSync(fs.readFileSync(zip));
+    const names = Object.keys(files).sort();
+    for (const n of [
+      'MANIFEST.txt',
+      'conf/10-hcn.conflist',
+      'hns/adapters.json',
+      'hns/v1-endpoints.json',
+      'hns/v1-networks.json',
+      'hns/v2-endpoints.json',
+      'hns/v2-namespaces.json',
+      'hns/v2-networks.json',
+      'report.json',
+      'report.txt',
+      'service/status.json',
+      'state/listing.json',
+      'versions.json',
+    ])
+      expect(names).toContain(n);
+    expect(names.filter((n) => n.startsWith('state/files/attachments/'))).toEqual([
+      'state/files/attachments/pod-a@eth0.json',
+    ]);
+    const everything = names.map((n) => strFromU8(files[n]!)).join('\n');
+    expect(everything).toContain('cbr0');
+    expect(everything).not.toContain(TOKEN);
+    expect(everything).not.toContain(TOKEN.split('.')[2]);
+    expect(strFromU8(files['hns/v2-endpoints.json']!)).toMatch(/"IpConfigurations"/);
+    expect(JSON.parse(strFromU8(files['versions.json']!))).toMatchObject({ platform: 'win32/x64' });
+    // The service the doctor was told to ask (--service) is the one the bundle asked.
+    expect(JSON.parse(strFromU8(files['service/status.json']!))).toMatchObject({
+      running: false,
+      address: noService[1],
+    });
+    // The listing names each state file as the bundle does ('/', not Windows' '\\').
+    const listing = JSON.parse(strFromU8(files['state/listing.json']!)) as { entries: Array<{ path: string }> };
+    expect(listing.entries.map((e) => e.path)).toContain('attachments/pod-a@eth0.json');
+
+    const before = fs.readFileSync(zip);
+    const again = await doctor('--bundle', winPath(zip));
+    expect(again.code).toBe(3);
+    expect(again.stderr).toMatch(/bundle\.zip exists; refusing to overwrite it/);
+    expect(fs.readFileSync(zip).equals(before)).toBe(true);
+  });
+
+  test('selftest --report: exit 0, HNS and the state as before, and hcn-sim compare of the report shows no difference', async () => {
+    const before = await hns();
+    expect(before.endpoints).toHaveLength(1);
+    const records = stateFiles(cni);
+    expect(records).toEqual(['attachments/pod-a@eth0.json']);
+    const reportFile = path.join(work, 'selftest.json');
+    const r = await cni.call({
+      args: ['selftest', '--conf', winPath(conflist), '--report', winPath(reportFile)],
+    });
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(r.stdout).toMatch(/every answer as the plugin relies on; nothing left behind/);
+    const report = JSON.parse(fs.readFileSync(reportFile, 'utf8')) as {
+      passed: boolean;
+      platform: string;
+      steps: Array<{ name: string; pass: boolean }>;
+    };
+    expect({ passed: report.passed, platform: report.platform }).toEqual({ passed: true, platform: 'win32' });
+    expect(report.steps.filter((s) => !s.pass).map((s) => s.name)).toEqual([]);
+    expect(report.steps.map((s) => s.name)).toEqual(
+      expect.arrayContaining(['namespace-attach', 'endpoint-create', 'namespace-detach-again']),
+    );
+    expect(await hns()).toEqual(before);
+    expect(stateFiles(cni)).toEqual(records);
+
+    const compare = spawnSync(process.execPath, [SIM_CLI, 'compare', reportFile], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect({ code: compare.status, out: compare.stdout, err: compare.stderr }).toEqual({
+      code: 0,
+      out: `compare: ${report.steps.length} calls replayed, 0 difference(s)\n`,
+      err: '',
+    });
+  });
+
+  test("after an HNS restart dropped the pod's endpoint: doctor --json names it as an error, exit 2", async () => {
+    await sim.control.restart();
+    const d = await doctor('--json');
+    expect(d.code).toBe(2);
+    const report = parsed(d.stdout);
+    expect(report.findings.filter((f) => f.severity !== 'info').map((f) => [f.kind, f.severity, f.subject])).toEqual([
+      ['pod-endpoint-missing', 'error', 'pod pod-a@eth0'],
+    ]);
+    expect({ exitCode: report.exitCode, errors: report.counts.error }).toEqual({ exitCode: 2, errors: 1 });
+  });
+});
