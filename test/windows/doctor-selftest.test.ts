@@ -7,10 +7,12 @@
  *    by their names in the zip ('/'); a second run refuses to overwrite it (exit 3) and leaves it as it was;
  *  - `selftest --report Z:\…\report.json`: exit 0, a report that passed, HNS and the state as before, and the Linux
  *    `hcn-sim compare` of that report shows no difference;
+ *  - with `hcn-cni.exe serve` on a named pipe, `doctor --service PIPE --bundle` finds it running there (the addon's
+ *    pipe, read by the service client under wine) and the bundle holds its status;
  *  - after an HNS restart dropped the pod's endpoint, `doctor --json` names it (error) and exits 2.
- * One simulator, one prefix, five wine starts.
+ * One simulator, one prefix, six short wine starts and one service.
  */
-import { spawnSync } from 'child_process';
+import { spawn, spawnSync, type ChildProcess } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -19,7 +21,16 @@ import type { Finding } from '../../src/doctor/finding';
 import { startSimulator, type RunningSimulator } from '../../src/sim';
 import { stateFiles } from '../helpers/cni-harness';
 import { WineCni } from './helpers/cni-wine';
-import { describeWine, installSystem32, ROOT, warmWineserver, winPath, winePrefix, WineTimings } from './helpers/wine';
+import {
+  describeWine,
+  installSystem32,
+  ROOT,
+  warmWineserver,
+  WINE,
+  winPath,
+  winePrefix,
+  WineTimings,
+} from './helpers/wine';
 
 const SIM_CLI = path.join(ROOT, 'dist', 'cli', 'hcn-sim.js');
 
@@ -51,8 +62,9 @@ describeWine('hcn-cni.exe doctor, --bundle and selftest under wine', (build) => 
   let cni: WineCni;
   let conflist: string;
   const timings = new WineTimings();
-  /** No service runs in the prefix: a pipe nobody serves. */
-  const noService = ['--service', '\\\\.\\pipe\\hcn-cni-wine-no-service'];
+  /** A pipe nobody serves (the service runs only in its own test, on another pipe). */
+  const noService = '\\\\.\\pipe\\hcn-cni-wine-no-service';
+  const servicePipe = `\\\\.\\pipe\\hcn-cni-wine-doctor-${process.pid}`;
 
   beforeAll(async () => {
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-wine-doctor-'));
@@ -78,9 +90,9 @@ describeWine('hcn-cni.exe doctor, --bundle and selftest under wine', (build) => 
     console.log(timings.format('wine timings (doctor, selftest)'));
   });
 
-  const doctor = (...extra: string[]) =>
+  const doctor = (service: string, ...extra: string[]) =>
     cni.call(
-      { args: ['doctor', '--conf', winPath(conflist), ...noService, ...extra] },
+      { args: ['doctor', '--conf', winPath(conflist), '--service', service, ...extra] },
       `hcn-cni.exe doctor ${extra.join(' ')}`,
     );
 
@@ -101,7 +113,7 @@ describeWine('hcn-cni.exe doctor, --bundle and selftest under wine', (build) => 
 
   test('doctor --json --bundle on a healthy node: exit 0, no trouble, a zip without the planted token; a second run refuses to overwrite it', async () => {
     const zip = path.join(work, 'bundle.zip');
-    const d = await doctor('--json', '--bundle', winPath(zip));
+    const d = await doctor(noService, '--json', '--bundle', winPath(zip));
     expect({ code: d.code, stderr: d.code === 0 ? '' : d.stderr }).toEqual({ code: 0, stderr: '' });
     const report = parsed(d.stdout);
     expect(report.findings.filter((f) => f.severity !== 'info')).toEqual([]);
@@ -140,14 +152,14 @@ describeWine('hcn-cni.exe doctor, --bundle and selftest under wine', (build) => 
     // The service the doctor was told to ask (--service) is the one the bundle asked.
     expect(JSON.parse(strFromU8(files['service/status.json']!))).toMatchObject({
       running: false,
-      address: noService[1],
+      address: noService,
     });
     // The listing names each state file as the bundle does ('/', not Windows' '\\').
     const listing = JSON.parse(strFromU8(files['state/listing.json']!)) as { entries: Array<{ path: string }> };
     expect(listing.entries.map((e) => e.path)).toContain('attachments/pod-a@eth0.json');
 
     const before = fs.readFileSync(zip);
-    const again = await doctor('--bundle', winPath(zip));
+    const again = await doctor(noService, '--bundle', winPath(zip));
     expect(again.code).toBe(3);
     expect(again.stderr).toMatch(/bundle\.zip exists; refusing to overwrite it/);
     expect(fs.readFileSync(zip).equals(before)).toBe(true);
@@ -188,9 +200,51 @@ describeWine('hcn-cni.exe doctor, --bundle and selftest under wine', (build) => 
     });
   });
 
+  /** `hcn-cni.exe serve` on servicePipe, answering once its log says it listens; stopped by the caller. */
+  async function startService(): Promise<ChildProcess> {
+    const t0 = Date.now();
+    const service = spawn(
+      WINE,
+      [build.exe, 'serve', '--listen', servicePipe, '--conf-dir', winPath(path.dirname(conflist))],
+      { env: { ...cni.prefix.env, HCN_SIM: sim.address }, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let err = '';
+    await new Promise<void>((resolve, reject) => {
+      service.stderr!.on('data', (d: Buffer) => {
+        err += d.toString();
+        if (err.includes('service: listening')) resolve();
+      });
+      service.on('exit', (code) => reject(new Error(`hcn-cni.exe serve exited (${code}) before listening: ${err}`)));
+    });
+    timings.add('hcn-cni.exe serve: listening', Date.now() - t0);
+    return service;
+  }
+
+  test('with the service running on a pipe: doctor finds it running there, and the bundle holds its status', async () => {
+    const service = await startService();
+    try {
+      const zip = path.join(work, 'bundle-service.zip');
+      const d = await doctor(servicePipe, '--json', '--bundle', winPath(zip));
+      expect({ code: d.code, stderr: d.code === 0 ? '' : d.stderr }).toEqual({ code: 0, stderr: '' });
+      const report = parsed(d.stdout);
+      expect(report.findings.filter((f) => f.severity !== 'info')).toEqual([]);
+      expect(report.findings.find((f) => f.kind === 'service')!.why).toContain(`running at ${servicePipe} (pid `);
+      const status = JSON.parse(strFromU8(unzipSync(fs.readFileSync(zip))['service/status.json']!)) as Record<
+        string,
+        unknown
+      >;
+      expect(status).toMatchObject({ running: true, pid: expect.any(Number) });
+    } finally {
+      const exited = new Promise((resolve) => service.once('exit', resolve));
+      service.kill('SIGKILL');
+      service.stderr?.destroy(); // wine processes may keep the pipe's other end open
+      await exited;
+    }
+  });
+
   test("after an HNS restart dropped the pod's endpoint: doctor --json names it as an error, exit 2", async () => {
     await sim.control.restart();
-    const d = await doctor('--json');
+    const d = await doctor(noService, '--json');
     expect(d.code).toBe(2);
     const report = parsed(d.stdout);
     expect(report.findings.filter((f) => f.severity !== 'info').map((f) => [f.kind, f.severity, f.subject])).toEqual([
