@@ -78,9 +78,10 @@ describeWine('hcn-cni.exe doctor, --bundle and selftest under wine', (build) => 
     // The node's conflist, as an installer writes it, with a token a user could have put there.
     conflist = path.join(work, 'conf', '10-hcn.conflist');
     fs.mkdirSync(path.dirname(conflist), { recursive: true });
-    const { cniVersion, name, ...plugin } = bridgeConf({ stateDir: winPath(cni.stateDir), token: TOKEN });
+    const logFile = winPath(path.join(work, 'hcn-cni.log'));
+    const { cniVersion, name, ...plugin } = bridgeConf({ stateDir: winPath(cni.stateDir), logFile, token: TOKEN });
     fs.writeFileSync(conflist, JSON.stringify({ cniVersion, name, plugins: [plugin] }));
-    const add = await cni.call({ verb: 'ADD', conf: bridgeConf(), containerId: 'pod-a' });
+    const add = await cni.call({ verb: 'ADD', conf: bridgeConf({ logFile }), containerId: 'pod-a' });
     expect({ code: add.code, stderr: add.code === 0 ? '' : add.stderr }).toEqual({ code: 0, stderr: '' });
   }, 180_000);
 
@@ -148,6 +149,8 @@ describeWine('hcn-cni.exe doctor, --bundle and selftest under wine', (build) => 
     expect(everything).not.toContain(TOKEN);
     expect(everything).not.toContain(TOKEN.split('.')[2]);
     expect(strFromU8(files['hns/v2-endpoints.json']!)).toMatch(/"IpConfigurations"/);
+    // The configured log's tail, read through its Z:\ path: the ADD's lines.
+    expect(strFromU8(files['logs/hcn-cni.log.tail']!)).toMatch(/"containerId": "pod-a"/);
     expect(JSON.parse(strFromU8(files['versions.json']!))).toMatchObject({ platform: 'win32/x64' });
     // The service the doctor was told to ask (--service) is the one the bundle asked.
     expect(JSON.parse(strFromU8(files['service/status.json']!))).toMatchObject({
