@@ -7,10 +7,12 @@
  *    by their names in the zip ('/'); a second run refuses to overwrite it (exit 3) and leaves it as it was;
  *  - `selftest --report Z:\…\report.json`: exit 0, a report that passed, HNS and the state as before, and the Linux
  *    `hcn-sim compare` of that report shows no difference;
+ *  - a selftest killed by the simulator once HNS made its endpoint: the next one finds the dead claim (the killed
+ *    Windows process's pid and start time, read through the addon under wine) and removes what it left;
  *  - with `hcn-cni.exe serve` on a named pipe, `doctor --service PIPE --bundle` finds it running there (the addon's
  *    pipe, read by the service client under wine) and the bundle holds its status;
  *  - after an HNS restart dropped the pod's endpoint, `doctor --json` names it (error) and exits 2.
- * One simulator, one prefix, six short wine starts and one service.
+ * One simulator, one prefix, eight short wine starts and one service.
  */
 import { spawn, spawnSync, type ChildProcess } from 'child_process';
 import * as fs from 'fs';
@@ -201,6 +203,32 @@ describeWine('hcn-cni.exe doctor, --bundle and selftest under wine', (build) => 
       out: `compare: ${report.steps.length} calls replayed, 0 difference(s)\n`,
       err: '',
     });
+  });
+
+  test('a selftest killed once HNS made its endpoint: the next one (its claim read, the dead pid found dead under wine) finishes it: HNS as before, no claim left', async () => {
+    const before = await hns();
+    const records = stateFiles(cni);
+    const selftest = (label: string) =>
+      cni.call({ args: ['selftest', '--conf', winPath(conflist)] }, `hcn-cni.exe selftest (${label})`);
+    // The simulator kills the caller once HNS has accepted the create (it finds the wine process by its connection).
+    await sim.control.killClient('HcnCreateEndpoint');
+    const killed = await selftest('killed in HcnCreateEndpoint');
+    expect({ signal: killed.signal, code: killed.code }).toEqual({ signal: 'SIGKILL', code: null });
+    const left = await hns();
+    expect(left.endpoints.length).toBe(before.endpoints.length + 1);
+    expect(left.namespaces.length).toBe(before.namespaces.length + 1);
+    const next = await selftest('after the killed one');
+    expect({ code: next.code, stderr: next.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(next.stdout).toMatch(/^finished what an earlier self-test left: /m);
+    expect(next.stdout).toMatch(/every answer as the plugin relies on; nothing left behind/);
+    expect(await hns()).toEqual(before);
+    // No claim is left; the finished run's owner keeps a tombstone (as a DEL's), which housekeeping removes after
+    // its grace.
+    const after = stateFiles(cni);
+    expect(after.filter((f) => !f.startsWith('tombstones/'))).toEqual(records);
+    expect(after.filter((f) => f.startsWith('tombstones/'))).toEqual([
+      expect.stringMatching(/^tombstones\/hcn-cni-selftest-[0-9a-f]+@eth0\.json$/),
+    ]);
   });
 
   /** `hcn-cni.exe serve` on servicePipe, answering once its log says it listens; stopped by the caller. */
