@@ -12,6 +12,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { zipSync } from 'fflate';
 import { defaultConfDir } from '../cni/defaults';
+import { withoutBom } from '../cni/json-text';
 import { redact, redactJsonText } from '../doctor/redact';
 import type { Finding } from '../doctor/finding';
 import type { DoctorSnapshot } from '../doctor/snapshot';
@@ -234,7 +235,7 @@ function addConfFiles(ctx: OpsContext, c: Contents): void {
   for (const n of names.sort()) {
     let text: string | undefined;
     try {
-      text = redactJsonText(fs.readFileSync(path.join(dir, n), 'utf8'));
+      text = redactJsonText(withoutBom(fs.readFileSync(path.join(dir, n), 'utf8')));
     } catch (e) {
       c.note(`conf/${n}`, (e as Error).message);
       continue;

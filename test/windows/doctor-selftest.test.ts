@@ -77,12 +77,13 @@ describeWine('hcn-cni.exe doctor, --bundle and selftest under wine', (build) => 
     warmWineserver(prefix);
     sim = await startSimulator({ listen: 'tcp:127.0.0.1:0', logLevel: 'warn' });
     cni = new WineCni(prefix, build.exe, sim, path.join(work, 'state'), timings);
-    // The node's conflist, as an installer writes it, with a token a user could have put there.
+    // The node's conflist, with a token a user could have put there.
     conflist = path.join(work, 'conf', '10-hcn.conflist');
     fs.mkdirSync(path.dirname(conflist), { recursive: true });
     const logFile = winPath(path.join(work, 'hcn-cni.log'));
     const { cniVersion, name, ...plugin } = bridgeConf({ stateDir: winPath(cni.stateDir), logFile, token: TOKEN });
-    fs.writeFileSync(conflist, JSON.stringify({ cniVersion, name, plugins: [plugin] }));
+    // With a byte-order mark, as Windows PowerShell 5.1's Set-Content -Encoding UTF8 writes it.
+    fs.writeFileSync(conflist, `\uFEFF${JSON.stringify({ cniVersion, name, plugins: [plugin] })}`);
     const add = await cni.call({ verb: 'ADD', conf: bridgeConf({ logFile }), containerId: 'pod-a' });
     expect({ code: add.code, stderr: add.code === 0 ? '' : add.stderr }).toEqual({ code: 0, stderr: '' });
   }, 180_000);
