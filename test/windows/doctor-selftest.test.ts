@@ -7,12 +7,13 @@
  *    by their names in the zip ('/'); a second run refuses to overwrite it (exit 3) and leaves it as it was;
  *  - `selftest --report Z:\…\report.json`: exit 0, a report that passed, HNS and the state as before, and the Linux
  *    `hcn-sim compare` of that report shows no difference;
+ *  - `selftest --network-of-its-own`: a NAT network of its own made and removed, HNS as before;
  *  - a selftest killed by the simulator once HNS made its endpoint: the next one finds the dead claim (the killed
  *    Windows process's pid and start time, read through the addon under wine) and removes what it left;
  *  - with `hcn-cni.exe serve` on a named pipe, `doctor --service PIPE --bundle` finds it running there (the addon's
  *    pipe, read by the service client under wine) and the bundle holds its status;
  *  - after an HNS restart dropped the pod's endpoint, `doctor --json` names it (error) and exits 2.
- * One simulator, one prefix, eight short wine starts and one service.
+ * One simulator, one prefix, nine short wine starts and one service.
  */
 import { spawn, spawnSync, type ChildProcess } from 'child_process';
 import * as fs from 'fs';
@@ -204,6 +205,35 @@ describeWine('hcn-cni.exe doctor, --bundle and selftest under wine', (build) => 
       out: `compare: ${report.steps.length} calls replayed, 0 difference(s)\n`,
       err: '',
     });
+  });
+
+  test('selftest --network-of-its-own: a NAT network of its own made and removed, HNS as before', async () => {
+    const before = await hns();
+    const reportFile = path.join(work, 'selftest-own.json');
+    const r = await cni.call({
+      args: [
+        'selftest',
+        '--conf',
+        winPath(conflist),
+        '--network-of-its-own',
+        '--subnet',
+        '172.30.9.0/24',
+        '--report',
+        winPath(reportFile),
+      ],
+    });
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(r.stdout).toMatch(/NAT network of its own \(172\.30\.9\.0\/24\), address 172\.30\.9\.2 \(fixed\)/);
+    const report = JSON.parse(fs.readFileSync(reportFile, 'utf8')) as {
+      passed: boolean;
+      steps: Array<{ name: string; call: { args: Array<{ Name?: string; Type?: string }> } }>;
+    };
+    expect(report.passed).toBe(true);
+    expect(report.steps.find((s) => s.name === 'network-create')?.call.args[0]).toMatchObject({
+      Name: expect.stringMatching(/^hcn-nic-[0-9a-f]{40}$/),
+      Type: 'NAT',
+    });
+    expect(await hns()).toEqual(before);
   });
 
   test('a selftest killed once HNS made its endpoint: the next one (its claim read, the dead pid found dead under wine) finishes it: HNS as before, no claim left', async () => {
