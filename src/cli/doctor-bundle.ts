@@ -12,6 +12,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { zipSync } from 'fflate';
 import { defaultConfDir } from '../cni/defaults';
+import { withoutBom } from '../cni/json-text';
 import { redact, redactJsonText } from '../doctor/redact';
 import type { Finding } from '../doctor/finding';
 import type { DoctorSnapshot } from '../doctor/snapshot';
@@ -62,6 +63,8 @@ export interface BundleReport {
   snapshot: DoctorSnapshot;
   findings: Finding[];
   exitCode: number;
+  /** The service's address the doctor was given (--service): the bundle asks the same service, not the default. */
+  service?: string;
 }
 
 export async function writeBundle(
@@ -76,7 +79,7 @@ export async function writeBundle(
   c.add('report.txt', renderFindings(report.findings));
   await addHnsObjects(ctx, c);
   addState(ctx, c, limits);
-  await addService(ctx, c);
+  await addService(ctx, c, report.service);
   addLogTail(ctx, c, limits);
   addConfFiles(ctx, c);
   c.json('versions.json', versions(ctx, report.snapshot));
@@ -139,10 +142,11 @@ function addState(ctx: OpsContext, c: Contents, limits: BundleLimits): void {
   const dir = ctx.conf.stateDir;
   if (!ctx.stateDirExists()) return c.note('state/', `the state directory ${dir} does not exist`);
   const listing: Array<{ path: string; bytes: number; modified: string; dir?: true }> = [];
+  // Relative paths in one form, the zip's ('/'), on Windows too: a listing entry names its file in the bundle.
   const walk = (rel: string): void => {
     for (const d of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
       if (listing.length >= limits.listing) return;
-      const p = path.join(rel, d.name);
+      const p = rel ? `${rel}/${d.name}` : d.name;
       const st = fs.lstatSync(path.join(dir, p));
       listing.push({
         path: p,
@@ -153,7 +157,7 @@ function addState(ctx: OpsContext, c: Contents, limits: BundleLimits): void {
       if (d.isDirectory()) walk(p);
       else if (d.isFile() && /\.json$/i.test(d.name)) {
         const text = st.size <= limits.file ? redactJsonText(fs.readFileSync(path.join(dir, p), 'utf8')) : undefined;
-        if (text !== undefined) c.add(`state/files/${p.split(path.sep).join('/')}`, text);
+        if (text !== undefined) c.add(`state/files/${p}`, text);
         else
           c.note(
             `state/files/${p}`,
@@ -166,9 +170,9 @@ function addState(ctx: OpsContext, c: Contents, limits: BundleLimits): void {
   c.json('state/listing.json', { stateDir: dir, entries: listing, complete: listing.length < limits.listing });
 }
 
-async function addService(ctx: OpsContext, c: Contents): Promise<void> {
+async function addService(ctx: OpsContext, c: Contents, given: string | undefined): Promise<void> {
   const { queryStatus } = await import('../service/client');
-  const address = await serviceAddress(ctx, undefined);
+  const address = await serviceAddress(ctx, given);
   let status;
   try {
     status = await queryStatus(address);
@@ -231,7 +235,7 @@ function addConfFiles(ctx: OpsContext, c: Contents): void {
   for (const n of names.sort()) {
     let text: string | undefined;
     try {
-      text = redactJsonText(fs.readFileSync(path.join(dir, n), 'utf8'));
+      text = redactJsonText(withoutBom(fs.readFileSync(path.join(dir, n), 'utf8')));
     } catch (e) {
       c.note(`conf/${n}`, (e as Error).message);
       continue;

@@ -149,7 +149,12 @@ async function runWith(ctx: OpsContext, args: DoctorArgs): Promise<number> {
   else ctx.out(renderFindings(findings));
   if (args.bundle) {
     const { writeBundle } = await import('./doctor-bundle');
-    const written = await writeBundle(ctx, args.bundle, { snapshot, findings, exitCode: code });
+    const written = await writeBundle(ctx, args.bundle, {
+      snapshot,
+      findings,
+      exitCode: code,
+      ...(args.service !== undefined ? { service: args.service } : {}),
+    });
     if (!written.ok) {
       ctx.io.err(`hcn-cni doctor: ${written.error}\n`);
       return 3;

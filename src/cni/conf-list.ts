@@ -9,6 +9,7 @@
 import { parseNetConf } from './config';
 import { createIpamClient } from './ipam';
 import { isPlainObject } from './fields';
+import { parseJsonText } from './json-text';
 import type { IpamClient, NetConf } from './types';
 
 /** The file names libcni loads from a configuration directory (libcni/conf.go ConfFiles with its extensions). */
@@ -19,7 +20,7 @@ export const MAX_CONF_FILE_BYTES = 1024 * 1024;
 
 /** Each configuration of a plugin of this type in the file's text, with name and cniVersion as libcni gives them. */
 export function pluginConfigs(text: string, fileName: string, pluginType: string): Array<Record<string, unknown>> {
-  const raw: unknown = JSON.parse(text.replace(/^\uFEFF/, ''));
+  const raw: unknown = parseJsonText(text);
   if (!isPlainObject(raw)) return [];
   if (!fileName.endsWith('.conflist')) return raw.type === pluginType ? [raw] : [];
   const plugins = Array.isArray(raw.plugins) ? raw.plugins : [];

@@ -13,6 +13,7 @@ import { checkEnv, readAttachment, readCommand, splitCniPath, type Env } from '.
 import { CniCode, CniError, isCniError } from './cni-error';
 import { Fields, describeValue, isPlainObject } from './fields';
 import { createIpamClient, type IpamOptions } from './ipam';
+import { parseJsonText } from './json-text';
 import { renderResult } from './result';
 import {
   SUPPORTED_VERSIONS,
@@ -198,7 +199,7 @@ function decodeStdin(stdin: Buffer): Record<string, unknown> {
 function peekVersion(stdin: Buffer): string | undefined {
   if (stdin.length > MAX_STDIN_BYTES) return undefined;
   try {
-    const raw: unknown = JSON.parse(stdin.toString('utf8').replace(/^\uFEFF/, ''));
+    const raw: unknown = parseJsonText(stdin.toString('utf8'));
     if (!isPlainObject(raw)) return undefined;
     const v = new Fields(raw, '', { strict: false }).get('cniVersion');
     return typeof v === 'string' ? v : undefined;

@@ -10,6 +10,7 @@ import type { PluginRuntime } from '../plugin/runtime';
 import { runCni } from '../run';
 import { CniCode } from '../cni/cni-error';
 import { isPlainObject } from '../cni/fields';
+import { parseJsonText } from '../cni/json-text';
 import {
   encodeAccept,
   encodeResult,
@@ -54,7 +55,7 @@ type Output = { stdout: string; exitCode: number; stderr: string };
 function ifServiceDies(req: Request): string {
   let cniVersion = '1.1.0';
   try {
-    const raw: unknown = JSON.parse(req.stdin.toString('utf8').replace(/^\uFEFF/, ''));
+    const raw: unknown = parseJsonText(req.stdin.toString('utf8'));
     if (isPlainObject(raw) && typeof raw.cniVersion === 'string') cniVersion = raw.cniVersion;
   } catch {
     // not JSON: the plugin would have said so; the default version is fine for a transport failure

@@ -54,8 +54,16 @@ describe('one home per rule', () => {
     // When an audit is due, for every asker (ADD, the node agent), and whether an intent's process still runs.
     ['auditDue', 'plugin/audit-due.ts'],
     ['processRuns', 'state/liveness.ts'],
+    ['withoutBom', 'cni/json-text.ts'],
   ])('%s is defined once, in src/%s', (name, home) => {
     expect(homes(name)).toEqual([home]);
+  });
+
+  it('only src/cni/json-text.ts drops a byte-order mark (withoutBom, parseJsonText)', () => {
+    const bad = SOURCES.filter(
+      (s) => s.file !== path.join('cni', 'json-text.ts') && /\\uFEFF|\uFEFF/.test(code(s.text)),
+    ).map((s) => s.file);
+    expect(bad).toEqual([]);
   });
 
   it('only the HNS error module unwraps a cause (hcnCause)', () => {

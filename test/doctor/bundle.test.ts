@@ -33,6 +33,9 @@ function setUpNode(logFile: string): string {
   const file = path.join(confDir, '10-hcn.conflist');
   fs.writeFileSync(file, JSON.stringify({ cniVersion, name, plugins: [rest] }));
   fs.writeFileSync(path.join(confDir, '99-broken.conf'), `{ "token": "${TOKEN}", not json`);
+  // As Windows PowerShell 5.1's Set-Content -Encoding UTF8 writes it: with a byte-order mark, still JSON to CNI.
+  const other = { cniVersion: '1.0.0', name: 'peer', plugins: [{ type: 'win-overlay', token: TOKEN }] };
+  fs.writeFileSync(path.join(confDir, '20-peer.conflist'), `\uFEFF${JSON.stringify(other)}`);
   return file;
 }
 
@@ -62,6 +65,7 @@ it('holds the report, every HNS object, the state, the service, the log tail, re
   for (const n of [
     'MANIFEST.txt',
     'conf/10-hcn.conflist',
+    'conf/20-peer.conflist',
     'hns/adapters.json',
     'hns/v1-endpoints.json',
     'hns/v1-namespaces.json',
@@ -88,6 +92,11 @@ it('holds the report, every HNS object, the state, the service, the log tail, re
   // The endpoint of the pod is there as HNS gives it, and the log's last line.
   expect(strFromU8(files['hns/v2-endpoints.json']!)).toMatch(/"IpConfigurations"/);
   expect(strFromU8(files['logs/hcn.log.tail']!)).toMatch(/last line\n*$/);
+  // The service asked is the one given with --service, not the default address.
+  expect(JSON.parse(strFromU8(files['service/status.json']!))).toMatchObject({
+    running: false,
+    address: path.join(h.tmp, 'no-service.sock'),
+  });
 });
 
 it('refuses to overwrite an existing file (exit 3), which stays as it was', async () => {

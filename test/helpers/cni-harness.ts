@@ -172,7 +172,7 @@ export async function cniProcess(
 }
 
 /** Files under the state directory, relative, sorted (to assert "state unchanged"). */
-export function stateFiles(h: Harness): string[] {
+export function stateFiles(h: Pick<Harness, 'stateDir'>): string[] {
   const out: string[] = [];
   const walk = (d: string) => {
     if (!fs.existsSync(d)) return;

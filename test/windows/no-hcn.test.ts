@@ -2,14 +2,14 @@
  * Windows truth, part 3: a host without HCN. The prefix "nohcn" has vmcompute.dll (HNSCall) in System32 but NO
  * computenetwork.dll. hcn-cni.exe must say that v2 is unavailable (`hcn-cni.exe version`, STATUS with apiVersion 2,
  * the ADD's log) and, with apiVersion "auto", work through HNSCall: ADD and DEL succeed, and the simulator shows
- * the objects as created by v1.
+ * the objects as created by v1; `doctor` reads the pods through HNSCall, and `selftest` says it needs HCN.
  */
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { startSimulator, type RunningSimulator } from '../../src/sim';
 import { expectOnlyResult, WineCni } from './helpers/cni-wine';
-import { describeWine, installSystem32, warmWineserver, winePrefix, WineTimings } from './helpers/wine';
+import { describeWine, installSystem32, warmWineserver, winPath, winePrefix, WineTimings } from './helpers/wine';
 
 function bridgeConf(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { cniVersion: '1.1.0', name: 'cbr0', type: 'hcn-cni', createNetwork: true, subnet: '10.244.7.0/24', ...extra };
@@ -106,5 +106,40 @@ describeWine('hcn-cni.exe under wine without computenetwork.dll', (build) => {
     const del = await cni.call({ verb: 'DEL', conf: bridgeConf(), containerId: 'pod-v1', netns: ns });
     expect({ code: del.code, stdout: del.stdout }).toEqual({ code: 0, stdout: '' });
     expect((await sim.control.dump()).endpoints).toEqual([]);
+  }, 120_000);
+
+  test('doctor reads the pod through HNSCall (API v1; no finding about it); selftest says it needs HCN', async () => {
+    await sim.control.reset();
+    const ns = await cni.newNamespace();
+    const add = await cni.call({ verb: 'ADD', conf: bridgeConf(), containerId: 'pod-doc', netns: ns });
+    expect({ code: add.code, stdout: add.code === 0 ? '' : add.stdout }).toEqual({ code: 0, stdout: '' });
+    const conflist = path.join(work, '10-hcn.conflist');
+    const { cniVersion, name, ...plugin } = bridgeConf({ stateDir: winPath(cni.stateDir) });
+    fs.writeFileSync(conflist, JSON.stringify({ cniVersion, name, plugins: [plugin] }));
+    const common = ['--conf', winPath(conflist)];
+    const d = await cni.call({
+      args: ['doctor', '--json', ...common, '--service', '\\\\.\\pipe\\hcn-cni-wine-no-service'],
+    });
+    // Without computenetwork.dll the addon lists the adapters from the OS (adapterSource "os"): here wine's view of
+    // this Linux machine, which has no "Ethernet" of the simulator's. That finding is the test host's; the pod's
+    // endpoint, its namespace and its policies, read through HNSCall, raise none.
+    const report = JSON.parse(d.stdout) as {
+      findings: Array<{ kind: string; severity: string; subject: string; detail?: unknown }>;
+    };
+    expect(report.findings.filter((f) => f.severity !== 'info').map((f) => [f.kind, f.severity])).toEqual([
+      ['network-adapter-missing', 'error'],
+    ]);
+    expect(report.findings.find((f) => f.kind === 'network-adapter-missing')!.detail).toMatchObject({
+      adapterName: 'Ethernet',
+    });
+    expect(d.code).toBe(2);
+    expect(report.findings.find((f) => f.kind === 'host')!.detail).toMatchObject({
+      api: { version: 1, reason: expect.stringMatching(/^auto: HCN absent/) },
+    });
+    const st = await cni.call({ args: ['selftest', ...common] });
+    expect({ code: st.code, stdout: st.stdout }).toEqual({ code: 1, stdout: '' });
+    expect(st.stderr).toMatch(
+      /this host has no HCN \(computenetwork\.dll\): the self-test exercises the HCN calls only/,
+    );
   }, 120_000);
 });

@@ -7,6 +7,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { parseNetConf } from '../../cni/config';
+import { parseJsonText } from '../../cni/json-text';
 import { isCniError } from '../../cni/cni-error';
 import type { NetConf } from '../../cni/types';
 
@@ -100,7 +101,7 @@ export function hcnConfFiles(dir: string): Array<{ file: string; raw: Record<str
     const file = path.join(dir, name);
     let doc: unknown;
     try {
-      doc = JSON.parse(fs.readFileSync(file, 'utf8').replace(/^\uFEFF/, ''));
+      doc = parseJsonText(fs.readFileSync(file, 'utf8'));
     } catch {
       continue; // someone else's broken file is not ours to judge
     }
@@ -128,7 +129,7 @@ export function readJson(file: string): unknown {
     throw new ConfError(`cannot read ${file}: ${(e as Error).message}`);
   }
   try {
-    return JSON.parse(text.replace(/^\uFEFF/, ''));
+    return parseJsonText(text);
   } catch (e) {
     throw new ConfError(`${file} is not JSON: ${(e as Error).message}`);
   }
