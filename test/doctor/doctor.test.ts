@@ -327,7 +327,7 @@ it('an addon that does not load is one error, and nothing else is judged (exit 2
   ]);
 });
 
-it('a host without HCN (HNS 9.1): a healthy pod is no drift (DNS as v1 shows it, one suffix list)', async () => {
+it('a host without HCN (HNS 9.1): a healthy pod is no drift (DNS as v1 shows it: DNSDomain and the search list)', async () => {
   await h.sim.control.setVersion(9, 1, { v2: false });
   try {
     // A namespace as a v1 host makes one (microsoft/hcsshim internal/hns/namespace.go CreateNamespace).
