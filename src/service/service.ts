@@ -122,6 +122,8 @@ export interface ServiceOptions {
    * start. Default true (`hcn-cni serve --no-take-over`: false).
    */
   takeOver?: boolean;
+  /** How long a hand-over offered stands before the service takes its lock back (hand-over.ts OFFER_DEADLINE_MS). */
+  handOverDeadlineMs?: number;
 }
 
 export interface Service {
@@ -192,6 +194,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     address: options.address,
     port: listening.handOver,
     log,
+    ...(options.handOverDeadlineMs !== undefined ? { offerDeadlineMs: options.handOverDeadlineMs } : {}),
     onTaken: ending.handOver,
     onLost: ending.retire,
   });
