@@ -202,7 +202,7 @@ async function takeAddressOver(
   if (!takeOver) throw new Error(`${held}: no hand-over asked (--no-take-over)`);
   const temp = await bindTemp(server, address, mode);
   try {
-    const asked = await askHandOver(address, successorProof(native, takeOver.pid, temp));
+    const asked = await askHandOver(address, successorProof(native, takeOver.pid, path.resolve(temp)));
     if (typeof asked === 'string') throw new Error(`${held}: ${asked}`);
     // The old service released the lock before it said so: it is free unless another process took it meanwhile.
     const again = native.tryLockFile(lockFile);
