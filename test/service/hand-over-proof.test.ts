@@ -7,6 +7,7 @@
  * for a moment — the service keeps serving, takes its lock back, and a later genuine hand-over completes.
  */
 import { spawn } from 'child_process';
+import * as fs from 'fs';
 import * as path from 'path';
 import type { Logger } from '../../src/log/logger';
 import { queryStatus } from '../../src/service/client';
@@ -74,14 +75,15 @@ async function expectHandsOver(r: Running): Promise<void> {
 
 describe('a hand-over is offered only to a process that proves it is a new service', () => {
   it.each([
-    ['names no socket it bound', { HCN_CNI_SOCKET: undefined }],
-    ['gives another start time', { HCN_CNI_PID_START: '1' }],
-    ['gives no start time', { HCN_CNI_PID_START: undefined }],
-    ['names a socket outside the address directory', { HCN_CNI_SOCKET: '/tmp/elsewhere.sock' }],
+    ['names no socket it bound', () => ({ HCN_CNI_SOCKET: undefined })],
+    ['gives another start time', () => ({ HCN_CNI_PID_START: '1' })],
+    ['gives no start time', () => ({ HCN_CNI_PID_START: undefined })],
+    ['names a socket outside the address directory', () => ({ HCN_CNI_SOCKET: '/tmp/elsewhere.sock' })],
+    ['names a socket beside the address that is not there', (a: string) => ({ HCN_CNI_SOCKET: `${a}.none` })],
   ])('a client that %s is refused; the service keeps its lock and serves', async (_what, lie) => {
     const r = await start();
     try {
-      const asking = await askHandOver(r.address, lie);
+      const asking = await askHandOver(r.address, lie(r.address));
       expect(asking.answer).toBeUndefined();
       await asking.close();
       await expectServing(r);
@@ -181,6 +183,21 @@ describe('the address lock taken for a moment by another process during a hand-o
       second!.release();
       await expectServing(r);
       await expectHandsOver(r);
+    } finally {
+      await r.service.close();
+    }
+  });
+});
+
+describe('the address lock', () => {
+  it('is not in the socket directory: after `rm -rf` of it, a second service is refused while the first lives', async () => {
+    const r = await start();
+    try {
+      fs.rmSync(path.dirname(r.address), { recursive: true, force: true }); // a tmpfiles cleaner, rm -rf /run/hcn-cni
+      await expect(
+        startService({ address: r.address, platform: 'linux', pid: process.pid, allowUid: process.getuid!() }),
+      ).rejects.toThrow(/^another hcn-cni service holds .*\.lock \(its socket may have been deleted\)/);
+      expect(r.ended).toEqual({});
     } finally {
       await r.service.close();
     }
