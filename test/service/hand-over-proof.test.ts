@@ -66,7 +66,9 @@ async function expectHandsOver(r: Running): Promise<void> {
   expect(next.answer).toBe('released');
   const lock = next.take();
   try {
-    expect(await r.service.handedOver).toMatch(new RegExp(`^handed over to the service with pid ${process.pid};`));
+    expect(await until(() => r.ended.handedOver, 20_000, 'the hand-over')).toMatch(
+      new RegExp(`^handed over to the service with pid ${process.pid};`),
+    );
   } finally {
     lock.release();
     await next.close();
@@ -145,7 +147,7 @@ describe('an offer has a deadline', () => {
       const silent = await askHandOver(r.address);
       expect(silent.answer).toBe('released');
       // It says nothing and keeps the connection open; the service ends it.
-      await new Promise<void>((resolve) => (silent.socket.closed ? resolve() : silent.socket.once('close', resolve)));
+      await until(() => (silent.socket.closed ? true : undefined), 20_000, 'the service to end the offer');
       await expectServing(r);
       expect(r.log.said).toContain(
         'service: hand-over not completed (it did not say "taken" within 500 ms of "released"); serving on',
