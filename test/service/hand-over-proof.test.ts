@@ -14,7 +14,7 @@ import { queryStatus } from '../../src/service/client';
 import { startService, type Service } from '../../src/service/service';
 import { useHarness, type Harness } from '../helpers/cni-harness';
 import { until } from '../plugin/support';
-import { askHandOver, grabLock, lockHeld } from './hand-over-support';
+import { askHandOver, grabLock, lockHeld, type Asking } from './hand-over-support';
 
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
@@ -34,6 +34,10 @@ interface Running {
   log: ReturnType<typeof recorder>;
   /** What has settled so far: the hand-over's or the retirement's message. */
   ended: { handedOver?: string; retired?: string };
+  /** Asks as askHandOver does; every client is closed at stop(), whatever failed before. */
+  ask(env?: Record<string, string | undefined>): Promise<Asking>;
+  /** Closes the clients, then the service (whose close waits for every connection to end). */
+  stop(): Promise<void>;
 }
 
 async function start(extra: { handOverDeadlineMs?: number } = {}): Promise<Running> {
@@ -50,7 +54,17 @@ async function start(extra: { handOverDeadlineMs?: number } = {}): Promise<Runni
   const ended: Running['ended'] = {};
   void service.handedOver.then((m) => (ended.handedOver = m));
   void service.retired.then((m) => (ended.retired = m));
-  return { service, address, log, ended };
+  const clients: Asking[] = [];
+  const ask = async (env?: Record<string, string | undefined>): Promise<Asking> => {
+    const a = await askHandOver(address, env);
+    clients.push(a);
+    return a;
+  };
+  const stop = async (): Promise<void> => {
+    for (const c of clients) await c.close();
+    await service.close();
+  };
+  return { service, address, log, ended, ask, stop };
 }
 
 /** The service still answers at its address, holds the lock, and has neither handed over nor retired. */
@@ -62,7 +76,7 @@ async function expectServing(r: Running): Promise<void> {
 
 /** A genuine hand-over completes: the service says it handed over to this process. */
 async function expectHandsOver(r: Running): Promise<void> {
-  const next = await askHandOver(r.address);
+  const next = await r.ask();
   expect(next.answer).toBe('released');
   const lock = next.take();
   try {
@@ -85,13 +99,13 @@ describe('a hand-over is offered only to a process that proves it is a new servi
   ])('a client that %s is refused; the service keeps its lock and serves', async (_what, lie) => {
     const r = await start();
     try {
-      const asking = await askHandOver(r.address, lie(r.address));
+      const asking = await r.ask(lie(r.address));
       expect(asking.answer).toBeUndefined();
       await asking.close();
       await expectServing(r);
       expect(r.log.said.filter((m) => m.startsWith('service: refused a hand-over ('))).toHaveLength(1);
     } finally {
-      await r.service.close();
+      await r.stop();
     }
   });
 
@@ -102,7 +116,7 @@ describe('a hand-over is offered only to a process that proves it is a new servi
       await new Promise((resolve) => other.once('spawn', resolve));
       const { loadNative } = await import('../../src/hns/native');
       const started = loadNative({}).native.processStartTime(other.pid!);
-      const asking = await askHandOver(r.address, { HCN_CNI_PID: String(other.pid), HCN_CNI_PID_START: started! });
+      const asking = await r.ask({ HCN_CNI_PID: String(other.pid), HCN_CNI_PID_START: started! });
       expect(asking.answer).toBeUndefined();
       await asking.close();
       await expectServing(r);
@@ -111,14 +125,14 @@ describe('a hand-over is offered only to a process that proves it is a new servi
       );
     } finally {
       other.kill('SIGKILL');
-      await r.service.close();
+      await r.stop();
     }
   });
 
   it('"taken" said without taking the address is not believed: the service serves on, and a later hand-over completes', async () => {
     const r = await start();
     try {
-      const liar = await askHandOver(r.address);
+      const liar = await r.ask();
       expect(liar.answer).toBe('released');
       await liar.sayTaken();
       await until(
@@ -135,7 +149,7 @@ describe('a hand-over is offered only to a process that proves it is a new servi
       await expectServing(r);
       await expectHandsOver(r);
     } finally {
-      await r.service.close();
+      await r.stop();
     }
   });
 });
@@ -144,7 +158,7 @@ describe('an offer has a deadline', () => {
   it('a client silent after "released" loses the offer: the service takes its lock back, serves, and hands over later', async () => {
     const r = await start({ handOverDeadlineMs: 500 });
     try {
-      const silent = await askHandOver(r.address);
+      const silent = await r.ask();
       expect(silent.answer).toBe('released');
       // It says nothing and keeps the connection open; the service ends it.
       await until(() => (silent.socket.closed ? true : undefined), 20_000, 'the service to end the offer');
@@ -155,7 +169,7 @@ describe('an offer has a deadline', () => {
       await silent.close();
       await expectHandsOver(r);
     } finally {
-      await r.service.close();
+      await r.stop();
     }
   });
 });
@@ -164,7 +178,7 @@ describe('the address lock taken for a moment by another process during a hand-o
   it('leaves the service serving on its socket; it takes the lock back once free and hands over later', async () => {
     const r = await start();
     try {
-      const first = await askHandOver(r.address);
+      const first = await r.ask();
       expect(first.answer).toBe('released');
       // A second new service takes the free lock (it will find the old socket answering and let go)...
       const second = grabLock(r.address);
@@ -186,7 +200,7 @@ describe('the address lock taken for a moment by another process during a hand-o
       await expectServing(r);
       await expectHandsOver(r);
     } finally {
-      await r.service.close();
+      await r.stop();
     }
   });
 });
@@ -201,7 +215,7 @@ describe('the address lock', () => {
       ).rejects.toThrow(/^another hcn-cni service holds .*\.lock \(its socket may have been deleted\)/);
       expect(r.ended).toEqual({});
     } finally {
-      await r.service.close();
+      await r.stop();
     }
   });
 });
