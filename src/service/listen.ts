@@ -28,6 +28,7 @@ import * as path from 'path';
 import { randomBytes } from 'crypto';
 import { queryStatus } from './client';
 import { askHandOver, type HandOverClaim, type HandOverPort } from './hand-over';
+import { claimedProcess, notTaken, provenSuccessor, successorProof, type ProcessProof } from './successor';
 import type { NativeHcn, NativePipeServer } from '../hns/native-types';
 
 /** A Windows pipe name rather than a unix socket path. */
@@ -47,10 +48,22 @@ export function answers(address: string): Promise<boolean> {
   });
 }
 
-/** The addon's OS file lock (fcntl OFD lock), which the kernel releases when its holder dies. */
-export interface FileLocks {
-  tryLockFile(path: string): number | null;
-  unlockFile(handle: number): void;
+/**
+ * What the unix listener needs of the addon: its OS file lock (fcntl OFD lock), which the kernel releases when its
+ * holder dies, and the peer and start-time checks of a hand-over (successor.ts).
+ */
+export type ListenNative = Pick<NativeHcn, 'tryLockFile' | 'unlockFile'> & ProcessProof;
+
+/**
+ * The address's lock: beside the socket's directory, not in it (/run/hcn-cni/service.sock →
+ * /run/hcn-cni.service.sock.lock), so that `rm -rf` of that directory (a tmpfiles cleaner, an operator) takes the
+ * socket but not the lock, and a second service is still refused while the first one lives. (Windows has no lock: a
+ * pipe's name is the kernel's, alive while an instance is open, and nothing in the file system deletes it;
+ * FILE_FLAG_FIRST_PIPE_INSTANCE keeps a second server out.)
+ */
+export function addressLockFile(address: string): string {
+  const dir = path.dirname(path.resolve(address));
+  return path.join(path.dirname(dir), `${path.basename(dir)}.${path.basename(address)}.lock`);
 }
 
 /** The unix socket listener of a service (Linux): its stop, and what a hand-over to a new service needs. */
@@ -65,46 +78,73 @@ export interface UnixListening extends HandOverPort {
 }
 
 /**
- * Linux: `server` on the unix socket `address` with `mode`. Another service holding `<address>.lock` is asked to hand
- * the address over (hand-over.ts) when `takeOver` is given, else — or when it does not hand over — the start is refused.
- * The lock is what keeps a second service out when the first one's socket file was deleted under it (a tmpfiles
- * cleaner, `rm -rf /run/hcn-cni`): nothing answers at the path then, but two services would each think they own the
- * in-flight work. Without the lock held by anyone, a socket that answers is not a service of ours (or one too old to
- * lock): refused too.
+ * Linux: `server` on the unix socket `address` with `mode`. Another service holding the address lock
+ * (addressLockFile) is asked to hand the address over (hand-over.ts) when `takeOver` is given, else — or when it does
+ * not hand over — the start is refused. The lock is what keeps a second service out when the first one's socket file
+ * was deleted under it (a tmpfiles cleaner, `rm -rf /run/hcn-cni`): nothing answers at the path then, but two services
+ * would each think they own the in-flight work. Without the lock held by anyone, a socket that answers is not a
+ * service of ours (or one too old to lock): refused too.
  *
  * The socket is bound at a temporary name in the address's directory and renamed over the address, never bound at the
  * address itself: a rename is atomic, so the address names the old socket or the new one at every moment; and libuv
  * unlinks the path a server was bound to when it closes, which must not be the address once a new service's socket is
- * there.
+ * there. Taking over, the temporary socket is bound before asking: it is part of the proof (successor.ts).
  */
 export async function listenExclusive(
   server: net.Server,
   address: string,
   mode: number,
-  locks?: FileLocks,
+  native?: ListenNative,
   takeOver?: { pid: number },
 ): Promise<UnixListening> {
   if (isPipe(address)) throw new Error(`listenExclusive is for unix sockets; ${address} is a pipe (listenPipe)`);
   fs.mkdirSync(path.dirname(address), { recursive: true, mode: 0o700 });
-  const { lock, claim } = await lockAddress(address, locks, takeOver);
+  const lockFile = addressLockFile(address);
+  const first = native?.tryLockFile(lockFile);
+  let lock: AddressLock;
   let ours: { dev: number; ino: number };
-  try {
-    if (!claim) await refuseUnlessStale(address);
-    ours = await bindAndRename(server, address, mode);
-  } catch (e) {
-    claim?.abandon();
-    lock.release();
-    throw e;
-  }
-  claim?.taken();
+  if (first !== null) {
+    lock = new AddressLock(native, lockFile, first);
+    try {
+      await refuseUnlessStale(address);
+      ours = renameOver(server, await bindTemp(server, address, mode), address);
+    } catch (e) {
+      lock.release();
+      throw e;
+    }
+  } else ({ lock, ours } = await takeAddressOver(server, address, mode, native!, lockFile, takeOver));
+  return unixListening(server, address, mode, native, lock, ours);
+}
+
+/** The listener's hand-over port and stop, over the socket `ours` at `address` and its lock. */
+function unixListening(
+  server: net.Server,
+  address: string,
+  mode: number,
+  native: ListenNative | undefined,
+  lock: AddressLock,
+  ours: { dev: number; ino: number },
+): UnixListening {
   return {
+    successor: (socket, env) =>
+      native ? provenSuccessor(native, address, socket, env) : 'this service cannot check who asks',
     releaseLock: lock.release,
-    resume: async () => {
+    notTaken: (s) => notTaken(native!, address, s, () => !lock.free()),
+    resume: async (onLost) => {
+      if (namesSocket(address, ours)) {
+        // Another process may hold the lock for a moment (a second new service trying its luck): this service's
+        // socket is still the address's, so it serves on and takes the lock back once it is free.
+        if (!lock.retake())
+          lock.retakeWhenFree(
+            () => namesSocket(address, ours),
+            () => onLost('another socket is at the address while its lock is held by another process'),
+          );
+        return true;
+      }
       if (!lock.retake()) return false;
-      if (namesSocket(address, ours)) return true;
       try {
         server.close(); // its socket is unreachable (no longer at the address); a fresh one takes its place
-        ours = await bindAndRename(server, address, mode);
+        ours = renameOver(server, await bindTemp(server, address, mode), address);
         return true;
       } catch {
         return false;
@@ -146,58 +186,108 @@ async function acceptQueued(server: net.Server): Promise<void> {
 }
 
 /**
- * Takes `<address>.lock`; when another service holds it, asks that one to hand the address over (when `takeOver` is
- * given) and takes the lock once it has let go, with the claim that says "taken" to it. Refuses otherwise.
+ * Another service holds the address lock: binds this one's socket beside the address, asks that one to hand the
+ * address over with the proof (when `takeOver` is given), takes the lock once it has let go, renames the socket over
+ * the address and says "taken". Refuses otherwise.
  */
-async function lockAddress(
+async function takeAddressOver(
+  server: net.Server,
   address: string,
-  locks: FileLocks | undefined,
+  mode: number,
+  native: ListenNative,
+  lockFile: string,
   takeOver: { pid: number } | undefined,
-): Promise<{ lock: AddressLock; claim?: HandOverClaim }> {
-  const lockFile = `${address}.lock`;
-  const lock = locks?.tryLockFile(lockFile);
-  if (lock !== null) return { lock: new AddressLock(locks, lockFile, lock) };
-  const asked = takeOver ? await askHandOver(address, takeOver.pid) : 'no hand-over asked (--no-take-over)';
-  if (typeof asked === 'string')
-    throw new Error(`another hcn-cni service holds ${lockFile} (its socket may have been deleted): ${asked}`);
-  // The old service released the lock before it said so: it is free unless a third service took it meanwhile.
-  const again = locks!.tryLockFile(lockFile);
-  if (again === null) {
-    asked.abandon();
-    throw new Error(`another hcn-cni service took ${lockFile} during the hand-over`);
+): Promise<{ lock: AddressLock; ours: { dev: number; ino: number } }> {
+  const held = `another hcn-cni service holds ${lockFile} (its socket may have been deleted)`;
+  if (!takeOver) throw new Error(`${held}: no hand-over asked (--no-take-over)`);
+  const temp = await bindTemp(server, address, mode);
+  try {
+    const asked = await askHandOver(address, successorProof(native, takeOver.pid, path.resolve(temp)));
+    if (typeof asked === 'string') throw new Error(`${held}: ${asked}`);
+    // The old service released the lock before it said so: it is free unless another process took it meanwhile.
+    const again = native.tryLockFile(lockFile);
+    if (again === null) {
+      asked.abandon();
+      throw new Error(`another hcn-cni service took ${lockFile} during the hand-over`);
+    }
+    const lock = new AddressLock(native, lockFile, again);
+    let ours: { dev: number; ino: number };
+    try {
+      ours = renameOver(server, temp, address);
+    } catch (e) {
+      asked.abandon();
+      lock.release();
+      throw e;
+    }
+    asked.taken();
+    return { lock, ours };
+  } catch (e) {
+    server.close();
+    fs.rmSync(temp, { force: true });
+    throw e;
   }
-  return { lock: new AddressLock(locks, lockFile, again), claim: asked };
 }
 
-/** `<address>.lock` as this service holds it: let go of at a hand-over's "released", taken back if it does not complete. */
+/** How often a service whose lock another process took for a moment tries to take it back. */
+const LOCK_RETRY_MS = 200;
+
+/** The address lock as this service holds it: let go of at a hand-over's "released", taken back if it does not complete. */
 class AddressLock {
   /** Whether this service holds the address (its lock, when there are locks): false from a hand-over's release on. */
   holding = true;
+  private retrying: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly locks: FileLocks | undefined,
+    private readonly locks: ListenNative | undefined,
     private readonly file: string,
     private held: number | undefined,
   ) {}
 
   readonly release = (): void => {
+    this.stopRetrying();
     if (this.held !== undefined) this.locks!.unlockFile(this.held);
     this.held = undefined;
     this.holding = false;
   };
 
-  /** Takes the lock back; false if another service holds it now. */
+  /** Takes the lock back; false if another process holds it now. */
   retake(): boolean {
+    if (this.holding) return true;
     const again = this.locks?.tryLockFile(this.file);
     if (again === null) return false;
     this.held = again;
     this.holding = true;
     return true;
   }
+
+  /** True if nobody holds the lock (this service does not: it released it). */
+  free(): boolean {
+    const probe = this.locks?.tryLockFile(this.file);
+    if (probe === null) return false;
+    if (probe !== undefined) this.locks!.unlockFile(probe);
+    return true;
+  }
+
+  /** Retakes the lock once it is free, while `stillOurs()`; `lost()` when that stops being true first. */
+  retakeWhenFree(stillOurs: () => boolean, lost: () => void): void {
+    this.stopRetrying();
+    this.retrying = setInterval(() => {
+      if (!stillOurs()) {
+        this.stopRetrying();
+        lost();
+      } else if (this.retake()) this.stopRetrying();
+    }, LOCK_RETRY_MS);
+    this.retrying.unref();
+  }
+
+  private stopRetrying(): void {
+    clearInterval(this.retrying);
+    this.retrying = undefined;
+  }
 }
 
-/** Binds `server` at a temporary name beside `address` (never wider than `mode`), then renames it over `address`. */
-async function bindAndRename(server: net.Server, address: string, mode: number): Promise<{ dev: number; ino: number }> {
+/** Binds `server` at a temporary name beside `address`, never wider than `mode`; returns that name. */
+async function bindTemp(server: net.Server, address: string, mode: number): Promise<string> {
   const temp = path.join(path.dirname(address), `.hcn-cni-${process.pid}-${randomBytes(4).toString('hex')}.sock`);
   // The socket must never exist with a wider mode than asked, not even between bind() and chmod().
   const old = process.umask(0o777 & ~mode);
@@ -214,6 +304,17 @@ async function bindAndRename(server: net.Server, address: string, mode: number):
   }
   try {
     fs.chmodSync(temp, mode);
+  } catch (e) {
+    server.close();
+    fs.rmSync(temp, { force: true });
+    throw e;
+  }
+  return temp;
+}
+
+/** Renames the bound socket `temp` over `address` (atomic); its identity, to know later whether it is still there. */
+function renameOver(server: net.Server, temp: string, address: string): { dev: number; ino: number } {
+  try {
     const st = fs.lstatSync(temp);
     fs.renameSync(temp, address);
     return { dev: st.dev, ino: st.ino };
@@ -267,7 +368,7 @@ export const SERVICE_SIDS: readonly string[] = ['S-1-5-18', 'S-1-5-32-544'];
 
 export interface PipeListenOptions {
   address: string;
-  native: Pick<NativeHcn, 'listenPipe'>;
+  native: Pick<NativeHcn, 'listenPipe' | 'processStartTime'>;
   /** Whose tokens may connect (any one of them, enabled, in the client's token). */
   allowSids: readonly string[];
   onConnection(socket: net.Socket): void;
@@ -293,7 +394,7 @@ export async function listenPipeTakingOver(
   let joinPid: number | undefined;
   const serving = takeOver ? await queryStatus(options.address).catch(() => undefined) : undefined;
   if (takeOver && serving) {
-    const asked = await askHandOver(options.address, takeOver.pid);
+    const asked = await askHandOver(options.address, successorProof(options.native, takeOver.pid));
     if (typeof asked === 'string')
       throw new Error(`another hcn-cni service is listening on ${options.address}: ${asked}`);
     claim = asked;
@@ -308,8 +409,15 @@ export async function listenPipeTakingOver(
   }
   claim?.taken();
   // The old service's side: agreeing releases nothing (no lock), and its instances stay until "taken", so a
-  // hand-over that does not complete leaves it serving as it was.
-  return { pipe, port: { releaseLock: () => undefined, resume: () => Promise.resolve(true) } };
+  // hand-over that does not complete leaves it serving as it was. Who asks is checked by its pid and start time
+  // (the pipe server does not say which process connected); what "taken" claims is not looked at here.
+  const port: HandOverPort = {
+    successor: (_socket, env) => claimedProcess(options.native, env),
+    releaseLock: () => undefined,
+    notTaken: () => Promise.resolve(undefined),
+    resume: () => Promise.resolve(true),
+  };
+  return { pipe, port };
 }
 
 /** Windows: the native pipe server (see the header); accepted clients arrive as net.Sockets. */

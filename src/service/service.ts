@@ -124,6 +124,8 @@ export interface ServiceOptions {
    * start. Default true (`hcn-cni serve --no-take-over`: false).
    */
   takeOver?: boolean;
+  /** How long a hand-over offered stands before the service takes its lock back (hand-over.ts OFFER_DEADLINE_MS). */
+  handOverDeadlineMs?: number;
 }
 
 export interface Service {
@@ -194,6 +196,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     address: options.address,
     port: listening.handOver,
     log,
+    ...(options.handOverDeadlineMs !== undefined ? { offerDeadlineMs: options.handOverDeadlineMs } : {}),
     // The new service opens its own HCN handles: this one closes what it kept (src/hns/held-handles.ts).
     onTaken: (newPid) => (runtime.heldHandles?.dropAll(native), ending.handOver(newPid)),
     onLost: ending.retire,

@@ -7,6 +7,7 @@
 import { spawn } from 'child_process';
 import * as fs from 'fs';
 import { CLI } from '../helpers/cni-harness';
+import { until } from '../plugin/support';
 
 const TICKS = 100; // USER_HZ on Linux
 
@@ -17,6 +18,12 @@ function cpuMs(pid: number): number {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** True if the process's main thread is asleep in the kernel (state S), not running or loading. */
+function sleeping(pid: number): boolean {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).startsWith('S');
+}
 
 it('waits for a slow writer on a non-blocking stdin without spinning', async () => {
   // libuv makes a child's stdio blocking when it starts it, so the flag is set by a wrapper that then execs the
@@ -29,8 +36,14 @@ it('waits for a slow writer on a non-blocking stdin without spinning', async () 
   let stdout = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   const exited = new Promise<number | null>((r) => child.on('close', r));
-  await sleep(500); // started, and waiting for stdin
-  expect(fs.readFileSync(`/proc/${child.pid}/cmdline`, 'utf8')).toContain(CLI); // the exec happened
+  // Started (the exec happened: the wrapper's pid runs the plugin) and waiting for stdin (its thread asleep in the
+  // kernel), however long a loaded machine takes to get there.
+  await until(
+    () =>
+      fs.readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').includes(CLI) && sleeping(child.pid!) ? true : undefined,
+    30_000,
+    'the plugin to wait for stdin',
+  );
   const before = cpuMs(child.pid!);
   const windowStart = Date.now();
   await sleep(1500);

@@ -380,9 +380,9 @@ describe('failing IPAMs', () => {
   });
 });
 
-/** gone: the process has exited and been reaped (polls briefly: reaping is asynchronous). */
+/** gone: the process has exited and been reaped (polls: reaping is asynchronous; a loaded machine may take seconds). */
 async function gone(pid: number): Promise<boolean> {
-  for (let i = 0; i < 50; i++) {
+  for (let i = 0; i < 1500; i++) {
     try {
       process.kill(pid, 0);
     } catch {

@@ -14,7 +14,8 @@ import {
 } from '../../src/hns/hcn-error';
 import type { Hcn } from '../../src/hns/hcn';
 import type { SimControl } from '../../src/sim';
-import { describeError, l2bridge, nat, rejectionOf, sleep, useHcn } from './helpers';
+import { until } from '../plugin/support';
+import { describeError, l2bridge, nat, rejectionOf, useHcn } from './helpers';
 
 const fx = useHcn();
 
@@ -348,7 +349,11 @@ describe('the error table through addon and facade', () => {
     await hcn.createEndpoint(persistent.ID!, { Name: 'ep' });
     await control.hang('HcnCreateNetwork');
     const inFlight = rejectionOf(hcn.createNetwork(nat('in-flight', '172.16.5.0/24')));
-    await sleep(100); // accepted and hung
+    await until(
+      async () => ((await control.stats()).pendingMutations > 0 ? true : undefined),
+      20_000,
+      'the create to hang',
+    );
     await control.restart({ downMs: 0 });
     expect(describeError(await inFlight)).toMatchObject({
       op: 'HcnCreateNetwork',

@@ -8,7 +8,8 @@ import * as path from 'path';
 
 import { isTimeout } from '../../src/hns/hcn-error';
 import { Hcn } from '../../src/hns/hcn';
-import { ADDON_PATH, FIXTURES, describeError, nat, rejectionOf, sleep, useHcn } from './helpers';
+import { until } from '../plugin/support';
+import { ADDON_PATH, FIXTURES, describeError, nat, rejectionOf, useHcn } from './helpers';
 
 const fx = useHcn();
 
@@ -61,8 +62,12 @@ describe('Hcn timeout against a hung HNS', () => {
     });
     // The late failure has no caller left; it must not surface (Jest fails the running test on an unhandled rejection).
     await control.release();
-    await sleep(150); // the native call now fails with 0x803B0001, after its caller gave up
-    const hung = (await control.calls()).find((c) => c.op === 'HcnOpenNetwork');
+    // The native call now fails with 0x803B0001, after its caller gave up: once the simulator has answered it.
+    const hung = await until(
+      async () => (await control.calls()).find((c) => c.op === 'HcnOpenNetwork' && c.hr === 0x803b0001),
+      20_000,
+      'the released call to be answered',
+    );
     expect(hung).toMatchObject({ hr: 0x803b0001, fault: 'hung' });
     // The facade keeps working with its normal timeout.
     await expect(hcn.listNetworks()).resolves.toEqual([]);

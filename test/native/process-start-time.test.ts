@@ -3,8 +3,10 @@
  * with no live process behind it (exited, zombie, never existed).
  */
 import { spawn, spawnSync } from 'child_process';
+import * as fs from 'fs';
 
 import type { NativeHcn } from '../../src/hns/native-types';
+import { until } from '../plugin/support';
 import { loadAddon } from './helpers/addon';
 
 let hcn: NativeHcn;
@@ -38,15 +40,27 @@ test('is null once the process has exited', () => {
   expect(hcn.processStartTime(child.pid!)).toBeNull();
 });
 
+/** The state letter of /proc/<pid>/stat (R, S, Z, …), or undefined once the pid is gone. */
+function procState(pid: number): string | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+  } catch {
+    return undefined;
+  }
+}
+
 test('is null for a zombie (exited but not reaped)', async () => {
-  // sh starts a short sleep in the background and then becomes a long sleep that never reaps it.
-  const parent = spawn('sh', ['-c', 'sleep 0.1 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  // sh starts a long sleep in the background and then becomes another long sleep that never reaps it; the test ends
+  // the background one when it is ready to look (no short-lived child racing the first look).
+  const parent = spawn('sh', ['-c', 'sleep 30 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
   try {
     const zombiePid = Number(
       await new Promise<string>((resolve) => parent.stdout!.once('data', (d: Buffer) => resolve(d.toString()))),
     );
     expect(hcn.processStartTime(zombiePid)).toMatch(/^\d+$/);
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    process.kill(zombiePid, 'SIGKILL');
+    await until(() => (procState(zombiePid) === 'Z' ? true : undefined), 20_000, 'the child to be a zombie');
     expect(hcn.processStartTime(zombiePid)).toBeNull();
   } finally {
     parent.kill('SIGKILL');

@@ -409,8 +409,10 @@ describe('STATUS', () => {
   });
 });
 
+/** Restarts HNS, down for `downMs`; `downUntil` is a bound the simulator's own end of the outage is not after. */
 async function restart(downMs: number): Promise<{ downUntil: number }> {
-  const before = Date.now();
   await h.sim.control.restart({ downMs });
-  return { downUntil: before + downMs };
+  // Measured once the simulator has answered: it set its outage's end before, so this is no earlier than that end
+  // however long the request took to reach it (a clock read before the request could be).
+  return { downUntil: Date.now() + downMs };
 }

@@ -6,6 +6,7 @@
  */
 import { cniProcess, delegatedNicConf, useHarness, type Harness } from '../helpers/cni-harness';
 import { nicNetworkName } from '../../src/orphans/ownership';
+import { until } from './support';
 
 const NIC = { Name: 'Ethernet 3', MacAddress: '00-15-5D-AA-00-03' };
 const HOST = {
@@ -91,8 +92,11 @@ describe('seed 000: an ADD killed during HcnCreateNetwork', () => {
     expect(add.signal).toBe('SIGKILL');
     const pending = cniProcess(h, { verb: 'DEL', conf: nicConf(), containerId: 'pod-killed', netns: 'none' });
     // The DEL's delete of the planned network id queues behind the create HNS is still working on.
-    for (let i = 0; i < 200 && (await h.sim.control.stats()).pendingMutations < 2; i++)
-      await new Promise((r) => setTimeout(r, 25));
+    await until(
+      async () => ((await h.sim.control.stats()).pendingMutations >= 2 ? true : undefined),
+      60_000,
+      'the DEL to queue behind the create',
+    );
     expect((await h.sim.control.stats()).pendingMutations).toBe(2);
     await h.sim.control.release();
     expect((await pending).exitCode).toBe(0);

@@ -146,7 +146,8 @@ describe('HNS hanging or restarting during an ADD', () => {
       'the ADD to reach HcnCreateNetwork',
     );
     const restarted = Date.now();
-    const { downUntil } = await h.sim.control.restart({ downMs: 300 }).then(() => ({ downUntil: restarted + 300 }));
+    // The outage's end as a bound read once the simulator answered (it set its own end before): never too early.
+    const { downUntil } = await h.sim.control.restart({ downMs: 300 }).then(() => ({ downUntil: Date.now() + 300 }));
     const r = await add.exited;
     expect(Date.now() - restarted).toBeLessThan(30_000); // the restart ended the call, not the 60 s timeout
     expect(r.exitCode).toBe(1);

@@ -43,6 +43,10 @@ function desk() {
   const d = new HandOverDesk({
     address: path.join(tmp, 'hcn-cni.sock'),
     port: {
+      // Every request proves a successor here, and its "taken" holds: the proof and the check are
+      // test/service/hand-over-proof.test.ts's; this file holds the answers.
+      successor: (_socket, env) => ({ pid: Number(env.HCN_CNI_PID), started: 'started' }),
+      notTaken: async () => undefined,
       releaseLock: () => void seen.released++,
       resume: async () => {
         seen.resumed++;
@@ -108,7 +112,7 @@ it.each<[string, Buffer]>([
   'a new service goes on only after the exact "released": an old service answering %s is refused',
   async (_what, answer) => {
     const address = await listen((s) => s.write(answer));
-    const outcome = await askHandOver(address, process.pid);
+    const outcome = await askHandOver(address, { HCN_CNI_PID: String(process.pid) });
     expect(typeof outcome).toBe('string');
     expect(outcome).toMatch(/answered a hand-over with something else/);
   },

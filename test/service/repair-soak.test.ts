@@ -14,6 +14,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { HR } from '../../src/hns/hresults';
 import { parseOwnedName } from '../../src/orphans/ownership';
+import { addressLockFile } from '../../src/service/listen';
 import { seededRandom } from '../../src/sim/rng';
 import { bridgeConf, CNI_BIN, useHarness, type Harness } from '../helpers/cni-harness';
 import { heldIps, hostLocal, newNamespace, sleep, until } from '../plugin/support';
@@ -125,7 +126,7 @@ describe('repair soak', () => {
           await Promise.race([svc.exited, sleep(5_000)]);
           await svc.kill();
           fs.rmSync(address, { force: true });
-          fs.rmSync(`${address}.lock`, { force: true });
+          fs.rmSync(addressLockFile(address), { force: true });
           svc = await startServiceProcess(h, address, args);
         }
       }

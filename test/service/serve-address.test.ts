@@ -106,6 +106,19 @@ describe('serve --listen PATH', () => {
     }
   });
 
+  it('refuses a second service after `rm -rf` of the socket directory: the lock is not in it', async () => {
+    const address = path.join(h.tmp, 'run', 'svc.sock');
+    const first = startServe(address);
+    try {
+      await until(() => queryStatus(address).catch(() => undefined), 20_000, 'the first service to listen');
+      fs.rmSync(path.dirname(address), { recursive: true, force: true }); // a tmpfiles cleaner, rm -rf /run/hcn-cni
+      expectOneLineRefusal(serve(address), /another hcn-cni service holds .*svc\.sock\.lock/);
+      expect(first.exitCode).toBeNull();
+    } finally {
+      await stop(first);
+    }
+  });
+
   it('replaces a stale socket (nobody answers on it) and serves', async () => {
     const address = path.join(h.tmp, 'stale.sock');
     const server = net.createServer();

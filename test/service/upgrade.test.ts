@@ -9,20 +9,13 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as net from 'net';
 import * as path from 'path';
-import { loadNative } from '../../src/hns/native';
 import { silentLogger } from '../../src/log/logger';
 import { queryStatus } from '../../src/service/client';
-import {
-  encodeHandOver,
-  encodeRequest,
-  KIND_HAND_OVER,
-  KIND_STATUS,
-  parseReply,
-  type Reply,
-} from '../../src/service/protocol';
+import { encodeRequest, KIND_STATUS, parseReply, type Reply } from '../../src/service/protocol';
 import { startService } from '../../src/service/service';
 import { bridgeConf, CLI, useHarness, type Harness, type ProcessOutcome } from '../helpers/cni-harness';
 import { logLines, newNamespace, until } from '../plugin/support';
+import { askHandOver, lockHeld } from './hand-over-support';
 import {
   adDelLanes,
   expectNothingLeft,
@@ -87,17 +80,6 @@ function probeConnects(address: string): {
   };
 }
 
-/** Asks the service at `address` to hand over, as a new service would, and waits for its "released". */
-async function askAndWait(address: string): Promise<net.Socket> {
-  const s = net.connect(address);
-  s.on('error', () => undefined);
-  await new Promise<void>((resolve) => s.once('connect', resolve));
-  s.write(encodeRequest(KIND_HAND_OVER, { HCN_CNI_PID: '1' }, Buffer.alloc(0)));
-  const head = await new Promise<Buffer>((resolve) => s.once('data', resolve));
-  expect(head.subarray(0, 4).toString('latin1')).toBe('HCNH');
-  return s;
-}
-
 /** A connection made (queued on the listener, accepted or not) with `bytes` handed to the kernel, and its reply. */
 function connectAndWrite(address: string, bytes: Buffer): Promise<{ reply: Promise<Reply | undefined> }> {
   return new Promise((resolve, reject) => {
@@ -159,20 +141,24 @@ describe('a new service takes the address over', () => {
 
   it('every connection queued on the old socket when it is told "taken" is served there, however many', async () => {
     const a = await startServiceProcess(h);
+    let lock: { release(): void } | undefined;
     try {
-      const handOver = await askAndWait(a.address);
+      const handOver = await askHandOver(a.address);
+      expect(handOver.answer).toBe('released');
       // Stopped, the old service accepts nothing: ten whole requests wait on its socket, and "taken" behind them (as
       // when the CPU starves it while shims connect just before the new service's rename).
       a.child.kill('SIGSTOP');
       const queued = await Promise.all(
         Array.from({ length: 10 }, () => connectAndWrite(a.address, encodeRequest(KIND_STATUS, {}, Buffer.alloc(0)))),
       );
-      await new Promise<void>((resolve) => handOver.end(encodeHandOver('taken'), resolve));
+      lock = handOver.take();
       a.child.kill('SIGCONT');
       const replies = await Promise.all(queued.map((q) => q.reply));
       expect(replies.map((r) => r?.type)).toEqual(Array(10).fill('result'));
       expect(await a.exited).toEqual({ code: 0, signal: null });
+      await handOver.close();
     } finally {
+      lock?.release();
       a.child.kill('SIGCONT');
       await a.stop();
     }
@@ -352,7 +338,6 @@ describe('a DaemonSet update (deploy/daemonset.yaml: the new pod starts beside t
 describe('a hand-over that does not complete', () => {
   it('leaves the old service serving: it takes its lock back, and its address when a dead socket was put there', async () => {
     const address = path.join(h.tmp, 'run', 'svc.sock');
-    const lock = `${address}.lock`;
     const service = await startService({
       address,
       platform: 'linux',
@@ -360,33 +345,26 @@ describe('a hand-over that does not complete', () => {
       allowUid: process.getuid!(),
       log: silentLogger,
     });
-    const { native } = loadNative({});
-    const lockHeld = () => {
-      const handle = native.tryLockFile(lock);
-      if (handle !== null) native.unlockFile(handle);
-      return handle === null;
-    };
     try {
-      expect(lockHeld()).toBe(true);
+      expect(lockHeld(address)).toBe(true);
       // A new service asks, is told the lock is released, and dies.
-      const first = await askAndWait(address);
-      expect(lockHeld()).toBe(false);
-      first.destroy();
-      await until(() => (lockHeld() ? true : undefined), 10_000, 'the old service to take its lock back');
+      const first = await askHandOver(address);
+      expect(first.answer).toBe('released');
+      expect(lockHeld(address)).toBe(false);
+      await first.close();
+      await until(() => (lockHeld(address) ? true : undefined), 10_000, 'the old service to take its lock back');
       expect((await queryStatus(address)).pid).toBe(process.pid);
 
       // Another one gets as far as renaming its socket over the address, and dies with it.
-      const second = await askAndWait(address);
-      const dead = net.createServer();
-      const temp = path.join(path.dirname(address), 'dead.sock');
-      await new Promise<void>((resolve) => dead.listen(temp, resolve));
-      fs.renameSync(temp, address);
-      await new Promise<void>((resolve) => dead.close(() => resolve()));
+      const second = await askHandOver(address);
+      expect(second.answer).toBe('released');
+      fs.renameSync(second.temp, address);
+      await new Promise<void>((resolve) => second.server.close(() => resolve()));
       await expect(queryStatus(address)).rejects.toThrow(/ECONNREFUSED/);
-      second.destroy();
+      second.socket.destroy();
       const st = await until(() => queryStatus(address).catch(() => undefined), 10_000, 'the old service to rebind');
       expect(st.pid).toBe(process.pid);
-      expect(lockHeld()).toBe(true);
+      expect(lockHeld(address)).toBe(true);
     } finally {
       await service.close();
     }

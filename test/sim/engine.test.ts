@@ -5,13 +5,18 @@ const fx = useSimulator();
 const ids = (r: { result: string | null }) => JSON.parse(r.result ?? 'null') as string[];
 const since = (t0: number) => Date.now() - t0;
 
+/** Waits until the simulator has received `n` calls of `op`: the test decides the order calls arrive in, not a pause. */
+async function arrived(op: string, n = 1): Promise<void> {
+  while (((await fx.sim.control.stats()).calls[op] ?? 0) < n) await sleep(2);
+}
+
 test('mutations run one at a time in arrival order after their latency; reads are concurrent and see committed state only', async () => {
   const { c, sim } = fx;
   await sim.control.setLatency('HcnCreateNetwork', 250);
   await sim.control.setLatency('HcnEnumerateNetworks', 50);
   const t0 = Date.now();
   const a = c.createNetwork(null, natNetwork('a'));
-  await sleep(5); // arrival order a, b
+  await arrived('HcnCreateNetwork'); // arrival order a, b
   const b = c.createNetwork(null, natNetwork('b'));
   // Five reads at once, while both creates are pending: none sees a half-created network, and they overlap.
   const reads = await Promise.all([1, 2, 3, 4, 5].map(() => c.enumerateNetworks(null)));
@@ -62,11 +67,14 @@ describe('delete during create', () => {
 
   test('delete-wins (default): the delete queues behind the create and nothing is left', async () => {
     const { c, sim } = fx;
-    await sim.control.setLatency('HcnCreateNetwork', 200);
+    // The create is held until the delete has arrived: a race whatever the load.
+    await sim.control.hang('HcnCreateNetwork');
     const create = c.createNetwork(NET, natNetwork('victim'));
-    await sleep(10);
-    const del = await c.deleteNetwork(NET);
-    ok(del);
+    await arrived('HcnCreateNetwork');
+    const del = c.deleteNetwork(NET);
+    await arrived('HcnDeleteNetwork');
+    await sim.control.release();
+    ok(await del);
     ok(await create);
     expect(ids(await c.enumerateNetworks(null))).toEqual([]);
     expect((await sim.control.calls()).find((r) => r.op === 'HcnDeleteNetwork')?.fault).toBe('race-delete-wins');
@@ -75,12 +83,12 @@ describe('delete during create', () => {
   test('create-wins: the delete finds nothing at once and the create commits later — the seed-000 leak', async () => {
     const { c, sim } = fx;
     await sim.control.setRace('create-wins');
-    await sim.control.setLatency('HcnCreateNetwork', 250);
-    await sim.control.setLatency('HcnCreateEndpoint', 150);
-    await sim.control.setLatency('HcnCreateNamespace', 150);
+    // Each create is held until its deletes have answered: a race whatever the load.
+    await sim.control.hang('HcnCreateNetwork');
     const create = c.createNetwork(NET, natNetwork('leak'));
-    await sleep(10);
+    await arrived('HcnCreateNetwork');
     expectFailure(await c.deleteNetwork(NET), 0x803b0001, 'The network was not found.');
+    await sim.control.release();
     ok(await create);
     // The delete answered at once, before the create it raced committed.
     const calls = await sim.control.calls();
@@ -90,12 +98,16 @@ describe('delete during create', () => {
 
     const EP = 'bbbbbbbb-0000-4000-8000-000000000002';
     const NS = 'cccccccc-0000-4000-8000-000000000003';
+    await sim.control.hang('HcnCreateEndpoint');
+    await sim.control.hang('HcnCreateNamespace');
     const ce = c.createEndpoint(NET, EP, JSON.stringify({ ...V2, Name: 'e' }));
     const cn = c.createNamespace(NS, JSON.stringify(V2));
-    await sleep(10);
+    await arrived('HcnCreateEndpoint');
+    await arrived('HcnCreateNamespace');
     expectFailure(await c.deleteEndpoint(EP), 0x803b0002, 'The endpoint was not found.');
     const v1Delete = await c.hnsCall('DELETE', `/namespaces/${NS.toUpperCase()}`);
     expect(v1Delete.result).toBe(errorRecordFor(0x80070490, 'Element not found.'));
+    await sim.control.release();
     ok(await ce);
     ok(await cn);
     await sim.control.waitIdle();
@@ -174,7 +186,7 @@ test('hang: a hung mutation holds the queue while reads are served; release lets
   await sim.control.hang('HcnCreateNetwork');
   const a = c.createNetwork(null, natNetwork('a'));
   const b = c.createNetwork(null, natNetwork('b'));
-  await sleep(30);
+  await arrived('HcnCreateNetwork', 2);
   expect(ids(await c.enumerateNetworks(null))).toEqual([]); // reads are served while HNS is stuck
   expect((await sim.control.stats()).pendingMutations).toBe(2);
   await expect(sim.control.waitIdle(100)).rejects.toThrow(/not idle/);
@@ -212,15 +224,16 @@ test('restart: in-flight calls and calls during downMs fail with 0x800706BF; onl
       JSON.stringify({ ResourceType: 'Endpoint', RequestType: 'Add', Settings: { EndpointId: e } }),
     ),
   );
-  await sim.control.setLatency('HcnCreateNetwork', 300);
+  await sim.control.hang('HcnCreateNetwork'); // in flight at the restart, whatever the load
   const inFlight = c.createNetwork(null, natNetwork('in-flight'));
-  await sleep(20);
-  await sim.control.restart({ downMs: 200 });
+  await arrived('HcnCreateNetwork', 3);
+  await sim.control.restart({ downMs: 1000 });
   const rpc = 'The remote procedure call failed and did not execute.';
   expectFailure(await inFlight, 0x800706bf, rpc);
   expectFailure(await c.enumerateNetworks(null), 0x800706bf, rpc);
   expectFailure(await c.hnsCall('GET', '/networks/'), 0x800706bf, rpc);
-  await sleep(220);
+  // Up again: waited for (HNS answers), not guessed.
+  for (let r = await c.enumerateNetworks(null); r.hr !== 0; r = await c.enumerateNetworks(null)) await sleep(20);
   expect(ids(await c.enumerateNetworks(null))).toEqual([persistent]);
   expect(ids(await c.enumerateEndpoints(null))).toEqual([]);
   // No public source says a restart drops HCN namespaces (src/sim/store.ts restart): they stay, without endpoints.
