@@ -363,7 +363,8 @@ describe('failing IPAMs', () => {
     const elapsed = Date.now() - started;
     expect([e.code, e.message]).toEqual([11, 'ipam plugin "slow-ipam" timed out after 1s (ADD) and was killed']);
     expect(elapsed).toBeGreaterThanOrEqual(950);
-    expect(elapsed).toBeLessThan(5000);
+    // Killed, not waited for: far below the 30 s the script would sleep (a loaded machine may take seconds more).
+    expect(elapsed).toBeLessThan(20_000);
     const pid = Number(fs.readFileSync(pidFile, 'utf8'));
     leftovers.push(pid);
     expect(await gone(pid)).toBe(true);
@@ -376,7 +377,8 @@ describe('failing IPAMs', () => {
     const e = await failureOf(run('forking-ipam', { ipamTimeoutSeconds: 1 }).add());
     leftovers.push(Number(fs.readFileSync(pidFile, 'utf8')));
     expect(e.code).toBe(11);
-    expect(Date.now() - started).toBeLessThan(5000);
+    // Not the grandchild's 30 s: the pipes it holds open do not keep the verb waiting.
+    expect(Date.now() - started).toBeLessThan(20_000);
   });
 });
 
