@@ -63,8 +63,8 @@ const MUTATIONS = [
     id: 'survivor-del-release-needs-endpoint-gone',
     rule: 'DEL by record releases the IP only once the endpoint is gone',
     file: 'src/plugin/verbs/del.ts',
-    from: 'const releasable = endpointGone && rec.ipamAllocated && ctx.ipam.configured;',
-    to: 'const releasable = rec.ipamAllocated && ctx.ipam.configured;',
+    from: 'const releasable = endpointGone && rec.ipamAllocated && d.ipam.configured;',
+    to: 'const releasable = rec.ipamAllocated && d.ipam.configured;',
     tests: ['test/plugin/safety.test.ts', 'test/plugin/ipam.test.ts'],
   },
   {
