@@ -374,7 +374,7 @@ const MUTATIONS = [
     id: 'gc-keeps-held-address',
     rule: 'GC releases no address another endpoint still holds',
     file: 'src/plugin/verbs/gc.ts',
-    from: 'if (holders.length > 0) await keepForHolders(store, rec, holders, conf.name, log);\n      else if (releasable)',
+    from: 'if (holders.length > 0) await keepForHolders({ store, log }, rec, holders, conf.name);\n      else if (releasable)',
     to: 'if (releasable)',
     tests: ['test/plugin/gc-status.test.ts'],
   },

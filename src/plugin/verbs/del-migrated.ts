@@ -23,7 +23,7 @@ export async function delMigrated(
   owner: Owner,
   listed?: EndpointInfo[],
 ): Promise<{ keepIp: boolean }> {
-  const { api, store, log } = d;
+  const { api, store } = d;
   const { conf, attachment } = ctx;
   const endpoints = listed ?? (await step('listing HNS endpoints', () => api.listEndpoints()));
   const nicNetwork = await azureNicNetwork(api, ctx);
@@ -49,7 +49,7 @@ export async function delMigrated(
   // After a removal HNS must be asked again; otherwise the listing above is still what HNS holds.
   const holders = peers.removed.length > 0 ? await heldAddresses(api, addresses) : holdersOf(endpoints, addresses);
   if (holders.length === 0) return { keepIp: false };
-  await keepForHolders(store, owner, holders, conf.name, log);
+  await keepForHolders(d, owner, holders, conf.name);
   return { keepIp: true };
 }
 

@@ -95,7 +95,7 @@ async function releaseRecorded(
   // as this process knows the holders from a listing young enough (address-book.ts), else as HNS lists them.
   const releasable = endpointGone && rec.ipamAllocated && d.ipam.configured;
   const holders = releasable ? await heldAddresses(d.api, addressesOf(rec.result), d.addressBook?.for(req.conf)) : [];
-  if (holders.length > 0) await keepForHolders(d.store, req.owner, holders, req.conf.name, d.log);
+  if (holders.length > 0) await keepForHolders(d, req.owner, holders, req.conf.name);
   const released = releasable && holders.length === 0;
   if (released) await d.ipam.del();
   return released;

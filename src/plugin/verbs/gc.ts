@@ -91,7 +91,7 @@ async function removeRecorded({ ctx, api, store, state, valid, ours, report, not
       // does another endpoint holding the address (a migrated node's previous plugin's: ip-holders.ts).
       const releasable = endpointGone && rec.ipamAllocated && ctx.ipam.configured;
       const holders = releasable ? await heldAddresses(api, addressesOf(rec.result)) : [];
-      if (holders.length > 0) await keepForHolders(store, rec, holders, conf.name, log);
+      if (holders.length > 0) await keepForHolders({ store, log }, rec, holders, conf.name);
       else if (releasable) await ctx.ipam.delFor(rec);
       await store.removeAttachment(rec);
       report.removedAttachments.push(ownerKey(rec));
