@@ -223,11 +223,11 @@ async function recreateObjects(
     network = await api.createNetwork(plan.networkSpec!, rec.network.id);
     const created = network;
     a.undo.push('delete the network', () => deleteNetworkUnlessHeld(api, created.id));
-    claim = await keepClaim(a, claim, 'network', rec.network.id, created.id);
+    claim = await keepClaim(a, claim, { kind: 'network', planned: rec.network.id, actual: created.id });
   }
   const ep = await api.createEndpoint(network, plan.spec, rec.endpoint.id);
   a.undo.push('delete the endpoint', () => deleteObject(api, 'endpoint', ep.id));
-  claim = await keepClaim(a, claim, 'endpoint', rec.endpoint.id, ep.id);
+  claim = await keepClaim(a, claim, { kind: 'endpoint', planned: rec.endpoint.id, actual: ep.id });
   await ensureAttached(api, ep, rec.attach, { fresh: true });
   a.undo.push('detach the endpoint', () => detach(api, ep.id, rec.attach));
   return { network, ep, claim };
