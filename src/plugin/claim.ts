@@ -65,6 +65,13 @@ export async function updateIntent(
   return next;
 }
 
+/** An object HNS created: the id the intent planned for it (if any), and the id HNS gave it. */
+export interface CreatedId {
+  readonly kind: 'network' | 'endpoint';
+  readonly planned: string | undefined;
+  readonly actual: string;
+}
+
 /**
  * The intent claims planned objects by the id it chose. Should HNS have assigned another id, the claim follows the
  * real one at once — else an audit could judge the new object unclaimed while this ADD is still working on it.
@@ -72,10 +79,9 @@ export async function updateIntent(
 export async function keepClaim(
   a: Pick<ClaimContext, 'store' | 'log'>,
   intent: IntentRecord,
-  kind: 'network' | 'endpoint',
-  planned: string | undefined,
-  actual: string,
+  created: CreatedId,
 ): Promise<IntentRecord> {
+  const { kind, planned, actual } = created;
   if (!planned || sameId(planned, actual)) return intent;
   a.log.warn(
     { kind, planned, actual },

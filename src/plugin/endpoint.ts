@@ -66,7 +66,7 @@ export async function placeEndpoint(
 ): Promise<Placed> {
   const planned = planEndpoint(a, addr, intent, where);
   const ep = await createEndpoint(a, where.network, planned);
-  const claim = await keepClaim(a, intent, 'endpoint', planned.id, ep.id);
+  const claim = await keepClaim(a, intent, { kind: 'endpoint', planned: planned.id, actual: ep.id });
   const endpoint =
     a.conf.loopbackDSR && !planned.ipv4 && planned.families.has(4) ? await addLoopbackDsr(a, ep, planned) : planned;
   return { where, endpoint, ep, intent: claim };

@@ -13,11 +13,10 @@
 import type { CniResult } from '../cni/types';
 import { sameId, type EndpointInfo, type HnsApi } from '../hns/api';
 import { isUnreachable } from '../hns/hcn-error';
-import type { Logger } from '../log/logger';
 import { canonicalIp } from '../net/addr';
 import type { HeldBy, Owner } from '../state/records';
-import type { StateStore } from '../state/store';
 import { step, toCniError } from './to-cni-error';
+import type { DelDeps } from './verbs/del-deps';
 
 /** The addresses (no prefix length, canonical spelling) of a result-like object (a record's result, prevResult). */
 export function addressesOf(result: Pick<CniResult, 'ips'> | { ips?: unknown } | undefined): string[] {
@@ -83,12 +82,12 @@ export async function heldAddresses(
 
 /** Keeps the attachment's allocation: the tombstone says ipamPending and names what holds the address. */
 export async function keepForHolders(
-  store: StateStore,
+  d: Pick<DelDeps, 'store' | 'log'>,
   owner: Owner,
   holders: readonly HeldBy[],
   cniNetwork: string,
-  log: Logger,
 ): Promise<void> {
+  const { store, log } = d;
   log.warn(
     { holders: holders.map((h) => `${h.name} (${h.id}) ${h.address}`) },
     'DEL keeps the IP: another HNS endpoint still holds it; released once that endpoint is gone',

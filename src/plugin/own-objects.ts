@@ -79,6 +79,6 @@ function auditThese(
   state: StateSnapshot,
 ): Promise<SweepResult> {
   return step(`auditing this attachment's leftovers`, () =>
-    a.rt.auditShown(a.conf, a.api, a.store, a.log, shown, state),
+    a.rt.auditShown({ conf: a.conf, api: a.api, store: a.store, log: a.log }, shown, state),
   );
 }

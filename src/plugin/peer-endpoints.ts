@@ -15,7 +15,6 @@ import { sameId, type EndpointInfo, type HnsApi } from '../hns/api';
 import { isUnreachable } from '../hns/hcn-error';
 import { removeEndpoint } from '../hns/teardown';
 import type { Logger } from '../log/logger';
-import type { Owner } from '../state/records';
 import {
   attachmentOf,
   peerEndpointNames,
@@ -47,68 +46,70 @@ export interface PeerOutcome {
  * leaves the endpoint in `kept`, so its address is not released.
  */
 export async function removePeerEndpoints(
-  api: HnsApi,
-  conf: Pick<NetConf, 'name' | 'adopt'>,
-  owner: Owner,
-  netns: string | undefined,
-  log: Logger,
-  listed?: readonly EndpointInfo[],
-  azureNicNetworkId?: string,
+  d: PeerDeps,
+  adopt: NetConf['adopt'],
+  request: PeerRequest,
+  seen: { listed?: readonly EndpointInfo[]; azureNicNetworkId?: string | undefined } = {},
 ): Promise<PeerOutcome> {
   const out: PeerOutcome = { removed: [], kept: [] };
-  if (peerEndpointNames(owner, netns, conf.name).length === 0) return out;
-  const endpoints = listed ?? (await api.listEndpoints());
+  if (peerEndpointNames(request.pod, request.netns, request.network).length === 0) return out;
+  const endpoints = seen.listed ?? (await d.api.listEndpoints());
   const req: PeerRequest = {
-    pod: owner,
-    netns,
-    network: conf.name,
-    ...(azureNicNetworkId ? { azureNicNetworkId } : {}),
+    ...request,
+    ...(seen.azureNicNetworkId ? { azureNicNetworkId: seen.azureNicNetworkId } : {}),
   };
-  for (const found of peerEndpointsOf(endpoints, owner, netns, conf.name, azureNicNetworkId))
-    await removePeerEndpoint(api, found, req, owner, conf.adopt, log, out);
+  for (const found of peerEndpointsOf(endpoints, req)) {
+    const kept = await removePeerEndpoint(d, found, req, adopt);
+    if (kept) out.kept.push({ ...found, ...kept });
+    else out.removed.push(found);
+  }
   return out;
 }
 
-/** One endpoint of the pod under a peer's scheme: removed when the verdict lets this request act on it, else kept. */
+/** What removing a peer's endpoint uses. */
+export interface PeerDeps {
+  readonly api: HnsApi;
+  readonly log: Logger;
+}
+
+/**
+ * One endpoint of the pod under a peer's scheme: removed when the verdict lets this request act on it (undefined),
+ * else kept (why).
+ */
 async function removePeerEndpoint(
-  api: HnsApi,
+  d: PeerDeps,
   found: PeerEndpoint,
   req: PeerRequest,
-  owner: Owner,
   adopt: NetConf['adopt'],
-  log: Logger,
-  out: PeerOutcome,
-): Promise<void> {
+): Promise<{ reason: string; elsewhere: boolean } | undefined> {
+  const { api, log } = d;
   const keep = (reason: string, elsewhere: boolean) => {
-    out.kept.push({ ...found, reason, elsewhere });
     log.warn(
       { peer: found.scheme, endpoint: found.endpoint.id, name: found.endpoint.name, reason },
       "left the previous plugin's endpoint of this pod alone; its address stays allocated",
     );
+    return { reason, elsewhere };
   };
   const { endpoint: ep, containers } = await attachmentOf(api, found.endpoint, req);
   const verdict = peerVerdict(ep, containers, req, adopt);
-  if (!verdict.act) {
-    keep(verdict.reason, verdict.elsewhere);
-    return;
-  }
+  if (!verdict.act) return keep(verdict.reason, verdict.elsewhere);
   try {
     // The endpoint as listed: a namespace that no longer exists is still detached from ("not found" is fine). The
     // sandbox's hot detach is best effort, as pkg/hns RemoveHnsEndpoint's (`_ = hcsshim.HotDetachEndpoint(...)`).
-    const sandbox = containers?.find((c) => sameId(c, owner.containerId));
+    const sandbox = containers?.find((c) => sameId(c, req.pod.containerId));
     await removeEndpoint(
       api,
       found.endpoint.id,
       { namespaceId: found.endpoint.namespaceId, containerId: sandbox },
       { hotDetach: 'best-effort' },
     );
-    out.removed.push(found);
     log.info(
       { peer: found.scheme, endpoint: ep.id, name: ep.name },
       "removed the previous plugin's endpoint of this pod (its naming scheme names this pod)",
     );
+    return undefined;
   } catch (e) {
     if (isUnreachable(e)) throw e;
-    keep(`HNS refused to remove it: ${(e as Error).message}`, false);
+    return keep(`HNS refused to remove it: ${(e as Error).message}`, false);
   }
 }

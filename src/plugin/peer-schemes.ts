@@ -126,17 +126,8 @@ export function schemeNaming(ep: Pick<EndpointInfo, 'name' | 'networkId'>, req: 
 /** The pod's endpoints under the peers' schemes, in one listing (adopted or not: their addresses count for rule 1). */
 export function peerEndpointsOf(
   endpoints: readonly EndpointInfo[],
-  owner: PeerPod,
-  netns: string | undefined,
-  cniNetwork: string,
-  azureNicNetworkId?: string,
+  req: PeerRequest,
 ): Array<{ scheme: PeerScheme; endpoint: EndpointInfo }> {
-  const req: PeerRequest = {
-    pod: owner,
-    netns,
-    network: cniNetwork,
-    ...(azureNicNetworkId ? { azureNicNetworkId } : {}),
-  };
   return endpoints.flatMap((e) => {
     const scheme = schemeNaming(e, req);
     return scheme ? [{ scheme, endpoint: e }] : [];

@@ -50,6 +50,14 @@ export interface RuntimeOptions {
 }
 
 type AuditConf = Pick<NetConf, 'hnsTimeoutSeconds' | 'adopt'>;
+
+/** What an audit a verb runs looks at: its configuration's opt-ins, HNS, the state store, the log. */
+interface AuditOn {
+  readonly conf: AuditConf;
+  readonly api: HnsApi;
+  readonly store: StateStore;
+  readonly log: Logger;
+}
 /** A configuration served for background work, with the IPAM client its kept IPs are released through. */
 type Served = { conf: NetConf; ipam: IpamClient };
 
@@ -217,15 +225,8 @@ export class PluginRuntime {
   }
 
   /** The audit of a few objects HNS showed (orphans/audit.ts auditShown), by the same rules; the observer told. */
-  async auditShown(
-    conf: AuditConf,
-    api: HnsApi,
-    store: StateStore,
-    log: Logger,
-    shown: Shown,
-    state: StateSnapshot,
-  ): Promise<SweepResult> {
-    const outcome = await auditShown(this.auditDeps(conf, api, store, log), shown, state);
+  async auditShown(on: AuditOn, shown: Shown, state: StateSnapshot): Promise<SweepResult> {
+    const outcome = await auditShown(this.auditDeps(on.conf, on.api, on.store, on.log), shown, state);
     for (const d of outcome.sweep.deleted) if (d.kind === 'endpoint') this.addressBook?.deleted(d.id);
     this.audited(outcome);
     return outcome.sweep;

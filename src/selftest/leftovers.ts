@@ -39,7 +39,7 @@ export async function finishEarlierRuns(deps: LeftoverDeps): Promise<string[]> {
     } catch (e) {
       if (!isNotFound(e)) throw e;
     }
-    const { endpointGone } = await deleteUnrecorded(deps.api, deps.store, intent, deps.log, {
+    const { endpointGone } = await deleteUnrecorded(deps, intent, {
       onlyIntent: intent.id,
       cniNetwork: intent.cniNetwork ?? deps.cniNetwork,
     });

@@ -40,8 +40,12 @@ describe('peer endpoint names', () => {
       ep({ id: 'b', name: '01234567-eth2', networkId: 'other' }),
       ep({ id: 'c', name: '01234567-ethx', networkId: 'nic' }),
     ];
-    expect(peerEndpointsOf(eps, owner, 'ns', 'cbr0', 'nic').map((p) => p.endpoint.id)).toEqual(['a']);
-    expect(peerEndpointsOf(eps, owner, 'ns', 'cbr0').map((p) => p.endpoint.id)).toEqual([]);
+    expect(
+      peerEndpointsOf(eps, { pod: owner, netns: 'ns', network: 'cbr0', azureNicNetworkId: 'nic' }).map(
+        (p) => p.endpoint.id,
+      ),
+    ).toEqual(['a']);
+    expect(peerEndpointsOf(eps, { pod: owner, netns: 'ns', network: 'cbr0' }).map((p) => p.endpoint.id)).toEqual([]);
   });
 
   it('GC reads the pod back out of a name: the full id for <id>_<name>, the 8-character prefix for Azure', () => {

@@ -80,7 +80,7 @@ it('when HNS gives an object another id, the intent and its node-wide claim clai
   const ctx = context(store);
   const name = endpointName(OWNER);
   const intent = await writeIntent(ctx, [{ kind: 'endpoint', name, id: 'id-asked-for' }]);
-  const kept = await keepClaim(ctx, intent, 'endpoint', 'id-asked-for', 'ID-HNS-GAVE');
+  const kept = await keepClaim(ctx, intent, { kind: 'endpoint', planned: 'id-asked-for', actual: 'ID-HNS-GAVE' });
   expect(kept.planned).toEqual([{ kind: 'endpoint', name, id: 'ID-HNS-GAVE' }]);
   expect(store.getIntent(OWNER)?.planned).toEqual(kept.planned);
   const given = listing([{ id: 'ID-HNS-GAVE', name, networkId: 'n', ips: [] }]);

@@ -120,7 +120,7 @@ describe('DEL without a record, against a listing (in process)', () => {
   it("leaves an endpoint with the owner's name hot-attached to another container, and keeps the IP", async () => {
     const { api, done } = hns([named(['sandbox-b'])]);
     const store = new StateStore(dir, { os: hostOs(), now: Date.now });
-    const out = await deleteUnrecorded(api, store, owner, silentLogger, { netns: 'none' });
+    const out = await deleteUnrecorded({ api, store, log: silentLogger }, owner, { netns: 'none' });
     expect(done).toEqual([]);
     expect(out.endpointGone).toBe(false);
     expect(store.getTombstone(owner)?.ipamPending).toBe(true);
@@ -129,7 +129,7 @@ describe('DEL without a record, against a listing (in process)', () => {
   it("detaches from the owner's own container, then deletes, the endpoint hot-attached to it", async () => {
     const { api, done } = hns([named(['sandbox-a'])]);
     const store = new StateStore(dir, { os: hostOs(), now: Date.now });
-    const out = await deleteUnrecorded(api, store, owner, silentLogger, { netns: 'none' });
+    const out = await deleteUnrecorded({ api, store, log: silentLogger }, owner, { netns: 'none' });
     expect(done).toEqual(['detach e-1 sandbox-a', 'delete e-1']);
     expect(out.endpointGone).toBe(true);
   });
@@ -149,7 +149,7 @@ describe('DEL without a record, against a listing (in process)', () => {
     const planned = [{ kind: 'endpoint' as const, name: late.name, id: 'e-late' }];
     // The ADD's process is gone (a pid that does not run): its intent is dead.
     await store.writeIntent({ ...intentRecord('i-dead', { owner, planned }), pid: 2 ** 22 + 17 });
-    const out = await deleteUnrecorded(api, store, owner, silentLogger, { netns: 'none' });
+    const out = await deleteUnrecorded({ api, store, log: silentLogger }, owner, { netns: 'none' });
     expect(listings).toBe(2);
     expect(out.endpointGone).toBe(false);
     expect(store.getTombstone(owner)).toMatchObject({ ipamPending: true, planned: expect.arrayContaining(planned) });

@@ -317,6 +317,6 @@ async function nicNetwork(
   const made = await createNicNetwork(a, intent.id, { ...want, ...(netId ? { id: netId } : {}) }, adapter);
   const created = made.network;
   a.undo.push('delete the network', () => deleteNetworkUnlessHeld(a.api, created.id));
-  const claim = await keepClaim(a, intent, 'network', netId, created.id);
+  const claim = await keepClaim(a, intent, { kind: 'network', planned: netId, actual: created.id });
   return { network: created, networkSpec: made.spec, intent: claim };
 }

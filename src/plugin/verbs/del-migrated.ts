@@ -5,9 +5,8 @@
  */
 import type { VerbContext } from '../../cni/types';
 import type { EndpointInfo, HnsApi } from '../../hns/api';
-import type { Logger } from '../../log/logger';
 import type { Owner } from '../../state/records';
-import type { StateStore } from '../../state/store';
+import type { DelDeps } from './del-deps';
 import { addressesOf, heldAddresses, holdersOf, keepForHolders } from '../ip-holders';
 import { azureNicNetworkName } from '../../orphans/peer-networks';
 import { runtimeMac } from '../modes/delegated-nic';
@@ -19,18 +18,25 @@ import { step } from '../to-cni-error';
  * `listed`: a listing made after the DEL's own deletes, when it deleted nothing (so it is still HNS's state).
  */
 export async function delMigrated(
-  api: HnsApi,
+  d: DelDeps,
   ctx: VerbContext,
-  store: StateStore,
   owner: Owner,
-  log: Logger,
   listed?: EndpointInfo[],
 ): Promise<{ keepIp: boolean }> {
+  const { api, store } = d;
   const { conf, attachment } = ctx;
   const endpoints = listed ?? (await step('listing HNS endpoints', () => api.listEndpoints()));
   const nicNetwork = await azureNicNetwork(api, ctx);
   const peers = await step("removing the previous plugin's endpoint", () =>
-    removePeerEndpoints(api, conf, owner, attachment.netns, log, endpoints, nicNetwork),
+    removePeerEndpoints(
+      d,
+      conf.adopt,
+      { pod: owner, netns: attachment.netns, network: conf.name },
+      {
+        listed: endpoints,
+        azureNicNetworkId: nicNetwork,
+      },
+    ),
   );
   if (!ctx.ipam.configured) return { keepIp: false };
   // The pod's own endpoints' addresses (not those of another pod's endpoint that only shares a name with it).
@@ -43,7 +49,7 @@ export async function delMigrated(
   // After a removal HNS must be asked again; otherwise the listing above is still what HNS holds.
   const holders = peers.removed.length > 0 ? await heldAddresses(api, addresses) : holdersOf(endpoints, addresses);
   if (holders.length === 0) return { keepIp: false };
-  await keepForHolders(store, owner, holders, conf.name, log);
+  await keepForHolders(d, owner, holders, conf.name);
   return { keepIp: true };
 }
 

@@ -30,6 +30,19 @@ import { delMigrated } from './del-migrated';
 import { addressesOf, heldAddresses, keepForHolders } from '../ip-holders';
 import { step, toCniError } from '../to-cni-error';
 import type { PluginRuntime } from '../runtime';
+import type { DelDeps } from './del-deps';
+
+/** DEL with a record adds what releases the IP: the IPAM plugin, and the holders this process knows. */
+interface RecordedDelDeps extends DelDeps {
+  readonly ipam: VerbContext['ipam'];
+  readonly addressBook: PluginRuntime['addressBook'];
+}
+
+/** Who a DEL tears down, on which network (plain data). */
+interface DelRequest {
+  readonly owner: Owner;
+  readonly conf: NetConf;
+}
 
 export async function del(ctx: VerbContext, rt: PluginRuntime): Promise<void> {
   const { conf, attachment, log } = ctx;
@@ -48,25 +61,19 @@ export async function del(ctx: VerbContext, rt: PluginRuntime): Promise<void> {
         CniCode.TRY_AGAIN_LATER,
         'no HNS API is available on this host to delete the recorded attachment',
       );
-    return delRecorded(ctx, rt, store, api, rec, owner);
+    const d: RecordedDelDeps = { api, store, log, ipam: ctx.ipam, addressBook: rt.addressBook };
+    return delRecorded(d, { owner, conf }, rec);
   }
   return delUnrecorded(ctx, store, api, owner);
 }
 
 /** DEL with a record: delete what it names, release the IP once no endpoint holds it, drop the record. */
-async function delRecorded(
-  ctx: VerbContext,
-  rt: PluginRuntime,
-  store: StateStore,
-  api: HnsApi,
-  rec: AttachmentRecord,
-  owner: Owner,
-): Promise<void> {
-  const outcome = await deleteByRecord(api, store, rec, ctx.log);
-  if (outcome.endpointGone && rec.endpoint.owned) rt.addressBook?.deleted(rec.endpoint.id);
-  const released = await releaseRecorded(ctx, rt, store, api, rec, owner, outcome.endpointGone);
+async function delRecorded(d: RecordedDelDeps, req: DelRequest, rec: AttachmentRecord): Promise<void> {
+  const outcome = await deleteByRecord(d, rec);
+  if (outcome.endpointGone && rec.endpoint.owned) d.addressBook?.deleted(rec.endpoint.id);
+  const released = await releaseRecorded(d, req, rec, outcome.endpointGone);
   try {
-    await deleteRepaired(api, store, rec, ctx.log, outcome);
+    await deleteRepaired(d, rec, outcome);
   } catch (e) {
     // The HNS objects and the IP are dealt with; the runtime (and the operator) must learn that, not only the error.
     const done = outcome.endpointGone
@@ -79,21 +86,18 @@ async function delRecorded(
 
 /** Releases the recorded IPAM allocation when the endpoint is gone; returns whether it did. */
 async function releaseRecorded(
-  ctx: VerbContext,
-  rt: PluginRuntime,
-  store: StateStore,
-  api: HnsApi,
+  d: RecordedDelDeps,
+  req: DelRequest,
   rec: AttachmentRecord,
-  owner: Owner,
   endpointGone: boolean,
 ): Promise<boolean> {
   // Rule 1 (ip-holders.ts): not while another endpoint (a migrated node's previous plugin's) holds the address —
   // as this process knows the holders from a listing young enough (address-book.ts), else as HNS lists them.
-  const releasable = endpointGone && rec.ipamAllocated && ctx.ipam.configured;
-  const holders = releasable ? await heldAddresses(api, addressesOf(rec.result), rt.addressBook?.for(ctx.conf)) : [];
-  if (holders.length > 0) await keepForHolders(store, owner, holders, ctx.conf.name, ctx.log);
+  const releasable = endpointGone && rec.ipamAllocated && d.ipam.configured;
+  const holders = releasable ? await heldAddresses(d.api, addressesOf(rec.result), d.addressBook?.for(req.conf)) : [];
+  if (holders.length > 0) await keepForHolders(d, req.owner, holders, req.conf.name);
   const released = releasable && holders.length === 0;
-  if (released) await ctx.ipam.del();
+  if (released) await d.ipam.del();
   return released;
 }
 
@@ -101,17 +105,12 @@ async function releaseRecorded(
  * Drops the record; a repair (repair.ts) that re-created the objects meanwhile left a record naming them: deleted
  * too, and `outcome` says whether the last endpoint deleted is gone.
  */
-async function deleteRepaired(
-  api: HnsApi,
-  store: StateStore,
-  rec: AttachmentRecord,
-  log: Logger,
-  outcome: { endpointGone: boolean },
-): Promise<void> {
+async function deleteRepaired(d: DelDeps, rec: AttachmentRecord, outcome: { endpointGone: boolean }): Promise<void> {
+  const { store, log } = d;
   let deleted = rec;
   for (let again = await store.removeDeletedAttachment(deleted); again;) {
     log.warn({ endpoint: again.endpoint.id }, 'DEL: a repair re-created the attachment meanwhile; deleting that too');
-    outcome.endpointGone = (await deleteByRecord(api, store, again, log)).endpointGone;
+    outcome.endpointGone = (await deleteByRecord(d, again)).endpointGone;
     deleted = again;
     again = await store.removeDeletedAttachment(deleted);
   }
@@ -125,12 +124,13 @@ async function delUnrecorded(
   owner: Owner,
 ): Promise<void> {
   const { conf, attachment, log } = ctx;
-  const { endpointGone, listed } = api
-    ? await deleteUnrecorded(api, store, owner, log, { cniNetwork: conf.name, netns: attachment.netns })
+  const d: DelDeps | undefined = api && { api, store, log };
+  const { endpointGone, listed } = d
+    ? await deleteUnrecorded(d, owner, { cniNetwork: conf.name, netns: attachment.netns })
     : { endpointGone: true, listed: undefined };
   // A pod of the previous plugin (a migrated node): its endpoint under that plugin's naming scheme, and its address
   // kept while any endpoint holds it (del-migrated.ts).
-  const { keepIp } = api ? await delMigrated(api, ctx, store, owner, log, listed) : { keepIp: false };
+  const { keepIp } = d ? await delMigrated(d, ctx, owner, listed) : { keepIp: false };
   // The killed ADD may have allocated: DEL must release it (IPAM DEL is idempotent) — unless an endpoint of this
   // owner is still in HNS (it holds the IP): then the tombstone keeps the allocation (ipamPending) for the audit.
   // An IPAM that is not on CNI_PATH cannot have allocated anything for an ADD that left no record (that ADD could not
@@ -169,12 +169,8 @@ async function apiForDel(conf: NetConf, rt: PluginRuntime): Promise<HnsApi | und
  * tombstone, and the audit finishes it. `endpointGone` says whether the endpoint (the holder of the IP) is gone, i.e.
  * whether the IPAM allocation may be released now; if not, the tombstone keeps it (ipamPending).
  */
-export async function deleteByRecord(
-  api: HnsApi,
-  store: StateStore,
-  rec: AttachmentRecord,
-  log: Logger,
-): Promise<{ endpointGone: boolean }> {
+export async function deleteByRecord(d: DelDeps, rec: AttachmentRecord): Promise<{ endpointGone: boolean }> {
+  const { api, store, log } = d;
   let endpointGone = !rec.endpoint.owned;
   try {
     await detach(api, rec.endpoint.id, rec.attach);
@@ -207,12 +203,11 @@ export async function deleteByRecord(
  * survived (HNS refused, or answered a lying "not found"), the tombstone keeps the allocation (ipamPending).
  */
 export async function deleteUnrecorded(
-  api: HnsApi,
-  store: StateStore,
+  d: DelDeps,
   owner: Owner,
-  log: Logger,
   options: { cniNetwork?: string; onlyIntent?: string; netns?: string } = {},
 ): Promise<{ endpointGone: boolean; listed?: EndpointInfo[] }> {
+  const { store, log } = d;
   const { netns, ...tombOptions } = options;
   const intent = await step('tombstoning the attachment', () =>
     store.tombstone(owner, 'DEL without a committed attachment', {
@@ -221,9 +216,10 @@ export async function deleteUnrecorded(
     }),
   );
   const planned = intent?.planned ?? [];
+  const plan: UnrecordedPlan = { owner, netns, planned, cniNetwork: options.cniNetwork };
   const seen: Unrecorded = { nothingThere: false, spared: [], othersEndpoints: [] };
   try {
-    await deleteShown(api, store, owner, log, netns, planned, seen);
+    await deleteShown(d, plan, seen);
     log.info(
       { intent: intent?.id, planned: planned.length },
       'DEL without a record: tombstoned and deleted what HNS shows',
@@ -234,7 +230,16 @@ export async function deleteUnrecorded(
   }
   // Nothing was deleted: the listing still says what HNS holds (peer-endpoints.ts reuses it).
   if (seen.nothingThere) return { endpointGone: true, ...(seen.listed ? { listed: seen.listed } : {}) };
-  return confirmUnrecordedGone(api, store, owner, log, planned, seen, options.cniNetwork);
+  return confirmUnrecordedGone(d, plan, seen);
+}
+
+/** What a DEL without a record deletes (plain data): the owner, its namespace, what its intent planned. */
+interface UnrecordedPlan {
+  readonly owner: Owner;
+  readonly netns: string | undefined;
+  readonly planned: readonly PlannedObject[];
+  /** Written into the tombstone when an endpoint survives. */
+  readonly cniNetwork: string | undefined;
 }
 
 /** What a DEL without a record learnt from its listing of HNS. */
@@ -252,15 +257,9 @@ interface Unrecorded {
 }
 
 /** Deletes what HNS shows under the owner's names and the ids its intent planned; fills `seen`. */
-async function deleteShown(
-  api: HnsApi,
-  store: StateStore,
-  owner: Owner,
-  log: Logger,
-  netns: string | undefined,
-  planned: PlannedObject[],
-  seen: Unrecorded,
-): Promise<void> {
+async function deleteShown(d: DelDeps, plan: UnrecordedPlan, seen: Unrecorded): Promise<void> {
+  const { api, store, log } = d;
+  const { owner, netns, planned } = plan;
   const [endpoints, networks] = await Promise.all([api.listEndpoints(), api.listNetworks()]);
   const visible = (id: string) => endpoints.some((e) => sameId(e.id, id)) || networks.some((n) => sameId(n.id, id));
   const named = endpoints.filter((e) => namedFor(e.name, 'endpoint', owner));
@@ -324,14 +323,12 @@ async function deleteNamedEndpoint(api: HnsApi, ep: EndpointInfo, owner: Owner):
  * for the audit).
  */
 async function confirmUnrecordedGone(
-  api: HnsApi,
-  store: StateStore,
-  owner: Owner,
-  log: Logger,
-  planned: PlannedObject[],
+  d: DelDeps,
+  plan: UnrecordedPlan,
   seen: Unrecorded,
-  cniNetwork: string | undefined,
 ): Promise<{ endpointGone: boolean }> {
+  const { api, store, log } = d;
+  const { owner, planned, cniNetwork } = plan;
   const plannedIds = planned.filter((p) => p.kind === 'endpoint' && p.id).map((p) => p.id!);
   const survivors = await step('confirming the endpoint is gone', () =>
     endpointsListed(

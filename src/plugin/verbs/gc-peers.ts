@@ -11,10 +11,11 @@
  * full container id (Azure) that IPAM keys it by; GC is forwarded to IPAM as always.
  */
 import type { Attachment, NetConf } from '../../cni/types';
-import type { EndpointInfo, HnsApi } from '../../hns/api';
+import type { HnsApi } from '../../hns/api';
 import { isUnreachable } from '../../hns/hcn-error';
 import { removeEndpoint } from '../../hns/teardown';
 import type { Logger } from '../../log/logger';
+import type { PeerDeps, PeerEndpoint } from '../peer-endpoints';
 import {
   adopted,
   attachmentOf,
@@ -23,7 +24,6 @@ import {
   peerPodOf,
   peerVerdict,
   type PeerRequest,
-  type PeerScheme,
 } from '../peer-schemes';
 
 export interface GcPeersReport {
@@ -58,7 +58,8 @@ export async function gcPeerEndpoints(
       netns: undefined,
     };
     try {
-      if (await removeUnattached(api, ep, req, pod.scheme, conf.adopt, log)) report.deleted.push(`endpoint ${ep.name}`);
+      if (await removeUnattached({ api, log }, { scheme: pod.scheme, endpoint: ep }, req, conf.adopt))
+        report.deleted.push(`endpoint ${ep.name}`);
     } catch (e) {
       if (isUnreachable(e)) throw e;
       report.errors.push(`removing the previous plugin's endpoint ${ep.name}: ${(e as Error).message}`);
@@ -81,13 +82,13 @@ function networkNames(api: HnsApi): (id: string) => Promise<string | undefined> 
 
 /** Removes the previous plugin's endpoint of a pod not listed as valid, unless it is still attached; says which. */
 async function removeUnattached(
-  api: HnsApi,
-  ep: EndpointInfo,
+  d: PeerDeps,
+  found: PeerEndpoint,
   req: PeerRequest,
-  scheme: PeerScheme,
   adopt: NetConf['adopt'],
-  log: Logger,
 ): Promise<boolean> {
+  const { api, log } = d;
+  const { scheme, endpoint: ep } = found;
   const { endpoint, containers } = await attachmentOf(api, ep, req);
   const verdict = peerVerdict(endpoint, containers, req, adopt);
   if (!verdict.act) {

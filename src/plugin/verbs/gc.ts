@@ -86,12 +86,12 @@ async function removeRecorded({ ctx, api, store, state, valid, ours, report, not
     if (valid.has(ownerKey(rec)) || !ours(rec)) continue;
     try {
       const { endpointGone } =
-        rec.mode === 'shared' ? { endpointGone: true } : await deleteByRecord(api, store, rec, log);
+        rec.mode === 'shared' ? { endpointGone: true } : await deleteByRecord({ api, store, log }, rec);
       // Refused by HNS: the endpoint (and its IP) lives on; the tombstone keeps the allocation until it is gone. So
       // does another endpoint holding the address (a migrated node's previous plugin's: ip-holders.ts).
       const releasable = endpointGone && rec.ipamAllocated && ctx.ipam.configured;
       const holders = releasable ? await heldAddresses(api, addressesOf(rec.result)) : [];
-      if (holders.length > 0) await keepForHolders(store, rec, holders, conf.name, log);
+      if (holders.length > 0) await keepForHolders({ store, log }, rec, holders, conf.name);
       else if (releasable) await ctx.ipam.delFor(rec);
       await store.removeAttachment(rec);
       report.removedAttachments.push(ownerKey(rec));
@@ -109,7 +109,7 @@ async function removeUnfinished({ ctx, rt, api, store, state, valid, ours, note 
     if (valid.has(ownerKey(intent)) || !ours(intent)) continue;
     if (intentLiveness(intent, tombs.get(ownerKey(intent)), rt.now(), rt.os().processStartTime).live) continue;
     try {
-      const { endpointGone } = await deleteUnrecorded(api, store, intent, log, {
+      const { endpointGone } = await deleteUnrecorded({ api, store, log }, intent, {
         onlyIntent: intent.id,
         cniNetwork: conf.name,
       });

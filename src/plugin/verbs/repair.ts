@@ -103,6 +103,13 @@ export function ofNetwork(records: readonly AttachmentRecord[], conf: Pick<NetCo
 /** Says what became of one pod's repair. */
 type Reporter = (outcome: RepairOutcome, detail?: string, hresult?: number) => PodRepair;
 
+/** What one pod's repair steps (recreate, reattach) use: HNS, the claim they work under, how they report. */
+interface PodRepairDeps {
+  readonly api: HnsApi;
+  readonly claim: ClaimContext;
+  readonly report: Reporter;
+}
+
 async function repairOne(
   api: HnsApi,
   base: Omit<ClaimContext, 'owner' | 'undo'>,
@@ -123,10 +130,11 @@ async function repairOne(
   const now = await judgePod(api, rec, withListedState(await api.getEndpoint(rec.endpoint.id), listed));
   if (!now.problem) return undefined;
   if (now.problem === 'hns-failed') return report('hns-failed', now.detail);
-  if (now.endpoint) return reattach(api, { ...base, owner, undo: new Undo() }, rec, now.endpoint, report);
+  const d: PodRepairDeps = { api, claim: { ...base, owner, undo: new Undo() }, report };
+  if (now.endpoint) return reattach(d, rec, now.endpoint);
   const plan = await recreatable(api, rec, report);
   if ('outcome' in plan) return plan;
-  return recreate(api, { ...base, owner, undo: new Undo() }, rec, plan, report);
+  return recreate(d, rec, plan);
 }
 
 /**
@@ -168,13 +176,8 @@ async function recreatable(api: HnsApi, rec: AttachmentRecord, report: Reporter)
 }
 
 /** Re-creates the endpoint (and its own network) under a claim, as an ADD does, and commits the repaired record. */
-async function recreate(
-  api: HnsApi,
-  a: ClaimContext,
-  rec: AttachmentRecord,
-  plan: Recreation,
-  report: Reporter,
-): Promise<PodRepair> {
+async function recreate(d: PodRepairDeps, rec: AttachmentRecord, plan: Recreation): Promise<PodRepair> {
+  const { claim: a, report } = d;
   const planned: PlannedObject[] = [
     ...(plan.network ? [] : [{ kind: 'network' as const, name: rec.network.name, id: rec.network.id }]),
     { kind: 'endpoint', name: rec.endpoint.name, id: rec.endpoint.id },
@@ -187,7 +190,7 @@ async function recreate(
     throw e;
   }
   try {
-    const { network, ep, claim } = await recreateObjects(api, a, rec, plan, intent);
+    const { network, ep, claim } = await recreateObjects(d, rec, plan, intent);
     const repaired: AttachmentRecord = {
       ...rec,
       network: { ...rec.network, id: network.id },
@@ -206,12 +209,12 @@ async function recreate(
 
 /** The network (when gone), the endpoint, the attach; the claim (returned) follows the ids HNS gave. */
 async function recreateObjects(
-  api: HnsApi,
-  a: ClaimContext,
+  d: PodRepairDeps,
   rec: AttachmentRecord,
   plan: Recreation,
   intent: IntentRecord,
 ): Promise<{ network: NetworkInfo; ep: EndpointInfo; claim: IntentRecord }> {
+  const { api, claim: a } = d;
   let claim = intent;
   let network = plan.network;
   if (!network) {
@@ -220,11 +223,11 @@ async function recreateObjects(
     network = await api.createNetwork(plan.networkSpec!, rec.network.id);
     const created = network;
     a.undo.push('delete the network', () => deleteNetworkUnlessHeld(api, created.id));
-    claim = await keepClaim(a, claim, 'network', rec.network.id, created.id);
+    claim = await keepClaim(a, claim, { kind: 'network', planned: rec.network.id, actual: created.id });
   }
   const ep = await api.createEndpoint(network, plan.spec, rec.endpoint.id);
   a.undo.push('delete the endpoint', () => deleteObject(api, 'endpoint', ep.id));
-  claim = await keepClaim(a, claim, 'endpoint', rec.endpoint.id, ep.id);
+  claim = await keepClaim(a, claim, { kind: 'endpoint', planned: rec.endpoint.id, actual: ep.id });
   await ensureAttached(api, ep, rec.attach, { fresh: true });
   a.undo.push('detach the endpoint', () => detach(api, ep.id, rec.attach));
   return { network, ep, claim };
@@ -235,13 +238,8 @@ async function recreateObjects(
  * written only while the record is there, a commit that fails when a DEL voided it), so a DEL racing it wins and an
  * intent a killed repair left behind is replaced. Nothing is created, so the undo only detaches.
  */
-async function reattach(
-  api: HnsApi,
-  a: ClaimContext,
-  rec: AttachmentRecord,
-  ep: EndpointInfo,
-  report: Reporter,
-): Promise<PodRepair> {
+async function reattach(d: PodRepairDeps, rec: AttachmentRecord, ep: EndpointInfo): Promise<PodRepair> {
+  const { api, claim: a, report } = d;
   let intent;
   try {
     intent = await writeIntent(a, [{ kind: 'endpoint', name: rec.endpoint.name, id: rec.endpoint.id }], rec.mac, rec);
