@@ -35,7 +35,7 @@ const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms)
 async function measure(name, serveArgs, downMs) {
   const { startSimulator } = require(path.join(DIST, 'sim'));
   const { Hcn } = require(path.join(DIST, 'hns', 'hcn'));
-  const { queryStatus } = require(path.join(DIST, 'service', 'client'));
+  const { queryStatus } = require(path.join(DIST, 'service', 'transport', 'client'));
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-bench-restart-'));
   const shim = deployedBin(tmp);
   const socket = path.join(tmp, 'run', 'service.sock');

@@ -429,7 +429,7 @@ const MUTATIONS = [
   {
     id: 'repair-backoff-sits-out',
     rule: 'a pod whose repair keeps failing sits out its back-off passes (it is not attempted on every pass)',
-    file: 'src/service/repair-backoff.ts',
+    file: 'src/service/agent/repair-backoff.ts',
     from: 'e.stamp === recordStamp(v.record) && e.passesLeft > 0',
     to: 'e.stamp === recordStamp(v.record) && e.passesLeft < 0',
     tests: ['test/service/repair-backoff.test.ts'],
@@ -437,7 +437,7 @@ const MUTATIONS = [
   {
     id: 'repair-backoff-record-change',
     rule: "a pod's back-off starts from nothing when its record changes",
-    file: 'src/service/repair-backoff.ts',
+    file: 'src/service/agent/repair-backoff.ts',
     from: 'if (e && e.stamp === recordStamp(v.record) && e.passesLeft > 0) {',
     to: 'if (e && e.passesLeft > 0) {',
     tests: ['test/service/repair-backoff.test.ts'],
@@ -605,7 +605,7 @@ const MUTATIONS = [
   {
     id: 'held-handles-kept-past-disconnect',
     rule: "the service drops every kept HCN handle on HNS's service-disconnect notification (no handle used after it)",
-    file: 'src/service/agent-wiring.ts',
+    file: 'src/service/agent/agent-wiring.ts',
     from: "if (event === 'disconnected') held?.dropAll(native);",
     to: "if (event === 'disconnected' && log === undefined) held?.dropAll(native);",
     tests: ['test/service/held-handles.test.ts'],
@@ -781,7 +781,7 @@ const MUTATIONS = [
   {
     id: 'hns-health-refusal-answers',
     rule: 'any answer from HNS, an error code included, ends "HNS failing" and owes one recovery pass',
-    file: 'src/service/hns-health.ts',
+    file: 'src/service/observability/hns-health.ts',
     from: '    else this.answered();',
     to: '    else if (hresult === undefined) this.answered();',
     tests: ['test/service/hns-health.test.ts'],
@@ -789,7 +789,7 @@ const MUTATIONS = [
   {
     id: 'retired-pods-only-own-pod',
     rule: "only the pod whose own service handed over is kept from taking the address back; another pod's service starts normally",
-    file: 'src/service/retired-pods.ts',
+    file: 'src/service/hand-over/retired-pods.ts',
     from: '  return file !== undefined && fs.existsSync(file);',
     to: '  return file !== undefined && fs.existsSync(dir) && fs.readdirSync(dir).length > 0;',
     tests: ['test/service/retired-pods.test.ts'],
@@ -797,7 +797,7 @@ const MUTATIONS = [
   {
     id: 'retired-pods-plain-uid',
     rule: "a pod UID is used as a file name only when it is a plain name (no path separator, no '..')",
-    file: 'src/service/retired-pods.ts',
+    file: 'src/service/hand-over/retired-pods.ts',
     from: '/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/',
     to: '/^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$/',
     tests: ['test/service/retired-pods.test.ts'],
@@ -805,7 +805,7 @@ const MUTATIONS = [
   {
     id: 'peer-check-fails-closed',
     rule: 'the service refuses (counts, reads nothing from) a connection whose socket descriptor cannot be read',
-    file: 'src/service/intake.ts',
+    file: 'src/service/transport/intake.ts',
     from: "    if (typeof fd !== 'number' || fd < 0) return false;",
     to: "    if (typeof fd !== 'number' || fd < 0) return true;",
     tests: ['test/service/peer-check.test.ts'],
@@ -845,7 +845,7 @@ const MUTATIONS = [
   {
     id: 'hand-over-one-at-a-time',
     rule: 'the serving service takes one hand-over at a time: while one is offered, a second request is refused',
-    file: 'src/service/hand-over.ts',
+    file: 'src/service/hand-over/hand-over.ts',
     from: "const successor = port && this.state === 'serving' ? port.successor(socket, env) : `not possible now`;",
     to: "const successor = port && this.state !== 'handed-over' ? port.successor(socket, env) : `not possible now`;",
     tests: ['test/service/hand-over-answers.test.ts'],
@@ -853,7 +853,7 @@ const MUTATIONS = [
   {
     id: 'hand-over-only-taken-stops',
     rule: 'the serving service stops serving only on the exact "taken"; any other answer makes it take its lock back and serve on',
-    file: 'src/service/hand-over.ts',
+    file: 'src/service/hand-over/hand-over.ts',
     from: "if (frame === 'taken') void this.checkTaken(socket, successor);",
     to: "if (frame !== 'refused') void this.checkTaken(socket, successor);",
     tests: ['test/service/hand-over-answers.test.ts'],
@@ -861,7 +861,7 @@ const MUTATIONS = [
   {
     id: 'hand-over-only-released-goes-on',
     rule: 'a new service takes the address only after the exact "released"; anything else makes it refuse to start',
-    file: 'src/service/hand-over.ts',
+    file: 'src/service/hand-over/hand-over.ts',
     from: "if (frame !== 'released') {",
     to: "if (frame === 'refused') {",
     tests: ['test/service/hand-over-answers.test.ts'],
@@ -909,7 +909,7 @@ const MUTATIONS = [
   {
     id: 'agent-audit-opt-out',
     rule: 'the node agent never audits a state directory whose configurations all say "audit": false (it still checks their pods\' health for the repair)',
-    file: 'src/service/node-agent.ts',
+    file: 'src/service/agent/node-agent.ts',
     from: 'const auditing = group.filter((s) => s.conf.audit);',
     to: 'const auditing = group;',
     tests: ['test/service/node-agent-due.test.ts'],
@@ -925,7 +925,7 @@ const MUTATIONS = [
   {
     id: 'hand-over-offer-no-deadline',
     rule: 'a hand-over offer stands for a bounded time: a client silent after "released" loses it and the lock comes back',
-    file: 'src/service/hand-over.ts',
+    file: 'src/service/hand-over/hand-over.ts',
     from: '}, deadlineMs);',
     to: '}, 2_000_000_000);',
     tests: ['test/service/hand-over-proof.test.ts'],
@@ -933,7 +933,7 @@ const MUTATIONS = [
   {
     id: 'hand-over-taken-believed',
     rule: '"taken" is believed only once the address names the successor\'s socket, the lock is held and it listens there',
-    file: 'src/service/hand-over.ts',
+    file: 'src/service/hand-over/hand-over.ts',
     from: 'if (why !== undefined) {',
     to: 'if (why !== undefined && false) {',
     tests: ['test/service/hand-over-proof.test.ts'],
@@ -941,7 +941,7 @@ const MUTATIONS = [
   {
     id: 'hand-over-peer-pid-unchecked',
     rule: 'a hand-over is offered only to the process at the other end of the connection (its pid, SO_PEERCRED)',
-    file: 'src/service/successor.ts',
+    file: 'src/service/hand-over/successor.ts',
     from: 'if (peer !== claimed.pid) return',
     to: 'if (peer !== claimed.pid && false) return',
     tests: ['test/service/hand-over-proof.test.ts'],
@@ -949,7 +949,7 @@ const MUTATIONS = [
   {
     id: 'hand-over-start-time-unchecked',
     rule: 'a hand-over is offered only to a pid whose start time is the one it gave (not a reused pid, not a guess)',
-    file: 'src/service/successor.ts',
+    file: 'src/service/hand-over/successor.ts',
     from: 'if (started === null || !env.HCN_CNI_PID_START || started !== env.HCN_CNI_PID_START)',
     to: 'if (started === null)',
     tests: ['test/service/hand-over-proof.test.ts'],
@@ -957,7 +957,7 @@ const MUTATIONS = [
   {
     id: 'hand-over-socket-unchecked',
     rule: 'a hand-over is offered only to a process that has bound its socket beside the address',
-    file: 'src/service/successor.ts',
+    file: 'src/service/hand-over/successor.ts',
     from: 'if (!st?.isSocket()) return',
     to: 'if (false) return',
     tests: ['test/service/hand-over-proof.test.ts'],
@@ -965,7 +965,7 @@ const MUTATIONS = [
   {
     id: 'hand-over-lock-moment-retires',
     rule: 'a service whose socket is still at the address serves on when another process holds its lock for a moment',
-    file: 'src/service/listen.ts',
+    file: 'src/service/transport/listeners.ts',
     from: 'if (namesSocket(address, ours)) {\n        // Another process',
     to: 'if (false) {\n        // Another process',
     tests: ['test/service/hand-over-proof.test.ts'],
@@ -973,7 +973,7 @@ const MUTATIONS = [
   {
     id: 'address-lock-in-socket-dir',
     rule: 'the address lock lives outside the socket directory: rm -rf of it does not let a second service start',
-    file: 'src/service/listen.ts',
+    file: 'src/service/transport/listeners.ts',
     from: 'return path.join(path.dirname(dir), `${path.basename(dir)}.${path.basename(address)}.lock`);',
     to: 'return `${address}.lock`;',
     tests: ['test/service/hand-over-proof.test.ts'],

@@ -1,4 +1,4 @@
-// The service's named-pipe server (src/service/listen.ts). Node's net.Server creates its pipes with the default
+// The service's named-pipe server (src/service/transport/listeners.ts). Node's net.Server creates its pipes with the default
 // security descriptor, which lets Everyone and Anonymous open them for reading, and never says who connected.
 // This server:
 //  - creates every instance with a protected DACL granting GENERIC_ALL to SYSTEM and BUILTIN\Administrators only
@@ -14,7 +14,7 @@
 //    and the instance waits for the next client.
 //  - hands an accepted pipe to Node as a C runtime fd made by node's own libuv (uv_open_osfhandle, exported by the
 //    host executable); the service wraps it in a net.Socket, so framing and replies are the same as on Linux.
-// A hand-over (src/service/hand-over.ts; `join`): the service serving the pipe has agreed, over the pipe, to hand it
+// A hand-over (src/service/hand-over/hand-over.ts; `join`): the service serving the pipe has agreed, over the pipe, to hand it
 // over. The new one then checks that the pipe's server is that service (it connects as a client and asks
 // GetNamedPipeServerProcessId), and creates its instances of the same pipe, with the same DACL and nMaxInstances, and
 // without FILE_FLAG_FIRST_PIPE_INSTANCE: a pipe has as many servers' instances as its DACL lets create

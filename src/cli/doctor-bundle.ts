@@ -171,7 +171,7 @@ function addState(ctx: OpsContext, c: Contents, limits: BundleLimits): void {
 }
 
 async function addService(ctx: OpsContext, c: Contents, given: string | undefined): Promise<void> {
-  const { queryStatus } = await import('../service/client');
+  const { queryStatus } = await import('../service/transport/client');
   const address = await serviceAddress(ctx, given);
   let status;
   try {

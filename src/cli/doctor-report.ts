@@ -7,7 +7,7 @@ import type { OpsContext } from './operator/context';
 
 /** The service the doctor asks: --service, else HCN_CNI_SERVICE, else the platform's default. */
 export function serviceAddress(ctx: OpsContext, given: string | undefined): Promise<string> {
-  return import('../service/client').then(
+  return import('../service/transport/client').then(
     ({ defaultServiceAddress }) => given ?? (ctx.io.env.HCN_CNI_SERVICE || defaultServiceAddress(ctx.platform)),
   );
 }

@@ -93,7 +93,7 @@ export function serviceView(address: string, s: ServiceStatus): ServiceView {
 async function doctorDeps(ctx: OpsContext, args: DoctorArgs): Promise<DoctorDeps> {
   const { graceMs } = await import('../orphans/audit');
   const { pluginVersion } = await import('./operator/version');
-  const { queryStatus } = await import('../service/client');
+  const { queryStatus } = await import('../service/transport/client');
   const address = await serviceAddress(ctx, args.service);
   let startTime: (pid: number) => string | null = () => null;
   let error: string | undefined;

@@ -3,9 +3,9 @@
  * SIGINT (or on Windows SIGBREAK/SIGHUP), then stops accepting, lets every accepted request finish (a verb is never cut short by a shutdown), and
  * exits 0. The address defaults to /run/hcn-cni/service.sock (Linux) or \\.\pipe\hcn-cni (Windows), or
  * HCN_CNI_SERVICE when set — the same address the shim uses. It also ends by itself, with EXIT_RETIRED (75), when
- * too many HCN calls are past their timeout and still unanswered (src/service/abandoned-bound.ts): the DaemonSet's
+ * too many HCN calls are past their timeout and still unanswered (src/service/hand-over/abandoned-bound.ts): the DaemonSet's
  * container then ends and the kubelet starts a fresh service, while the shims run hcn-cni-standalone. Started while
- * another hcn-cni service serves the address, it takes the address over (src/service/hand-over.ts) and the
+ * another hcn-cni service serves the address, it takes the address over (src/service/hand-over/hand-over.ts) and the
  * other one exits 0 once its requests in flight have finished.
  */
 import { claimsDirFor } from '../cni/defaults';
@@ -13,9 +13,9 @@ import { splitCniPath } from '../cni/env';
 import { parseMetricsAddress } from './metrics-address';
 import { loadConf } from './operator/conf';
 import type { NetConf } from '../cni/types';
-import { defaultServiceAddress, queryStatus } from '../service/client';
-import { DEFAULT_MAX_ABANDONED_CALLS, EXIT_RETIRED } from '../service/abandoned-bound';
-import { forgetRetired, isRetired, noteRetired, retiredPodsDir } from '../service/retired-pods';
+import { defaultServiceAddress, queryStatus } from '../service/transport/client';
+import { DEFAULT_MAX_ABANDONED_CALLS, EXIT_RETIRED } from '../service/hand-over/abandoned-bound';
+import { forgetRetired, isRetired, noteRetired, retiredPodsDir } from '../service/hand-over/retired-pods';
 import { startService } from '../service/service';
 
 export interface ServeIo {

@@ -2,7 +2,7 @@
  * HCN calls this process has given up on: past their timeout (the caller got ERROR_TIMEOUT) and still running,
  * because an HCN call cannot be cancelled. Each keeps one of the addon's call threads (native/addon/call_threads.h)
  * until HNS answers, and nothing else: later calls run on other threads. Process-wide, like the addon itself.
- * The resident service bounds how many there may be (src/service/abandoned-bound.ts) and shows them in its status.
+ * The resident service bounds how many there may be (src/service/hand-over/abandoned-bound.ts) and shows them in its status.
  */
 
 export interface AbandonedCall {

@@ -47,7 +47,7 @@ export interface HcnCallObservation {
 
 /**
  * Told of every call when it ends, synchronously; it must not throw (a throw is swallowed, the call's outcome is
- * the caller's). How the resident service counts HNS latency and errors (src/service/tally.ts) without this layer
+ * the caller's). How the resident service counts HNS latency and errors (src/service/observability/tally.ts) without this layer
  * knowing of it.
  */
 export type HcnCallObserver = (call: HcnCallObservation) => void;

@@ -19,13 +19,13 @@
  *   the audit treats them as it treats those of a killed standalone process.
  * - The peer check runs before a byte is read: on Linux (pauseOnConnect) the socket is 0600 in a 0700 directory and
  *   the peer's uid (SO_PEERCRED) must be the service's own; on Windows the addon's pipe server checks the client's
- *   token against allowSids before it hands the connection over at all (listen.ts).
+ *   token against allowSids before it hands the connection over at all (listeners.ts).
  * - An HCN call past its timeout holds only its own native thread, never one a later call needs; at a bound on
  *   such abandoned calls the service stops accepting and exits once its requests are done (abandoned-bound.ts).
  * - A new service started on the same address takes it over without a gap (hand-over.ts): this one stops
  *   accepting once the new one's socket is at the address, finishes what it accepted, and its caller exits 0.
  * - It counts what it does (verbs by result code, HCN calls and errors, audits, repairs: tally.ts) for its status, and, only
- *   when `metrics` is given, serves the same as Prometheus metrics over HTTP (metrics.ts, loaded only then).
+ *   when `metrics` is given, serves the same as Prometheus metrics over HTTP (prometheus.ts, loaded only then).
  */
 import type { NetConf } from '../cni/types';
 import { defaultClaimsDir } from '../cni/defaults';
@@ -34,25 +34,25 @@ import { loadNative, type LoadOptions } from '../hns/native';
 import { createLogger, type Logger } from '../log/logger';
 import { PluginRuntime } from '../plugin/runtime';
 import type { PodRepair } from '../plugin/verbs/repair';
-import { DEFAULT_MAX_ABANDONED_CALLS } from './abandoned-bound';
-import { createNodeAgent, watchHnsForAgent } from './agent-wiring';
-import { ServiceEvents } from './events';
-import { HnsHealth } from './hns-health';
-import { RequestIntake, type IntakeOptions } from './intake';
-import { HandOverDesk } from './hand-over';
-import { startListening, type Listening } from './listening';
-import { createNetworkAtStart } from './network-at-start-log';
-import type { NodeAgent } from './node-agent';
-import { KeyedQueue } from './queue';
-import { startRepairTrigger } from './repair-trigger';
-import { RequestBook } from './requests';
-import { RequestLogs } from './request-log';
-import { serviceMetrics } from './service-metrics';
-import { endings } from './shutdown';
-import { serviceStatus, type ServiceStatus } from './status';
+import { DEFAULT_MAX_ABANDONED_CALLS } from './hand-over/abandoned-bound';
+import { createNodeAgent, watchHnsForAgent } from './agent/agent-wiring';
+import { ServiceEvents } from './observability/events';
+import { HnsHealth } from './observability/hns-health';
+import { RequestIntake, type IntakeOptions } from './transport/intake';
+import { HandOverDesk } from './hand-over/hand-over';
+import { startListening, type Listening } from './transport/start-listening';
+import { createNetworkAtStart } from './agent/network-at-start-log';
+import type { NodeAgent } from './agent/node-agent';
+import { KeyedQueue } from './transport/queue';
+import { startRepairTrigger } from './agent/repair-trigger';
+import { RequestBook } from './transport/request-book';
+import { RequestLogs } from './observability/request-log';
+import { serviceMetrics } from './observability/metrics';
+import { endings } from './hand-over/shutdown';
+import { serviceStatus, type ServiceStatus } from './observability/status';
 
-export type { InFlight } from './requests';
-export type { ServiceStatus } from './status';
+export type { InFlight } from './transport/request-book';
+export type { ServiceStatus } from './observability/status';
 
 export interface ServiceOptions {
   /** Unix socket path, or a Windows pipe name (\\.\pipe\…). */
@@ -63,7 +63,7 @@ export interface ServiceOptions {
   /**
    * The Kubernetes pod the service runs in (the DaemonSet's HCN_CNI_POD_UID): in its status, so that the pod's
    * readiness probe tells whether the service answering at the address is its own or a newer pod's that took it over
-   * (health.ts).
+   * (probes.ts).
    */
   pod?: string;
   /** The only uid allowed to connect (Linux): the service's own. Undefined: no uid check (Windows). */
@@ -104,7 +104,7 @@ export interface ServiceOptions {
   /** Abandoned HCN calls at which the service retires (abandoned-bound.ts); default DEFAULT_MAX_ABANDONED_CALLS. */
   maxAbandonedCalls?: number;
   /**
-   * Serve Prometheus metrics at http://HOST:PORT/metrics (metrics.ts); port 0 lets the system choose (the status and
+   * Serve Prometheus metrics at http://HOST:PORT/metrics (prometheus.ts); port 0 lets the system choose (the status and
    * the log say which). Off when undefined: then neither prom-client nor node:http is loaded. Which hosts are
    * acceptable (loopback unless the operator says otherwise) is the CLI's decision (src/cli/serve.ts).
    */

@@ -127,8 +127,8 @@ test("a CNI verb's main script holds no service, installer, doctor, self-test or
   const whole = modules('dist/hcn-cni.bundle.js');
   const left = [...whole].filter((f) => !main.has(f));
   for (const f of [
-    'src/service/intake.ts',
-    'src/service/hand-over.ts',
+    'src/service/transport/intake.ts',
+    'src/service/hand-over/hand-over.ts',
     'src/install/plan.ts',
     'src/cli/uninstall.ts',
     'src/cli/doctor.ts',
@@ -141,7 +141,12 @@ test("a CNI verb's main script holds no service, installer, doctor, self-test or
   expect(left.filter((f) => f.startsWith('node_modules/fflate/'))).not.toEqual([]);
   expect(left.filter((f) => f.startsWith('node_modules/smol-toml/'))).not.toEqual([]);
   // What the verbs and the operator's tool use stays in the main script.
-  for (const f of ['src/cni/dispatch.ts', 'src/plugin/verbs/add.ts', 'src/cli/operator.ts', 'src/service/client.ts'])
+  for (const f of [
+    'src/cni/dispatch.ts',
+    'src/plugin/verbs/add.ts',
+    'src/cli/operator.ts',
+    'src/service/transport/client.ts',
+  ])
     expect(main).toContain(f);
   expect(fs.statSync(path.join(ROOT, 'dist/hcn-cni.cni.bundle.js')).size).toBeLessThan(
     0.75 * fs.statSync(path.join(ROOT, 'dist/hcn-cni.bundle.js')).size,

@@ -1,6 +1,6 @@
 /**
  * `serve --conf-dir`: the configuration directory is the truth for the networks it names. The node agent is handed
- * what the directory holds at each read (src/service/conf-dir.ts); an edited conflist replaces the configuration the
+ * what the directory holds at each read (src/service/agent/conf-dir.ts); an edited conflist replaces the configuration the
  * service holds for that state directory and network (`"repair": true` → `false` takes effect: no repair after HNS
  * restarts), and a removed one is no longer served (no audit, health check or repair), while a file read unchanged
  * leaves a verb's configuration of the same network in place.
@@ -10,7 +10,7 @@ import { confFromPlugin } from '../../src/cni/conf-list';
 import type { IpamClient, NetConf } from '../../src/cni/types';
 import { silentLogger } from '../../src/log/logger';
 import { PluginRuntime } from '../../src/plugin/runtime';
-import { NodeAgent } from '../../src/service/node-agent';
+import { NodeAgent } from '../../src/service/agent/node-agent';
 import { bridgeConf, cni, CNI_BIN, useHarness, type Harness } from '../helpers/cni-harness';
 import { newNamespace, until } from '../plugin/support';
 

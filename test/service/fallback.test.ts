@@ -9,8 +9,8 @@
 import * as fs from 'fs';
 import * as net from 'net';
 import * as path from 'path';
-import { encodeRequest, KIND_CNI, parseReply } from '../../src/service/protocol';
-import { sendRequest } from '../../src/service/client';
+import { encodeRequest, KIND_CNI, parseReply } from '../../src/service/transport/protocol';
+import { sendRequest } from '../../src/service/transport/client';
 import { bridgeConf, useHarness, type Harness } from '../helpers/cni-harness';
 import { newNamespace, recordFiles, until } from '../plugin/support';
 import { makeBin, SERVICE_CREATE_OP, startHungAdd, startServiceProcess, viaShim, type Bin } from './support';

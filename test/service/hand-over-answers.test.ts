@@ -1,5 +1,5 @@
 /**
- * The hand-over conversation's answers (src/service/hand-over.ts), each side on its own over a real unix socket: the
+ * The hand-over conversation's answers (src/service/hand-over/hand-over.ts), each side on its own over a real unix socket: the
  * serving side takes one hand-over at a time and stops serving only on the exact "taken"; the new side goes on only
  * after the exact "released". Anything else is not agreement: the old service serves on, the new one refuses to start.
  */
@@ -8,8 +8,8 @@ import * as net from 'net';
 import * as os from 'os';
 import * as path from 'path';
 import { silentLogger } from '../../src/log/logger';
-import { askHandOver, HandOverDesk } from '../../src/service/hand-over';
-import { encodeHandOver } from '../../src/service/protocol';
+import { askHandOver, HandOverDesk } from '../../src/service/hand-over/hand-over';
+import { encodeHandOver } from '../../src/service/transport/protocol';
 
 let tmp: string;
 const servers: net.Server[] = [];

@@ -1,5 +1,5 @@
 /**
- * A hand-over (src/service/hand-over.ts) is offered only to a process that proves it is a new service (its pid is
+ * A hand-over (src/service/hand-over/hand-over.ts) is offered only to a process that proves it is a new service (its pid is
  * the connection's peer, with its start time, and it bound a socket beside the address), each offer stands for a
  * bounded time, and "taken" is believed only once the address names the successor's socket, the lock is held and
  * the successor listens there. Whatever a client of the service's user does short of that — ask without the proof,
@@ -10,7 +10,7 @@ import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import type { Logger } from '../../src/log/logger';
-import { queryStatus } from '../../src/service/client';
+import { queryStatus } from '../../src/service/transport/client';
 import { startService, type Service } from '../../src/service/service';
 import { useHarness, type Harness } from '../helpers/cni-harness';
 import { until } from '../plugin/support';

@@ -1,5 +1,5 @@
 /**
- * The new service's side of a hand-over (src/service/hand-over.ts), played by the test process step by step: it binds
+ * The new service's side of a hand-over (src/service/hand-over/hand-over.ts), played by the test process step by step: it binds
  * a socket beside the address, asks with the proof a new service gives (its pid, its start time, that socket), and
  * then does what the test says — take the address as a new service does, say "taken" without taking anything, stay
  * silent, or go away.
@@ -8,9 +8,9 @@ import * as fs from 'fs';
 import * as net from 'net';
 import * as path from 'path';
 import { loadNative } from '../../src/hns/native';
-import { addressLockFile } from '../../src/service/listen';
-import { encodeHandOver, encodeRequest, KIND_HAND_OVER, parseHandOver } from '../../src/service/protocol';
-import { successorProof } from '../../src/service/successor';
+import { addressLockFile } from '../../src/service/transport/listeners';
+import { encodeHandOver, encodeRequest, KIND_HAND_OVER, parseHandOver } from '../../src/service/transport/protocol';
+import { successorProof } from '../../src/service/hand-over/successor';
 
 const native = () => loadNative({}).native;
 

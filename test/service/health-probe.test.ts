@@ -6,7 +6,7 @@
  */
 import { spawn } from 'child_process';
 import * as path from 'path';
-import { judgeProbe } from '../../src/service/health';
+import { judgeProbe } from '../../src/service/observability/probes';
 import type { ServiceStatus } from '../../src/service/service';
 import { bridgeConf, CLI, useHarness, type Harness } from '../helpers/cni-harness';
 import { newNamespace, until } from '../plugin/support';

@@ -1,5 +1,5 @@
 /**
- * The service's one "HNS is failing / answers again" state (src/service/hns-health.ts): an unanswered call makes it
+ * The service's one "HNS is failing / answers again" state (src/service/observability/hns-health.ts): an unanswered call makes it
  * failing; any answer, even a refusal, makes it answering again and owes exactly one recovery pass, which the node
  * agent runs at once, whoever's call saw HNS answer (a verb's, not only the agent's probe).
  */
@@ -7,8 +7,8 @@ import type { IpamClient, NetConf } from '../../src/cni/types';
 import { HR } from '../../src/hns/hresults';
 import { silentLogger } from '../../src/log/logger';
 import type { PluginRuntime } from '../../src/plugin/runtime';
-import { HnsHealth } from '../../src/service/hns-health';
-import { NodeAgent } from '../../src/service/node-agent';
+import { HnsHealth } from '../../src/service/observability/hns-health';
+import { NodeAgent } from '../../src/service/agent/node-agent';
 import { until } from '../plugin/support';
 
 describe('the HNS-health tracker', () => {

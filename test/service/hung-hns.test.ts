@@ -4,7 +4,7 @@
  * them a fresh pod's ADD through the service succeeds, and `hcn-cni service` lists them with their age. Before,
  * each held one of libuv's 32 pool threads in the service, and from the 33rd on every verb of every pod failed with
  * 11 although HNS answered at once. Past the bound on abandoned calls the service stops accepting, finishes what it
- * accepted and exits 75 for a restart (src/service/abandoned-bound.ts); shims then run hcn-cni-standalone. The
+ * accepted and exits 75 for a restart (src/service/hand-over/abandoned-bound.ts); shims then run hcn-cni-standalone. The
  * standalone executable's answer to a hung call is unchanged.
  */
 import { execFile } from 'child_process';

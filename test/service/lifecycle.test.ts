@@ -6,8 +6,8 @@
 import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { encodeRequest, KIND_STATUS } from '../../src/service/protocol';
-import { KeyedQueue } from '../../src/service/queue';
+import { encodeRequest, KIND_STATUS } from '../../src/service/transport/protocol';
+import { KeyedQueue } from '../../src/service/transport/queue';
 import { startService } from '../../src/service/service';
 import { silentLogger } from '../../src/log/logger';
 import { bridgeConf, useHarness, type Harness } from '../helpers/cni-harness';

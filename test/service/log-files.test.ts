@@ -5,7 +5,7 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { LogFiles } from '../../src/service/log-files';
+import { LogFiles } from '../../src/service/observability/log-files';
 
 let dir: string;
 beforeEach(() => {

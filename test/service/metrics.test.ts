@@ -423,7 +423,7 @@ describe('metrics are off by default', () => {
     }
   });
 
-  it('prom-client is loaded only through a dynamic import of src/service/metrics.ts', () => {
+  it('prom-client is loaded only through a dynamic import of src/service/observability/prometheus.ts', () => {
     const src = path.join(ROOT, 'src');
     const files = (dir: string): string[] =>
       fs.readdirSync(dir, { withFileTypes: true }).flatMap((d) => {
@@ -436,12 +436,13 @@ describe('metrics are off by default', () => {
       const text = fs.readFileSync(f, 'utf8');
       if (/from\s+['"]prom-client['"]|require\(\s*['"]prom-client['"]/.test(text))
         importers.push(path.relative(src, f));
-      if (/^import\s+(?!type\b)[^;]*from\s+['"]\.\/metrics['"]/m.test(text)) staticMetrics.push(path.relative(src, f));
+      if (/^import\s+(?!type\b)[^;]*from\s+['"](?:\.\.?\/)+(?:[\w-]+\/)*prometheus['"]/m.test(text))
+        staticMetrics.push(path.relative(src, f));
     }
-    expect(importers).toEqual([path.join('service', 'metrics.ts')]);
+    expect(importers).toEqual([path.join('service', 'observability', 'prometheus.ts')]);
     expect(staticMetrics).toEqual([]);
-    expect(fs.readFileSync(path.join(src, 'service', 'service-metrics.ts'), 'utf8')).toMatch(
-      /await import\('\.\/metrics'\)/,
+    expect(fs.readFileSync(path.join(src, 'service', 'observability', 'metrics.ts'), 'utf8')).toMatch(
+      /await import\('\.\/prometheus'\)/,
     );
   });
 

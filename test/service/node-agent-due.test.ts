@@ -1,5 +1,5 @@
 /**
- * When the node agent (src/service/node-agent.ts) audits a state directory: once the last audit of it is
+ * When the node agent (src/service/agent/node-agent.ts) audits a state directory: once the last audit of it is
  * auditIntervalSeconds old — and at once when that stamp lies in the future, which is what a wall clock stepped back
  * leaves (waiting for the clock to catch up would leave leaks for as long as it was stepped back). Its own intervals
  * (the HNS probe, a repair-only directory's visits) run on a monotonic clock: a wall clock stepped back pauses
@@ -8,7 +8,7 @@
 import type { IpamClient, NetConf } from '../../src/cni/types';
 import { silentLogger } from '../../src/log/logger';
 import type { PluginRuntime } from '../../src/plugin/runtime';
-import { NodeAgent } from '../../src/service/node-agent';
+import { NodeAgent } from '../../src/service/agent/node-agent';
 import { until } from '../plugin/support';
 
 function agentWith(lastAudited: number | undefined): { agent: NodeAgent; audits: () => number } {

@@ -1,5 +1,5 @@
 /**
- * The service's node agent (src/service/node-agent.ts) audits the whole node in the background: a leak of seed 000's
+ * The service's node agent (src/service/agent/node-agent.ts) audits the whole node in the background: a leak of seed 000's
  * kind is removed within auditIntervalSeconds with no ADD at all; an object a running ADD is creating is never
  * removed; and the node is audited right after HNS answers again following a failure, not an interval later — at once
  * where HNS's service notifications say it is back, else at the probe. An ADD through the service makes the same HCN

@@ -8,7 +8,7 @@ import { execFile } from 'child_process';
 import * as http from 'http';
 import { promisify } from 'util';
 import { parseNetConf } from '../../src/cni/config';
-import { NodeDoctor } from '../../src/service/node-doctor';
+import { NodeDoctor } from '../../src/service/agent/node-doctor';
 import { silentLogger } from '../../src/log/logger';
 import { FINDING_KINDS, SEVERITIES, type Finding } from '../../src/doctor/finding';
 import { bridgeConf, CLI, useHarness, type Harness } from '../helpers/cni-harness';

@@ -1,12 +1,12 @@
 /**
- * The service's peer check fails closed (src/service/intake.ts): a connection whose socket descriptor cannot be read
+ * The service's peer check fails closed (src/service/transport/intake.ts): a connection whose socket descriptor cannot be read
  * is refused — counted, nothing read from it — as a connection from another user is. Node exposes the descriptor on
  * Linux today; a socket without one is what a Node that stopped exposing it would hand the service.
  */
 import type * as net from 'net';
 import type { NativeHcn } from '../../src/hns/native-types';
 import { silentLogger } from '../../src/log/logger';
-import { RequestIntake, type IntakeOptions } from '../../src/service/intake';
+import { RequestIntake, type IntakeOptions } from '../../src/service/transport/intake';
 
 /** A connection as the intake sees it: its handle's descriptor, and what was done to it. */
 function connection(fd: number | undefined): { socket: net.Socket; destroyed: () => boolean; read: () => boolean } {

@@ -6,7 +6,7 @@
  */
 import type { NativeHcn, PipeServerEvent } from '../../src/hns/native-types';
 import type { Logger } from '../../src/log/logger';
-import { listenExclusive } from '../../src/service/listen';
+import { listenExclusive } from '../../src/service/transport/listeners';
 import { startService } from '../../src/service/service';
 import * as net from 'net';
 import { loadAddon } from '../native/helpers/addon';

@@ -1,5 +1,5 @@
 /**
- * Back-off for the pods repair cannot fix (src/service/repair-backoff.ts): a pod whose repair keeps failing sits out
+ * Back-off for the pods repair cannot fix (src/service/agent/repair-backoff.ts): a pod whose repair keeps failing sits out
  * 1, 2, 4, … (at most MAX_SKIPPED) of its network's passes, so it is attempted far fewer times than there are passes;
  * it is attempted at once again when its record changes, and one that becomes repairable is repaired once its
  * back-off runs out. HNS not answering is no failure of the pod. The node agent applies it and still names the pod.
@@ -11,9 +11,9 @@ import type { PodVerdict } from '../../src/plugin/pod-health';
 import type { PodRepair, RepairOutcome } from '../../src/plugin/verbs/repair';
 import type { PluginRuntime } from '../../src/plugin/runtime';
 import type { AttachmentRecord } from '../../src/state/records';
-import { HnsHealth } from '../../src/service/hns-health';
-import { NodeAgent } from '../../src/service/node-agent';
-import { MAX_SKIPPED, RepairBackoff } from '../../src/service/repair-backoff';
+import { HnsHealth } from '../../src/service/observability/hns-health';
+import { NodeAgent } from '../../src/service/agent/node-agent';
+import { MAX_SKIPPED, RepairBackoff } from '../../src/service/agent/repair-backoff';
 import { attachmentRecord } from '../helpers/state-records';
 import { until } from '../plugin/support';
 

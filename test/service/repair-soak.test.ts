@@ -14,7 +14,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { HR } from '../../src/hns/hresults';
 import { parseOwnedName } from '../../src/orphans/ownership';
-import { addressLockFile } from '../../src/service/listen';
+import { addressLockFile } from '../../src/service/transport/listeners';
 import { seededRandom } from '../../src/sim/rng';
 import { bridgeConf, CNI_BIN, useHarness, type Harness } from '../helpers/cni-harness';
 import { heldIps, hostLocal, newNamespace, sleep, until } from '../plugin/support';

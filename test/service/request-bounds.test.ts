@@ -9,7 +9,7 @@
 import * as net from 'net';
 import * as path from 'path';
 import { silentLogger } from '../../src/log/logger';
-import { encodeRequest, KIND_CNI, KIND_STATUS, RequestReader } from '../../src/service/protocol';
+import { encodeRequest, KIND_CNI, KIND_STATUS, RequestReader } from '../../src/service/transport/protocol';
 import { startService, type Service } from '../../src/service/service';
 import { bridgeConf, useHarness, type Harness } from '../helpers/cni-harness';
 import { newNamespace, recordFiles, until } from '../plugin/support';

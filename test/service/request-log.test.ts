@@ -7,7 +7,7 @@ import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { RequestLogs } from '../../src/service/request-log';
+import { RequestLogs } from '../../src/service/observability/request-log';
 
 let dir: string;
 beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hcn-reqlog-'))));

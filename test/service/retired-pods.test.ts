@@ -1,11 +1,11 @@
 /**
- * The retired-pods note (src/service/retired-pods.ts): only the pod whose own service handed the address over is kept
+ * The retired-pods note (src/service/hand-over/retired-pods.ts): only the pod whose own service handed the address over is kept
  * from taking it back, and a pod UID is a file name only when it is a plain name — never a path out of the directory.
  */
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { forgetRetired, isRetired, noteRetired } from '../../src/service/retired-pods';
+import { forgetRetired, isRetired, noteRetired } from '../../src/service/hand-over/retired-pods';
 
 let tmp: string;
 let dir: string;

@@ -7,7 +7,7 @@ import { spawn, spawnSync, type ChildProcess } from 'child_process';
 import * as fs from 'fs';
 import * as net from 'net';
 import * as path from 'path';
-import { queryStatus } from '../../src/service/client';
+import { queryStatus } from '../../src/service/transport/client';
 import { CLI, useHarness, type Harness } from '../helpers/cni-harness';
 import { until } from '../plugin/support';
 

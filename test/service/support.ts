@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import { silentLogger } from '../../src/log/logger';
-import { queryStatus } from '../../src/service/client';
+import { queryStatus } from '../../src/service/transport/client';
 import { startService, type Service, type ServiceOptions, type ServiceStatus } from '../../src/service/service';
 import { bridgeConf, CLI, cniEnv, ROOT, type CniCall, type Harness, type ProcessOutcome } from '../helpers/cni-harness';
 import { newNamespace, recordFiles, until } from '../plugin/support';

@@ -1,5 +1,5 @@
 /**
- * Upgrading without a gap (src/service/hand-over.ts): a new service started on the address of one that serves takes
+ * Upgrading without a gap (src/service/hand-over/hand-over.ts): a new service started on the address of one that serves takes
  * it over. While the old one serves a steady stream of ADD/DEL through the real shim, every verb succeeds and none
  * falls back to the standalone executable, and a client connecting over and over is never refused; the old one exits 0 once it has finished what it accepted — a verb held
  * in it by HNS at the moment of the hand-over included — and the new one serves from then on. Asked not to take
@@ -10,8 +10,8 @@ import * as fs from 'fs';
 import * as net from 'net';
 import * as path from 'path';
 import { silentLogger } from '../../src/log/logger';
-import { queryStatus } from '../../src/service/client';
-import { encodeRequest, KIND_STATUS, parseReply, type Reply } from '../../src/service/protocol';
+import { queryStatus } from '../../src/service/transport/client';
+import { encodeRequest, KIND_STATUS, parseReply, type Reply } from '../../src/service/transport/protocol';
 import { startService } from '../../src/service/service';
 import { bridgeConf, CLI, useHarness, type Harness, type ProcessOutcome } from '../helpers/cni-harness';
 import { logLines, newNamespace, until } from '../plugin/support';

@@ -1,5 +1,5 @@
 /**
- * Upgrading without a gap on Windows (src/service/hand-over.ts, listen.ts listenPipeTakingOver), under wine: a second
+ * Upgrading without a gap on Windows (src/service/hand-over/hand-over.ts, listeners.ts listenPipeTakingOver), under wine: a second
  * `hcn-cni-standalone.exe serve` on the named pipe of one that serves takes it over. The old one agrees over the pipe,
  * the new one checks the pipe's server is that one (GetNamedPipeServerProcessId) and adds its own instances, then the
  * old one closes its instances, finishes what it accepted and exits 0.
@@ -19,7 +19,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { startSimulator, type RunningSimulator } from '../../src/sim';
 import { WineCni, type ExeOutcome } from './helpers/cni-wine';
-import { encodeRequest, KIND_STATUS, parseReply } from '../../src/service/protocol';
+import { encodeRequest, KIND_STATUS, parseReply } from '../../src/service/transport/protocol';
 import {
   bundleWineFixture,
   describeWine,

@@ -3,9 +3,9 @@
  * (KIND_STATUS on the same socket or pipe the shim uses); when nothing answers, the shim is running every request
  * through the standalone executable, which is said plainly and gives exit 1 (usable as a liveness probe).
  */
-import { defaultServiceAddress, queryStatus } from '../../service/client';
+import { defaultServiceAddress, queryStatus } from '../../service/transport/client';
 import type { ServiceStatus } from '../../service/service';
-import { judgeProbe } from '../../service/health';
+import { judgeProbe } from '../../service/observability/probes';
 import type { OpsContext } from './context';
 import { table } from './format';
 
@@ -85,7 +85,7 @@ function ms(seconds: number, count: number): string {
   return count > 0 ? `${((seconds / count) * 1000).toFixed(1)}ms` : '-';
 }
 
-/** The counts the service's metrics carry (src/service/tally.ts), compactly. */
+/** The counts the service's metrics carry (src/service/observability/tally.ts), compactly. */
 function counted(t: ServiceStatus['tally'], url: string | undefined): string[] {
   const lines = [
     '',

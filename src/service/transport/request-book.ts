@@ -46,7 +46,7 @@ export class RequestBook {
   /**
    * A connection's request is being read; call the function returned once it is complete or the connection is gone.
    * A drain waits for reads too, not only for accepted requests: a connection that a handed-over pipe delivered
-   * (listening.ts) has no net.Server that waits for it to end, and a service that exited while reading it would leave
+   * (start-listening.ts) has no net.Server that waits for it to end, and a service that exited while reading it would leave
    * its shim with "closed before accepting" and the standalone executable to run.
    */
   reading(): () => void {

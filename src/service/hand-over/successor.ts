@@ -13,7 +13,7 @@
 import * as fs from 'fs';
 import * as net from 'net';
 import * as path from 'path';
-import type { NativeHcn } from '../hns/native-types';
+import type { NativeHcn } from '../../hns/native-types';
 
 /** What a hand-over needs of the addon: the peer's pid and a process's start time. */
 export type ProcessProof = Pick<NativeHcn, 'peerCredentials' | 'processStartTime'>;

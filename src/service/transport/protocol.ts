@@ -12,7 +12,7 @@
  *   taken     HCNT | version   new → old: the address names the new service's socket now; stop accepting
  * A service of a version without hand-overs answers the request HCNV, as for any kind it does not know.
  */
-import { MAX_STDIN_BYTES } from '../cni/dispatch';
+import { MAX_STDIN_BYTES } from '../../cni/dispatch';
 
 export const PROTOCOL_VERSION = 1;
 export const KIND_CNI = 1;

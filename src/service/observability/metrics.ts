@@ -1,19 +1,19 @@
 /**
- * The service's Prometheus metrics, when `metrics` is given: metrics.ts loaded only then (with prom-client and
+ * The service's Prometheus metrics, when `metrics` is given: prometheus.ts loaded only then (with prom-client and
  * node:http), its gauges read from the service's parts at each scrape. Started before the socket: a metrics address
  * that cannot be bound refuses the start, before any shim is served — except when the port is held by the service
  * this one is taking over (hand-over.ts): that one lets go of its port when the address is taken, so the new one binds
  * it after the hand-over (metricsAfterHandOver), and neither waits for the other to be gone.
  */
-import { defaultStateDir } from '../cni/defaults';
-import { abandonedCount } from '../hns/abandoned-calls';
-import type { Logger } from '../log/logger';
-import type { PluginRuntime } from '../plugin/runtime';
-import { countRecordFiles } from '../state/store';
-import { answers } from './listen';
-import type { MetricsServer } from './metrics';
-import type { NodeAgent } from './node-agent';
-import type { RequestBook } from './requests';
+import { defaultStateDir } from '../../cni/defaults';
+import { abandonedCount } from '../../hns/abandoned-calls';
+import type { Logger } from '../../log/logger';
+import type { PluginRuntime } from '../../plugin/runtime';
+import { countRecordFiles } from '../../state/store';
+import { answers } from '../transport/listeners';
+import type { MetricsServer } from './prometheus';
+import type { NodeAgent } from '../agent/node-agent';
+import type { RequestBook } from '../transport/request-book';
 import type { MetricsSink } from './tally';
 
 interface MetricsParts {
@@ -116,7 +116,7 @@ async function metricsAfterHandOver(o: MetricsParts, cancelled: () => boolean): 
 
 async function bindServiceMetrics(o: MetricsParts): Promise<MetricsServer | undefined> {
   if (!o.metrics) return undefined;
-  const { startMetrics } = await import('./metrics');
+  const { startMetrics } = await import('./prometheus');
   const defaultDir = o.defaults?.stateDir ?? defaultStateDir(o.platform);
   const metrics = await startMetrics({
     ...o.metrics,

@@ -11,9 +11,9 @@
  * Only the repair waits: the health check still judges and names the pod on every pass (the status, the metrics,
  * STATUS), with its back-off beside it in the status.
  */
-import type { PodVerdict } from '../plugin/pod-health';
-import type { PodRepair, RepairOutcome } from '../plugin/verbs/repair';
-import { ownerKey, type AttachmentRecord } from '../state/records';
+import type { PodVerdict } from '../../plugin/pod-health';
+import type { PodRepair, RepairOutcome } from '../../plugin/verbs/repair';
+import { ownerKey, type AttachmentRecord } from '../../state/records';
 
 /** Passes sat out after many failures, at most: with the default interval (60 s), about a quarter of an hour. */
 export const MAX_SKIPPED = 16;

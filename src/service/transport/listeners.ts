@@ -27,9 +27,9 @@ import * as net from 'net';
 import * as path from 'path';
 import { randomBytes } from 'crypto';
 import { queryStatus } from './client';
-import { askHandOver, type HandOverClaim, type HandOverPort } from './hand-over';
-import { claimedProcess, notTaken, provenSuccessor, successorProof, type ProcessProof } from './successor';
-import type { NativeHcn, NativePipeServer } from '../hns/native-types';
+import { askHandOver, type HandOverClaim, type HandOverPort } from '../hand-over/hand-over';
+import { claimedProcess, notTaken, provenSuccessor, successorProof, type ProcessProof } from '../hand-over/successor';
+import type { NativeHcn, NativePipeServer } from '../../hns/native-types';
 
 /** A Windows pipe name rather than a unix socket path. */
 export function isPipe(address: string): boolean {

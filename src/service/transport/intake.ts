@@ -4,13 +4,13 @@
  * dies does not cancel it), and running it — a verb of one attachment in that attachment's turn of the queue.
  */
 import type * as net from 'net';
-import type { NativeHcn } from '../hns/native-types';
-import type { Logger } from '../log/logger';
-import type { PluginRuntime } from '../plugin/runtime';
-import { runCni } from '../run';
-import { CniCode } from '../cni/cni-error';
-import { isPlainObject } from '../cni/fields';
-import { parseJsonText } from '../cni/json-text';
+import type { NativeHcn } from '../../hns/native-types';
+import type { Logger } from '../../log/logger';
+import type { PluginRuntime } from '../../plugin/runtime';
+import { runCni } from '../../run';
+import { CniCode } from '../../cni/cni-error';
+import { isPlainObject } from '../../cni/fields';
+import { parseJsonText } from '../../cni/json-text';
 import {
   encodeAccept,
   encodeResult,
@@ -24,10 +24,10 @@ import {
   type Request,
 } from './protocol';
 import type { KeyedQueue } from './queue';
-import type { RequestLogs } from './request-log';
-import type { Entry, RequestBook } from './requests';
-import type { ServiceStatus } from './status';
-import { codeLabel, verbLabel, type MetricsSink } from './tally';
+import type { RequestLogs } from '../observability/request-log';
+import type { Entry, RequestBook } from './request-book';
+import type { ServiceStatus } from '../observability/status';
+import { codeLabel, verbLabel, type MetricsSink } from '../observability/tally';
 
 export interface IntakeOptions {
   address: string;

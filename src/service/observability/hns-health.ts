@@ -2,14 +2,14 @@
  * Whether HNS answers, as the resident service sees it: the one "HNS is failing / answers again" state of the service.
  * Every HCN call the service makes (the runtime's observer), the node agent's probe and HNS's own service
  * notifications tell it; the node agent reads it (its recovery pass, the status and the readiness probe:
- * node-agent.ts, health.ts), and the recovery pass is what repairs the pods a restart left (repair-trigger.ts).
+ * node-agent.ts, probes.ts), and the recovery pass is what repairs the pods a restart left (repair-trigger.ts).
  *
  * Failing: a call went unanswered (an RPC failure or a timeout: isUnreachable), or HNS said it went away. Answering
  * again: any call HNS answers, whatever it answers (an error code is an answer). An HNS restart drops endpoints and
  * non-persistent networks (docker/for-win issue 12425, projectcalico/calico issue 5164), and creates in flight at
  * the restart may have half happened, so each return owes one recovery pass (takeRecovery), however many calls see it.
  */
-import { unreachableHresult } from '../hns/hcn-error';
+import { unreachableHresult } from '../../hns/hcn-error';
 
 export class HnsHealth {
   private since: number | undefined;

@@ -3,11 +3,11 @@
  * handed over to a new service (hand-over.ts). Each way it stops accepting, stops its background work, and ends once
  * every accepted request has finished; the metrics close last (first on a hand-over: the new service needs their port).
  */
-import type { Logger } from '../log/logger';
+import type { Logger } from '../../log/logger';
 import { abandonedStatus, watchBound } from './abandoned-bound';
-import type { NodeAgent } from './node-agent';
-import type { RepairTrigger } from './repair-trigger';
-import type { RequestBook } from './requests';
+import type { NodeAgent } from '../agent/node-agent';
+import type { RepairTrigger } from '../agent/repair-trigger';
+import type { RequestBook } from '../transport/request-book';
 
 export interface Ending {
   /** Settles, with the reason, once the service retired by itself. */
@@ -99,7 +99,7 @@ function handOverAndDrain(
     'service: handed over; no longer accepting, finishing the requests in flight',
   );
   // The metrics' port is let go of now, not after the drain: the new service binds it once it is free
-  // (service-metrics.ts), and a scraper then reads the service that serves.
+  // (metrics.ts), and a scraper then reads the service that serves.
   const metricsClosed = o.closeMetrics();
   void drain(true)
     .then(() => metricsClosed)

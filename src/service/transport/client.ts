@@ -4,7 +4,7 @@
  */
 import * as net from 'net';
 import { encodeRequest, KIND_STATUS, parseReply, type Reply } from './protocol';
-import type { ServiceStatus } from './status';
+import type { ServiceStatus } from '../observability/status';
 
 export function defaultServiceAddress(platform: NodeJS.Platform): string {
   return platform === 'win32' ? '\\\\.\\pipe\\hcn-cni' : '/run/hcn-cni/service.sock';

@@ -23,16 +23,16 @@
  *   guessed at.
  * - One pass at a time; audits run beside the verbs, as separate processes would (the intents make that safe).
  */
-import type { IpamClient, NetConf } from '../cni/types';
-import { hcnCause, isUnreachable } from '../hns/hcn-error';
-import type { Logger } from '../log/logger';
-import { auditDue } from '../plugin/audit-due';
-import { releasePendingIpam } from '../plugin/pending-ipam';
-import { countByHealth, judgePods, type PodProblem, type PodVerdict } from '../plugin/pod-health';
-import { ofNetwork, type PodRepair } from '../plugin/verbs/repair';
-import type { PluginRuntime } from '../plugin/runtime';
-import { ownerKey } from '../state/records';
-import { HnsHealth } from './hns-health';
+import type { IpamClient, NetConf } from '../../cni/types';
+import { hcnCause, isUnreachable } from '../../hns/hcn-error';
+import type { Logger } from '../../log/logger';
+import { auditDue } from '../../plugin/audit-due';
+import { releasePendingIpam } from '../../plugin/pending-ipam';
+import { countByHealth, judgePods, type PodProblem, type PodVerdict } from '../../plugin/pod-health';
+import { ofNetwork, type PodRepair } from '../../plugin/verbs/repair';
+import type { PluginRuntime } from '../../plugin/runtime';
+import { ownerKey } from '../../state/records';
+import { HnsHealth } from '../observability/hns-health';
 import type { NodeDoctor } from './node-doctor';
 import { RepairBackoff, type Backoff } from './repair-backoff';
 

@@ -3,15 +3,15 @@
  * directory served from the start, the repair trigger for the pods its health checks find unhealthy, the service's
  * one HNS-health tracker (hns-health.ts), and HNS's own word that it restarted, where the host offers it.
  */
-import { defaultStateDir } from '../cni/defaults';
-import { Hcn } from '../hns/hcn';
-import type { NativeHcn } from '../hns/native-types';
-import type { HeldHandles } from '../hns/held-handles';
-import { watchHnsService, type HnsServiceEvent } from '../hns/service-notifications';
-import type { Logger } from '../log/logger';
-import type { PluginRuntime } from '../plugin/runtime';
+import { defaultStateDir } from '../../cni/defaults';
+import { Hcn } from '../../hns/hcn';
+import type { NativeHcn } from '../../hns/native-types';
+import type { HeldHandles } from '../../hns/held-handles';
+import { watchHnsService, type HnsServiceEvent } from '../../hns/service-notifications';
+import type { Logger } from '../../log/logger';
+import type { PluginRuntime } from '../../plugin/runtime';
 import { watchConfDir } from './conf-dir';
-import type { HnsHealth } from './hns-health';
+import type { HnsHealth } from '../observability/hns-health';
 import { NodeAgent } from './node-agent';
 import { NodeDoctor } from './node-doctor';
 import type { RepairTrigger } from './repair-trigger';

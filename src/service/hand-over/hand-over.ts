@@ -2,14 +2,14 @@
  * Upgrading without a gap: a new service takes the address over from the one serving, and at no moment does a shim
  * find nothing to talk to. Below, Linux's unix socket; on Windows the same conversation runs over the named pipe, where
  * "released" means the old one agreed (there is no lock), and instead of a rename the new one adds its instances to the
- * pipe once the addon checked the pipe's server is the old one (listen.ts listenPipeTakingOver); at "taken" the old one
+ * pipe once the addon checked the pipe's server is the old one (listeners.ts listenPipeTakingOver); at "taken" the old one
  * closes its instances.
  *
  *   new                                   old (serving)
  *   binds a temp socket beside the address
  *   connect, HCNQ kind=HAND_OVER  ─────▶  peer uid checked (as for every request); the proof checked (successor.ts:
  *   (its pid, start time, temp socket)    the peer is that pid, started then, and the socket is there); releases
- *                                         the address lock (listen.ts addressLockFile)
+ *                                         the address lock (listeners.ts addressLockFile)
  *                                 ◀─────  HCNH (released); the offer stands OFFER_DEADLINE_MS
  *   takes the lock; renames its temp
  *   socket over the address (atomic)
@@ -28,11 +28,11 @@
  * that is not a service).
  */
 import * as net from 'net';
-import type { Logger } from '../log/logger';
-import { encodeHandOver, encodeRequest, KIND_HAND_OVER, parseHandOver } from './protocol';
+import type { Logger } from '../../log/logger';
+import { encodeHandOver, encodeRequest, KIND_HAND_OVER, parseHandOver } from '../transport/protocol';
 import type { Successor } from './successor';
 
-/** The serving side's listener, as a hand-over needs it (listen.ts). */
+/** The serving side's listener, as a hand-over needs it (listeners.ts). */
 export interface HandOverPort {
   /** Whether the request read from `socket` proves a new service asks (successor.ts); or why not. */
   successor(socket: net.Socket, env: Record<string, string>): Successor | string;

@@ -3,10 +3,10 @@
  * in the background — a shim is served meanwhile, and an ADD racing the create finds the network either way — and
  * what came of it logged.
  */
-import type { NetConf } from '../cni/types';
-import type { Logger } from '../log/logger';
-import { prepareNetwork } from '../plugin/network-at-start';
-import type { PluginRuntime } from '../plugin/runtime';
+import type { NetConf } from '../../cni/types';
+import type { Logger } from '../../log/logger';
+import { prepareNetwork } from '../../plugin/network-at-start';
+import type { PluginRuntime } from '../../plugin/runtime';
 
 export function createNetworkAtStart(conf: NetConf, runtime: PluginRuntime, log: Logger): void {
   void prepareNetwork(conf, runtime, log).then(

@@ -1,6 +1,6 @@
 /**
  * Prometheus metrics of the resident service, over HTTP (GET /metrics, the text exposition format), with prom-client
- * (github.com/siimon/prom-client). Off unless the operator gives `hcn-cni serve --metrics HOST:PORT`; service-metrics.ts
+ * (github.com/siimon/prom-client). Off unless the operator gives `hcn-cni serve --metrics HOST:PORT`; metrics.ts
  * loads this module, and with it prom-client and node:http, only then (a dynamic import), so neither the standalone
  * executable's start-up nor a service without metrics pays for them.
  *
@@ -12,8 +12,8 @@
 import * as http from 'http';
 import type { AddressInfo } from 'net';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { AuditObservation } from '../plugin/observer';
-import { REPAIR_OUTCOMES } from '../plugin/verbs/repair';
+import type { AuditObservation } from '../../plugin/observer';
+import { REPAIR_OUTCOMES } from '../../plugin/verbs/repair';
 import type { MetricsSink } from './tally';
 
 /** Read at every scrape. */

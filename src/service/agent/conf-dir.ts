@@ -13,9 +13,9 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { CONF_EXTENSIONS, MAX_CONF_FILE_BYTES, confFromPlugin, pluginConfigs } from '../cni/conf-list';
-import type { IpamClient, NetConf } from '../cni/types';
-import type { Logger } from '../log/logger';
+import { CONF_EXTENSIONS, MAX_CONF_FILE_BYTES, confFromPlugin, pluginConfigs } from '../../cni/conf-list';
+import type { IpamClient, NetConf } from '../../cni/types';
+import type { Logger } from '../../log/logger';
 
 export interface ConfDirOptions {
   dir: string;

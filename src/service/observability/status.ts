@@ -1,8 +1,8 @@
 /** What `hcn-cni service` (the STATUS request) shows of the resident service. */
-import { abandonedStatus, type AbandonedStatus } from './abandoned-bound';
-import type { NodeAgent, NodeAgentStatus } from './node-agent';
-import { PROTOCOL_VERSION } from './protocol';
-import type { InFlight, RequestBook } from './requests';
+import { abandonedStatus, type AbandonedStatus } from '../hand-over/abandoned-bound';
+import type { NodeAgent, NodeAgentStatus } from '../agent/node-agent';
+import { PROTOCOL_VERSION } from '../transport/protocol';
+import type { InFlight, RequestBook } from '../transport/request-book';
 import type { RequestLogs } from './request-log';
 import type { Tally, TallySnapshot } from './tally';
 

@@ -4,12 +4,12 @@
  * it remembers: since when each endpoint has been attached to nothing (so a peer's endpoint stuck unattached becomes
  * a warning once it is older than the grace period). The findings are exported as hcn_cni_node_findings.
  */
-import type { NetConf } from '../cni/types';
-import { abandonedCount } from '../hns/abandoned-calls';
-import { doctor, graceMs } from '../doctor/doctor';
-import { countFindings, type Finding } from '../doctor/finding';
-import type { Logger } from '../log/logger';
-import type { PluginRuntime } from '../plugin/runtime';
+import type { NetConf } from '../../cni/types';
+import { abandonedCount } from '../../hns/abandoned-calls';
+import { doctor, graceMs } from '../../doctor/doctor';
+import { countFindings, type Finding } from '../../doctor/finding';
+import type { Logger } from '../../log/logger';
+import type { PluginRuntime } from '../../plugin/runtime';
 
 export interface NodeDoctorOptions {
   runtime: PluginRuntime;

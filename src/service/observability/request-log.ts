@@ -4,9 +4,9 @@
  * back with the result (the shim writes them to its stderr), and appended to `logFile`. File destinations are kept
  * open between requests, reopened after a rotation and bounded in number (log-files.ts).
  */
-import type { LogLevel } from '../cni/types';
-import type { Logger } from '../log/logger';
-import { silentLogger } from '../log/logger';
+import type { LogLevel } from '../../cni/types';
+import type { Logger } from '../../log/logger';
+import { silentLogger } from '../../log/logger';
 import { LogFiles, type LogFilesOptions } from './log-files';
 
 type Pino = typeof import('pino');

@@ -13,7 +13,7 @@
  * this process and an RPC HNS still holds; without a bound a HNS that stopped answering would make the service
  * grow without end.
  */
-import { abandonedCalls, abandonedCount, watchAbandoned } from '../hns/abandoned-calls';
+import { abandonedCalls, abandonedCount, watchAbandoned } from '../../hns/abandoned-calls';
 
 /**
  * Default bound. A node runs about 110 pods at most (the kubelet's default maxPods); 256 calls abandoned at once is

@@ -1,17 +1,17 @@
 /**
  * How the service repairs pods after an HNS restart (src/plugin/verbs/repair.ts), for the configurations served with
  * `repair: true` (PluginRuntime.servedConfs): the unhealthy pods each of the node agent's health checks finds
- * (src/service/node-agent.ts: on its interval, and in its recovery pass right after HNS answers again following a
+ * (src/service/agent/node-agent.ts: on its interval, and in its recovery pass right after HNS answers again following a
  * failure, as the service's one HNS-health tracker says: hns-health.ts), and every pod on request (Service.repair).
  * Each pod is repaired in its attachment's turn of the service's queue, so a repair and a verb of the same pod never
  * run at once.
  */
-import type { Logger } from '../log/logger';
-import type { NetConf } from '../cni/types';
-import type { PodVerdict } from '../plugin/pod-health';
-import { repairAttachments, type PodRepair } from '../plugin/verbs/repair';
-import type { PluginRuntime } from '../plugin/runtime';
-import type { KeyedQueue } from './queue';
+import type { Logger } from '../../log/logger';
+import type { NetConf } from '../../cni/types';
+import type { PodVerdict } from '../../plugin/pod-health';
+import { repairAttachments, type PodRepair } from '../../plugin/verbs/repair';
+import type { PluginRuntime } from '../../plugin/runtime';
+import type { KeyedQueue } from '../transport/queue';
 
 export interface RepairTrigger {
   /** Runs a repair now (or waits for the one running) and returns what it did. */

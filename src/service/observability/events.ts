@@ -1,11 +1,11 @@
 /**
  * Where the service's events go: every HCN call the runtime makes (its observer) to what watches HNS (the one
  * HNS-health tracker, hns-health.ts) and to the counts; every verb, audit and repair to the counts — the tally always,
- * the Prometheus metrics once they are on (tally.ts, metrics.ts). Made before the runtime, so the runtime's observer
+ * the Prometheus metrics once they are on (tally.ts, prometheus.ts). Made before the runtime, so the runtime's observer
  * never refers to a part declared after it: the parts subscribe as they are made.
  */
-import type { HcnCallObservation } from '../hns/hcn';
-import type { AuditObservation, RuntimeObserver } from '../plugin/observer';
+import type { HcnCallObservation } from '../../hns/hcn';
+import type { AuditObservation, RuntimeObserver } from '../../plugin/observer';
 import { callEvent, Tally, type MetricsSink } from './tally';
 
 export class ServiceEvents implements MetricsSink {

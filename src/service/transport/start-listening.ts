@@ -4,10 +4,10 @@
  * intake before a byte is read). Returns how to stop listening, and what a hand-over to a new service needs.
  */
 import * as net from 'net';
-import type { NativeHcn } from '../hns/native-types';
-import type { Logger } from '../log/logger';
-import type { HandOverPort } from './hand-over';
-import { isPipe, listenExclusive, listenPipeTakingOver, SERVICE_SIDS } from './listen';
+import type { NativeHcn } from '../../hns/native-types';
+import type { Logger } from '../../log/logger';
+import type { HandOverPort } from '../hand-over/hand-over';
+import { isPipe, listenExclusive, listenPipeTakingOver, SERVICE_SIDS } from './listeners';
 import { PROTOCOL_VERSION } from './protocol';
 
 export async function startListening(o: {
@@ -63,8 +63,8 @@ export async function startListening(o: {
 }
 
 export interface Listening {
-  /** Stops accepting; `handedOver`: a new service's socket is at the address now (listen.ts UnixListening). */
+  /** Stops accepting; `handedOver`: a new service's socket is at the address now (listeners.ts UnixListening). */
   close(handedOver?: boolean): Promise<void>;
-  /** What a hand-over to a new service needs (listen.ts: the unix socket's lock and address, or the pipe's). */
+  /** What a hand-over to a new service needs (listeners.ts: the unix socket's lock and address, or the pipe's). */
   handOver?: HandOverPort;
 }

@@ -2,13 +2,13 @@
  * The service's counts of what it did: verbs by CNI result code, HCN calls and their errors by HRESULT, audit
  * verdicts and the objects the audits removed, pods repaired after an HNS restart by outcome. Always kept (a few small maps), whether or not metrics are served, so
  * `hcn-cni service` shows them (ServiceStatus.tally); when `--metrics` is given the same events also reach the
- * Prometheus registry (metrics.ts), so the two never disagree. Label values are bounded: verbs are the CNI verbs (or
+ * Prometheus registry (prometheus.ts), so the two never disagree. Label values are bounded: verbs are the CNI verbs (or
  * "other"), ops are the facade's function names and HNSCall routes with ids replaced (src/hns/hcn.ts), HRESULTs
  * are what HNS returns, repair outcomes are src/plugin/verbs/repair.ts's REPAIR_OUTCOMES.
  */
-import type { HcnCallObservation } from '../hns/hcn';
-import { hresultHex } from '../hns/hresults';
-import type { AuditObservation } from '../plugin/observer';
+import type { HcnCallObservation } from '../../hns/hcn';
+import { hresultHex } from '../../hns/hresults';
+import type { AuditObservation } from '../../plugin/observer';
 
 /** Where the service's events go: the tally below, and the Prometheus metrics when they are on. */
 export interface MetricsSink {

@@ -11,7 +11,7 @@
  * after it is closed, so a number the kernel reuses for another file is never written to by mistake.
  */
 import * as fs from 'fs';
-import { FdStream, openLogFile } from '../log/logger';
+import { FdStream, openLogFile } from '../../log/logger';
 
 export interface LogFilesOptions {
   maxOpen?: number;

@@ -12,7 +12,7 @@
  *    (`serve --stay-after-hand-over`) rather than be restarted.
  * Pure: the status in, the verdict and its one-line reason out.
  */
-import type { ServiceStatus } from './service';
+import type { ServiceStatus } from '../service';
 
 export type Probe = 'liveness' | 'readiness';
 
