@@ -1,6 +1,6 @@
 /**
  * When the whole node is audited: the one "is an audit due" rule, for every asker — an ADD (standalone or through the
- * service) and the service's node agent (src/service/node-agent.ts), for its audits and for the visits of a directory
+ * service) and the service's node agent (src/service/agent/node-agent.ts), for its audits and for the visits of a directory
  * served with `"audit": false` and `"repair": true`.
  *
  * Listing every network and endpoint makes an ADD's cost grow with the node's pods (each endpoint is a 1-2 KB JSON

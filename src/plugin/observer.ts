@@ -2,7 +2,7 @@
  * What a host of the plugin may watch, without the plugin knowing who watches: every HCN call as it ends (through the
  * facade, src/hns/hcn.ts), and every audit's outcome (the whole node's, by the service's node agent, an ADD when due, GC, and an ADD's audit of
  * its own objects). The resident
- * service counts these for its metrics and status (src/service/tally.ts); the standalone executable sets none.
+ * service counts these for its metrics and status (src/service/observability/tally.ts); the standalone executable sets none.
  * Observers are called synchronously and must not throw.
  */
 import type { HcnCallObserver } from '../hns/hcn';

@@ -36,7 +36,7 @@ export interface RuntimeOptions {
   /** Told of every HCN call and audit (the resident service's metrics); none in the standalone executable. */
   observer?: RuntimeObserver;
   /**
-   * The whole node's audit runs in the background (the resident service's node agent, src/service/node-agent.ts):
+   * The whole node's audit runs in the background (the resident service's node agent, src/service/agent/node-agent.ts):
    * ADD never runs it when due, only its own safety work (own-objects.ts). Default false: the standalone executable.
    */
   backgroundAudit?: boolean;
@@ -120,7 +120,7 @@ export class PluginRuntime {
   }
 
   store(conf: Pick<NetConf, 'stateDir'>, log: Logger): StateStore {
-    // Bounded: a scrape reads each of them (src/service/tally.ts); real nodes have one or two.
+    // Bounded: a scrape reads each of them (src/service/observability/tally.ts); real nodes have one or two.
     if (this.dirs.size < MAX_STATE_DIRS) this.dirs.add(conf.stateDir);
     return new StateStore(conf.stateDir, {
       os: this.os(),
@@ -143,7 +143,7 @@ export class PluginRuntime {
   }
 
   /**
-   * The runtime's configuration directory as just read (src/service/conf-dir.ts), the truth for the networks it names.
+   * The runtime's configuration directory as just read (src/service/agent/conf-dir.ts), the truth for the networks it names.
    * One it names for the first time is served unless a verb brought it already: the runtime read that same file, and
    * the verb's carries the runtime's own CNI_PATH for its IPAM. One whose text changed since the last read (the
    * operator edited it) replaces what is served, whoever brought it — a verb's was read before the edit. One it no
