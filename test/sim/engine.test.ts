@@ -10,23 +10,17 @@ async function arrived(op: string, n = 1): Promise<void> {
   while (((await fx.sim.control.stats()).calls[op] ?? 0) < n) await sleep(2);
 }
 
-test('mutations run one at a time in arrival order after their latency; reads are concurrent and see committed state only', async () => {
+// What a read sees while mutations are pending, and that reads are served meanwhile, is held by the hang test below,
+// which holds the mutations until the reads are done: a latency window would decide that order on a loaded machine.
+test('mutations run one at a time in arrival order, each after its latency', async () => {
   const { c, sim } = fx;
   await sim.control.setLatency('HcnCreateNetwork', 250);
-  await sim.control.setLatency('HcnEnumerateNetworks', 50);
   const t0 = Date.now();
   const a = c.createNetwork(null, natNetwork('a'));
   await arrived('HcnCreateNetwork'); // arrival order a, b
   const b = c.createNetwork(null, natNetwork('b'));
-  // Five reads at once, while both creates are pending: none sees a half-created network, and they overlap.
-  const reads = await Promise.all([1, 2, 3, 4, 5].map(() => c.enumerateNetworks(null)));
-  expect(reads.map(ids)).toEqual([[], [], [], [], []]);
-  const ra = await a;
-  const tA = since(t0);
-  const idA = ok(ra);
-  expect(tA).toBeGreaterThanOrEqual(245);
-  // Between a's commit and b's, a read sees a only.
-  expect(ids(await c.enumerateNetworks(null))).toEqual([idA]);
+  const idA = ok(await a);
+  expect(since(t0)).toBeGreaterThanOrEqual(245);
   const idB = ok(await b);
   expect(since(t0)).toBeGreaterThanOrEqual(495);
   expect(ids(await c.enumerateNetworks(null))).toEqual([idA, idB]);
@@ -34,11 +28,9 @@ test('mutations run one at a time in arrival order after their latency; reads ar
   const log = (await sim.control.calls()).filter((r) => r.op === 'HcnCreateNetwork');
   expect(log.map((r) => r.id)).toEqual([idA, idB]);
   expect(log[1].seq).toBeGreaterThan(log[0].seq);
+  // b waited for a: its own latency began only when a had committed.
   expect(log[1].finishedAt - log[0].finishedAt).toBeGreaterThanOrEqual(245);
-  expect((await sim.control.stats()).calls).toMatchObject({ HcnCreateNetwork: 2, HcnEnumerateNetworks: 7 });
-  // The five reads did not queue behind the pending creates: each finished before the first create committed.
-  const firstReads = (await sim.control.calls()).filter((r) => r.op === 'HcnEnumerateNetworks').slice(0, 5);
-  for (const r of firstReads) expect(r.finishedAt).toBeLessThan(log[0].finishedAt);
+  expect((await sim.control.stats()).calls).toMatchObject({ HcnCreateNetwork: 2, HcnEnumerateNetworks: 1 });
 });
 
 test('busyMs is the union of execution intervals: overlapping reads count once, serial mutations add up', async () => {
