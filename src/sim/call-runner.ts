@@ -167,7 +167,7 @@ export class CallRunner {
     this.inFlight.add(call);
     if (plan.creates) this.adjustPending(plan.creates, +1);
 
-    if (plan.kind === 'read') void this.runRead(call);
+    if (plan.kind === 'read') void this.runOne(call);
     else this.acceptMutation(call);
 
     if (hits.kill) this.killClient(call);
@@ -209,7 +209,8 @@ export class CallRunner {
     }
   }
 
-  private async runRead(call: Call): Promise<void> {
+  /** One call: its stall (hang), its latency, then its effect, unless it was settled meanwhile (aborted, killed). */
+  private async runOne(call: Call): Promise<void> {
     this.busy.enter();
     try {
       await this.stall(call);
@@ -228,13 +229,9 @@ export class CallRunner {
       while (this.queue.length > 0) {
         const call = this.queue.shift()!;
         this.executing = call;
-        this.busy.enter();
         try {
-          await this.stall(call);
-          await sleep(call.latencyMs, call.abort.signal);
-          if (!call.settled) this.finish(call, this.execute(call));
+          await this.runOne(call);
         } finally {
-          this.busy.leave();
           this.executing = undefined;
         }
       }
