@@ -8,7 +8,7 @@ import { onState, stateIoError } from './io-error';
 import { WRITE_DURABILITY, type RecordFiles } from './record-files';
 import { ownerKey, type AttachmentRecord, type Owner, type TombstoneRecord } from './records';
 import { randomUUID } from 'crypto';
-import { dedupe, whyGone } from './tombstones';
+import { dedupe, removeVoidedIntent, whyGone } from './tombstones';
 
 /** An attachment record whose file is being written ahead of its commit (StateStore.prepareAttachment). */
 export interface PreparedRecord {
@@ -146,12 +146,7 @@ export async function removeDeletedAttachment(
         ...(prior?.heldBy?.length ? { heldBy: prior.heldBy } : {}),
       };
       f.write(tomb, 'tombstone');
-      // Voided by the tombstone just written (by id): removing it only tidies (removeTombstone keeps the
-      // tombstone while it is there).
-      f.chore(`removing the intent of ${ownerKey(deleted)} its DEL voided`, f.path('intent', deleted), () =>
-        f.remove('intent', deleted, 'intent'),
-      );
-      f.registry?.withdraw(deleted, intent.id, f.log);
+      removeVoidedIntent(f, deleted, intent.id);
     }
     return undefined;
   });

@@ -63,16 +63,20 @@ export async function writeTombstone(
       ...(heldBy.length ? { heldBy } : {}),
     };
     f.write(tomb, 'tombstone');
-    if (intent) {
-      // Voided by the tombstone just written (by id): removing it only tidies (removeTombstone keeps the
-      // tombstone while it is there).
-      f.chore(`removing the intent of ${ownerKey(owner)} its DEL voided`, f.path('intent', owner), () =>
-        f.remove('intent', owner, 'intent'),
-      );
-      f.registry?.withdraw(owner, intent.id, f.log);
-    }
+    if (intent) removeVoidedIntent(f, owner, intent.id);
     return intent;
   });
+}
+
+/**
+ * The intent a tombstone just written voids (by id): removing it only tidies (removeTombstone keeps the tombstone
+ * while it is there), and its node-wide claim is withdrawn. Under the caller's lock.
+ */
+export function removeVoidedIntent(f: RecordFiles, owner: Owner, intentId: string): void {
+  f.chore(`removing the intent of ${ownerKey(owner)} its DEL voided`, f.path('intent', owner), () =>
+    f.remove('intent', owner, 'intent'),
+  );
+  f.registry?.withdraw(owner, intentId, f.log);
 }
 
 /** The IPAM allocation a tombstone kept (ipamPending) has been released. */
