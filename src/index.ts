@@ -11,5 +11,5 @@ export * from './hns/schema';
 export { V1Api, V2Api, type HnsApi, type NetworkInfo, type EndpointInfo } from './hns/api';
 export { CniError, CniCode } from './cni/cni-error';
 export type { CniResult, NetConf, CniHandlers } from './cni/types';
-export { PluginRuntime, type RuntimeOptions } from './plugin/runtime';
+export { pluginDeps, type DepsOptions, type PluginDeps } from './plugin/deps';
 export { createHandlers } from './plugin/handlers';

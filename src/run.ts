@@ -7,8 +7,8 @@ import type { LogLevel } from './cni/types';
 import type { LoadOptions } from './hns/native';
 import type { NativeHcn } from './hns/native-types';
 import { createLogger, type Logger } from './log/logger';
-import { createHandlers } from './plugin/handlers';
-import { PluginRuntime } from './plugin/runtime';
+import { pluginDeps, type PluginDeps } from './plugin/deps';
+import { createHandlers, type HandlerOptions } from './plugin/handlers';
 import type { CrashHook } from './state/atomic';
 
 export interface RunCniOptions {
@@ -19,8 +19,10 @@ export interface RunCniOptions {
   load?: LoadOptions;
   /** An already loaded addon. */
   native?: NativeHcn;
-  /** Share one runtime (addon handle, API choice) across calls in one process. */
-  runtime?: PluginRuntime;
+  /** Share the plugin's dependencies (addon handle, API choice, …: src/plugin/deps.ts) across calls in one process. */
+  deps?: PluginDeps;
+  /** Told of every verb's configuration (a resident service's record of what it serves). */
+  onServed?: HandlerOptions['onServed'];
   /** The pid intents record (default: this process). */
   pid?: number;
   crash?: CrashHook;
@@ -41,9 +43,9 @@ import { claimsDirFor, defaultStateDir } from './cni/defaults';
 export function runCni(options: RunCniOptions): Promise<RunCniResult> {
   const platform = options.platform ?? process.platform;
   const claimsDir = options.claimsDir ?? claimsDirFor(options.env, platform);
-  const runtime =
-    options.runtime ??
-    new PluginRuntime({
+  const deps =
+    options.deps ??
+    pluginDeps({
       pid: options.pid ?? process.pid,
       ...(claimsDir ? { claimsDir } : {}),
       ...(options.load ? { load: options.load } : {}),
@@ -53,7 +55,7 @@ export function runCni(options: RunCniOptions): Promise<RunCniResult> {
   return dispatch(
     { env: options.env, stdin: Buffer.isBuffer(options.stdin) ? options.stdin : Buffer.from(options.stdin) },
     {
-      handlers: createHandlers(runtime),
+      handlers: createHandlers(deps, options.onServed ? { onServed: options.onServed } : {}),
       platform,
       defaults: {
         stateDir: options.defaults?.stateDir ?? defaultStateDir(platform),

@@ -248,7 +248,7 @@ function addConfFiles(ctx: OpsContext, c: Contents): void {
 function versions(ctx: OpsContext, s: DoctorSnapshot): Record<string, unknown> {
   let addon: unknown;
   try {
-    addon = ctx.rt().hcn(ctx.conf).capabilities;
+    addon = ctx.deps().hns.hcn(ctx.conf).capabilities;
   } catch (e) {
     addon = { error: (e as Error).message };
   }

@@ -98,12 +98,12 @@ async function doctorDeps(ctx: OpsContext, args: DoctorArgs): Promise<DoctorDeps
   let startTime: (pid: number) => string | null = () => null;
   let error: string | undefined;
   try {
-    startTime = ctx.rt().os().processStartTime;
+    startTime = ctx.deps().hns.os().processStartTime;
   } catch (e) {
     error = `the native addon could not be loaded: ${(e as Error).message}`;
   }
   // The state store needs the addon (its locks, process start times): without it the state is not read.
-  const store = !error && ctx.stateDirExists() ? ctx.rt().store(ctx.conf, ctx.log) : undefined;
+  const store = !error && ctx.stateDirExists() ? ctx.deps().stores.store(ctx.conf, ctx.log) : undefined;
   const status = await queryStatus(address).then(
     (s) => s,
     (e: unknown) => new Error((e as Error).message),

@@ -150,18 +150,18 @@ function ipamClientFor(ctx: OpsContext, io: SelftestIo, owner: Owner, netns: str
 async function selftest(v: Values, io: SelftestIo): Promise<number> {
   const ctx = contextOf(v, io);
   const network = networkChoice(v, ctx);
-  const rt = ctx.rt();
-  const hcn = rt.hcn(ctx.conf);
+  const deps = ctx.deps();
+  const hcn = deps.hns.hcn(ctx.conf);
   if (!hcn.capabilities.v2Supported)
     throw new OpsError('this host has no HCN (computenetwork.dll): the self-test exercises the HCN calls only');
-  const store = rt.store(ctx.conf, ctx.log);
+  const store = deps.stores.store(ctx.conf, ctx.log);
   const { api } = await ctx.api();
   const finished = await finishEarlierRuns({
     api,
     store,
-    os: rt.os(),
+    os: deps.hns.os(),
     log: ctx.log,
-    now: rt.now,
+    now: deps.now,
     cniNetwork: ctx.conf.name,
     ...(ctx.conf.ipam ? { releaseFor: (o: Owner) => ipamClientFor(ctx, io, o, '')!.delFor(o) } : {}),
   });
@@ -174,7 +174,7 @@ async function selftest(v: Values, io: SelftestIo): Promise<number> {
   const write = reportWriter(v.report);
   const outcome = await runSelftest(plan, {
     hns: hcn,
-    claims: claimsOf({ rt, conf: ctx.conf, log: ctx.log, store, owner }),
+    claims: claimsOf({ plan: { conf: ctx.conf, owner }, deps, log: ctx.log, store }),
     ...(ipam ? { ipam: ipamOf(ipam) } : {}),
     record: (step) => {
       report.steps.push(step);

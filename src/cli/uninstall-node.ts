@@ -78,7 +78,7 @@ export function stateDirs(networks: readonly NodeNetwork[]): StateDirView[] {
   for (const v of views.values()) {
     const first = v.networks[0]!.ctx;
     if (!first.stateDirExists()) continue;
-    v.store = first.rt().store(first.conf, first.log);
+    v.store = first.deps().stores.store(first.conf, first.log);
     v.state = v.store.snapshot();
   }
   return [...views.values()];
@@ -101,13 +101,13 @@ export async function judgeNode(views: readonly StateDirView[]): Promise<Judged[
     const ctx = v.networks[0]!.ctx;
     const { api } = await ctx.api();
     if (v.store) {
-      const rt = ctx.rt();
+      const deps = ctx.deps();
       const report = await audit({
         api,
         store: v.store,
-        os: rt.os(),
+        os: deps.hns.os(),
         log: ctx.log,
-        now: rt.now,
+        now: deps.now,
         dryRun: true,
         graceMs: graceMs(ctx.conf.hnsTimeoutSeconds),
         adopt: [],

@@ -129,7 +129,7 @@ async function delEveryPod(ctx: OpsContext, binDir: string, io: UninstallIo) {
   try {
     const report = await gc(
       { verb: 'GC', conf: gcConf, path: splitCniPath(cniPath, io.platform), ipam, log: ctx.log },
-      ctx.rt(),
+      ctx.deps(),
       { peers: false },
     );
     return report.errors;

@@ -1,81 +1,53 @@
 /**
- * The plan of an ADD: everything it decides before it touches state or HNS, gathered once by `prepare` and never
- * changed afterwards. Each later step (add.ts) takes the plan and what the steps before it returned, and returns what
- * it decided itself; only the rollback log (`undo`) grows as HNS objects are created.
+ * The plan of an ADD: everything it decides before it touches state or HNS, gathered once by `prepare` — plain data,
+ * never changed afterwards. What the steps run with (the dependencies, the HNS facade, the state store, IPAM, the log
+ * and the undo log that grows as objects are created) is the `AddRun` beside it; each step (add.ts) takes the run and
+ * what the steps before it returned, and returns what it decided itself.
  */
-import type { NetConf, VerbContext } from '../cni/types';
-import type { HnsApi } from '../hns/api';
-import type { TypedPolicy } from '../hns/schema';
-import type { Logger } from '../log/logger';
+import type { VerbContext } from '../cni/types';
 import { newGuid } from '../net/guid';
 import type { Owner } from '../state/records';
-import type { StateStore } from '../state/store';
+import type { AddMode, AddPlan, AddRun, HostApi } from './add-steps';
 import type { ApiChoice } from './api-version';
-import { recordedAttach, type RecordedAttach } from './attach';
-import { endpointPolicies, networkPolicies, nicNetworkFlags } from './endpoint-config';
+import { recordedAttach } from './attach';
+import { endpointPolicies, networkPolicies } from './endpoint-config';
 import { requireIpv6, staticIpv6 } from './families';
 import type { AttachTarget } from './netns';
-import type { PluginRuntime } from './runtime';
 import { step, toCniError } from './to-cni-error';
 import { Undo } from './undo';
-
-export interface AddPlan {
-  readonly ctx: VerbContext;
-  readonly conf: NetConf;
-  readonly rt: PluginRuntime;
-  readonly log: Logger;
-  readonly store: StateStore;
-  /** The API chosen for the host, with the HNS version asked once (undefined only where HNS has no HNSCall). */
-  readonly choice: Readonly<ApiChoice>;
-  readonly api: HnsApi;
-  readonly owner: Owner;
-  readonly attach: RecordedAttach;
-  /** Endpoint policies, already validated for the API in use (without the pod-IP dependent ones). */
-  readonly policies: readonly TypedPolicy[];
-  /** Network policies (AdditionalArgs NetworkPolicy), for networks this ADD creates. */
-  readonly networkPolicies: readonly TypedPolicy[];
-  /** Flags of a delegated-NIC network (nicNetworkFlags), decided before anything is created. */
-  readonly nicFlags?: number;
-  /** What this ADD created so far, undone if it fails. */
-  readonly undo: Undo;
-}
 
 /** The API's limits checked, the HNS version asked (once: every later check reads it here), the policies translated. */
 export async function prepare(
   ctx: VerbContext,
-  rt: PluginRuntime,
-  store: StateStore,
+  on: Pick<AddRun, 'deps' | 'store'> & { mode: AddMode },
   choice: ApiChoice,
   target: Exclude<AttachTarget, { kind: 'shared' }>,
-): Promise<AddPlan> {
+): Promise<AddRun> {
   const { conf, log } = ctx;
   const owner: Owner = { containerId: ctx.attachment.containerId, ifname: ctx.attachment.ifname };
-  const host = await withHnsVersion(choice, staticIpv6(conf));
-  let policies;
-  let netPolicies;
-  let nicFlags: number | undefined;
+  const { api, ...host } = await withHnsVersion(choice, staticIpv6(conf));
+  const { mode } = on;
+  let plan: AddPlan;
   try {
-    policies = endpointPolicies(conf, host.version, log, host.hnsVersion);
-    netPolicies = networkPolicies(conf);
-    if (conf.mode === 'delegatedNic') nicFlags = nicNetworkFlags(conf, host.version, host.hnsVersion);
+    mode.check(conf);
+    const policies = endpointPolicies(conf, host.version, log, host.hnsVersion);
+    const netPolicies = networkPolicies(conf);
+    const nicFlags = mode.networkFlags(conf, host);
+    plan = {
+      conf,
+      attachment: ctx.attachment,
+      owner,
+      choice: host,
+      mode,
+      attach: recordedAttach(target, owner.containerId),
+      policies,
+      networkPolicies: netPolicies,
+      ...(nicFlags !== undefined ? { nicFlags } : {}),
+    };
   } catch (e) {
     throw toCniError(e, 'translating policies');
   }
-  return {
-    ctx,
-    conf,
-    rt,
-    log,
-    store,
-    choice: host,
-    api: host.api,
-    owner,
-    attach: recordedAttach(target, owner.containerId),
-    policies,
-    networkPolicies: netPolicies,
-    ...(nicFlags !== undefined ? { nicFlags } : {}),
-    undo: new Undo(),
-  };
+  return { plan, deps: on.deps, api, store: on.store, ipam: ctx.ipam, log, undo: new Undo() };
 }
 
 /**
@@ -92,6 +64,6 @@ async function withHnsVersion(choice: ApiChoice, v6: [string, string] | undefine
 }
 
 /** An id chosen before the create, so a DEL racing the create can name it; only HCN (v2) honours it. */
-export function plannedId(a: Pick<AddPlan, 'choice'>): string | undefined {
-  return a.choice.version === 2 ? newGuid() : undefined;
+export function plannedId(choice: HostApi): string | undefined {
+  return choice.version === 2 ? newGuid() : undefined;
 }

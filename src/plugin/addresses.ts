@@ -6,24 +6,11 @@ import { CniCode, CniError } from '../cni/cni-error';
 import type { Dns, IpConfig, Route } from '../cni/types';
 import { familyOf } from '../net/ipv4';
 import type { AttachmentRecord } from '../state/records';
-import type { AddPlan } from './add-plan';
+import type { AddRun, Addressing } from './add-steps';
 import { requireIpv6 } from './families';
 
-/** Where the pod's addresses come from: delegated IPAM (this invocation), an existing record, or HNS. */
-export interface Addressing {
-  readonly ips: IpConfig[];
-  readonly routes: Route[];
-  readonly dns: Dns | undefined;
-  /** IPAM holds an allocation for this attachment (made now, or by the ADD that made the record). */
-  readonly ipamAllocated: boolean;
-  /** MAC the IPAM result reported for the interface, if any. */
-  readonly ipamMac: string | undefined;
-  /** The addresses were chosen before the endpoint (IPAM, a record, a chained prevResult), not by HNS. */
-  readonly fromIpam?: boolean;
-}
-
 /** Addresses for a fresh ADD (IPAM when configured) or for re-creating a recorded attachment (no new allocation). */
-export async function allocate(a: AddPlan, reuse?: AttachmentRecord): Promise<Addressing> {
+export async function allocate(a: AddRun, reuse?: AttachmentRecord): Promise<Addressing> {
   if (reuse) {
     const r = reuse.result as { ips?: IpConfig[]; routes?: Route[]; dns?: Dns };
     return {
@@ -38,14 +25,14 @@ export async function allocate(a: AddPlan, reuse?: AttachmentRecord): Promise<Ad
   const chained = chainedAddresses(a);
   if (chained) {
     const v6 = chained.ips.find((ip) => familyOf(ip.address) === 6);
-    if (v6) requireIpv6(a.choice, `the address ${v6.address} in prevResult`);
+    if (v6) requireIpv6(a.plan.choice, `the address ${v6.address} in prevResult`);
     return chained;
   }
-  if (!a.ctx.ipam.configured) return { ips: [], routes: [], dns: undefined, ipamAllocated: false, ipamMac: undefined };
-  const r = await a.ctx.ipam.add();
-  a.undo.push('release the IPAM allocation', () => a.ctx.ipam.del(), { onlyIfClean: true });
+  if (!a.ipam.configured) return { ips: [], routes: [], dns: undefined, ipamAllocated: false, ipamMac: undefined };
+  const r = await a.ipam.add();
+  a.undo.push('release the IPAM allocation', () => a.ipam.del(), { onlyIfClean: true });
   if (r.ips.length === 0)
-    throw new CniError(CniCode.IPAM_FAILURE, `ipam plugin "${a.ctx.ipam.type}" returned no IP address`);
+    throw new CniError(CniCode.IPAM_FAILURE, `ipam plugin "${a.ipam.type}" returned no IP address`);
   // An HNS endpoint has at most one address per family (Azure CNI network/endpoint_windows.go: "HNS currently
   // supports one IP address and one IPv6 address per endpoint"; sdnbridge takes one of each).
   for (const family of [4, 6] as const) {
@@ -53,12 +40,12 @@ export async function allocate(a: AddPlan, reuse?: AttachmentRecord): Promise<Ad
     if (of.length > 1) {
       throw new CniError(
         CniCode.IPAM_FAILURE,
-        `ipam plugin "${a.ctx.ipam.type}" returned ${of.length} IPv${family} addresses (${of.map((ip) => ip.address).join(', ')}); an HNS endpoint takes one address per family`,
+        `ipam plugin "${a.ipam.type}" returned ${of.length} IPv${family} addresses (${of.map((ip) => ip.address).join(', ')}); an HNS endpoint takes one address per family`,
       );
     }
   }
   const v6 = r.ips.find((ip) => familyOf(ip.address) === 6);
-  if (v6) requireIpv6(a.choice, `the address ${v6.address} from ipam plugin "${a.ctx.ipam.type}"`);
+  if (v6) requireIpv6(a.plan.choice, `the address ${v6.address} from ipam plugin "${a.ipam.type}"`);
   return {
     ips: r.ips,
     routes: r.routes,
@@ -74,13 +61,13 @@ export async function allocate(a: AddPlan, reuse?: AttachmentRecord): Promise<Ad
  * (an IPAM-like plugin such as static before us) are the pod's. Not ours to release: ipamAllocated stays false.
  * With delegated IPAM configured too, two sources would claim the address: code 7 rather than a silent choice.
  */
-export function chainedAddresses(a: Pick<AddPlan, 'conf' | 'ctx'>): Addressing | undefined {
-  const prev = a.ctx.verb === 'ADD' ? a.conf.prevResult : undefined;
+export function chainedAddresses(a: Pick<AddRun, 'plan' | 'ipam'>): Addressing | undefined {
+  const prev = a.plan.conf.prevResult;
   if (!prev || prev.ips.length === 0) return undefined;
-  if (a.ctx.ipam.configured) {
+  if (a.ipam.configured) {
     throw new CniError(
       CniCode.INVALID_NETWORK_CONFIG,
-      `invalid network configuration: "prevResult" carries ${prev.ips.map((ip) => ip.address).join(', ')} from an earlier plugin of the chain, and "ipam" (${a.ctx.ipam.type}) would allocate another; remove one of them`,
+      `invalid network configuration: "prevResult" carries ${prev.ips.map((ip) => ip.address).join(', ')} from an earlier plugin of the chain, and "ipam" (${a.ipam.type}) would allocate another; remove one of them`,
     );
   }
   // An HNS endpoint takes one address per family, as from IPAM (above).

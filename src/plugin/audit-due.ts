@@ -19,7 +19,7 @@
  */
 import type { NetConf } from '../cni/types';
 import type { StateStore } from '../state/store';
-import type { PluginRuntime } from './runtime';
+import type { PluginDeps } from './deps';
 
 /** The node agent's interval for a configuration whose own is 0 ("every ADD"): the key's default. */
 export const EVERY_ADD_TIMER_S = 60;
@@ -54,9 +54,9 @@ export function auditDue(
 /** Whether this ADD audits the whole node (else only its own names: own-objects.ts). */
 export function wholeNodeAuditDue(
   conf: Pick<NetConf, 'audit' | 'auditIntervalSeconds'>,
-  rt: Pick<PluginRuntime, 'backgroundAudit' | 'now'>,
+  deps: Pick<PluginDeps, 'backgroundAudit' | 'now'>,
   store: Pick<StateStore, 'lastAudited'>,
 ): boolean {
   if (!conf.audit) return false;
-  return auditDue({ by: 'add', backgroundAudit: rt.backgroundAudit }, [conf], () => store.lastAudited(), rt.now());
+  return auditDue({ by: 'add', backgroundAudit: deps.backgroundAudit }, [conf], () => store.lastAudited(), deps.now());
 }

@@ -9,17 +9,19 @@ import type { Logger } from '../log/logger';
 import { newGuid } from '../net/guid';
 import type { AttachmentRecord, IntentRecord, Owner, PlannedObject } from '../state/records';
 import type { PreparedRecord, StateStore } from '../state/store';
-import type { PluginRuntime } from './runtime';
+import type { PluginDeps } from './deps';
 import type { Undo } from './undo';
 
-/** What claiming and committing need (an ADD, or a repair: src/plugin/verbs/repair.ts). */
+/**
+ * What claiming and committing need (an ADD's run: add-steps.ts AddRun; a repair: src/plugin/verbs/repair.ts; the
+ * self-test): whose claim on which network, and the clock, process and OS its intent records.
+ */
 export interface ClaimContext {
-  rt: PluginRuntime;
-  conf: NetConf;
-  log: Logger;
-  store: StateStore;
-  owner: Owner;
-  undo: Undo;
+  readonly plan: { readonly conf: NetConf; readonly owner: Owner };
+  readonly deps: Pick<PluginDeps, 'now' | 'pid' | 'hns'>;
+  readonly log: Logger;
+  readonly store: StateStore;
+  readonly undo: Undo;
 }
 
 /**
@@ -32,23 +34,23 @@ export async function writeIntent(
   mac?: string,
   requireAttachment?: AttachmentRecord,
 ): Promise<IntentRecord> {
-  const now = a.rt.now();
+  const now = a.deps.now();
   const intent: IntentRecord = {
     kind: 'intent',
     schema: 1,
     id: newGuid(),
-    containerId: a.owner.containerId,
-    ifname: a.owner.ifname,
-    cniNetwork: a.conf.name,
+    containerId: a.plan.owner.containerId,
+    ifname: a.plan.owner.ifname,
+    cniNetwork: a.plan.conf.name,
     planned,
-    pid: a.rt.pid,
-    pidStartTime: a.rt.os().processStartTime(a.rt.pid),
+    pid: a.deps.pid,
+    pidStartTime: a.deps.hns.os().processStartTime(a.deps.pid),
     createdAt: now,
-    deadline: now + 8 * a.conf.hnsTimeoutSeconds * 1000 + 2 * a.conf.ipamTimeoutSeconds * 1000 + 60_000,
+    deadline: now + 8 * a.plan.conf.hnsTimeoutSeconds * 1000 + 2 * a.plan.conf.ipamTimeoutSeconds * 1000 + 60_000,
     ...(mac ? { mac } : {}),
   };
   await a.store.writeIntent(intent, requireAttachment ? { requireAttachment } : {});
-  a.undo.push('drop the intent', () => a.store.removeIntent(a.owner, intent.id));
+  a.undo.push('drop the intent', () => a.store.removeIntent(a.plan.owner, intent.id));
   return intent;
 }
 

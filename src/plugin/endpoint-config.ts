@@ -48,7 +48,7 @@ export function endpointPolicies(conf: NetConf, api: 1 | 2, log: Logger, hnsVers
     );
   }
   if (conf.iov) {
-    requireIov(conf, api, hnsVersion, shown);
+    requireIov(api, hnsVersion, shown);
     // Azure network/policy/policy_windows.go AddAccelnetPolicySetting: IovOffloadWeight 100, QueuePairsRequested 1,
     // InterruptModeration 0 (left out: hcsshim hcn/hcnpolicy.go IovPolicySetting fields are omitempty).
     policies.push({ Type: 'Iov', Settings: { IovOffloadWeight: 100, QueuePairsRequested: 1 } });
@@ -77,12 +77,8 @@ function checkPortMappings(conf: NetConf, api: 1 | 2): void {
   }
 }
 
-function requireIov(conf: NetConf, api: 1 | 2, hnsVersion: HnsVersion | undefined, shown: string): void {
-  if (conf.mode !== 'delegatedNic')
-    throw new CniError(
-      CniCode.INVALID_NETWORK_CONFIG,
-      'invalid network configuration: "iov" applies to mode "delegatedNic" only',
-    );
+/** iov's needs of the host; which mode may ask for it is the mode's to say (modes/bridge.ts bridgeMode.check). */
+function requireIov(api: 1 | 2, hnsVersion: HnsVersion | undefined, shown: string): void {
   if (api !== 2)
     throw new CniError(
       CniCode.UNSUPPORTED_FIELD,

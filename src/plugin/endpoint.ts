@@ -5,61 +5,26 @@
  */
 import { CniCode, CniError } from '../cni/cni-error';
 import type { IpConfig } from '../cni/types';
-import {
-  sameId,
-  type EndpointInfo,
-  type EndpointSpec,
-  type NetworkInfo,
-  type NetworkSpec,
-  type SubnetInfo,
-} from '../hns/api';
+import { sameId, type EndpointInfo, type EndpointSpec, type NetworkInfo } from '../hns/api';
 import { hasCode, hcnCause } from '../hns/hcn-error';
 import { HR } from '../hns/hresults';
 import { loopbackDsr } from '../hns/policies';
-import type { TypedPolicy } from '../hns/schema';
 import { deleteConfirmed } from '../hns/teardown';
 import { canonicalIp } from '../net/addr';
 import { contains, defaultRoute, familyOf, splitCidr } from '../net/ipv4';
 import type { AttachmentRecord, IntentRecord } from '../state/records';
 import type { PreparedRecord } from '../state/store';
-import type { AddPlan } from './add-plan';
-import type { Addressing } from './addresses';
+import type { AddRun } from './add-steps';
+import type { Addressing, EndpointPlacement, Placed, PlannedEndpoint } from './add-steps';
 import { keepClaim } from './claim';
 import { detach, ensureAttached } from './attach';
 import { podDns, podPolicies } from './endpoint-config';
 import { step } from './to-cni-error';
 import { buildResult } from './result';
 
-/** Where the mode puts the endpoint: the network it found or created, and what that network gives the endpoint. */
-export interface EndpointPlacement {
-  readonly network: NetworkInfo;
-  /** Whether the network is this attachment's own (delegated NIC) or shared (bridge). */
-  readonly networkOwned: boolean;
-  readonly mode: 'bridge' | 'delegatedNic';
-  /** The subnets (at most one per family, IPv4 first) addresses come from when HNS assigns them (no IPAM). */
-  readonly subnets: SubnetInfo[];
-  /** Default gateways, at most one per family. */
-  readonly gateways: string[];
-  /** A fixed MAC (delegated NIC); else HNS picks one from its pool. */
-  readonly mac?: string;
-  /** The spec the attachment's own network was created with (delegated NIC): recorded for repair. */
-  readonly networkSpec?: NetworkSpec;
-  /** The endpoint policies in this network: the plan's, plus what the network adds (bridge.ts: Overlay, ipMasq). */
-  readonly policies: readonly TypedPolicy[];
-}
-
-/** What the place step decided: where, the endpoint as planned and as HNS created it, and the claim naming it. */
-export interface Placed {
-  readonly where: EndpointPlacement;
-  readonly endpoint: PlannedEndpoint;
-  readonly ep: EndpointInfo;
-  /** The intent, following the ids HNS really gave. */
-  readonly intent: IntentRecord;
-}
-
 /** Creates the endpoint the intent planned where the mode says; the claim follows the id HNS gave it. */
 export async function placeEndpoint(
-  a: AddPlan,
+  a: AddRun,
   addr: Addressing,
   intent: IntentRecord,
   where: EndpointPlacement,
@@ -68,24 +33,15 @@ export async function placeEndpoint(
   const ep = await createEndpoint(a, where.network, planned);
   const claim = await keepClaim(a, intent, { kind: 'endpoint', planned: planned.id, actual: ep.id });
   const endpoint =
-    a.conf.loopbackDSR && !planned.ipv4 && planned.families.has(4) ? await addLoopbackDsr(a, ep, planned) : planned;
+    a.plan.conf.loopbackDSR && !planned.ipv4 && planned.families.has(4)
+      ? await addLoopbackDsr(a, ep, planned)
+      : planned;
   return { where, endpoint, ep, intent: claim };
 }
 
-/** The endpoint the intent planned, as HNS is asked to create it. */
-interface PlannedEndpoint {
-  readonly name: string;
-  readonly id: string | undefined;
-  readonly spec: EndpointSpec;
-  readonly families: ReadonlySet<4 | 6>;
-  /** The IPv4 address chosen before the create (IPAM or a record); undefined when HNS assigns it. */
-  readonly ipv4: string | undefined;
-  readonly dns: ReturnType<typeof podDns>;
-}
-
-function planEndpoint(a: AddPlan, addr: Addressing, intent: IntentRecord, where: EndpointPlacement): PlannedEndpoint {
-  const { conf } = a;
-  const dns = podDns(conf, a.ctx.attachment.args, addr.dns);
+function planEndpoint(a: AddRun, addr: Addressing, intent: IntentRecord, where: EndpointPlacement): PlannedEndpoint {
+  const { conf } = a.plan;
+  const dns = podDns(conf, a.plan.attachment.args, addr.dns);
   const { name, id } = intent.planned.find((p) => p.kind === 'endpoint')!;
   const ips = addr.ips.map((ip) => splitCidr(ip.address)!).map((s) => ({ address: s.ip, prefixLength: s.prefix }));
   // Families: the addresses IPAM gave, or (HNS assigns) one per subnet of the network.
@@ -112,14 +68,14 @@ function planEndpoint(a: AddPlan, addr: Addressing, intent: IntentRecord, where:
 }
 
 /** Creates the endpoint; the rollback deletes it again. */
-async function createEndpoint(a: AddPlan, network: NetworkInfo, plan: PlannedEndpoint): Promise<EndpointInfo> {
+async function createEndpoint(a: AddRun, network: NetworkInfo, plan: PlannedEndpoint): Promise<EndpointInfo> {
   const ep = await refusable(`creating endpoint ${plan.name}`, () => createOrRecognise(a, network, plan));
-  a.rt.addressBook?.created(ep);
+  a.deps.addressBook?.created(ep);
   // A "not found" from HNS is confirmed by a listing before the rollback counts the endpoint as gone: only then may
   // the rollback release its IP (Undo keeps the allocation when this step fails).
   a.undo.push('delete the endpoint', async () => {
     await deleteConfirmed(a.api, 'endpoint', ep.id);
-    a.rt.addressBook?.deleted(ep.id);
+    a.deps.addressBook?.deleted(ep.id);
   });
   return ep;
 }
@@ -132,7 +88,7 @@ async function createEndpoint(a: AddPlan, network: NetworkInfo, plan: PlannedEnd
  * own-objects.ts). Found, it is this create's, and the ADD goes on with it. Not found, the failure stands. Unknown (HNS
  * does not answer the look), the rollback keeps the address: an endpoint may hold it (Undo onlyIfClean).
  */
-async function createOrRecognise(a: AddPlan, network: NetworkInfo, plan: PlannedEndpoint): Promise<EndpointInfo> {
+async function createOrRecognise(a: AddRun, network: NetworkInfo, plan: PlannedEndpoint): Promise<EndpointInfo> {
   try {
     return await a.api.createEndpoint(network, plan.spec, plan.id);
   } catch (e) {
@@ -159,7 +115,7 @@ async function createOrRecognise(a: AddPlan, network: NetworkInfo, plan: Planned
  * peer) is added now that it is known, as HCN can modify an endpoint's policies (microsoft/hcsshim
  * hcn/hcnendpoint.go ApplyPolicy). Returns the endpoint as planned with that policy, as repair re-creates it.
  */
-async function addLoopbackDsr(a: AddPlan, ep: EndpointInfo, planned: PlannedEndpoint): Promise<PlannedEndpoint> {
+async function addLoopbackDsr(a: AddRun, ep: EndpointInfo, planned: PlannedEndpoint): Promise<PlannedEndpoint> {
   const podIp = ep.ips.find((ip) => familyOf(ip.address) === 4)?.address;
   if (!podIp)
     throw new CniError(
@@ -173,7 +129,7 @@ async function addLoopbackDsr(a: AddPlan, ep: EndpointInfo, planned: PlannedEndp
 }
 
 /** The CNI result: the addresses IPAM gave, or those HNS chose, with one default route per family. */
-function podResult(a: AddPlan, addr: Addressing, placed: Placed) {
+function podResult(a: AddRun, addr: Addressing, placed: Placed) {
   const { where, ep } = placed;
   const { gateways, subnets } = where;
   // Without IPAM, HNS chose the addresses (one per family): report each with its subnet's prefix and gateway.
@@ -195,19 +151,19 @@ function podResult(a: AddPlan, addr: Addressing, placed: Placed) {
     return gw ? [{ dst: defaultRoute(family), gw }] : [];
   });
   return buildResult({
-    ifname: a.owner.ifname,
-    netns: a.ctx.attachment.netns,
+    ifname: a.plan.owner.ifname,
+    netns: a.plan.attachment.netns,
     mac: ep.mac ?? where.mac,
     ips: resultIps,
     routes: addr.routes.length ? addr.routes : defaults,
     dns: placed.endpoint.dns,
-    ...(a.conf.mtu !== undefined && a.choice.version === 2 ? { mtu: a.conf.mtu } : {}),
+    ...(a.plan.conf.mtu !== undefined && a.plan.choice.version === 2 ? { mtu: a.plan.conf.mtu } : {}),
   });
 }
 
 /** The record that replaces the intent at the commit. */
-export function attachmentRecord(a: AddPlan, addr: Addressing, placed: Placed): AttachmentRecord {
-  const { owner } = a;
+export function attachmentRecord(a: AddRun, addr: Addressing, placed: Placed): AttachmentRecord {
+  const { owner } = a.plan;
   const { where, endpoint: plan, ep } = placed;
   const { network, mac } = where;
   // For repair: the endpoint as HNS has it now (the addresses and MAC it assigned), created again the same way.
@@ -222,17 +178,17 @@ export function attachmentRecord(a: AddPlan, addr: Addressing, placed: Placed): 
     schema: 1,
     containerId: owner.containerId,
     ifname: owner.ifname,
-    netns: a.ctx.attachment.netns,
-    cniNetwork: a.conf.name,
+    netns: a.plan.attachment.netns,
+    cniNetwork: a.plan.conf.name,
     mode: where.mode,
-    apiVersion: a.choice.version,
+    apiVersion: a.plan.choice.version,
     network: { id: network.id, name: network.name, owned: where.networkOwned },
     endpoint: { id: ep.id, name: plan.name, owned: true },
     ...(mac ? { mac } : {}),
     ipamAllocated: addr.ipamAllocated,
-    attach: a.attach,
+    attach: a.plan.attach,
     result: result as unknown as Record<string, unknown>,
-    createdAt: a.rt.now(),
+    createdAt: a.deps.now(),
     recreate: {
       endpoint: endpointSpec as unknown as Record<string, unknown>,
       ...(where.networkSpec ? { network: where.networkSpec as unknown as Record<string, unknown> } : {}),
@@ -245,17 +201,17 @@ export function attachmentRecord(a: AddPlan, addr: Addressing, placed: Placed): 
  * HNS attaches (the fsync used to follow the attach); it becomes the record only at the commit (claim.ts), after a
  * successful attach.
  */
-export async function attachEndpoint(a: AddPlan, ep: EndpointInfo, record: AttachmentRecord): Promise<PreparedRecord> {
+export async function attachEndpoint(a: AddRun, ep: EndpointInfo, record: AttachmentRecord): Promise<PreparedRecord> {
   const prepared = await step('writing the attachment record', async () => a.store.prepareAttachment(record));
   try {
     await step(`attaching endpoint ${record.endpoint.name}`, () =>
-      ensureAttached(a.api, ep, a.attach, { fresh: true }),
+      ensureAttached(a.api, ep, a.plan.attach, { fresh: true }),
     );
   } catch (e) {
     await prepared.discard();
     throw e;
   }
-  a.undo.push('detach the endpoint', () => detach(a.api, ep.id, a.attach));
+  a.undo.push('detach the endpoint', () => detach(a.api, ep.id, a.plan.attach));
   return prepared;
 }
 

@@ -1,25 +1,32 @@
-/** The plugin as the CNI dispatcher sees it. */
-import type { CniHandlers } from '../cni/types';
+/** The plugin as the CNI dispatcher sees it: each verb over the dependencies it names, all made once per process. */
+import type { CniHandlers, ConfContext, VerbContext } from '../cni/types';
+import { pluginDeps, type DepsOptions, type PluginDeps } from './deps';
+import { verbGuard } from './to-cni-error';
 import { add } from './verbs/add';
 import { check } from './verbs/check';
 import { del } from './verbs/del';
-import { verbGuard } from './to-cni-error';
 import { gc } from './verbs/gc';
-import { PluginRuntime, type RuntimeOptions } from './runtime';
 import { status } from './verbs/status';
 
-export function createHandlers(runtime: PluginRuntime | RuntimeOptions): CniHandlers {
-  const rt = runtime instanceof PluginRuntime ? runtime : new PluginRuntime(runtime);
-  // Every verb's configuration is remembered by its state directory: what a resident service's background work
-  // (the audit on an interval, repair) runs with, as no request is there to bring one.
+export interface HandlerOptions {
+  /**
+   * Told of every verb's configuration before it runs: a resident service keeps the latest per network and state
+   * directory for its background work, as no request is there to bring one (src/service/served-configs.ts).
+   */
+  onServed?: (ctx: VerbContext | ConfContext) => void;
+}
+
+export function createHandlers(deps: PluginDeps | DepsOptions, options: HandlerOptions = {}): CniHandlers {
+  const d = 'hns' in deps ? deps : pluginDeps(deps);
+  const served = <C extends VerbContext | ConfContext>(ctx: C): C => (options.onServed?.(ctx), ctx);
   return {
-    add: (ctx) => verbGuard('ADD', () => add(rt.served(ctx), rt)),
-    del: (ctx) => verbGuard('DEL', () => del(rt.served(ctx), rt)),
-    check: (ctx) => verbGuard('CHECK', () => check(rt.served(ctx), rt)),
+    add: (ctx) => verbGuard('ADD', () => add(served(ctx), d)),
+    del: (ctx) => verbGuard('DEL', () => del(served(ctx), d)),
+    check: (ctx) => verbGuard('CHECK', () => check(served(ctx), d)),
     gc: (ctx) =>
       verbGuard('GC', async () => {
-        await gc(rt.served(ctx), rt);
+        await gc(served(ctx), d);
       }),
-    status: (ctx) => verbGuard('STATUS', () => status(rt.served(ctx), rt)),
+    status: (ctx) => verbGuard('STATUS', () => status(served(ctx), d)),
   };
 }

@@ -11,24 +11,22 @@ import type { NetworkInfo } from '../hns/api';
 import type { Logger } from '../log/logger';
 import { findOrCreateNetwork } from './modes/bridge';
 import { networkPolicies } from './endpoint-config';
-import type { PluginRuntime } from './runtime';
+import type { PluginDeps } from './deps';
 
 export type NetworkAtStart =
   { outcome: 'created' | 'exists'; network: NetworkInfo } | { outcome: 'not-configured'; why: string };
 
-export async function prepareNetwork(conf: NetConf, rt: PluginRuntime, log: Logger): Promise<NetworkAtStart> {
+export async function prepareNetwork(
+  conf: NetConf,
+  deps: Pick<PluginDeps, 'hns' | 'networks'>,
+  log: Logger,
+): Promise<NetworkAtStart> {
   if (conf.mode !== 'bridge') return { outcome: 'not-configured', why: 'delegated-NIC mode makes one network per pod' };
   if (!conf.createNetwork)
     return { outcome: 'not-configured', why: `"createNetwork" is not set for "${conf.networkName}"` };
-  const choice = await rt.api(conf);
-  const existed = await choice.api.findNetworkByName(conf.networkName);
-  const network = await findOrCreateNetwork({
-    conf,
-    choice,
-    rt,
-    api: choice.api,
-    log,
-    networkPolicies: networkPolicies(conf),
-  });
+  const { api, ...choice } = await deps.hns.api(conf);
+  const existed = await api.findNetworkByName(conf.networkName);
+  const plan = { conf, choice, networkPolicies: networkPolicies(conf) };
+  const network = await findOrCreateNetwork({ plan, deps, api, log });
   return { outcome: existed ? 'exists' : 'created', network };
 }

@@ -10,22 +10,23 @@
  * read after HNS answered, so nothing live or in flight is touched.
  */
 import { sameId, type EndpointInfo, type NetworkInfo } from '../hns/api';
-import { endpointName, nicNetworkName } from '../orphans/ownership';
+import { endpointName } from '../orphans/ownership';
 import type { SweepResult } from '../orphans/sweep';
 import type { StateSnapshot } from '../state/store';
-import type { AddPlan } from './add-plan';
+import type { AddRun } from './add-steps';
 import { holdersOf } from './ip-holders';
 import { step } from './to-cni-error';
 
 /** Removes what earlier, dead attempts of this attachment left under its names. Runs before the intent is written. */
-export async function clearOwnLeftovers(a: AddPlan): Promise<void> {
+export async function clearOwnLeftovers(a: AddRun): Promise<void> {
   const endpoints = await step(`looking up HNS endpoints by this attachment's name`, () =>
-    a.api.findEndpoints({ name: endpointName(a.owner) }),
+    a.api.findEndpoints({ name: endpointName(a.plan.owner) }),
   );
   const networks: NetworkInfo[] = [];
-  if (a.conf.mode === 'delegatedNic') {
+  const ownNetwork = a.plan.mode.ownNetworkName(a.plan.owner);
+  if (ownNetwork !== undefined) {
     const net = await step(`looking up the HNS network by this attachment's name`, () =>
-      a.api.findNetworkByName(nicNetworkName(a.owner)),
+      a.api.findNetworkByName(ownNetwork),
     );
     if (net) {
       networks.push(net);
@@ -33,7 +34,7 @@ export async function clearOwnLeftovers(a: AddPlan): Promise<void> {
     }
   }
   if (endpoints.length + networks.length === 0) return;
-  await auditThese(a, { networks, endpoints }, a.store.ownerSnapshot(a.owner));
+  await auditThese(a, { networks, endpoints }, a.store.ownerSnapshot(a.plan.owner));
 }
 
 /**
@@ -41,7 +42,7 @@ export async function clearOwnLeftovers(a: AddPlan): Promise<void> {
  * another owner's tag, and only the whole state says whose — except this ADD's own intent, which has created
  * nothing yet. True when the network is gone afterwards.
  */
-export async function auditNicHolder(a: AddPlan, holder: NetworkInfo, ownIntent?: string): Promise<boolean> {
+export async function auditNicHolder(a: AddRun, holder: NetworkInfo, ownIntent?: string): Promise<boolean> {
   const endpoints = await endpointsOn(a, holder, []);
   const state = a.store.snapshot();
   const shown: StateSnapshot = ownIntent
@@ -55,7 +56,7 @@ export async function auditNicHolder(a: AddPlan, holder: NetworkInfo, ownIntent?
  * HNS refused the addresses (another endpoint of the network holds one): audits the endpoints that hold them. True
  * when one of them was removed, so the create is worth one more try.
  */
-export async function auditAddressHolders(a: AddPlan, network: NetworkInfo, addresses: string[]): Promise<boolean> {
+export async function auditAddressHolders(a: AddRun, network: NetworkInfo, addresses: string[]): Promise<boolean> {
   const onNetwork = await step(`listing the endpoints of HNS network "${network.name}"`, () =>
     a.api.findEndpoints({ networkId: network.id }),
   );
@@ -66,7 +67,7 @@ export async function auditAddressHolders(a: AddPlan, network: NetworkInfo, addr
   return swept.deleted.length > 0;
 }
 
-async function endpointsOn(a: AddPlan, net: NetworkInfo, known: EndpointInfo[]): Promise<EndpointInfo[]> {
+async function endpointsOn(a: AddRun, net: NetworkInfo, known: EndpointInfo[]): Promise<EndpointInfo[]> {
   const on = await step(`listing the endpoints of HNS network "${net.name}"`, () =>
     a.api.findEndpoints({ networkId: net.id }),
   );
@@ -74,11 +75,11 @@ async function endpointsOn(a: AddPlan, net: NetworkInfo, known: EndpointInfo[]):
 }
 
 function auditThese(
-  a: AddPlan,
+  a: AddRun,
   shown: { networks: NetworkInfo[]; endpoints: EndpointInfo[] },
   state: StateSnapshot,
 ): Promise<SweepResult> {
   return step(`auditing this attachment's leftovers`, () =>
-    a.rt.auditShown({ conf: a.conf, api: a.api, store: a.store, log: a.log }, shown, state),
+    a.deps.auditor.auditShown({ conf: a.plan.conf, api: a.api, store: a.store, log: a.log }, shown, state),
   );
 }

@@ -23,12 +23,11 @@ import { holdersOf } from './ip-holders';
 
 export async function releasePendingIpam(
   store: StateStore,
-  ipam: IpamClient,
-  cniNetwork: string,
+  through: { ipam: IpamClient; network: string; log: Logger },
   report: Pick<AuditReport, 'remainingOwners' | 'tombstones' | 'writtenBeforeListing' | 'claimed'> &
     Partial<Pick<AuditReport, 'endpoints'>>,
-  log: Logger,
 ): Promise<string[]> {
+  const { ipam, network: cniNetwork, log } = through;
   const errors: string[] = [];
   if (!ipam.configured) return errors;
   for (const t of report.tombstones) {

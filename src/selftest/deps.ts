@@ -2,22 +2,13 @@
  * The self-test's dependencies made from the plugin's own parts: the claim is the intent a pod's ADD writes (the one
  * claim lifecycle, src/plugin/claim.ts), the address comes from the configured IPAM as a pod's does.
  */
-import type { IpamClient, NetConf } from '../cni/types';
-import type { Logger } from '../log/logger';
+import type { IpamClient } from '../cni/types';
 import { updateIntent, writeIntent, type ClaimContext } from '../plugin/claim';
-import type { PluginRuntime } from '../plugin/runtime';
 import { Undo } from '../plugin/undo';
-import type { IntentRecord, Owner, PlannedObject } from '../state/records';
-import type { StateStore } from '../state/store';
+import type { IntentRecord, PlannedObject } from '../state/records';
 import type { SelftestDeps } from './run';
 
-export function claimsOf(a: {
-  rt: PluginRuntime;
-  conf: NetConf;
-  log: Logger;
-  store: StateStore;
-  owner: Owner;
-}): SelftestDeps['claims'] {
+export function claimsOf(a: Omit<ClaimContext, 'undo'>): SelftestDeps['claims'] {
   const ctx: ClaimContext = { ...a, undo: new Undo() };
   let intent: IntentRecord | undefined;
   return {
@@ -29,7 +20,7 @@ export function claimsOf(a: {
     },
     async drop() {
       if (!intent) return;
-      await a.store.removeIntent(a.owner, intent.id);
+      await a.store.removeIntent(a.plan.owner, intent.id);
       a.store.attemptEnded(intent.id);
     },
   };

@@ -7,7 +7,7 @@
  * - Requests for one attachment (CNI_CONTAINERID + CNI_IFNAME) run one after another in arrival order
  *   (KeyedQueue); other attachments, GC and STATUS run concurrently, as separate standalone processes would — the
  *   state store's locks and the audit's intents are what make that safe, exactly as between processes.
- * - What is kept between requests is only what is a property of the host (src/plugin/runtime.ts: the addon, the HNS
+ * - What is kept between requests is only what is a property of the host (src/plugin/deps.ts: the addon, the HNS
  *   API choice, the OS helpers, the shared networks found by name, re-read once a create says one is gone), HCN
  *   handles (src/hns/held-handles.ts: dropped when HNS disconnects and at a hand-over), the latest configuration per
  *   state directory (for the background work) and open log files. Configuration is parsed
@@ -32,7 +32,7 @@ import { defaultClaimsDir } from '../cni/defaults';
 import type { NativeHcn } from '../hns/native-types';
 import { loadNative, type LoadOptions } from '../hns/native';
 import { createLogger, type Logger } from '../log/logger';
-import { PluginRuntime } from '../plugin/runtime';
+import { pluginDeps, type PluginDeps } from '../plugin/deps';
 import type { PodRepair } from '../plugin/verbs/repair';
 import { DEFAULT_MAX_ABANDONED_CALLS } from './hand-over/abandoned-bound';
 import { createNodeAgent, watchHnsForAgent } from './agent/agent-wiring';
@@ -50,6 +50,7 @@ import { RequestLogs } from './observability/request-log';
 import { serviceMetrics } from './observability/metrics';
 import { endings } from './hand-over/shutdown';
 import { serviceStatus, type ServiceStatus } from './observability/status';
+import { ServedConfigs } from './served-configs';
 
 export type { InFlight } from './transport/request-book';
 export type { ServiceStatus } from './observability/status';
@@ -158,16 +159,17 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   // Loaded now, not on the first verb: the peer check needs it, and the first pod should not pay for it.
   const native = options.native ?? loadNative(options.load ?? {}).native;
   const events = new ServiceEvents();
-  const runtime = serviceRuntime(options, native, events);
+  const deps = serviceDeps(options, native, events);
+  const served = new ServedConfigs();
   const queue = new KeyedQueue();
-  const repair = startRepairTrigger({ runtime, queue, log, onRepair: (r) => events.repair(r.outcome) });
-  const agent = createNodeAgent(options, runtime, repair, log, watchHnsHealth(events));
+  const repair = startRepairTrigger({ deps, served, queue, log, onRepair: (r) => events.repair(r.outcome) });
+  const agent = createNodeAgent(options, { deps, served }, repair, log, watchHnsHealth(events));
   const book = new RequestBook();
   const logs = new RequestLogs({ pid: options.pid, service: true });
   const started = Date.now();
   const maxAbandoned = options.maxAbandonedCalls ?? DEFAULT_MAX_ABANDONED_CALLS;
   const takeOver = options.takeOver ?? true;
-  const metricsParts = { ...options, runtime, book, agent, log };
+  const metricsParts = { ...options, stores: deps.stores, book, agent, log };
   const metrics = await serviceMetrics(metricsParts, events, takeOver ? options.address : undefined);
   const status = (): ServiceStatus =>
     serviceStatus({
@@ -182,13 +184,13 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     });
   // Made once the socket is bound (it needs the listener); a hand-over asked before that is refused.
   const late: { desk?: HandOverDesk } = {};
-  const requestParts = { native, log, runtime, queue, logs, book, counts: events, status };
+  const requestParts = { native, log, deps, served, queue, logs, book, counts: events, status };
   const listening = await startAccepting(options, requestParts, late, takeOver).catch(async (e: unknown) => {
     await metrics.close();
     throw e;
   });
   metrics.listening();
-  const hnsWatch = startBackgroundWork(options, native, runtime, agent, log);
+  const hnsWatch = startBackgroundWork(options, native, deps, agent, log);
   const stopListening = listening.close;
   const closeMetrics = metrics.close;
   const ending = endings({ ...options, maxAbandoned, log, stopListening, hnsWatch, agent, repair, book, closeMetrics });
@@ -198,7 +200,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
     log,
     ...(options.handOverDeadlineMs !== undefined ? { offerDeadlineMs: options.handOverDeadlineMs } : {}),
     // The new service opens its own HCN handles: this one closes what it kept (src/hns/held-handles.ts).
-    onTaken: (newPid) => (runtime.heldHandles?.dropAll(native), ending.handOver(newPid)),
+    onTaken: (newPid) => (deps.hns.heldHandles?.dropAll(native), ending.handOver(newPid)),
     onLost: ending.retire,
   });
   return {
@@ -218,7 +220,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
  */
 function startAccepting(
   options: ServiceOptions,
-  parts: Pick<IntakeOptions, 'native' | 'log' | 'runtime' | 'queue' | 'logs' | 'book' | 'counts' | 'status'>,
+  parts: Pick<IntakeOptions, 'native' | 'log' | 'deps' | 'served' | 'queue' | 'logs' | 'book' | 'counts' | 'status'>,
   late: { desk?: HandOverDesk },
   takeOver: boolean,
 ): Promise<Listening> {
@@ -238,12 +240,13 @@ function startAccepting(
 }
 
 /**
- * The plugin's runtime as the service keeps it: this process's pid in its intents, the whole node's audit left to the
- * node agent (an ADD does only its own safety work), and every HCN call and audit reported to the service's events.
+ * The plugin's dependencies as the service keeps them: this process's pid in its intents, the whole node's audit left
+ * to the node agent (an ADD does only its own safety work), HCN handles and the address book kept between verbs, and
+ * every HCN call and audit reported to the service's events.
  */
-function serviceRuntime(options: ServiceOptions, native: NativeHcn, events: ServiceEvents): PluginRuntime {
+function serviceDeps(options: ServiceOptions, native: NativeHcn, events: ServiceEvents): PluginDeps {
   const claimsDir = options.claimsDir ?? defaultClaimsDir(options.platform);
-  return new PluginRuntime({
+  return pluginDeps({
     pid: options.pid,
     native,
     ...(claimsDir ? { claimsDir } : {}),
@@ -268,12 +271,12 @@ function watchHnsHealth(events: ServiceEvents): HnsHealth {
 function startBackgroundWork(
   options: ServiceOptions,
   native: NativeHcn,
-  runtime: PluginRuntime,
+  deps: PluginDeps,
   agent: NodeAgent,
   log: Logger,
 ): { close(): Promise<void> } | undefined {
   agent.start();
-  const hnsWatch = watchHnsForAgent(options, native, agent, log, runtime.heldHandles);
-  if (options.createNetwork) createNetworkAtStart(options.createNetwork, runtime, log);
+  const hnsWatch = watchHnsForAgent(options, native, agent, log, deps.hns.heldHandles);
+  if (options.createNetwork) createNetworkAtStart(options.createNetwork, deps, log);
   return hnsWatch;
 }

@@ -115,13 +115,13 @@ export async function runAudit(ctx: OpsContext): Promise<number> {
   }
   try {
     const { api, version } = await ctx.api();
-    const rt = ctx.rt();
+    const deps = ctx.deps();
     const report = await audit({
       api,
-      store: rt.store({ stateDir }, ctx.log),
-      os: rt.os(),
+      store: deps.stores.store({ stateDir }, ctx.log),
+      os: deps.hns.os(),
       log: ctx.log,
-      now: rt.now,
+      now: deps.now,
       dryRun,
       graceMs: graceMs(ctx.conf.hnsTimeoutSeconds),
       adopt: ctx.conf.adopt,

@@ -1,10 +1,10 @@
 /**
  * What every operator command gets: the parsed arguments, the configuration, the writers, a logger (pino to stderr with
- * --verbose, else silent) and the plugin runtime (created on first use, so commands that need no addon load none).
+ * --verbose, else silent) and the plugin's dependencies (created on first use, so commands that need no addon load none).
  */
 import * as fs from 'fs';
 import type { ApiChoice } from '../../plugin/api-version';
-import type { PluginRuntime } from '../../plugin/runtime';
+import type { PluginDeps } from '../../plugin/deps';
 import type { Logger } from '../../log/logger';
 import type { NetConf } from '../../cni/types';
 import type { OpsArgs } from './args';
@@ -36,7 +36,7 @@ export class OpsError extends Error {
 }
 
 export class OpsContext {
-  private runtime: PluginRuntime | undefined;
+  private pluginDeps: PluginDeps | undefined;
   private logger: Logger | undefined;
 
   constructor(
@@ -68,27 +68,28 @@ export class OpsContext {
     return this.logger;
   }
 
-  rt(): PluginRuntime {
-    if (!this.runtime) {
+  /** The plugin's dependencies (src/plugin/deps.ts), made on first use. */
+  deps(): PluginDeps {
+    if (!this.pluginDeps) {
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded synchronously on demand: start-up pays only for what is used
-      const { PluginRuntime } = require('../../plugin/runtime') as typeof import('../../plugin/runtime');
+      const { pluginDeps } = require('../../plugin/deps') as typeof import('../../plugin/deps');
       const load = this.io.load;
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded synchronously on demand: start-up pays only for what is used
       const { claimsDirFor } = require('../../cni/defaults') as typeof import('../../cni/defaults');
       const claimsDir = claimsDirFor(this.io.env, process.platform);
-      this.runtime = new PluginRuntime({
+      this.pluginDeps = pluginDeps({
         pid: this.sys.pid,
         now: this.sys.now,
         ...(claimsDir ? { claimsDir } : {}),
         ...(load.addonPath || load.libraryPath ? { load } : {}),
       });
     }
-    return this.runtime;
+    return this.pluginDeps;
   }
 
   /** The HNS API for this host under the configured apiVersion (asks HNS for its version on "auto"). */
   api(): Promise<ApiChoice> {
-    return this.rt().api(this.conf);
+    return this.deps().hns.api(this.conf);
   }
 
   out(s: string): void {
@@ -103,7 +104,7 @@ export class OpsContext {
   knownOwners(): Map<string, { containerId: string; ifname: string; mac?: string }> {
     const out = new Map<string, { containerId: string; ifname: string; mac?: string }>();
     if (!this.stateDirExists()) return out;
-    const state = this.rt().store(this.conf, this.log).snapshot();
+    const state = this.deps().stores.store(this.conf, this.log).snapshot();
     for (const o of [...state.tombstones, ...state.intents, ...state.attachments] as Array<{
       containerId: string;
       ifname: string;

@@ -78,9 +78,8 @@ function ipamFor(ctx: OpsContext, conf: NetConf, raw: Record<string, unknown>) {
 
 /** The plugin's GC; an incomplete one reports its errors rather than failing. */
 async function runPluginGc(ctx: OpsContext, conf: NetConf, { ipam, path }: ReturnType<typeof ipamFor>) {
-  const rt = ctx.rt();
   try {
-    const report = await gc({ verb: 'GC', conf, path, ipam, log: ctx.log }, rt);
+    const report = await gc({ verb: 'GC', conf, path, ipam, log: ctx.log }, ctx.deps());
     return { removed: report.removedAttachments, errors: [] as string[], incomplete: false };
   } catch (e) {
     if (!(isCniError(e) && e.code === CniCode.GC_INCOMPLETE)) throw e;
@@ -139,6 +138,6 @@ async function seen(ctx: OpsContext, nets: Promise<NetworkInfo[]>, eps: Promise<
   const objects = new Map<string, string>();
   for (const x of n) if (ownerOfName(x.name)) objects.set(x.id.toLowerCase(), `network ${x.name}`);
   for (const x of e) if (ownerOfName(x.name)) objects.set(x.id.toLowerCase(), `endpoint ${x.name}`);
-  const state = ctx.rt().store(ctx.conf, ctx.log).snapshot();
+  const state = ctx.deps().stores.store(ctx.conf, ctx.log).snapshot();
   return { attachments: new Set(state.attachments.map(ownerKey)), objects };
 }

@@ -17,13 +17,13 @@ function ipsOf(rec: AttachmentRecord): string[] {
 
 /** What the state directory holds, read as the plugin reads it; its quarantine cleared if asked. */
 function readState(ctx: OpsContext, now: number) {
-  const rt = ctx.rt();
-  const store = rt.store(ctx.conf, ctx.log);
+  const deps = ctx.deps();
+  const store = deps.stores.store(ctx.conf, ctx.log);
   const snap = store.snapshot();
   const tombs = new Map(snap.tombstones.map((t) => [ownerKey(t), t]));
   const intents = snap.intents.map((i) => ({
     intent: i,
-    liveness: intentLiveness(i, tombs.get(ownerKey(i)), now, rt.os().processStartTime),
+    liveness: intentLiveness(i, tombs.get(ownerKey(i)), now, deps.hns.os().processStartTime),
   }));
   const cleared = ctx.args.clearQuarantine ? store.clearQuarantine() : undefined;
   // Housekeeping that failed (a file that could not be removed): retried by the audits, failing nothing meanwhile.

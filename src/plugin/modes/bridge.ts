@@ -13,25 +13,31 @@ import { parseIpv4 } from '../../net/addr';
 import { familyOf, firstHost, networkOf } from '../../net/ipv4';
 import { endpointName } from '../../orphans/ownership';
 import type { IntentRecord, PlannedObject } from '../../state/records';
-import { plannedId, type AddPlan } from '../add-plan';
-import type { Addressing } from '../addresses';
-import { placeEndpoint, refusable, refusedCreate, type EndpointPlacement, type Placed } from '../endpoint';
+import { plannedId } from '../add-plan';
+import type { AddMode, AddPlan, AddRun, Claimed } from '../add-steps';
+import type { Addressing, EndpointPlacement, Placed } from '../add-steps';
+import { placeEndpoint, refusable, refusedCreate } from '../endpoint';
 import { addressesOf } from '../ip-holders';
 import { auditAddressHolders } from '../own-objects';
 import { requireIpv6 } from '../families';
 import { step } from '../to-cni-error';
 
 /** What a bridge-mode ADD plans before it allocates anything: its endpoint in the shared network. */
-export function planBridge(a: AddPlan): { planned: PlannedObject[]; mac?: string } {
-  const id = plannedId(a);
-  return { planned: [{ kind: 'endpoint', name: endpointName(a.owner), ...(id ? { id } : {}) }] };
+export function planBridge(a: AddRun): { planned: PlannedObject[]; mac?: string } {
+  const id = plannedId(a.plan.choice);
+  return { planned: [{ kind: 'endpoint', name: endpointName(a.plan.owner), ...(id ? { id } : {}) }] };
 }
 
 /** The HNS network types a bridge-mode pod can attach to (NetConf networkType). */
 const BRIDGE_NETWORK_TYPES: readonly string[] = ['L2Bridge', 'Overlay', 'NAT', 'L2Tunnel'];
 
 /** What finding or creating the shared network needs (an ADD, or the service's network at start). */
-type NetworkContext = Pick<AddPlan, 'conf' | 'choice' | 'rt' | 'api' | 'log' | 'networkPolicies'>;
+export interface NetworkContext {
+  readonly plan: Pick<AddPlan, 'conf' | 'choice' | 'networkPolicies'>;
+  readonly deps: Pick<AddRun['deps'], 'networks'>;
+  readonly api: AddRun['api'];
+  readonly log: AddRun['log'];
+}
 
 /**
  * The shared network: from the audit's listing (`listed`, when this ADD audited the node), else remembered by this
@@ -39,15 +45,15 @@ type NetworkContext = Pick<AddPlan, 'conf' | 'choice' | 'rt' | 'api' | 'log' | '
  * name.
  */
 export async function findOrCreateNetwork(a: NetworkContext, listed?: readonly NetworkInfo[]): Promise<NetworkInfo> {
-  const { conf } = a;
-  const version = a.choice.version;
+  const { conf } = a.plan;
+  const version = a.plan.choice.version;
   const found =
     listed?.find((n) => n.name === conf.networkName) ??
-    a.rt.knownNetwork(version, conf.networkName) ??
+    a.deps.networks.known(version, conf.networkName) ??
     (await step(`looking up HNS network "${conf.networkName}"`, () => a.api.findNetworkByName(conf.networkName)));
   if (!found) return createBridgeNetwork(a);
   acceptNetworkType(conf, found);
-  a.rt.rememberNetwork(version, found);
+  a.deps.networks.remember(version, found);
   return found;
 }
 
@@ -91,7 +97,7 @@ function mayCreateNetwork(conf: AddPlan['conf']): void {
 
 /** Creates the shared network the configuration describes; another pod's ADD creating it first is fine. */
 async function createBridgeNetwork(a: NetworkContext): Promise<NetworkInfo> {
-  const { conf } = a;
+  const { conf } = a.plan;
   mayCreateNetwork(conf);
   // Both families' subnets when the configuration is dual-stack: one network, two subnets (HCN v2 Ipams).
   const subnets = (conf.subnets ?? [])
@@ -118,10 +124,10 @@ async function createBridgeNetwork(a: NetworkContext): Promise<NetworkInfo> {
         flags: 0,
         ...(conf.adapterName ? { adapterName: conf.adapterName } : {}),
         subnets,
-        policies: [...a.networkPolicies],
+        policies: [...a.plan.networkPolicies],
       }),
     );
-    a.rt.rememberNetwork(a.choice.version, created);
+    a.deps.networks.remember(a.plan.choice.version, created);
     return created;
   } catch (e) {
     // Another pod's ADD created it a moment ago: use theirs.
@@ -140,7 +146,7 @@ async function createBridgeNetwork(a: NetworkContext): Promise<NetworkInfo> {
  * address is held by a stale endpoint (audit those that hold it: own-objects.ts).
  */
 export async function placeInBridge(
-  a: AddPlan,
+  a: AddRun,
   addr: Addressing,
   intent: IntentRecord,
   listed: readonly NetworkInfo[] | undefined,
@@ -154,14 +160,14 @@ export async function placeInBridge(
       if (attempt > 1 || refused === undefined) throw e;
       if (hasCode(refused, HR.NETWORK_NOT_FOUND)) {
         a.log.warn({ network: network.name, id: network.id }, 'the HNS network is gone; looking it up again');
-        a.rt.rememberNetwork(a.choice.version, undefined, network.name);
+        a.deps.networks.remember(a.plan.choice.version, undefined, network.name);
         listed = undefined;
         continue;
       }
       const addresses = addressesOf(addr);
       if (
         hasCode(refused, HR.ADDR_INVALID_OR_RESERVED) &&
-        a.conf.audit &&
+        a.plan.conf.audit &&
         (await auditAddressHolders(a, network, addresses))
       ) {
         a.log.warn({ addresses }, 'a stale endpoint held the address; removed it, creating again');
@@ -173,12 +179,13 @@ export async function placeInBridge(
 }
 
 /** Where in the shared network: its subnets and gateways, and the endpoint policies it adds to the plan's. */
-async function bridgePlacement(a: AddPlan, addr: Addressing, network: NetworkInfo): Promise<EndpointPlacement> {
+async function bridgePlacement(a: AddRun, addr: Addressing, network: NetworkInfo): Promise<EndpointPlacement> {
   // One subnet per family (the first of each, as sdnbridge reads an endpoint's first address of each family).
   const subnets = ([4, 6] as const).flatMap((f) => network.subnets.filter((s) => familyOf(s.prefix) === f).slice(0, 1));
   const v6 = subnets.find((s) => familyOf(s.prefix) === 6);
   // HNS assigns the addresses: an IPv6 subnet means an IPv6 address, which HNS v1 or an old HNS cannot give.
-  if (addr.ips.length === 0 && v6) requireIpv6(a.choice, `the subnet ${v6.prefix} of HNS network "${network.name}"`);
+  if (addr.ips.length === 0 && v6)
+    requireIpv6(a.plan.choice, `the subnet ${v6.prefix} of HNS network "${network.name}"`);
   const families = addr.ips.length
     ? addr.ips.map((ip) => familyOf(ip.address))
     : subnets.map((s) => familyOf(s.prefix));
@@ -188,12 +195,12 @@ async function bridgePlacement(a: AddPlan, addr: Addressing, network: NetworkInf
       (f) =>
         addr.ips.find((ip) => familyOf(ip.address) === f)?.gateway ??
         subnets.find((s) => familyOf(s.prefix) === f)?.gateway ??
-        a.conf.subnets?.find((s) => s.family === f)?.gateway,
+        a.plan.conf.subnets?.find((s) => s.family === f)?.gateway,
     )
     .filter((g): g is string => g !== undefined);
   const overlay = await overlaySettings(a, network, addr);
   // win-overlay's ipMasq: its network's (IPv4) subnet is not source-NATed.
-  const masq = a.conf.ipMasq ? subnets.filter((s) => familyOf(s.prefix) === 4).map((s) => s.prefix) : [];
+  const masq = a.plan.conf.ipMasq ? subnets.filter((s) => familyOf(s.prefix) === 4).map((s) => s.prefix) : [];
   return {
     network,
     networkOwned: false,
@@ -201,7 +208,7 @@ async function bridgePlacement(a: AddPlan, addr: Addressing, network: NetworkInf
     subnets,
     gateways,
     ...(overlay.mac ? { mac: overlay.mac } : {}),
-    policies: withOutboundNatExceptions([...a.policies, ...overlay.policies], masq, 4),
+    policies: withOutboundNatExceptions([...a.plan.policies, ...overlay.policies], masq, 4),
   };
 }
 
@@ -212,7 +219,7 @@ async function bridgePlacement(a: AddPlan, addr: Addressing, network: NetworkInf
  * bytes (0E-2A-0A-84-00-05 for 10.132.0.5), so the MAC of a pod is known from its IP across the cluster.
  */
 async function overlaySettings(
-  a: AddPlan,
+  a: AddRun,
   network: NetworkInfo,
   addr: Addressing,
 ): Promise<{ policies: TypedPolicy[]; mac?: string }> {
@@ -222,13 +229,34 @@ async function overlaySettings(
   const pa = await refusable(`reading the ManagementIP of HNS network "${network.name}"`, () =>
     managementIpOf(a.api, network),
   );
-  const havePa = a.policies.some((p) => p.Type === 'ProviderAddress' && p.Settings?.ProviderAddress === pa);
+  const havePa = a.plan.policies.some((p) => p.Type === 'ProviderAddress' && p.Settings?.ProviderAddress === pa);
   if (pa && !havePa) policies.push({ Type: 'ProviderAddress', Settings: { ProviderAddress: pa } });
   const v4 = addr.ips.map((ip) => ip.address.split('/')[0]!).find((ip) => parseIpv4(ip) !== undefined);
   if (!addr.fromIpam || v4 === undefined) return { policies };
-  const mac = `${a.conf.endpointMacPrefix}-${v4
+  const mac = `${a.plan.conf.endpointMacPrefix}-${v4
     .split('.')
     .map((b) => Number(b).toString(16).padStart(2, '0').toUpperCase())
     .join('-')}`;
   return { policies, mac };
 }
+
+/**
+ * Bridge mode: every pod's endpoint in one shared network (found, or created when the configuration says so). It
+ * creates no network of a pod's own, so it has no network flags and no own network name; "iov" is refused, as it
+ * applies to the pod's own NIC network only.
+ */
+export const bridgeMode: AddMode = {
+  name: 'bridge',
+  check(conf) {
+    if (conf.iov) {
+      throw new CniError(
+        CniCode.INVALID_NETWORK_CONFIG,
+        'invalid network configuration: "iov" applies to mode "delegatedNic" only',
+      );
+    }
+  },
+  networkFlags: () => undefined,
+  ownNetworkName: () => undefined,
+  claimPlan: (a) => planBridge(a),
+  place: (a, got: Claimed) => placeInBridge(a, got.addr, got.intent, got.listed),
+};

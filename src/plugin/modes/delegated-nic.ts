@@ -20,12 +20,14 @@ import { deleteNetworkUnlessHeld } from '../../orphans/network-holders';
 import { endpointName, namesOwner, nicNetworkName, parseOwnedName } from '../../orphans/ownership';
 import { intentLiveness } from '../../state/liveness';
 import { ownerKey, sameOwner, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../../state/records';
-import { plannedId, type AddPlan } from '../add-plan';
-import type { Addressing } from '../addresses';
+import { plannedId } from '../add-plan';
+import type { AddMode, AddRun } from '../add-steps';
+import type { Addressing, Placed } from '../add-steps';
 import { keepClaim, updateIntent } from '../claim';
-import { placeEndpoint, type Placed } from '../endpoint';
+import { placeEndpoint } from '../endpoint';
 import { requireIpv6 } from '../families';
 import { auditNicHolder } from '../own-objects';
+import { nicNetworkFlags } from '../endpoint-config';
 import { step } from '../to-cni-error';
 import type { StateSnapshot } from '../../state/store';
 
@@ -34,9 +36,9 @@ import type { StateSnapshot } from '../../state/store';
  * then the MAC of the interface in the delegated IPAM result. Two runtime sources that disagree are an error: one
  * of them is wrong, and binding the wrong NIC is worse than failing.
  */
-export function runtimeMac(a: Pick<AddPlan, 'conf' | 'ctx'>): string | undefined {
-  const fromRuntime = a.conf.runtimeMac;
-  const argText = a.ctx.attachment.args.MAC;
+export function runtimeMac(a: { plan: Pick<AddRun['plan'], 'conf' | 'attachment'> }): string | undefined {
+  const fromRuntime = a.plan.conf.runtimeMac;
+  const argText = a.plan.attachment.args.MAC;
   let fromArgs: string | undefined;
   if (argText !== undefined) {
     fromArgs = unicastMac(argText);
@@ -52,7 +54,7 @@ export function runtimeMac(a: Pick<AddPlan, 'conf' | 'ctx'>): string | undefined
   return fromRuntime ?? fromArgs;
 }
 
-export function chooseMac(a: AddPlan, ipamMac: string | undefined): string {
+export function chooseMac(a: AddRun, ipamMac: string | undefined): string {
   const mac = runtimeMac(a) ?? (ipamMac !== undefined ? unicastMac(ipamMac) : undefined);
   if (!mac) {
     throw new CniError(
@@ -68,14 +70,15 @@ export function chooseMac(a: AddPlan, ipamMac: string | undefined): string {
  * audited on the spot (seed 000's leak is removed here, whatever the rest of the node holds); `ownIntent` is this
  * ADD's, which claims nothing yet.
  */
-export async function lookupNic(a: AddPlan, mac: string, ownIntent?: string): Promise<HostAdapter> {
+export async function lookupNic(a: AddRun, mac: string, ownIntent?: string): Promise<HostAdapter> {
   const adapter = await physicalAdapter(a, mac);
   const state = a.store.snapshot();
   const tombs = new Map(state.tombstones.map((t) => [ownerKey(t), t]));
-  const live: Liveness = (i) => intentLiveness(i, tombs.get(ownerKey(i)), a.rt.now(), a.rt.os().processStartTime);
+  const live: Liveness = (i) =>
+    intentLiveness(i, tombs.get(ownerKey(i)), a.deps.now(), a.deps.hns.os().processStartTime);
   // An ADD of another attachment that is creating a network on this NIC right now (HNS may not show it yet).
   for (const i of state.intents) {
-    if (i.mac === mac && !sameOwner(i, a.owner) && live(i).live) {
+    if (i.mac === mac && !sameOwner(i, a.plan.owner) && live(i).live) {
       throw new CniError(
         CniCode.TRY_AGAIN_LATER,
         `NIC ${mac} is being claimed by a running ADD for ${ownerKey(i)} (pid ${i.pid}); try again later`,
@@ -91,7 +94,7 @@ export async function lookupNic(a: AddPlan, mac: string, ownIntent?: string): Pr
   if (!holder) return adapter;
   const parsed = parseOwnedName(holder.name);
   // Ours, or a peer's the operator lets the audit remove (adopt: peer-networks.ts), is audited here and now.
-  if ((parsed || a.conf.adopt.length > 0) && a.conf.audit && (await auditNicHolder(a, holder, ownIntent))) {
+  if ((parsed || a.plan.conf.adopt.length > 0) && a.plan.conf.audit && (await auditNicHolder(a, holder, ownIntent))) {
     a.log.info({ mac, network: holder.name }, 'the leaked network that held the NIC was removed');
     return adapter;
   }
@@ -111,7 +114,7 @@ interface NicHolder {
 }
 
 /** The physical host adapter with the MAC. */
-async function physicalAdapter(a: AddPlan, mac: string): Promise<HostAdapter> {
+async function physicalAdapter(a: AddRun, mac: string): Promise<HostAdapter> {
   const listed = await step('listing host adapters', () => a.api.listAdapters());
   // Physical adapters only: a host vNIC of an HNS switch ("vEthernet (…)") carries the NIC's MAC, and HNS refuses it
   // as a network's adapter (Azure network/network_windows.go: "the hns calls fails if passed a vSwitch interface").
@@ -129,7 +132,7 @@ async function physicalAdapter(a: AddPlan, mac: string): Promise<HostAdapter> {
 }
 
 /** Why the NIC cannot be used: the network that holds it, and whose it is as far as the state knows. */
-function heldNic(a: AddPlan, h: NicHolder): CniError {
+function heldNic(a: AddRun, h: NicHolder): CniError {
   const { holder, parsed, state } = h;
   const where = `NIC ${h.mac} (adapter "${h.adapter.name}")`;
   if (!parsed) {
@@ -148,7 +151,7 @@ function heldNic(a: AddPlan, h: NicHolder): CniError {
     );
   }
   // Our own intent claims nothing here: a network of this very owner that is still there is a leftover.
-  const intent = ofHolder(a.owner) ? undefined : state.intents.find(ofHolder);
+  const intent = ofHolder(a.plan.owner) ? undefined : state.intents.find(ofHolder);
   if (intent && h.live(intent).live) {
     return new CniError(
       CniCode.TRY_AGAIN_LATER,
@@ -159,7 +162,7 @@ function heldNic(a: AddPlan, h: NicHolder): CniError {
   return new CniError(
     CniCode.NIC_IN_USE,
     `${where} is held by network "${holder.name}" (${holder.id}) left behind by ${holderOwner ? ownerKey(holderOwner) : `owner tag ${parsed.tag}`}, which has no live attachment: a leaked network${
-      a.conf.audit
+      a.plan.conf.audit
         ? ' that the audit could not remove (see the log)'
         : ', and the audit is switched off ("audit": false)'
     }`,
@@ -167,19 +170,19 @@ function heldNic(a: AddPlan, h: NicHolder): CniError {
 }
 
 /** The NIC network's spec, as created (and recorded for repair). */
-function nicNetworkSpec(a: AddPlan, spec: { name: string; subnets: SubnetInfo[] }, adapter: HostAdapter): NetworkSpec {
+function nicNetworkSpec(a: AddRun, spec: { name: string; subnets: SubnetInfo[] }, adapter: HostAdapter): NetworkSpec {
   return {
     name: spec.name,
     type: 'Transparent',
-    flags: a.nicFlags ?? NetworkFlags.EnableNonPersistent,
+    flags: a.plan.nicFlags ?? NetworkFlags.EnableNonPersistent,
     adapterName: adapter.name,
     subnets: spec.subnets,
-    policies: [...a.networkPolicies],
+    policies: [...a.plan.networkPolicies],
   };
 }
 
 async function createNicNetwork(
-  a: AddPlan,
+  a: AddRun,
   ownIntent: string,
   spec: { name: string; id?: string; mac: string; subnets: SubnetInfo[] },
   adapter: HostAdapter,
@@ -194,7 +197,7 @@ async function createNicNetwork(
       if (isAdapterUnavailable(cause)) {
         // HNS finished a network on this NIC after we looked (a leaked create committing late): look (which audits
         // the holder) and retry once.
-        if (attempt === 1 && a.conf.audit) {
+        if (attempt === 1 && a.plan.conf.audit) {
           a.log.warn(
             { mac: spec.mac, adapter: adapter.name },
             'HNS says the NIC is taken although it looked free; looking again',
@@ -224,14 +227,16 @@ async function createNicNetwork(
 
 /** What a delegated-NIC ADD plans before it allocates anything: the endpoint, and the NIC network once the MAC is known. */
 export function planDelegated(
-  a: AddPlan,
+  a: AddRun,
   reuse: AttachmentRecord | undefined,
 ): { planned: PlannedObject[]; mac?: string } {
   const mac = reuse?.mac ?? runtimeMac(a);
-  const epId = plannedId(a);
-  const netId = plannedId(a);
-  const planned: PlannedObject[] = [{ kind: 'endpoint', name: endpointName(a.owner), ...(epId ? { id: epId } : {}) }];
-  if (mac) planned.unshift({ kind: 'network', name: nicNetworkName(a.owner), ...(netId ? { id: netId } : {}) });
+  const epId = plannedId(a.plan.choice);
+  const netId = plannedId(a.plan.choice);
+  const planned: PlannedObject[] = [
+    { kind: 'endpoint', name: endpointName(a.plan.owner), ...(epId ? { id: epId } : {}) },
+  ];
+  if (mac) planned.unshift({ kind: 'network', name: nicNetworkName(a.plan.owner), ...(netId ? { id: netId } : {}) });
   return { planned, ...(mac ? { mac } : {}) };
 }
 
@@ -240,14 +245,14 @@ export function planDelegated(
  * survived), then the endpoint the intent planned in it.
  */
 export async function placeOnNic(
-  a: AddPlan,
+  a: AddRun,
   addr: Addressing,
   startIntent: IntentRecord,
   reuse: AttachmentRecord | undefined,
 ): Promise<Placed> {
   const mac = startIntent.mac ?? chooseMac(a, addr.ipamMac);
   const subnets = nicSubnets(a, addr);
-  const netName = nicNetworkName(a.owner);
+  const netName = nicNetworkName(a.plan.owner);
   // The MAC came from IPAM: now the intent can name the NIC and the network it will create.
   const named = startIntent.mac ? startIntent : await nameNicNetwork(a, startIntent, netName, mac);
   const { network, networkSpec, intent } = await nicNetwork(a, named, { name: netName, mac, subnets }, reuse);
@@ -259,13 +264,13 @@ export async function placeOnNic(
     gateways: subnets.map((s) => s.gateway).filter((g): g is string => g !== undefined),
     mac,
     ...(networkSpec ? { networkSpec } : {}),
-    policies: a.policies,
+    policies: a.plan.policies,
   });
 }
 
 /** The intent, now naming the NIC and the network this ADD will create on it. */
-function nameNicNetwork(a: AddPlan, intent: IntentRecord, netName: string, mac: string): Promise<IntentRecord> {
-  const netId = plannedId(a);
+function nameNicNetwork(a: AddRun, intent: IntentRecord, netName: string, mac: string): Promise<IntentRecord> {
+  const netId = plannedId(a.plan.choice);
   return updateIntent(
     a,
     intent,
@@ -275,8 +280,8 @@ function nameNicNetwork(a: AddPlan, intent: IntentRecord, netName: string, mac: 
 }
 
 /** The network's subnets: one per family of the pod's addresses (IPAM), else the configured ones (HNS assigns). */
-function nicSubnets(a: AddPlan, addr: Addressing): SubnetInfo[] {
-  const { conf } = a;
+function nicSubnets(a: AddRun, addr: Addressing): SubnetInfo[] {
+  const { conf } = a.plan;
   const subnets: SubnetInfo[] = (
     addr.ips.length
       ? addr.ips.map((ip) => ({ prefix: networkOf(ip.address)!, family: familyOf(ip.address)!, gateway: ip.gateway }))
@@ -294,7 +299,7 @@ function nicSubnets(a: AddPlan, addr: Addressing): SubnetInfo[] {
     );
   }
   const v6 = subnets.find((s) => familyOf(s.prefix) === 6);
-  if (v6 && addr.ips.length === 0) requireIpv6(a.choice, `subnet ${v6.prefix}`);
+  if (v6 && addr.ips.length === 0) requireIpv6(a.plan.choice, `subnet ${v6.prefix}`);
   return subnets;
 }
 
@@ -303,7 +308,7 @@ function nicSubnets(a: AddPlan, addr: Addressing): SubnetInfo[] {
  * intent too, following the id HNS gave the network.
  */
 async function nicNetwork(
-  a: AddPlan,
+  a: AddRun,
   intent: IntentRecord,
   want: { name: string; mac: string; subnets: SubnetInfo[] },
   reuse: AttachmentRecord | undefined,
@@ -320,3 +325,17 @@ async function nicNetwork(
   const claim = await keepClaim(a, intent, { kind: 'network', planned: netId, actual: created.id });
   return { network: created, networkSpec: made.spec, intent: claim };
 }
+
+/**
+ * Delegated-NIC mode: a network of the pod's own on its NIC (flags as Azure CNI's FrontendNIC networks:
+ * endpoint-config.ts nicNetworkFlags), then the endpoint in it; the network is named after the attachment, so an
+ * earlier attempt's is found by name (own-objects.ts).
+ */
+export const delegatedNicMode: AddMode = {
+  name: 'delegatedNic',
+  check: () => undefined,
+  networkFlags: (conf, host) => nicNetworkFlags(conf, host.version, host.hnsVersion),
+  ownNetworkName: (owner) => nicNetworkName(owner),
+  claimPlan: (a, existing) => planDelegated(a, existing),
+  place: (a, got) => placeOnNic(a, got.addr, got.intent, got.existing),
+};

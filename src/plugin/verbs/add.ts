@@ -25,48 +25,48 @@ import type { NetworkInfo } from '../../hns/api';
 import { hcnCause, isUnreachable } from '../../hns/hcn-error';
 import { ownerKey, type AttachmentRecord, type IntentRecord, type Owner } from '../../state/records';
 import type { StateStore } from '../../state/store';
-import { prepare, type AddPlan } from '../add-plan';
-import { allocate, type Addressing } from '../addresses';
+import { prepare } from '../add-plan';
+import type { AddDeps, AddRun } from '../add-steps';
+import { allocate } from '../addresses';
 import type { ApiChoice } from '../api-version';
 import { ensureAttached } from '../attach';
 import { wholeNodeAuditDue } from '../audit-due';
-import { planBridge, placeInBridge } from '../modes/bridge';
 import { commit, writeIntent } from '../claim';
-import { placeOnNic, planDelegated } from '../modes/delegated-nic';
-import { attachEndpoint, attachmentRecord, type Placed } from '../endpoint';
+import { attachEndpoint, attachmentRecord } from '../endpoint';
+import { modeOf } from '../modes/choose';
 import { parseNetns } from '../netns';
 import { clearOwnLeftovers } from '../own-objects';
 import { releasePendingIpam } from '../pending-ipam';
-import type { PluginRuntime } from '../runtime';
 import { step, toCniError } from '../to-cni-error';
 
-export async function add(ctx: VerbContext, rt: PluginRuntime): Promise<CniResult> {
+export async function add(ctx: VerbContext, deps: AddDeps): Promise<CniResult> {
   const { conf, attachment, log } = ctx;
   const target = parseNetns(attachment.netns);
-  const store = rt.store(conf, log);
-  const choice = await step('choosing the HNS API', () => rt.api(conf));
+  const store = deps.stores.store(conf, log);
+  const choice = await step('choosing the HNS API', () => deps.hns.api(conf));
   log.debug({ api: choice.version, reason: choice.reason }, 'HNS API chosen by the host');
-  if (target.kind === 'shared') return addShared(ctx, rt, store, choice, target.sandboxId);
+  if (target.kind === 'shared') return addShared(ctx, { deps, store, choice, sandboxId: target.sandboxId });
 
-  const plan = await prepare(ctx, rt, store, choice, target);
-  const existing = store.getAttachment(plan.owner);
-  const same = existing && (await repeat(plan, existing));
+  const a = await prepare(ctx, { deps, store, mode: modeOf(conf) }, choice, target);
+  const existing = store.getAttachment(a.plan.owner);
+  const same = existing && (await repeat(a, existing));
   if (same) return same;
-  const listed = await auditOrOwnLeftovers(plan);
-  return claimAndCreate(plan, existing, listed);
+  const listed = await auditOrOwnLeftovers(a);
+  return claimAndCreate(a, existing, listed);
 }
 
 /**
  * The whole node's audit only when it is due (audit-due.ts); every ADD audits its own names (own-objects.ts). Returns
  * the networks the whole-node audit listed, so the bridge network is found without asking HNS again.
  */
-async function auditOrOwnLeftovers(a: AddPlan): Promise<readonly NetworkInfo[] | undefined> {
-  const { conf, rt, store, log } = a;
+async function auditOrOwnLeftovers(a: AddRun): Promise<readonly NetworkInfo[] | undefined> {
+  const { plan, deps, api, store, log } = a;
+  const { conf } = plan;
   if (!conf.audit) return undefined;
-  if (wholeNodeAuditDue(conf, rt, store)) {
-    const report = await step('auditing HNS for leaked objects', () => rt.audit(conf, a.api, store, log));
+  if (wholeNodeAuditDue(conf, deps, store)) {
+    const report = await step('auditing HNS for leaked objects', () => deps.auditor.audit({ conf, api, store, log }));
     // IPs that DELs had to keep while HNS refused to delete their endpoints: free them now the audit removed those.
-    await releasePendingIpam(store, a.ctx.ipam, conf.name, report, log);
+    await releasePendingIpam(store, { ipam: a.ipam, network: conf.name, log }, report);
     return report.networks;
   }
   await clearOwnLeftovers(a);
@@ -75,7 +75,7 @@ async function auditOrOwnLeftovers(a: AddPlan): Promise<readonly NetworkInfo[] |
 
 /** Claim → addresses → place → attach → commit; a failure is undone, or left to the audit when HNS stopped answering. */
 async function claimAndCreate(
-  a: AddPlan,
+  a: AddRun,
   existing: AttachmentRecord | undefined,
   listed: readonly NetworkInfo[] | undefined,
 ): Promise<CniResult> {
@@ -85,12 +85,17 @@ async function claimAndCreate(
     const intent = await claim(a, existing);
     intentId = intent.id;
     const addr = await allocate(a, existing);
-    const placed = await place(a, addr, intent, existing, listed);
+    const placed = await a.plan.mode.place(a, { intent, addr, existing, listed });
     const record = attachmentRecord(a, addr, placed);
     const prepared = await attachEndpoint(a, placed.ep, record);
     await commit(a, record, placed.intent, prepared);
     log.info(
-      { endpoint: record.endpoint.id, network: record.network.name, api: a.choice.version, attach: record.attach.kind },
+      {
+        endpoint: record.endpoint.id,
+        network: record.network.name,
+        api: a.plan.choice.version,
+        attach: record.attach.kind,
+      },
       'attachment created',
     );
     return record.result as unknown as CniResult;
@@ -112,27 +117,14 @@ async function claimAndCreate(
  * The claim comes first, before anything is allocated or created: a process killed at any later point leaves an
  * intent that names the owner, what it planned, and when it stops counting.
  */
-async function claim(a: AddPlan, existing: AttachmentRecord | undefined): Promise<IntentRecord> {
-  const planned = a.conf.mode === 'delegatedNic' ? planDelegated(a, existing) : planBridge(a);
+async function claim(a: AddRun, existing: AttachmentRecord | undefined): Promise<IntentRecord> {
+  const planned = a.plan.mode.claimPlan(a, existing);
   return step('writing the intent', () => writeIntent(a, planned.planned, planned.mac));
 }
 
-/** The mode supplies the network and nothing else: the endpoint in it is created the same way (endpoint.ts). */
-function place(
-  a: AddPlan,
-  addr: Addressing,
-  intent: IntentRecord,
-  existing: AttachmentRecord | undefined,
-  listed: readonly NetworkInfo[] | undefined,
-): Promise<Placed> {
-  return a.conf.mode === 'delegatedNic'
-    ? placeOnNic(a, addr, intent, existing)
-    : placeInBridge(a, addr, intent, listed);
-}
-
 /** A repeated ADD: the same result if the endpoint is still there (re-attached if needed), else undefined. */
-async function repeat(a: AddPlan, rec: AttachmentRecord): Promise<CniResult | undefined> {
-  const netns = a.ctx.attachment.netns;
+async function repeat(a: AddRun, rec: AttachmentRecord): Promise<CniResult | undefined> {
+  const netns = a.plan.attachment.netns;
   if (rec.netns !== netns || rec.mode === 'shared') {
     throw new CniError(
       CniCode.INVALID_ENV,
@@ -155,12 +147,10 @@ async function repeat(a: AddPlan, rec: AttachmentRecord): Promise<CniResult | un
 /** `container:<sandbox>`: a workload container shares the sandbox's endpoint: no endpoint, no IP, the same result. */
 async function addShared(
   ctx: VerbContext,
-  rt: PluginRuntime,
-  store: StateStore,
-  choice: ApiChoice,
-  sandboxId: string,
+  on: { deps: Pick<AddDeps, 'now'>; store: StateStore; choice: ApiChoice; sandboxId: string },
 ): Promise<CniResult> {
   const { conf, log } = ctx;
+  const { store, choice, sandboxId } = on;
   const owner: Owner = { containerId: ctx.attachment.containerId, ifname: ctx.attachment.ifname };
   const sandboxOwner = { containerId: sandboxId, ifname: owner.ifname };
   const sandbox = store.getAttachment(sandboxOwner);
@@ -192,7 +182,7 @@ async function addShared(
     ipamAllocated: false,
     attach: { kind: 'none', target: '' },
     result: sandbox.result,
-    createdAt: rt.now(),
+    createdAt: on.deps.now(),
   };
   await step('recording the shared attachment', () => store.commitAttachment(record));
   log.info({ sandbox: sandboxId, endpoint: ep.id }, 'sharing the sandbox endpoint');

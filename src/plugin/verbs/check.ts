@@ -9,18 +9,21 @@ import { ownerKey } from '../../state/records';
 import { isAttached } from '../attach';
 import { step } from '../to-cni-error';
 import { cniMac } from '../result';
-import type { PluginRuntime } from '../runtime';
+import type { PluginDeps } from '../deps';
 
-export async function check(ctx: VerbContext, rt: PluginRuntime): Promise<void> {
+/** What CHECK uses: HNS and the state store; it changes nothing. */
+export type CheckDeps = Pick<PluginDeps, 'hns' | 'stores'>;
+
+export async function check(ctx: VerbContext, deps: CheckDeps): Promise<void> {
   const { conf, attachment, log } = ctx;
   const owner = { containerId: attachment.containerId, ifname: attachment.ifname };
-  const store = rt.store(conf, log);
+  const store = deps.stores.store(conf, log);
   const rec = store.getAttachment(owner);
   if (!rec) throw new CniError(CniCode.UNKNOWN_CONTAINER, `no attachment for ${ownerKey(owner)}`);
   const fail = (msg: string) => new CniError(CniCode.CHECK_FAILED, `CHECK ${ownerKey(owner)}: ${msg}`);
   if (rec.netns !== attachment.netns)
     throw fail(`attached to netns ${JSON.stringify(rec.netns)}, not ${JSON.stringify(attachment.netns)}`);
-  const { api } = await step('choosing the HNS API', () => rt.api(conf));
+  const { api } = await step('choosing the HNS API', () => deps.hns.api(conf));
   const ep = await step('looking up the endpoint', () => api.getEndpoint(rec.endpoint.id));
   if (!ep) throw fail(`endpoint ${rec.endpoint.id} (${rec.endpoint.name}) is missing from HNS`);
   if (rec.mode === 'shared') {

@@ -61,7 +61,7 @@ async function azureNicNetwork(api: HnsApi, ctx: VerbContext): Promise<string | 
   if (ctx.conf.mode !== 'delegatedNic' || !ctx.conf.adopt.includes('azure')) return undefined;
   let mac: string | undefined;
   try {
-    mac = runtimeMac({ conf: ctx.conf, ctx });
+    mac = runtimeMac({ plan: ctx });
   } catch {
     return undefined;
   }

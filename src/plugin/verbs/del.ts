@@ -29,13 +29,13 @@ import { parseNetns } from '../netns';
 import { delMigrated } from './del-migrated';
 import { addressesOf, heldAddresses, keepForHolders } from '../ip-holders';
 import { step, toCniError } from '../to-cni-error';
-import type { PluginRuntime } from '../runtime';
+import type { PluginDeps } from '../deps';
 import type { DelDeps } from './del-deps';
 
 /** DEL with a record adds what releases the IP: the IPAM plugin, and the holders this process knows. */
 interface RecordedDelDeps extends DelDeps {
   readonly ipam: VerbContext['ipam'];
-  readonly addressBook: PluginRuntime['addressBook'];
+  readonly addressBook: PluginDeps['addressBook'];
 }
 
 /** Who a DEL tears down, on which network (plain data). */
@@ -44,24 +44,27 @@ interface DelRequest {
   readonly conf: NetConf;
 }
 
-export async function del(ctx: VerbContext, rt: PluginRuntime): Promise<void> {
+/** What DEL uses of the plugin's dependencies: HNS, the state store, and the holders this process knows. */
+export type DelVerbDeps = Pick<PluginDeps, 'hns' | 'stores' | 'addressBook'>;
+
+export async function del(ctx: VerbContext, deps: DelVerbDeps): Promise<void> {
   const { conf, attachment, log } = ctx;
   const owner: Owner = { containerId: attachment.containerId, ifname: attachment.ifname };
-  const store = rt.store(conf, log);
+  const store = deps.stores.store(conf, log);
   const rec = store.getAttachment(owner);
   if (rec?.mode === 'shared') {
     await step('removing the shared attachment record', () => store.removeAttachment(owner));
     log.info({ sandbox: rec.sharedWith?.containerId }, 'shared attachment removed; the sandbox endpoint stays');
     return;
   }
-  const api = await apiForDel(conf, rt);
+  const api = await apiForDel(conf, deps);
   if (rec) {
     if (!api)
       throw new CniError(
         CniCode.TRY_AGAIN_LATER,
         'no HNS API is available on this host to delete the recorded attachment',
       );
-    const d: RecordedDelDeps = { api, store, log, ipam: ctx.ipam, addressBook: rt.addressBook };
+    const d: RecordedDelDeps = { api, store, log, ipam: ctx.ipam, addressBook: deps.addressBook };
     return delRecorded(d, { owner, conf }, rec);
   }
   return delUnrecorded(ctx, store, api, owner);
@@ -152,11 +155,11 @@ async function delUnrecorded(
  * The API DEL uses: the configured one, else whichever the host has (an ADD that failed for want of HCN must not
  * leave a DEL failing forever), else none — then nothing of ours can have been created through this host's HNS.
  */
-async function apiForDel(conf: NetConf, rt: PluginRuntime): Promise<HnsApi | undefined> {
+async function apiForDel(conf: NetConf, deps: Pick<PluginDeps, 'hns'>): Promise<HnsApi | undefined> {
   const settings: NetConf['apiVersion'][] = conf.apiVersion === 'auto' ? ['auto'] : [conf.apiVersion, 'auto'];
   for (const apiVersion of settings) {
     try {
-      return (await step('choosing the HNS API', () => rt.api({ ...conf, apiVersion }))).api;
+      return (await step('choosing the HNS API', () => deps.hns.api({ ...conf, apiVersion }))).api;
     } catch (e) {
       if (!(e instanceof CniError && e.code === CniCode.API_UNAVAILABLE)) throw e;
     }

@@ -19,7 +19,10 @@ import { gcPeerEndpoints } from './gc-peers';
 import { addressesOf, heldAddresses, keepForHolders } from '../ip-holders';
 import { releasePendingIpam } from '../pending-ipam';
 import { step, toCniError } from '../to-cni-error';
-import type { PluginRuntime } from '../runtime';
+import type { PluginDeps } from '../deps';
+
+/** What GC uses: HNS, the state store, the auditor, and the clock its liveness checks read. */
+export type GcDeps = Pick<PluginDeps, 'hns' | 'stores' | 'auditor' | 'now'>;
 
 export interface GcReport {
   removedAttachments: string[];
@@ -30,7 +33,7 @@ export interface GcReport {
 /** What every step of one GC shares. */
 interface GcRun {
   ctx: ConfContext;
-  rt: PluginRuntime;
+  deps: GcDeps;
   api: HnsApi;
   store: StateStore;
   state: StateSnapshot;
@@ -49,14 +52,14 @@ interface GcRun {
  * `peers: false` leaves the previous plugin's endpoints alone: `hcn-cni uninstall` removes only what is provably
  * hcn-cni's, and a win-bridge endpoint named after a pod is that plugin's, whatever the pod's state.
  */
-export async function gc(ctx: ConfContext, rt: PluginRuntime, options: { peers?: boolean } = {}): Promise<GcReport> {
+export async function gc(ctx: ConfContext, deps: GcDeps, options: { peers?: boolean } = {}): Promise<GcReport> {
   const { conf, log } = ctx;
   // parseNetConf gives every GC its list (an empty one for libcni's GC without arguments, which means none is
   // valid); a GC without one is a caller that skipped the parser, and guessing "none valid" would delete everything.
   if (!conf.validAttachments) throw new Error('GC without a parsed cni.dev/valid-attachments list');
   const valid = new Set(conf.validAttachments.map(ownerKey));
-  const store = rt.store(conf, log);
-  const { api } = await step('choosing the HNS API', () => rt.api(conf));
+  const store = deps.stores.store(conf, log);
+  const { api } = await step('choosing the HNS API', () => deps.hns.api(conf));
   const report: GcReport = { removedAttachments: [], deletedObjects: [], errors: [] };
   const note = (what: string, e: unknown) => {
     const err = toCniError(e, what);
@@ -69,7 +72,7 @@ export async function gc(ctx: ConfContext, rt: PluginRuntime, options: { peers?:
   // Another conflist's attachments and intents (same stateDir): its runtime's GC lists them, ours does not and must
   // not judge them.
   const ours = (r: { cniNetwork?: string }) => r.cniNetwork === undefined || r.cniNetwork === conf.name;
-  const run: GcRun = { ctx, rt, api, store, state, valid, ours, report, note, peers: options.peers !== false };
+  const run: GcRun = { ctx, deps, api, store, state, valid, ours, report, note, peers: options.peers !== false };
   await removeRecorded(run);
   await removeUnfinished(run);
   leaveQuarantined(run);
@@ -102,12 +105,12 @@ async function removeRecorded({ ctx, api, store, state, valid, ours, report, not
 }
 
 /** Unfinished ADDs not listed whose intents are dead: cleaned up like a DEL without a record. */
-async function removeUnfinished({ ctx, rt, api, store, state, valid, ours, note }: GcRun): Promise<void> {
+async function removeUnfinished({ ctx, deps, api, store, state, valid, ours, note }: GcRun): Promise<void> {
   const { conf, log } = ctx;
   const tombs = new Map(state.tombstones.map((t) => [ownerKey(t), t]));
   for (const intent of state.intents) {
     if (valid.has(ownerKey(intent)) || !ours(intent)) continue;
-    if (intentLiveness(intent, tombs.get(ownerKey(intent)), rt.now(), rt.os().processStartTime).live) continue;
+    if (intentLiveness(intent, tombs.get(ownerKey(intent)), deps.now(), deps.hns.os().processStartTime).live) continue;
     try {
       const { endpointGone } = await deleteUnrecorded({ api, store, log }, intent, {
         onlyIntent: intent.id,
@@ -146,14 +149,14 @@ async function removePeers({ ctx, api, report, note, peers }: GcRun): Promise<vo
 }
 
 /** The audit removes every object of ours that nothing claims, then the allocations it kept are released. */
-async function auditAndRelease({ ctx, rt, api, store, report, note }: GcRun): Promise<void> {
+async function auditAndRelease({ ctx, deps, api, store, report, note }: GcRun): Promise<void> {
   const { conf, log } = ctx;
   try {
-    const result = await rt.audit(conf, api, store, log);
+    const result = await deps.auditor.audit({ conf, api, store, log });
     report.deletedObjects.push(...(result.sweep?.deleted ?? []).map((j) => `${j.kind} ${j.name}`));
     for (const f of result.sweep?.failed ?? [])
       report.errors.push(`deleting ${f.object.kind} ${f.object.name}: ${f.error}`);
-    report.errors.push(...(await releasePendingIpam(store, ctx.ipam, conf.name, result, log)));
+    report.errors.push(...(await releasePendingIpam(store, { ipam: ctx.ipam, network: conf.name, log }, result)));
   } catch (e) {
     note('auditing HNS', e);
   }

@@ -32,11 +32,11 @@ import { hresultHex } from '../../hns/hresults';
 import type { Logger } from '../../log/logger';
 import { deleteNetworkUnlessHeld } from '../../orphans/network-holders';
 import { ownerKey, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../../state/records';
-import { AttachmentChangedError } from '../../state/store';
+import { AttachmentChangedError, type StateStore } from '../../state/store';
 import { commit, keepClaim, writeIntent, type ClaimContext } from '../claim';
 import { detach, ensureAttached } from '../attach';
 import { judgePod, judgePods, type PodVerdict } from '../pod-health';
-import type { PluginRuntime } from '../runtime';
+import type { PluginDeps } from '../deps';
 import { Undo } from '../undo';
 
 /** What became of one pod's repair (docs/repair.md, "Per pod, reported"); the service's metrics label them all. */
@@ -63,8 +63,11 @@ export interface PodRepair {
   hresult?: string;
 }
 
+/** What a repair uses of the plugin's dependencies (deps.ts): HNS, the state store, and what its intents record. */
+export type RepairDeps = Pick<PluginDeps, 'hns' | 'stores' | 'now' | 'pid'>;
+
 export interface RepairOptions {
-  rt: PluginRuntime;
+  deps: RepairDeps;
   conf: NetConf;
   log: Logger;
   /** The pods judged just now (the node agent's health check), else judged here from one listing. */
@@ -75,9 +78,9 @@ export interface RepairOptions {
 
 /** Repairs every recorded attachment of this configuration's network whose pod does not have what it needs. */
 export async function repairAttachments(o: RepairOptions): Promise<PodRepair[]> {
-  const { rt, conf, log } = o;
-  const { api } = await rt.api(conf);
-  const store = rt.store(conf, log);
+  const { deps, conf, log } = o;
+  const { api } = await deps.hns.api(conf);
+  const store = deps.stores.store(conf, log);
   const verdicts =
     o.verdicts ?? (await judgePods(api, ofNetwork(store.snapshot().attachments, conf), await api.listEndpoints()));
   const unhealthy = verdicts.filter((v) => v.problem && ofNetwork([v.record], conf).length > 0);
@@ -85,7 +88,7 @@ export async function repairAttachments(o: RepairOptions): Promise<PodRepair[]> 
   const serialize = o.serialize ?? (<T>(_: unknown, task: () => Promise<T>) => task());
   // One pod at a time: a restart of a node with many pods is not answered by as many HNS creates at once.
   for (const { record, endpoint } of unhealthy) {
-    const report = await serialize(record, () => repairOne(api, { rt, conf, log, store }, record, endpoint));
+    const report = await serialize(record, () => repairOne(api, { deps, conf, log, store }, record, endpoint));
     if (!report) continue;
     const line = { attachment: report.attachment, endpoint: report.endpoint, outcome: report.outcome };
     if (report.outcome === 'repaired') log.info(line, 'repair: endpoint re-created or re-attached');
@@ -112,7 +115,7 @@ interface PodRepairDeps {
 
 async function repairOne(
   api: HnsApi,
-  base: Omit<ClaimContext, 'owner' | 'undo'>,
+  base: { deps: RepairDeps; conf: NetConf; log: Logger; store: StateStore },
   seen: AttachmentRecord,
   listed: EndpointInfo | undefined,
 ): Promise<PodRepair | undefined> {
@@ -130,7 +133,14 @@ async function repairOne(
   const now = await judgePod(api, rec, withListedState(await api.getEndpoint(rec.endpoint.id), listed));
   if (!now.problem) return undefined;
   if (now.problem === 'hns-failed') return report('hns-failed', now.detail);
-  const d: PodRepairDeps = { api, claim: { ...base, owner, undo: new Undo() }, report };
+  const claim: ClaimContext = {
+    plan: { conf: base.conf, owner },
+    deps: base.deps,
+    log: base.log,
+    store: base.store,
+    undo: new Undo(),
+  };
+  const d: PodRepairDeps = { api, claim, report };
   if (now.endpoint) return reattach(d, rec, now.endpoint);
   const plan = await recreatable(api, rec, report);
   if ('outcome' in plan) return plan;
@@ -195,7 +205,7 @@ async function recreate(d: PodRepairDeps, rec: AttachmentRecord, plan: Recreatio
       ...rec,
       network: { ...rec.network, id: network.id },
       endpoint: { ...rec.endpoint, id: ep.id },
-      repairedAt: a.rt.now(),
+      repairedAt: a.deps.now(),
     };
     await commit(a, repaired, claim);
     if (!sameId(ep.id, rec.endpoint.id)) return { ...report('repaired', `HNS gave it id ${ep.id}`) };
@@ -254,7 +264,7 @@ async function reattach(d: PodRepairDeps, rec: AttachmentRecord, ep: EndpointInf
     }
     await ensureAttached(api, ep, rec.attach, { fresh: true });
     a.undo.push('detach the endpoint', () => detach(api, ep.id, rec.attach));
-    await commit(a, { ...rec, repairedAt: a.rt.now() }, intent);
+    await commit(a, { ...rec, repairedAt: a.deps.now() }, intent);
     return report('repaired', 're-attached');
   } catch (e) {
     return failed(a, e, intent.id, report);
@@ -285,11 +295,11 @@ async function failed(a: ClaimContext, e: unknown, intentId: string, report: Rep
  * left nothing, and neither does the repair.
  */
 async function dropOwnTombstone(a: ClaimContext, intentId: string): Promise<boolean> {
-  const t = a.store.getTombstone(a.owner);
+  const t = a.store.getTombstone(a.plan.owner);
   if (!t?.voids?.includes(intentId)) return false;
   if (t.ipamPending || t.heldBy?.length || t.voids.length !== 1) return true;
-  if (a.store.getAttachment(a.owner) || a.store.getIntent(a.owner)) return true;
+  if (a.store.getAttachment(a.plan.owner) || a.store.getIntent(a.plan.owner)) return true;
   // A tombstone that cannot be removed now is noted (logged, counted) and left to the audit: nothing rests on it.
-  await a.store.tidyTombstone(a.owner, `removing the tombstone of ${ownerKey(a.owner)} a voided repair left`);
+  await a.store.tidyTombstone(a.plan.owner, `removing the tombstone of ${ownerKey(a.plan.owner)} a voided repair left`);
   return true;
 }

@@ -14,13 +14,16 @@ import { ownerKey } from '../../state/records';
 import { requireIpv6Asking, staticIpv6 } from '../families';
 import { judgePods, type PodVerdict } from '../pod-health';
 import { toCniError } from '../to-cni-error';
-import type { PluginRuntime } from '../runtime';
+import type { PluginDeps } from '../deps';
 
-export async function status(ctx: ConfContext, rt: PluginRuntime): Promise<void> {
+/** What STATUS uses: HNS and the state store; it changes nothing. */
+export type StatusDeps = Pick<PluginDeps, 'hns' | 'stores'>;
+
+export async function status(ctx: ConfContext, deps: StatusDeps): Promise<void> {
   const { conf, log } = ctx;
   let api: HnsApi;
   try {
-    const choice = await rt.api(conf);
+    const choice = await deps.hns.api(conf);
     api = choice.api;
     const v6 = staticIpv6(conf);
     if (v6) await requireIpv6Asking(choice, api.hcn, `"${v6[0]}" ${JSON.stringify(v6[1])}`);
@@ -30,7 +33,7 @@ export async function status(ctx: ConfContext, rt: PluginRuntime): Promise<void>
   } catch (e) {
     throw notAvailable(e);
   }
-  const state = rt.store(conf, log).snapshot();
+  const state = deps.stores.store(conf, log).snapshot();
   const owned = state.attachments.filter((r) => r.mode !== 'shared');
   let verdicts: PodVerdict[] = [];
   try {

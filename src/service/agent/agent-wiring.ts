@@ -9,10 +9,10 @@ import type { NativeHcn } from '../../hns/native-types';
 import type { HeldHandles } from '../../hns/held-handles';
 import { watchHnsService, type HnsServiceEvent } from '../../hns/service-notifications';
 import type { Logger } from '../../log/logger';
-import type { PluginRuntime } from '../../plugin/runtime';
+import type { ServedConfigs } from '../served-configs';
 import { watchConfDir } from './conf-dir';
 import type { HnsHealth } from '../observability/hns-health';
-import { NodeAgent } from './node-agent';
+import { NodeAgent, type AgentDeps } from './node-agent';
 import { NodeDoctor } from './node-doctor';
 import type { RepairTrigger } from './repair-trigger';
 
@@ -26,13 +26,14 @@ export interface AgentWiringOptions {
 
 export function createNodeAgent(
   options: AgentWiringOptions,
-  runtime: PluginRuntime,
+  on: { deps: AgentDeps; served: ServedConfigs },
   repair: RepairTrigger,
   log: Logger,
   health: HnsHealth,
 ): NodeAgent {
   return new NodeAgent({
-    runtime,
+    deps: on.deps,
+    served: on.served,
     log,
     ...(options.confDir
       ? {
@@ -48,7 +49,7 @@ export function createNodeAgent(
     // The pods its health check finds without the network they need, for a configuration with `repair: true`.
     repair: ({ conf }, verdicts) => repair.runFor(conf, verdicts),
     health,
-    doctor: new NodeDoctor({ runtime, platform: options.platform }),
+    doctor: new NodeDoctor({ deps: on.deps, platform: options.platform }),
     ...(options.agent?.probeMs !== undefined ? { probeMs: options.agent.probeMs } : {}),
     ...(options.agent?.tickMs !== undefined ? { tickMs: options.agent.tickMs } : {}),
   });

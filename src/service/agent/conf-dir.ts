@@ -5,7 +5,7 @@
  * Why the directory and not the records: releasing an IP a DEL had to keep runs the network's delegated IPAM, which
  * is given the network's whole configuration, as the runtime would give it; the records do not carry that (and a copy
  * in every record would go stale when the operator changes the configuration). The directory is what the runtime
- * itself reads. What is read is the truth for the networks it names (PluginRuntime.servedFromDir): an edited file
+ * itself reads. What is read is the truth for the networks it names (src/service/served-configs.ts ServedConfigs.fromDir): an edited file
  * replaces the configuration served, a removed one stops being served; a file read unchanged leaves a verb's
  * configuration of the same network in place (the runtime read that file too, and the verb's carries its CNI_PATH).
  *

@@ -6,10 +6,10 @@
 import type { NetConf } from '../../cni/types';
 import type { Logger } from '../../log/logger';
 import { prepareNetwork } from '../../plugin/network-at-start';
-import type { PluginRuntime } from '../../plugin/runtime';
+import type { PluginDeps } from '../../plugin/deps';
 
-export function createNetworkAtStart(conf: NetConf, runtime: PluginRuntime, log: Logger): void {
-  void prepareNetwork(conf, runtime, log).then(
+export function createNetworkAtStart(conf: NetConf, deps: Pick<PluginDeps, 'hns' | 'networks'>, log: Logger): void {
+  void prepareNetwork(conf, deps, log).then(
     (r) =>
       r.outcome === 'not-configured'
         ? log.info({ network: conf.networkName }, `service: network at start: nothing to create (${r.why})`)

@@ -2,7 +2,7 @@
  * The resident service's background work for the node: the whole node's leak audit, so that no ADD has to list
  * every network and endpoint (src/plugin/audit-due.ts), and a node without pod churn still loses its leaks.
  *
- * - Per state directory the service has served (PluginRuntime.servedContexts: the latest configuration and IPAM
+ * - Per state directory the service has served (ServedConfigs.contexts, src/service/served-configs.ts: the latest configuration and IPAM
  *   client of each network in it), an audit once the last one — by this agent, or by any process, GC or `hcn-cni audit`
  *   (StateStore.lastAudited) — is auditIntervalSeconds old (the one rule: src/plugin/audit-due.ts). A directory
  *   served with `"audit": false` is not audited (the operator turned it off); with `"repair": true` beside it, it
@@ -30,17 +30,23 @@ import { auditDue } from '../../plugin/audit-due';
 import { releasePendingIpam } from '../../plugin/pending-ipam';
 import { countByHealth, judgePods, type PodProblem, type PodVerdict } from '../../plugin/pod-health';
 import { ofNetwork, type PodRepair } from '../../plugin/verbs/repair';
-import type { PluginRuntime } from '../../plugin/runtime';
+import type { PluginDeps } from '../../plugin/deps';
 import { ownerKey } from '../../state/records';
 import { HnsHealth } from '../observability/hns-health';
+import type { ServedConfigs } from '../served-configs';
 import type { NodeDoctor } from './node-doctor';
 import { RepairBackoff, type Backoff } from './repair-backoff';
 
-type AuditReport = Awaited<ReturnType<PluginRuntime['audit']>>;
+type AuditReport = Awaited<ReturnType<PluginDeps['auditor']['audit']>>;
+
+/** What the agent uses of the plugin's dependencies: HNS, the state stores, the auditor. */
+export type AgentDeps = Pick<PluginDeps, 'hns' | 'stores' | 'auditor'>;
 type Served = { conf: NetConf; ipam: IpamClient };
 
 export interface NodeAgentOptions {
-  runtime: PluginRuntime;
+  deps: AgentDeps;
+  /** The configurations the service serves (src/service/served-configs.ts): what the agent works for. */
+  served: ServedConfigs;
   log: Logger;
   /**
    * How often HNS is probed while it answers (default 5 s; 0: never, only the verbs' calls tell), and how often the
@@ -184,8 +190,8 @@ export class NodeAgent {
 
   private async tick(): Promise<void> {
     // The configuration directory is the truth for what it names: edits replace, removals stop (servedFromDir).
-    if (this.options.discover) this.options.runtime.servedFromDir(this.options.discover());
-    const all = this.options.runtime.servedContexts();
+    if (this.options.discover) this.options.served.fromDir(this.options.discover());
+    const all = this.options.served.contexts();
     this.forgetUnserved(all);
     // A network served with `"audit": false` and no repair is left alone: the operator turned its background work off.
     const served = all.filter((s) => s.conf.audit || (s.conf.repair && this.options.repair !== undefined));
@@ -222,7 +228,7 @@ export class NodeAgent {
       const dir = group[0]!.conf.stateDir;
       return auditDue({ by: 'timer' }, confs, () => this.lastVisited.get(dir), this.clock.monotonic());
     }
-    const stamp = () => this.options.runtime.store(auditing.conf, this.options.log).lastAudited();
+    const stamp = () => this.options.deps.stores.store(auditing.conf, this.options.log).lastAudited();
     return auditDue({ by: 'timer' }, confs, stamp, this.clock.now());
   }
 
@@ -263,23 +269,24 @@ export class NodeAgent {
 
   /** The directory's audit (once, whichever network asks), then each auditing network's kept IPs released. */
   private async auditDir(auditing: readonly Served[]): Promise<void> {
-    const { runtime: rt } = this.options;
+    const { deps } = this.options;
     const first = auditing[0]!;
     const dirLog = log(this.options.log, first);
-    const { api } = await rt.api(first.conf);
-    const store = rt.store(first.conf, dirLog);
-    const report: AuditReport = await rt.audit(first.conf, api, store, dirLog);
+    const { api } = await deps.hns.api(first.conf);
+    const store = deps.stores.store(first.conf, dirLog);
+    const report: AuditReport = await deps.auditor.audit({ conf: first.conf, api, store, log: dirLog });
     this.audits++;
     this.lastAuditAt = this.clock.now();
-    for (const s of auditing) await releasePendingIpam(store, s.ipam, s.conf.name, report, log(this.options.log, s));
+    for (const s of auditing)
+      await releasePendingIpam(store, { ipam: s.ipam, network: s.conf.name, log: log(this.options.log, s) }, report);
   }
 
   /** One network's pods judged, kept for the status, and handed to its repair when configured. */
   private async checkHealth(s: Served): Promise<void> {
-    const { runtime: rt } = this.options;
+    const { deps } = this.options;
     const netLog = log(this.options.log, s);
-    const { api } = await rt.api(s.conf);
-    const records = ofNetwork(rt.store(s.conf, netLog).snapshot().attachments, s.conf);
+    const { api } = await deps.hns.api(s.conf);
+    const records = ofNetwork(deps.stores.store(s.conf, netLog).snapshot().attachments, s.conf);
     const verdicts = records.length > 0 ? await judgePods(api, records, await api.listEndpoints()) : [];
     const unhealthy = verdicts.filter((v) => v.problem);
     const key = `${s.conf.stateDir}\0${s.conf.name}`;
@@ -314,7 +321,7 @@ export class NodeAgent {
   private noteUnserved(group: readonly Served[]): void {
     const first = group[0]!;
     const names = new Set(group.map((s) => s.conf.name));
-    const state = this.options.runtime.store(first.conf, this.options.log).snapshot();
+    const state = this.options.deps.stores.store(first.conf, this.options.log).snapshot();
     const found = new Map<string, { attachments: number; keptIps: number }>();
     const other = (n: string | undefined) => n !== undefined && !names.has(n);
     for (const r of state.attachments) {
@@ -342,7 +349,7 @@ export class NodeAgent {
   /** Whether HNS answers; a failure marks it failing (and other errors are logged, not fatal). */
   private async probe(conf: NetConf): Promise<boolean> {
     try {
-      await this.options.runtime.hcn(conf).enumerateNetworks();
+      await this.options.deps.hns.hcn(conf).enumerateNetworks();
       this.hns.answered();
       return true;
     } catch (e) {

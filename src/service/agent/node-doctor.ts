@@ -9,10 +9,10 @@ import { abandonedCount } from '../../hns/abandoned-calls';
 import { doctor, graceMs } from '../../doctor/doctor';
 import { countFindings, type Finding } from '../../doctor/finding';
 import type { Logger } from '../../log/logger';
-import type { PluginRuntime } from '../../plugin/runtime';
+import type { PluginDeps } from '../../plugin/deps';
 
 export interface NodeDoctorOptions {
-  runtime: PluginRuntime;
+  deps: Pick<PluginDeps, 'hns' | 'stores'>;
   platform: string;
   now?: () => number;
 }
@@ -32,12 +32,12 @@ export class NodeDoctor {
     // HNS is not answering some call (abandoned past its timeout): a look would add every one of its reads to what
     // HNS owes; the last findings stand until it answers again (the visit's audit meets the same HNS).
     if (abandonedCount() > 0) return this.byDir.get(conf.stateDir) ?? [];
-    const rt = this.options.runtime;
-    const store = rt.store(conf, log);
+    const { hns, stores } = this.options.deps;
+    const store = stores.store(conf, log);
     const { findings } = await doctor({
-      hns: () => rt.api(conf),
+      hns: () => hns.api(conf),
       state: { dir: conf.stateDir, snapshot: () => store.snapshot(), housekeeping: () => store.housekeeping() },
-      processStartTime: (pid) => rt.os().processStartTime(pid),
+      processStartTime: (pid) => hns.os().processStartTime(pid),
       clock: { now: this.now },
       host: { platform: this.options.platform, plugin: 'the running service', confSource: `network ${conf.name}` },
       graceMs: graceMs(conf.hnsTimeoutSeconds),

@@ -1,6 +1,6 @@
 /**
  * How the service repairs pods after an HNS restart (src/plugin/verbs/repair.ts), for the configurations served with
- * `repair: true` (PluginRuntime.servedConfs): the unhealthy pods each of the node agent's health checks finds
+ * `repair: true` (ServedConfigs.confs: src/service/served-configs.ts): the unhealthy pods each of the node agent's health checks finds
  * (src/service/agent/node-agent.ts: on its interval, and in its recovery pass right after HNS answers again following a
  * failure, as the service's one HNS-health tracker says: hns-health.ts), and every pod on request (Service.repair).
  * Each pod is repaired in its attachment's turn of the service's queue, so a repair and a verb of the same pod never
@@ -10,7 +10,8 @@ import type { Logger } from '../../log/logger';
 import type { NetConf } from '../../cni/types';
 import type { PodVerdict } from '../../plugin/pod-health';
 import { repairAttachments, type PodRepair } from '../../plugin/verbs/repair';
-import type { PluginRuntime } from '../../plugin/runtime';
+import type { RepairDeps } from '../../plugin/verbs/repair';
+import type { ServedConfigs } from '../served-configs';
 import type { KeyedQueue } from '../transport/queue';
 
 export interface RepairTrigger {
@@ -22,7 +23,8 @@ export interface RepairTrigger {
 }
 
 export function startRepairTrigger(o: {
-  runtime: PluginRuntime;
+  deps: RepairDeps;
+  served: ServedConfigs;
   queue: KeyedQueue;
   log: Logger;
   onRepair?: (r: PodRepair) => void;
@@ -31,7 +33,7 @@ export function startRepairTrigger(o: {
   const repairConf = async (conf: NetConf, verdicts?: readonly PodVerdict[]): Promise<PodRepair[]> => {
     try {
       const reports = await repairAttachments({
-        rt: o.runtime,
+        deps: o.deps,
         conf,
         log: o.log,
         ...(verdicts ? { verdicts } : {}),
@@ -47,7 +49,7 @@ export function startRepairTrigger(o: {
   };
   const once = async (): Promise<PodRepair[]> => {
     const out: PodRepair[] = [];
-    for (const conf of o.runtime.servedConfs()) if (conf.repair) out.push(...(await repairConf(conf)));
+    for (const conf of o.served.confs()) if (conf.repair) out.push(...(await repairConf(conf)));
     return out;
   };
   const run = (): Promise<PodRepair[]> => {

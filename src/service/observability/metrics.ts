@@ -8,7 +8,7 @@
 import { defaultStateDir } from '../../cni/defaults';
 import { abandonedCount } from '../../hns/abandoned-calls';
 import type { Logger } from '../../log/logger';
-import type { PluginRuntime } from '../../plugin/runtime';
+import type { StateStores } from '../../plugin/state-stores';
 import { countRecordFiles } from '../../state/store';
 import { answers } from '../transport/listeners';
 import type { MetricsServer } from './prometheus';
@@ -20,7 +20,7 @@ interface MetricsParts {
   metrics?: { host: string; port: number };
   platform: NodeJS.Platform;
   defaults?: { stateDir?: string };
-  runtime: PluginRuntime;
+  stores: StateStores;
   book: RequestBook;
   agent: NodeAgent;
   log: Logger;
@@ -125,7 +125,7 @@ async function bindServiceMetrics(o: MetricsParts): Promise<MetricsServer | unde
       abandonedCalls: abandonedCount,
       // A directory that cannot be listed (permissions) is left out of the scrape rather than failing all of it.
       attachments: () =>
-        [...new Set([defaultDir, ...o.runtime.stateDirs])].flatMap((stateDir) => {
+        [...new Set([defaultDir, ...o.stores.stateDirs])].flatMap((stateDir) => {
           try {
             return [{ stateDir, count: countRecordFiles(stateDir, 'attachment') }];
           } catch {

@@ -6,7 +6,8 @@
 import type * as net from 'net';
 import type { NativeHcn } from '../../hns/native-types';
 import type { Logger } from '../../log/logger';
-import type { PluginRuntime } from '../../plugin/runtime';
+import type { PluginDeps } from '../../plugin/deps';
+import type { ServedConfigs } from '../served-configs';
 import { runCni } from '../../run';
 import { CniCode } from '../../cni/cni-error';
 import { isPlainObject } from '../../cni/fields';
@@ -39,7 +40,10 @@ export interface IntakeOptions {
   defaults?: { stateDir?: string; logFile?: string };
   native: NativeHcn;
   log: Logger;
-  runtime: PluginRuntime;
+  /** The plugin's dependencies, made once for every request (src/plugin/deps.ts). */
+  deps: PluginDeps;
+  /** Told of every verb's configuration (src/service/served-configs.ts). */
+  served: ServedConfigs;
   queue: KeyedQueue;
   logs: RequestLogs;
   book: RequestBook;
@@ -241,7 +245,8 @@ export class RequestIntake {
       env: req.env,
       stdin: req.stdin,
       platform: this.o.platform,
-      runtime: this.o.runtime,
+      deps: this.o.deps,
+      onServed: this.o.served.served,
       createLogger: (o) => this.o.logs.create(o, sink),
       ...(this.o.defaults ? { defaults: this.o.defaults } : {}),
     });
