@@ -5,9 +5,6 @@
  */
 import type { Logger } from '../../log/logger';
 import { abandonedStatus, watchBound } from './abandoned-bound';
-import type { NodeAgent } from '../agent/node-agent';
-import type { RepairTrigger } from '../agent/repair-trigger';
-import type { RequestBook } from '../transport/request-book';
 
 export interface Ending {
   /** Settles, with the reason, once the service retired by itself. */
@@ -21,18 +18,17 @@ export interface Ending {
   close(): Promise<void>;
 }
 
-/** What the service's ending stops and waits for. */
+/** What the service's ending stops and waits for: its parts, in the order they stop. */
 export interface EndingParts {
   address: string;
   maxAbandoned: number;
   log: Logger;
-  stopListening: (handedOver?: boolean) => Promise<void>;
-  hnsWatch: { close(): Promise<void> } | undefined;
-  agent: NodeAgent;
-  repair: RepairTrigger;
-  book: RequestBook;
-  /** Idempotent. */
-  closeMetrics: () => Promise<void>;
+  /** The listening socket or pipe, and the requests accepted through it (transport/transport.ts). */
+  transport: { stopAccepting(handedOver?: boolean): Promise<void>; drained(): Promise<void> };
+  /** The background work: the repair trigger, HNS's notifications and the node agent (agent/agent-wiring.ts). */
+  agent: { stopRepairs(): void; stop(): Promise<void> };
+  /** The metrics; stop() is idempotent (observability/observability.ts). */
+  observability: { stop(): Promise<void> };
 }
 
 export function endings(o: EndingParts): Ending {
@@ -42,7 +38,7 @@ export function endings(o: EndingParts): Ending {
   const retire = (reason: string, message: string, more: object = {}): void => {
     o.log.error({ address: o.address, reason, ...more }, message);
     void drain()
-      .then(o.closeMetrics)
+      .then(() => o.observability.stop())
       .then(() => retired.settle(reason));
   };
   const unwatch = watchBound(o.maxAbandoned, (reason) =>
@@ -65,9 +61,9 @@ export function endings(o: EndingParts): Ending {
     },
     close: async () => {
       unwatch();
-      o.repair.stop();
+      o.agent.stopRepairs();
       await drain();
-      await o.closeMetrics();
+      await o.observability.stop();
     },
   };
 }
@@ -79,10 +75,9 @@ export function endings(o: EndingParts): Ending {
 function drainer(o: EndingParts): (handedOver?: boolean) => Promise<void> {
   let stopped: Promise<void> | undefined;
   return async (handedOver = false) => {
-    await (stopped ??= o.stopListening(handedOver));
-    await o.hnsWatch?.close();
-    await o.agent.stop();
-    await o.book.drained();
+    await (stopped ??= o.transport.stopAccepting(handedOver));
+    await o.agent.stop(); // HNS's notifications, then the node agent
+    await o.transport.drained();
   };
 }
 
@@ -93,14 +88,14 @@ function handOverAndDrain(
   newPid: string,
   settle: (what: string) => void,
 ): void {
-  o.repair.stop();
+  o.agent.stopRepairs();
   o.log.info(
     { address: o.address, newPid },
     'service: handed over; no longer accepting, finishing the requests in flight',
   );
   // The metrics' port is let go of now, not after the drain: the new service binds it once it is free
   // (metrics.ts), and a scraper then reads the service that serves.
-  const metricsClosed = o.closeMetrics();
+  const metricsClosed = o.observability.stop();
   void drain(true)
     .then(() => metricsClosed)
     .then(() => settle(`handed over to the service with pid ${newPid}; every accepted request has finished`));

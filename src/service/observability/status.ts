@@ -8,7 +8,7 @@ import type { Tally, TallySnapshot } from './tally';
 
 export interface ServiceStatus {
   pid: number;
-  /** The Kubernetes pod the service runs in, when it was told (ServiceOptions.pod). */
+  /** The Kubernetes pod the service runs in, when it was told (ObservabilityOptions.pod). */
   pod?: string;
   protocol: number;
   address: string;
