@@ -46,8 +46,6 @@ export type { ServiceStatus } from './observability/status';
 
 /** What the service as a whole needs: the addon, this process, the plugin's dependencies and its own log. */
 export interface CoreOptions {
-  /** Unix socket path, or a Windows pipe name (\\.\pipe\…). */
-  address: string;
   platform: NodeJS.Platform;
   /** This process (intents record it). */
   pid: number;
@@ -106,14 +104,7 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   const agent = new Agent(options, { native, log, deps, served, queue: transport.queue, observability });
 
   // The metrics bound, before the socket: an address that cannot be bound refuses the start.
-  const { maxAbandoned, takeOverFrom } = end;
-  await observability.start({
-    stores: deps.stores,
-    book: transport.book,
-    agent: agent.node,
-    maxAbandoned,
-    takeOverFrom,
-  });
+  await observability.start({ stores: deps.stores, book: transport.book, agent: agent.node, end });
   // The socket or pipe bound (or taken over): from now on connections arrive; a refusal lets the metrics go.
   await transport.start().catch(async (e: unknown) => {
     await observability.stop();
@@ -123,10 +114,8 @@ export async function startService(options: ServiceOptions): Promise<Service> {
   observability.listening();
   // The agent's passes, HNS's notifications, the network asked for at the start.
   agent.start();
-  // The abandoned-call bound watched and the hand-over desk opened on the listener. At "taken", the new service
-  // opens its own HCN handles: this one closes what it kept (src/hns/held-handles.ts).
-  const onTaken = (): void => deps.hns.heldHandles?.dropAll(native);
-  const ending = end.start({ port: transport.handOverPort, transport, agent, observability, onTaken });
+  // The abandoned-call bound watched, the hand-over desk opened on the listener; the ending stops the parts.
+  const ending = end.start({ port: transport.handOverPort, transport, agent, observability, held: { native, deps } });
   return {
     address: options.address,
     status: observability.status,

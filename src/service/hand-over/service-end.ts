@@ -5,7 +5,9 @@
  * the listener and the parts its ending stops.
  */
 import type * as net from 'net';
+import type { NativeHcn } from '../../hns/native-types';
 import type { Logger } from '../../log/logger';
+import type { PluginDeps } from '../../plugin/deps';
 import { DEFAULT_MAX_ABANDONED_CALLS } from './abandoned-bound';
 import { HandOverDesk, type HandOverPort } from './hand-over';
 import { endings, type Ending, type EndingParts } from './shutdown';
@@ -27,8 +29,8 @@ export interface HandOverOptions {
 export interface EndUses extends Pick<EndingParts, 'transport' | 'agent' | 'observability'> {
   /** What a hand-over needs of the listener (listeners.ts); undefined: none possible. */
   port: HandOverPort | undefined;
-  /** The address is the new service's: what this one lets go of at once (its kept HCN handles). */
-  onTaken(): void;
+  /** The HCN handles the service keeps (src/hns/held-handles.ts): at "taken", the new service opens its own. */
+  held: { native: NativeHcn; deps: Pick<PluginDeps, 'hns'> };
 }
 
 export class ServiceEnd {
@@ -57,13 +59,15 @@ export class ServiceEnd {
   start(uses: EndUses): Ending {
     const { address, handOverDeadlineMs } = this.options;
     const { log, maxAbandoned } = this;
-    const ending = endings({ address, maxAbandoned, log, ...uses });
+    const { held, ...parts } = uses;
+    const ending = endings({ address, maxAbandoned, log, ...parts });
     this.desk = new HandOverDesk({
       address,
       port: uses.port,
       log,
       ...(handOverDeadlineMs !== undefined ? { offerDeadlineMs: handOverDeadlineMs } : {}),
-      onTaken: (newPid) => (uses.onTaken(), ending.handOver(newPid)),
+      // The new service opens its own HCN handles: this one closes what it kept.
+      onTaken: (newPid) => (held.deps.hns.heldHandles?.dropAll(held.native), ending.handOver(newPid)),
       onLost: ending.retire,
     });
     return ending;

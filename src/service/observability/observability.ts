@@ -41,10 +41,13 @@ export interface Observed {
   stores: StateStores;
   book: RequestBook;
   agent: NodeAgent;
-  /** Abandoned HCN calls at which the service retires (abandoned-bound.ts). */
-  maxAbandoned: number;
-  /** The address of the service this one takes over: its metrics port is bound after it lets go (metrics.ts). */
-  takeOverFrom: string | undefined;
+  /** How the service ends (hand-over/service-end.ts). */
+  end: {
+    /** Abandoned HCN calls at which the service retires (abandoned-bound.ts): the status shows it. */
+    maxAbandoned: number;
+    /** The address of the service this one takes over: its metrics port is bound after it lets go (metrics.ts). */
+    takeOverFrom: string | undefined;
+  };
 }
 
 export class Observability {
@@ -67,7 +70,7 @@ export class Observability {
   async start(observed: Observed): Promise<void> {
     const started = Date.now();
     const parts = { ...this.options, ...observed, log: this.log };
-    const metrics = await serviceMetrics(parts, this.events, observed.takeOverFrom);
+    const metrics = await serviceMetrics(parts, this.events, observed.end.takeOverFrom);
     this.running = { observed, started, metrics };
   }
 
@@ -86,6 +89,7 @@ export class Observability {
     return serviceStatus({
       ...this.options,
       ...observed,
+      maxAbandoned: observed.end.maxAbandoned,
       started,
       logs: this.logs,
       tally: this.events.tally,
