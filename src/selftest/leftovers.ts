@@ -9,7 +9,7 @@ import type { HnsApi } from '../hns/api';
 import { isNotFound } from '../hns/hcn-error';
 import type { HostOs } from '../hns/host-os';
 import type { Logger } from '../log/logger';
-import { deleteUnrecorded } from '../plugin/verbs/del';
+import { deleteUnrecorded } from '../plugin/verbs/del-unrecorded';
 import { intentLiveness } from '../state/liveness';
 import { ownerKey } from '../state/records';
 import type { StateStore } from '../state/store';

@@ -15,6 +15,7 @@ import { endpointName } from '../../orphans/ownership';
 import type { IntentRecord, PlannedObject } from '../../state/records';
 import { plannedId } from '../add-plan';
 import type { AddMode, AddPlan, AddRun, Claimed } from '../add-steps';
+import type { DelMode } from '../del-steps';
 import type { Addressing, EndpointPlacement, Placed } from '../add-steps';
 import { placeEndpoint, refusable, refusedCreate } from '../endpoint';
 import { addressesOf } from '../ip-holders';
@@ -242,10 +243,10 @@ async function overlaySettings(
 
 /**
  * Bridge mode: every pod's endpoint in one shared network (found, or created when the configuration says so). It
- * creates no network of a pod's own, so it has no network flags and no own network name; "iov" is refused, as it
- * applies to the pod's own NIC network only.
+ * creates no network of a pod's own, so it has no network flags and no own network name, and a DEL leaves the
+ * network (it is every pod's); "iov" is refused, as it applies to the pod's own NIC network only.
  */
-export const bridgeMode: AddMode = {
+export const bridgeMode: AddMode & DelMode = {
   name: 'bridge',
   check(conf) {
     if (conf.iov) {
@@ -259,4 +260,6 @@ export const bridgeMode: AddMode = {
   ownNetworkName: () => undefined,
   claimPlan: (a) => planBridge(a),
   place: (a, got: Claimed) => placeInBridge(a, got.addr, got.intent, got.listed),
+  removeOwnNetwork: () => Promise.resolve(false),
+  previousNicNetwork: () => Promise.resolve(undefined),
 };

@@ -9,7 +9,7 @@
  * when it is a leak), and otherwise says precisely who holds it.
  */
 import { CniCode, CniError } from '../../cni/cni-error';
-import { sameId, type NetworkInfo, type NetworkSpec } from '../../hns/api';
+import { sameId, type HnsApi, type NetworkInfo, type NetworkSpec } from '../../hns/api';
 import { hcnCause, isAdapterUnavailable, isAlreadyExists } from '../../hns/hcn-error';
 import type { HostAdapter } from '../../hns/hcn';
 import { NetworkFlags } from '../../hns/schema';
@@ -22,6 +22,9 @@ import { intentLiveness } from '../../state/liveness';
 import { ownerKey, sameOwner, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../../state/records';
 import { plannedId } from '../add-plan';
 import type { AddMode, AddRun } from '../add-steps';
+import type { DelMode, DelPlan } from '../del-steps';
+import { azureNicNetworkName } from '../../orphans/peer-networks';
+import { deleteOwnNetwork } from './own-network';
 import type { Addressing, Placed } from '../add-steps';
 import { keepClaim, updateIntent } from '../claim';
 import { placeEndpoint } from '../endpoint';
@@ -327,15 +330,35 @@ async function nicNetwork(
 }
 
 /**
+ * In delegatedNic mode with the Azure opt-in: the id of Azure's network for the request's NIC (azure-<mac>), on
+ * which Azure's endpoint of the pod's delegated NIC is (peer-endpoints.ts). Only asked when it can matter.
+ */
+async function azureNicNetwork(api: HnsApi, plan: Pick<DelPlan, 'conf' | 'attachment'>): Promise<string | undefined> {
+  if (!plan.conf.adopt.includes('azure')) return undefined;
+  let mac: string | undefined;
+  try {
+    mac = runtimeMac({ plan });
+  } catch {
+    return undefined;
+  }
+  if (!mac) return undefined;
+  const name = azureNicNetworkName(mac);
+  return (await step(`looking up HNS network "${name}"`, () => api.findNetworkByName(name)))?.id;
+}
+
+/**
  * Delegated-NIC mode: a network of the pod's own on its NIC (flags as Azure CNI's FrontendNIC networks:
  * endpoint-config.ts nicNetworkFlags), then the endpoint in it; the network is named after the attachment, so an
- * earlier attempt's is found by name (own-objects.ts).
+ * earlier attempt's is found by name (own-objects.ts). A DEL deletes that network after the endpoint, unless
+ * another endpoint is on it (own-network.ts).
  */
-export const delegatedNicMode: AddMode = {
+export const delegatedNicMode: AddMode & DelMode = {
   name: 'delegatedNic',
   check: () => undefined,
   networkFlags: (conf, host) => nicNetworkFlags(conf, host.version, host.hnsVersion),
   ownNetworkName: (owner) => nicNetworkName(owner),
   claimPlan: (a, existing) => planDelegated(a, existing),
   place: (a, got) => placeOnNic(a, got.addr, got.intent, got.existing),
+  removeOwnNetwork: async (d, rec) => rec.network.owned && (await deleteOwnNetwork(d.api, rec.network.id, d.log)),
+  previousNicNetwork: (api, plan) => azureNicNetwork(api, plan),
 };
