@@ -62,7 +62,7 @@ function planEndpoint(a: AddRun, addr: Addressing, intent: IntentRecord, where: 
       ...(dns.domain ? { domain: dns.domain } : {}),
       ...(dns.options?.length ? { options: dns.options } : {}),
     },
-    policies: podPolicies(where.policies, conf, families, ipv4, a.log),
+    policies: podPolicies(where.policies, conf, { families, ipv4 }, a.log),
   };
   return { name, id, spec, families, ipv4, dns };
 }
