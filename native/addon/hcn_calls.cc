@@ -5,6 +5,7 @@
 
 #include "adapters.h"
 #include "guid.h"
+#include "hcn_family.h"
 #include "hcn_library.h"
 #include "hresults.h"
 #include "json.h"
@@ -13,22 +14,55 @@
 namespace hcn {
 namespace {
 
-// HCN handles are all void*, so one pointer type per verb serves the three kinds; only creating an endpoint
-// takes an extra argument (its network).
-static_assert(std::is_same_v<PFN_HcnEnumerateNetworks, PFN_HcnEnumerateEndpoints> &&
-              std::is_same_v<PFN_HcnEnumerateNetworks, PFN_HcnEnumerateNamespaces>);
-static_assert(std::is_same_v<PFN_HcnCreateNetwork, PFN_HcnCreateNamespace>);
-static_assert(std::is_same_v<PFN_HcnOpenNetwork, PFN_HcnOpenEndpoint> &&
-              std::is_same_v<PFN_HcnOpenNetwork, PFN_HcnOpenNamespace>);
-static_assert(std::is_same_v<PFN_HcnModifyNetwork, PFN_HcnModifyEndpoint> &&
-              std::is_same_v<PFN_HcnModifyNetwork, PFN_HcnModifyNamespace>);
-static_assert(std::is_same_v<PFN_HcnQueryNetworkProperties, PFN_HcnQueryEndpointProperties> &&
-              std::is_same_v<PFN_HcnQueryNetworkProperties, PFN_HcnQueryNamespaceProperties>);
-static_assert(std::is_same_v<PFN_HcnDeleteNetwork, PFN_HcnDeleteEndpoint> &&
-              std::is_same_v<PFN_HcnDeleteNetwork, PFN_HcnDeleteNamespace>);
-static_assert(std::is_same_v<PFN_HcnCloseNetwork, PFN_HcnCloseEndpoint> &&
-              std::is_same_v<PFN_HcnCloseNetwork, PFN_HcnCloseNamespace> &&
-              std::is_same_v<PFN_HcnCloseNetwork, PFN_HcsCloseComputeSystem>);
+// A function whose sim column names a generic verb has that verb's signature, whatever its family: HCN handles are
+// all void*, so one pointer type per verb serves the three families (only creating an endpoint takes its network
+// too), and its name says its family. Checked for every entry of the list, so the calls by Fn below may call any of
+// them through the verb's pointer type.
+template <FnVerb V>
+struct VerbSignature {
+  using type = void;  // kOwn: a signature of its own, called by its own code
+};
+template <>
+struct VerbSignature<FnVerb::kEnumerate> {
+  using type = PFN_HcnEnumerateNetworks;
+};
+template <>
+struct VerbSignature<FnVerb::kCreate> {
+  using type = PFN_HcnCreateNetwork;
+};
+template <>
+struct VerbSignature<FnVerb::kCreateInNetwork> {
+  using type = PFN_HcnCreateEndpoint;
+};
+template <>
+struct VerbSignature<FnVerb::kOpen> {
+  using type = PFN_HcnOpenNetwork;
+};
+template <>
+struct VerbSignature<FnVerb::kModify> {
+  using type = PFN_HcnModifyNetwork;
+};
+template <>
+struct VerbSignature<FnVerb::kQuery> {
+  using type = PFN_HcnQueryNetworkProperties;
+};
+template <>
+struct VerbSignature<FnVerb::kDelete> {
+  using type = PFN_HcnDeleteNetwork;
+};
+template <>
+struct VerbSignature<FnVerb::kClose> {
+  using type = PFN_HcnCloseNetwork;
+};
+#define HCN_VERB_CHECK(enumerator, name, library, need, sdk, sim, ret, params)                                    \
+  static_assert(kVerb##sim == FnVerb::kOwn || std::is_same_v<PFN_##name, VerbSignature<kVerb##sim>::type>,       \
+                #name ": its sim column names a verb of another signature");                                      \
+  static_assert(kVerb##sim == FnVerb::kOwn || HcnFamilyOf(#name) != HcnFamily::kNone,                            \
+                #name ": its sim column names a verb, but its name no family (network, endpoint or namespace)");
+HCN_FUNCTIONS(HCN_VERB_CHECK)
+#undef HCN_VERB_CHECK
+// Handle closes a compute system with the same pointer type.
+static_assert(std::is_same_v<PFN_HcnCloseNetwork, PFN_HcsCloseComputeSystem>);
 
 struct Verbs {
   Fn enumerate, create, open, modify, query, remove, close;
@@ -44,6 +78,23 @@ const Verbs& VerbsOf(ObjectKind kind) {
        Fn::kQueryNamespaceProperties, Fn::kDeleteNamespace, Fn::kCloseNamespace},
   };
   return kVerbs[static_cast<int>(kind)];
+}
+
+// The family of a function of a generic verb (hcn_family.h), whose open and close go around it.
+ObjectKind KindOf(Fn fn) {
+  static constexpr HcnFamily kFamilies[kFnCount] = {
+#define HCN_FN_FAMILY(enumerator, name, library, need, sdk, sim, ret, params) HcnFamilyOf(#name),
+      HCN_FUNCTIONS(HCN_FN_FAMILY)
+#undef HCN_FN_FAMILY
+  };
+  switch (kFamilies[static_cast<int>(fn)]) {
+    case HcnFamily::kEndpoint:
+      return ObjectKind::kEndpoint;
+    case HcnFamily::kNamespace:
+      return ObjectKind::kNamespace;
+    default:
+      return ObjectKind::kNetwork;
+  }
 }
 
 bool IsNotFound(HRESULT hr) { return hr == kNetworkNotFound || hr == kEndpointNotFound || hr == kNotFound; }
@@ -170,20 +221,20 @@ bool Open(Session& s, const Verbs& v, const GUID& id, Handle* handle) {
   return s.Check(v.open, open(id, handle->out(), record.out()), record);
 }
 
-bool Query(Session& s, const Verbs& v, const Handle& handle, const OptionalText& query, std::u16string* properties) {
-  auto query_fn = s.Get<PFN_HcnQueryNetworkProperties>(v.query);
+// `fn`: a function of the QUERY verb (HcnQuery<Family>Properties, or any other query of an open object).
+bool Query(Session& s, Fn fn, const Handle& handle, const OptionalText& query, std::u16string* answer) {
+  auto query_fn = s.Get<PFN_HcnQueryNetworkProperties>(fn);
   if (!query_fn) return false;
   LibraryString text(s.library()), record(s.library());
-  return s.Check(v.query, query_fn(handle.get(), OrNull(query), text.out(), record.out()), record) &&
-         s.TakeResult(v.query, text, properties);
+  return s.Check(fn, query_fn(handle.get(), OrNull(query), text.out(), record.out()), record) &&
+         s.TakeResult(fn, text, answer);
 }
 
-bool Enumerate(Session& s, const Verbs& v, const OptionalText& query, std::u16string* ids) {
-  auto enumerate = s.Get<PFN_HcnEnumerateNetworks>(v.enumerate);
+bool Enumerate(Session& s, Fn fn, const OptionalText& query, std::u16string* ids) {
+  auto enumerate = s.Get<PFN_HcnEnumerateNetworks>(fn);
   if (!enumerate) return false;
   LibraryString text(s.library()), record(s.library());
-  return s.Check(v.enumerate, enumerate(OrNull(query), text.out(), record.out()), record) &&
-         s.TakeResult(v.enumerate, text, ids);
+  return s.Check(fn, enumerate(OrNull(query), text.out(), record.out()), record) && s.TakeResult(fn, text, ids);
 }
 
 bool ParseIds(Session& s, Fn enumerate, const std::u16string& text, std::vector<GUID>* ids) {
@@ -204,11 +255,48 @@ bool ParseIds(Session& s, Fn enumerate, const std::u16string& text, std::vector<
 
 }  // namespace
 
-CallOutcome EnumerateObjects(ObjectKind kind, const OptionalText& query) {
+CallOutcome EnumerateObjects(Fn fn, const OptionalText& query) {
   Session s;
   std::u16string ids;
-  if (s.Begin(VerbsOf(kind).enumerate) && Enumerate(s, VerbsOf(kind), query, &ids)) s.outcome().value = std::move(ids);
+  if (s.Begin(fn) && Enumerate(s, fn, query, &ids)) s.outcome().value = std::move(ids);
   return s.outcome();
+}
+
+CallOutcome QueryObject(Fn fn, const GUID& id, const OptionalText& query) {
+  Session s;
+  const Verbs& v = VerbsOf(KindOf(fn));
+  Handle handle(s, v.close);
+  std::u16string answer;
+  if (s.Begin(v.open) && s.Has(fn) && Open(s, v, id, &handle) && Query(s, fn, handle, query, &answer)) {
+    s.outcome().value = std::move(answer);
+  }
+  return s.outcome();
+}
+
+CallOutcome ModifyObject(Fn fn, const GUID& id, const std::u16string& settings) {
+  Session s;
+  const Verbs& v = VerbsOf(KindOf(fn));
+  Handle handle(s, v.close);
+  if (!s.Begin(v.open) || !s.Has(fn) || !Open(s, v, id, &handle)) return s.outcome();
+  auto modify = s.Get<PFN_HcnModifyNetwork>(fn);
+  if (!modify) return s.outcome();
+  LibraryString record(s.library());
+  s.Check(fn, modify(handle.get(), Wide(settings), record.out()), record);
+  return s.outcome();
+}
+
+CallOutcome DeleteObject(Fn fn, const GUID& id) {
+  Session s;
+  if (!s.Begin(fn)) return s.outcome();
+  auto remove = s.Get<PFN_HcnDeleteNetwork>(fn);
+  if (!remove) return s.outcome();
+  LibraryString record(s.library());
+  s.Check(fn, remove(id, record.out()), record);
+  return s.outcome();
+}
+
+CallOutcome EnumerateObjects(ObjectKind kind, const OptionalText& query) {
+  return EnumerateObjects(VerbsOf(kind).enumerate, query);
 }
 
 CallOutcome CreateObject(ObjectKind kind, const GUID& network, const GUID& id, const std::u16string& settings,
@@ -231,58 +319,36 @@ CallOutcome CreateObject(ObjectKind kind, const GUID& network, const GUID& id, c
     hr = create(id, Wide(settings), created.out(), record.out());
   }
   std::u16string properties;
-  if (s.Check(v.create, hr, record) && Query(s, v, created, query, &properties)) {
+  if (s.Check(v.create, hr, record) && Query(s, v.query, created, query, &properties)) {
     s.outcome().value = std::move(properties);
   }
   return s.outcome();
 }
 
 CallOutcome GetObjectProperties(ObjectKind kind, const GUID& id, const OptionalText& query) {
-  Session s;
-  const Verbs& v = VerbsOf(kind);
-  Handle handle(s, v.close);
-  std::u16string properties;
-  if (s.Begin(v.open) && Open(s, v, id, &handle) && Query(s, v, handle, query, &properties)) {
-    s.outcome().value = std::move(properties);
-  }
-  return s.outcome();
+  return QueryObject(VerbsOf(kind).query, id, query);
 }
 
 CallOutcome ModifyObject(ObjectKind kind, const GUID& id, const std::u16string& settings) {
-  Session s;
-  const Verbs& v = VerbsOf(kind);
-  Handle handle(s, v.close);
-  if (!s.Begin(v.open) || !Open(s, v, id, &handle)) return s.outcome();
-  auto modify = s.Get<PFN_HcnModifyNetwork>(v.modify);
-  if (!modify) return s.outcome();
-  LibraryString record(s.library());
-  s.Check(v.modify, modify(handle.get(), Wide(settings), record.out()), record);
-  return s.outcome();
+  return ModifyObject(VerbsOf(kind).modify, id, settings);
 }
 
-CallOutcome DeleteObject(ObjectKind kind, const GUID& id) {
-  Session s;
-  const Verbs& v = VerbsOf(kind);
-  if (!s.Begin(v.remove)) return s.outcome();
-  auto remove = s.Get<PFN_HcnDeleteNetwork>(v.remove);
-  if (!remove) return s.outcome();
-  LibraryString record(s.library());
-  s.Check(v.remove, remove(id, record.out()), record);
-  return s.outcome();
-}
+CallOutcome DeleteObject(ObjectKind kind, const GUID& id) { return DeleteObject(VerbsOf(kind).remove, id); }
 
 CallOutcome ListObjectsDetailed(ObjectKind kind, const OptionalText& query) {
   Session s;
   const Verbs& v = VerbsOf(kind);
   std::u16string text;
   std::vector<GUID> ids;
-  if (!s.Begin(v.enumerate) || !Enumerate(s, v, query, &text) || !ParseIds(s, v.enumerate, text, &ids)) return s.outcome();
+  if (!s.Begin(v.enumerate) || !Enumerate(s, v.enumerate, query, &text) || !ParseIds(s, v.enumerate, text, &ids)) {
+    return s.outcome();
+  }
   // The array is assembled from the property documents as HCN returned them, without re-serialising them.
   std::u16string list = u"[";
   for (const GUID& id : ids) {
     Handle handle(s, v.close);
     std::u16string properties;
-    if (!Open(s, v, id, &handle) || !Query(s, v, handle, query, &properties)) {
+    if (!Open(s, v, id, &handle) || !Query(s, v.query, handle, query, &properties)) {
       // Deleted between the enumeration and now: it is simply no longer part of the list.
       if (!IsNotFound(s.outcome().hr)) return s.outcome();
       s.Reset();
@@ -324,7 +390,7 @@ CallOutcome CreateEndpointIn(const HeldHandle& network, const GUID& id, const st
   LibraryString record(s.library());
   std::u16string properties;
   if (s.Check(v.create, create(network.get(), id, Wide(settings), created.out(), record.out()), record) &&
-      Query(s, v, created, query, &properties)) {
+      Query(s, v.query, created, query, &properties)) {
     s.outcome().value = std::move(properties);
   }
   return s.outcome();

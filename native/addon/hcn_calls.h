@@ -9,6 +9,7 @@
 #include <string>
 
 #include "hcn_abi.h"
+#include "hcn_library.h"
 
 namespace hcn {
 
@@ -26,13 +27,27 @@ struct CallOutcome {
   OptionalText value;  // nullopt: the verb has no result
 };
 
+// A function of the list by its entry, for the generic verbs whose sequence is the same in every family: the
+// function's family (its name, hcn_family.h) gives the open and close around it, its sim column (VerbOf) says which of
+// these it is for, and the compiler checks it has that verb's signature (hcn_calls.cc). So a new function of such a
+// shape — HcnQueryEndpointStats, say — needs no code here or in the bindings (js_hcn.cc callQuery and siblings).
+//   QueryObject:      HcnOpen<Family>(id) -> fn(query) -> HcnClose<Family>; the value is fn's answer
+//   ModifyObject:     HcnOpen<Family>(id) -> fn(settings) -> HcnClose<Family>
+//   EnumerateObjects: fn(query); the value is the id list
+//   DeleteObject:     fn(id)
+CallOutcome QueryObject(Fn fn, const GUID& id, const OptionalText& query);
+CallOutcome ModifyObject(Fn fn, const GUID& id, const std::u16string& settings);
+CallOutcome EnumerateObjects(Fn fn, const OptionalText& query);
+CallOutcome DeleteObject(Fn fn, const GUID& id);
+
+// The same with the family's own function (HcnQuery<Family>Properties, HcnModify<Family>, …).
 CallOutcome EnumerateObjects(ObjectKind kind, const OptionalText& query);
-// `network` is used for endpoints only (the network the endpoint is created in).
-CallOutcome CreateObject(ObjectKind kind, const GUID& network, const GUID& id, const std::u16string& settings,
-                         const OptionalText& query);
 CallOutcome GetObjectProperties(ObjectKind kind, const GUID& id, const OptionalText& query);
 CallOutcome ModifyObject(ObjectKind kind, const GUID& id, const std::u16string& settings);
 CallOutcome DeleteObject(ObjectKind kind, const GUID& id);
+// `network` is used for endpoints only (the network the endpoint is created in).
+CallOutcome CreateObject(ObjectKind kind, const GUID& network, const GUID& id, const std::u16string& settings,
+                         const OptionalText& query);
 // Enumerate, then open/query/close each object; objects that disappear in between are left out.
 CallOutcome ListObjectsDetailed(ObjectKind kind, const OptionalText& query);
 // An HCN handle held across native calls (the resident service keeps its network's and each attached pod's

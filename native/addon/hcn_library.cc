@@ -35,6 +35,13 @@ FnGroup GroupOf(Fn fn) { return kGroups[static_cast<int>(fn)]; }
 
 bool IsOptional(Fn fn) { return kOptional[static_cast<int>(fn)]; }
 
+std::optional<Fn> FnNamed(const std::string& name) {
+  for (int i = 0; i < kFnCount; ++i) {
+    if (name == kNames[i]) return static_cast<Fn>(i);
+  }
+  return std::nullopt;
+}
+
 Library& Library::Instance() {
   static Library library;
   return library;

@@ -34,6 +34,24 @@ FnGroup GroupOf(Fn fn);
 // The need column: an optional function is a capability of its own, never missing.
 bool IsOptional(Fn fn);
 
+// The sim column: the generic verb whose signature a function has, or kOwn. A function of a verb of the addon's calls
+// by name (hcn_calls.h QueryObject and its siblings) needs no code of its own.
+enum class FnVerb { kOwn, kEnumerate, kCreate, kCreateInNetwork, kOpen, kModify, kQuery, kDelete, kClose };
+// The column's words as constants (kVerb##sim): DELETE is a macro of <windows.h>, so the words cannot be enumerators.
+constexpr FnVerb kVerbOWN = FnVerb::kOwn, kVerbENUMERATE = FnVerb::kEnumerate, kVerbCREATE = FnVerb::kCreate,
+                 kVerbCREATE_IN_NETWORK = FnVerb::kCreateInNetwork, kVerbOPEN = FnVerb::kOpen,
+                 kVerbMODIFY = FnVerb::kModify, kVerbQUERY = FnVerb::kQuery, kVerbDELETE = FnVerb::kDelete,
+                 kVerbCLOSE = FnVerb::kClose;
+inline constexpr FnVerb kFnVerbs[kFnCount] = {
+#define HCN_FN_VERB(enumerator, name, library, need, sdk, sim, ret, params) kVerb##sim,
+    HCN_FUNCTIONS(HCN_FN_VERB)
+#undef HCN_FN_VERB
+};
+constexpr FnVerb VerbOf(Fn fn) { return kFnVerbs[static_cast<int>(fn)]; }
+
+// The entry with this exported name, if the list has one.
+std::optional<Fn> FnNamed(const std::string& name);
+
 // What a platform loader (hcn_library_posix.cc / hcn_library_win.cc) found.
 struct LoadedLibraries {
   void* symbols[kFnCount] = {};

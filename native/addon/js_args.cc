@@ -43,6 +43,16 @@ GUID NullableGuidArg(const Napi::CallbackInfo& info, size_t index, const char* u
   return GuidArg(info, index, usage);
 }
 
+Fn ListedFunctionArg(const Napi::CallbackInfo& info, size_t index, FnVerb verb, const char* usage) {
+  if (!info[index].IsString()) {
+    Usage(info, usage, "argument " + std::to_string(index + 1) + " must be the name of a function of the list");
+  }
+  const std::string name = info[index].As<Napi::String>().Utf8Value();
+  const std::optional<Fn> fn = FnNamed(name);
+  if (!fn || VerbOf(*fn) != verb) Usage(info, usage, name + " is no function of the list of this verb");
+  return *fn;
+}
+
 int64_t IntegerArg(const Napi::CallbackInfo& info, size_t index, int64_t max, const char* usage) {
   const std::string problem = "argument " + std::to_string(index + 1) + " must be an integer from 0 to " +
                               std::to_string(max);

@@ -9,6 +9,7 @@
 #include <napi.h>
 
 #include "hcn_abi.h"
+#include "hcn_library.h"
 
 namespace hcn {
 
@@ -18,6 +19,8 @@ std::optional<std::u16string> NullableStringArg(const Napi::CallbackInfo& info, 
 GUID GuidArg(const Napi::CallbackInfo& info, size_t index, const char* usage);
 // null, undefined and '' are GUID_NULL (HNS picks the id).
 GUID NullableGuidArg(const Napi::CallbackInfo& info, size_t index, const char* usage);
+// The name of a function of the list whose sim column is `verb` (the addon's calls by name, hcn_calls.h).
+Fn ListedFunctionArg(const Napi::CallbackInfo& info, size_t index, FnVerb verb, const char* usage);
 // A non-negative integer that fits in `max`.
 int64_t IntegerArg(const Napi::CallbackInfo& info, size_t index, int64_t max, const char* usage);
 

@@ -104,6 +104,46 @@ Napi::Value JsListDetailed(const Napi::CallbackInfo& info) {
   });
 }
 
+// The calls by name (hcn_calls.h QueryObject and its siblings): any function of the list whose sim column is the verb,
+// so a new function of a generic verb is reached without a binding of its own.
+Napi::Value JsCallQuery(const Napi::CallbackInfo& info) {
+  return Async(info, [&] {
+    const char* usage = "callQuery(fn: string, id: string, query: string | null)";
+    const Fn fn = ListedFunctionArg(info, 0, FnVerb::kQuery, usage);
+    const GUID id = GuidArg(info, 1, usage);
+    auto query = NullableStringArg(info, 2, usage);
+    return [=] { return QueryObject(fn, id, query); };
+  });
+}
+
+Napi::Value JsCallModify(const Napi::CallbackInfo& info) {
+  return Async(info, [&] {
+    const char* usage = "callModify(fn: string, id: string, settings: string)";
+    const Fn fn = ListedFunctionArg(info, 0, FnVerb::kModify, usage);
+    const GUID id = GuidArg(info, 1, usage);
+    auto settings = StringArg(info, 2, usage);
+    return [=] { return ModifyObject(fn, id, settings); };
+  });
+}
+
+Napi::Value JsCallEnumerate(const Napi::CallbackInfo& info) {
+  return Async(info, [&] {
+    const char* usage = "callEnumerate(fn: string, query: string | null)";
+    const Fn fn = ListedFunctionArg(info, 0, FnVerb::kEnumerate, usage);
+    auto query = NullableStringArg(info, 1, usage);
+    return [=] { return EnumerateObjects(fn, query); };
+  });
+}
+
+Napi::Value JsCallDelete(const Napi::CallbackInfo& info) {
+  return Async(info, [&] {
+    const char* usage = "callDelete(fn: string, id: string)";
+    const Fn fn = ListedFunctionArg(info, 0, FnVerb::kDelete, usage);
+    const GUID id = GuidArg(info, 1, usage);
+    return [=] { return DeleteObject(fn, id); };
+  });
+}
+
 Napi::Value JsHnsCall(const Napi::CallbackInfo& info) {
   return Async(info, [&] {
     const char* usage = "hnsCall(method: string, path: string, body: string | null)";
@@ -314,6 +354,11 @@ void ExportHcnVerbs(Napi::Env env, Napi::Object exports) {
       {"modifyNamespace", JsModify<kNs>},
       {"deleteNamespace", JsDelete<kNs>},
       {"listNamespacesDetailed", JsListDetailed<kNs>},
+
+      {"callQuery", JsCallQuery},
+      {"callModify", JsCallModify},
+      {"callEnumerate", JsCallEnumerate},
+      {"callDelete", JsCallDelete},
 
       {"openNetworkHandle", JsOpenHeld<kNet>},
       {"openNamespaceHandle", JsOpenHeld<kNs>},

@@ -3,8 +3,9 @@
 // capability of each (native/addon/hcn_library.*), the compile-time check against the Windows SDK's declaration
 // (native/addon/hcn_library_win.cc), the simulator client's export declarations, which make the compiler check each
 // export against the signature here (native/simclient/sim_export.h), the simulator client's exports that only
-// forward to a generic verb (native/simclient/sim_exports_v2.cc), and the tests' expectations
-// (test/helpers/hcn-functions.ts parses this file). Add a function here and nowhere else of those.
+// forward to a generic verb (native/simclient/sim_exports_v2.cc), the addon's calls by name of the functions of a
+// generic verb (native/addon/hcn_calls.h QueryObject and its siblings, js_hcn.cc callQuery …), and the tests'
+// expectations (test/helpers/hcn-functions.ts parses this file). Add a function here and nowhere else of those.
 //
 //   X(enumerator, exported name, library, need, sdk, sim, return type, (parameters))
 //
@@ -21,11 +22,12 @@
 //          NO_SDK  no public header declares it: the comment on its entry names where the signature comes from.
 //                  test/native/function-list.test.ts fails if <computenetwork.h> does declare it after all, so
 //                  the compile-time check cannot be skipped by choosing NO_SDK.
-// sim:     how the simulator client implements it. A verb of native/simclient/sim_ops.h for an HCN function of
-//          the network/endpoint/namespace families (the family is read from the name), whose export is then
-//          generated: ENUMERATE, CREATE, CREATE_IN_NETWORK (the endpoint's create), OPEN, MODIFY, QUERY (any query
-//          of an open object: Hcn<Query…><Family>…, sent as a request named after the function), DELETE, CLOSE.
-//          OWN: written by hand in native/simclient/sim_exports_*.cc.
+// sim:     its verb. A verb of native/simclient/sim_ops.h for an HCN function of the network/endpoint/namespace
+//          families (the family is read from the name, hcn_family.h), whose simulator export is then generated:
+//          ENUMERATE, CREATE, CREATE_IN_NETWORK (the endpoint's create), OPEN, MODIFY, QUERY (any query of an open
+//          object: Hcn<Query…><Family>…, sent as a request named after the function), DELETE, CLOSE. The addon calls
+//          a function of ENUMERATE, QUERY, MODIFY or DELETE by name with no code of its own. Both builds check that
+//          the signature is the verb's. OWN: written by hand in native/simclient/sim_exports_*.cc and the addon.
 // The order is the enum's order; keep each library together. Types are those of hcn_abi.h, which expands this list.
 #ifndef HCN_CNI_HCN_FUNCTIONS_H_
 #define HCN_CNI_HCN_FUNCTIONS_H_

@@ -2,6 +2,7 @@
 // function list by the declarations in sim_export.h.
 #include <string_view>
 
+#include "hcn_family.h"
 #include "sim_export.h"
 #include "sim_ops.h"
 
@@ -9,14 +10,19 @@ namespace {
 
 using hcnsim::Kind;
 
-// The object family in an HCN function's name (HcnQueryEndpointProperties: an endpoint), for the verbs that need
-// one. Evaluated at compile time: a name of another family does not compile (its export is written by hand, OWN).
+// The family of an HCN function (hcn_family.h), for the verbs that need one. Evaluated at compile time: a name of
+// another family does not compile (its export is written by hand, OWN).
 constexpr Kind FamilyOf(std::string_view name) {
-  return name.find("Endpoint") != std::string_view::npos    ? Kind::kEndpoint
-         : name.find("Namespace") != std::string_view::npos ? Kind::kNamespace
-         : name.find("Network") != std::string_view::npos
-             ? Kind::kNetwork
-             : throw "not a function of the network, endpoint or namespace family: its sim column must be OWN";
+  switch (HcnFamilyOf(name)) {
+    case HcnFamily::kNetwork:
+      return Kind::kNetwork;
+    case HcnFamily::kEndpoint:
+      return Kind::kEndpoint;
+    case HcnFamily::kNamespace:
+      return Kind::kNamespace;
+    default:
+      throw "not a function of the network, endpoint or namespace family: its sim column must be OWN";
+  }
 }
 
 }  // namespace

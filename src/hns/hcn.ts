@@ -10,7 +10,14 @@ import { normalizeMac } from '../net/mac';
 import { HcnError } from './hcn-error';
 import { HR } from './hresults';
 import { loadNative, type LoadOptions } from './native';
-import type { NativeCapabilities, NativeHcn } from './native-types';
+import type {
+  DeleteFunction,
+  EnumerateFunction,
+  ModifyFunction,
+  NativeCapabilities,
+  NativeHcn,
+  QueryFunction,
+} from './native-types';
 import {
   SCHEMA_V2,
   type HostComputeEndpoint,
@@ -191,6 +198,24 @@ export class Hcn {
   private async modifyNamespaceEndpoint(namespaceId: string, endpointId: string, op: 'Add' | 'Remove'): Promise<void> {
     const req: ModifyRequest = { ResourceType: 'Endpoint', RequestType: op, Settings: { EndpointId: endpointId } };
     await this.call('HcnModifyNamespace', () => this.native.modifyNamespace(namespaceId, JSON.stringify(req)));
+  }
+
+  // ---- calls by name: any function of the list whose sim column is the verb (native-types.ts) ----
+  // How the API layer reaches a function of a generic verb that has no method above: a new one is called here by its
+  // name, with nothing written for it in this file or below it.
+  /** HcnOpen<Family>(id) → fn(query) → HcnClose<Family>, the answer parsed. */
+  async callQuery<T>(fn: QueryFunction, id: string, filter?: Filter): Promise<T> {
+    return this.json<T>(fn, () => this.native.callQuery(fn, id, query(filter)));
+  }
+  /** HcnOpen<Family>(id) → fn(request) → HcnClose<Family>. */
+  async callModify(fn: ModifyFunction, id: string, request: ModifyRequest): Promise<void> {
+    await this.call(fn, () => this.native.callModify(fn, id, JSON.stringify(request)));
+  }
+  async callEnumerate(fn: EnumerateFunction, filter?: Filter): Promise<string[]> {
+    return this.json<string[]>(fn, () => this.native.callEnumerate(fn, query(filter)));
+  }
+  async callDelete(fn: DeleteFunction, id: string): Promise<void> {
+    await this.call(fn, () => this.native.callDelete(fn, id));
   }
 
   // ---- held handles (src/hns/held-handles.ts) ----

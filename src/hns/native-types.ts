@@ -68,6 +68,18 @@ export interface NativeCallThreads {
   readonly pending: number;
 }
 
+/** The HCN object families; a function's name says which one it acts on (native/include/hcn_family.h). */
+export type HcnFamily = 'Network' | 'Endpoint' | 'Namespace';
+/**
+ * The names the calls by name take: a function of native/include/hcn_functions.h whose sim column is that verb. The
+ * list is the truth (a name it lacks, or of another verb, rejects with a TypeError); these types only hold a name to
+ * the shape such a function has: Hcn<Verb><Family>….
+ */
+export type QueryFunction = `HcnQuery${HcnFamily}${string}`;
+export type ModifyFunction = `HcnModify${HcnFamily}${string}`;
+export type EnumerateFunction = `HcnEnumerate${HcnFamily}${string}`;
+export type DeleteFunction = `HcnDelete${HcnFamily}${string}`;
+
 export type HcnErrorConstructor = new (op: string, hresult: number, errorRecord: string | null) => Error;
 
 export interface NativeHcn {
@@ -106,6 +118,17 @@ export interface NativeHcn {
   modifyNamespace(id: string, settings: string): Promise<void>;
   deleteNamespace(id: string): Promise<void>;
   listNamespacesDetailed(query: string | null): Promise<string>;
+
+  // Calls by name: any function of the list whose sim column is the verb, its family's open and close around it
+  // (native/addon/hcn_calls.h QueryObject and its siblings). A new function of such a shape needs nothing here.
+  /** HcnOpen<Family>(id) → fn(query) → HcnClose<Family>; resolves to fn's answer (JSON text). */
+  callQuery(fn: QueryFunction, id: string, query: string | null): Promise<string>;
+  /** HcnOpen<Family>(id) → fn(settings) → HcnClose<Family>. */
+  callModify(fn: ModifyFunction, id: string, settings: string): Promise<void>;
+  /** fn(query): the JSON array of ids. */
+  callEnumerate(fn: EnumerateFunction, query: string | null): Promise<string>;
+  /** fn(id). */
+  callDelete(fn: DeleteFunction, id: string): Promise<void>;
 
   // Held handles: opened once, used by many calls, closed by closeHandle (a call still using one keeps it open until
   // it ends). A number that names no held handle (closed already) rejects with E_HANDLE.

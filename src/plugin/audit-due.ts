@@ -19,7 +19,6 @@
  */
 import type { NetConf } from '../cni/types';
 import type { StateStore } from '../state/store';
-import type { PluginDeps } from './deps';
 
 /** The node agent's interval for a configuration whose own is 0 ("every ADD"): the key's default. */
 export const EVERY_ADD_TIMER_S = 60;
@@ -54,7 +53,7 @@ export function auditDue(
 /** Whether this ADD audits the whole node (else only its own names: own-objects.ts). */
 export function wholeNodeAuditDue(
   conf: Pick<NetConf, 'audit' | 'auditIntervalSeconds'>,
-  deps: Pick<PluginDeps, 'backgroundAudit' | 'now'>,
+  deps: { readonly backgroundAudit: boolean; readonly now: () => number },
   store: Pick<StateStore, 'lastAudited'>,
 ): boolean {
   if (!conf.audit) return false;

@@ -9,7 +9,7 @@ import type { Logger } from '../log/logger';
 import { newGuid } from '../net/guid';
 import type { AttachmentRecord, IntentRecord, Owner, PlannedObject } from '../state/records';
 import type { PreparedRecord, StateStore } from '../state/store';
-import type { PluginDeps } from './deps';
+import type { HostHns } from './host-hns';
 import type { Undo } from './undo';
 
 /**
@@ -18,7 +18,7 @@ import type { Undo } from './undo';
  */
 export interface ClaimContext {
   readonly plan: { readonly conf: NetConf; readonly owner: Owner };
-  readonly deps: Pick<PluginDeps, 'now' | 'pid' | 'hns'>;
+  readonly deps: { readonly now: () => number; readonly pid: number; readonly hns: Pick<HostHns, 'os'> };
   readonly log: Logger;
   readonly store: StateStore;
   readonly undo: Undo;

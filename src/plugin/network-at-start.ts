@@ -11,16 +11,19 @@ import type { NetworkInfo } from '../hns/api';
 import type { Logger } from '../log/logger';
 import { findOrCreateNetwork } from './modes/bridge';
 import { networkPolicies } from './endpoint-config';
-import type { PluginDeps } from './deps';
+import type { HostHns } from './host-hns';
+import type { KnownNetworks } from './modes/known-networks';
 
 export type NetworkAtStart =
   { outcome: 'created' | 'exists'; network: NetworkInfo } | { outcome: 'not-configured'; why: string };
 
-export async function prepareNetwork(
-  conf: NetConf,
-  deps: Pick<PluginDeps, 'hns' | 'networks'>,
-  log: Logger,
-): Promise<NetworkAtStart> {
+/** What the network at start uses: the host's HNS, and the shared networks found by name (bridge.ts). */
+export interface NetworkAtStartDeps {
+  readonly hns: HostHns;
+  readonly networks: KnownNetworks;
+}
+
+export async function prepareNetwork(conf: NetConf, deps: NetworkAtStartDeps, log: Logger): Promise<NetworkAtStart> {
   if (conf.mode !== 'bridge') return { outcome: 'not-configured', why: 'delegated-NIC mode makes one network per pod' };
   if (!conf.createNetwork)
     return { outcome: 'not-configured', why: `"createNetwork" is not set for "${conf.networkName}"` };

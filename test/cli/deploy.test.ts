@@ -105,7 +105,7 @@ describe('example conflists against the simulator', () => {
 
   async function namespace(): Promise<string> {
     const id = randomUUID();
-    await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, id);
+    await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, id);
     return id;
   }
 
@@ -114,7 +114,7 @@ describe('example conflists against the simulator', () => {
     const version = await runCni({
       env: { CNI_COMMAND: 'VERSION' },
       stdin: JSON.stringify(conf),
-      runtime: h.runtime,
+      deps: h.deps,
       createLogger: () => silentLogger,
     });
     expect(version.exitCode).toBe(0);
@@ -126,7 +126,7 @@ describe('example conflists against the simulator', () => {
     const status = await runCni({
       env: { CNI_COMMAND: 'STATUS', CNI_PATH: '/opt/cni/bin', HCN_SIM: h.sim.address },
       stdin: JSON.stringify({ ...conf, cniVersion: '1.1.0' }),
-      runtime: h.runtime,
+      deps: h.deps,
       createLogger: () => silentLogger,
     });
     expect(status).toEqual({ exitCode: 0, stdout: '' });
@@ -147,7 +147,7 @@ describe('example conflists against the simulator', () => {
   });
 
   it('overlay.conflist: ADD joins the existing vxlan0 with the SDNRoute and OutBoundNAT policies', async () => {
-    await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNetwork({
+    await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).createNetwork({
       Name: 'vxlan0',
       Type: 'Overlay',
       Ipams: [

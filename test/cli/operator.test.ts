@@ -105,7 +105,7 @@ function row(text: string, first: string | RegExp): string[] {
 
 async function newNamespace(): Promise<string> {
   const id = randomUUID();
-  await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, id);
+  await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, id);
   return id;
 }
 
@@ -121,7 +121,7 @@ async function addPod(containerId: string, netns?: string): Promise<void> {
 
 /** A delegated-NIC network named like ours that no state claims: the seed-000 leak. */
 async function leakNetwork(owner = LEAK_OWNER, adapterName = 'Ethernet 2'): Promise<{ id: string; name: string }> {
-  const { api } = await h.runtime.api({ apiVersion: 2, hnsTimeoutSeconds: 10 });
+  const { api } = await h.deps.hns.api({ apiVersion: 2, hnsTimeoutSeconds: 10 });
   const name = nicNetworkName(owner);
   const n = await api.createNetwork({
     name,
@@ -515,7 +515,7 @@ describe('audit', () => {
         mac: '00-15-5D-AA-00-01',
         planned: [{ kind: 'network', name: inflight.name }],
         pid: process.pid,
-        pidStartTime: h.runtime.os().processStartTime(process.pid),
+        pidStartTime: h.deps.hns.os().processStartTime(process.pid),
         createdAt: now,
         deadline: now + 120_000,
       }),

@@ -28,7 +28,7 @@ async function addText(stdin: string): Promise<Record<string, unknown>> {
   const r = await runCni({
     env: cniEnv(h, { verb: 'ADD', conf: {} }),
     stdin,
-    runtime: h.runtime,
+    deps: h.deps,
     createLogger: () => silentLogger,
   });
   return JSON.parse(r.stdout) as Record<string, unknown>;

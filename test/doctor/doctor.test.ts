@@ -91,7 +91,7 @@ async function addPod(containerId: string, ns?: string): Promise<{ netns: string
 }
 
 async function api() {
-  return (await h.runtime.api({ apiVersion: 2, hnsTimeoutSeconds: 10 })).api;
+  return (await h.deps.hns.api({ apiVersion: 2, hnsTimeoutSeconds: 10 })).api;
 }
 
 /**
@@ -168,7 +168,7 @@ it("a policy taken away from a pod's endpoint is drift from its record (error)",
   await addPod('pod-b');
   const policies = (record.recreate!.endpoint as { policies: Array<{ Type: string }> }).policies;
   expect(policies.map((p) => p.Type)).toContain('OutBoundNAT');
-  await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).modifyEndpoint(record.endpoint.id, {
+  await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).modifyEndpoint(record.endpoint.id, {
     ResourceType: 'Policy',
     RequestType: 'Remove',
     Settings: { Policies: [{ Type: 'OutBoundNAT' }] },
@@ -180,7 +180,7 @@ it("a policy taken away from a pod's endpoint is drift from its record (error)",
 
 it('a pod whose namespace is gone is not attached (error), once', async () => {
   const { netns } = await addPod('pod-a');
-  await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).deleteNamespace(netns);
+  await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).deleteNamespace(netns);
   const d = await doctor();
   expect(troubles(d)).toEqual([['pod-not-attached', 'error', 'pod pod-a@eth0']]);
   expect(kinds(d, 'pod-not-attached')[0]!.why).toBe(`its namespace ${netns} is gone`);
@@ -331,7 +331,7 @@ it('a host without HCN (HNS 9.1): a healthy pod is no drift (DNS as v1 shows it:
   await h.sim.control.setVersion(9, 1, { v2: false });
   try {
     // A namespace as a v1 host makes one (microsoft/hcsshim internal/hns/namespace.go CreateNamespace).
-    const ns = await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).hnsCall<{ ID: string }>('POST', '/namespaces/', {});
+    const ns = await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).hnsCall<{ ID: string }>('POST', '/namespaces/', {});
     await addPod('pod-a', ns.ID);
     const d = await doctor();
     expect(troubles(d)).toEqual([]);

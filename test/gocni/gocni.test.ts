@@ -73,7 +73,7 @@ describeGo('go-cni drives the Linux hcn-cni on every deploy/ conflist', () => {
     }
     if (/overlay/.test(file)) {
       // overlay.conflist joins an existing network (createNetwork false), as flannel's host-gw / vxlan setup makes.
-      await new V2Api(h.runtime.hcn({ hnsTimeoutSeconds: 10 })).createNetwork({
+      await new V2Api(h.deps.hns.hcn({ hnsTimeoutSeconds: 10 })).createNetwork({
         name: 'vxlan0',
         type: 'Overlay',
         flags: 0,
@@ -125,7 +125,7 @@ describeGo('go-cni drives the Linux hcn-cni on every deploy/ conflist', () => {
       let netns = 'none';
       if (kind === 'guid') {
         netns = randomUUID();
-        await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, netns);
+        await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, netns);
       } else {
         await h.sim.control.addContainer(id); // Docker-style: the sandbox runs before CNI is called
       }
@@ -198,7 +198,7 @@ describeGo('go-cni drives the Linux hcn-cni on every deploy/ conflist', () => {
       const { drive } = await node(file, 'standalone', '1.1.0');
       const id = `pod-${randomUUID().slice(0, 8)}`;
       const netns = randomUUID();
-      await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, netns);
+      await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, netns);
       const before = await h.sim.control.dump();
       const setup = await drive('setup', id, netns);
       expect(setup.code).toBe(1);

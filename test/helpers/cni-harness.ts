@@ -8,7 +8,8 @@ import * as os from 'os';
 import * as path from 'path';
 import { silentLogger } from '../../src/log/logger';
 import { runCni } from '../../src/run';
-import { PluginRuntime } from '../../src/plugin/runtime';
+import { pluginDeps, type PluginDeps } from '../../src/plugin/deps';
+import { ServedConfigs } from '../../src/service/served-configs';
 import { startSimulator, type RunningSimulator, type SimHost } from '../../src/sim';
 
 export const ROOT = path.join(__dirname, '..', '..');
@@ -19,8 +20,10 @@ export interface Harness {
   sim: RunningSimulator;
   tmp: string;
   stateDir: string;
-  /** One runtime for the in-process calls of this harness (the addon is loaded once per process anyway). */
-  runtime: PluginRuntime;
+  /** The plugin's dependencies for the in-process calls of this harness (the addon is loaded once per process anyway). */
+  deps: PluginDeps;
+  /** The configurations the in-process verbs ran with, as the resident service keeps them (served-configs.ts). */
+  served: ServedConfigs;
   /** Empties the simulator (objects, faults) and the state directory: a fresh node for the next test. */
   reset(): Promise<void>;
   stop(): Promise<void>;
@@ -37,12 +40,14 @@ export async function startHarness(host?: Partial<SimHost>): Promise<Harness> {
     tmp,
     stateDir,
     // One node = one simulator: its node-wide claims register lives in the harness's temp dir.
-    runtime: new PluginRuntime({ pid: process.pid, claimsDir: path.join(tmp, 'claims') }),
+    deps: pluginDeps({ pid: process.pid, claimsDir: path.join(tmp, 'claims') }),
+    served: new ServedConfigs(),
     async reset() {
       await sim.control.reset();
       for (const e of fs.readdirSync(tmp)) fs.rmSync(path.join(tmp, e), { recursive: true, force: true });
       // The API choice is cached per runtime (it is a property of the host, and tests change the host).
-      h.runtime = new PluginRuntime({ pid: process.pid, claimsDir: path.join(tmp, 'claims') });
+      h.deps = pluginDeps({ pid: process.pid, claimsDir: path.join(tmp, 'claims') });
+      h.served = new ServedConfigs();
     },
     async stop() {
       await sim.stop();
@@ -135,7 +140,8 @@ export async function cni(h: Harness, c: CniCall): Promise<CniOutcome> {
   const { stdout, exitCode } = await runCni({
     env: cniEnv(h, c),
     stdin: JSON.stringify({ stateDir: h.stateDir, ...c.conf }),
-    runtime: h.runtime,
+    deps: h.deps,
+    onServed: h.served.served,
     createLogger: () => silentLogger,
   });
   return { exitCode, stdout, json: parse(stdout) };

@@ -37,7 +37,7 @@ describe.each<IdCase>(['upper', 'mixed'])('HNS answering every id in %s case', (
     const a = record('a').endpoint.id.toLowerCase();
     const b = record('b').endpoint.id.toLowerCase();
     // The answers really are re-cased (and, mixed, spelled differently on every answer).
-    const api = new V2Api(h.runtime.hcn({ hnsTimeoutSeconds: 10 }));
+    const api = new V2Api(h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }));
     const listed = (await api.listEndpoints()).map((e) => e.id);
     expect(listed).toHaveLength(2);
     expect(listed.every((id) => id !== id.toLowerCase())).toBe(true);

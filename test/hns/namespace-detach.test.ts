@@ -13,7 +13,7 @@ describe.each([
 ])('detaching an endpoint from its namespace (%s)', (_name, v1ErrorCodes) => {
   let h: Harness;
   useHarness({ v1ErrorCodes }, (x) => (h = x));
-  const api = () => new V2Api(h.runtime.hcn({ hnsTimeoutSeconds: 30 }));
+  const api = () => new V2Api(h.deps.hns.hcn({ hnsTimeoutSeconds: 30 }));
   const opsSince = async (seq: number) =>
     (await h.sim.control.calls()).filter((c) => c.seq > seq && c.pid === process.pid).map((c) => c.op);
 

@@ -354,6 +354,29 @@ describe('HNS v1 (HNSCall) paths the plugin uses', () => {
   });
 });
 
+describe('calls by name (Hcn.callQuery and its siblings)', () => {
+  test("a family's own functions called by name answer as the facade's methods do; a failure names the failing call", async () => {
+    const { hcn } = fx;
+    const net = await hcn.createNetwork(l2bridge('by-name', '10.10.0.0/24', '10.10.0.1'));
+    const ep = await hcn.createEndpoint(net.ID!, endpoint('by-name-ep', '10.10.0.7'));
+    expect(await hcn.callQuery<HostComputeEndpoint>('HcnQueryEndpointProperties', ep.ID!)).toEqual(ep);
+    expect(await hcn.callEnumerate('HcnEnumerateEndpoints', { Name: 'by-name-ep' })).toEqual([ep.ID]);
+    const policy = { Type: 'OutBoundNAT', Settings: { Exceptions: ['10.0.0.0/8'] } };
+    await hcn.callModify('HcnModifyEndpoint', ep.ID!, {
+      ResourceType: 'Policy',
+      RequestType: 'Add',
+      Settings: { Policies: [policy] },
+    });
+    expect((await hcn.getEndpoint(ep.ID!)).Policies).toEqual([policy]);
+    await hcn.callDelete('HcnDeleteEndpoint', ep.ID!);
+    expect(describeError(await rejectionOf(hcn.callQuery('HcnQueryEndpointProperties', ep.ID!)))).toMatchObject({
+      op: 'HcnOpenEndpoint',
+      isNotFound: true,
+    });
+    await hcn.deleteNetwork(net.ID!);
+  });
+});
+
 describe('native.stats()', () => {
   // Function names the addon resolves (native/include/hcn_functions.h); CoTaskMemFree is counted apart (frees).
   const HCN_FUNCTIONS = functionsIn('HCN', 'V1', 'HCS', 'SIM');

@@ -10,7 +10,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { loadNative } from '../../src/hns/native';
 import type { NativeHcn } from '../../src/hns/native-types';
-import { PluginRuntime } from '../../src/plugin/runtime';
+import { pluginDeps } from '../../src/plugin/deps';
 import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
 
 interface Schema {
@@ -184,7 +184,7 @@ useHarness(
 
 const sent: Sent[] = [];
 beforeEach(() => {
-  h.runtime = new PluginRuntime({ pid: process.pid, native: recording(loadNative().native, sent) });
+  h.deps = pluginDeps({ pid: process.pid, native: recording(loadNative().native, sent) });
 });
 
 /** Every policy family a configuration can carry, in the form the field has it (v1 flat from Azure, v2 typed). */
@@ -207,7 +207,7 @@ const EVERY_POLICY = [
 
 async function namespace(): Promise<string> {
   const id = randomUUID();
-  await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, id);
+  await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, id);
   return id;
 }
 

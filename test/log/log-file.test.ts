@@ -52,7 +52,7 @@ describe('a log file that cannot be written', () => {
         const r = await runCni({
           env: cniEnv(h, c),
           stdin: JSON.stringify({ stateDir: h.stateDir, ...c.conf }),
-          runtime: h.runtime,
+          deps: h.deps,
         });
         expect(r).toMatchObject({ exitCode: 0 });
       }

@@ -120,7 +120,7 @@ describe('Azure CNI, delegated NIC (SwiftV2 FrontendNIC)', () => {
   it("GC never removes a valid pod's delegated-NIC endpoint (<first 8>-eth<N>, not its ifname), attached or not", async () => {
     const pod = await nicPod(NICS[0]!, 0);
     // Out of its namespace (its attachment is not what protects it here): only the pod's being valid does.
-    await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).removeNamespaceEndpoint(pod.netns, pod.endpointId);
+    await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).removeNamespaceEndpoint(pod.netns, pod.endpointId);
     const conf = { cniVersion: '1.1.0', name: 'delegated', type: 'hcn-cni', mode: 'delegatedNic', adopt: ['azure'] };
     const gc = await cni(h, {
       verb: 'GC',

@@ -199,7 +199,7 @@ describe('networkType omitted (rule 4)', () => {
   let h: Harness;
   useHarness(undefined, (x) => (h = x));
   it('an existing network of a type bridge mode cannot use is error 7 naming it, not silently attached', async () => {
-    await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNetwork({
+    await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).createNetwork({
       Name: 'ics0',
       Type: 'ICS',
       Ipams: [{ Type: 'Static', Subnets: [{ IpAddressPrefix: '10.9.0.0/24' }] }],

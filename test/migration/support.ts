@@ -28,7 +28,7 @@ export interface PeerPod {
   result?: Json;
 }
 
-const hcn = (h: Harness) => h.runtime.hcn({ hnsTimeoutSeconds: 10 });
+const hcn = (h: Harness) => h.deps.hns.hcn({ hnsTimeoutSeconds: 10 });
 
 /** A containerd-style pod sandbox id: 64 hex digits. */
 export function sandboxId(): string {

@@ -7,7 +7,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { HR } from '../../src/hns/hresults';
-import { PluginRuntime } from '../../src/plugin/runtime';
+import { pluginDeps } from '../../src/plugin/deps';
 import { cni, useHarness, type Harness } from '../helpers/cni-harness';
 import { heldIps } from '../plugin/support';
 import { bindNode, cbr0, l2BridgeNetwork, winBridgeConf, winBridgePod, winBridgeScenario } from './peer-bodies';
@@ -115,8 +115,8 @@ it('GC removes the win-bridge endpoint of a pod not listed as valid once nothing
   const attached = await winBridgePod(conf, net);
   const detached = await winBridgePod(conf, net);
   // The pod's namespace is gone (its sandbox was removed without a DEL reaching any plugin).
-  await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).removeNamespaceEndpoint(detached.netns, detached.endpointId);
-  await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).deleteNamespace(detached.netns);
+  await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).removeNamespaceEndpoint(detached.netns, detached.endpointId);
+  await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).deleteNamespace(detached.netns);
   const gc = await cni(h, {
     verb: 'GC',
     conf: hcnConf(conf, { cniVersion: '1.1.0', 'cni.dev/valid-attachments': [] }),
@@ -201,7 +201,7 @@ describe('a name two pods can have ("_" in a container id or a network name)', (
     };
     // Attached to a namespace GC does not hold: it stays, whichever network GC is about.
     expect(await gc('net_x')).toEqual(['abc_net_x']);
-    await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).removeNamespaceEndpoint(ns, id);
+    await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).removeNamespaceEndpoint(ns, id);
     expect(await gc('x')).toEqual(['abc_net_x']);
     // Listed as valid, pod abc keeps it.
     expect(await gc('net_x', [{ containerID: 'abc', ifname: 'eth0' }])).toEqual(['abc_net_x']);
@@ -248,7 +248,7 @@ it("DEL of hcn-cni's own pod keeps its IP while another plugin's endpoint (on an
   });
   expect(heldIps(h, 'cbr0')[ip]).toBe('ours');
   // Once that endpoint is gone, the next whole-node audit (due on this ADD with 0) releases it.
-  await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).deleteEndpoint(foreign);
+  await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).deleteEndpoint(foreign);
   const next = await cni(h, {
     verb: 'ADD',
     conf: { ...conf, type: 'hcn-cni', auditIntervalSeconds: 0 },
@@ -264,9 +264,9 @@ it('when HNS refuses to say which containers an endpoint is attached to, DEL wit
   const conf = winBridgeConf();
   const pod = await winBridgePod(conf, net);
   // In no namespace: only the containers HNS v1 lists could say whether a running sandbox still uses it.
-  await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).removeNamespaceEndpoint(pod.netns, pod.endpointId);
+  await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).removeNamespaceEndpoint(pod.netns, pod.endpointId);
   // The HCN listing (no SharedContainers in its view), so each endpoint's containers are asked of HNS v1 — refused.
-  h.runtime = new PluginRuntime({ pid: process.pid, claimsDir: path.join(h.tmp, 'claims'), listing: 'hcn' });
+  h.deps = pluginDeps({ pid: process.pid, claimsDir: path.join(h.tmp, 'claims'), listing: 'hcn' });
   await h.sim.control.failCall('HNSCall GET /endpoints/{id}', HR.E_FAIL, { count: 1000 });
   const del = await cni(h, {
     verb: 'DEL',

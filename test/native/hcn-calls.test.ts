@@ -123,6 +123,38 @@ describe.each(kinds)('$kind verbs', ({ kind, plural, id }) => {
     expect(sim.requests).toEqual([{ v: 1, keep: true, pid: process.pid, winpid: 0, op: `HcnDelete${kind}`, id }]);
   });
 
+  test("the calls by name send what the family's own exports send, for its functions of each generic verb", async () => {
+    answerIds();
+    sim.reply(`HcnEnumerate${plural}`, { result: `["${id}"]` });
+    sim.reply(queryOp, (r) => ({ result: JSON.stringify({ ID: r.id, Query: r.query }) }));
+    sim.reply(`HcnModify${kind}`, {});
+    sim.reply(`HcnDelete${kind}`, {});
+    const own = async (): Promise<unknown[]> => [
+      await call(`enumerate${plural}`, QUERY),
+      await call(`get${kind}Properties`, id, QUERY),
+      await call(`modify${kind}`, id, '{"ResourceType":"Policy"}'),
+      await call(`delete${kind}`, id),
+    ];
+    const byName = async (): Promise<unknown[]> => [
+      await hcn.callEnumerate(`HcnEnumerate${plural}`, QUERY),
+      await hcn.callQuery(queryOp as `HcnQuery${typeof kind}Properties`, id, QUERY),
+      await hcn.callModify(`HcnModify${kind}`, id, '{"ResourceType":"Policy"}'),
+      await hcn.callDelete(`HcnDelete${kind}`, id),
+    ];
+    const answers = await own();
+    const sent = sim.requests.splice(0);
+    expect(await byName()).toEqual(answers);
+    expect(sim.requests).toEqual(sent);
+    expect(sent.map((r) => r.op)).toEqual([
+      `HcnEnumerate${plural}`,
+      `HcnOpen${kind}`,
+      queryOp,
+      `HcnOpen${kind}`,
+      `HcnModify${kind}`,
+      `HcnDelete${kind}`,
+    ]);
+  });
+
   test(`list${plural}Detailed enumerates, then opens and queries each object with the same query`, async () => {
     const other = '11111111-2222-3333-4444-555555555555';
     answerIds();
@@ -319,6 +351,44 @@ describe('errors', () => {
     ).resolves.toMatchObject({ name: 'TypeError' });
     await expect(rejectionOf(hcn.deleteNetwork(`${NET}0`))).resolves.toMatchObject({ name: 'TypeError' });
     expect(sim.requests).toEqual([]);
+  });
+});
+
+describe('calls by name', () => {
+  // Any name: the types only hold a name to its verb's shape; the list decides.
+  const byName = (method: string, ...args: unknown[]): Promise<unknown> =>
+    (hcn as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!(...args);
+
+  test.each([
+    ['callQuery', 'HcnQueryEndpointNothing', [EP, QUERY]], // not in the list
+    ['callQuery', 'HcnModifyEndpoint', [EP, QUERY]], // in the list, of another verb
+    ['callModify', 'HcnQueryNetworkProperties', [NET, '{}']],
+    ['callEnumerate', 'HcnDeleteNamespace', [QUERY]],
+    ['callDelete', 'HNSCall', [NET]], // OWN: its own code
+    ['callDelete', 42, [NET]],
+  ])('%s(%s) rejects with a TypeError naming the usage, and sends nothing', async (method, fn, args) => {
+    const error = await rejectionOf(byName(method, fn, ...args));
+    expect(error.name).toBe('TypeError');
+    expect(error.message).toMatch(new RegExp(`Usage: ${method}\\(fn: string,`));
+    expect(sim.requests).toEqual([]);
+  });
+
+  test("an HCN failure names the function that failed: the open for an object that is not there, else the verb's", async () => {
+    answerIds();
+    sim.reply('HcnOpenEndpoint', { hr: 0x803b0002 });
+    await expect(rejectionOf(hcn.callQuery('HcnQueryEndpointProperties', EP, null))).resolves.toMatchObject({
+      op: 'HcnOpenEndpoint',
+      hresult: 0x803b0002,
+    });
+    answerIds();
+    sim.reply('HcnModifyNamespace', {
+      hr: ADAPTER_NOT_FOUND,
+      errorRecord: errorRecord(ADAPTER_NOT_FOUND, 'An adapter was not found. '),
+    });
+    await expect(rejectionOf(hcn.callModify('HcnModifyNamespace', NS, '{}'))).resolves.toMatchObject({
+      op: 'HcnModifyNamespace',
+      hresult: ADAPTER_NOT_FOUND,
+    });
   });
 });
 

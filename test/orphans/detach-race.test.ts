@@ -20,8 +20,8 @@ let h: Harness;
 useHarness(undefined, (x) => (h = x));
 
 describe.each([
-  ['HCN (v2)', (hh: Harness): HnsApi => new V2Api(hh.runtime.hcn({ hnsTimeoutSeconds: 30 }))],
-  ['HNS v1', (hh: Harness): HnsApi => new V1Api(hh.runtime.hcn({ hnsTimeoutSeconds: 30 }))],
+  ['HCN (v2)', (hh: Harness): HnsApi => new V2Api(hh.deps.hns.hcn({ hnsTimeoutSeconds: 30 }))],
+  ['HNS v1', (hh: Harness): HnsApi => new V1Api(hh.deps.hns.hcn({ hnsTimeoutSeconds: 30 }))],
 ])('an orphan endpoint detached by someone else between listing and sweep (%s)', (_name, makeApi) => {
   it('is deleted, and the sweep reports no failure', async () => {
     const ns = await newNamespace(h);

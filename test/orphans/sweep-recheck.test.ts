@@ -41,7 +41,7 @@ it('leaves alone an orphan that an ADD claimed after the listing, while the swee
 
   // The sweep detaches each orphan endpoint first; HNS holds the first detach.
   await h.sim.control.hang(DETACH_OP);
-  const api = new V2Api(h.runtime.hcn({ hnsTimeoutSeconds: 60 }));
+  const api = new V2Api(h.deps.hns.hcn({ hnsTimeoutSeconds: 60 }));
   const running = audit({ api, store, os, log: silentLogger, graceMs: 60_000 });
   while ((await h.sim.control.stats()).pendingMutations < 1) await new Promise((r) => setTimeout(r, 20));
   // Meanwhile both pods are committed again (an ADD of each owner), naming the very same endpoints.
@@ -74,7 +74,7 @@ it("leaves alone an orphan whose owner's record appeared unreadable after the li
   }
 
   await h.sim.control.hang(DETACH_OP);
-  const api = new V2Api(h.runtime.hcn({ hnsTimeoutSeconds: 60 }));
+  const api = new V2Api(h.deps.hns.hcn({ hnsTimeoutSeconds: 60 }));
   const running = audit({ api, store, os, log: silentLogger, graceMs: 60_000 });
   while ((await h.sim.control.stats()).pendingMutations < 1) await new Promise((r) => setTimeout(r, 20));
   // Meanwhile a record of each owner appears that cannot be read (a torn write, say): its owner may be live.
@@ -94,7 +94,7 @@ it('leaves alone a leak of an owner the state did not know at the listing, once 
   // orphans by name. While the sweep is held in its first delete, an ADD of pod-y writes its intent.
   const conf = bridgeConf({ cniVersion: '1.1.0' });
   expect((await cni(h, { verb: 'ADD', conf, containerId: 'pod-net', netns: await newNamespace(h) })).exitCode).toBe(0);
-  const hcn = h.runtime.hcn({ hnsTimeoutSeconds: 60 });
+  const hcn = h.deps.hns.hcn({ hnsTimeoutSeconds: 60 });
   const [network] = (await h.sim.control.dump()).networks;
   const leaked = new Map<string, string>();
   for (const pod of PODS) {

@@ -70,7 +70,7 @@ async function exe(
 }
 async function namespace(): Promise<string> {
   const id = crypto.randomUUID();
-  await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, id);
+  await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, id);
   return id;
 }
 

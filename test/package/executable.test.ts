@@ -39,7 +39,7 @@ beforeEach(async () => {
 
 async function newNamespace(): Promise<string> {
   const id = crypto.randomUUID();
-  await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, id);
+  await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, id);
   return id;
 }
 
@@ -270,7 +270,7 @@ test('the crash-point test hooks are compiled out of the executable', async () =
 });
 
 test('selftest from the executable: every answer as the plugin relies on, nothing left in HNS', async () => {
-  const hcn = h.runtime.hcn({ hnsTimeoutSeconds: 10 });
+  const hcn = h.deps.hns.hcn({ hnsTimeoutSeconds: 10 });
   await hcn.createNetwork({
     Name: 'st',
     Type: 'NAT',

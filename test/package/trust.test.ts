@@ -41,7 +41,7 @@ beforeEach(async () => {
 
 async function add(program: 'packaged' | 'test build', variable: string, marker: string) {
   const ns = crypto.randomUUID();
-  await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, ns);
+  await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, ns);
   const conf = bridgeConf();
   const env = {
     ...cniEnv(h, { verb: 'ADD', conf, netns: ns }),

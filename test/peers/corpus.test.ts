@@ -304,7 +304,7 @@ describe('microsoft/windows-container-networking example/*.conf (sdnbridge)', ()
 
   it('l2bridgedualstack_host-local_ipam.conf: dual-stack from host-local on the dual-stack network sdnbridge expects', async () => {
     // enableDualStack needs the network to exist (sdnbridge cni/cni.go); an HCN network with one subnet per family.
-    await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNetwork({
+    await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).createNetwork({
       Name: 'winl2bridge',
       Type: 'L2Bridge',
       Policies: [{ Type: 'NetAdapterName', Settings: { NetworkAdapterName: 'Ethernet' } }],

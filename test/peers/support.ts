@@ -50,7 +50,7 @@ export function runtime(h: Harness): Runtime {
     runCni({
       env: { ...env, HCN_SIM: h.sim.address },
       stdin,
-      runtime: h.runtime,
+      deps: h.deps,
       defaults: { stateDir: h.stateDir },
       createLogger: (_o: { level: LogLevel; file?: string }) => new RecordingLogger(logs),
     });
@@ -96,7 +96,7 @@ export async function makeNetwork(
   };
   if (spec.adapter) body.NetworkAdapterName = spec.adapter;
   if (spec.managementIp) body.ManagementIP = spec.managementIp;
-  const n = await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).hnsCall<{ ID: string }>('POST', '/networks/', body);
+  const n = await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).hnsCall<{ ID: string }>('POST', '/networks/', body);
   return n.ID;
 }
 
@@ -114,7 +114,7 @@ export function makeCbr0(h: Harness): Promise<string> {
 /** A fresh HCN namespace: what containerd creates and passes as CNI_NETNS on Windows. */
 export async function namespace(h: Harness): Promise<string> {
   const id = randomUUID();
-  await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, id);
+  await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, id);
   return id;
 }
 

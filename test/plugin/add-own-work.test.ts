@@ -10,7 +10,7 @@ import { Hcn } from '../../src/hns/hcn';
 import { endpointName, nicNetworkName } from '../../src/orphans/ownership';
 import { bridgeConf, cni, delegatedNicConf, useHarness, type Harness } from '../helpers/cni-harness';
 import { hostOs } from '../../src/hns/host-os';
-import { PluginRuntime } from '../../src/plugin/runtime';
+import { pluginDeps } from '../../src/plugin/deps';
 import { StateStore } from '../../src/state/store';
 import { intentRecord } from '../helpers/state-records';
 import { heldIps, hostLocal, lastSeq, newNamespace } from './support';
@@ -19,7 +19,7 @@ const NIC = { Name: 'Ethernet 3', MacAddress: '00-15-5D-AA-00-03' };
 let h: Harness;
 useHarness({ adapters: [{ Name: 'Ethernet', MacAddress: '00-15-5D-AA-00-01' }, NIC] }, (x) => (h = x));
 
-const hcn = (): Hcn => h.runtime.hcn({ hnsTimeoutSeconds: 10 });
+const hcn = (): Hcn => h.deps.hns.hcn({ hnsTimeoutSeconds: 10 });
 const conf = (extra: Record<string, unknown> = {}) => bridgeConf({ cniVersion: '1.1.0', ipam: hostLocal(h), ...extra });
 const owner = (containerId: string) => ({ containerId, ifname: 'eth0' });
 
@@ -118,7 +118,7 @@ it('an address held by an endpoint that is not ours stays held: the ADD fails wi
 it('a network deleted and created again under the same name: the ADD that remembered it asks HNS again', async () => {
   const net = await firstPod({ ipam: undefined });
   // The runtime (one per process: a service serves many ADDs) remembers cbr0; the operator re-creates it.
-  await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).deleteNetwork(net);
+  await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).deleteNetwork(net);
   const again = await hcn().createNetwork({
     Name: 'cbr0',
     Type: 'L2Bridge',
@@ -196,7 +196,7 @@ describe('delegated NIC (seed 000) with a fresh whole-node audit', () => {
     // The verdicts, as the service's metrics count them: the sweep's last re-check would also keep the network, but
     // only after judging it an orphan.
     const verdicts: Array<Readonly<Record<string, number>>> = [];
-    h.runtime = new PluginRuntime({
+    h.deps = pluginDeps({
       pid: process.pid,
       claimsDir: path.join(h.tmp, 'claims'),
       observer: { audit: (o) => void verdicts.push(o.verdicts) },

@@ -7,7 +7,7 @@
  */
 import { runCni } from '../../src/run';
 import { silentLogger } from '../../src/log/logger';
-import { PluginRuntime } from '../../src/plugin/runtime';
+import { pluginDeps } from '../../src/plugin/deps';
 import { bridgeConf, cni, CNI_BIN, startHarness, stateFiles, type Harness } from '../helpers/cni-harness';
 import { lastSeq, mutationsSince, newNamespace } from './support';
 
@@ -196,7 +196,7 @@ describe('bad inputs with a live simulator', () => {
       const r = await runCni({
         env: c.env ?? env(),
         stdin: c.stdin(),
-        runtime: h.runtime,
+        deps: h.deps,
         createLogger: () => silentLogger,
       });
       expect(r.exitCode).toBe(1);
@@ -211,7 +211,7 @@ describe('bad inputs with a live simulator', () => {
   it('apiVersion 2 on a host without HCN is 107; HNS and state unchanged', async () => {
     await h.sim.control.setVersion(7, 2, { v2: false });
     // The API choice is cached per runtime (a property of the host): this is another host now.
-    h.runtime = new PluginRuntime({ pid: process.pid });
+    h.deps = pluginDeps({ pid: process.pid });
     try {
       const before = await snapshot();
       const seq = await lastSeq(h);
@@ -232,7 +232,7 @@ describe('bad inputs with a live simulator', () => {
       );
     } finally {
       await h.sim.control.setVersion(15, 4, { v2: true });
-      h.runtime = new PluginRuntime({ pid: process.pid });
+      h.deps = pluginDeps({ pid: process.pid });
     }
   });
 });

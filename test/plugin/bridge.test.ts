@@ -12,7 +12,7 @@ useHarness(undefined, (x) => (h = x));
 
 async function newNamespace(): Promise<string> {
   const id = randomUUID();
-  await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, id);
+  await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, id);
   return id;
 }
 
@@ -51,7 +51,7 @@ describe('bridge mode', () => {
     const first = await cni(h, { verb: 'ADD', conf: bridgeConf(), containerId: 'pod-b', netns: ns });
     expect(first.exitCode).toBe(0);
     const ep = (await h.sim.control.dump()).endpoints[0]!;
-    await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).removeNamespaceEndpoint(ns, String(ep.ID));
+    await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).removeNamespaceEndpoint(ns, String(ep.ID));
     const callsBefore = (await h.sim.control.stats()).calls;
     const again = await cni(h, { verb: 'ADD', conf: bridgeConf(), containerId: 'pod-b', netns: ns });
     expect(again.exitCode).toBe(0);
@@ -94,7 +94,7 @@ describe('bridge mode', () => {
     });
 
     const ep = (await h.sim.control.dump()).endpoints[0]!;
-    await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).deleteEndpoint(String(ep.ID));
+    await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).deleteEndpoint(String(ep.ID));
     const gone = await cni(h, {
       verb: 'CHECK',
       conf: bridgeConf({ cniVersion: '1.1.0', prevResult: add.json }),

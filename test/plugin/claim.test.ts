@@ -15,7 +15,7 @@ import { silentLogger } from '../../src/log/logger';
 import { audit } from '../../src/orphans/audit';
 import { endpointName, nicNetworkName } from '../../src/orphans/ownership';
 import { commit, keepClaim, updateIntent, writeIntent, type ClaimContext } from '../../src/plugin/claim';
-import type { PluginRuntime } from '../../src/plugin/runtime';
+import type { PluginDeps } from '../../src/plugin/deps';
 import { Undo } from '../../src/plugin/undo';
 import { intentLiveness } from '../../src/state/liveness';
 import { ClaimRegistry } from '../../src/state/claims';
@@ -36,9 +36,9 @@ const storeIn = (name: string) =>
   new StateStore(path.join(tmp, name), { os: hns, now: () => clock, registry: registry() });
 
 function context(store: StateStore, conf: Partial<NetConf> = {}): ClaimContext {
-  const rt = { now: () => clock, pid: process.pid, os: () => hns } as unknown as PluginRuntime;
+  const deps = { now: () => clock, pid: process.pid, hns: { os: () => hns } } as unknown as PluginDeps;
   const full = { name: 'cbr0', hnsTimeoutSeconds: 10, ipamTimeoutSeconds: 30, ...conf } as NetConf;
-  return { rt, conf: full, log: silentLogger, store, owner: OWNER, undo: new Undo() };
+  return { plan: { conf: full, owner: OWNER }, deps, log: silentLogger, store, undo: new Undo() };
 }
 
 /** HNS listing these objects; deletes are not expected (the audits here are dry runs). */

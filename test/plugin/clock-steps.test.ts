@@ -7,7 +7,7 @@
  * endpoints, and every address an endpoint holds is still allocated in IPAM (else IPAM hands it to the next pod).
  */
 import * as path from 'path';
-import { PluginRuntime } from '../../src/plugin/runtime';
+import { pluginDeps } from '../../src/plugin/deps';
 import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
 import { heldIps, hostLocal, newNamespace, until } from './support';
 
@@ -43,7 +43,7 @@ function rng(seed: number): () => number {
 
 it('ADD, DEL and audits under a clock stepping back and forth, HNS refusing deletes now and then: no address is handed out twice', async () => {
   clock = 1_800_000_000_000;
-  h.runtime = new PluginRuntime({ pid: process.pid, claimsDir: path.join(h.tmp, 'claims'), now: () => clock });
+  h.deps = pluginDeps({ pid: process.pid, claimsDir: path.join(h.tmp, 'claims'), now: () => clock });
   const next = rng(32);
   // The first round is the one that broke: a step back, and HNS refusing the delete. Then seeded ones.
   const rounds: Array<{ step: number; refuse: boolean }> = [{ step: -600_000, refuse: true }];

@@ -70,7 +70,7 @@ function conf(): Record<string, unknown> {
 
 async function namespace(): Promise<string> {
   const id = randomUUID();
-  await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, id);
+  await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, id);
   return id;
 }
 
@@ -110,7 +110,7 @@ async function invariants(live: string[]): Promise<Check> {
   const native = loadNative().native;
   const store = new StateStore(h.stateDir, { os: hostOs(native) });
   const report = await audit({
-    api: new V2Api(h.runtime.hcn({ hnsTimeoutSeconds: 10 })),
+    api: new V2Api(h.deps.hns.hcn({ hnsTimeoutSeconds: 10 })),
     store,
     os: hostOs(native),
     log: silentLogger,

@@ -106,7 +106,7 @@ describe('network-creating path, HNS assigns both families', () => {
 
 describe('existing network, host-local hands out both families', () => {
   it('both addresses in HNS and the result; DEL releases both; a failure after IPAM rolls both back', async () => {
-    await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNetwork({
+    await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).createNetwork({
       Name: 'cbr0',
       Type: 'L2Bridge',
       Ipams: [

@@ -16,7 +16,7 @@ import { V2Api, type NetworkInfo } from '../../src/hns/api';
 import { HR } from '../../src/hns/hresults';
 import { endpointName, nicNetworkName } from '../../src/orphans/ownership';
 import { hostOs } from '../../src/hns/host-os';
-import { PluginRuntime } from '../../src/plugin/runtime';
+import { pluginDeps } from '../../src/plugin/deps';
 import { StateStore } from '../../src/state/store';
 import { intentRecord } from '../helpers/state-records';
 import { bridgeConf, cni, cniProcess, useHarness, stateFiles, type Harness } from '../helpers/cni-harness';
@@ -42,7 +42,7 @@ const nic = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 const valid = (...ids: string[]) => ids.map((id) => ({ containerID: id, ifname: 'eth0' }));
-const api = () => new V2Api(h.runtime.hcn({ hnsTimeoutSeconds: 10 }));
+const api = () => new V2Api(h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }));
 
 interface Pods {
   a: { endpoint: string };
@@ -381,7 +381,7 @@ describe('STATUS', () => {
 
   it('apiVersion 2 on a host without HCN: 50', async () => {
     await h.sim.control.setVersion(7, 2, { v2: false });
-    h.runtime = new PluginRuntime({ pid: process.pid });
+    h.deps = pluginDeps({ pid: process.pid });
     try {
       const r = await cni(h, { verb: 'STATUS', conf: bridge({ apiVersion: 2 }) });
       expect(r.json).toMatchObject({

@@ -12,7 +12,8 @@ import { hostOs } from '../../src/hns/host-os';
 import { silentLogger } from '../../src/log/logger';
 import { audit } from '../../src/orphans/audit';
 import type { ApiChoice } from '../../src/plugin/api-version';
-import { PluginRuntime } from '../../src/plugin/runtime';
+import { pluginDeps } from '../../src/plugin/deps';
+import { HostHns } from '../../src/plugin/host-hns';
 import { repairAttachments } from '../../src/plugin/verbs/repair';
 import { StateStore } from '../../src/state/store';
 import { bridgeConf, cni, delegatedNicConf, useHarness, type Harness } from '../helpers/cni-harness';
@@ -22,7 +23,7 @@ let h: Harness;
 useHarness(undefined, (x) => (h = x));
 
 /** A runtime whose HNS picks every endpoint's id itself. */
-class HnsPicksIds extends PluginRuntime {
+class HnsPicksIds extends HostHns {
   override async api(conf: Pick<NetConf, 'apiVersion' | 'hnsTimeoutSeconds'>): Promise<ApiChoice> {
     const choice = await super.api(conf);
     const real = choice.api;
@@ -34,7 +35,7 @@ class HnsPicksIds extends PluginRuntime {
 }
 
 it('an ADD whose endpoint HNS created under an id of its own: an audit while it attaches judges that endpoint in-flight; the ADD commits it', async () => {
-  h.runtime = new HnsPicksIds({ pid: process.pid, claimsDir: path.join(h.tmp, 'claims') });
+  h.deps = { ...pluginDeps({ pid: process.pid, claimsDir: path.join(h.tmp, 'claims') }), hns: new HnsPicksIds() };
   const conf = bridgeConf({ cniVersion: '1.1.0', audit: false });
   const netns = await newNamespace(h);
   // Create the bridge network first, so the hung call below is the pod's attach.
@@ -45,7 +46,7 @@ it('an ADD whose endpoint HNS created under an id of its own: an audit while it 
   const adding = cni(h, { verb: 'ADD', conf, containerId: 'pod-own-id', netns });
   await until(async () => ((await h.sim.control.stats()).pendingMutations >= 1 ? true : undefined));
   const store = new StateStore(h.stateDir, { os: hostOs() });
-  const api = new V2Api(h.runtime.hcn({ hnsTimeoutSeconds: 10 }));
+  const api = new V2Api(h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }));
   const report = await audit({ api, store, os: hostOs(), log: silentLogger, graceMs: 60_000, dryRun: true });
   const created = report.plan.judged.filter((j) => j.kind === 'endpoint' && j.owner?.containerId === 'pod-own-id');
   expect(created.map((j) => j.verdict)).toEqual(['in-flight']);
@@ -58,18 +59,18 @@ it('an ADD whose endpoint HNS created under an id of its own: an audit while it 
 });
 
 it('a repair whose re-created endpoint HNS put under an id of its own: an audit while it attaches judges it in-flight; the repair commits it', async () => {
-  h.runtime = new HnsPicksIds({ pid: process.pid, claimsDir: path.join(h.tmp, 'claims') });
+  h.deps = { ...pluginDeps({ pid: process.pid, claimsDir: path.join(h.tmp, 'claims') }), hns: new HnsPicksIds() };
   const conf = bridgeConf({ cniVersion: '1.1.0', audit: false, repair: true });
   const netns = await newNamespace(h);
   expect((await cni(h, { verb: 'ADD', conf, containerId: 'pod-repaired', netns })).exitCode).toBe(0);
-  const served = h.runtime.servedConfs().find((c) => c.stateDir === h.stateDir)!;
+  const served = h.served.confs().find((c) => c.stateDir === h.stateDir)!;
   // HNS restarts: the endpoint is gone, the namespace stays; the repair re-creates the endpoint, then attaches it.
   await h.sim.control.restart();
   await h.sim.control.hang('HcnModifyNamespace');
-  const repairing = repairAttachments({ rt: h.runtime, conf: served, log: silentLogger });
+  const repairing = repairAttachments({ deps: h.deps, conf: served, log: silentLogger });
   await until(async () => ((await h.sim.control.stats()).pendingMutations >= 1 ? true : undefined));
   const store = new StateStore(h.stateDir, { os: hostOs() });
-  const api = new V2Api(h.runtime.hcn({ hnsTimeoutSeconds: 10 }));
+  const api = new V2Api(h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }));
   const report = await audit({ api, store, os: hostOs(), log: silentLogger, graceMs: 60_000, dryRun: true });
   const created = report.plan.judged.filter((j) => j.kind === 'endpoint' && j.owner?.containerId === 'pod-repaired');
   expect(created.map((j) => j.verdict)).toEqual(['in-flight']);
@@ -91,7 +92,10 @@ class HnsPicksNetworkIds extends HnsPicksIds {
 it('a delegated-NIC ADD whose NIC network HNS created under an id of its own: an audit before the endpoint exists judges that network in-flight', async () => {
   const nic = { Name: 'Ethernet 3', MacAddress: '00-15-5D-AA-00-03' };
   await h.sim.control.addAdapter(nic);
-  h.runtime = new HnsPicksNetworkIds({ pid: process.pid, claimsDir: path.join(h.tmp, 'claims') });
+  h.deps = {
+    ...pluginDeps({ pid: process.pid, claimsDir: path.join(h.tmp, 'claims') }),
+    hns: new HnsPicksNetworkIds(),
+  };
   await h.sim.control.hang('HcnCreateEndpoint');
   const adding = cni(h, {
     verb: 'ADD',
@@ -101,7 +105,7 @@ it('a delegated-NIC ADD whose NIC network HNS created under an id of its own: an
   });
   await until(async () => ((await h.sim.control.stats()).pendingMutations >= 1 ? true : undefined));
   const store = new StateStore(h.stateDir, { os: hostOs() });
-  const api = new V2Api(h.runtime.hcn({ hnsTimeoutSeconds: 10 }));
+  const api = new V2Api(h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }));
   const report = await audit({ api, store, os: hostOs(), log: silentLogger, graceMs: 60_000, dryRun: true });
   const network = report.plan.judged.filter((j) => j.kind === 'network' && j.owner?.containerId === 'pod-nic');
   expect(network.map((j) => j.verdict)).toEqual(['in-flight']);

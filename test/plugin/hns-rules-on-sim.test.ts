@@ -6,7 +6,7 @@
 import { randomUUID } from 'crypto';
 import type { SimDump } from '../../src/sim';
 import { nicNetworkName } from '../../src/orphans/ownership';
-import { PluginRuntime } from '../../src/plugin/runtime';
+import { pluginDeps } from '../../src/plugin/deps';
 import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
 
 const NIC = { Name: 'Ethernet 2', MacAddress: '00-15-5D-AA-00-02' };
@@ -19,7 +19,7 @@ useHarness(
 
 async function namespace(): Promise<string> {
   const id = randomUUID();
-  await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, id);
+  await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, id);
   return id;
 }
 
@@ -64,7 +64,7 @@ describe('delegated-NIC networks as Azure CNI makes FrontendNIC networks', () =>
       expect.arrayContaining([{ Type: 'Iov', Settings: { IovOffloadWeight: 100, QueuePairsRequested: 1 } }]),
     );
     // DisableHostPort: the host keeps no vNIC on the pod's NIC.
-    const adapters = await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).listAdapters();
+    const adapters = await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).listAdapters();
     expect(adapters.map((a) => a.name)).toEqual(['Ethernet', 'Ethernet 2']);
   });
 
@@ -117,7 +117,7 @@ describe('delegated-NIC networks as Azure CNI makes FrontendNIC networks', () =>
 
   it('the NIC is chosen among physical adapters: a host vNIC with the same MAC is not the NIC, the switch holding it is named', async () => {
     // Someone else's switch on the pod's NIC, with a host vNIC: "vEthernet (Ethernet 2)" now carries the NIC's MAC.
-    const hcn = h.runtime.hcn({ hnsTimeoutSeconds: 10 });
+    const hcn = h.deps.hns.hcn({ hnsTimeoutSeconds: 10 });
     await hcn.createNetwork({
       Name: 'ext',
       Type: 'Transparent',
@@ -165,7 +165,7 @@ describe('MTU and DSR by HNS version; loopback DSR with HNS-assigned addresses',
     expect(old.exitCode).toBe(0);
     expect(policyTypes((await h.sim.control.dump()).endpoints[0]!)).not.toContain('InterfaceParameters');
     await h.sim.control.setVersion(15, 4);
-    h.runtime = new PluginRuntime({ pid: process.pid }); // a new process: the HNS version is asked once per process
+    h.deps = pluginDeps({ pid: process.pid }); // a new process: the HNS version is asked once per process
     const now = await cni(h, {
       verb: 'ADD',
       conf: bridgeConf({ mtu: 1400 }),
@@ -215,7 +215,7 @@ describe('HNS v1 as v1 is', () => {
     };
     const conf = bridgeConf({ apiVersion: 1, AdditionalArgs: [acl] });
     expect((await cni(h, { verb: 'ADD', conf, containerId: 'pod-v1', netns: await namespace() })).exitCode).toBe(0);
-    const hcn = h.runtime.hcn({ hnsTimeoutSeconds: 10 });
+    const hcn = h.deps.hns.hcn({ hnsTimeoutSeconds: 10 });
     const ep = (await h.sim.control.dump()).endpoints[0]!;
     const v1 = await hcn.hnsCall<{ Policies: Array<Record<string, unknown>> }>('GET', `/endpoints/${ep.ID}`);
     expect(v1.Policies.find((p) => p.Type === 'ACL')).toMatchObject({ Protocols: '6,17' });
@@ -239,7 +239,7 @@ describe('HNS v1 as v1 is', () => {
     expect((await cni(h, { verb: 'ADD', conf, containerId: 'pod-t', netns: ns })).exitCode).toBe(0);
     // The endpoint vanishes (deleted behind the plugin's back); HNS answers v1 failures with text only here.
     const ep = (await h.sim.control.dump()).endpoints[0]!;
-    const hcn = h.runtime.hcn({ hnsTimeoutSeconds: 10 });
+    const hcn = h.deps.hns.hcn({ hnsTimeoutSeconds: 10 });
     await hcn.deleteEndpoint(String(ep.ID));
     const raw = JSON.parse(await hcn.native.hnsCall('GET', `/endpoints/${String(ep.ID)}`, null)) as Record<
       string,

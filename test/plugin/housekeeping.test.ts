@@ -36,7 +36,7 @@ import { runOps } from '../../src/cli/operator';
 import { silentLogger } from '../../src/log/logger';
 import { audit } from '../../src/orphans/audit';
 import { MAX_FAILED_CHORES_PER_ROUND } from '../../src/state/housekeeping';
-import { PluginRuntime } from '../../src/plugin/runtime';
+import { pluginDeps } from '../../src/plugin/deps';
 import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
 import { heldIps, hostLocal, newNamespace, recordFiles } from './support';
 
@@ -51,7 +51,7 @@ let clock = 0;
 /** A runtime on an injected clock (tombstones age past their grace without waiting). */
 function clocked(): void {
   clock = 1_800_000_000_000;
-  h.runtime = new PluginRuntime({ pid: process.pid, claimsDir: path.join(h.tmp, 'claims'), now: () => clock });
+  h.deps = pluginDeps({ pid: process.pid, claimsDir: path.join(h.tmp, 'claims'), now: () => clock });
 }
 
 const conf = (extra: Record<string, unknown> = {}) =>
@@ -94,7 +94,7 @@ it('every removal in the state directory failing: every verb answers as on a hea
   clocked();
   const healthy = await life();
   expect((healthy.answers as unknown[][]).filter(([, exit]) => exit !== 0)).toEqual([]);
-  expect(h.runtime.store({ stateDir: h.stateDir }, silentLogger).housekeeping()).toEqual([]);
+  expect(h.deps.stores.store({ stateDir: h.stateDir }, silentLogger).housekeeping()).toEqual([]);
 
   await h.reset();
   clocked();
@@ -102,7 +102,7 @@ it('every removal in the state directory failing: every verb answers as on a hea
   const failingDisk = await life();
   expect(failingDisk).toEqual(healthy);
   // What could not be deleted was set aside (readers skip it) and noted, for the audits to retry.
-  const noted = h.runtime.store({ stateDir: h.stateDir }, silentLogger).housekeeping();
+  const noted = h.deps.stores.store({ stateDir: h.stateDir }, silentLogger).housekeeping();
   expect(noted.length).toBeGreaterThan(0);
   for (const c of noted) {
     expect(c).toMatchObject({ error: expect.stringMatching(/operation not permitted/), deleteFile: true });
@@ -114,7 +114,7 @@ it('every removal in the state directory failing: every verb answers as on a hea
   expect(
     (await cni(h, { verb: 'ADD', conf: conf(), containerId: 'pod-d', netns: await newNamespace(h) })).exitCode,
   ).toBe(0);
-  expect(h.runtime.store({ stateDir: h.stateDir }, silentLogger).housekeeping()).toEqual([]);
+  expect(h.deps.stores.store({ stateDir: h.stateDir }, silentLogger).housekeeping()).toEqual([]);
   expect(noted.filter((c) => fs.existsSync(c.file))).toEqual([]);
 });
 
@@ -138,7 +138,7 @@ it('an old tombstone that can be neither deleted nor moved fails no ADD, GC or a
   expect((await cni(h, { verb: 'GC', conf: { ...c, 'cni.dev/valid-attachments': valid('p2', 'p3') } })).exitCode).toBe(
     0,
   );
-  const store = h.runtime.store({ stateDir: h.stateDir }, silentLogger);
+  const store = h.deps.stores.store({ stateDir: h.stateDir }, silentLogger);
   expect(store.housekeeping()).toEqual([
     expect.objectContaining({
       what: 'removing the tombstone of gone1@eth0',
@@ -168,7 +168,7 @@ it('an old tombstone that can be neither deleted nor moved fails no ADD, GC or a
 
 it("an audit's housekeeping is bounded: after a few failures the rest waits for the next audit, old failures last", async () => {
   clocked();
-  const store = h.runtime.store({ stateDir: h.stateDir }, silentLogger);
+  const store = h.deps.stores.store({ stateDir: h.stateDir }, silentLogger);
   const owners = ['bad1', 'bad2', 'bad3', 'bad4', 'bad5', 'good'].map((id) => ({ containerId: id, ifname: 'eth0' }));
   for (const o of owners) await store.tombstone(o, 'DEL');
   const file = (id: string) => path.join(h.stateDir, 'tombstones', `${id}@eth0.json`);
@@ -178,7 +178,7 @@ it("an audit's housekeeping is bounded: after a few failures the rest waits for 
     audit({
       api: { listNetworks: async () => [], listEndpoints: async () => [] } as unknown as HnsApi,
       store,
-      os: h.runtime.os(),
+      os: h.deps.hns.os(),
       log: silentLogger,
       now: () => clock,
       graceMs: 60_000,

@@ -17,7 +17,7 @@ const HOST = { adapters: [{ Name: 'Ethernet', MacAddress: '00-15-5D-AA-00-01' },
 let h: Harness;
 useHarness(HOST, (x) => (h = x));
 
-const hcn = () => h.runtime.hcn({ hnsTimeoutSeconds: 10 });
+const hcn = () => h.deps.hns.hcn({ hnsTimeoutSeconds: 10 });
 const conf = (extra: Record<string, unknown> = {}) =>
   delegatedNicConf(NIC.MacAddress, { audit: false, stateDir: h.stateDir, ...extra });
 const ids = async (kind: 'networks' | 'endpoints') =>
@@ -76,7 +76,7 @@ describe('a network of ours with an endpoint of someone else on it', () => {
     const judged: Judged = { kind: 'network', id: net.ID as string, name, verdict: 'orphan', reason: 'test' };
     // Judged an orphan on a listing that showed it empty; another plugin's endpoint arrives before the delete.
     const foreign = (await hcn().createEndpoint(net.ID as string, { Name: 'late-arrival' })).ID as string;
-    const { api } = await h.runtime.api({ apiVersion: 'auto', hnsTimeoutSeconds: 10 });
+    const { api } = await h.deps.hns.api({ apiVersion: 'auto', hnsTimeoutSeconds: 10 });
     const result = await sweep(
       { judged: [judged], endpoints: [], networks: [judged] },
       { api, log: silentLogger, stillOrphan: () => true },

@@ -135,7 +135,7 @@ describe('a DEL without a record of our own pod', () => {
     const ns = await newNamespace(h);
     expect((await cni(h, { verb: 'ADD', conf, containerId: 'other', netns: await newNamespace(h) })).exitCode).toBe(0);
     // pod/eth0, added by a version that spelled the owner out in the name, attached to the pod's namespace.
-    const hcn = h.runtime.hcn({ hnsTimeoutSeconds: 10 });
+    const hcn = h.deps.hns.hcn({ hnsTimeoutSeconds: 10 });
     const net = (await h.sim.control.dump()).networks.find((n) => n.Name === 'cbr0')!;
     const eth0 = await hcn.createEndpoint(net.ID, { Name: legacyEndpointName('pod', 'eth0') });
     await hcn.addNamespaceEndpoint(ns, String(eth0.ID));

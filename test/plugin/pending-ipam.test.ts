@@ -62,13 +62,17 @@ it('releases a kept IP whose tombstone was on disk before the listing began, and
   expect(first.asked()).toBe(true);
   await store.tombstone(OWNER, 'DEL refused', { ipamPending: true, cniNetwork: 'cbr0' });
   first.answer();
-  await releasePendingIpam(store, fakeIpam(released), 'cbr0', await running, silentLogger);
+  await releasePendingIpam(store, { ipam: fakeIpam(released), network: 'cbr0', log: silentLogger }, await running);
   expect(released).toEqual([]);
   expect(store.getTombstone(OWNER)?.ipamPending).toBe(true);
 
   // A listing begun after it, with nothing of the owner left: released, and the flag cleared.
   clock += 1_000;
-  await releasePendingIpam(store, fakeIpam(released), 'cbr0', await auditWith(empty), silentLogger);
+  await releasePendingIpam(
+    store,
+    { ipam: fakeIpam(released), network: 'cbr0', log: silentLogger },
+    await auditWith(empty),
+  );
   expect(released.map((a) => a.containerId)).toEqual([OWNER.containerId]);
   expect(store.getTombstone(OWNER)?.ipamPending).toBeUndefined();
 });
@@ -81,12 +85,16 @@ it('a wall clock stepping back while the listing runs does not make a tombstone 
   clock -= 600_000;
   await store.tombstone(Q, 'DEL could not delete its endpoint', { ipamPending: true, cniNetwork: 'cbr0' });
   held.answer();
-  await releasePendingIpam(store, fakeIpam(released), 'cbr0', await running, silentLogger);
+  await releasePendingIpam(store, { ipam: fakeIpam(released), network: 'cbr0', log: silentLogger }, await running);
   expect(released).toEqual([]);
   expect(store.getTombstone(Q)?.ipamPending).toBe(true);
   // The clock steps forward again: the next listing, begun after the DEL, is the one that may release it.
   clock += 1_200_000;
-  await releasePendingIpam(store, fakeIpam(released), 'cbr0', await auditWith(empty), silentLogger);
+  await releasePendingIpam(
+    store,
+    { ipam: fakeIpam(released), network: 'cbr0', log: silentLogger },
+    await auditWith(empty),
+  );
   expect(released.map((a) => a.containerId)).toEqual(['q']);
 });
 
@@ -98,10 +106,8 @@ it('keeps the IP of an owner that has a committed record again, whatever tombsto
   // The same owner was added again meanwhile: its record claims the address an IPAM release by owner would free.
   await releasePendingIpam(
     store,
-    fakeIpam(released),
-    'cbr0',
+    { ipam: fakeIpam(released), network: 'cbr0', log: silentLogger },
     { ...report, claimed: new Set([ownerKey(OWNER)]) },
-    silentLogger,
   );
   expect(released).toEqual([]);
 });
@@ -121,7 +127,7 @@ it('a kept IP whose tombstone names its holders stays kept when the report has n
   const released: Attachment[] = [];
   // No `endpoints` in the report: nothing says the holder is gone.
   const report = { remainingOwners: new Set<string>(), tombstones, ...readBeforeListing(tombstones) };
-  await releasePendingIpam(store, fakeIpam(released), 'cbr0', report, silentLogger);
+  await releasePendingIpam(store, { ipam: fakeIpam(released), network: 'cbr0', log: silentLogger }, report);
   expect(released.map((a) => a.containerId)).toEqual([OWNER.containerId]);
   expect(store.getTombstone(migrated)?.ipamPending).toBe(true);
 });
@@ -131,7 +137,7 @@ it('keeps an IP while the audit still lists an object of its owner, however old 
   const [tomb] = store.snapshot().tombstones;
   const released: Attachment[] = [];
   const report = { remainingOwners: new Set([ownerKey(OWNER)]), tombstones: [tomb!], ...readBeforeListing([tomb!]) };
-  await releasePendingIpam(store, fakeIpam(released), 'cbr0', report, silentLogger);
+  await releasePendingIpam(store, { ipam: fakeIpam(released), network: 'cbr0', log: silentLogger }, report);
   expect(released).toEqual([]);
   expect(store.getTombstone(OWNER)?.ipamPending).toBe(true);
 });
@@ -141,9 +147,9 @@ it("releases a kept IP only through its own CNI network's IPAM", async () => {
   const [tomb] = store.snapshot().tombstones;
   const released: Attachment[] = [];
   const report = { remainingOwners: new Set<string>(), tombstones: [tomb!], ...readBeforeListing([tomb!]) };
-  await releasePendingIpam(store, fakeIpam(released), 'cbr0', report, silentLogger);
+  await releasePendingIpam(store, { ipam: fakeIpam(released), network: 'cbr0', log: silentLogger }, report);
   expect(released).toEqual([]);
-  await releasePendingIpam(store, fakeIpam(released), 'other-network', report, silentLogger);
+  await releasePendingIpam(store, { ipam: fakeIpam(released), network: 'other-network', log: silentLogger }, report);
   expect(released.map((a) => a.containerId)).toEqual([OWNER.containerId]);
 });
 
@@ -153,7 +159,11 @@ it('keeps the IP an earlier DEL kept while a new ADD of the same pod is under wa
   clock += 1_000;
   // A new ADD of the same pod: IPAM releases by owner, so a release now would free the address this ADD holds.
   await store.writeIntent(intentRecord('i-new-add'));
-  await releasePendingIpam(store, fakeIpam(released), 'cbr0', await auditWith(empty), silentLogger);
+  await releasePendingIpam(
+    store,
+    { ipam: fakeIpam(released), network: 'cbr0', log: silentLogger },
+    await auditWith(empty),
+  );
   expect(released).toEqual([]);
   expect(store.getTombstone(OWNER)?.ipamPending).toBe(true);
 });
@@ -167,13 +177,21 @@ it('keeps the "IP kept" mark when the IPAM release fails, so the next audit trie
       throw new Error('IPAM: connection refused');
     },
   } as unknown as IpamClient;
-  const errors = await releasePendingIpam(store, failing, 'cbr0', await auditWith(empty), silentLogger);
+  const errors = await releasePendingIpam(
+    store,
+    { ipam: failing, network: 'cbr0', log: silentLogger },
+    await auditWith(empty),
+  );
   expect(errors).toHaveLength(1);
   expect(store.getTombstone(OWNER)?.ipamPending).toBe(true);
   // The next audit, with IPAM answering again, releases it.
   const released: Attachment[] = [];
   clock += 1_000;
-  await releasePendingIpam(store, fakeIpam(released), 'cbr0', await auditWith(empty), silentLogger);
+  await releasePendingIpam(
+    store,
+    { ipam: fakeIpam(released), network: 'cbr0', log: silentLogger },
+    await auditWith(empty),
+  );
   expect(released.map((a) => a.containerId)).toEqual([OWNER.containerId]);
   expect(store.getTombstone(OWNER)?.ipamPending).toBeUndefined();
 });
@@ -194,12 +212,16 @@ it('keeps a kept IP when its named holder is gone but another endpoint now holds
   const listing = { listNetworks: async () => [], listEndpoints: async () => [other] } as unknown as HnsApi;
   const report = await auditWith(listing);
   const released: Attachment[] = [];
-  await releasePendingIpam(store, fakeIpam(released), 'cbr0', report, silentLogger);
+  await releasePendingIpam(store, { ipam: fakeIpam(released), network: 'cbr0', log: silentLogger }, report);
   expect(released).toEqual([]);
   expect(store.getTombstone(OWNER)?.ipamPending).toBe(true);
   // Once no endpoint holds it, it is released.
   clock += 1_000;
-  await releasePendingIpam(store, fakeIpam(released), 'cbr0', await auditWith(empty), silentLogger);
+  await releasePendingIpam(
+    store,
+    { ipam: fakeIpam(released), network: 'cbr0', log: silentLogger },
+    await auditWith(empty),
+  );
   expect(released.map((a) => a.containerId)).toEqual([OWNER.containerId]);
 });
 
@@ -214,7 +236,7 @@ it('a tombstone rewritten while the listing runs (a later DEL keeping the IP) is
   await store.tombstone(OWNER, 'DEL could not delete its endpoint', { ipamPending: true, cniNetwork: 'cbr0' });
   held.answer();
   const released: Attachment[] = [];
-  await releasePendingIpam(store, fakeIpam(released), 'cbr0', await running, silentLogger);
+  await releasePendingIpam(store, { ipam: fakeIpam(released), network: 'cbr0', log: silentLogger }, await running);
   expect(released).toEqual([]);
   expect(store.getTombstone(OWNER)?.ipamPending).toBe(true);
 });

@@ -19,7 +19,7 @@ jest.setTimeout(30_000);
 const conf = bridgeConf({ cniVersion: '1.1.0', repair: true });
 
 function servedConf() {
-  const c = h.runtime.servedConfs().find((x) => x.stateDir === h.stateDir && x.name === conf.name);
+  const c = h.served.confs().find((x) => x.stateDir === h.stateDir && x.name === conf.name);
   if (!c) throw new Error('no configuration served');
   return c;
 }
@@ -46,7 +46,7 @@ describe('an endpoint that is there but not attached as recorded', () => {
     const { ns, endpointId } = await addPod('pod-detached');
     // What a repair killed after HNS completed its create leaves: the endpoint, detached, and that repair's intent
     // of a process that is gone.
-    const { api } = await h.runtime.api(servedConf());
+    const { api } = await h.deps.hns.api(servedConf());
     await api.detachNamespace(endpointId, ns);
     const intentsDir = path.join(h.stateDir, 'intents');
     fs.mkdirSync(intentsDir, { recursive: true });
@@ -74,7 +74,7 @@ describe('an endpoint that is there but not attached as recorded', () => {
     expect(String(before.json!.details)).toMatch(/pod-detached@eth0: endpoint .* is not attached to namespace/);
 
     const creates = (await h.sim.control.stats()).calls.HcnCreateEndpoint ?? 0;
-    const report = await repairAttachments({ rt: h.runtime, conf: servedConf(), log: silentLogger });
+    const report = await repairAttachments({ deps: h.deps, conf: servedConf(), log: silentLogger });
     expect(report.map((r) => [r.attachment, r.outcome])).toEqual([['pod-detached@eth0', 'repaired']]);
     expect(String(await attachedTo(endpointId)).toLowerCase()).toBe(ns.toLowerCase());
     expect((await h.sim.control.stats()).calls.HcnCreateEndpoint ?? 0).toBe(creates);
@@ -88,12 +88,12 @@ describe('an endpoint that is there but not attached as recorded', () => {
     await h.sim.control.restart();
     // The repair's create succeeds; its attach goes unanswered once (HNS blipping again).
     await h.sim.control.failCall('HcnModifyNamespace', HR.RPC_S_CALL_FAILED_DNE);
-    const first = await repairAttachments({ rt: h.runtime, conf: servedConf(), log: silentLogger });
+    const first = await repairAttachments({ deps: h.deps, conf: servedConf(), log: silentLogger });
     expect(first.map((r) => r.outcome)).toEqual(['hns-unreachable']);
     expect(await attachedTo(endpointId)).toBeNull();
     expect((await status()).json).toMatchObject({ code: 51 });
 
-    const second = await repairAttachments({ rt: h.runtime, conf: servedConf(), log: silentLogger });
+    const second = await repairAttachments({ deps: h.deps, conf: servedConf(), log: silentLogger });
     expect(second.map((r) => [r.outcome, r.detail])).toEqual([['repaired', 're-attached']]);
     expect(String(await attachedTo(endpointId)).toLowerCase()).toBe(ns.toLowerCase());
     expect((await status()).exitCode).toBe(0);
@@ -102,7 +102,7 @@ describe('an endpoint that is there but not attached as recorded', () => {
   it('an endpoint attached to another HCN namespace than its record names is not attached: STATUS says so, and the repair reports it (HNS refuses a second namespace), never healthy', async () => {
     const { ns, endpointId } = await addPod('pod-moved');
     const elsewhere = await newNamespace(h);
-    const { api } = await h.runtime.api(servedConf());
+    const { api } = await h.deps.hns.api(servedConf());
     await api.detachNamespace(endpointId, ns);
     await api.attachNamespace(endpointId, elsewhere);
     expect(String(await attachedTo(endpointId)).toLowerCase()).toBe(elsewhere.toLowerCase());
@@ -111,7 +111,7 @@ describe('an endpoint that is there but not attached as recorded', () => {
     expect(before.json).toMatchObject({ code: 51 });
     expect(String(before.json!.details)).toMatch(/pod-moved@eth0: endpoint .* is not attached to namespace/);
     const creates = (await h.sim.control.stats()).calls.HcnCreateEndpoint ?? 0;
-    const report = await repairAttachments({ rt: h.runtime, conf: servedConf(), log: silentLogger });
+    const report = await repairAttachments({ deps: h.deps, conf: servedConf(), log: silentLogger });
     // HNS keeps an endpoint in one namespace (HCN_E_ENDPOINT_NAMESPACE_ALREADY_EXISTS): the repair says so and does
     // not take the endpoint out of a namespace it did not put it in.
     expect(report.map((r) => [r.attachment, r.outcome, r.hresult])).toEqual([
@@ -136,7 +136,7 @@ describe('an endpoint HNS itself shows failed', () => {
       const now = await status();
       expect(now.json).toMatchObject({ code: 51 });
       expect(String(now.json!.details)).toContain(`HNS shows endpoint ${endpointId} as ${name}`);
-      const report = await repairAttachments({ rt: h.runtime, conf: servedConf(), log: silentLogger });
+      const report = await repairAttachments({ deps: h.deps, conf: servedConf(), log: silentLogger });
       expect(report.map((r) => r.outcome)).toEqual(['hns-failed']);
     },
   );

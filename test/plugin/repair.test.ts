@@ -49,7 +49,7 @@ async function endpoints(): Promise<Record<string, unknown>> {
 }
 
 function servedConf() {
-  const c = h.runtime.servedConfs().find((x) => x.stateDir === h.stateDir);
+  const c = h.served.confs().find((x) => x.stateDir === h.stateDir);
   if (!c) throw new Error('no configuration served');
   return c;
 }
@@ -74,7 +74,7 @@ describe('repair after an HNS restart', () => {
     expect((await h.sim.control.dump()).endpoints).toEqual([]);
     expect((await verb('STATUS')).json).toMatchObject({ code: 51 });
 
-    const report = await repairAttachments({ rt: h.runtime, conf: servedConf(), log: silentLogger });
+    const report = await repairAttachments({ deps: h.deps, conf: servedConf(), log: silentLogger });
     expect(report.map((r) => [r.attachment, r.outcome]).sort()).toEqual([
       ['pod-docker@eth0', 'repaired'],
       ['pod-gone@eth0', 'namespace-gone'],
@@ -104,7 +104,7 @@ describe('repair after an HNS restart', () => {
     expect(await verb('STATUS')).toMatchObject({ exitCode: 0 });
 
     // A second run finds nothing to do.
-    expect(await repairAttachments({ rt: h.runtime, conf: servedConf(), log: silentLogger })).toEqual([]);
+    expect(await repairAttachments({ deps: h.deps, conf: servedConf(), log: silentLogger })).toEqual([]);
   });
 
   it('delegated NIC: the non-persistent network the restart dropped is re-created with its recorded id and spec, then the endpoint', async () => {
@@ -131,7 +131,7 @@ describe('repair after an HNS restart', () => {
     const epBefore = await endpoints();
     await h.sim.control.restart();
     expect((await h.sim.control.dump()).networks).toEqual([]);
-    const report = await repairAttachments({ rt: h.runtime, conf: servedConf(), log: silentLogger });
+    const report = await repairAttachments({ deps: h.deps, conf: servedConf(), log: silentLogger });
     expect(report.map((r) => r.outcome)).toEqual(['repaired']);
     const dump = await h.sim.control.dump();
     expect(dump.networks.map(strip)).toEqual(netBefore);
@@ -151,7 +151,7 @@ describe('repair after an HNS restart', () => {
     delete rec.recreate;
     fs.writeFileSync(p, JSON.stringify(rec));
     await h.sim.control.restart();
-    const report = await repairAttachments({ rt: h.runtime, conf: servedConf(), log: silentLogger });
+    const report = await repairAttachments({ deps: h.deps, conf: servedConf(), log: silentLogger });
     expect(report.map((r) => r.outcome)).toEqual(['no-recorded-spec']);
     expect((await h.sim.control.dump()).endpoints).toEqual([]);
   });
@@ -160,7 +160,7 @@ describe('repair after an HNS restart', () => {
     await add('pod-dead', 'none');
     await h.sim.control.restart();
     await h.sim.control.removeContainer('pod-dead');
-    const report = await repairAttachments({ rt: h.runtime, conf: servedConf(), log: silentLogger });
+    const report = await repairAttachments({ deps: h.deps, conf: servedConf(), log: silentLogger });
     expect(report.map((r) => r.outcome)).toEqual(['container-gone']);
     expect((await h.sim.control.dump()).endpoints).toEqual([]);
     expect(recordFiles(h, 'intents')).toEqual([]);
@@ -174,7 +174,7 @@ describe('repair after an HNS restart', () => {
     // The repair's endpoint create hangs in HNS (holding HNS's mutation queue); the DEL arrives meanwhile and its
     // deletes queue behind it.
     await h.sim.control.hang('HcnCreateEndpoint');
-    const repair = repairAttachments({ rt: h.runtime, conf: servedConf(), log });
+    const repair = repairAttachments({ deps: h.deps, conf: servedConf(), log });
     const hung = async () => ((await h.sim.control.stats()).pendingMutations > 0 ? true : undefined);
     await until(hung, 10_000, 'the repair create to hang');
     expect(recordFiles(h, 'intents')).toHaveLength(1);
@@ -217,7 +217,7 @@ describe('repair after an HNS restart', () => {
     expect(report.map((r) => r.outcome)).toEqual(['deleted-meanwhile']);
     expect((await h.sim.control.dump()).endpoints).toEqual([]);
     // The tombstone stays, and the state directory's housekeeping note says so (the service counts these).
-    const store = h.runtime.store(servedConf(), silentLogger);
+    const store = h.deps.stores.store(servedConf(), silentLogger);
     expect(recordFiles(h, 'tombstones')).toHaveLength(1);
     expect(warned).toContainEqual(
       expect.objectContaining({
@@ -234,7 +234,7 @@ describe('repair after an HNS restart', () => {
       }),
     ]);
     // The audit, once the tombstone's grace is over, removes it and forgets the note.
-    const { api } = await h.runtime.api(servedConf());
+    const { api } = await h.deps.hns.api(servedConf());
     const later = () => Date.now() + 3_600_000;
     await audit({ api, store, os: hostOs(), log: silentLogger, now: later, graceMs: 60_000 });
     expect(recordFiles(h, 'tombstones')).toEqual([]);
@@ -245,10 +245,10 @@ describe('repair after an HNS restart', () => {
     await add('pod-gone', ns);
     await h.sim.control.restart();
     // The pod's DEL runs (and removes the record) while the repair asks HNS whether the namespace is still there.
-    const rt = h.runtime;
-    const choose = rt.api.bind(rt);
+    const rt = h.deps;
+    const choose = rt.hns.api.bind(rt.hns);
     let delRan = false;
-    rt.api = async (c) => {
+    rt.hns.api = async (c) => {
       const choice = await choose(c);
       const exists = choice.api.namespaceExists.bind(choice.api);
       choice.api.namespaceExists = async (id) => {
@@ -260,7 +260,7 @@ describe('repair after an HNS restart', () => {
       };
       return choice;
     };
-    const report = await repairAttachments({ rt, conf: servedConf(), log: silentLogger });
+    const report = await repairAttachments({ deps: rt, conf: servedConf(), log: silentLogger });
     expect(delRan).toBe(true);
     expect(report.map((r) => r.outcome)).toEqual(['deleted-meanwhile']);
     await h.sim.control.waitIdle();

@@ -140,7 +140,7 @@ describe('safety', () => {
 
   it("a network of the pod's own left on its NIC (audit off) is NIC busy, 104 — not 11 from its own running ADD", async () => {
     const owner = { containerId: 'pod-n', ifname: 'eth0' };
-    await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNetwork(
+    await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).createNetwork(
       {
         Name: nicNetworkName(owner),
         Type: 'Transparent',
@@ -171,9 +171,9 @@ function tombstone(): { ipamPending?: boolean; heldBy?: unknown[] } {
 
 /** From now on, the plugin's endpoint listings show every endpoint without its addresses. */
 function listingWithoutAddresses(): void {
-  const rt = h.runtime;
-  const choose = rt.api.bind(rt);
-  rt.api = async (conf) => {
+  const rt = h.deps;
+  const choose = rt.hns.api.bind(rt.hns);
+  rt.hns.api = async (conf) => {
     const choice = await choose(conf);
     const list = choice.api.listEndpoints.bind(choice.api);
     choice.api.listEndpoints = async () => (await list()).map((e) => ({ ...e, ips: [] }));

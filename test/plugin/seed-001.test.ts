@@ -103,7 +103,7 @@ describe('seed 001: Docker-style netns on an HCN host', () => {
     expect(isAttached.length).toBeGreaterThanOrEqual(2);
     expect(isAttached[0]!.seq).toBeLessThan(hcs[0]!.seq);
     // HcsCloseComputeSystem never reaches the service (the client library closes its handle); the addon counted it.
-    const v1 = await h.runtime
+    const v1 = await h.deps.hns
       .hcn({ hnsTimeoutSeconds: 10 })
       .hnsCall<{ SharedContainers: string[]; Policies: Array<{ Type: string }> }>('GET', `/endpoints/${String(ep.ID)}`);
     expect(v1.SharedContainers.map((c) => c.toLowerCase())).toEqual([SANDBOX]);

@@ -85,7 +85,7 @@ it(`${LIFECYCLES} lifecycles, ${PARALLEL} in parallel, random faults and an HNS 
       },
     };
   };
-  const handlers = createHandlers(h.runtime);
+  const handlers = createHandlers(h.deps);
   const call = async (c: CniCall) => {
     const out = await dispatch(
       { env: cniEnv(h, c), stdin: Buffer.from(JSON.stringify({ stateDir: h.stateDir, ...c.conf })) },

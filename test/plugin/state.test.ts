@@ -15,7 +15,7 @@ import * as path from 'path';
 import { hostOs } from '../../src/hns/host-os';
 import { loadNative } from '../../src/hns/native';
 import { parseRecord, type AttachmentRecord } from '../../src/state/records';
-import { PluginRuntime } from '../../src/plugin/runtime';
+import { pluginDeps } from '../../src/plugin/deps';
 import { StateStore } from '../../src/state/store';
 import { bridgeConf, cni, cniProcess, ROOT, useHarness, stateFiles, type Harness } from '../helpers/cni-harness';
 import { heldIps, hostLocal, logLines, newNamespace, recordFiles } from './support';
@@ -303,7 +303,7 @@ describe('the node-wide claims register', () => {
     // The register's directory is a file: registering fails (as a full or read-only disk would make it).
     const claims = path.join(h.tmp, 'claims-is-a-file');
     fs.writeFileSync(claims, '');
-    h.runtime = new PluginRuntime({ pid: process.pid, claimsDir: claims });
+    h.deps = pluginDeps({ pid: process.pid, claimsDir: claims });
     // No audit (it would read the register first and fail there): the registration is the first use of it.
     const add = await cni(h, {
       verb: 'ADD',

@@ -11,7 +11,7 @@ import type { Harness } from '../helpers/cni-harness';
 /** A fresh HCN namespace (what containerd creates before ADD). */
 export async function newNamespace(h: Harness): Promise<string> {
   const id = randomUUID();
-  await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, id);
+  await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).createNamespace({}, id);
   return id;
 }
 

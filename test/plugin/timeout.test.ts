@@ -177,10 +177,10 @@ describe('requests with different hnsTimeoutSeconds at once (the resident servic
   it("each keeps its own limit: a later request's 1 s does not cut short an earlier one's 60 s", async () => {
     // Request A (60 s) takes its facade and API first, then request B (1 s) arrives; both then wait on an HNS call
     // that takes 1.5 s. With one facade shared by the process, B's limit would have become A's as well.
-    const slowHcn = h.runtime.hcn({ hnsTimeoutSeconds: 60 });
-    const slowApi = (await h.runtime.api({ apiVersion: 'auto', hnsTimeoutSeconds: 60 })).api;
-    const quickHcn = h.runtime.hcn({ hnsTimeoutSeconds: 1 });
-    const quickApi = (await h.runtime.api({ apiVersion: 'auto', hnsTimeoutSeconds: 1 })).api;
+    const slowHcn = h.deps.hns.hcn({ hnsTimeoutSeconds: 60 });
+    const slowApi = (await h.deps.hns.api({ apiVersion: 'auto', hnsTimeoutSeconds: 60 })).api;
+    const quickHcn = h.deps.hns.hcn({ hnsTimeoutSeconds: 1 });
+    const quickApi = (await h.deps.hns.api({ apiVersion: 'auto', hnsTimeoutSeconds: 1 })).api;
     await h.sim.control.setLatency('HcnEnumerateNetworks', 1500);
     await h.sim.control.setLatency('HNSCall GET /networks', 1500);
     const settled = await Promise.allSettled([

@@ -28,7 +28,7 @@ beforeEach(async () => {
 /** A node with the configured bridge network and a state directory, as after install. */
 async function freshNode(): Promise<void> {
   await h.reset();
-  await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).createNetwork({
+  await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).createNetwork({
     Name: NETWORK,
     Type: 'L2Bridge',
     Ipams: [
@@ -172,9 +172,9 @@ test('an answer that differs from what the plugin relies on fails the step and t
 });
 
 test('without the configured network: its lookup fails, the steps after it are not run, nothing is left', async () => {
-  await h.runtime
+  await h.deps.hns
     .hcn({ hnsTimeoutSeconds: 10 })
-    .deleteNetwork((await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).listNetworks({ Name: NETWORK }))[0]!.ID!);
+    .deleteNetwork((await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).listNetworks({ Name: NETWORK }))[0]!.ID!);
   const before = await node();
   const r = await selftest();
   expect(r.code).toBe(1);
@@ -238,7 +238,7 @@ describe('hcn-sim compare', () => {
     const before = await node();
     // The running simulator holds the configured network already: the replay's copy of it is refused, so the
     // replay runs against a simulator with the network removed first, as a fresh one would be.
-    const hcn = h.runtime.hcn({ hnsTimeoutSeconds: 10 });
+    const hcn = h.deps.hns.hcn({ hnsTimeoutSeconds: 10 });
     await hcn.deleteNetwork((await hcn.listNetworks({ Name: NETWORK }))[0]!.ID!);
     const c = await run(SIM_CLI, ['compare', reportFile(), '--address', h.sim.address]);
     expect({ code: c.code, out: c.stdout }).toEqual({

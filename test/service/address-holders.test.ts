@@ -25,7 +25,7 @@ afterEach(async () => {
   service = undefined;
 });
 
-const hcn = (): Hcn => h.runtime.hcn({ hnsTimeoutSeconds: 10 });
+const hcn = (): Hcn => h.deps.hns.hcn({ hnsTimeoutSeconds: 10 });
 const V2 = { Major: 2, Minor: 0 };
 
 function runner(conf: Record<string, unknown>) {

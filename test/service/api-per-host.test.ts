@@ -48,7 +48,7 @@ describe.each(HOSTS)('on $name', (host) => {
   /** An HCN namespace where the host has HCN, else one made through HNS v1 (POST /namespaces). */
   async function namespace(): Promise<string> {
     if (host.v2) return newNamespace(h);
-    const ns = await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).hnsCall<{ ID: string }>('POST', '/namespaces/', {});
+    const ns = await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).hnsCall<{ ID: string }>('POST', '/namespaces/', {});
     return ns.ID;
   }
 

@@ -9,8 +9,9 @@ import * as path from 'path';
 import { confFromPlugin } from '../../src/cni/conf-list';
 import type { IpamClient, NetConf } from '../../src/cni/types';
 import { silentLogger } from '../../src/log/logger';
-import { PluginRuntime } from '../../src/plugin/runtime';
+import { pluginDeps } from '../../src/plugin/deps';
 import { NodeAgent } from '../../src/service/agent/node-agent';
+import { ServedConfigs } from '../../src/service/served-configs';
 import { bridgeConf, cni, CNI_BIN, useHarness, type Harness } from '../helpers/cni-harness';
 import { newNamespace, until } from '../plugin/support';
 
@@ -37,11 +38,13 @@ it('an edited conflist replaces what the service holds ("repair": false takes ef
   expect(
     (await cni(h, { verb: 'ADD', conf: bridgeConf(), containerId: 'p1', netns: await newNamespace(h) })).exitCode,
   ).toBe(0);
-  const rt = new PluginRuntime({ pid: process.pid, claimsDir: path.join(h.tmp, 'claims') });
+  const rt = pluginDeps({ pid: process.pid, claimsDir: path.join(h.tmp, 'claims') });
   let dir: Served[] = [read({ repair: true, auditIntervalSeconds: 1 })];
   const repairs: string[] = [];
+  const served = new ServedConfigs();
   agent = new NodeAgent({
-    runtime: rt,
+    deps: rt,
+    served,
     log: silentLogger,
     probeMs: 0,
     tickMs: 10,
@@ -63,22 +66,22 @@ it('an edited conflist replaces what the service holds ("repair": false takes ef
   expect([repairs, (await h.sim.control.dump()).endpoints]).toEqual([[], []]);
   // The operator removes the conflist: nothing of it is served or reported any more.
   dir = [];
-  await until(() => (rt.servedConfs().length === 0 ? true : undefined), 10_000, 'the removal');
+  await until(() => (served.confs().length === 0 ? true : undefined), 10_000, 'the removal');
   await until(() => (agent!.status().health.length === 0 ? true : undefined), 10_000, 'its health dropped');
 });
 
 it("a file read unchanged leaves a verb's configuration in place; an edit replaces it; a verb after a removal serves it again", () => {
-  const rt = new PluginRuntime({ pid: process.pid });
+  const rt = new ServedConfigs();
   const file = read({ repair: true });
-  rt.servedFromDir([file]);
+  rt.fromDir([file]);
   const verbs = { ...read({ repair: true }), conf: { ...read({ repair: true }).conf, hnsTimeoutSeconds: 7 } };
   rt.served(verbs);
-  rt.servedFromDir([file]);
-  expect(rt.servedConfs().map((c) => c.hnsTimeoutSeconds)).toEqual([7]);
-  rt.servedFromDir([read({ repair: false })]);
-  expect(rt.servedConfs().map((c) => [c.repair, c.hnsTimeoutSeconds])).toEqual([[false, file.conf.hnsTimeoutSeconds]]);
-  rt.servedFromDir([]);
-  expect(rt.servedConfs()).toEqual([]);
+  rt.fromDir([file]);
+  expect(rt.confs().map((c) => c.hnsTimeoutSeconds)).toEqual([7]);
+  rt.fromDir([read({ repair: false })]);
+  expect(rt.confs().map((c) => [c.repair, c.hnsTimeoutSeconds])).toEqual([[false, file.conf.hnsTimeoutSeconds]]);
+  rt.fromDir([]);
+  expect(rt.confs()).toEqual([]);
   rt.served(verbs);
-  expect(rt.servedConfs().map((c) => c.hnsTimeoutSeconds)).toEqual([7]);
+  expect(rt.confs().map((c) => c.hnsTimeoutSeconds)).toEqual([7]);
 });

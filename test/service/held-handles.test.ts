@@ -116,7 +116,7 @@ it('a hand-over between an ADD and its DEL: the new service detaches with HCN op
 
 describe('a handle HNS no longer knows, with no notification to say so', () => {
   async function setUp() {
-    const hcn = h.runtime.hcn({ hnsTimeoutSeconds: 10 });
+    const hcn = h.deps.hns.hcn({ hnsTimeoutSeconds: 10 });
     const held = new HeldHandles();
     const api = new V2Api(hcn, 'auto', held);
     const network: NetworkInfo = await api.createNetwork({

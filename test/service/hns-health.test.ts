@@ -6,10 +6,11 @@
 import type { IpamClient, NetConf } from '../../src/cni/types';
 import { HR } from '../../src/hns/hresults';
 import { silentLogger } from '../../src/log/logger';
-import type { PluginRuntime } from '../../src/plugin/runtime';
+import type { PluginDeps } from '../../src/plugin/deps';
 import { HnsHealth } from '../../src/service/observability/hns-health';
 import { NodeAgent } from '../../src/service/agent/node-agent';
 import { until } from '../plugin/support';
+import { agentParts } from './agent-parts';
 
 describe('the HNS-health tracker', () => {
   it('fails on an unanswered call, answers again on any answer, and owes one recovery pass per return', () => {
@@ -52,10 +53,10 @@ describe('the HNS-health tracker', () => {
         return { remainingOwners: new Set(), tombstones: [], listedAt: Date.now() };
       },
       hcn: () => ({ enumerateNetworks: async () => undefined }),
-    } as unknown as PluginRuntime;
+    } as unknown as PluginDeps;
     const health = new HnsHealth();
     // No probe, and a tick an hour away: only the tracker can start the pass.
-    const agent = new NodeAgent({ runtime, log: silentLogger, probeMs: 0, tickMs: 3_600_000, health });
+    const agent = new NodeAgent({ ...agentParts(runtime), log: silentLogger, probeMs: 0, tickMs: 3_600_000, health });
     try {
       agent.start();
       health.observe(HR.RPC_S_SERVER_UNAVAILABLE);

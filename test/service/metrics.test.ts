@@ -266,7 +266,7 @@ describe('service metrics over HTTP', () => {
     expect(leak.exitCode).toBe(0);
     const record = path.join(h.stateDir, 'attachments', 'e2@eth0.json');
     const endpointId = (JSON.parse(fs.readFileSync(record, 'utf8')) as { endpoint: { id: string } }).endpoint.id;
-    await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).removeNamespaceEndpoint(ns, endpointId);
+    await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).removeNamespaceEndpoint(ns, endpointId);
     fs.rmSync(record);
     await until(
       async () => ((await service.status()).tally.removed.endpoint >= 1 ? true : undefined),

@@ -7,9 +7,10 @@
  */
 import type { IpamClient, NetConf } from '../../src/cni/types';
 import { silentLogger } from '../../src/log/logger';
-import type { PluginRuntime } from '../../src/plugin/runtime';
+import type { PluginDeps } from '../../src/plugin/deps';
 import { NodeAgent } from '../../src/service/agent/node-agent';
 import { until } from '../plugin/support';
+import { agentParts } from './agent-parts';
 
 function agentWith(lastAudited: number | undefined): { agent: NodeAgent; audits: () => number } {
   let audits = 0;
@@ -22,8 +23,11 @@ function agentWith(lastAudited: number | undefined): { agent: NodeAgent; audits:
       audits++;
       return { remainingOwners: new Set(), tombstones: [], listedAt: Date.now() };
     },
-  } as unknown as PluginRuntime;
-  return { agent: new NodeAgent({ runtime, log: silentLogger, probeMs: 0, tickMs: 5 }), audits: () => audits };
+  } as unknown as PluginDeps;
+  return {
+    agent: new NodeAgent({ ...agentParts(runtime), log: silentLogger, probeMs: 0, tickMs: 5 }),
+    audits: () => audits,
+  };
 }
 
 describe('the node agent', () => {
@@ -75,14 +79,14 @@ describe('the node agent after the wall clock steps back', () => {
       },
       audit: async () => ({ remainingOwners: new Set(), tombstones: [], listedAt: wall() }),
       hcn: () => ({ enumerateNetworks: async () => void counts.probes++ }),
-    } as unknown as PluginRuntime;
+    } as unknown as PluginDeps;
     const clock = { now: wall, monotonic: () => performance.now() };
     return { runtime, counts, clock, stepBack: () => (offset = -3_600_000) };
   }
 
   it('keeps probing HNS every probeMs when the wall clock steps back an hour', async () => {
     const c = counting({ name: 'cbr0', stateDir: '/x', audit: true, repair: false, auditIntervalSeconds: 3600 });
-    agent = new NodeAgent({ runtime: c.runtime, log: silentLogger, probeMs: 20, tickMs: 5, clock: c.clock });
+    agent = new NodeAgent({ ...agentParts(c.runtime), log: silentLogger, probeMs: 20, tickMs: 5, clock: c.clock });
     agent.start();
     await until(() => (c.counts.probes >= 2 ? true : undefined), 5_000, 'two probes');
     c.stepBack();
@@ -93,7 +97,14 @@ describe('the node agent after the wall clock steps back', () => {
   it('keeps visiting a repair-only directory on its interval when the wall clock steps back an hour', async () => {
     const c = counting({ name: 'cbr0', stateDir: '/x', audit: false, repair: true, auditIntervalSeconds: 1 });
     const repair = async () => [];
-    agent = new NodeAgent({ runtime: c.runtime, log: silentLogger, probeMs: 0, tickMs: 5, clock: c.clock, repair });
+    agent = new NodeAgent({
+      ...agentParts(c.runtime),
+      log: silentLogger,
+      probeMs: 0,
+      tickMs: 5,
+      clock: c.clock,
+      repair,
+    });
     agent.start();
     await until(() => (c.counts.visits >= 1 ? true : undefined), 5_000, 'a first visit');
     c.stepBack();
@@ -117,8 +128,14 @@ describe('the node agent and the audit opt-out', () => {
         audits++;
         return { remainingOwners: new Set(), tombstones: [], listedAt: Date.now() };
       },
-    } as unknown as PluginRuntime;
-    const agent = new NodeAgent({ runtime, log: silentLogger, probeMs: 0, tickMs: 5, repair: async () => [] });
+    } as unknown as PluginDeps;
+    const agent = new NodeAgent({
+      ...agentParts(runtime),
+      log: silentLogger,
+      probeMs: 0,
+      tickMs: 5,
+      repair: async () => [],
+    });
     try {
       agent.start();
       // Visited: its pods' health is checked (for the repair), more than once.

@@ -37,7 +37,7 @@ afterEach(async () => {
   service = undefined;
 });
 
-const hcn = (): Hcn => h.runtime.hcn({ hnsTimeoutSeconds: 10 });
+const hcn = (): Hcn => h.deps.hns.hcn({ hnsTimeoutSeconds: 10 });
 /** One pod's ADD and DEL through the service: what makes it know (and audit) the configuration's state directory. */
 async function serveOnce(conf: Record<string, unknown>): Promise<void> {
   const ns = await newNamespace(h);

@@ -99,13 +99,13 @@ it("exports the doctor's findings by kind and severity: none but info on a healt
 
 it("the agent remembers a peer's endpoint attached to nothing: nothing within the grace period, a warning after it", async () => {
   let now = 1_000_000;
-  const doctor = new NodeDoctor({ runtime: h.runtime, platform: 'linux', now: () => now });
+  const doctor = new NodeDoctor({ deps: h.deps, platform: 'linux', now: () => now });
   const conf = parseNetConf(bridgeConf({ stateDir: h.stateDir, hnsTimeoutSeconds: 10 }), {
     platform: 'linux',
     defaults: { stateDir: h.stateDir },
     verb: 'ADD',
   });
-  const { api } = await h.runtime.api({ apiVersion: 2, hnsTimeoutSeconds: 10 });
+  const { api } = await h.deps.hns.api({ apiVersion: 2, hnsTimeoutSeconds: 10 });
   const net = await api.createNetwork({
     name: 'peer-nat',
     type: 'NAT',
@@ -135,7 +135,7 @@ it("hcn-cni doctor through the service knows since when an endpoint is attached 
       netns: await newNamespace(h),
     });
     expect(add.exitCode).toBe(0);
-    const { api } = await h.runtime.api({ apiVersion: 2, hnsTimeoutSeconds: 10 });
+    const { api } = await h.deps.hns.api({ apiVersion: 2, hnsTimeoutSeconds: 10 });
     const net = (await api.listNetworks()).find((n) => n.name === 'cbr0')!;
     const peer = await api.createEndpoint(net, {
       name: 'peer-stuck',

@@ -9,13 +9,14 @@ import type { HnsApi } from '../../src/hns/api';
 import { silentLogger } from '../../src/log/logger';
 import type { PodVerdict } from '../../src/plugin/pod-health';
 import type { PodRepair, RepairOutcome } from '../../src/plugin/verbs/repair';
-import type { PluginRuntime } from '../../src/plugin/runtime';
+import type { PluginDeps } from '../../src/plugin/deps';
 import type { AttachmentRecord } from '../../src/state/records';
 import { HnsHealth } from '../../src/service/observability/hns-health';
 import { NodeAgent } from '../../src/service/agent/node-agent';
 import { MAX_SKIPPED, RepairBackoff } from '../../src/service/agent/repair-backoff';
 import { attachmentRecord } from '../helpers/state-records';
 import { until } from '../plugin/support';
+import { agentParts } from './agent-parts';
 
 const NET = '/state\0cbr0';
 const pod = (containerId: string, createdAt = 2): AttachmentRecord => ({
@@ -132,7 +133,7 @@ describe('the node agent with the back-off', () => {
       store: () => ({ snapshot: () => ({ attachments: records, tombstones: [] }) }),
       api: async () => ({ api, version: 2, reason: 'test' }),
       hcn: () => ({ enumerateNetworks: async () => undefined }),
-    } as unknown as PluginRuntime;
+    } as unknown as PluginDeps;
     const repair = async (_s: unknown, due: readonly PodVerdict[]): Promise<PodRepair[]> =>
       due.map((v) => {
         attempts.push(v.record.containerId);
@@ -142,7 +143,14 @@ describe('the node agent with the back-off', () => {
         return report(v.record, heals ? 'repaired' : 'hns-refused');
       });
     const health = new HnsHealth();
-    const agent = new NodeAgent({ runtime, log: silentLogger, probeMs: 0, tickMs: 3_600_000, health, repair });
+    const agent = new NodeAgent({
+      ...agentParts(runtime),
+      log: silentLogger,
+      probeMs: 0,
+      tickMs: 3_600_000,
+      health,
+      repair,
+    });
     try {
       agent.start();
       // Each return of HNS runs one pass at once (hns-health.ts): 20 passes, one after the other.

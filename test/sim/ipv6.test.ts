@@ -10,7 +10,7 @@ import { useHarness, type Harness } from '../helpers/cni-harness';
 
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
-const hcn = (): Hcn => h.runtime.hcn({ hnsTimeoutSeconds: 10 });
+const hcn = (): Hcn => h.deps.hns.hcn({ hnsTimeoutSeconds: 10 });
 const V2 = { SchemaVersion: { Major: 2, Minor: 0 } };
 
 async function dualNetwork(name = 'dual', subnets = ['10.1.0.0/24', 'fd00:1::/64']): Promise<string> {

@@ -72,7 +72,7 @@ describe('the audit and an ADD hung past its deadline', () => {
 
     const os = hostOs(loadNative().native);
     const store = new StateStore(h.stateDir, { os });
-    const api = new V2Api(h.runtime.hcn({ hnsTimeoutSeconds: 10 }));
+    const api = new V2Api(h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }));
     const verdictAt = async (now: number, dryRun: boolean) => {
       const report = await audit({ api, store, os, log: silentLogger, graceMs: 60_000, now: () => now, dryRun });
       return report.plan.judged

@@ -54,7 +54,7 @@ async function newerAddRunning(containerId: string): Promise<{ conf: Record<stri
   const rec = JSON.parse(fs.readFileSync(file, 'utf8'));
   fs.rmSync(file);
   // Created, not attached yet: nothing but the running ADD's claim keeps it from being an orphan.
-  expect(await new V2Api(h.runtime.hcn({ hnsTimeoutSeconds: 30 })).detachNamespace(rec.endpoint.id, netns)).toBe(
+  expect(await new V2Api(h.deps.hns.hcn({ hnsTimeoutSeconds: 30 })).detachNamespace(rec.endpoint.id, netns)).toBe(
     'deleted',
   );
   return { conf, endpoint: rec.endpoint.id as string };

@@ -5,10 +5,9 @@
  */
 import type { NetConf } from '../../cni/types';
 import type { Logger } from '../../log/logger';
-import { prepareNetwork } from '../../plugin/network-at-start';
-import type { PluginDeps } from '../../plugin/deps';
+import { prepareNetwork, type NetworkAtStartDeps } from '../../plugin/network-at-start';
 
-export function createNetworkAtStart(conf: NetConf, deps: Pick<PluginDeps, 'hns' | 'networks'>, log: Logger): void {
+export function createNetworkAtStart(conf: NetConf, deps: NetworkAtStartDeps, log: Logger): void {
   void prepareNetwork(conf, deps, log).then(
     (r) =>
       r.outcome === 'not-configured'
