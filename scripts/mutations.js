@@ -978,6 +978,14 @@ const MUTATIONS = [
     to: 'return `${address}.lock`;',
     tests: ['test/service/hand-over-proof.test.ts'],
   },
+  {
+    id: 'repair-bridge-network-not-created',
+    rule: "a repair never creates a bridge network HNS no longer has (the operator's, or every pod's): it reports network-gone",
+    file: 'src/plugin/verbs/repair-pod.ts',
+    from: 'if (!network && !rec.network.owned) {',
+    to: 'if (!network && false) {',
+    tests: ['test/plugin/repair.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };

@@ -8,6 +8,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { silentLogger } from '../../src/log/logger';
+import { sameId, V2Api } from '../../src/hns/api';
 import { hostOs } from '../../src/hns/host-os';
 import type { Logger } from '../../src/log/logger';
 import { audit } from '../../src/orphans/audit';
@@ -154,6 +155,24 @@ describe('repair after an HNS restart', () => {
     const report = await repairAttachments({ deps: h.deps, conf: servedConf(), log: silentLogger });
     expect(report.map((r) => r.outcome)).toEqual(['no-recorded-spec']);
     expect((await h.sim.control.dump()).endpoints).toEqual([]);
+  });
+
+  it("bridge mode: a network HNS no longer has is reported network-gone and not created (it is the operator's, or every pod's)", async () => {
+    const ns = await newNamespace(h);
+    await add('pod-net-gone', ns);
+    const [file] = recordFiles(h, 'attachments');
+    const rec = JSON.parse(fs.readFileSync(path.join(h.stateDir, 'attachments', file!), 'utf8')) as {
+      network: { id: string };
+    };
+    await h.sim.control.restart();
+    const api = new V2Api(h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }));
+    if ((await api.listNetworks()).some((n) => sameId(n.id, rec.network.id))) await api.deleteNetwork(rec.network.id);
+    const report = await repairAttachments({ deps: h.deps, conf: servedConf(), log: silentLogger });
+    expect(report.map((r) => r.outcome)).toEqual(['network-gone']);
+    const dump = await h.sim.control.dump();
+    expect(dump.networks).toEqual([]);
+    expect(dump.endpoints).toEqual([]);
+    expect(recordFiles(h, 'intents')).toEqual([]);
   });
 
   it('a Docker-style pod whose container is gone is reported, and nothing it created is left', async () => {
