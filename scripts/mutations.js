@@ -982,8 +982,8 @@ const MUTATIONS = [
     id: 'repair-bridge-network-not-created',
     rule: "a repair never creates a bridge network HNS no longer has (the operator's, or every pod's): it reports network-gone",
     file: 'src/plugin/verbs/repair-pod.ts',
-    from: 'if (!network && !rec.network.owned) {',
-    to: 'if (!network && false) {',
+    from: "if (notOurs) return report('network-gone', notOurs);",
+    to: '',
     tests: ['test/plugin/repair.test.ts'],
   },
 ];

@@ -16,6 +16,7 @@ import type { IntentRecord, PlannedObject } from '../../state/records';
 import { plannedId } from '../add-plan';
 import type { AddMode, AddPlan, AddRun, Claimed } from '../add-steps';
 import type { DelMode } from '../del-steps';
+import type { RepairMode } from '../repair-steps';
 import type { Addressing, EndpointPlacement, Placed } from '../add-steps';
 import { placeEndpoint, refusable, refusedCreate } from '../endpoint';
 import { addressesOf } from '../ip-holders';
@@ -244,9 +245,10 @@ async function overlaySettings(
 /**
  * Bridge mode: every pod's endpoint in one shared network (found, or created when the configuration says so). It
  * creates no network of a pod's own, so it has no network flags and no own network name, and a DEL leaves the
- * network (it is every pod's); "iov" is refused, as it applies to the pod's own NIC network only.
+ * network (it is every pod's), and a repair does not create it when HNS no longer has it (it is the operator's, or every
+ * pod's); "iov" is refused, as it applies to the pod's own NIC network only.
  */
-export const bridgeMode: AddMode & DelMode = {
+export const bridgeMode: AddMode & DelMode & RepairMode = {
   name: 'bridge',
   check(conf) {
     if (conf.iov) {
@@ -262,4 +264,5 @@ export const bridgeMode: AddMode & DelMode = {
   place: (a, got: Claimed) => placeInBridge(a, got.addr, got.intent, got.listed),
   removeOwnNetwork: () => Promise.resolve(false),
   previousNicNetwork: () => Promise.resolve(undefined),
+  networkNotRecreated: (rec) => `HNS network "${rec.network.name}" (${rec.network.id}) is gone`,
 };

@@ -23,6 +23,7 @@ import { ownerKey, sameOwner, type AttachmentRecord, type IntentRecord, type Pla
 import { plannedId } from '../add-plan';
 import type { AddMode, AddRun } from '../add-steps';
 import type { DelMode, DelPlan } from '../del-steps';
+import type { RepairMode } from '../repair-steps';
 import { azureNicNetworkName } from '../../orphans/peer-networks';
 import { deleteOwnNetwork } from './own-network';
 import type { Addressing, Placed } from '../add-steps';
@@ -350,9 +351,10 @@ async function azureNicNetwork(api: HnsApi, plan: Pick<DelPlan, 'conf' | 'attach
  * Delegated-NIC mode: a network of the pod's own on its NIC (flags as Azure CNI's FrontendNIC networks:
  * endpoint-config.ts nicNetworkFlags), then the endpoint in it; the network is named after the attachment, so an
  * earlier attempt's is found by name (own-objects.ts). A DEL deletes that network after the endpoint, unless
- * another endpoint is on it (own-network.ts).
+ * another endpoint is on it (own-network.ts); a repair re-creates it from its recorded spec, as it is non-persistent
+ * and goes with an HNS restart (repair-pod.ts).
  */
-export const delegatedNicMode: AddMode & DelMode = {
+export const delegatedNicMode: AddMode & DelMode & RepairMode = {
   name: 'delegatedNic',
   check: () => undefined,
   networkFlags: (conf, host) => nicNetworkFlags(conf, host.version, host.hnsVersion),
@@ -361,4 +363,5 @@ export const delegatedNicMode: AddMode & DelMode = {
   place: (a, got) => placeOnNic(a, got.addr, got.intent, got.existing),
   removeOwnNetwork: async (d, rec) => rec.network.owned && (await deleteOwnNetwork(d.api, rec.network.id, d.log)),
   previousNicNetwork: (api, plan) => azureNicNetwork(api, plan),
+  networkNotRecreated: () => undefined,
 };

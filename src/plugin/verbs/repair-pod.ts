@@ -20,6 +20,7 @@ import { ownerKey, type AttachmentRecord, type IntentRecord, type PlannedObject 
 import { AttachmentChangedError } from '../../state/store';
 import { detach, ensureAttached } from '../attach';
 import { commit, keepClaim, writeIntent, type ClaimContext } from '../claim';
+import { modeOfRecord } from '../modes/choose';
 import type { PodRepair, Reporter } from './repair-outcomes';
 
 /** What one pod's repair steps (recreate, reattach) use: HNS, the claim they work under, how they report. */
@@ -54,10 +55,9 @@ export async function recreatable(d: PodRepairRun, rec: AttachmentRecord): Promi
   }
   const network: NetworkInfo | undefined = await api.getNetwork(rec.network.id);
   const networkSpec = rec.recreate?.network as NetworkSpec | undefined;
-  if (!network && !rec.network.owned) {
-    // Not ours to create (bridge mode: the operator's network, or one shared by every pod).
-    return report('network-gone', `HNS network "${rec.network.name}" (${rec.network.id}) is gone`);
-  }
+  // Not ours to create in bridge mode (the operator's network, or one shared by every pod): modes/bridge.ts.
+  const notOurs = network ? undefined : modeOfRecord(rec).networkNotRecreated(rec);
+  if (notOurs) return report('network-gone', notOurs);
   if (!network && !networkSpec) return report('no-recorded-spec', 'the record does not keep its network spec');
   return { rec, spec, network, networkSpec };
 }
