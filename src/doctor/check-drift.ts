@@ -11,7 +11,7 @@ import type { TypedPolicy } from '../hns/schema';
 import { ownerKey } from '../state/records';
 import type { Finding } from './finding';
 import type { DoctorSnapshot, EndpointDoc } from './snapshot';
-import { recordedPods } from './check-pods';
+import { livePods } from './recorded-pods';
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((x, i) => x.toLowerCase() === b[i]!.toLowerCase());
@@ -74,7 +74,7 @@ export function driftOf(spec: EndpointSpec, e: EndpointInfo, doc: EndpointDoc | 
 
 export function checkDrift(s: DoctorSnapshot): Finding[] {
   if (!s.hns) return [];
-  return recordedPods(s).flatMap(({ record, endpoint }): Finding[] => {
+  return livePods(s).flatMap(({ record, endpoint }): Finding[] => {
     const spec = record.recreate?.endpoint as EndpointSpec | undefined;
     if (!endpoint || !spec) return [];
     const drift = driftOf(spec, endpoint, s.hns!.endpointDocs[endpoint.id.toLowerCase()]);

@@ -29,6 +29,11 @@ export interface HnsView {
   namespaces: Array<{ id: string; endpoints: string[] }>;
   /** Absent where the host could not list them. */
   adapters?: HostAdapter[];
+  /**
+   * Whether HCS has each compute system a container-attached record names, by container id in lower case; absent
+   * (or an id missing) where HCS could not be asked.
+   */
+  computeSystems?: Record<string, boolean>;
 }
 
 export interface StateView {

@@ -178,12 +178,30 @@ it("a policy taken away from a pod's endpoint is drift from its record (error)",
   expect(kinds(d, 'pod-drift')[0]!.why).toMatch(/policies missing: OutBoundNAT/);
 });
 
-it('a pod whose namespace is gone is not attached (error), once', async () => {
-  const { netns } = await addPod('pod-a');
+it('a pod whose namespace is gone (its sandbox removed without a DEL) is a gone pod (warning), once, not a repair', async () => {
+  const { netns, record } = await addPod('pod-a');
+  await addPod('pod-b');
   await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).deleteNamespace(netns);
   const d = await doctor();
-  expect(troubles(d)).toEqual([['pod-not-attached', 'error', 'pod pod-a@eth0']]);
-  expect(kinds(d, 'pod-not-attached')[0]!.why).toBe(`its namespace ${netns} is gone`);
+  expect(troubles(d)).toEqual([['pod-gone', 'warning', 'pod pod-a@eth0']]);
+  expect(kinds(d, 'pod-gone')[0]!.why).toBe(
+    `its namespace ${netns} is gone while its endpoint ${record.endpoint.name} (${record.endpoint.id}) and its record remain: the sandbox was removed without a DEL reaching hcn-cni`,
+  );
+  expect(kinds(d, 'pod-gone')[0]!.next).toMatch(/^crictl pods --id pod-a .*hcn-cni gc --valid FILE/);
+  expect(d.code).toBe(1);
+});
+
+it('a pod whose namespace and endpoint are both gone (an HNS restart, then the sandbox removed): only its record remains', async () => {
+  const { netns } = await addPod('pod-a');
+  await addPod('pod-b');
+  await h.sim.control.restart();
+  await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).deleteNamespace(netns);
+  const d = await doctor();
+  expect(troubles(d).sort()).toEqual([
+    ['pod-endpoint-missing', 'error', 'pod pod-b@eth0'],
+    ['pod-gone', 'warning', 'pod pod-a@eth0'],
+  ]);
+  expect(kinds(d, 'pod-gone')[0]!.why).toMatch(/and its endpoint .* are both gone; only its record/);
 });
 
 it("a network whose adapter vanished from the host (a peer's transparent network): one error", async () => {
