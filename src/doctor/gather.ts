@@ -9,7 +9,7 @@ import { formatVersion, HNS_FEATURES, supports, type HnsVersion } from '../hns/f
 import type { HnsV1Endpoint, HnsV1Namespace, HostComputeEndpoint } from '../hns/schema';
 import type { NotedChore } from '../state/housekeeping';
 import { intentLiveness, type Liveness } from '../state/liveness';
-import { ownerKey } from '../state/records';
+import { ownerKey, type AttachmentRecord } from '../state/records';
 import type { StateSnapshot } from '../state/store';
 import type { DoctorSnapshot, EndpointDoc, HnsView, HostView, ServiceView, StateView } from './snapshot';
 
@@ -32,9 +32,11 @@ export async function gather(deps: DoctorDeps): Promise<DoctorSnapshot> {
   const at = deps.clock.now();
   const host: HostView = { ...deps.host, features: [] };
   const snap: DoctorSnapshot = { at, graceMs: deps.graceMs, host };
+  let api: HnsApi | undefined;
   if (!host.error) {
     try {
       const choice = await deps.hns();
+      api = choice.api;
       host.api = { version: choice.version, reason: choice.reason };
       if (choice.hnsVersion) {
         host.hnsVersion = formatVersion(choice.hnsVersion);
@@ -46,6 +48,10 @@ export async function gather(deps: DoctorDeps): Promise<DoctorSnapshot> {
     }
   }
   if (deps.state) snap.state = readState(deps.state, at, deps.processStartTime);
+  if (api && snap.hns && snap.state) {
+    const computeSystems = await askComputeSystems(api, snap.state.snapshot.attachments);
+    if (computeSystems) snap.hns.computeSystems = computeSystems;
+  }
   if (deps.service) snap.service = await deps.service();
   if (snap.hns && deps.unattachedSince) {
     const ids = snap.hns.endpoints.filter((e) => !e.namespaceId && !e.containers?.length).map((e) => e.id);
@@ -64,6 +70,27 @@ async function readHns(api: HnsApi, apiVersion: 1 | 2): Promise<HnsView> {
     readEndpointDocs(api),
   ]);
   return { apiVersion, networks, endpoints, namespaces, endpointDocs, ...(adapters ? { adapters } : {}) };
+}
+
+/**
+ * Whether HCS still has each container a pod of ours was hot-attached to (one open and close each): the only way the
+ * node tells a container-attached pod's sandbox gone, since HNS keeps the endpoint's SharedContainers as they were.
+ * A container HCS could not be asked about is left out (unknown, not gone).
+ */
+async function askComputeSystems(
+  api: HnsApi,
+  records: readonly AttachmentRecord[],
+): Promise<Record<string, boolean> | undefined> {
+  const ids = new Set(
+    records.filter((r) => r.mode !== 'shared' && r.attach.kind === 'container').map((r) => r.attach.target),
+  );
+  if (ids.size === 0) return undefined;
+  const out: Record<string, boolean> = {};
+  for (const id of ids) {
+    const exists = await api.computeSystemExists(id).catch(() => undefined);
+    if (exists !== undefined) out[id.toLowerCase()] = exists;
+  }
+  return out;
 }
 
 function readState(state: NonNullable<DoctorDeps['state']>, at: number, startTimeOf: (pid: number) => string | null) {

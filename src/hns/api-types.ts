@@ -118,6 +118,11 @@ export interface HostOps {
   hotAttach(endpointId: string, containerId: string): Promise<HotAttachOutcome>;
   /** hcsshim HotDetachEndpoint: the same with "Remove"; a container or endpoint already gone counts as detached. */
   hotDetach(endpointId: string, containerId: string): Promise<HotAttachOutcome>;
+  /**
+   * Whether HCS has the compute system (a container a pod was hot-attached to): HcsOpenComputeSystem, then close;
+   * undefined where the host has no HCS functions.
+   */
+  computeSystemExists(containerId: string): Promise<boolean | undefined>;
   /** The containers an endpoint is attached to (v1 SharedContainers), or undefined when the endpoint is gone. */
   endpointContainers(endpointId: string): Promise<string[] | undefined>;
   /** Whether the namespace lists the endpoint (HCN), for views that do not show the namespace on the endpoint. */

@@ -284,6 +284,10 @@ export class Hcn {
   async modifyComputeSystem(id: string, request: ResourceModificationRequestResponse): Promise<void> {
     await this.call('HcsModifyComputeSystem', () => this.native.modifyComputeSystem(id, JSON.stringify(request)));
   }
+  /** Opens and closes the compute system: rejects (isComputeSystemMissing) when HCS does not have it. */
+  async openComputeSystem(id: string): Promise<void> {
+    await this.call('HcsOpenComputeSystem', () => this.native.openComputeSystem(id));
+  }
 
   // ---- service notifications (an optional capability: src/hns/service-notifications.ts) ----
   /** Whether the host has HcnRegisterServiceCallback and HcnUnregisterServiceCallback. */

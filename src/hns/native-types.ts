@@ -133,6 +133,12 @@ export interface NativeHcn {
    */
   modifyComputeSystem(id: string, request: string): Promise<void>;
   /**
+   * HCS: HcsOpenComputeSystem(id) → HcsCloseComputeSystem, read-only: resolves when HCS has the compute system; a
+   * container that no longer exists fails the open (HcsOpenComputeSystem, 0xC037010E), as hcsshim's
+   * OpenComputeSystem does (internal/hcs/system.go).
+   */
+  openComputeSystem(id: string): Promise<void>;
+  /**
    * HcnRegisterServiceCallback, an optional function (capabilities().optional): `onNotification` is called on the JS
    * thread for each of HNS's service notifications (type: HCN_NOTIFICATIONS, status: unsigned HRESULT) until
    * unregisterServiceCallback settles. Resolves with the registration's id.

@@ -204,6 +204,17 @@ it('a pod whose namespace and endpoint are both gone (an HNS restart, then the s
   expect(kinds(d, 'pod-gone')[0]!.why).toMatch(/and its endpoint .* are both gone; only its record/);
 });
 
+it('a Docker-style pod whose container HCS no longer has is a gone pod (HNS still lists the container on the endpoint)', async () => {
+  const { record } = await addPod('pod-docker', 'none');
+  await addPod('pod-b');
+  expect(record.attach).toEqual({ kind: 'container', target: 'pod-docker' });
+  expect(troubles(await doctor())).toEqual([]);
+  await h.sim.control.removeContainer('pod-docker');
+  const d = await doctor();
+  expect(troubles(d)).toEqual([['pod-gone', 'warning', 'pod pod-docker@eth0']]);
+  expect(kinds(d, 'pod-gone')[0]!.why).toMatch(/^its container pod-docker is gone while its endpoint /);
+});
+
 it("a network whose adapter vanished from the host (a peer's transparent network): one error", async () => {
   await addPod('pod-a');
   const n = await (
