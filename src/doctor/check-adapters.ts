@@ -2,10 +2,12 @@
  * Networks bound to an adapter the host no longer has: by its name (the NIC was removed or renamed), or by the id
  * HNS shows for it — the MAC it bound (v1 SourceMac) — when an adapter of that name is now another NIC. Endpoints on
  * such a network carry nothing. HNS networks that stay bound to an adapter whose NetCfgInstanceId changed at reboot
- * (projectcalico/calico issue 11840, Hyper-V synthetic NICs) are the same trouble; that id is in no HNS view this
- * plugin reads, so a NIC that keeps its name and MAC while its NetCfgInstanceId changes is not seen here.
+ * (projectcalico/calico issue 11840, Hyper-V synthetic NICs) are the same trouble under the same name and MAC: that
+ * id is in no HNS view this plugin reads, so it is told for the networks we bind ourselves (delegated NIC), from the
+ * id the ADD recorded (AttachmentRecord.adapter) against the host's adapter of that name now.
  */
 import type { NetworkInfo } from '../hns/api';
+import { ownerKey } from '../state/records';
 import type { Finding } from './finding';
 import type { DoctorSnapshot } from './snapshot';
 
@@ -17,6 +19,38 @@ const NEXT =
   'hcn-cni networks; restore the adapter, or delete the network (hcn-cni audit removes ours once no pod records it) and let the next ADD create it on the adapter the host has';
 
 export function checkAdapters(s: DoctorSnapshot): Finding[] {
+  const byName = byAdapterName(s);
+  return [...byName, ...byRecordedId(s, new Set(byName.map((f) => f.detail!.id as string)))];
+}
+
+/**
+ * Our NIC networks whose adapter, by the name the ADD recorded, now has another NetCfgInstanceId: the NIC was
+ * replaced or its driver reinstalled (`judged`: networks already found by name or MAC).
+ */
+function byRecordedId(s: DoctorSnapshot, judged: ReadonlySet<string>): Finding[] {
+  const adapters = s.hns?.adapters;
+  if (!s.hns || !adapters) return [];
+  const networks = new Map(s.hns.networks.map((n) => [n.id.toLowerCase(), n]));
+  const out: Finding[] = [];
+  for (const r of s.state?.snapshot.attachments ?? []) {
+    const was = r.adapter;
+    const n = networks.get(r.network.id.toLowerCase());
+    if (!was?.interfaceGuid || !n || judged.has(n.id)) continue;
+    const now = adapters.find((a) => a.name.toLowerCase() === was.name.toLowerCase());
+    if (!now?.interfaceGuid || now.interfaceGuid.toLowerCase() === was.interfaceGuid.toLowerCase()) continue;
+    out.push({
+      kind: 'network-adapter-changed',
+      severity: 'error',
+      subject: subject(n),
+      why: `pod ${ownerKey(r)} bound it to adapter "${was.name}" (${was.mac}) as ${was.interfaceGuid}; that adapter is now ${now.interfaceGuid}${now.mac !== was.mac ? ` (${now.mac})` : ''}: the NIC was replaced or its driver reinstalled, and HNS keeps the network bound to the old one`,
+      next: `delete and re-create pod ${ownerKey(r)} (its DEL removes the network, its ADD binds the NIC the host has now); hcn-cni networks`,
+      detail: { id: n.id, adapterName: was.name, recorded: was.interfaceGuid, now: now.interfaceGuid },
+    });
+  }
+  return out;
+}
+
+function byAdapterName(s: DoctorSnapshot): Finding[] {
   const adapters = s.hns?.adapters;
   if (!s.hns || !adapters) return [];
   const out: Finding[] = [];

@@ -123,7 +123,7 @@ export interface NativeHcn {
   /** HNS v1: HNSCall(method, path, body) → the raw response envelope JSON {Success, Error, ErrorCode, Output}. */
   hnsCall(method: string, path: string, body: string | null): Promise<string>;
 
-  /** JSON array of {Name, MacAddress, InterfaceDescription, InterfaceIndex}. */
+  /** JSON array of {Name, MacAddress, InterfaceDescription, InterfaceIndex, Physical, InterfaceGuid}. */
   listAdapters(): Promise<string>;
 
   /**

@@ -20,7 +20,7 @@ import type { TypedPolicy } from '../hns/schema';
 import { deleteConfirmed } from '../hns/teardown';
 import { canonicalIp } from '../net/addr';
 import { contains, defaultRoute, familyOf, splitCidr } from '../net/ipv4';
-import type { AttachmentRecord, IntentRecord } from '../state/records';
+import type { AttachmentRecord, IntentRecord, RecordedAdapter } from '../state/records';
 import type { PreparedRecord } from '../state/store';
 import type { AddPlan } from './add-plan';
 import type { Addressing } from './addresses';
@@ -44,6 +44,8 @@ export interface EndpointPlacement {
   readonly mac?: string;
   /** The spec the attachment's own network was created with (delegated NIC): recorded for repair. */
   readonly networkSpec?: NetworkSpec;
+  /** The host adapter that network binds, as the ADD found it (delegated NIC): recorded for the doctor. */
+  readonly adapter?: RecordedAdapter;
   /** The endpoint policies in this network: the plan's, plus what the network adds (bridge.ts: Overlay, ipMasq). */
   readonly policies: readonly TypedPolicy[];
 }
@@ -229,6 +231,7 @@ export function attachmentRecord(a: AddPlan, addr: Addressing, placed: Placed): 
     network: { id: network.id, name: network.name, owned: where.networkOwned },
     endpoint: { id: ep.id, name: plan.name, owned: true },
     ...(mac ? { mac } : {}),
+    ...(where.adapter ? { adapter: { ...where.adapter } } : {}),
     ipamAllocated: addr.ipamAllocated,
     attach: a.attach,
     result: result as unknown as Record<string, unknown>,

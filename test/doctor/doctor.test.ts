@@ -15,7 +15,7 @@ import { endpointName } from '../../src/orphans/ownership';
 import { fileKey } from '../../src/state/file-names';
 import type { AttachmentRecord } from '../../src/state/records';
 import { noteChores } from '../../src/state/housekeeping';
-import { bridgeConf, CLI, cni, useHarness, type Harness } from '../helpers/cni-harness';
+import { bridgeConf, CLI, cni, delegatedNicConf, useHarness, type Harness } from '../helpers/cni-harness';
 import { hostLocal, newNamespace } from '../plugin/support';
 
 let h: Harness;
@@ -323,6 +323,34 @@ it('a network bound to an adapter since replaced by another NIC of the same name
   expect(troubles(d)).toEqual([['network-adapter-changed', 'error', `network peer-transparent (${n.id})`]]);
   expect(kinds(d, 'network-adapter-changed')[0]!.why).toMatch(
     /as 00-15-5D-AA-00-02, but that adapter is now 00-15-5D-AA-00-99/,
+  );
+});
+
+it("a delegated NIC replaced under the same name and MAC (another NetCfgInstanceId) since the pod's ADD: one error on its network", async () => {
+  const nic = '00-15-5D-AA-00-02';
+  const conf = delegatedNicConf(nic, { ipam: hostLocal(h), stateDir: h.stateDir, hnsTimeoutSeconds: 10 });
+  const add = await cni(h, { verb: 'ADD', conf, containerId: 'pod-nic', netns: await newNamespace(h) });
+  expect({ code: add.exitCode, out: add.exitCode ? add.stdout : '' }).toEqual({ code: 0, out: '' });
+  const record = JSON.parse(
+    fs.readFileSync(
+      path.join(h.stateDir, 'attachments', `${fileKey({ containerId: 'pod-nic', ifname: 'eth0' })}.json`),
+      'utf8',
+    ),
+  ) as AttachmentRecord;
+  const before = (await h.sim.control.host()).adapters.find((a) => a.Name === 'Ethernet 2')!;
+  expect(record.adapter).toEqual({ name: 'Ethernet 2', mac: nic, interfaceGuid: before.InterfaceGuid });
+  expect(troubles(await doctor())).toEqual([]);
+  // The driver reinstalled: the same NIC, name and MAC comes back with a new NetCfgInstanceId.
+  await h.sim.control.removeAdapter('Ethernet 2');
+  await h.sim.control.addAdapter({ Name: 'Ethernet 2', MacAddress: nic });
+  const after = (await h.sim.control.host()).adapters.find((a) => a.Name === 'Ethernet 2')!;
+  expect(after.InterfaceGuid).not.toBe(before.InterfaceGuid);
+  const d = await doctor();
+  expect(troubles(d)).toEqual([
+    ['network-adapter-changed', 'error', `network ${record.network.name} (${record.network.id})`],
+  ]);
+  expect(kinds(d, 'network-adapter-changed')[0]!.why).toContain(
+    `as ${before.InterfaceGuid}; that adapter is now ${after.InterfaceGuid}: the NIC was replaced or its driver reinstalled`,
   );
 });
 
