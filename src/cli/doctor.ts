@@ -86,6 +86,7 @@ export function serviceView(address: string, s: ServiceStatus): ServiceView {
     ...(s.agent?.hnsFailingSince ? { hnsFailingSince: s.agent.hnsFailingSince } : {}),
     ...(s.agent?.lastAuditAt ? { lastAuditAt: s.agent.lastAuditAt } : {}),
     ...(s.agent?.unserved ? { unserved: s.agent.unserved } : {}),
+    ...(s.confDir ? { confDir: s.confDir } : {}),
   };
 }
 

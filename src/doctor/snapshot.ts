@@ -56,6 +56,8 @@ export interface ServiceView {
   hnsFailingSince?: string;
   lastAuditAt?: string;
   unserved?: Array<{ stateDir: string; network: string; attachments: number; keptIps: number }>;
+  /** The CNI configuration directory it serves networks from; absent when it was given none. */
+  confDir?: string;
 }
 
 export interface HostView {
