@@ -4,9 +4,10 @@
  * (snapshot.ts). Nothing here changes anything: no delete, no write to HNS. Reading the state is what every verb
  * does, so an unreadable record is moved to quarantine on the way, as `hcn-cni state` does.
  */
-import type { HnsApi } from '../hns/api';
+import { endpointsOfListing, type EndpointListing, type HnsApi } from '../hns/api';
+import { toTyped } from '../hns/policies';
 import { formatVersion, HNS_FEATURES, supports, type HnsVersion } from '../hns/features';
-import type { HnsV1Endpoint, HnsV1Namespace, HostComputeEndpoint } from '../hns/schema';
+import type { FlatPolicy, HnsV1Endpoint, HnsV1Namespace, HostComputeEndpoint, TypedPolicy } from '../hns/schema';
 import type { NotedChore } from '../state/housekeeping';
 import { intentLiveness, type Liveness } from '../state/liveness';
 import { ownerKey, type AttachmentRecord } from '../state/records';
@@ -60,15 +61,21 @@ export async function gather(deps: DoctorDeps): Promise<DoctorSnapshot> {
   return snap;
 }
 
+/**
+ * One listing of each kind. The endpoints' DNS and policies come from the endpoint listing itself (v1's GET /endpoints/
+ * holds them as HCN's documents do), not from a second listing of HCN's: that cost 2N+1 more calls (an enumerate,
+ * then an open and a query per endpoint) at every look of the node agent's.
+ */
 async function readHns(api: HnsApi, apiVersion: 1 | 2): Promise<HnsView> {
-  const [networks, endpoints, namespaces, adapters, endpointDocs] = await Promise.all([
+  const [networks, listing, namespaces, adapters] = await Promise.all([
     api.listNetworks(),
-    api.listEndpoints(),
+    api.listEndpointDocuments(),
     listNamespaces(api),
     // A host without the adapter listing still has its other checks.
     api.listAdapters().catch(() => undefined),
-    readEndpointDocs(api),
   ]);
+  const endpoints = endpointsOfListing(listing);
+  const endpointDocs = docsOfListing(listing);
   return { apiVersion, networks, endpoints, namespaces, endpointDocs, ...(adapters ? { adapters } : {}) };
 }
 
@@ -119,15 +126,11 @@ async function listNamespaces(api: HnsApi): Promise<HnsView['namespaces']> {
   }));
 }
 
-/** Each endpoint's DNS and policies through the API the plugin uses here: HCN's documents, or v1's (DNS only). */
-async function readEndpointDocs(api: HnsApi): Promise<Record<string, EndpointDoc>> {
+/** Each endpoint's DNS and policies, by id in lower case, from the listing's documents (HCN's, or v1's). */
+function docsOfListing(listing: EndpointListing): Record<string, EndpointDoc> {
   const out: Record<string, EndpointDoc> = {};
-  if (api.version === 2) {
-    for (const e of await api.hcn.listEndpoints()) out[String(e.ID ?? '').toLowerCase()] = docOfV2(e);
-    return out;
-  }
-  for (const e of (await api.hcn.hnsCall<HnsV1Endpoint[]>('GET', '/endpoints/')) ?? [])
-    out[String(e.ID ?? '').toLowerCase()] = docOfV1(e);
+  if (listing.view === 2) for (const e of listing.docs) out[String(e.ID ?? '').toLowerCase()] = docOfV2(e);
+  else for (const e of listing.docs) out[String(e.ID ?? '').toLowerCase()] = docOfV1(e);
   return out;
 }
 
@@ -143,7 +146,11 @@ function docOfV2(e: HostComputeEndpoint): EndpointDoc {
   };
 }
 
-/** v1 shows the search list as one comma-separated DNSSuffix and the domain in DNSDomain (hns/v1/endpoint.ts). */
+/**
+ * v1 shows the search list as one comma-separated DNSSuffix and the domain in DNSDomain (hns/v1/endpoint.ts), and the
+ * policies in their flat v1 form, read back into the typed form with the plugin's one mapping (hns/policies.ts); a
+ * policy that mapping cannot read is kept with its fields as they are.
+ */
 function docOfV1(e: HnsV1Endpoint): EndpointDoc {
   const split = (s: string | undefined) =>
     s
@@ -158,6 +165,17 @@ function docOfV1(e: HnsV1Endpoint): EndpointDoc {
       search: split(e.DNSSuffix),
       ...(e.DNSDomain ? { domain: e.DNSDomain } : {}),
     },
+    policies: (e.Policies ?? []).map(typedOrAsIs),
+    policiesView: 1,
     ...(e.IsRemoteEndpoint === true ? { flags: 1 } : {}),
   };
+}
+
+function typedOrAsIs(p: FlatPolicy): TypedPolicy {
+  try {
+    return toTyped(p);
+  } catch {
+    const { Type, ...rest } = p;
+    return { Type: String(Type), Settings: rest };
+  }
 }

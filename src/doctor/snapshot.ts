@@ -12,8 +12,13 @@ import type { StateSnapshot } from '../state/store';
 /** An endpoint's DNS and policies as HNS shows them (the v2 document; v1 shows DNS only, as one suffix list). */
 export interface EndpointDoc {
   dns: { servers: string[]; search?: string[]; domain?: string };
-  /** Absent where the view does not show them in the form the plugin gave them (v1). */
+  /** The policies HNS shows, in the typed (v2) form. */
   policies?: TypedPolicy[];
+  /**
+   * 1: read from v1's flat form, which holds only what v1 can say of a policy (a setting of HCN's alone is not there;
+   * check-drift.ts compares what the record gave as v1 would show it).
+   */
+  policiesView?: 1;
   /** v2 Flags; v1's IsRemoteEndpoint as its flag (1). */
   flags?: number;
 }

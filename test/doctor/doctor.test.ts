@@ -178,6 +178,32 @@ it("a policy taken away from a pod's endpoint is drift from its record (error)",
   expect(kinds(d, 'pod-drift')[0]!.why).toMatch(/policies missing: OutBoundNAT/);
 });
 
+it('policies read from the endpoint listing (v1 view): port mappings and loopback DSR are no drift; one taken away is', async () => {
+  const conf = pluginConf({
+    loopbackDSR: true,
+    runtimeConfig: { portMappings: [{ hostPort: 8080, containerPort: 80, protocol: 'tcp' }] },
+  });
+  const r = await cni(h, { verb: 'ADD', conf, containerId: 'pod-pm', netns: await newNamespace(h) });
+  expect(r.exitCode).toBe(0);
+  const record = JSON.parse(
+    fs.readFileSync(
+      path.join(h.stateDir, 'attachments', `${fileKey({ containerId: 'pod-pm', ifname: 'eth0' })}.json`),
+      'utf8',
+    ),
+  ) as AttachmentRecord;
+  const given = (record.recreate!.endpoint as { policies: Array<{ Type: string }> }).policies.map((p) => p.Type);
+  expect(given).toEqual(expect.arrayContaining(['OutBoundNAT', 'PortMapping']));
+  expect(troubles(await doctor())).toEqual([]);
+  await h.runtime.hcn({ hnsTimeoutSeconds: 10 }).modifyEndpoint(record.endpoint.id, {
+    ResourceType: 'Policy',
+    RequestType: 'Remove',
+    Settings: { Policies: [{ Type: 'PortMapping', Settings: { Protocol: 6, InternalPort: 80, ExternalPort: 8080 } }] },
+  });
+  const d = await doctor();
+  expect(troubles(d)).toEqual([['pod-drift', 'error', 'pod pod-pm@eth0']]);
+  expect(kinds(d, 'pod-drift')[0]!.why).toMatch(/policies missing: PortMapping$/);
+});
+
 it('a pod whose namespace is gone (its sandbox removed without a DEL) is a gone pod (warning), once, not a repair', async () => {
   const { netns, record } = await addPod('pod-a');
   await addPod('pod-b');
