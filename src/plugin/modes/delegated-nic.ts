@@ -338,6 +338,6 @@ async function nicNetwork(
 }
 
 /** The adapter as the record keeps it. */
-function recordedAdapter(x: HostAdapter): RecordedAdapter {
+export function recordedAdapter(x: HostAdapter): RecordedAdapter {
   return { name: x.name, mac: x.mac, ...(x.interfaceGuid ? { interfaceGuid: x.interfaceGuid } : {}) };
 }
