@@ -115,7 +115,12 @@ async function doctorDeps(ctx: OpsContext, args: DoctorArgs): Promise<DoctorDeps
     hns: () => ctx.api(),
     ...(store
       ? {
-          state: { dir: ctx.conf.stateDir, snapshot: () => store.snapshot(), housekeeping: () => store.housekeeping() },
+          state: {
+            dir: ctx.conf.stateDir,
+            snapshot: () => store.snapshot(),
+            housekeeping: () => store.housekeeping(),
+            adaptersSeen: () => store.adaptersSeen(),
+          },
         }
       : {}),
     processStartTime: startTime,

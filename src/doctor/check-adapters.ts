@@ -3,8 +3,10 @@
  * HNS shows for it — the MAC it bound (v1 SourceMac) — when an adapter of that name is now another NIC. Endpoints on
  * such a network carry nothing. HNS networks that stay bound to an adapter whose NetCfgInstanceId changed at reboot
  * (projectcalico/calico issue 11840, Hyper-V synthetic NICs) are the same trouble under the same name and MAC: that
- * id is in no HNS view this plugin reads, so it is told for the networks we bind ourselves (delegated NIC), from the
- * id the ADD recorded (AttachmentRecord.adapter) against the host's adapter of that name now.
+ * id is in no HNS view this plugin reads, so it is told from what the state directory noted: for the networks we bind
+ * ourselves (delegated NIC), the id the ADD recorded (AttachmentRecord.adapter); for any other network (a bridge
+ * network, a peer's), the id the node agent first saw its adapter with (state/adapters-seen.ts) — each against the
+ * host's adapter of that name now.
  */
 import type { NetworkInfo } from '../hns/api';
 import { ownerKey } from '../state/records';
@@ -20,7 +22,32 @@ const NEXT =
 
 export function checkAdapters(s: DoctorSnapshot): Finding[] {
   const byName = byAdapterName(s);
-  return [...byName, ...byRecordedId(s, new Set(byName.map((f) => f.detail!.id as string)))];
+  const byRecord = byRecordedId(s, new Set(byName.map((f) => f.detail!.id as string)));
+  const judged = new Set([...byName, ...byRecord].map((f) => f.detail!.id as string));
+  return [...byName, ...byRecord, ...bySeenId(s, judged)];
+}
+
+/** Networks whose adapter, by the name the node agent first saw it bound to, now has another NetCfgInstanceId. */
+function bySeenId(s: DoctorSnapshot, judged: ReadonlySet<string>): Finding[] {
+  const adapters = s.hns?.adapters;
+  const seen = s.state?.adaptersSeen;
+  if (!s.hns || !adapters || !seen) return [];
+  const out: Finding[] = [];
+  for (const n of s.hns.networks) {
+    const was = seen[n.id.toLowerCase()];
+    if (!was || judged.has(n.id)) continue;
+    const now = adapters.find((a) => a.name.toLowerCase() === was.adapterName.toLowerCase());
+    if (!now?.interfaceGuid || now.interfaceGuid.toLowerCase() === was.interfaceGuid.toLowerCase()) continue;
+    out.push({
+      kind: 'network-adapter-changed',
+      severity: 'error',
+      subject: subject(n),
+      why: `it was bound to adapter "${was.adapterName}" as ${was.interfaceGuid} when the node agent first saw it (${new Date(was.since).toISOString()}); that adapter is now ${now.interfaceGuid}: the NIC was replaced or its driver reinstalled, and HNS keeps the network bound to the old one`,
+      next: NEXT,
+      detail: { id: n.id, adapterName: was.adapterName, seen: was.interfaceGuid, now: now.interfaceGuid },
+    });
+  }
+  return out;
 }
 
 /**

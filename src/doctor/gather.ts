@@ -8,6 +8,7 @@ import { endpointsOfListing, type EndpointListing, type HnsApi } from '../hns/ap
 import { toTyped } from '../hns/policies';
 import { formatVersion, HNS_FEATURES, supports, type HnsVersion } from '../hns/features';
 import type { FlatPolicy, HnsV1Endpoint, HnsV1Namespace, HostComputeEndpoint, TypedPolicy } from '../hns/schema';
+import type { AdaptersSeen } from '../state/adapters-seen';
 import type { NotedChore } from '../state/housekeeping';
 import { intentLiveness, type Liveness } from '../state/liveness';
 import { ownerKey, type AttachmentRecord } from '../state/records';
@@ -18,7 +19,7 @@ export interface DoctorDeps {
   /** The HNS API the configuration selects, and why (asks HNS its version on "auto"). */
   hns(): Promise<{ api: HnsApi; version: 1 | 2; reason: string; hnsVersion?: HnsVersion }>;
   /** The state directory's reads; absent when it does not exist. */
-  state?: { dir: string; snapshot(): StateSnapshot; housekeeping(): NotedChore[] };
+  state?: { dir: string; snapshot(): StateSnapshot; housekeeping(): NotedChore[]; adaptersSeen?(): AdaptersSeen };
   processStartTime(pid: number): string | null;
   clock: { now(): number };
   /** The service's status; rejects when no service answers. Absent: not asked (the service asking itself). */
@@ -106,6 +107,7 @@ function readState(state: NonNullable<DoctorDeps['state']>, at: number, startTim
   const intentLive: Record<string, Liveness> = {};
   for (const i of snapshot.intents) intentLive[i.id] = intentLiveness(i, tombs.get(ownerKey(i)), at, startTimeOf);
   const view: StateView = { stateDir: state.dir, snapshot, intentLive, housekeeping: state.housekeeping() };
+  if (state.adaptersSeen) view.adaptersSeen = state.adaptersSeen();
   return view;
 }
 

@@ -5,6 +5,7 @@
 import type { EndpointInfo, NetworkInfo } from '../hns/api';
 import type { HostAdapter } from '../hns/hcn';
 import type { TypedPolicy } from '../hns/schema';
+import type { AdaptersSeen } from '../state/adapters-seen';
 import type { NotedChore } from '../state/housekeeping';
 import type { Liveness } from '../state/liveness';
 import type { StateSnapshot } from '../state/store';
@@ -47,6 +48,8 @@ export interface StateView {
   /** Each intent's liveness, by intent id. */
   intentLive: Record<string, Liveness>;
   housekeeping: NotedChore[];
+  /** The adapter each network bound when the node agent first saw it (state/adapters-seen.ts). */
+  adaptersSeen?: AdaptersSeen;
 }
 
 /** The resident service as its status request answers, only the parts the doctor judges. */
