@@ -18,10 +18,10 @@ export interface SimAdapter {
   InterfaceIndex?: number;
   /**
    * The adapter's NetCfgInstanceId ("{GUID}"), what Windows shows as Get-NetAdapter's InterfaceGuid and as
-   * IP_ADAPTER_ADDRESSES AdapterName (Microsoft Learn, iptypes.h IP_ADAPTER_ADDRESSES_LH: "permanent and cannot be
-   * modified by the user"). Given, or new for every adapter added: a NIC replaced, or its driver reinstalled, comes
-   * back with another one while it may keep its name and MAC (projectcalico/calico issue 11840, Hyper-V synthetic
-   * NICs after a reboot).
+   * IP_ADAPTER_ADDRESSES AdapterName, which unlike the friendly name is permanent (MicrosoftDocs/sdk-api
+   * sdk-api-src/content/iptypes/ns-iptypes-ip_adapter_addresses_lh.md). Given, or new for every adapter added: a NIC
+   * replaced, or its driver reinstalled, comes back with another one while it may keep its name and MAC
+   * (projectcalico/calico issue 11840, Hyper-V synthetic NICs after a reboot).
    */
   InterfaceGuid?: string;
   /**
