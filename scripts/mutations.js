@@ -978,6 +978,30 @@ const MUTATIONS = [
     to: 'return `${address}.lock`;',
     tests: ['test/service/hand-over-proof.test.ts'],
   },
+  {
+    id: 'doctor-pod-gone-namespace-ignored',
+    rule: 'a recorded pod whose namespace HNS no longer has is a gone pod (its sandbox was removed without a DEL), not one to repair',
+    file: 'src/doctor/recorded-pods.ts',
+    from: "if (kind === 'namespace') return hns.namespaces.some((n) => sameId(n.id, target)) ? undefined : `namespace ${target}`;",
+    to: "if (kind === 'namespace') return undefined;",
+    tests: ['test/doctor/doctor.test.ts'],
+  },
+  {
+    id: 'doctor-adapter-guid-ignored',
+    rule: "a delegated NIC whose NetCfgInstanceId is not the one its pod's ADD recorded is network-adapter-changed, under the same name and MAC",
+    file: 'src/doctor/check-adapters.ts',
+    from: 'now.interfaceGuid.toLowerCase() === was.interfaceGuid.toLowerCase()',
+    to: 'true',
+    tests: ['test/doctor/doctor.test.ts'],
+  },
+  {
+    id: 'audit-selftest-namespace-kept',
+    rule: 'the audit removes the namespace of a killed self-test by the id its dead intent gives',
+    file: 'src/orphans/audit.ts',
+    from: 'await removeDeadSelftestNamespaces(deps, state, now());',
+    to: 'void removeDeadSelftestNamespaces;',
+    tests: ['test/selftest/selftest.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };
