@@ -7,7 +7,7 @@ import type { AttachmentArgs, Dns, IpConfig, IpamClient, NetConf, Route } from '
 import type { EndpointInfo, EndpointSpec, HnsApi, NetworkInfo, NetworkSpec, SubnetInfo } from '../hns/api';
 import type { TypedPolicy } from '../hns/schema';
 import type { Logger } from '../log/logger';
-import type { AttachmentRecord, IntentRecord, Owner, PlannedObject } from '../state/records';
+import type { AttachmentRecord, IntentRecord, Owner, PlannedObject, RecordedAdapter } from '../state/records';
 import type { StateStore } from '../state/store';
 import type { ApiChoice } from './api-version';
 import type { RecordedAttach } from './attach';
@@ -107,6 +107,8 @@ export interface EndpointPlacement {
   readonly mac?: string;
   /** The spec the attachment's own network was created with (delegated NIC): recorded for repair. */
   readonly networkSpec?: NetworkSpec;
+  /** The host adapter that network binds, as the ADD found it (delegated NIC): recorded for the doctor. */
+  readonly adapter?: RecordedAdapter;
   /** The endpoint policies in this network: the plan's, plus what the network adds (bridge.ts: Overlay, ipMasq). */
   readonly policies: readonly TypedPolicy[];
 }

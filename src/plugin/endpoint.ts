@@ -185,6 +185,7 @@ export function attachmentRecord(a: AddRun, addr: Addressing, placed: Placed): A
     network: { id: network.id, name: network.name, owned: where.networkOwned },
     endpoint: { id: ep.id, name: plan.name, owned: true },
     ...(mac ? { mac } : {}),
+    ...(where.adapter ? { adapter: { ...where.adapter } } : {}),
     ipamAllocated: addr.ipamAllocated,
     attach: a.plan.attach,
     result: result as unknown as Record<string, unknown>,

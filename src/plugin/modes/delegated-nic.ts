@@ -19,7 +19,14 @@ import { unicastMac } from '../../net/mac';
 import { deleteNetworkUnlessHeld } from '../../orphans/network-holders';
 import { endpointName, namesOwner, nicNetworkName, parseOwnedName } from '../../orphans/ownership';
 import { intentLiveness } from '../../state/liveness';
-import { ownerKey, sameOwner, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../../state/records';
+import {
+  ownerKey,
+  sameOwner,
+  type AttachmentRecord,
+  type IntentRecord,
+  type PlannedObject,
+  type RecordedAdapter,
+} from '../../state/records';
 import { plannedId } from '../add-plan';
 import type { AddMode, AddRun } from '../add-steps';
 import type { DelMode, DelPlan } from '../del-steps';
@@ -259,7 +266,7 @@ export async function placeOnNic(
   const netName = nicNetworkName(a.plan.owner);
   // The MAC came from IPAM: now the intent can name the NIC and the network it will create.
   const named = startIntent.mac ? startIntent : await nameNicNetwork(a, startIntent, netName, mac);
-  const { network, networkSpec, intent } = await nicNetwork(a, named, { name: netName, mac, subnets }, reuse);
+  const { network, networkSpec, adapter, intent } = await nicNetwork(a, named, { name: netName, mac, subnets }, reuse);
   return placeEndpoint(a, addr, intent, {
     network,
     networkOwned: true,
@@ -268,6 +275,7 @@ export async function placeOnNic(
     gateways: subnets.map((s) => s.gateway).filter((g): g is string => g !== undefined),
     mac,
     ...(networkSpec ? { networkSpec } : {}),
+    ...(adapter ? { adapter } : {}),
     policies: a.plan.policies,
   });
 }
@@ -316,18 +324,31 @@ async function nicNetwork(
   intent: IntentRecord,
   want: { name: string; mac: string; subnets: SubnetInfo[] },
   reuse: AttachmentRecord | undefined,
-): Promise<{ network: NetworkInfo; networkSpec: NetworkSpec | undefined; intent: IntentRecord }> {
+): Promise<{
+  network: NetworkInfo;
+  networkSpec: NetworkSpec | undefined;
+  adapter: RecordedAdapter | undefined;
+  intent: IntentRecord;
+}> {
   const kept = reuse?.network.owned
     ? await step('looking up the recorded network', () => a.api.getNetwork(reuse.network.id))
     : undefined;
-  if (kept) return { network: kept, networkSpec: reuse?.recreate?.network as NetworkSpec | undefined, intent };
+  if (kept) {
+    const networkSpec = reuse?.recreate?.network as NetworkSpec | undefined;
+    return { network: kept, networkSpec, adapter: reuse?.adapter, intent };
+  }
   const adapter = await lookupNic(a, want.mac, intent.id);
   const netId = intent.planned.find((p) => p.kind === 'network')?.id;
   const made = await createNicNetwork(a, intent.id, { ...want, ...(netId ? { id: netId } : {}) }, adapter);
   const created = made.network;
   a.undo.push('delete the network', () => deleteNetworkUnlessHeld(a.api, created.id));
   const claim = await keepClaim(a, intent, { kind: 'network', planned: netId, actual: created.id });
-  return { network: created, networkSpec: made.spec, intent: claim };
+  return { network: created, networkSpec: made.spec, adapter: recordedAdapter(adapter), intent: claim };
+}
+
+/** The adapter as the record keeps it. */
+export function recordedAdapter(x: HostAdapter): RecordedAdapter {
+  return { name: x.name, mac: x.mac, ...(x.interfaceGuid ? { interfaceGuid: x.interfaceGuid } : {}) };
 }
 
 /**

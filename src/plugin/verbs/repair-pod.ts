@@ -16,11 +16,18 @@ import {
 import { hcnCause, isUnreachable } from '../../hns/hcn-error';
 import { deleteObject } from '../../hns/teardown';
 import { deleteNetworkUnlessHeld } from '../../orphans/network-holders';
-import { ownerKey, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../../state/records';
+import {
+  ownerKey,
+  type AttachmentRecord,
+  type IntentRecord,
+  type PlannedObject,
+  type RecordedAdapter,
+} from '../../state/records';
 import { AttachmentChangedError } from '../../state/store';
 import { detach, ensureAttached } from '../attach';
 import { commit, keepClaim, writeIntent, type ClaimContext } from '../claim';
 import { modeOfRecord } from '../modes/choose';
+import { recordedAdapter } from '../modes/delegated-nic';
 import type { PodRepair, Reporter } from './repair-outcomes';
 
 /** What one pod's repair steps (recreate, reattach) use: HNS, the claim they work under, how they report. */
@@ -78,11 +85,12 @@ export async function recreate(d: PodRepairRun, plan: Recreation): Promise<PodRe
     throw e;
   }
   try {
-    const { network, ep, claim } = await recreateObjects(d, plan, intent);
+    const { network, ep, claim, adapter } = await recreateObjects(d, plan, intent);
     const repaired: AttachmentRecord = {
       ...rec,
       network: { ...rec.network, id: network.id },
       endpoint: { ...rec.endpoint, id: ep.id },
+      ...(adapter ? { adapter } : {}),
       repairedAt: a.deps.now(),
     };
     await commit(a, repaired, claim);
@@ -95,16 +103,21 @@ export async function recreate(d: PodRepairRun, plan: Recreation): Promise<PodRe
   }
 }
 
-/** The network (when gone), the endpoint, the attach; the claim (returned) follows the ids HNS gave. */
+/**
+ * The network (when gone), the endpoint, the attach; the claim (returned) follows the ids HNS gave. A NIC network
+ * re-created binds the adapter of its recorded name as the host has it now (after a reboot, maybe another
+ * NetCfgInstanceId): the record then names that one, so the doctor does not call the repaired network stale.
+ */
 async function recreateObjects(
   d: PodRepairRun,
   plan: Recreation,
   intent: IntentRecord,
-): Promise<{ network: NetworkInfo; ep: EndpointInfo; claim: IntentRecord }> {
+): Promise<{ network: NetworkInfo; ep: EndpointInfo; claim: IntentRecord; adapter?: RecordedAdapter }> {
   const { api, claim: a } = d;
   const { rec } = plan;
   let claim = intent;
   let network = plan.network;
+  let adapter: RecordedAdapter | undefined;
   if (!network) {
     // Delegated NIC: the attachment's own network, non-persistent, went with the restart. The NIC it bound is free
     // again (the network holding it is gone); HNS refuses (0x803B0006) if something else took it meanwhile.
@@ -112,13 +125,22 @@ async function recreateObjects(
     const created = network;
     a.undo.push('delete the network', () => deleteNetworkUnlessHeld(api, created.id));
     claim = await keepClaim(a, claim, { kind: 'network', planned: rec.network.id, actual: created.id });
+    adapter = await adapterNow(api, rec.adapter);
   }
   const ep = await api.createEndpoint(network, plan.spec, rec.endpoint.id);
   a.undo.push('delete the endpoint', () => deleteObject(api, 'endpoint', ep.id));
   claim = await keepClaim(a, claim, { kind: 'endpoint', planned: rec.endpoint.id, actual: ep.id });
   await ensureAttached(api, ep, rec.attach, { fresh: true });
   a.undo.push('detach the endpoint', () => detach(api, ep.id, rec.attach));
-  return { network, ep, claim };
+  return { network, ep, claim, ...(adapter ? { adapter } : {}) };
+}
+
+/** The host's adapter of the recorded one's name, as the record keeps it; undefined where none was recorded. */
+async function adapterNow(api: HnsApi, was: RecordedAdapter | undefined): Promise<RecordedAdapter | undefined> {
+  if (!was) return undefined;
+  const listed = await api.listAdapters().catch(() => []);
+  const now = listed.find((x) => x.physical !== false && x.name.toLowerCase() === was.name.toLowerCase());
+  return now ? recordedAdapter(now) : undefined;
 }
 
 /**
