@@ -990,8 +990,8 @@ const MUTATIONS = [
     id: 'doctor-adapter-guid-ignored',
     rule: "a delegated NIC whose NetCfgInstanceId is not the one its pod's ADD recorded is network-adapter-changed, under the same name and MAC",
     file: 'src/doctor/check-adapters.ts',
-    from: 'now.interfaceGuid.toLowerCase() === was.interfaceGuid.toLowerCase()',
-    to: 'true',
+    from: 'now.interfaceGuid.toLowerCase() === noted.toLowerCase()',
+    to: "now.interfaceGuid !== ''",
     tests: ['test/doctor/doctor.test.ts'],
   },
   {

@@ -27,6 +27,15 @@ export function checkAdapters(s: DoctorSnapshot): Finding[] {
   return [...byName, ...byRecord, ...bySeenId(s, judged)];
 }
 
+type HostAdapters = NonNullable<NonNullable<DoctorSnapshot['hns']>['adapters']>;
+
+/** The host's adapter of that name, when it has another NetCfgInstanceId than the one noted (one rule, two notes). */
+function changedAdapter(adapters: HostAdapters, name: string, noted: string): HostAdapters[number] | undefined {
+  const now = adapters.find((a) => a.name.toLowerCase() === name.toLowerCase());
+  if (!now?.interfaceGuid || now.interfaceGuid.toLowerCase() === noted.toLowerCase()) return undefined;
+  return now;
+}
+
 /** Networks whose adapter, by the name the node agent first saw it bound to, now has another NetCfgInstanceId. */
 function bySeenId(s: DoctorSnapshot, judged: ReadonlySet<string>): Finding[] {
   const adapters = s.hns?.adapters;
@@ -36,8 +45,8 @@ function bySeenId(s: DoctorSnapshot, judged: ReadonlySet<string>): Finding[] {
   for (const n of s.hns.networks) {
     const was = seen[n.id.toLowerCase()];
     if (!was || judged.has(n.id)) continue;
-    const now = adapters.find((a) => a.name.toLowerCase() === was.adapterName.toLowerCase());
-    if (!now?.interfaceGuid || now.interfaceGuid.toLowerCase() === was.interfaceGuid.toLowerCase()) continue;
+    const now = changedAdapter(adapters, was.adapterName, was.interfaceGuid);
+    if (!now) continue;
     out.push({
       kind: 'network-adapter-changed',
       severity: 'error',
@@ -63,8 +72,8 @@ function byRecordedId(s: DoctorSnapshot, judged: ReadonlySet<string>): Finding[]
     const was = r.adapter;
     const n = networks.get(r.network.id.toLowerCase());
     if (!was?.interfaceGuid || !n || judged.has(n.id)) continue;
-    const now = adapters.find((a) => a.name.toLowerCase() === was.name.toLowerCase());
-    if (!now?.interfaceGuid || now.interfaceGuid.toLowerCase() === was.interfaceGuid.toLowerCase()) continue;
+    const now = changedAdapter(adapters, was.name, was.interfaceGuid);
+    if (!now) continue;
     out.push({
       kind: 'network-adapter-changed',
       severity: 'error',
