@@ -8,10 +8,16 @@ import type { HnsApi } from '../hns/api';
 import type { Logger } from '../log/logger';
 import type { AttachmentRecord, Owner } from '../state/records';
 import type { StateStore } from '../state/store';
-import type { PluginDeps } from './deps';
+import type { AddressBook } from './address-book';
+import type { HostHns } from './host-hns';
+import type { StateStores } from './state-stores';
 
 /** What DEL uses of the plugin's dependencies: HNS, the state store, and the holders this process knows. */
-export type DelVerbDeps = Pick<PluginDeps, 'hns' | 'stores' | 'addressBook'>;
+export type DelVerbDeps = {
+  readonly hns: HostHns;
+  readonly stores: StateStores;
+  readonly addressBook: AddressBook | undefined;
+};
 
 /**
  * What DEL's steps use — and GC's and the self-test's, which delete as DEL does (verbs/del-recorded.ts,
@@ -43,7 +49,7 @@ export interface DelRun {
   readonly ipam: IpamClient;
   readonly log: Logger;
   /** Who holds which address, as this process knows it (the resident service only: address-book.ts). */
-  readonly addressBook: PluginDeps['addressBook'];
+  readonly addressBook: AddressBook | undefined;
 }
 
 /** A DEL that has an HNS API to delete through. */

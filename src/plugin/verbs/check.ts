@@ -13,10 +13,11 @@ import type { StateStore } from '../../state/store';
 import { isAttached } from '../attach';
 import { step } from '../to-cni-error';
 import { cniMac } from '../result';
-import type { PluginDeps } from '../deps';
+import type { HostHns } from '../host-hns';
+import type { StateStores } from '../state-stores';
 
 /** What CHECK uses: HNS and the state store; it changes nothing. */
-export type CheckDeps = Pick<PluginDeps, 'hns' | 'stores'>;
+export type CheckDeps = { readonly hns: HostHns; readonly stores: StateStores };
 
 /** The plan of a CHECK (plain data): who, with which configuration, and the record it checks HNS against. */
 interface CheckPlan {

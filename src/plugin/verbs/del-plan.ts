@@ -8,7 +8,7 @@ import type { NetConf, VerbContext } from '../../cni/types';
 import type { HnsApi } from '../../hns/api';
 import type { Owner } from '../../state/records';
 import type { DelPlan, DelRun, DelVerbDeps } from '../del-steps';
-import type { PluginDeps } from '../deps';
+import type { HostHns } from '../host-hns';
 import { modeOf, modeOfRecord } from '../modes/choose';
 import { step } from '../to-cni-error';
 
@@ -27,7 +27,7 @@ export async function prepare(ctx: VerbContext, deps: DelVerbDeps): Promise<DelR
  * The API DEL uses: the configured one, else whichever the host has (an ADD that failed for want of HCN must not
  * leave a DEL failing forever), else none — then nothing of ours can have been created through this host's HNS.
  */
-async function apiForDel(conf: NetConf, deps: Pick<PluginDeps, 'hns'>): Promise<HnsApi | undefined> {
+async function apiForDel(conf: NetConf, deps: { readonly hns: HostHns }): Promise<HnsApi | undefined> {
   const settings: NetConf['apiVersion'][] = conf.apiVersion === 'auto' ? ['auto'] : [conf.apiVersion, 'auto'];
   for (const apiVersion of settings) {
     try {

@@ -9,11 +9,18 @@ import type { HnsApi } from '../../hns/api';
 import type { Logger } from '../../log/logger';
 import { ownerKey } from '../../state/records';
 import type { StateSnapshot, StateStore } from '../../state/store';
-import type { PluginDeps } from '../deps';
+import type { Auditor } from '../auditor';
+import type { HostHns } from '../host-hns';
+import type { StateStores } from '../state-stores';
 import { step, toCniError } from '../to-cni-error';
 
 /** What GC uses: HNS, the state store, the auditor, and the clock its liveness checks read. */
-export type GcDeps = Pick<PluginDeps, 'hns' | 'stores' | 'auditor' | 'now'>;
+export type GcDeps = {
+  readonly hns: HostHns;
+  readonly stores: StateStores;
+  readonly auditor: Auditor;
+  readonly now: () => number;
+};
 
 export interface GcReport {
   removedAttachments: string[];

@@ -25,7 +25,8 @@ import type { Logger } from '../../log/logger';
 import type { AttachmentRecord } from '../../state/records';
 import type { StateStore } from '../../state/store';
 import type { ClaimContext } from '../claim';
-import type { PluginDeps } from '../deps';
+import type { HostHns } from '../host-hns';
+import type { StateStores } from '../state-stores';
 import { judgePod, judgePods, type PodVerdict } from '../pod-health';
 import { Undo } from '../undo';
 import { reporterFor, type PodRepair } from './repair-outcomes';
@@ -34,7 +35,12 @@ import { reattach, recreatable, recreate, type PodRepairRun } from './repair-pod
 export { REPAIR_OUTCOMES, type PodRepair, type RepairOutcome } from './repair-outcomes';
 
 /** What a repair uses of the plugin's dependencies (deps.ts): HNS, the state store, and what its intents record. */
-export type RepairDeps = Pick<PluginDeps, 'hns' | 'stores' | 'now' | 'pid'>;
+export type RepairDeps = {
+  readonly hns: HostHns;
+  readonly stores: StateStores;
+  readonly now: () => number;
+  readonly pid: number;
+};
 
 export interface RepairOptions {
   deps: RepairDeps;

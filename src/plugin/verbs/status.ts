@@ -16,10 +16,11 @@ import type { StateSnapshot } from '../../state/store';
 import { requireIpv6Asking, staticIpv6 } from '../families';
 import { judgePods, type PodVerdict } from '../pod-health';
 import { toCniError } from '../to-cni-error';
-import type { PluginDeps } from '../deps';
+import type { HostHns } from '../host-hns';
+import type { StateStores } from '../state-stores';
 
 /** What STATUS uses: HNS and the state store; it changes nothing. */
-export type StatusDeps = Pick<PluginDeps, 'hns' | 'stores'>;
+export type StatusDeps = { readonly hns: HostHns; readonly stores: StateStores };
 
 export async function status(ctx: ConfContext, deps: StatusDeps): Promise<void> {
   const { conf, log } = ctx;
