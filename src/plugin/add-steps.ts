@@ -11,7 +11,11 @@ import type { AttachmentRecord, IntentRecord, Owner, PlannedObject, RecordedAdap
 import type { StateStore } from '../state/store';
 import type { ApiChoice } from './api-version';
 import type { RecordedAttach } from './attach';
-import type { PluginDeps } from './deps';
+import type { AddressBook } from './address-book';
+import type { Auditor } from './auditor';
+import type { HostHns } from './host-hns';
+import type { KnownNetworks } from './modes/known-networks';
+import type { StateStores } from './state-stores';
 import type { podDns } from './endpoint-config';
 import type { Undo } from './undo';
 
@@ -35,11 +39,25 @@ export interface AddPlan {
   readonly nicFlags?: number;
 }
 
-/** What an ADD uses of the plugin's dependencies (deps.ts): all of them — it is the verb that creates. */
-export type AddDeps = Pick<
-  PluginDeps,
-  'hns' | 'stores' | 'auditor' | 'networks' | 'addressBook' | 'now' | 'pid' | 'backgroundAudit'
->;
+/** What an ADD uses of the plugin's dependencies (made once per process: deps.ts): every part. */
+export interface AddDeps {
+  /** The host's HNS: the addon, the API choice, the OS helpers, kept HCN handles (host-hns.ts). */
+  readonly hns: HostHns;
+  readonly stores: StateStores;
+  readonly auditor: Auditor;
+  /** Shared (bridge) networks found by name (modes/known-networks.ts). */
+  readonly networks: KnownNetworks;
+  /** Who holds which address, as this process knows it (the resident service only; address-book.ts). */
+  readonly addressBook: AddressBook | undefined;
+  readonly now: () => number;
+  /** This process, as intents record it. */
+  readonly pid: number;
+  /**
+   * The whole node's audit runs in the background (the resident service's node agent): ADD never runs it when due,
+   * only its own safety work (own-objects.ts).
+   */
+  readonly backgroundAudit: boolean;
+}
 
 /** What the ADD's steps run with: the plan, and the capabilities it is carried out through. */
 export interface AddRun {
