@@ -62,17 +62,17 @@ const MUTATIONS = [
   {
     id: 'survivor-del-release-needs-endpoint-gone',
     rule: 'DEL by record releases the IP only once the endpoint is gone',
-    file: 'src/plugin/verbs/del.ts',
-    from: 'const releasable = endpointGone && rec.ipamAllocated && d.ipam.configured;',
-    to: 'const releasable = rec.ipamAllocated && d.ipam.configured;',
+    file: 'src/plugin/verbs/del-recorded.ts',
+    from: 'const releasable = endpointGone && rec.ipamAllocated && run.ipam.configured;',
+    to: 'const releasable = rec.ipamAllocated && run.ipam.configured;',
     tests: ['test/plugin/safety.test.ts', 'test/plugin/ipam.test.ts'],
   },
   {
     id: 'survivor-del-spares-network-of-spared',
     rule: 'DEL without a record keeps its own network while that network holds an endpoint it spared',
-    file: 'src/plugin/verbs/del.ts',
+    file: 'src/plugin/modes/own-network.ts',
     from: 'const kept = keptFor(await deleteNetworkUnlessHeld(api, networkId));',
-    to: "const kept = keptFor(await deleteObject(api, 'network', networkId));",
+    to: 'const kept = keptFor(await api.deleteNetwork(networkId));',
     tests: ['test/plugin/safety.test.ts', 'test/plugin/owner-collision.test.ts', 'test/plugin/del-tombstone.test.ts'],
   },
   {
@@ -110,7 +110,7 @@ const MUTATIONS = [
   {
     id: 'survivor-repair-claims-with-record',
     rule: 'repair writes its intent only while the record it repairs is there (requireAttachment)',
-    file: 'src/plugin/verbs/repair.ts',
+    file: 'src/plugin/verbs/repair-pod.ts',
     from: 'intent = await writeIntent(a, planned, rec.mac, rec);',
     to: 'intent = await writeIntent(a, planned, rec.mac);',
     tests: ['test/plugin/repair.test.ts', 'test/state/store.test.ts'],
@@ -309,7 +309,7 @@ const MUTATIONS = [
   {
     id: 'del-spares-others-record',
     rule: "DEL never deletes an endpoint another owner's committed record names by id",
-    file: 'src/plugin/verbs/del.ts',
+    file: 'src/plugin/verbs/del-sparing.ts',
     from: 'if (other) return { reason: `the committed attachment ${other} names it`, othersRecord: true };',
     to: '',
     tests: ['test/plugin/owner-collision.test.ts'],
@@ -317,7 +317,7 @@ const MUTATIONS = [
   {
     id: 'del-spares-other-namespace',
     rule: 'DEL never deletes an endpoint attached to a namespace its CNI_NETNS does not name',
-    file: 'src/plugin/verbs/del.ts',
+    file: 'src/plugin/verbs/del-sparing.ts',
     from: 'if (ep.namespaceId && !sameId(ep.namespaceId, heldNamespace)) {',
     to: 'if (false) {',
     tests: ['test/plugin/owner-collision.test.ts', 'test/plugin/safety.test.ts'],
@@ -325,7 +325,7 @@ const MUTATIONS = [
   {
     id: 'del-spares-other-container',
     rule: "DEL never deletes an endpoint attached to a container other than the owner's own",
-    file: 'src/plugin/verbs/del.ts',
+    file: 'src/plugin/verbs/del-sparing.ts',
     from: 'if (ep.containers?.length && !ep.containers.some((c) => c.toLowerCase() === owner.containerId.toLowerCase()))',
     to: 'if (false)',
     tests: ['test/plugin/del-tombstone.test.ts', 'test/plugin/owner-collision.test.ts', 'test/plugin/seed-001.test.ts'],
@@ -333,7 +333,7 @@ const MUTATIONS = [
   {
     id: 'del-unrecorded-survivor-keeps-ip',
     rule: 'DEL without a record keeps the IP (ipamPending) while an endpoint of the owner survives',
-    file: 'src/plugin/verbs/del.ts',
+    file: 'src/plugin/verbs/del-unrecorded.ts',
     from: '  if (survivors.length === 0) return { endpointGone: true };',
     to: '  return { endpointGone: true };',
     tests: ['test/plugin/owner-collision.test.ts', 'test/plugin/del-tombstone.test.ts', 'test/plugin/ipam.test.ts'],
@@ -349,7 +349,7 @@ const MUTATIONS = [
   {
     id: 'del-refused-keeps-ip',
     rule: 'DEL that HNS refuses tombstones the record with ipamPending while the endpoint lives',
-    file: 'src/plugin/verbs/del.ts',
+    file: 'src/plugin/verbs/del-recorded.ts',
     from: 'ipamPending: rec.ipamAllocated && !endpointGone,',
     to: 'ipamPending: false,',
     tests: ['test/plugin/safety.test.ts'],
@@ -358,7 +358,7 @@ const MUTATIONS = [
     id: 'gc-own-network-only',
     rule: "GC judges only its own CNI network's attachments",
     file: 'src/plugin/verbs/gc.ts',
-    from: 'if (valid.has(ownerKey(rec)) || !ours(rec)) continue;',
+    from: 'if (valid.has(ownerKey(rec)) || !ours(plan, rec)) continue;',
     to: 'if (valid.has(ownerKey(rec))) continue;',
     tests: ['test/plugin/gc-status.test.ts'],
   },
@@ -734,8 +734,8 @@ const MUTATIONS = [
     id: 'gc-dead-add-keeps-ip-of-survivor',
     rule: "GC releases a dead ADD's IP only when no endpoint of that pod survived its cleanup (else the tombstone keeps it)",
     file: 'src/plugin/verbs/gc.ts',
-    from: 'if (ctx.ipam.configured && endpointGone) await ctx.ipam.delFor(intent);',
-    to: 'if (ctx.ipam.configured) await ctx.ipam.delFor(intent);',
+    from: 'if (ipam.configured && endpointGone) await ipam.delFor(intent);',
+    to: 'if (ipam.configured) await ipam.delFor(intent);',
     tests: ['test/plugin/gc-status.test.ts'],
   },
   {
@@ -813,7 +813,7 @@ const MUTATIONS = [
   {
     id: 'del-unrecorded-confirms-planned',
     rule: 'a DEL without a record whose dead intent planned ids confirms with a listing after its deletes, even when its first listing showed nothing of the owner',
-    file: 'src/plugin/verbs/del.ts',
+    file: 'src/plugin/verbs/del-unrecorded.ts',
     from: 'seen.nothingThere = planned.length === 0 && named.length === 0 && ownNetworks.length === 0;',
     to: 'seen.nothingThere = named.length === 0 && ownNetworks.length === 0;',
     tests: ['test/plugin/del-tombstone.test.ts'],
@@ -885,7 +885,7 @@ const MUTATIONS = [
   {
     id: 'repair-endpoint-follows-id-hns-gave',
     rule: 'a repair whose re-created endpoint HNS put under another id claims that id before it attaches (an audit meanwhile judges it in-flight)',
-    file: 'src/plugin/verbs/repair.ts',
+    file: 'src/plugin/verbs/repair-pod.ts',
     from: "  claim = await keepClaim(a, claim, { kind: 'endpoint', planned: rec.endpoint.id, actual: ep.id });",
     to: '',
     tests: ['test/plugin/hns-own-ids.test.ts'],
@@ -977,6 +977,38 @@ const MUTATIONS = [
     from: 'return path.join(path.dirname(dir), `${path.basename(dir)}.${path.basename(address)}.lock`);',
     to: 'return `${address}.lock`;',
     tests: ['test/service/hand-over-proof.test.ts'],
+  },
+  {
+    id: 'doctor-pod-gone-namespace-ignored',
+    rule: 'a recorded pod whose namespace HNS no longer has is a gone pod (its sandbox was removed without a DEL), not one to repair',
+    file: 'src/doctor/recorded-pods.ts',
+    from: "if (kind === 'namespace') return hns.namespaces.some((n) => sameId(n.id, target)) ? undefined : `namespace ${target}`;",
+    to: "if (kind === 'namespace') return undefined;",
+    tests: ['test/doctor/doctor.test.ts'],
+  },
+  {
+    id: 'doctor-adapter-guid-ignored',
+    rule: "a delegated NIC whose NetCfgInstanceId is not the one its pod's ADD recorded is network-adapter-changed, under the same name and MAC",
+    file: 'src/doctor/check-adapters.ts',
+    from: 'now.interfaceGuid.toLowerCase() === noted.toLowerCase()',
+    to: "now.interfaceGuid !== ''",
+    tests: ['test/doctor/doctor.test.ts'],
+  },
+  {
+    id: 'audit-selftest-namespace-kept',
+    rule: 'the audit removes the namespace of a killed self-test by the id its dead intent gives',
+    file: 'src/orphans/audit.ts',
+    from: 'await removeDeadSelftestNamespaces(deps, state, now());',
+    to: 'void removeDeadSelftestNamespaces;',
+    tests: ['test/selftest/selftest.test.ts'],
+  },
+  {
+    id: 'repair-bridge-network-not-created',
+    rule: "a repair never creates a bridge network HNS no longer has (the operator's, or every pod's): it reports network-gone",
+    file: 'src/plugin/verbs/repair-pod.ts',
+    from: "if (notOurs) return report('network-gone', notOurs);",
+    to: '',
+    tests: ['test/plugin/repair.test.ts'],
   },
 ];
 

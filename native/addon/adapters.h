@@ -10,7 +10,7 @@
 namespace hcn {
 
 bool OsAdaptersAvailable();
-// A JSON array of {Name, MacAddress, InterfaceDescription, InterfaceIndex}, as UTF-8.
+// A JSON array of {Name, MacAddress, InterfaceDescription, InterfaceIndex, Physical, InterfaceGuid}, as UTF-8.
 HRESULT OsListAdapters(std::string* json);
 
 }  // namespace hcn

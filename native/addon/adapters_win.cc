@@ -67,6 +67,12 @@ HRESULT OsListAdapters(std::string* json) {
     json->append(",\"InterfaceDescription\":");
     json::AppendString(json, Utf16ToUtf8(View(a->Description)));
     json->append(",\"InterfaceIndex\":" + std::to_string(a->IfIndex));
+    // AdapterName is the adapter's NetCfgInstanceId ("{GUID}", what Get-NetAdapter shows as InterfaceGuid): unlike
+    // the friendly name it is permanent (MicrosoftDocs/sdk-api
+    // sdk-api-src/content/iptypes/ns-iptypes-ip_adapter_addresses_lh.md), so a NIC replaced or reinstalled under the
+    // same name and MAC still shows as another adapter.
+    json->append(",\"InterfaceGuid\":");
+    json::AppendString(json, a->AdapterName != nullptr ? a->AdapterName : "");
     json->append(IsPhysical(a) ? ",\"Physical\":true}" : ",\"Physical\":false}");
   }
   json->push_back(']');

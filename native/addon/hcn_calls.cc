@@ -445,7 +445,10 @@ CallOutcome ListAdapters() {
   return s.outcome();
 }
 
-CallOutcome ModifyComputeSystem(const std::u16string& id, const std::u16string& request) {
+// HcsOpenComputeSystem(id) -> [HcsModifyComputeSystem(request)] -> HcsCloseComputeSystem: without a request the
+// open alone answers whether HCS has the compute system (hcsshim internal/hcs/system.go OpenComputeSystem fails with
+// ErrComputeSystemDoesNotExist, internal/hcs/errors.go, when it does not).
+static CallOutcome OpenComputeSystemThen(const std::u16string& id, const OptionalText& request) {
   Session s;
   if (!s.Begin(Fn::kHcsOpenComputeSystem) || !s.Has(Fn::kHcsModifyComputeSystem) || !s.Has(Fn::kHcsCloseComputeSystem)) {
     return s.outcome();
@@ -465,11 +468,18 @@ CallOutcome ModifyComputeSystem(const std::u16string& id, const std::u16string& 
   if (!open || !check(Fn::kHcsOpenComputeSystem, open(Wide(id), system.out(), open_result.out()), open_result)) {
     return s.outcome();
   }
+  if (!request) return s.outcome();
   auto modify = s.Get<PFN_HcsModifyComputeSystem>(Fn::kHcsModifyComputeSystem);
   LibraryString modify_result(s.library());
-  if (modify) check(Fn::kHcsModifyComputeSystem, modify(system.get(), Wide(request), modify_result.out()), modify_result);
+  if (modify) check(Fn::kHcsModifyComputeSystem, modify(system.get(), Wide(*request), modify_result.out()), modify_result);
   return s.outcome();
 }
+
+CallOutcome ModifyComputeSystem(const std::u16string& id, const std::u16string& request) {
+  return OpenComputeSystemThen(id, request);
+}
+
+CallOutcome OpenComputeSystem(const std::u16string& id) { return OpenComputeSystemThen(id, std::nullopt); }
 
 // Neither function has an error record: the HRESULT alone says how it went.
 CallOutcome RegisterServiceCallback(HCN_NOTIFICATION_CALLBACK callback, void* context, HCN_CALLBACK* handle) {

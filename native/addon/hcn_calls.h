@@ -79,6 +79,9 @@ CallOutcome ListAdapters();
 // HcsModifyComputeSystem(request) -> HcsCloseComputeSystem. A failure names the function and carries HCS's result
 // document as the error record.
 CallOutcome ModifyComputeSystem(const std::u16string& id, const std::u16string& request);
+// HcsOpenComputeSystem(id) -> HcsCloseComputeSystem: whether HCS has the compute system (read-only; a container that
+// does not exist fails the open with HCS_E_SYSTEM_NOT_FOUND).
+CallOutcome OpenComputeSystem(const std::u16string& id);
 // HCN service notifications: `callback` runs with `context` on a thread of the library's until
 // UnregisterServiceCallback(*handle) returns. A host without them reports ERROR_PROC_NOT_FOUND (an optional function).
 CallOutcome RegisterServiceCallback(HCN_NOTIFICATION_CALLBACK callback, void* context, HCN_CALLBACK* handle);

@@ -167,6 +167,13 @@ Napi::Value JsModifyComputeSystem(const Napi::CallbackInfo& info) {
   });
 }
 
+Napi::Value JsOpenComputeSystem(const Napi::CallbackInfo& info) {
+  return Async(info, [&] {
+    auto id = StringArg(info, 0, "openComputeSystem(id: string)");
+    return [=] { return OpenComputeSystem(id); };
+  });
+}
+
 // Service notifications. The library calls back on a thread of its own; each registration's JS callback is reached
 // through a thread-safe function. Registrations are process-wide, known to JS by a number.
 struct ServiceCallback {
@@ -369,6 +376,7 @@ void ExportHcnVerbs(Napi::Env env, Napi::Object exports) {
       {"hnsCall", JsHnsCall},
       {"listAdapters", JsListAdapters},
       {"modifyComputeSystem", JsModifyComputeSystem},
+      {"openComputeSystem", JsOpenComputeSystem},
       {"registerServiceCallback", JsRegisterServiceCallback},
       {"unregisterServiceCallback", JsUnregisterServiceCallback},
   };

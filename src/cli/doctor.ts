@@ -86,6 +86,7 @@ export function serviceView(address: string, s: ServiceStatus): ServiceView {
     ...(s.agent?.hnsFailingSince ? { hnsFailingSince: s.agent.hnsFailingSince } : {}),
     ...(s.agent?.lastAuditAt ? { lastAuditAt: s.agent.lastAuditAt } : {}),
     ...(s.agent?.unserved ? { unserved: s.agent.unserved } : {}),
+    ...(s.confDir ? { confDir: s.confDir } : {}),
   };
 }
 
@@ -114,7 +115,12 @@ async function doctorDeps(ctx: OpsContext, args: DoctorArgs): Promise<DoctorDeps
     hns: () => ctx.api(),
     ...(store
       ? {
-          state: { dir: ctx.conf.stateDir, snapshot: () => store.snapshot(), housekeeping: () => store.housekeeping() },
+          state: {
+            dir: ctx.conf.stateDir,
+            snapshot: () => store.snapshot(),
+            housekeeping: () => store.housekeeping(),
+            adaptersSeen: () => store.adaptersSeen(),
+          },
         }
       : {}),
     processStartTime: startTime,

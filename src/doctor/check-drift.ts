@@ -7,11 +7,12 @@
 import { canonicalIp } from '../net/addr';
 import { normalizeMac } from '../net/mac';
 import type { EndpointInfo, EndpointSpec } from '../hns/api';
+import { toFlat, toTyped } from '../hns/policies';
 import type { TypedPolicy } from '../hns/schema';
 import { ownerKey } from '../state/records';
 import type { Finding } from './finding';
 import type { DoctorSnapshot, EndpointDoc } from './snapshot';
-import { recordedPods } from './check-pods';
+import { livePods } from './recorded-pods';
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((x, i) => x.toLowerCase() === b[i]!.toLowerCase());
@@ -35,8 +36,23 @@ function holds(live: unknown, given: unknown): boolean {
   return Object.entries(given).every(([k, v]) => v === undefined || holds(liveKeys.get(k.toLowerCase()), v));
 }
 
-function missingPolicies(given: readonly TypedPolicy[], live: readonly TypedPolicy[]): string[] {
-  return given
+/**
+ * A policy the plugin gave as a v1 view shows it: rendered flat and read back with the plugin's one mapping
+ * (hns/policies.ts), so a setting of HCN's alone is not looked for where v1 cannot show it; undefined for a type that
+ * exists only in HCN (nothing to look for in that view).
+ */
+function asV1Shows(p: TypedPolicy): TypedPolicy | undefined {
+  try {
+    return toTyped(toFlat(p));
+  } catch {
+    return undefined;
+  }
+}
+
+function missingPolicies(given: readonly TypedPolicy[], doc: EndpointDoc & { policies: TypedPolicy[] }): string[] {
+  const live = doc.policies;
+  const looked = doc.policiesView === 1 ? given.flatMap((g) => asV1Shows(g) ?? []) : given;
+  return looked
     .filter(
       (g) =>
         !live.some((l) => l.Type.toLowerCase() === g.Type.toLowerCase() && holds(l.Settings ?? {}, g.Settings ?? {})),
@@ -66,7 +82,7 @@ export function driftOf(spec: EndpointSpec, e: EndpointInfo, doc: EndpointDoc | 
   if (mac && e.mac && mac !== e.mac) out.push(`MAC ${e.mac}, recorded ${mac}`);
   if (doc) out.push(...dnsDrift(spec, doc));
   if (doc?.policies) {
-    const missing = missingPolicies(spec.policies ?? [], doc.policies);
+    const missing = missingPolicies(spec.policies ?? [], { ...doc, policies: doc.policies });
     if (missing.length) out.push(`policies missing: ${missing.join(', ')}`);
   }
   return out;
@@ -74,7 +90,7 @@ export function driftOf(spec: EndpointSpec, e: EndpointInfo, doc: EndpointDoc | 
 
 export function checkDrift(s: DoctorSnapshot): Finding[] {
   if (!s.hns) return [];
-  return recordedPods(s).flatMap(({ record, endpoint }): Finding[] => {
+  return livePods(s).flatMap(({ record, endpoint }): Finding[] => {
     const spec = record.recreate?.endpoint as EndpointSpec | undefined;
     if (!endpoint || !spec) return [];
     const drift = driftOf(spec, endpoint, s.hns!.endpointDocs[endpoint.id.toLowerCase()]);

@@ -7,7 +7,7 @@
  */
 import { FAILED_STATES } from '../plugin/pod-health';
 import { parseOwnedName } from '../orphans/ownership';
-import type { EndpointInfo } from '../hns/api';
+import { sameId, type EndpointInfo } from '../hns/api';
 import type { Finding } from './finding';
 import type { DoctorSnapshot } from './snapshot';
 import { attachedTo, describeEndpoint, endpointSubject, recordsByEndpoint } from './whose';
@@ -55,8 +55,11 @@ export function checkNamespaceGone(s: DoctorSnapshot): Finding[] {
   const hns = s.hns;
   if (!hns) return [];
   const known = new Set(hns.namespaces.map((n) => n.id.toLowerCase()));
+  const records = recordsByEndpoint(s);
+  // A pod of ours in the namespace its record names: that pod is gone, which check-pods-gone.ts says once.
+  const podGone = (e: EndpointInfo) => sameId(records.get(e.id.toLowerCase())?.attach.target, e.namespaceId!);
   return hns.endpoints
-    .filter((e) => e.namespaceId && !known.has(e.namespaceId.toLowerCase()))
+    .filter((e) => e.namespaceId && !known.has(e.namespaceId.toLowerCase()) && !podGone(e))
     .map((e) => ({
       kind: 'endpoint-namespace-gone',
       severity: 'error',

@@ -1,25 +1,16 @@
 /**
  * Our pods judged by what they need, as the node agent's health check does (plugin/pod-health.ts), from the snapshot
- * alone: the recorded endpoint is in HNS and attached as recorded (that namespace, still there; that container). An
- * endpoint HNS shows failed is the endpoint check's (check-endpoints.ts), so it is reported once.
+ * alone: the recorded endpoint is in HNS and attached as recorded (that namespace; that container). An endpoint HNS
+ * shows failed is the endpoint check's (check-endpoints.ts), a pod whose sandbox is gone the gone-pod check's
+ * (check-pods-gone.ts), so each is reported once.
  */
 import { sameId } from '../hns/api';
 import { FAILED_STATES } from '../plugin/pod-health';
 import { ownerKey, type AttachmentRecord } from '../state/records';
+import { livePods } from './recorded-pods';
 import type { EndpointInfo } from '../hns/api';
 import type { Finding } from './finding';
 import type { DoctorSnapshot } from './snapshot';
-
-/** The pods that own their endpoint (a shared attachment, container:<id>, follows its sandbox), with it. */
-export function recordedPods(s: DoctorSnapshot): Array<{ record: AttachmentRecord; endpoint?: EndpointInfo }> {
-  const byId = new Map((s.hns?.endpoints ?? []).map((e) => [e.id.toLowerCase(), e]));
-  return (s.state?.snapshot.attachments ?? [])
-    .filter((r) => r.mode !== 'shared')
-    .map((record) => {
-      const endpoint = byId.get(record.endpoint.id.toLowerCase());
-      return endpoint ? { record, endpoint } : { record };
-    });
-}
 
 const REPAIR =
   'hcn-cni service (a network with "repair": true is repaired by the node agent), or delete and re-create the pod';
@@ -35,14 +26,14 @@ function notAttached(s: DoctorSnapshot, r: AttachmentRecord, e: EndpointInfo): s
       : `its endpoint is not attached to container ${target}`;
   }
   const ns = s.hns!.namespaces.find((n) => sameId(n.id, target));
-  if (!ns) return `its namespace ${target} is gone`;
+  if (!ns) return undefined; // its sandbox is gone: check-pods-gone.ts
   if (e.namespaceId ? sameId(e.namespaceId, target) : ns.endpoints.some((id) => sameId(id, e.id))) return undefined;
   return `its endpoint is not in namespace ${target}`;
 }
 
 export function checkPods(s: DoctorSnapshot): Finding[] {
   if (!s.hns) return [];
-  return recordedPods(s).flatMap(({ record, endpoint }): Finding[] => {
+  return livePods(s).flatMap(({ record, endpoint }): Finding[] => {
     const subject = `pod ${ownerKey(record)}`;
     if (!endpoint) {
       return [

@@ -26,8 +26,9 @@ export function checkService(s: DoctorSnapshot): Finding[] {
       kind: 'service',
       severity: 'info',
       subject: 'service',
-      why: `running at ${v.address} (pid ${v.pid}); ${v.requests?.queued ?? 0} queued, ${v.requests?.running ?? 0} running; last audit ${v.lastAuditAt ?? 'none yet'}`,
+      why: `running at ${v.address} (pid ${v.pid}); ${v.requests?.queued ?? 0} queued, ${v.requests?.running ?? 0} running; last audit ${v.lastAuditAt ?? 'none yet'}; ${v.confDir ? `conf dir ${v.confDir}` : 'no conf dir (a network is served once a verb of its own arrived)'}`,
       next: 'hcn-cni service',
+      detail: { address: v.address, pid: v.pid, ...(v.confDir ? { confDir: v.confDir } : {}) },
     },
   ];
   if (v.hnsFailingSince) {

@@ -10,6 +10,7 @@ import { checkDuplicateIps } from './check-duplicate-ips';
 import { checkFailedEndpoints, checkNamespaceGone, checkUnattached } from './check-endpoints';
 import { checkHost } from './check-host';
 import { checkPods } from './check-pods';
+import { checkPodsGone } from './check-pods-gone';
 import { checkService } from './check-service';
 import { checkState } from './check-state';
 import type { Finding } from './finding';
@@ -25,6 +26,7 @@ export const CHECKS: ReadonlyArray<(s: DoctorSnapshot) => Finding[]> = [
   checkFailedEndpoints,
   checkAdapters,
   checkPods,
+  checkPodsGone,
   checkDrift,
   checkAudit,
   checkState,

@@ -16,6 +16,7 @@ export const FINDING_KINDS = [
   'pod-endpoint-missing',
   'pod-not-attached',
   'pod-drift',
+  'pod-gone',
   'audit-orphan',
   'audit-protected',
   'record-quarantined',

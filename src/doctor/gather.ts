@@ -4,12 +4,14 @@
  * (snapshot.ts). Nothing here changes anything: no delete, no write to HNS. Reading the state is what every verb
  * does, so an unreadable record is moved to quarantine on the way, as `hcn-cni state` does.
  */
-import type { HnsApi } from '../hns/api';
+import { endpointsOfListing, type EndpointListing, type HnsApi } from '../hns/api';
+import { toTyped } from '../hns/policies';
 import { formatVersion, HNS_FEATURES, supports, type HnsVersion } from '../hns/features';
-import type { HnsV1Endpoint, HnsV1Namespace, HostComputeEndpoint } from '../hns/schema';
+import type { FlatPolicy, HnsV1Endpoint, HnsV1Namespace, HostComputeEndpoint, TypedPolicy } from '../hns/schema';
+import type { AdaptersSeen } from '../state/adapters-seen';
 import type { NotedChore } from '../state/housekeeping';
 import { intentLiveness, type Liveness } from '../state/liveness';
-import { ownerKey } from '../state/records';
+import { ownerKey, type AttachmentRecord } from '../state/records';
 import type { StateSnapshot } from '../state/store';
 import type { DoctorSnapshot, EndpointDoc, HnsView, HostView, ServiceView, StateView } from './snapshot';
 
@@ -17,7 +19,7 @@ export interface DoctorDeps {
   /** The HNS API the configuration selects, and why (asks HNS its version on "auto"). */
   hns(): Promise<{ api: HnsApi; version: 1 | 2; reason: string; hnsVersion?: HnsVersion }>;
   /** The state directory's reads; absent when it does not exist. */
-  state?: { dir: string; snapshot(): StateSnapshot; housekeeping(): NotedChore[] };
+  state?: { dir: string; snapshot(): StateSnapshot; housekeeping(): NotedChore[]; adaptersSeen?(): AdaptersSeen };
   processStartTime(pid: number): string | null;
   clock: { now(): number };
   /** The service's status; rejects when no service answers. Absent: not asked (the service asking itself). */
@@ -32,9 +34,11 @@ export async function gather(deps: DoctorDeps): Promise<DoctorSnapshot> {
   const at = deps.clock.now();
   const host: HostView = { ...deps.host, features: [] };
   const snap: DoctorSnapshot = { at, graceMs: deps.graceMs, host };
+  let api: HnsApi | undefined;
   if (!host.error) {
     try {
       const choice = await deps.hns();
+      api = choice.api;
       host.api = { version: choice.version, reason: choice.reason };
       if (choice.hnsVersion) {
         host.hnsVersion = formatVersion(choice.hnsVersion);
@@ -46,6 +50,10 @@ export async function gather(deps: DoctorDeps): Promise<DoctorSnapshot> {
     }
   }
   if (deps.state) snap.state = readState(deps.state, at, deps.processStartTime);
+  if (api && snap.hns && snap.state) {
+    const computeSystems = await askComputeSystems(api, snap.state.snapshot.attachments);
+    if (computeSystems) snap.hns.computeSystems = computeSystems;
+  }
   if (deps.service) snap.service = await deps.service();
   if (snap.hns && deps.unattachedSince) {
     const ids = snap.hns.endpoints.filter((e) => !e.namespaceId && !e.containers?.length).map((e) => e.id);
@@ -54,16 +62,43 @@ export async function gather(deps: DoctorDeps): Promise<DoctorSnapshot> {
   return snap;
 }
 
+/**
+ * One listing of each kind. The endpoints' DNS and policies come from the endpoint listing itself (v1's GET /endpoints/
+ * holds them as HCN's documents do), not from a second listing of HCN's: that cost 2N+1 more calls (an enumerate,
+ * then an open and a query per endpoint) at every look of the node agent's.
+ */
 async function readHns(api: HnsApi, apiVersion: 1 | 2): Promise<HnsView> {
-  const [networks, endpoints, namespaces, adapters, endpointDocs] = await Promise.all([
+  const [networks, listing, namespaces, adapters] = await Promise.all([
     api.listNetworks(),
-    api.listEndpoints(),
+    api.listEndpointDocuments(),
     listNamespaces(api),
     // A host without the adapter listing still has its other checks.
     api.listAdapters().catch(() => undefined),
-    readEndpointDocs(api),
   ]);
+  const endpoints = endpointsOfListing(listing);
+  const endpointDocs = docsOfListing(listing);
   return { apiVersion, networks, endpoints, namespaces, endpointDocs, ...(adapters ? { adapters } : {}) };
+}
+
+/**
+ * Whether HCS still has each container a pod of ours was hot-attached to (one open and close each): the only way the
+ * node tells a container-attached pod's sandbox gone, since HNS keeps the endpoint's SharedContainers as they were.
+ * A container HCS could not be asked about is left out (unknown, not gone).
+ */
+async function askComputeSystems(
+  api: HnsApi,
+  records: readonly AttachmentRecord[],
+): Promise<Record<string, boolean> | undefined> {
+  const ids = new Set(
+    records.filter((r) => r.mode !== 'shared' && r.attach.kind === 'container').map((r) => r.attach.target),
+  );
+  if (ids.size === 0) return undefined;
+  const out: Record<string, boolean> = {};
+  for (const id of ids) {
+    const exists = await api.computeSystemExists(id).catch(() => undefined);
+    if (exists !== undefined) out[id.toLowerCase()] = exists;
+  }
+  return out;
 }
 
 function readState(state: NonNullable<DoctorDeps['state']>, at: number, startTimeOf: (pid: number) => string | null) {
@@ -72,6 +107,7 @@ function readState(state: NonNullable<DoctorDeps['state']>, at: number, startTim
   const intentLive: Record<string, Liveness> = {};
   for (const i of snapshot.intents) intentLive[i.id] = intentLiveness(i, tombs.get(ownerKey(i)), at, startTimeOf);
   const view: StateView = { stateDir: state.dir, snapshot, intentLive, housekeeping: state.housekeeping() };
+  if (state.adaptersSeen) view.adaptersSeen = state.adaptersSeen();
   return view;
 }
 
@@ -92,15 +128,11 @@ async function listNamespaces(api: HnsApi): Promise<HnsView['namespaces']> {
   }));
 }
 
-/** Each endpoint's DNS and policies through the API the plugin uses here: HCN's documents, or v1's (DNS only). */
-async function readEndpointDocs(api: HnsApi): Promise<Record<string, EndpointDoc>> {
+/** Each endpoint's DNS and policies, by id in lower case, from the listing's documents (HCN's, or v1's). */
+function docsOfListing(listing: EndpointListing): Record<string, EndpointDoc> {
   const out: Record<string, EndpointDoc> = {};
-  if (api.version === 2) {
-    for (const e of await api.hcn.listEndpoints()) out[String(e.ID ?? '').toLowerCase()] = docOfV2(e);
-    return out;
-  }
-  for (const e of (await api.hcn.hnsCall<HnsV1Endpoint[]>('GET', '/endpoints/')) ?? [])
-    out[String(e.ID ?? '').toLowerCase()] = docOfV1(e);
+  if (listing.view === 2) for (const e of listing.docs) out[String(e.ID ?? '').toLowerCase()] = docOfV2(e);
+  else for (const e of listing.docs) out[String(e.ID ?? '').toLowerCase()] = docOfV1(e);
   return out;
 }
 
@@ -116,7 +148,11 @@ function docOfV2(e: HostComputeEndpoint): EndpointDoc {
   };
 }
 
-/** v1 shows the search list as one comma-separated DNSSuffix and the domain in DNSDomain (hns/v1/endpoint.ts). */
+/**
+ * v1 shows the search list as one comma-separated DNSSuffix and the domain in DNSDomain (hns/v1/endpoint.ts), and the
+ * policies in their flat v1 form, read back into the typed form with the plugin's one mapping (hns/policies.ts); a
+ * policy that mapping cannot read is kept with its fields as they are.
+ */
 function docOfV1(e: HnsV1Endpoint): EndpointDoc {
   const split = (s: string | undefined) =>
     s
@@ -131,6 +167,17 @@ function docOfV1(e: HnsV1Endpoint): EndpointDoc {
       search: split(e.DNSSuffix),
       ...(e.DNSDomain ? { domain: e.DNSDomain } : {}),
     },
+    policies: (e.Policies ?? []).map(typedOrAsIs),
+    policiesView: 1,
     ...(e.IsRemoteEndpoint === true ? { flags: 1 } : {}),
   };
+}
+
+function typedOrAsIs(p: FlatPolicy): TypedPolicy {
+  try {
+    return toTyped(p);
+  } catch {
+    const { Type, ...rest } = p;
+    return { Type: String(Type), Settings: rest };
+  }
 }

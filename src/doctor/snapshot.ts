@@ -5,6 +5,7 @@
 import type { EndpointInfo, NetworkInfo } from '../hns/api';
 import type { HostAdapter } from '../hns/hcn';
 import type { TypedPolicy } from '../hns/schema';
+import type { AdaptersSeen } from '../state/adapters-seen';
 import type { NotedChore } from '../state/housekeeping';
 import type { Liveness } from '../state/liveness';
 import type { StateSnapshot } from '../state/store';
@@ -12,8 +13,13 @@ import type { StateSnapshot } from '../state/store';
 /** An endpoint's DNS and policies as HNS shows them (the v2 document; v1 shows DNS only, as one suffix list). */
 export interface EndpointDoc {
   dns: { servers: string[]; search?: string[]; domain?: string };
-  /** Absent where the view does not show them in the form the plugin gave them (v1). */
+  /** The policies HNS shows, in the typed (v2) form. */
   policies?: TypedPolicy[];
+  /**
+   * 1: read from v1's flat form, which holds only what v1 can say of a policy (a setting of HCN's alone is not there;
+   * check-drift.ts compares what the record gave as v1 would show it).
+   */
+  policiesView?: 1;
   /** v2 Flags; v1's IsRemoteEndpoint as its flag (1). */
   flags?: number;
 }
@@ -29,6 +35,11 @@ export interface HnsView {
   namespaces: Array<{ id: string; endpoints: string[] }>;
   /** Absent where the host could not list them. */
   adapters?: HostAdapter[];
+  /**
+   * Whether HCS has each compute system a container-attached record names, by container id in lower case; absent
+   * (or an id missing) where HCS could not be asked.
+   */
+  computeSystems?: Record<string, boolean>;
 }
 
 export interface StateView {
@@ -37,6 +48,8 @@ export interface StateView {
   /** Each intent's liveness, by intent id. */
   intentLive: Record<string, Liveness>;
   housekeeping: NotedChore[];
+  /** The adapter each network bound when the node agent first saw it (state/adapters-seen.ts). */
+  adaptersSeen?: AdaptersSeen;
 }
 
 /** The resident service as its status request answers, only the parts the doctor judges. */
@@ -51,6 +64,8 @@ export interface ServiceView {
   hnsFailingSince?: string;
   lastAuditAt?: string;
   unserved?: Array<{ stateDir: string; network: string; attachments: number; keptIps: number }>;
+  /** The CNI configuration directory it serves networks from; absent when it was given none. */
+  confDir?: string;
 }
 
 export interface HostView {

@@ -5,7 +5,7 @@
  */
 import type { HnsVersion } from './features';
 import type { Hcn, HostAdapter } from './hcn';
-import type { NetworkMode, TypedPolicy } from './schema';
+import type { HnsV1Endpoint, HostComputeEndpoint, NetworkMode, TypedPolicy } from './schema';
 
 export type ApiVersion = 1 | 2;
 
@@ -81,6 +81,9 @@ export type DeleteOutcome = 'deleted' | 'not-found';
 /** How a hot attach or detach ended. */
 export type HotAttachOutcome = 'done' | 'already' | 'container-gone' | 'endpoint-gone';
 
+/** Every endpoint's document, in the view it was listed through. */
+export type EndpointListing = { view: 1; docs: HnsV1Endpoint[] } | { view: 2; docs: HostComputeEndpoint[] };
+
 export interface HnsApi extends HostOps {
   readonly version: ApiVersion;
   readonly hcn: Hcn;
@@ -90,6 +93,12 @@ export interface HnsApi extends HostOps {
   createNetwork(spec: NetworkSpec, id?: string): Promise<NetworkInfo>;
   deleteNetwork(id: string): Promise<DeleteOutcome>;
   listEndpoints(): Promise<EndpointInfo[]>;
+  /**
+   * Every endpoint as the listing listEndpoints makes reads it — HNSCall GET /endpoints/ (v1) or HCN's documents —
+   * whole: for readers that need more of each endpoint than EndpointInfo holds (its DNS, its policies), from the same
+   * one listing (converters.ts endpointsOfListing gives the views).
+   */
+  listEndpointDocuments(): Promise<EndpointListing>;
   /**
    * The endpoints with this name, or on this network: HNS answers the query (HCN query filters, as microsoft/hcsshim
    * hcn/hcnendpoint.go GetEndpointByName and ListEndpointsOfNetwork build them), so the cost does not grow with the
@@ -118,6 +127,11 @@ export interface HostOps {
   hotAttach(endpointId: string, containerId: string): Promise<HotAttachOutcome>;
   /** hcsshim HotDetachEndpoint: the same with "Remove"; a container or endpoint already gone counts as detached. */
   hotDetach(endpointId: string, containerId: string): Promise<HotAttachOutcome>;
+  /**
+   * Whether HCS has the compute system (a container a pod was hot-attached to): HcsOpenComputeSystem, then close;
+   * undefined where the host has no HCS functions.
+   */
+  computeSystemExists(containerId: string): Promise<boolean | undefined>;
   /** The containers an endpoint is attached to (v1 SharedContainers), or undefined when the endpoint is gone. */
   endpointContainers(endpointId: string): Promise<string[] | undefined>;
   /** Whether the namespace lists the endpoint (HCN), for views that do not show the namespace on the endpoint. */

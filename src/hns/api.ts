@@ -20,6 +20,7 @@ export type {
   DeleteOutcome,
   EndpointInfo,
   EndpointIp,
+  EndpointListing,
   EndpointSpec,
   HnsApi,
   HostOps,
@@ -30,7 +31,14 @@ export type {
   SubnetInfo,
 } from './api-types';
 export { sameId } from './answers';
-export { canonicalType, endpointFromV1, endpointFromV2, networkFromV1, networkFromV2 } from './converters';
+export {
+  canonicalType,
+  endpointFromV1,
+  endpointFromV2,
+  endpointsOfListing,
+  networkFromV1,
+  networkFromV2,
+} from './converters';
 export { V1Api } from './v1/api';
 export { managementIpOf } from './v1/network';
 export { V2Api } from './v2/api';

@@ -5,7 +5,7 @@
 import { defaultRoute, familyOf } from '../net/ipv4';
 // MACs from HNS in one form ("AA-BB-CC-DD-EE-FF"), so comparisons never depend on who formatted them.
 import { normalizeMac } from '../net/mac';
-import type { EndpointInfo, EndpointIp, NetworkInfo, SubnetInfo } from './api-types';
+import type { EndpointInfo, EndpointIp, EndpointListing, NetworkInfo, SubnetInfo } from './api-types';
 import type { HnsV1Endpoint, HnsV1Network, HostComputeEndpoint, HostComputeNetwork } from './schema';
 
 const CANONICAL_TYPES = ['NAT', 'ICS', 'Transparent', 'L2Bridge', 'L2Tunnel', 'Overlay', 'Private', 'Internal'];
@@ -107,4 +107,9 @@ export function endpointFromV1(e: HnsV1Endpoint): EndpointInfo {
     ...(e.SharedContainers?.length ? { containers: e.SharedContainers.map(String) } : {}),
     ...(typeof e.State === 'number' ? { state: e.State } : {}),
   };
+}
+
+/** The endpoints of a listing, whichever view it was made through. */
+export function endpointsOfListing(listing: EndpointListing): EndpointInfo[] {
+  return listing.view === 1 ? listing.docs.map(endpointFromV1) : listing.docs.map(endpointFromV2);
 }

@@ -40,6 +40,11 @@ export interface HostAdapter {
   index?: number;
   /** Backed by hardware (Get-NetAdapter -Physical); false for a host vNIC ("vEthernet (…)"); undefined: not said. */
   physical?: boolean;
+  /**
+   * The adapter's NetCfgInstanceId, "{GUID}" as Windows writes it (Get-NetAdapter InterfaceGuid; IP_ADAPTER_ADDRESSES
+   * AdapterName): it changes when the NIC is replaced or its driver reinstalled, even where name and MAC stay.
+   */
+  interfaceGuid?: string;
 }
 
 /** One HCN call as the facade saw it end: answered, failed (hresult), or given up on (ERROR_TIMEOUT). */
@@ -301,6 +306,7 @@ export class Hcn {
       description: typeof a.InterfaceDescription === 'string' ? a.InterfaceDescription : undefined,
       index: typeof a.InterfaceIndex === 'number' ? a.InterfaceIndex : undefined,
       physical: typeof a.Physical === 'boolean' ? a.Physical : undefined,
+      interfaceGuid: typeof a.InterfaceGuid === 'string' && a.InterfaceGuid ? a.InterfaceGuid : undefined,
     }));
   }
 
@@ -308,6 +314,10 @@ export class Hcn {
   /** Hot-adds or removes an endpoint's vNIC in a running compute system (hcsshim hnsendpoint.go modifyContainer). */
   async modifyComputeSystem(id: string, request: ResourceModificationRequestResponse): Promise<void> {
     await this.call('HcsModifyComputeSystem', () => this.native.modifyComputeSystem(id, JSON.stringify(request)));
+  }
+  /** Opens and closes the compute system: rejects (isComputeSystemMissing) when HCS does not have it. */
+  async openComputeSystem(id: string): Promise<void> {
+    await this.call('HcsOpenComputeSystem', () => this.native.openComputeSystem(id));
   }
 
   // ---- service notifications (an optional capability: src/hns/service-notifications.ts) ----

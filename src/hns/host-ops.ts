@@ -65,6 +65,17 @@ export abstract class HostOpsBase implements HostOps {
     return this.modifyContainer(endpointId, containerId, 'Remove');
   }
 
+  async computeSystemExists(containerId: string): Promise<boolean | undefined> {
+    if (!this.hcn.capabilities.hcsSupported) return undefined;
+    try {
+      await this.hcn.openComputeSystem(containerId);
+      return true;
+    } catch (e) {
+      if (isComputeSystemMissing(e)) return false;
+      throw e;
+    }
+  }
+
   async namespaceHasEndpoint(namespaceId: string, endpointId: string): Promise<boolean> {
     if (!this.hcn.capabilities.v2Supported) return false;
     const ns = await orUndefined(this.hcn.getNamespace(namespaceId));

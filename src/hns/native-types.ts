@@ -146,7 +146,7 @@ export interface NativeHcn {
   /** HNS v1: HNSCall(method, path, body) → the raw response envelope JSON {Success, Error, ErrorCode, Output}. */
   hnsCall(method: string, path: string, body: string | null): Promise<string>;
 
-  /** JSON array of {Name, MacAddress, InterfaceDescription, InterfaceIndex}. */
+  /** JSON array of {Name, MacAddress, InterfaceDescription, InterfaceIndex, Physical, InterfaceGuid}. */
   listAdapters(): Promise<string>;
 
   /**
@@ -155,6 +155,12 @@ export interface NativeHcn {
    * does not exist: HcsOpenComputeSystem, 0xC037010E) and carries HCS's result document as the error record.
    */
   modifyComputeSystem(id: string, request: string): Promise<void>;
+  /**
+   * HCS: HcsOpenComputeSystem(id) → HcsCloseComputeSystem, read-only: resolves when HCS has the compute system; a
+   * container that no longer exists fails the open (HcsOpenComputeSystem, 0xC037010E), as hcsshim's
+   * OpenComputeSystem does (internal/hcs/system.go).
+   */
+  openComputeSystem(id: string): Promise<void>;
   /**
    * HcnRegisterServiceCallback, an optional function (capabilities().optional): `onNotification` is called on the JS
    * thread for each of HNS's service notifications (type: HCN_NOTIFICATIONS, status: unsigned HRESULT) until

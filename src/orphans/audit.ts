@@ -21,6 +21,7 @@ import type { StateSnapshot, StateStore } from '../state/store';
 import { detect, type AuditInput, type AuditPlan, type Judged, type Verdict } from './detect';
 import { ownerTags, weakTag } from './ownership';
 import { judgePeerNetworks } from './peer-networks';
+import { removeDeadSelftestNamespaces } from './selftest-leftovers';
 import { sweep, type SweepResult } from './sweep';
 
 export interface AuditDeps {
@@ -93,6 +94,7 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
     housekeeping: { done: 0, failed: 0, deferred: 0 },
   };
   if (!deps.dryRun) {
+    await removeDeadSelftestNamespaces(deps, state, now());
     if (plan.endpoints.length + plan.networks.length > 0) {
       await voidExpired(deps, plan, state, now());
       report.sweep = await sweepPlan(deps, plan, now);

@@ -236,7 +236,8 @@ function inUseProtection(
     !s.intentLive?.live &&
     s.intent.planned.some((p) => p.kind === kind && (p.id ? sameId(p.id, id) : p.name === name));
   // A DEL names by id the attached endpoints it held (its CNI_NETNS, its own container) and could not delete; an
-  // attached endpoint that merely carries the tombstoned owner's name may be another pod's (plugin/verbs/del.ts).
+  // attached endpoint that merely carries the tombstoned owner's name may be another pod's
+  // (plugin/verbs/del-sparing.ts).
   const tombstoneNamesIt = s.tombstone?.planned.some((p) => p.kind === kind && sameId(p.id, id));
   if (deadIntentNamesIt || tombstoneNamesIt) return undefined;
   return s.tombstone

@@ -19,8 +19,8 @@
  *
  * Names of earlier versions are still recognised, so their leaks are still found after an upgrade:
  *  - hcn-ep-<12 hex FNV-1a tag><4 hex check>, hcn-nic-…: a 48-bit tag, which two owners can be made to share.
- *    `weakTag` marks them: a DEL, GC or audit never trusts such a name alone (see sameOwnerSafe in plugin/verbs/del.ts
- *    and the id checks in detect.ts).
+ *    `weakTag` marks them: a DEL, GC or audit never trusts such a name alone (see sparing in
+ *    plugin/verbs/del-sparing.ts and the id checks in detect.ts).
  *  - hcn-cni_ep_<containerId>_<ifname>_<h>, hcn-cni_nic_<containerId>_<ifname>_<MAC>_<h>: they spell the owner out.
  */
 import type { Owner } from '../state/records';

@@ -7,11 +7,15 @@ import type { AttachmentArgs, Dns, IpConfig, IpamClient, NetConf, Route } from '
 import type { EndpointInfo, EndpointSpec, HnsApi, NetworkInfo, NetworkSpec, SubnetInfo } from '../hns/api';
 import type { TypedPolicy } from '../hns/schema';
 import type { Logger } from '../log/logger';
-import type { AttachmentRecord, IntentRecord, Owner, PlannedObject } from '../state/records';
+import type { AttachmentRecord, IntentRecord, Owner, PlannedObject, RecordedAdapter } from '../state/records';
 import type { StateStore } from '../state/store';
 import type { ApiChoice } from './api-version';
 import type { RecordedAttach } from './attach';
-import type { PluginDeps } from './deps';
+import type { AddressBook } from './address-book';
+import type { Auditor } from './auditor';
+import type { HostHns } from './host-hns';
+import type { KnownNetworks } from './modes/known-networks';
+import type { StateStores } from './state-stores';
 import type { podDns } from './endpoint-config';
 import type { Undo } from './undo';
 
@@ -35,11 +39,25 @@ export interface AddPlan {
   readonly nicFlags?: number;
 }
 
-/** What an ADD uses of the plugin's dependencies (deps.ts): all of them — it is the verb that creates. */
-export type AddDeps = Pick<
-  PluginDeps,
-  'hns' | 'stores' | 'auditor' | 'networks' | 'addressBook' | 'now' | 'pid' | 'backgroundAudit'
->;
+/** What an ADD uses of the plugin's dependencies (made once per process: deps.ts): every part. */
+export interface AddDeps {
+  /** The host's HNS: the addon, the API choice, the OS helpers, kept HCN handles (host-hns.ts). */
+  readonly hns: HostHns;
+  readonly stores: StateStores;
+  readonly auditor: Auditor;
+  /** Shared (bridge) networks found by name (modes/known-networks.ts). */
+  readonly networks: KnownNetworks;
+  /** Who holds which address, as this process knows it (the resident service only; address-book.ts). */
+  readonly addressBook: AddressBook | undefined;
+  readonly now: () => number;
+  /** This process, as intents record it. */
+  readonly pid: number;
+  /**
+   * The whole node's audit runs in the background (the resident service's node agent): ADD never runs it when due,
+   * only its own safety work (own-objects.ts).
+   */
+  readonly backgroundAudit: boolean;
+}
 
 /** What the ADD's steps run with: the plan, and the capabilities it is carried out through. */
 export interface AddRun {
@@ -107,6 +125,8 @@ export interface EndpointPlacement {
   readonly mac?: string;
   /** The spec the attachment's own network was created with (delegated NIC): recorded for repair. */
   readonly networkSpec?: NetworkSpec;
+  /** The host adapter that network binds, as the ADD found it (delegated NIC): recorded for the doctor. */
+  readonly adapter?: RecordedAdapter;
   /** The endpoint policies in this network: the plan's, plus what the network adds (bridge.ts: Overlay, ipMasq). */
   readonly policies: readonly TypedPolicy[];
 }

@@ -9,6 +9,7 @@ import type { Listing } from '../hns/api';
 import type { LoadOptions } from '../hns/native';
 import type { NativeHcn } from '../hns/native-types';
 import type { CrashHook } from '../state/atomic';
+import type { AddDeps } from './add-steps';
 import { AddressBook } from './address-book';
 import { Auditor } from './auditor';
 import { HostHns } from './host-hns';
@@ -16,23 +17,11 @@ import { KnownNetworks } from './modes/known-networks';
 import type { RuntimeObserver } from './observer';
 import { StateStores } from './state-stores';
 
-export interface PluginDeps {
-  readonly hns: HostHns;
-  readonly stores: StateStores;
-  readonly auditor: Auditor;
-  /** Shared (bridge) networks found by name (modes/known-networks.ts). */
-  readonly networks: KnownNetworks;
-  /** Who holds which address, as this process knows it (fewestCalls only; address-book.ts). */
-  readonly addressBook: AddressBook | undefined;
-  readonly now: () => number;
-  /** This process, as intents record it. */
-  readonly pid: number;
-  /**
-   * The whole node's audit runs in the background (the resident service's node agent): ADD never runs it when due,
-   * only its own safety work (own-objects.ts).
-   */
-  readonly backgroundAudit: boolean;
-}
+/**
+ * Every part, as ADD uses them all (it is the verb that creates: add-steps.ts AddDeps, where each part is described);
+ * the other verbs each name the few they use.
+ */
+export type PluginDeps = AddDeps;
 
 export interface DepsOptions {
   /** Where to find the addon and the HCN library. */

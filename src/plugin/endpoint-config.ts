@@ -54,7 +54,7 @@ export function endpointPolicies(conf: NetConf, api: 1 | 2, log: Logger, hnsVers
     policies.push({ Type: 'Iov', Settings: { IovOffloadWeight: 100, QueuePairsRequested: 1 } });
   }
   // HNS v1 has no IPv6 (an IPv6 address there is error 2 of its own), so only IPv4's share is rendered for it.
-  render(podPolicies(policies, conf, new Set(api === 1 ? [4] : [4, 6]), undefined, log), api); // throws PolicyError for what the API cannot express
+  render(podPolicies(policies, conf, { families: new Set(api === 1 ? [4] : [4, 6]), ipv4: undefined }, log), api); // throws PolicyError for what the API cannot express
   return policies;
 }
 
@@ -128,10 +128,10 @@ export function nicNetworkFlags(conf: NetConf, api: 1 | 2, hnsVersion: HnsVersio
 export function podPolicies(
   base: readonly TypedPolicy[],
   conf: NetConf,
-  families: ReadonlySet<number>,
-  podIpv4: string | undefined,
+  pod: { readonly families: ReadonlySet<number>; readonly ipv4: string | undefined },
   log: Logger,
 ): TypedPolicy[] {
+  const { families, ipv4: podIpv4 } = pod;
   let out = [...base];
   conf.portMappings.forEach((m, i) => {
     const hostFamily = m.hostIP && m.hostIP !== '0.0.0.0' && m.hostIP !== '::' ? familyOf(m.hostIP) : undefined;

@@ -62,7 +62,7 @@ function planEndpoint(a: AddRun, addr: Addressing, intent: IntentRecord, where: 
       ...(dns.domain ? { domain: dns.domain } : {}),
       ...(dns.options?.length ? { options: dns.options } : {}),
     },
-    policies: podPolicies(where.policies, conf, families, ipv4, a.log),
+    policies: podPolicies(where.policies, conf, { families, ipv4 }, a.log),
   };
   return { name, id, spec, families, ipv4, dns };
 }
@@ -185,6 +185,7 @@ export function attachmentRecord(a: AddRun, addr: Addressing, placed: Placed): A
     network: { id: network.id, name: network.name, owned: where.networkOwned },
     endpoint: { id: ep.id, name: plan.name, owned: true },
     ...(mac ? { mac } : {}),
+    ...(where.adapter ? { adapter: { ...where.adapter } } : {}),
     ipamAllocated: addr.ipamAllocated,
     attach: a.plan.attach,
     result: result as unknown as Record<string, unknown>,

@@ -14,9 +14,10 @@ import type { CniResult } from '../cni/types';
 import { sameId, type EndpointInfo, type HnsApi } from '../hns/api';
 import { isUnreachable } from '../hns/hcn-error';
 import { canonicalIp } from '../net/addr';
+import type { Logger } from '../log/logger';
 import type { HeldBy, Owner } from '../state/records';
+import type { StateStore } from '../state/store';
 import { step, toCniError } from './to-cni-error';
-import type { DelDeps } from './verbs/del-deps';
 
 /** The addresses (no prefix length, canonical spelling) of a result-like object (a record's result, prevResult). */
 export function addressesOf(result: Pick<CniResult, 'ips'> | { ips?: unknown } | undefined): string[] {
@@ -82,7 +83,7 @@ export async function heldAddresses(
 
 /** Keeps the attachment's allocation: the tombstone says ipamPending and names what holds the address. */
 export async function keepForHolders(
-  d: Pick<DelDeps, 'store' | 'log'>,
+  d: { readonly store: StateStore; readonly log: Logger },
   owner: Owner,
   holders: readonly HeldBy[],
   cniNetwork: string,

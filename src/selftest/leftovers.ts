@@ -1,19 +1,19 @@
 /**
  * What an earlier self-test left when it was killed: its dead intent names its endpoints (and network), which the
- * audit removes as it would a pod's; GC releases its address, as for a pod's unfinished ADD. Only its namespace is
- * beyond both — the audit judges networks and endpoints, and a namespace has no name to judge — so each self-test
- * first finishes its predecessors the way GC finishes an unfinished ADD (src/plugin/verbs/gc.ts removeUnfinished),
- * and deletes the namespace whose id their owner gives.
+ * audit removes as it would a pod's, and its namespace, which the audit removes by the id the owner gives
+ * (src/orphans/selftest-leftovers.ts); GC releases its address, as for a pod's unfinished ADD. Each self-test first
+ * finishes its predecessors the way GC finishes an unfinished ADD (src/plugin/verbs/gc.ts removeUnfinished), the
+ * namespace too where no audit has run since.
  */
 import type { HnsApi } from '../hns/api';
-import { isNotFound } from '../hns/hcn-error';
 import type { HostOs } from '../hns/host-os';
 import type { Logger } from '../log/logger';
-import { deleteUnrecorded } from '../plugin/verbs/del';
+import { deleteUnrecorded } from '../plugin/verbs/del-unrecorded';
 import { intentLiveness } from '../state/liveness';
 import { ownerKey } from '../state/records';
 import type { StateStore } from '../state/store';
-import { isSelftestOwner, namespaceIdOf } from './owner';
+import { removeSelftestNamespace } from '../orphans/selftest-leftovers';
+import { isSelftestOwner } from './owner';
 
 export interface LeftoverDeps {
   api: HnsApi;
@@ -34,11 +34,7 @@ export async function finishEarlierRuns(deps: LeftoverDeps): Promise<string[]> {
   for (const intent of state.intents.filter(isSelftestOwner)) {
     const live = intentLiveness(intent, tombs.get(ownerKey(intent)), deps.now(), deps.os.processStartTime);
     if (live.live) continue;
-    try {
-      await deps.api.hcn.deleteNamespace(namespaceIdOf(intent));
-    } catch (e) {
-      if (!isNotFound(e)) throw e;
-    }
+    await removeSelftestNamespace(deps.api, intent);
     const { endpointGone } = await deleteUnrecorded(deps, intent, {
       onlyIntent: intent.id,
       cniNetwork: intent.cniNetwork ?? deps.cniNetwork,

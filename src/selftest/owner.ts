@@ -1,26 +1,13 @@
 /**
- * Who a self-test is, in the state and in HNS: an owner like a pod's (container id + ifname), whose container id says
- * it is a self-test's, so its objects carry the ownership scheme's names (the audit recognises them) and its
- * namespace — HCN namespaces have no name — has an id derived from the owner, which the next self-test can find.
+ * A self-test's owner: a new one per run. What makes an owner a self-test's, and its namespace's id, are the audit's
+ * rules too (src/orphans/selftest-names.ts), which removes a killed run's namespace.
  */
 import { randomBytes } from 'node:crypto';
-import { sha256Hex } from '../orphans/sha256';
+import { SELFTEST_PREFIX } from '../orphans/selftest-names';
 import type { Owner } from '../state/records';
 
-const PREFIX = 'hcn-cni-selftest-';
-const OWNER = /^hcn-cni-selftest-[0-9a-f]{16}$/;
+export { isSelftestOwner, namespaceIdOf } from '../orphans/selftest-names';
 
 export function newSelftestOwner(): Owner {
-  return { containerId: `${PREFIX}${randomBytes(8).toString('hex')}`, ifname: 'eth0' };
-}
-
-export function isSelftestOwner(o: { containerId: string }): boolean {
-  return OWNER.test(o.containerId);
-}
-
-/** A GUID (lower case, version-4 layout) from SHA-256 over the owner: the run's namespace id. */
-export function namespaceIdOf(owner: Owner): string {
-  const h = sha256Hex(`hcn-cni\0selftest-namespace\0${owner.containerId}\0${owner.ifname}`);
-  const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+  return { containerId: `${SELFTEST_PREFIX}${randomBytes(8).toString('hex')}`, ifname: 'eth0' };
 }

@@ -17,6 +17,14 @@ export interface SimAdapter {
   InterfaceDescription?: string;
   InterfaceIndex?: number;
   /**
+   * The adapter's NetCfgInstanceId ("{GUID}"), what Windows shows as Get-NetAdapter's InterfaceGuid and as
+   * IP_ADAPTER_ADDRESSES AdapterName, which unlike the friendly name is permanent (MicrosoftDocs/sdk-api
+   * sdk-api-src/content/iptypes/ns-iptypes-ip_adapter_addresses_lh.md). Given, or new for every adapter added: a NIC
+   * replaced, or its driver reinstalled, comes back with another one while it may keep its name and MAC
+   * (projectcalico/calico issue 11840, Hyper-V synthetic NICs after a reboot).
+   */
+  InterfaceGuid?: string;
+  /**
    * Backed by hardware (default true for host adapters; the host vNICs HNS adds are false). A field of the simulator's
    * adapter listing, not of an HNS document: the split Get-NetAdapter -Physical makes on Windows.
    */

@@ -1,6 +1,7 @@
 /** The simulated host: adapters, HNS version and behaviour switches (SimHost). Defaults and validation. */
 import type { SimAdapter, SimHost } from './control-types';
 import { normalizeMac } from '../net/mac';
+import { newGuid } from './guid';
 
 export function defaultHost(): SimHost {
   return {
@@ -10,12 +11,14 @@ export function defaultHost(): SimHost {
         MacAddress: '00-15-5D-AA-00-01',
         InterfaceDescription: 'Microsoft Hyper-V Network Adapter',
         InterfaceIndex: 4,
+        InterfaceGuid: '{5A1C0F9E-4B1D-4C7A-9E21-0000000000A1}',
       },
       {
         Name: 'Ethernet 2',
         MacAddress: '00-15-5D-AA-00-02',
         InterfaceDescription: 'Microsoft Hyper-V Network Adapter #2',
         InterfaceIndex: 7,
+        InterfaceGuid: '{5A1C0F9E-4B1D-4C7A-9E21-0000000000A2}',
       },
     ],
     version: { major: 15, minor: 4 },
@@ -45,6 +48,7 @@ export function checkAdapter(a: unknown, taken: readonly SimAdapter[]): SimAdapt
     MacAddress: mac,
     InterfaceDescription: x.InterfaceDescription ?? `Microsoft Hyper-V Network Adapter #${index}`,
     InterfaceIndex: index,
+    InterfaceGuid: x.InterfaceGuid ?? `{${newGuid('v1')}}`,
   };
 }
 

@@ -64,6 +64,8 @@ export const DIRS: Record<RecordKind, string> = {
 export const QUARANTINE = 'quarantine';
 /** The stamp of the last whole-node audit (epoch ms): not a record, so no reader of records ever sees it. */
 export const AUDITED = 'audited';
+/** The adapter each network bound when the node agent first saw it (adapters-seen.ts): not a record either. */
+export const ADAPTERS_SEEN = 'adapters-seen.json';
 /** The marker in the temp name of a record set aside because it could not be deleted (RecordFiles.remove). */
 export const SET_ASIDE = '.removed-';
 

@@ -41,6 +41,12 @@ export interface AttachmentRecord extends Owner {
   sharedWith?: Owner;
   /** Delegated NIC MAC, "AA-BB-CC-DD-EE-FF". */
   mac?: string;
+  /**
+   * The host adapter the attachment's own network binds (delegated NIC), as the ADD found it: the doctor tells a NIC
+   * replaced or reinstalled since (another NetCfgInstanceId under the same name and MAC) by it. Absent in records
+   * written before it existed, and in bridge mode (the shared network is no attachment's own).
+   */
+  adapter?: RecordedAdapter;
   /** True when this attachment's ADD allocated from delegated IPAM (DEL then releases). */
   ipamAllocated: boolean;
   attach: { kind: 'namespace' | 'container' | 'none'; target: string };
@@ -102,6 +108,14 @@ export interface TombstoneRecord extends Owner {
    * allocation is released only once no listing shows them, nor any endpoint with that address.
    */
   heldBy?: HeldBy[];
+}
+
+/** A host adapter as an ADD found it (src/hns/hcn.ts HostAdapter). */
+export interface RecordedAdapter {
+  name: string;
+  mac: string;
+  /** NetCfgInstanceId ("{GUID}"); absent where the host's listing does not show it. */
+  interfaceGuid?: string;
 }
 
 /** An HNS endpoint that holds an address an attachment's IPAM allocation is for. */
@@ -239,6 +253,12 @@ function validateAttachment(v: Record<string, unknown>): void {
   obj(v, 'result');
   optional(v, 'mac', str);
   optional(v, 'repairedAt', num);
+  if (v.adapter !== undefined) {
+    const ad = obj(v, 'adapter');
+    str(ad, 'name');
+    str(ad, 'mac');
+    optional(ad, 'interfaceGuid', str);
+  }
   if (v.recreate !== undefined) {
     const r = obj(v, 'recreate');
     obj(r, 'endpoint');

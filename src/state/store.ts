@@ -19,6 +19,7 @@
 import * as attachments from './attachments';
 import type { CommitOutcome, PreparedRecord } from './attachments';
 import type { Claim } from './claims';
+import { readAdaptersSeen, writeAdaptersSeen, type AdaptersSeen } from './adapters-seen';
 import { deleteNoted, lastAudited, markAudited, notedChores, noteChores } from './housekeeping';
 import type { FailedChore, NotedChore } from './housekeeping';
 import * as intents from './intents';
@@ -165,6 +166,16 @@ export class StateStore {
   /** Best effort: a stamp that cannot be written only means the next ADD audits again. */
   markAudited(at: number): void {
     markAudited(this.dir, at, this.files.log, () => this.files.ensure());
+  }
+
+  /** The adapter each network bound when first seen (adapters-seen.ts). */
+  adaptersSeen(): AdaptersSeen {
+    return readAdaptersSeen(this.dir);
+  }
+
+  /** Best effort, as markAudited. */
+  noteAdaptersSeen(seen: AdaptersSeen): void {
+    writeAdaptersSeen(this.dir, seen, this.files.log, () => this.files.ensure());
   }
 
   /** Housekeeping that failed and is still to do (housekeeping.ts), as noted in the state directory. */

@@ -7,6 +7,7 @@ import { diagnose } from '../../src/doctor/doctor';
 import { exitCodeOf, type Finding } from '../../src/doctor/finding';
 import type { DoctorSnapshot } from '../../src/doctor/snapshot';
 import type { EndpointInfo } from '../../src/hns/api';
+import type { AttachmentRecord } from '../../src/state/records';
 
 const EP = (over: Partial<EndpointInfo> = {}): EndpointInfo => ({
   id: 'aaaaaaaa-0000-0000-0000-000000000001',
@@ -32,6 +33,32 @@ it('an endpoint in a namespace HNS no longer lists: one error', () => {
   const d = diagnose(snapshot({}, [EP({ namespaceId: 'ns-gone' })]));
   expect(worse(d)).toEqual([['endpoint-namespace-gone', 'error']]);
   expect(exitCodeOf(d)).toBe(2);
+});
+
+it("a pod of ours left in its own namespace HNS no longer has (HNS kept the reference): one gone pod, not also the endpoint's", () => {
+  const ep = EP({ name: 'hcn-ep-x', namespaceId: 'ns-gone' });
+  const record = {
+    kind: 'attachment',
+    schema: 1,
+    containerId: 'pod-x',
+    ifname: 'eth0',
+    netns: 'ns-gone',
+    mode: 'bridge',
+    apiVersion: 2,
+    network: { id: 'net', name: 'cbr0', owned: false },
+    endpoint: { id: ep.id.toUpperCase(), name: ep.name, owned: true },
+    ipamAllocated: true,
+    attach: { kind: 'namespace', target: 'NS-GONE' },
+    result: {},
+    createdAt: 0,
+  } as AttachmentRecord;
+  const state = {
+    stateDir: '/s',
+    snapshot: { attachments: [record], intents: [], tombstones: [], quarantined: [] },
+    intentLive: {},
+    housekeeping: [],
+  };
+  expect(worse(diagnose(snapshot({ state }, [ep])))).toEqual([['pod-gone', 'warning']]);
 });
 
 it("an overlay's remote endpoint (flag 1) is never attached here, and is not a finding", () => {

@@ -15,7 +15,7 @@ import { endpointName } from '../../src/orphans/ownership';
 import { fileKey } from '../../src/state/file-names';
 import type { AttachmentRecord } from '../../src/state/records';
 import { noteChores } from '../../src/state/housekeeping';
-import { bridgeConf, CLI, cni, useHarness, type Harness } from '../helpers/cni-harness';
+import { bridgeConf, CLI, cni, delegatedNicConf, useHarness, type Harness } from '../helpers/cni-harness';
 import { hostLocal, newNamespace } from '../plugin/support';
 
 let h: Harness;
@@ -178,12 +178,67 @@ it("a policy taken away from a pod's endpoint is drift from its record (error)",
   expect(kinds(d, 'pod-drift')[0]!.why).toMatch(/policies missing: OutBoundNAT/);
 });
 
-it('a pod whose namespace is gone is not attached (error), once', async () => {
-  const { netns } = await addPod('pod-a');
+it('policies read from the endpoint listing (v1 view): port mappings and loopback DSR are no drift; one taken away is', async () => {
+  const conf = pluginConf({
+    loopbackDSR: true,
+    runtimeConfig: { portMappings: [{ hostPort: 8080, containerPort: 80, protocol: 'tcp' }] },
+  });
+  const r = await cni(h, { verb: 'ADD', conf, containerId: 'pod-pm', netns: await newNamespace(h) });
+  expect(r.exitCode).toBe(0);
+  const record = JSON.parse(
+    fs.readFileSync(
+      path.join(h.stateDir, 'attachments', `${fileKey({ containerId: 'pod-pm', ifname: 'eth0' })}.json`),
+      'utf8',
+    ),
+  ) as AttachmentRecord;
+  const given = (record.recreate!.endpoint as { policies: Array<{ Type: string }> }).policies.map((p) => p.Type);
+  expect(given).toEqual(expect.arrayContaining(['OutBoundNAT', 'PortMapping']));
+  expect(troubles(await doctor())).toEqual([]);
+  await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).modifyEndpoint(record.endpoint.id, {
+    ResourceType: 'Policy',
+    RequestType: 'Remove',
+    Settings: { Policies: [{ Type: 'PortMapping', Settings: { Protocol: 6, InternalPort: 80, ExternalPort: 8080 } }] },
+  });
+  const d = await doctor();
+  expect(troubles(d)).toEqual([['pod-drift', 'error', 'pod pod-pm@eth0']]);
+  expect(kinds(d, 'pod-drift')[0]!.why).toMatch(/policies missing: PortMapping$/);
+});
+
+it('a pod whose namespace is gone (its sandbox removed without a DEL) is a gone pod (warning), once, not a repair', async () => {
+  const { netns, record } = await addPod('pod-a');
+  await addPod('pod-b');
   await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).deleteNamespace(netns);
   const d = await doctor();
-  expect(troubles(d)).toEqual([['pod-not-attached', 'error', 'pod pod-a@eth0']]);
-  expect(kinds(d, 'pod-not-attached')[0]!.why).toBe(`its namespace ${netns} is gone`);
+  expect(troubles(d)).toEqual([['pod-gone', 'warning', 'pod pod-a@eth0']]);
+  expect(kinds(d, 'pod-gone')[0]!.why).toBe(
+    `its namespace ${netns} is gone while its endpoint ${record.endpoint.name} (${record.endpoint.id}) and its record remain: the sandbox was removed without a DEL reaching hcn-cni`,
+  );
+  expect(kinds(d, 'pod-gone')[0]!.next).toMatch(/^crictl pods --id pod-a .*hcn-cni gc --valid FILE/);
+  expect(d.code).toBe(1);
+});
+
+it('a pod whose namespace and endpoint are both gone (an HNS restart, then the sandbox removed): only its record remains', async () => {
+  const { netns } = await addPod('pod-a');
+  await addPod('pod-b');
+  await h.sim.control.restart();
+  await h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }).deleteNamespace(netns);
+  const d = await doctor();
+  expect(troubles(d).sort()).toEqual([
+    ['pod-endpoint-missing', 'error', 'pod pod-b@eth0'],
+    ['pod-gone', 'warning', 'pod pod-a@eth0'],
+  ]);
+  expect(kinds(d, 'pod-gone')[0]!.why).toMatch(/and its endpoint .* are both gone; only its record/);
+});
+
+it('a Docker-style pod whose container HCS no longer has is a gone pod (HNS still lists the container on the endpoint)', async () => {
+  const { record } = await addPod('pod-docker', 'none');
+  await addPod('pod-b');
+  expect(record.attach).toEqual({ kind: 'container', target: 'pod-docker' });
+  expect(troubles(await doctor())).toEqual([]);
+  await h.sim.control.removeContainer('pod-docker');
+  const d = await doctor();
+  expect(troubles(d)).toEqual([['pod-gone', 'warning', 'pod pod-docker@eth0']]);
+  expect(kinds(d, 'pod-gone')[0]!.why).toMatch(/^its container pod-docker is gone while its endpoint /);
 });
 
 it("a network whose adapter vanished from the host (a peer's transparent network): one error", async () => {
@@ -294,6 +349,34 @@ it('a network bound to an adapter since replaced by another NIC of the same name
   expect(troubles(d)).toEqual([['network-adapter-changed', 'error', `network peer-transparent (${n.id})`]]);
   expect(kinds(d, 'network-adapter-changed')[0]!.why).toMatch(
     /as 00-15-5D-AA-00-02, but that adapter is now 00-15-5D-AA-00-99/,
+  );
+});
+
+it("a delegated NIC replaced under the same name and MAC (another NetCfgInstanceId) since the pod's ADD: one error on its network", async () => {
+  const nic = '00-15-5D-AA-00-02';
+  const conf = delegatedNicConf(nic, { ipam: hostLocal(h), stateDir: h.stateDir, hnsTimeoutSeconds: 10 });
+  const add = await cni(h, { verb: 'ADD', conf, containerId: 'pod-nic', netns: await newNamespace(h) });
+  expect({ code: add.exitCode, out: add.exitCode ? add.stdout : '' }).toEqual({ code: 0, out: '' });
+  const record = JSON.parse(
+    fs.readFileSync(
+      path.join(h.stateDir, 'attachments', `${fileKey({ containerId: 'pod-nic', ifname: 'eth0' })}.json`),
+      'utf8',
+    ),
+  ) as AttachmentRecord;
+  const before = (await h.sim.control.host()).adapters.find((a) => a.Name === 'Ethernet 2')!;
+  expect(record.adapter).toEqual({ name: 'Ethernet 2', mac: nic, interfaceGuid: before.InterfaceGuid });
+  expect(troubles(await doctor())).toEqual([]);
+  // The driver reinstalled: the same NIC, name and MAC comes back with a new NetCfgInstanceId.
+  await h.sim.control.removeAdapter('Ethernet 2');
+  await h.sim.control.addAdapter({ Name: 'Ethernet 2', MacAddress: nic });
+  const after = (await h.sim.control.host()).adapters.find((a) => a.Name === 'Ethernet 2')!;
+  expect(after.InterfaceGuid).not.toBe(before.InterfaceGuid);
+  const d = await doctor();
+  expect(troubles(d)).toEqual([
+    ['network-adapter-changed', 'error', `network ${record.network.name} (${record.network.id})`],
+  ]);
+  expect(kinds(d, 'network-adapter-changed')[0]!.why).toContain(
+    `as ${before.InterfaceGuid}; that adapter is now ${after.InterfaceGuid}: the NIC was replaced or its driver reinstalled`,
   );
 });
 

@@ -186,8 +186,9 @@ export function stateFiles(h: Pick<Harness, 'stateDir'>): string[] {
       const p = path.join(d, e.name);
       if (e.isDirectory()) walk(p);
       // The lock, the stamp of the last whole-node audit (StateStore.markAudited) and the note of failed
-      // housekeeping (src/state/housekeeping.ts) are not records.
-      else if (e.name !== 'lock' && e.name !== 'audited' && e.name !== 'housekeeping.json')
+      // housekeeping (src/state/housekeeping.ts), and the node agent's note of the networks' adapters
+      // (src/state/adapters-seen.ts) are not records.
+      else if (!['lock', 'audited', 'housekeeping.json', 'adapters-seen.json'].includes(e.name))
         out.push(path.relative(h.stateDir, p));
     }
   };

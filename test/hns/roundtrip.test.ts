@@ -335,6 +335,7 @@ describe('HNS v1 (HNSCall) paths the plugin uses', () => {
         mac: '00-15-5D-AA-00-01',
         description: expect.any(String),
         index: expect.any(Number),
+        interfaceGuid: expect.stringMatching(/^\{[0-9A-F]{8}(-[0-9A-F]{4}){3}-[0-9A-F]{12}\}$/),
       },
       {
         name: 'Ethernet 2',
@@ -342,6 +343,7 @@ describe('HNS v1 (HNSCall) paths the plugin uses', () => {
         mac: '00-15-5D-AA-00-02',
         description: expect.any(String),
         index: expect.any(Number),
+        interfaceGuid: expect.stringMatching(/^\{[0-9A-F]{8}(-[0-9A-F]{4}){3}-[0-9A-F]{12}\}$/),
       },
     ]);
     await control.addAdapter({ Name: 'Ethernet 3', MacAddress: '00-15-5D-AA-00-03' });

@@ -154,7 +154,7 @@ describe('detect', () => {
   });
 
   it('deletes an orphan network together with its orphan endpoints, endpoints first', () => {
-    // A DEL that held the attached endpoint and could not delete it names it by id (plugin/verbs/del.ts).
+    // A DEL that held the attached endpoint and could not delete it names it by id (plugin/verbs/del-recorded.ts).
     const tomb: TombstoneRecord = {
       kind: 'tombstone',
       schema: 1,
@@ -203,7 +203,7 @@ describe('detect', () => {
   });
 
   it("protects an attached endpoint that only carries a tombstoned owner's name: that DEL did not hold it, it may be another pod's", () => {
-    // Every DEL without a record tombstones the owner's endpoint name without an id (plugin/verbs/del.ts): a name is not
+    // Every DEL without a record tombstones the owner's endpoint name without an id (plugin/verbs/del-unrecorded.ts): a name is not
     // enough to condemn an endpoint that is in use.
     const tomb: TombstoneRecord = {
       kind: 'tombstone',

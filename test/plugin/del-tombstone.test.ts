@@ -11,7 +11,7 @@ import * as path from 'path';
 import type { EndpointInfo, HnsApi } from '../../src/hns/api';
 import { hostOs } from '../../src/hns/host-os';
 import { silentLogger } from '../../src/log/logger';
-import { deleteUnrecorded } from '../../src/plugin/verbs/del';
+import { deleteUnrecorded } from '../../src/plugin/verbs/del-unrecorded';
 import { StateStore } from '../../src/state/store';
 import type { IntentRecord, TombstoneRecord } from '../../src/state/records';
 import { bridgeConf, cni, cniProcess, useHarness, type Harness } from '../helpers/cni-harness';

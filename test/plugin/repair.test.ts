@@ -8,6 +8,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { silentLogger } from '../../src/log/logger';
+import { sameId, V2Api } from '../../src/hns/api';
 import { hostOs } from '../../src/hns/host-os';
 import type { Logger } from '../../src/log/logger';
 import { audit } from '../../src/orphans/audit';
@@ -142,6 +143,38 @@ describe('repair after an HNS restart', () => {
     expect((await h.sim.control.dump()).networks).toEqual([]);
   });
 
+  it('delegated NIC after a reboot that gave the NIC another NetCfgInstanceId: the repaired record names the adapter as it is now', async () => {
+    const nic = {
+      cniVersion: '1.1.0',
+      name: 'nics',
+      type: 'hcn-cni',
+      mode: 'delegatedNic',
+      subnet: '10.20.1.0/24',
+      repair: true,
+      runtimeConfig: { mac: NIC.MacAddress },
+    };
+    const ns = await newNamespace(h);
+    expect((await cni(h, { verb: 'ADD', conf: nic, containerId: 'pod-nic', netns: ns })).exitCode).toBe(0);
+    const file = path.join(
+      h.stateDir,
+      'attachments',
+      recordFiles(h, 'attachments').find((f) => f.includes('pod-nic'))!,
+    );
+    const recorded = () =>
+      (JSON.parse(fs.readFileSync(file, 'utf8')) as { adapter?: { interfaceGuid?: string } }).adapter;
+    const before = recorded()!.interfaceGuid;
+    expect(before).toMatch(/^\{/);
+    await h.sim.control.restart();
+    await h.sim.control.removeAdapter(NIC.Name);
+    await h.sim.control.addAdapter(NIC);
+    const now = (await h.sim.control.host()).adapters.find((a) => a.Name === NIC.Name)!.InterfaceGuid;
+    expect(now).not.toBe(before);
+    const report = await repairAttachments({ deps: h.deps, conf: servedConf(), log: silentLogger });
+    expect(report.map((r) => r.outcome)).toEqual(['repaired']);
+    expect(recorded()).toEqual({ name: NIC.Name, mac: NIC.MacAddress, interfaceGuid: now });
+    expect((await cni(h, { verb: 'DEL', conf: nic, containerId: 'pod-nic', netns: ns })).exitCode).toBe(0);
+  });
+
   it('a record without the recorded spec (written by an older version) is reported, not guessed at', async () => {
     const ns = await newNamespace(h);
     await add('pod-old', ns);
@@ -154,6 +187,24 @@ describe('repair after an HNS restart', () => {
     const report = await repairAttachments({ deps: h.deps, conf: servedConf(), log: silentLogger });
     expect(report.map((r) => r.outcome)).toEqual(['no-recorded-spec']);
     expect((await h.sim.control.dump()).endpoints).toEqual([]);
+  });
+
+  it("bridge mode: a network HNS no longer has is reported network-gone and not created (it is the operator's, or every pod's)", async () => {
+    const ns = await newNamespace(h);
+    await add('pod-net-gone', ns);
+    const [file] = recordFiles(h, 'attachments');
+    const rec = JSON.parse(fs.readFileSync(path.join(h.stateDir, 'attachments', file!), 'utf8')) as {
+      network: { id: string };
+    };
+    await h.sim.control.restart();
+    const api = new V2Api(h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }));
+    if ((await api.listNetworks()).some((n) => sameId(n.id, rec.network.id))) await api.deleteNetwork(rec.network.id);
+    const report = await repairAttachments({ deps: h.deps, conf: servedConf(), log: silentLogger });
+    expect(report.map((r) => r.outcome)).toEqual(['network-gone']);
+    const dump = await h.sim.control.dump();
+    expect(dump.networks).toEqual([]);
+    expect(dump.endpoints).toEqual([]);
+    expect(recordFiles(h, 'intents')).toEqual([]);
   });
 
   it('a Docker-style pod whose container is gone is reported, and nothing it created is left', async () => {

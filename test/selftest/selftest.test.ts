@@ -8,6 +8,7 @@
 import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
+import { namespaceIdOf } from '../../src/orphans/selftest-names';
 import { startHarness, stateFiles, ROOT, CLI, type Harness } from '../helpers/cni-harness';
 
 const SIM_CLI = path.join(ROOT, 'dist', 'cli', 'hcn-sim.js');
@@ -293,6 +294,7 @@ describe('killed at an HNS call', () => {
           endpointsAfterAudit: afterAudit.endpoints,
           // By name: each fresh node's configured network has a new id.
           networksAfterAudit: afterAudit.networks.map((n) => n.split(' ')[0]),
+          namespacesAfterAudit: afterAudit.namespaces,
           next: next.code,
           namespaces: afterNext.namespaces,
           endpoints: afterNext.endpoints,
@@ -311,12 +313,32 @@ describe('killed at an HNS call', () => {
       audit: 0,
       endpointsAfterAudit: [],
       networksAfterAudit: networks,
+      namespacesAfterAudit: [],
       next: 0,
       namespaces: [],
       endpoints: [],
       allocated: [],
       intents: [],
     });
+
+  test("killed with its namespace made: the audit removes that namespace by the id its dead claim gives, and no other (not a dry run's)", async () => {
+    const hcn = h.deps.hns.hcn({ hnsTimeoutSeconds: 10 });
+    // A pod's namespace, and one with the id a self-test of another owner would derive (no claim of it here).
+    const pods = String((await hcn.createNamespace()).ID).toLowerCase();
+    const unclaimed = namespaceIdOf({ containerId: 'hcn-cni-selftest-0123456789abcdef', ifname: 'eth0' });
+    await hcn.createNamespace({}, unclaimed);
+    await h.sim.control.killClient('HcnCreateEndpoint', { nth: 1 });
+    expect((await selftest()).signal).toBe('SIGKILL');
+    const left = (await node()).namespaces.map((id) => id.toLowerCase());
+    expect(left).toHaveLength(3);
+    const its = left.find((id) => id !== pods && id !== unclaimed)!;
+    expect((await run(CLI, ['audit', '--dry-run', '--conf', conflist()])).code).toBe(0);
+    expect((await node()).namespaces.map((id) => id.toLowerCase()).sort()).toEqual([...left].sort());
+    const audited = await run(CLI, ['audit', '--conf', conflist()]);
+    expect(audited.code).toBe(0);
+    expect((await node()).namespaces.map((id) => id.toLowerCase()).sort()).toEqual([pods, unclaimed].sort());
+    expect(its).not.toBe(unclaimed);
+  }, 60_000);
 
   test('at every call: the next audit leaves none of its endpoints, and the next self-test finishes the rest', async () => {
     const all = await points([]);

@@ -5,7 +5,9 @@
  * attached to nothing, which one look cannot tell.
  */
 import { execFile } from 'child_process';
+import * as fs from 'fs';
 import * as http from 'http';
+import * as path from 'path';
 import { promisify } from 'util';
 import { parseNetConf } from '../../src/cni/config';
 import { NodeDoctor } from '../../src/service/agent/node-doctor';
@@ -165,4 +167,38 @@ it("hcn-cni doctor through the service knows since when an endpoint is attached 
   } finally {
     await service.stop();
   }
+});
+
+it("a bridge network's NIC replaced under the same name and MAC: the agent noted its NetCfgInstanceId, so even after a restart of the service it is one error", async () => {
+  const conf = parseNetConf(bridgeConf({ stateDir: h.stateDir, hnsTimeoutSeconds: 10 }), {
+    platform: 'linux',
+    defaults: { stateDir: h.stateDir },
+    verb: 'ADD',
+  });
+  const { api } = await h.deps.hns.api({ apiVersion: 2, hnsTimeoutSeconds: 10 });
+  const net = await api.createNetwork({
+    name: 'l2bridge',
+    type: 'L2Bridge',
+    flags: 0,
+    adapterName: 'Ethernet 2',
+    subnets: [{ prefix: '10.8.0.0/24', gateway: '10.8.0.1' }],
+    policies: [],
+  });
+  const changed = (found: Finding[]) => found.filter((f) => f.kind === 'network-adapter-changed');
+  expect(changed(await new NodeDoctor({ deps: h.deps, platform: 'linux' }).run(conf, silentLogger))).toEqual([]);
+  const eth2 = (await h.sim.control.host()).adapters.find((a) => a.Name === 'Ethernet 2')!;
+  const noted = JSON.parse(fs.readFileSync(path.join(h.stateDir, 'adapters-seen.json'), 'utf8')) as Record<
+    string,
+    { interfaceGuid: string }
+  >;
+  expect(noted[net.id.toLowerCase()]!.interfaceGuid).toBe(eth2.InterfaceGuid);
+  // The driver reinstalled (or a Hyper-V reboot): the same name and MAC, another NetCfgInstanceId.
+  await h.sim.control.removeAdapter('Ethernet 2');
+  await h.sim.control.addAdapter({ Name: 'Ethernet 2', MacAddress: eth2.MacAddress });
+  const restarted = new NodeDoctor({ deps: h.deps, platform: 'linux' });
+  const found = changed(await restarted.run(conf, silentLogger));
+  expect(found.map((f) => [f.severity, f.subject])).toEqual([['error', `network l2bridge (${net.id})`]]);
+  expect(found[0]!.why).toContain(`as ${eth2.InterfaceGuid} when the node agent first saw it`);
+  // It stays a finding at the next look (the first id is kept until the network is re-created).
+  expect(changed(await restarted.run(conf, silentLogger))).toHaveLength(1);
 });

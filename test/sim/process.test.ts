@@ -302,6 +302,8 @@ test('startSimulator applies a host and reports a simulator that cannot start', 
         MacAddress: '00-15-5D-00-00-01',
         InterfaceDescription: 'Microsoft Hyper-V Network Adapter #4',
         InterfaceIndex: 4,
+        // Not given in the host: one of its own, new for the adapter.
+        InterfaceGuid: expect.stringMatching(/^\{[0-9A-F]{8}(-[0-9A-F]{4}){3}-[0-9A-F]{12}\}$/),
         Physical: true,
       },
     ]);

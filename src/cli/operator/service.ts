@@ -18,6 +18,9 @@ function seconds(ms: number): string {
 function describe(s: ServiceStatus): string {
   const lines = [
     `service: running at ${s.address} (pid ${s.pid}, protocol ${s.protocol}, up ${seconds(s.uptimeMs)} since ${s.startedAt})`,
+    s.confDir
+      ? `conf dir: ${s.confDir}`
+      : 'conf dir: none given (a network is served once a verb of its own arrived; serve --conf-dir)',
     `requests: ${s.served} served, ${s.refused} refused, ${s.failed} failed, ${s.inFlight.length} in flight`,
     `not run (shim gone before the request started): ${s.notRun ?? 0}; connections closed unread: ${s.timedOut ?? 0} too slow, ${s.tooMany ?? 0} over the limit; ${s.pendingConnections ?? 0} reading now; log files open: ${s.logFilesOpen ?? 0}`,
   ];

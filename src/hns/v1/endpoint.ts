@@ -1,8 +1,8 @@
 /** V1Api's endpoints, through HNSCall (microsoft/hcsshim internal/hns/hnsendpoint.go); the link after v1/network.ts. */
 import { familyOf } from '../../net/ipv4';
-import type { DeleteOutcome, EndpointInfo, EndpointSpec, NetworkInfo } from '../api-types';
+import type { DeleteOutcome, EndpointInfo, EndpointListing, EndpointSpec, NetworkInfo } from '../api-types';
 import { orUndefined, outcome, sameId } from '../answers';
-import { endpointFromV1 } from '../converters';
+import { endpointFromV1, endpointsOfListing } from '../converters';
 import { PolicyError, render } from '../policies';
 import type { HnsV1Endpoint } from '../schema';
 import { V1Networks } from './network';
@@ -12,7 +12,10 @@ export abstract class V1Endpoints extends V1Networks {
     return (await this.listEndpoints()).map((e) => e.id);
   }
   async listEndpoints(): Promise<EndpointInfo[]> {
-    return ((await this.hcn.hnsCall<HnsV1Endpoint[]>('GET', '/endpoints/')) ?? []).map(endpointFromV1);
+    return endpointsOfListing(await this.listEndpointDocuments());
+  }
+  async listEndpointDocuments(): Promise<EndpointListing> {
+    return { view: 1, docs: (await this.hcn.hnsCall<HnsV1Endpoint[]>('GET', '/endpoints/')) ?? [] };
   }
   async findEndpoints(filter: { name: string } | { networkId: string }): Promise<EndpointInfo[]> {
     // HNSCall has no query: hcsshim internal/hns GetHNSEndpointByName lists them all too.

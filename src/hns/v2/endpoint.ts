@@ -1,8 +1,8 @@
 /** V2Api's endpoints, through HCN (microsoft/hcsshim hcn/hcnendpoint.go); the link after v2/network.ts. */
 import { defaultRoute, familyOf } from '../../net/ipv4';
-import type { DeleteOutcome, EndpointInfo, EndpointSpec, NetworkInfo } from '../api-types';
+import type { DeleteOutcome, EndpointInfo, EndpointListing, EndpointSpec, NetworkInfo } from '../api-types';
 import { orUndefined, outcome } from '../answers';
-import { endpointFromV1, endpointFromV2 } from '../converters';
+import { endpointFromV1, endpointFromV2, endpointsOfListing } from '../converters';
 import type { HnsV1Endpoint, HostComputeEndpoint, TypedPolicy } from '../schema';
 import { V2Networks } from './network';
 
@@ -13,8 +13,11 @@ export abstract class V2Endpoints extends V2Networks {
   }
 
   async listEndpoints(): Promise<EndpointInfo[]> {
-    if (this.bulkV1) return ((await this.hcn.hnsCall<HnsV1Endpoint[]>('GET', '/endpoints/')) ?? []).map(endpointFromV1);
-    return (await this.hcn.listEndpoints()).map(endpointFromV2);
+    return endpointsOfListing(await this.listEndpointDocuments());
+  }
+  async listEndpointDocuments(): Promise<EndpointListing> {
+    if (this.bulkV1) return { view: 1, docs: (await this.hcn.hnsCall<HnsV1Endpoint[]>('GET', '/endpoints/')) ?? [] };
+    return { view: 2, docs: await this.hcn.listEndpoints() };
   }
   async findEndpoints(filter: { name: string } | { networkId: string }): Promise<EndpointInfo[]> {
     // The v1 field names: hcsshim's filters use Name and VirtualNetwork (HNS has no v2 key for the network).

@@ -15,6 +15,8 @@ import { endpointName } from '../../orphans/ownership';
 import type { IntentRecord, PlannedObject } from '../../state/records';
 import { plannedId } from '../add-plan';
 import type { AddMode, AddPlan, AddRun, Claimed } from '../add-steps';
+import type { DelMode } from '../del-steps';
+import type { RepairMode } from '../repair-steps';
 import type { Addressing, EndpointPlacement, Placed } from '../add-steps';
 import { placeEndpoint, refusable, refusedCreate } from '../endpoint';
 import { addressesOf } from '../ip-holders';
@@ -242,10 +244,11 @@ async function overlaySettings(
 
 /**
  * Bridge mode: every pod's endpoint in one shared network (found, or created when the configuration says so). It
- * creates no network of a pod's own, so it has no network flags and no own network name; "iov" is refused, as it
- * applies to the pod's own NIC network only.
+ * creates no network of a pod's own, so it has no network flags and no own network name, and a DEL leaves the
+ * network (it is every pod's), and a repair does not create it when HNS no longer has it (it is the operator's, or every
+ * pod's); "iov" is refused, as it applies to the pod's own NIC network only.
  */
-export const bridgeMode: AddMode = {
+export const bridgeMode: AddMode & DelMode & RepairMode = {
   name: 'bridge',
   check(conf) {
     if (conf.iov) {
@@ -259,4 +262,7 @@ export const bridgeMode: AddMode = {
   ownNetworkName: () => undefined,
   claimPlan: (a) => planBridge(a),
   place: (a, got: Claimed) => placeInBridge(a, got.addr, got.intent, got.listed),
+  removeOwnNetwork: () => Promise.resolve(false),
+  previousNicNetwork: () => Promise.resolve(undefined),
+  networkNotRecreated: (rec) => `HNS network "${rec.network.name}" (${rec.network.id}) is gone`,
 };

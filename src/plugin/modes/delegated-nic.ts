@@ -9,7 +9,7 @@
  * when it is a leak), and otherwise says precisely who holds it.
  */
 import { CniCode, CniError } from '../../cni/cni-error';
-import { sameId, type NetworkInfo, type NetworkSpec } from '../../hns/api';
+import { sameId, type HnsApi, type NetworkInfo, type NetworkSpec } from '../../hns/api';
 import { hcnCause, isAdapterUnavailable, isAlreadyExists } from '../../hns/hcn-error';
 import type { HostAdapter } from '../../hns/hcn';
 import { NetworkFlags } from '../../hns/schema';
@@ -19,9 +19,20 @@ import { unicastMac } from '../../net/mac';
 import { deleteNetworkUnlessHeld } from '../../orphans/network-holders';
 import { endpointName, namesOwner, nicNetworkName, parseOwnedName } from '../../orphans/ownership';
 import { intentLiveness } from '../../state/liveness';
-import { ownerKey, sameOwner, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../../state/records';
+import {
+  ownerKey,
+  sameOwner,
+  type AttachmentRecord,
+  type IntentRecord,
+  type PlannedObject,
+  type RecordedAdapter,
+} from '../../state/records';
 import { plannedId } from '../add-plan';
 import type { AddMode, AddRun } from '../add-steps';
+import type { DelMode, DelPlan } from '../del-steps';
+import type { RepairMode } from '../repair-steps';
+import { azureNicNetworkName } from '../../orphans/peer-networks';
+import { deleteOwnNetwork } from './own-network';
 import type { Addressing, Placed } from '../add-steps';
 import { keepClaim, updateIntent } from '../claim';
 import { placeEndpoint } from '../endpoint';
@@ -255,7 +266,7 @@ export async function placeOnNic(
   const netName = nicNetworkName(a.plan.owner);
   // The MAC came from IPAM: now the intent can name the NIC and the network it will create.
   const named = startIntent.mac ? startIntent : await nameNicNetwork(a, startIntent, netName, mac);
-  const { network, networkSpec, intent } = await nicNetwork(a, named, { name: netName, mac, subnets }, reuse);
+  const { network, networkSpec, adapter, intent } = await nicNetwork(a, named, { name: netName, mac, subnets }, reuse);
   return placeEndpoint(a, addr, intent, {
     network,
     networkOwned: true,
@@ -264,6 +275,7 @@ export async function placeOnNic(
     gateways: subnets.map((s) => s.gateway).filter((g): g is string => g !== undefined),
     mac,
     ...(networkSpec ? { networkSpec } : {}),
+    ...(adapter ? { adapter } : {}),
     policies: a.plan.policies,
   });
 }
@@ -312,30 +324,65 @@ async function nicNetwork(
   intent: IntentRecord,
   want: { name: string; mac: string; subnets: SubnetInfo[] },
   reuse: AttachmentRecord | undefined,
-): Promise<{ network: NetworkInfo; networkSpec: NetworkSpec | undefined; intent: IntentRecord }> {
+): Promise<{
+  network: NetworkInfo;
+  networkSpec: NetworkSpec | undefined;
+  adapter: RecordedAdapter | undefined;
+  intent: IntentRecord;
+}> {
   const kept = reuse?.network.owned
     ? await step('looking up the recorded network', () => a.api.getNetwork(reuse.network.id))
     : undefined;
-  if (kept) return { network: kept, networkSpec: reuse?.recreate?.network as NetworkSpec | undefined, intent };
+  if (kept) {
+    const networkSpec = reuse?.recreate?.network as NetworkSpec | undefined;
+    return { network: kept, networkSpec, adapter: reuse?.adapter, intent };
+  }
   const adapter = await lookupNic(a, want.mac, intent.id);
   const netId = intent.planned.find((p) => p.kind === 'network')?.id;
   const made = await createNicNetwork(a, intent.id, { ...want, ...(netId ? { id: netId } : {}) }, adapter);
   const created = made.network;
   a.undo.push('delete the network', () => deleteNetworkUnlessHeld(a.api, created.id));
   const claim = await keepClaim(a, intent, { kind: 'network', planned: netId, actual: created.id });
-  return { network: created, networkSpec: made.spec, intent: claim };
+  return { network: created, networkSpec: made.spec, adapter: recordedAdapter(adapter), intent: claim };
+}
+
+/** The adapter as the record keeps it. */
+export function recordedAdapter(x: HostAdapter): RecordedAdapter {
+  return { name: x.name, mac: x.mac, ...(x.interfaceGuid ? { interfaceGuid: x.interfaceGuid } : {}) };
+}
+
+/**
+ * In delegatedNic mode with the Azure opt-in: the id of Azure's network for the request's NIC (azure-<mac>), on
+ * which Azure's endpoint of the pod's delegated NIC is (peer-endpoints.ts). Only asked when it can matter.
+ */
+async function azureNicNetwork(api: HnsApi, plan: Pick<DelPlan, 'conf' | 'attachment'>): Promise<string | undefined> {
+  if (!plan.conf.adopt.includes('azure')) return undefined;
+  let mac: string | undefined;
+  try {
+    mac = runtimeMac({ plan });
+  } catch {
+    return undefined;
+  }
+  if (!mac) return undefined;
+  const name = azureNicNetworkName(mac);
+  return (await step(`looking up HNS network "${name}"`, () => api.findNetworkByName(name)))?.id;
 }
 
 /**
  * Delegated-NIC mode: a network of the pod's own on its NIC (flags as Azure CNI's FrontendNIC networks:
  * endpoint-config.ts nicNetworkFlags), then the endpoint in it; the network is named after the attachment, so an
- * earlier attempt's is found by name (own-objects.ts).
+ * earlier attempt's is found by name (own-objects.ts). A DEL deletes that network after the endpoint, unless
+ * another endpoint is on it (own-network.ts); a repair re-creates it from its recorded spec, as it is non-persistent
+ * and goes with an HNS restart (repair-pod.ts).
  */
-export const delegatedNicMode: AddMode = {
+export const delegatedNicMode: AddMode & DelMode & RepairMode = {
   name: 'delegatedNic',
   check: () => undefined,
   networkFlags: (conf, host) => nicNetworkFlags(conf, host.version, host.hnsVersion),
   ownNetworkName: (owner) => nicNetworkName(owner),
   claimPlan: (a, existing) => planDelegated(a, existing),
   place: (a, got) => placeOnNic(a, got.addr, got.intent, got.existing),
+  removeOwnNetwork: async (d, rec) => rec.network.owned && (await deleteOwnNetwork(d.api, rec.network.id, d.log)),
+  previousNicNetwork: (api, plan) => azureNicNetwork(api, plan),
+  networkNotRecreated: () => undefined,
 };

@@ -3,13 +3,9 @@
  * endpoint under that plugin's naming scheme is removed (peer-endpoints.ts, rule 2), and the pod's IPAM allocation
  * is kept while any HNS endpoint still holds one of its addresses (ip-holders.ts, rule 1).
  */
-import type { VerbContext } from '../../cni/types';
-import type { EndpointInfo, HnsApi } from '../../hns/api';
-import type { Owner } from '../../state/records';
-import type { DelDeps } from './del-deps';
+import type { EndpointInfo } from '../../hns/api';
+import type { DelRunWithApi } from '../del-steps';
 import { addressesOf, heldAddresses, holdersOf, keepForHolders } from '../ip-holders';
-import { azureNicNetworkName } from '../../orphans/peer-networks';
-import { runtimeMac } from '../modes/delegated-nic';
 import { removePeerEndpoints } from '../peer-endpoints';
 import { step } from '../to-cni-error';
 
@@ -17,16 +13,13 @@ import { step } from '../to-cni-error';
  * Returns whether the IPAM allocation must be kept (then the tombstone says so and names the holders).
  * `listed`: a listing made after the DEL's own deletes, when it deleted nothing (so it is still HNS's state).
  */
-export async function delMigrated(
-  d: DelDeps,
-  ctx: VerbContext,
-  owner: Owner,
-  listed?: EndpointInfo[],
-): Promise<{ keepIp: boolean }> {
-  const { api, store } = d;
-  const { conf, attachment } = ctx;
+export async function delMigrated(d: DelRunWithApi, listed?: EndpointInfo[]): Promise<{ keepIp: boolean }> {
+  const { api, store, plan } = d;
+  const { conf, attachment, owner } = plan;
   const endpoints = listed ?? (await step('listing HNS endpoints', () => api.listEndpoints()));
-  const nicNetwork = await azureNicNetwork(api, ctx);
+  // In delegatedNic mode with the Azure opt-in, Azure's endpoint of the pod's delegated NIC is on Azure's network for
+  // that NIC (modes/delegated-nic.ts).
+  const nicNetwork = await plan.mode.previousNicNetwork(api, plan);
   const peers = await step("removing the previous plugin's endpoint", () =>
     removePeerEndpoints(
       d,
@@ -38,7 +31,7 @@ export async function delMigrated(
       },
     ),
   );
-  if (!ctx.ipam.configured) return { keepIp: false };
+  if (!d.ipam.configured) return { keepIp: false };
   // The pod's own endpoints' addresses (not those of another pod's endpoint that only shares a name with it).
   const found = [...peers.removed, ...peers.kept.filter((k) => !k.elsewhere)].map((p) => p.endpoint);
   // And what an earlier DEL of the pod found held (a repeated DEL gets no prevResult from libcni).
@@ -51,21 +44,4 @@ export async function delMigrated(
   if (holders.length === 0) return { keepIp: false };
   await keepForHolders(d, owner, holders, conf.name);
   return { keepIp: true };
-}
-
-/**
- * In delegatedNic mode with the Azure opt-in: the id of Azure's network for the request's NIC (azure-<mac>), on
- * which Azure's endpoint of the pod's delegated NIC is (peer-endpoints.ts). Only asked when it can matter.
- */
-async function azureNicNetwork(api: HnsApi, ctx: VerbContext): Promise<string | undefined> {
-  if (ctx.conf.mode !== 'delegatedNic' || !ctx.conf.adopt.includes('azure')) return undefined;
-  let mac: string | undefined;
-  try {
-    mac = runtimeMac({ plan: ctx });
-  } catch {
-    return undefined;
-  }
-  if (!mac) return undefined;
-  const name = azureNicNetworkName(mac);
-  return (await step(`looking up HNS network "${name}"`, () => api.findNetworkByName(name)))?.id;
 }

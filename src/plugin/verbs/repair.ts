@@ -15,56 +15,32 @@
  * meanwhile (StateStore.removeDeletedAttachment) — then the undo deletes what the repair created, so a repair racing
  * a DEL of the same pod leaves nothing. Shared attachments (container:<id>) are not acted on: they follow their
  * sandbox. A pod that cannot be repaired is reported, never guessed at.
+ *
+ * As ADD and DEL: `prepare` makes the plan once (the configuration, the pods judged unhealthy), then each pod's repair
+ * runs in its turn (repairOne here, the steps in repair-pod.ts).
  */
-import { CniCode, CniError } from '../../cni/cni-error';
 import type { NetConf } from '../../cni/types';
-import {
-  sameId,
-  type EndpointInfo,
-  type EndpointSpec,
-  type HnsApi,
-  type NetworkInfo,
-  type NetworkSpec,
-} from '../../hns/api';
-import { hcnCause, isUnreachable } from '../../hns/hcn-error';
-import { deleteObject } from '../../hns/teardown';
-import { hresultHex } from '../../hns/hresults';
+import { sameId, type EndpointInfo, type HnsApi } from '../../hns/api';
 import type { Logger } from '../../log/logger';
-import { deleteNetworkUnlessHeld } from '../../orphans/network-holders';
-import { ownerKey, type AttachmentRecord, type IntentRecord, type PlannedObject } from '../../state/records';
-import { AttachmentChangedError, type StateStore } from '../../state/store';
-import { commit, keepClaim, writeIntent, type ClaimContext } from '../claim';
-import { detach, ensureAttached } from '../attach';
+import type { AttachmentRecord } from '../../state/records';
+import type { StateStore } from '../../state/store';
+import type { ClaimContext } from '../claim';
+import type { HostHns } from '../host-hns';
+import type { StateStores } from '../state-stores';
 import { judgePod, judgePods, type PodVerdict } from '../pod-health';
-import type { PluginDeps } from '../deps';
 import { Undo } from '../undo';
+import { reporterFor, type PodRepair } from './repair-outcomes';
+import { reattach, recreatable, recreate, type PodRepairRun } from './repair-pod';
 
-/** What became of one pod's repair (docs/repair.md, "Per pod, reported"); the service's metrics label them all. */
-export const REPAIR_OUTCOMES = [
-  'repaired',
-  'namespace-gone',
-  'container-gone',
-  'network-gone',
-  'no-recorded-spec',
-  'deleted-meanwhile',
-  'hns-refused',
-  'hns-unreachable',
-  'hns-failed',
-] as const;
-export type RepairOutcome = (typeof REPAIR_OUTCOMES)[number];
-
-export interface PodRepair {
-  /** containerId@ifname */
-  attachment: string;
-  endpoint: string;
-  outcome: RepairOutcome;
-  detail?: string;
-  /** The HRESULT HNS (or HCS) answered, "0x803B0006", when it refused. */
-  hresult?: string;
-}
+export { REPAIR_OUTCOMES, type PodRepair, type RepairOutcome } from './repair-outcomes';
 
 /** What a repair uses of the plugin's dependencies (deps.ts): HNS, the state store, and what its intents record. */
-export type RepairDeps = Pick<PluginDeps, 'hns' | 'stores' | 'now' | 'pid'>;
+export type RepairDeps = {
+  readonly hns: HostHns;
+  readonly stores: StateStores;
+  readonly now: () => number;
+  readonly pid: number;
+};
 
 export interface RepairOptions {
   deps: RepairDeps;
@@ -76,19 +52,30 @@ export interface RepairOptions {
   serialize?: <T>(attachment: { containerId: string; ifname: string }, task: () => Promise<T>) => Promise<T>;
 }
 
+/** The plan of a repair (plain data): the configuration, and its network's pods that do not have what they need. */
+interface RepairPlan {
+  readonly conf: NetConf;
+  readonly unhealthy: readonly PodVerdict[];
+}
+
+/** What a repair runs with: the plan, the dependencies, the HNS API chosen, the state store, the log. */
+interface RepairRun {
+  readonly plan: RepairPlan;
+  readonly deps: RepairDeps;
+  readonly api: HnsApi;
+  readonly store: StateStore;
+  readonly log: Logger;
+}
+
 /** Repairs every recorded attachment of this configuration's network whose pod does not have what it needs. */
 export async function repairAttachments(o: RepairOptions): Promise<PodRepair[]> {
-  const { deps, conf, log } = o;
-  const { api } = await deps.hns.api(conf);
-  const store = deps.stores.store(conf, log);
-  const verdicts =
-    o.verdicts ?? (await judgePods(api, ofNetwork(store.snapshot().attachments, conf), await api.listEndpoints()));
-  const unhealthy = verdicts.filter((v) => v.problem && ofNetwork([v.record], conf).length > 0);
+  const run = await prepare(o);
+  const { log } = run;
   const reports: PodRepair[] = [];
   const serialize = o.serialize ?? (<T>(_: unknown, task: () => Promise<T>) => task());
   // One pod at a time: a restart of a node with many pods is not answered by as many HNS creates at once.
-  for (const { record, endpoint } of unhealthy) {
-    const report = await serialize(record, () => repairOne(api, { deps, conf, log, store }, record, endpoint));
+  for (const verdict of run.plan.unhealthy) {
+    const report = await serialize(verdict.record, () => repairOne(run, verdict));
     if (!report) continue;
     const line = { attachment: report.attachment, endpoint: report.endpoint, outcome: report.outcome };
     if (report.outcome === 'repaired') log.info(line, 'repair: endpoint re-created or re-attached');
@@ -98,53 +85,45 @@ export async function repairAttachments(o: RepairOptions): Promise<PodRepair[]> 
   return reports;
 }
 
+/** The API chosen, and the pods judged (from one listing, unless the caller judged them just now). */
+async function prepare(o: RepairOptions): Promise<RepairRun> {
+  const { deps, conf, log } = o;
+  const { api } = await deps.hns.api(conf);
+  const store = deps.stores.store(conf, log);
+  const verdicts =
+    o.verdicts ?? (await judgePods(api, ofNetwork(store.snapshot().attachments, conf), await api.listEndpoints()));
+  const unhealthy = verdicts.filter((v) => v.problem && ofNetwork([v.record], conf).length > 0);
+  return { plan: { conf, unhealthy }, deps, api, store, log };
+}
+
 /** The records this configuration repairs: its network's (records older than cniNetwork: any network's). */
 export function ofNetwork(records: readonly AttachmentRecord[], conf: Pick<NetConf, 'name'>): AttachmentRecord[] {
   return records.filter((r) => r.mode !== 'shared' && (r.cniNetwork === undefined || r.cniNetwork === conf.name));
 }
 
-/** Says what became of one pod's repair. */
-type Reporter = (outcome: RepairOutcome, detail?: string, hresult?: number) => PodRepair;
-
-/** What one pod's repair steps (recreate, reattach) use: HNS, the claim they work under, how they report. */
-interface PodRepairDeps {
-  readonly api: HnsApi;
-  readonly claim: ClaimContext;
-  readonly report: Reporter;
-}
-
-async function repairOne(
-  api: HnsApi,
-  base: { deps: RepairDeps; conf: NetConf; log: Logger; store: StateStore },
-  seen: AttachmentRecord,
-  listed: EndpointInfo | undefined,
-): Promise<PodRepair | undefined> {
-  const owner = { containerId: seen.containerId, ifname: seen.ifname };
-  const report: Reporter = (outcome, detail, hresult) => ({
-    attachment: ownerKey(owner),
-    endpoint: seen.endpoint.id,
-    outcome,
-    ...(detail ? { detail } : {}),
-    ...(hresult !== undefined ? { hresult: hresultHex(hresult) } : {}),
-  });
+async function repairOne(run: RepairRun, seen: PodVerdict): Promise<PodRepair | undefined> {
+  const { api, store } = run;
+  const owner = { containerId: seen.record.containerId, ifname: seen.record.ifname };
+  const report = reporterFor(owner, seen.record.endpoint.id);
   // Read again in this pod's turn: a DEL may have run since the listing, or an ADD re-created it.
-  const rec = base.store.getAttachment(owner);
+  const rec = store.getAttachment(owner);
   if (!rec || rec.mode === 'shared') return undefined;
+  const listed = seen.endpoint;
   const now = await judgePod(api, rec, withListedState(await api.getEndpoint(rec.endpoint.id), listed));
   if (!now.problem) return undefined;
   if (now.problem === 'hns-failed') return report('hns-failed', now.detail);
   const claim: ClaimContext = {
-    plan: { conf: base.conf, owner },
-    deps: base.deps,
-    log: base.log,
-    store: base.store,
+    plan: { conf: run.plan.conf, owner },
+    deps: run.deps,
+    log: run.log,
+    store,
     undo: new Undo(),
   };
-  const d: PodRepairDeps = { api, claim, report };
+  const d: PodRepairRun = { api, claim, report };
   if (now.endpoint) return reattach(d, rec, now.endpoint);
-  const plan = await recreatable(api, rec, report);
+  const plan = await recreatable(d, rec);
   if ('outcome' in plan) return plan;
-  return recreate(d, rec, plan);
+  return recreate(d, plan);
 }
 
 /**
@@ -155,151 +134,4 @@ async function repairOne(
 function withListedState(fresh: EndpointInfo | undefined, listed: EndpointInfo | undefined): EndpointInfo | undefined {
   if (!fresh || fresh.state !== undefined || listed?.state === undefined || !sameId(fresh.id, listed.id)) return fresh;
   return { ...fresh, state: listed.state };
-}
-
-/** What re-creating a gone endpoint needs: its recorded spec, and its network (present, or ours with its spec). */
-interface Recreation {
-  spec: EndpointSpec;
-  network: NetworkInfo | undefined;
-  networkSpec: NetworkSpec | undefined;
-}
-
-/** The recorded attachment can be re-created as it was, or the report of why not. */
-async function recreatable(api: HnsApi, rec: AttachmentRecord, report: Reporter): Promise<Recreation | PodRepair> {
-  const spec = rec.recreate?.endpoint as EndpointSpec | undefined;
-  if (!spec)
-    return report('no-recorded-spec', 'the record was written by a version that did not keep the endpoint spec');
-  if (rec.attach.kind === 'namespace' && !(await api.namespaceExists(rec.attach.target))) {
-    return report(
-      'namespace-gone',
-      `HCN namespace ${rec.attach.target} is gone too; the runtime must re-create the pod`,
-    );
-  }
-  const network: NetworkInfo | undefined = await api.getNetwork(rec.network.id);
-  const networkSpec = rec.recreate?.network as NetworkSpec | undefined;
-  if (!network && !rec.network.owned) {
-    // Not ours to create (bridge mode: the operator's network, or one shared by every pod).
-    return report('network-gone', `HNS network "${rec.network.name}" (${rec.network.id}) is gone`);
-  }
-  if (!network && !networkSpec) return report('no-recorded-spec', 'the record does not keep its network spec');
-  return { spec, network, networkSpec };
-}
-
-/** Re-creates the endpoint (and its own network) under a claim, as an ADD does, and commits the repaired record. */
-async function recreate(d: PodRepairDeps, rec: AttachmentRecord, plan: Recreation): Promise<PodRepair> {
-  const { claim: a, report } = d;
-  const planned: PlannedObject[] = [
-    ...(plan.network ? [] : [{ kind: 'network' as const, name: rec.network.name, id: rec.network.id }]),
-    { kind: 'endpoint', name: rec.endpoint.name, id: rec.endpoint.id },
-  ];
-  let intent;
-  try {
-    intent = await writeIntent(a, planned, rec.mac, rec);
-  } catch (e) {
-    if (e instanceof AttachmentChangedError) return report('deleted-meanwhile', e.message);
-    throw e;
-  }
-  try {
-    const { network, ep, claim } = await recreateObjects(d, rec, plan, intent);
-    const repaired: AttachmentRecord = {
-      ...rec,
-      network: { ...rec.network, id: network.id },
-      endpoint: { ...rec.endpoint, id: ep.id },
-      repairedAt: a.deps.now(),
-    };
-    await commit(a, repaired, claim);
-    if (!sameId(ep.id, rec.endpoint.id)) return { ...report('repaired', `HNS gave it id ${ep.id}`) };
-    return report('repaired');
-  } catch (e) {
-    return failed(a, e, intent.id, report);
-  } finally {
-    a.store.attemptEnded(intent.id);
-  }
-}
-
-/** The network (when gone), the endpoint, the attach; the claim (returned) follows the ids HNS gave. */
-async function recreateObjects(
-  d: PodRepairDeps,
-  rec: AttachmentRecord,
-  plan: Recreation,
-  intent: IntentRecord,
-): Promise<{ network: NetworkInfo; ep: EndpointInfo; claim: IntentRecord }> {
-  const { api, claim: a } = d;
-  let claim = intent;
-  let network = plan.network;
-  if (!network) {
-    // Delegated NIC: the attachment's own network, non-persistent, went with the restart. The NIC it bound is free
-    // again (the network holding it is gone); HNS refuses (0x803B0006) if something else took it meanwhile.
-    network = await api.createNetwork(plan.networkSpec!, rec.network.id);
-    const created = network;
-    a.undo.push('delete the network', () => deleteNetworkUnlessHeld(api, created.id));
-    claim = await keepClaim(a, claim, { kind: 'network', planned: rec.network.id, actual: created.id });
-  }
-  const ep = await api.createEndpoint(network, plan.spec, rec.endpoint.id);
-  a.undo.push('delete the endpoint', () => deleteObject(api, 'endpoint', ep.id));
-  claim = await keepClaim(a, claim, { kind: 'endpoint', planned: rec.endpoint.id, actual: ep.id });
-  await ensureAttached(api, ep, rec.attach, { fresh: true });
-  a.undo.push('detach the endpoint', () => detach(api, ep.id, rec.attach));
-  return { network, ep, claim };
-}
-
-/**
- * The endpoint is there but not attached as recorded: attached again, under the same claim as a re-create (an intent
- * written only while the record is there, a commit that fails when a DEL voided it), so a DEL racing it wins and an
- * intent a killed repair left behind is replaced. Nothing is created, so the undo only detaches.
- */
-async function reattach(d: PodRepairDeps, rec: AttachmentRecord, ep: EndpointInfo): Promise<PodRepair> {
-  const { api, claim: a, report } = d;
-  let intent;
-  try {
-    intent = await writeIntent(a, [{ kind: 'endpoint', name: rec.endpoint.name, id: rec.endpoint.id }], rec.mac, rec);
-  } catch (e) {
-    if (e instanceof AttachmentChangedError) return report('deleted-meanwhile', e.message);
-    throw e;
-  }
-  try {
-    if (rec.attach.kind === 'namespace' && !(await api.namespaceExists(rec.attach.target))) {
-      await a.undo.run(a.log);
-      return report('namespace-gone', `HCN namespace ${rec.attach.target} is gone; the runtime must re-create the pod`);
-    }
-    await ensureAttached(api, ep, rec.attach, { fresh: true });
-    a.undo.push('detach the endpoint', () => detach(api, ep.id, rec.attach));
-    await commit(a, { ...rec, repairedAt: a.deps.now() }, intent);
-    return report('repaired', 're-attached');
-  } catch (e) {
-    return failed(a, e, intent.id, report);
-  } finally {
-    a.store.attemptEnded(intent.id);
-  }
-}
-
-/** How a repair that threw ended: HNS unreachable (the intent stays), else undone and reported by cause. */
-async function failed(a: ClaimContext, e: unknown, intentId: string, report: Reporter): Promise<PodRepair> {
-  const cause = hcnCause(e);
-  if (cause && isUnreachable(cause)) {
-    // As ADD: HNS may still complete what was asked; the intent stays for the audit (or the next repair).
-    return report('hns-unreachable', (e as Error).message, cause.hresult);
-  }
-  await a.undo.run(a.log);
-  // A DEL voided this repair (its commit failed, or the DEL deleted the endpoint under the attach).
-  if (await dropOwnTombstone(a, intentId)) return report('deleted-meanwhile', (e as Error).message);
-  if (e instanceof CniError && e.code === CniCode.UNKNOWN_CONTAINER) return report('container-gone', e.message);
-  if (e instanceof CniError && /namespace .* does not exist/.test(e.message))
-    return report('namespace-gone', e.message);
-  return report('hns-refused', (e as Error).message, cause?.hresult);
-}
-
-/**
- * Whether a DEL voided this repair's intent. Its tombstone was left only for the repair (to have the audit finish what
- * the repair might not): the undo has run, so a tombstone that voids nothing else and keeps no IP is dropped — the DEL
- * left nothing, and neither does the repair.
- */
-async function dropOwnTombstone(a: ClaimContext, intentId: string): Promise<boolean> {
-  const t = a.store.getTombstone(a.plan.owner);
-  if (!t?.voids?.includes(intentId)) return false;
-  if (t.ipamPending || t.heldBy?.length || t.voids.length !== 1) return true;
-  if (a.store.getAttachment(a.plan.owner) || a.store.getIntent(a.plan.owner)) return true;
-  // A tombstone that cannot be removed now is noted (logged, counted) and left to the audit: nothing rests on it.
-  await a.store.tidyTombstone(a.plan.owner, `removing the tombstone of ${ownerKey(a.plan.owner)} a voided repair left`);
-  return true;
 }

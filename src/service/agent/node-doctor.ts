@@ -8,13 +8,33 @@ import type { NetConf } from '../../cni/types';
 import { abandonedCount } from '../../hns/abandoned-calls';
 import { doctor, graceMs } from '../../doctor/doctor';
 import { countFindings, type Finding } from '../../doctor/finding';
+import type { HnsView } from '../../doctor/snapshot';
 import type { Logger } from '../../log/logger';
+import type { AdaptersSeen } from '../../state/adapters-seen';
 import type { PluginDeps } from '../../plugin/deps';
 
 export interface NodeDoctorOptions {
   deps: Pick<PluginDeps, 'hns' | 'stores'>;
   platform: string;
   now?: () => number;
+}
+
+/**
+ * What the state directory notes of each bound network's adapter after a look: a network keeps its first entry (so a
+ * changed id stays a finding until the network is re-created, with another id); a network seen for the first time
+ * gets the id its adapter has now; a network gone is forgotten. Only where the host shows adapter ids.
+ */
+export function adaptersSeenNow(hns: HnsView, seen: AdaptersSeen, at: number): AdaptersSeen {
+  const next: AdaptersSeen = {};
+  for (const n of hns.networks) {
+    const id = n.id.toLowerCase();
+    const now = n.adapterName
+      ? hns.adapters?.find((a) => a.name.toLowerCase() === n.adapterName!.toLowerCase())
+      : undefined;
+    if (seen[id]) next[id] = seen[id];
+    else if (now?.interfaceGuid) next[id] = { adapterName: now.name, interfaceGuid: now.interfaceGuid, since: at };
+  }
+  return next;
 }
 
 export class NodeDoctor {
@@ -34,9 +54,14 @@ export class NodeDoctor {
     if (abandonedCount() > 0) return this.byDir.get(conf.stateDir) ?? [];
     const { hns, stores } = this.options.deps;
     const store = stores.store(conf, log);
-    const { findings } = await doctor({
+    const { findings, snapshot } = await doctor({
       hns: () => hns.api(conf),
-      state: { dir: conf.stateDir, snapshot: () => store.snapshot(), housekeeping: () => store.housekeeping() },
+      state: {
+        dir: conf.stateDir,
+        snapshot: () => store.snapshot(),
+        housekeeping: () => store.housekeeping(),
+        adaptersSeen: () => store.adaptersSeen(),
+      },
       processStartTime: (pid) => hns.os().processStartTime(pid),
       clock: { now: this.now },
       host: { platform: this.options.platform, plugin: 'the running service', confSource: `network ${conf.name}` },
@@ -44,6 +69,11 @@ export class NodeDoctor {
       unattachedSince: (ids, now) => this.remember(ids, now),
     });
     this.byDir.set(conf.stateDir, findings);
+    const seen = snapshot.state?.adaptersSeen;
+    if (snapshot.hns && seen) {
+      const next = adaptersSeenNow(snapshot.hns, seen, snapshot.at);
+      if (JSON.stringify(next) !== JSON.stringify(seen)) store.noteAdaptersSeen(next);
+    }
     return findings;
   }
 

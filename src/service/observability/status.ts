@@ -35,6 +35,11 @@ export interface ServiceStatus {
   agent: NodeAgentStatus;
   /** Where its Prometheus metrics are served; absent when they are off. */
   metricsUrl?: string;
+  /**
+   * The runtime's CNI configuration directory it serves networks from before their verbs arrive (`serve --conf-dir`,
+   * agent/conf-dir.ts); absent when none was given (a network is then served once a verb of its own arrived).
+   */
+  confDir?: string;
 }
 
 export interface StatusParts {
@@ -48,6 +53,7 @@ export interface StatusParts {
   tally: Tally;
   agent: NodeAgent;
   metricsUrl: string | undefined;
+  confDir?: string | undefined;
 }
 
 export function serviceStatus(p: StatusParts): ServiceStatus {
@@ -66,5 +72,6 @@ export function serviceStatus(p: StatusParts): ServiceStatus {
     tally: p.tally.snapshot(),
     agent: p.agent.status(),
     ...(p.metricsUrl !== undefined ? { metricsUrl: p.metricsUrl } : {}),
+    ...(p.confDir !== undefined ? { confDir: p.confDir } : {}),
   };
 }
