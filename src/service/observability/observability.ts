@@ -34,6 +34,8 @@ export interface ObservabilityOptions {
    * acceptable (loopback unless the operator says otherwise) is the CLI's decision (src/cli/serve.ts).
    */
   metrics?: { host: string; port: number };
+  /** The runtime's CNI configuration directory the agent serves networks from (AgentOptions): the status names it. */
+  confDir?: string;
 }
 
 /** What the metrics' gauges and the status read, made by the other parts before this one starts. */
