@@ -11,14 +11,15 @@ import { Hcn } from '../../hns/hcn';
 import type { NativeHcn } from '../../hns/native-types';
 import { watchHnsService, type HnsServiceEvent } from '../../hns/service-notifications';
 import type { Logger } from '../../log/logger';
-import type { PluginDeps } from '../../plugin/deps';
+import type { NetworkAtStartDeps } from '../../plugin/network-at-start';
+import type { RepairDeps } from '../../plugin/verbs/repair';
 import type { ServedConfigs } from '../served-configs';
 import type { HnsHealth } from '../observability/hns-health';
 import type { MetricsSink } from '../observability/tally';
 import type { KeyedQueue } from '../transport/queue';
 import { watchConfDir } from './conf-dir';
 import { createNetworkAtStart } from './network-at-start-log';
-import { NodeAgent } from './node-agent';
+import { NodeAgent, type AgentDeps } from './node-agent';
 import { NodeDoctor } from './node-doctor';
 import { startRepairTrigger, type RepairTrigger } from './repair-trigger';
 
@@ -49,7 +50,8 @@ export interface AgentOptions {
 export interface AgentUses {
   native: NativeHcn;
   log: Logger;
-  deps: PluginDeps;
+  /** The node agent's, the repair's and the network at start's dependencies (src/plugin/deps.ts makes them). */
+  deps: AgentDeps & RepairDeps & NetworkAtStartDeps;
   served: ServedConfigs;
   /** A repair runs its pod in the attachment's turn, so a repair and a verb of one pod never run at once. */
   queue: KeyedQueue;

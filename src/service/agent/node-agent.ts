@@ -30,17 +30,23 @@ import { auditDue } from '../../plugin/audit-due';
 import { releasePendingIpam } from '../../plugin/pending-ipam';
 import { countByHealth, judgePods, type PodProblem, type PodVerdict } from '../../plugin/pod-health';
 import { ofNetwork, type PodRepair } from '../../plugin/verbs/repair';
-import type { PluginDeps } from '../../plugin/deps';
+import type { Auditor } from '../../plugin/auditor';
+import type { HostHns } from '../../plugin/host-hns';
+import type { StateStores } from '../../plugin/state-stores';
 import { ownerKey } from '../../state/records';
 import { HnsHealth } from '../observability/hns-health';
 import type { ServedConfigs } from '../served-configs';
 import type { NodeDoctor } from './node-doctor';
 import { RepairBackoff, type Backoff } from './repair-backoff';
 
-type AuditReport = Awaited<ReturnType<PluginDeps['auditor']['audit']>>;
+type AuditReport = Awaited<ReturnType<Auditor['audit']>>;
 
 /** What the agent uses of the plugin's dependencies: HNS, the state stores, the auditor. */
-export type AgentDeps = Pick<PluginDeps, 'hns' | 'stores' | 'auditor'>;
+export interface AgentDeps {
+  readonly hns: HostHns;
+  readonly stores: StateStores;
+  readonly auditor: Auditor;
+}
 type Served = { conf: NetConf; ipam: IpamClient };
 
 export interface NodeAgentOptions {

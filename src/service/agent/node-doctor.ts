@@ -11,10 +11,11 @@ import { countFindings, type Finding } from '../../doctor/finding';
 import type { HnsView } from '../../doctor/snapshot';
 import type { Logger } from '../../log/logger';
 import type { AdaptersSeen } from '../../state/adapters-seen';
-import type { PluginDeps } from '../../plugin/deps';
+import type { HostHns } from '../../plugin/host-hns';
+import type { StateStores } from '../../plugin/state-stores';
 
 export interface NodeDoctorOptions {
-  deps: Pick<PluginDeps, 'hns' | 'stores'>;
+  deps: { readonly hns: HostHns; readonly stores: StateStores };
   platform: string;
   now?: () => number;
 }

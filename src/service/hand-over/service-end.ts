@@ -7,7 +7,7 @@
 import type * as net from 'net';
 import type { NativeHcn } from '../../hns/native-types';
 import type { Logger } from '../../log/logger';
-import type { PluginDeps } from '../../plugin/deps';
+import type { HostHns } from '../../plugin/host-hns';
 import { DEFAULT_MAX_ABANDONED_CALLS } from './abandoned-bound';
 import { HandOverDesk, type HandOverPort } from './hand-over';
 import { endings, type Ending, type EndingParts } from './shutdown';
@@ -30,7 +30,7 @@ export interface EndUses extends Pick<EndingParts, 'transport' | 'agent' | 'obse
   /** What a hand-over needs of the listener (listeners.ts); undefined: none possible. */
   port: HandOverPort | undefined;
   /** The HCN handles the service keeps (src/hns/held-handles.ts): at "taken", the new service opens its own. */
-  held: { native: NativeHcn; deps: Pick<PluginDeps, 'hns'> };
+  held: { native: NativeHcn; deps: { readonly hns: Pick<HostHns, 'heldHandles'> } };
 }
 
 export class ServiceEnd {
