@@ -26,6 +26,9 @@ const os = require('os');
 const path = require('path');
 const { MUTATIONS } = require('./mutations');
 
+/** Seconds one mutation's tests may take before the run is killed and reported as an error. */
+const RUN_LIMIT_S = Number(process.env.MUTATE_RUN_LIMIT_S || 600);
+
 const ROOT = path.resolve(__dirname, '..');
 const RESTORE = path.join(
   os.tmpdir(),
@@ -108,6 +111,9 @@ function runTests(m) {
     path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js'),
     '--ci',
     '--silent',
+    // A mutation can leave a server or child of a test open (a hand-over test whose peer check the mutation removed):
+    // jest has written its verdict by then, and waiting for the handle would hang the whole table.
+    '--forceExit',
     '--passWithNoTests',
     '--json',
     `--outputFile=${out}`,
@@ -118,7 +124,14 @@ function runTests(m) {
     let stderr = '';
     child = spawn(process.execPath, args, { cwd: ROOT, detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr?.on('data', (d) => (stderr = (stderr + d.toString()).slice(-20000)));
+    // A test the mutation made wait forever: the run is an error (said as such), not a hang of the whole table.
+    const started = child;
+    const limit = setTimeout(() => {
+      stderr += `\nno verdict after ${RUN_LIMIT_S} s: killed`;
+      if (started.pid) process.kill(-started.pid, 'SIGKILL');
+    }, RUN_LIMIT_S * 1000);
     child.on('close', () => {
+      clearTimeout(limit);
       child = undefined;
       /** @type {any} */
       let result;
