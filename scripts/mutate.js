@@ -9,7 +9,8 @@
  *   node scripts/mutate.js --only a,b      these ids (or id prefixes ending in "*": --only 'detect-*')
  *   node scripts/mutate.js --list          the table, nothing run
  *   node scripts/mutate.js --json out.json the verdicts, for comparing two runs
- *   node scripts/mutate.js --dist          let dist/ be rebuilt with each mutation (default: in-process tests only)
+ *   node scripts/mutate.js --dist          let dist/ be rebuilt with each mutation (default: in-process tests only,
+ *                                          but an entry with `dist: true`, whose test runs the plugin as a process)
  *
  * The file is always restored: after each run, on Ctrl-C / SIGTERM (the jest child's process group is killed first),
  * and, should this process itself be killed hard, by the next run, from a copy kept outside the tree before any write
@@ -25,6 +26,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { MUTATIONS } = require('./mutations');
+const { ensureDist } = require('./fresh-dist');
 
 /** Seconds one mutation's tests may take before the run is killed and reported as an error. */
 const RUN_LIMIT_S = Number(process.env.MUTATE_RUN_LIMIT_S || 600);
@@ -159,6 +161,20 @@ function runTests(m) {
   });
 }
 
+/**
+ * dist/ rebuilt while the mutation was in place (with --dist or an entry's `dist: true`, or src changed meanwhile and
+ * jest's global setup rebuilt it): the
+ * restored file is marked newer than that build and dist/ rebuilt now, so no later test runs the mutated code.
+ * @param {string} file @param {number} since
+ */
+function rebuildIfMutated(file, since) {
+  const stamp = path.join(ROOT, 'dist', '.build-stamp');
+  if (!fs.existsSync(stamp) || fs.statSync(stamp).mtimeMs < since) return;
+  const now = new Date();
+  fs.utimesSync(file, now, now);
+  ensureDist();
+}
+
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   restoreLeftover();
@@ -170,6 +186,9 @@ async function main() {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   process.on('SIGHUP', onSignal);
+  // dist/ current before the first mutation: a stale one would be rebuilt by jest's global setup during a run,
+  // with the mutation in it, and kept afterwards (the restored file keeps its time, so nothing says it is stale).
+  if (!opts.dist) ensureDist();
   const results = [];
   for (const m of chosen) {
     const file = path.join(ROOT, m.file);
@@ -194,13 +213,15 @@ async function main() {
       fs.writeFileSync(RESTORE, JSON.stringify(current));
       try {
         fs.writeFileSync(file, text.slice(0, at) + m.to + text.slice(at + m.from.length));
-        if (!opts.dist) fs.utimesSync(file, st.atimeMs / 1000, st.mtimeMs / 1000);
+        const dist = opts.dist || m.dist === true;
+        if (!dist) fs.utimesSync(file, st.atimeMs / 1000, st.mtimeMs / 1000);
         const t = await runTests(m);
         const verdict = t.error ? 'error' : t.failed.length > 0 ? 'caught' : 'SURVIVED';
         r = { id: m.id, verdict, seconds: 0, failed: t.failed, ran: t.ran, note: t.error };
       } finally {
         restore(current);
         current = undefined;
+        rebuildIfMutated(file, started);
       }
     }
     r.seconds = Math.round((Date.now() - started) / 100) / 10;

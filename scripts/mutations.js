@@ -8,7 +8,7 @@
  */
 'use strict';
 
-/** @typedef {{ id: string, rule: string, file: string, from: string, to: string, tests: string[] }} Mutation */
+/** @typedef {{ id: string, rule: string, file: string, from: string, to: string, tests: string[], grep?: string, dist?: boolean }} Mutation */
 
 const ORPHANS = ['test/orphans/detect.test.ts', 'test/orphans/audit.test.ts', 'test/orphans/sweep-recheck.test.ts'];
 
@@ -604,6 +604,8 @@ const MUTATIONS = [
   },
   {
     id: 'held-handles-kept-past-disconnect',
+    // Its test runs the service or the CLI as a process (dist/).
+    dist: true,
     rule: "the service drops every kept HCN handle on HNS's service-disconnect notification (no handle used after it)",
     file: 'src/service/agent/agent-wiring.ts',
     from: "if (event === 'disconnected') held?.dropAll(native);",
@@ -996,6 +998,8 @@ const MUTATIONS = [
   },
   {
     id: 'audit-selftest-namespace-kept',
+    // Its test runs the service or the CLI as a process (dist/).
+    dist: true,
     rule: 'the audit removes the namespace of a killed self-test by the id its dead intent gives',
     file: 'src/orphans/audit.ts',
     from: 'await removeDeadSelftestNamespaces(deps, state, now());',
