@@ -548,6 +548,8 @@ const MUTATIONS = [
   },
   {
     id: 'selftest-claims-before-create',
+    // Its test runs the CLI as a process (dist/).
+    dist: true,
     rule: 'the self-test claims its objects (the intent of a pod ADD) before it creates any, so a killed run is finished',
     file: 'src/selftest/run.ts',
     from: 'await deps.claims.claim(planned);',
@@ -556,6 +558,8 @@ const MUTATIONS = [
   },
   {
     id: 'selftest-address-in-use-code',
+    // Its test runs the CLI as a process (dist/).
+    dist: true,
     rule: 'the self-test holds HNS to the code the plugin recognises an address in use by',
     file: 'src/selftest/plan.ts',
     from: "expect: { outcome: 'fails', codes: [HR.ADDR_INVALID_OR_RESERVED], meaning: 'address in use' },",
