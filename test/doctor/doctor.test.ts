@@ -241,11 +241,9 @@ it('a Docker-style pod whose container HCS no longer has is a gone pod (HNS stil
   expect(kinds(d, 'pod-gone')[0]!.why).toMatch(/^its container pod-docker is gone while its endpoint /);
 });
 
-it("a network whose adapter vanished from the host (a peer's transparent network): one error", async () => {
-  await addPod('pod-a');
-  const n = await (
-    await api()
-  ).createNetwork({
+/** Another plugin's transparent network, bound to the adapter "Ethernet 2". */
+async function peerTransparentNetwork() {
+  return (await api()).createNetwork({
     name: 'peer-transparent',
     type: 'Transparent',
     flags: 0,
@@ -253,6 +251,11 @@ it("a network whose adapter vanished from the host (a peer's transparent network
     subnets: [{ prefix: '10.9.0.0/24', gateway: '10.9.0.1' }],
     policies: [],
   });
+}
+
+it("a network whose adapter vanished from the host (a peer's transparent network): one error", async () => {
+  await addPod('pod-a');
+  const n = await peerTransparentNetwork();
   expect(troubles(await doctor())).toEqual([]);
   await h.sim.control.removeAdapter('Ethernet 2');
   const d = await doctor();
@@ -333,16 +336,7 @@ it('an endpoint HNS reports Degraded: one error, whether a pod of ours or a peer
 });
 
 it('a network bound to an adapter since replaced by another NIC of the same name: one error (by the adapter id)', async () => {
-  const n = await (
-    await api()
-  ).createNetwork({
-    name: 'peer-transparent',
-    type: 'Transparent',
-    flags: 0,
-    adapterName: 'Ethernet 2',
-    subnets: [{ prefix: '10.9.0.0/24', gateway: '10.9.0.1' }],
-    policies: [],
-  });
+  const n = await peerTransparentNetwork();
   await h.sim.control.removeAdapter('Ethernet 2');
   await h.sim.control.addAdapter({ Name: 'Ethernet 2', MacAddress: '00-15-5D-AA-00-99' });
   const d = await doctor();
