@@ -1018,6 +1018,22 @@ const MUTATIONS = [
     to: '',
     tests: ['test/plugin/repair.test.ts'],
   },
+  {
+    id: 'audit-selftest-namespace-of-live-run',
+    rule: "the audit removes a self-test's namespace only when its run is dead, never one a running self-test uses",
+    file: 'src/orphans/selftest-leftovers.ts',
+    from: 'at, deps.os.processStartTime).live);',
+    to: 'at, deps.os.processStartTime).live || true);',
+    tests: ['test/orphans/selftest-leftovers.test.ts', 'test/selftest/selftest.test.ts'],
+  },
+  {
+    id: 'audit-selftest-namespace-any-owner',
+    rule: "the audit derives a namespace id only from a self-test's own claim, never from a pod's",
+    file: 'src/orphans/selftest-leftovers.ts',
+    from: '.filter(isSelftestOwner)',
+    to: '.filter((i) => isSelftestOwner(i) || true)',
+    tests: ['test/orphans/selftest-leftovers.test.ts', 'test/selftest/selftest.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };
