@@ -1034,6 +1034,14 @@ const MUTATIONS = [
     to: '.filter((i) => isSelftestOwner(i) || true)',
     tests: ['test/orphans/selftest-leftovers.test.ts', 'test/selftest/selftest.test.ts'],
   },
+  {
+    id: 'del-bridge-deletes-shared-network',
+    rule: "a bridge pod's DEL never deletes the shared network: it is the operator's, or every pod's",
+    file: 'src/plugin/modes/bridge.ts',
+    from: 'removeOwnNetwork: () => Promise.resolve(false),',
+    to: 'removeOwnNetwork: (d, rec) => d.api.deleteNetwork(rec.network.id).then(() => true),',
+    tests: ['test/plugin/bridge.test.ts', 'test/plugin/safety.test.ts', 'test/plugin/del-tombstone.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };
