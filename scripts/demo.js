@@ -504,7 +504,7 @@ async function serviceMode(sim, stateDir, tmp, newNamespace, bridge) {
     const pod2 = { containerId: 'pod-slow', netns: ns2 };
     let shimChild;
     const killedAdd = cni(sim, stateDir, 'ADD', bridge, pod2, { ...via, onSpawn: (c) => (shimChild = c) });
-    while ((await sim.control.stats()).pendingMutations === 0) await new Promise((r) => setTimeout(r, 20));
+    while (!(await sim.control.stats()).hung.includes('HcnCreateEndpoint')) await new Promise((r) => setTimeout(r, 20));
     shimChild.kill('SIGKILL');
     const k = await killedAdd;
     step('ADD of pod-slow; the runtime kills the shim mid-ADD', 'killed (SIGKILL)', outcome(k), k.signal === 'SIGKILL');

@@ -133,6 +133,11 @@ export class CallRunner {
     return this.queue.length + (this.executing ? 1 : 0);
   }
 
+  /** The operations of the calls hung right now, in the order they hung. */
+  hungOps(): SimOp[] {
+    return [...this.hung].map((c) => c.plan.op);
+  }
+
   /** The union of all calls' execution intervals so far (ms), and its reset. */
   busyMs(): number {
     return this.busy.value();

@@ -98,6 +98,11 @@ export interface SimStats {
   busyMs: number;
   /** Mutations queued or executing right now. */
   pendingMutations: number;
+  /**
+   * The operations of the calls hung right now (control hang). A test waits on this, not on pendingMutations, to know
+   * the call it hung has started: a mutation merely executing before it also counts as pending.
+   */
+  hung: SimOp[];
   counts: SimObjectCounts;
   /** Times the service was restarted (ctl restart) since it started. */
   restarts: number;

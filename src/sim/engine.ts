@@ -285,6 +285,7 @@ export class Engine {
       calls: this.log.counts(),
       busyMs: Math.round(this.runner.busyMs() * 1000) / 1000,
       pendingMutations: this.runner.pendingMutations(),
+      hung: this.runner.hungOps(),
       counts: this.store.counts(),
       restarts: this.restarts,
     };

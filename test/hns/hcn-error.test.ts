@@ -14,7 +14,7 @@ import {
 } from '../../src/hns/hcn-error';
 import type { Hcn } from '../../src/hns/hcn';
 import type { SimControl } from '../../src/sim';
-import { until } from '../plugin/support';
+import { hungOn } from '../plugin/support';
 import { describeError, l2bridge, nat, rejectionOf, useHcn } from './helpers';
 
 const fx = useHcn();
@@ -349,11 +349,7 @@ describe('the error table through addon and facade', () => {
     await hcn.createEndpoint(persistent.ID!, { Name: 'ep' });
     await control.hang('HcnCreateNetwork');
     const inFlight = rejectionOf(hcn.createNetwork(nat('in-flight', '172.16.5.0/24')));
-    await until(
-      async () => ((await control.stats()).pendingMutations > 0 ? true : undefined),
-      20_000,
-      'the create to hang',
-    );
+    await hungOn(control, 'HcnCreateNetwork');
     await control.restart({ downMs: 0 });
     expect(describeError(await inFlight)).toMatchObject({
       op: 'HcnCreateNetwork',

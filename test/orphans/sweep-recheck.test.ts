@@ -14,7 +14,7 @@ import { audit } from '../../src/orphans/audit';
 import type { AttachmentRecord } from '../../src/state/records';
 import { StateStore } from '../../src/state/store';
 import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
-import { DETACH_OP, newNamespace } from '../plugin/support';
+import { DETACH_OP, hungOn, newNamespace } from '../plugin/support';
 import { endpointName, shortNameOfPreviousVersion } from '../../src/orphans/ownership';
 import { attachmentRecord, intentRecord } from '../helpers/state-records';
 
@@ -43,7 +43,7 @@ it('leaves alone an orphan that an ADD claimed after the listing, while the swee
   await h.sim.control.hang(DETACH_OP);
   const api = new V2Api(h.deps.hns.hcn({ hnsTimeoutSeconds: 60 }));
   const running = audit({ api, store, os, log: silentLogger, graceMs: 60_000 });
-  while ((await h.sim.control.stats()).pendingMutations < 1) await new Promise((r) => setTimeout(r, 20));
+  await hungOn(h.sim.control, DETACH_OP);
   // Meanwhile both pods are committed again (an ADD of each owner), naming the very same endpoints.
   for (const r of records) expect(await store.commitAttachment(r as AttachmentRecord)).toBe('committed');
   await h.sim.control.release();
@@ -76,7 +76,7 @@ it("leaves alone an orphan whose owner's record appeared unreadable after the li
   await h.sim.control.hang(DETACH_OP);
   const api = new V2Api(h.deps.hns.hcn({ hnsTimeoutSeconds: 60 }));
   const running = audit({ api, store, os, log: silentLogger, graceMs: 60_000 });
-  while ((await h.sim.control.stats()).pendingMutations < 1) await new Promise((r) => setTimeout(r, 20));
+  await hungOn(h.sim.control, DETACH_OP);
   // Meanwhile a record of each owner appears that cannot be read (a torn write, say): its owner may be live.
   for (const pod of PODS) fs.writeFileSync(recordFile(pod), '{"kind":"attachm');
   await h.sim.control.release();
@@ -107,7 +107,7 @@ it('leaves alone a leak of an owner the state did not know at the listing, once 
   await h.sim.control.hang('HcnDeleteEndpoint');
   const api = new V2Api(hcn);
   const running = audit({ api, store, os, log: silentLogger, graceMs: 60_000 });
-  while ((await h.sim.control.stats()).pendingMutations < 1) await new Promise((r) => setTimeout(r, 20));
+  await hungOn(h.sim.control, 'HcnDeleteEndpoint');
   // (an ADD retried after the leak: its intent plans the endpoint it will find or replace)
   for (const pod of PODS) {
     const owner = { containerId: pod, ifname: 'eth0' };

@@ -87,7 +87,7 @@ describe('16 parallel ADDs on 16 NICs with a leak on NIC 0', () => {
     const heldNet = await waitFor(async () => {
       const d = await h.sim.control.dump();
       const net = d.networks.find((n) => n.Name === nicNetworkName({ containerId: 'pod-1', ifname: 'eth0' }));
-      return net && d.stats.pendingMutations >= 1 ? net : undefined;
+      return net && d.stats.hung.includes('HcnCreateEndpoint') ? net : undefined;
     });
     // The other fifteen at once. Each one's first mutation (a leak delete or its own create) comes after its audit
     // has judged; those mutations queue behind the hang, so once fifteen more are pending every audit has run while

@@ -17,7 +17,7 @@ import { HostHns } from '../../src/plugin/host-hns';
 import { repairAttachments } from '../../src/plugin/verbs/repair';
 import { StateStore } from '../../src/state/store';
 import { bridgeConf, cni, delegatedNicConf, useHarness, type Harness } from '../helpers/cni-harness';
-import { newNamespace, until } from './support';
+import { hungOn, newNamespace } from './support';
 
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
@@ -44,7 +44,7 @@ it('an ADD whose endpoint HNS created under an id of its own: an audit while it 
   );
   await h.sim.control.hang('HcnModifyNamespace');
   const adding = cni(h, { verb: 'ADD', conf, containerId: 'pod-own-id', netns });
-  await until(async () => ((await h.sim.control.stats()).pendingMutations >= 1 ? true : undefined));
+  await hungOn(h.sim.control, 'HcnModifyNamespace');
   const store = new StateStore(h.stateDir, { os: hostOs() });
   const api = new V2Api(h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }));
   const report = await audit({ api, store, os: hostOs(), log: silentLogger, graceMs: 60_000, dryRun: true });
@@ -68,7 +68,7 @@ it('a repair whose re-created endpoint HNS put under an id of its own: an audit 
   await h.sim.control.restart();
   await h.sim.control.hang('HcnModifyNamespace');
   const repairing = repairAttachments({ deps: h.deps, conf: served, log: silentLogger });
-  await until(async () => ((await h.sim.control.stats()).pendingMutations >= 1 ? true : undefined));
+  await hungOn(h.sim.control, 'HcnModifyNamespace');
   const store = new StateStore(h.stateDir, { os: hostOs() });
   const api = new V2Api(h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }));
   const report = await audit({ api, store, os: hostOs(), log: silentLogger, graceMs: 60_000, dryRun: true });
@@ -103,7 +103,7 @@ it('a delegated-NIC ADD whose NIC network HNS created under an id of its own: an
     containerId: 'pod-nic',
     netns: await newNamespace(h),
   });
-  await until(async () => ((await h.sim.control.stats()).pendingMutations >= 1 ? true : undefined));
+  await hungOn(h.sim.control, 'HcnCreateEndpoint');
   const store = new StateStore(h.stateDir, { os: hostOs() });
   const api = new V2Api(h.deps.hns.hcn({ hnsTimeoutSeconds: 10 }));
   const report = await audit({ api, store, os: hostOs(), log: silentLogger, graceMs: 60_000, dryRun: true });

@@ -16,7 +16,7 @@ import { repairAttachments, type PodRepair } from '../../src/plugin/verbs/repair
 import { StateIoError } from '../../src/state/io-error';
 import { StateStore } from '../../src/state/store';
 import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
-import { newNamespace, recordFiles, until } from './support';
+import { hungOn, newNamespace, recordFiles, until } from './support';
 
 let h: Harness;
 const NIC = { Name: 'Ethernet 2', MacAddress: '00-15-5D-BB-00-02' };
@@ -226,8 +226,7 @@ describe('repair after an HNS restart', () => {
     // deletes queue behind it.
     await h.sim.control.hang('HcnCreateEndpoint');
     const repair = repairAttachments({ deps: h.deps, conf: servedConf(), log });
-    const hung = async () => ((await h.sim.control.stats()).pendingMutations > 0 ? true : undefined);
-    await until(hung, 10_000, 'the repair create to hang');
+    await hungOn(h.sim.control, 'HcnCreateEndpoint');
     expect(recordFiles(h, 'intents')).toHaveLength(1);
     const del = verb('DEL', 'pod-race', ns);
     const queued = async () => ((await h.sim.control.stats()).pendingMutations > 1 ? true : undefined);

@@ -5,7 +5,7 @@
 import { randomUUID } from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
-import type { SimCallRecord } from '../../src/sim';
+import type { SimCallRecord, SimControl, SimOp } from '../../src/sim';
 import type { Harness } from '../helpers/cni-harness';
 
 /** A fresh HCN namespace (what containerd creates before ADD). */
@@ -112,4 +112,12 @@ export async function until<T>(
     if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
     await sleep(20);
   }
+}
+
+/**
+ * Waits until a call of `op` hangs in the simulator (control hang). Not `pendingMutations > 0`: a mutation merely
+ * executing before the hung one counts as pending too, and a test that went on then raced the code it holds.
+ */
+export async function hungOn(control: Pick<SimControl, 'stats'>, op: SimOp, timeoutMs = 20_000): Promise<void> {
+  await until(async () => ((await control.stats()).hung.includes(op) ? true : undefined), timeoutMs, `${op} to hang`);
 }

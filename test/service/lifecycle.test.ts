@@ -11,7 +11,7 @@ import { KeyedQueue } from '../../src/service/transport/queue';
 import { startService } from '../../src/service/service';
 import { silentLogger } from '../../src/log/logger';
 import { bridgeConf, useHarness, type Harness } from '../helpers/cni-harness';
-import { newNamespace, recordFiles, until } from '../plugin/support';
+import { hungOn, newNamespace, recordFiles, until } from '../plugin/support';
 import {
   makeBin,
   SERVICE_CREATE_OP,
@@ -32,7 +32,6 @@ beforeEach(() => {
 
 const inFlight = async (s: RunningService) =>
   (await s.status()).inFlight.map((r) => `${r.verb} ${r.containerId} ${r.state}`);
-const hung = async () => ((await h.sim.control.stats()).pendingMutations > 0 ? true : undefined);
 
 describe('a shim killed mid-ADD', () => {
   it('the ADD still commits, and the runtime DEL that follows leaves nothing', async () => {
@@ -85,7 +84,7 @@ describe('one attachment at a time, in arrival order; others concurrently', () =
         );
       };
       await arrive(call('ADD', 'pod1', ns1), 1);
-      await until(hung, 20_000, 'the first create to hang');
+      await hungOn(h.sim.control, SERVICE_CREATE_OP);
       await arrive(call('DEL', 'pod1', ns1), 2);
       await arrive(call('ADD', 'pod1', ns1), 3);
       await arrive(call('ADD', 'pod2', ns2), 4);

@@ -10,7 +10,7 @@ import { nicNetworkName } from '../../src/orphans/ownership';
 import type { Hcn } from '../../src/hns/hcn';
 import { HR } from '../../src/hns/hresults';
 import { bridgeConf, useHarness, type Harness } from '../helpers/cni-harness';
-import { heldIps, hostLocal, lastSeq, newNamespace, until } from '../plugin/support';
+import { heldIps, hostLocal, hungOn, lastSeq, newNamespace, until } from '../plugin/support';
 import {
   makeBin,
   SERVICE_ADD_OPS,
@@ -75,11 +75,7 @@ it('never removes what a running ADD is creating, however many audits pass meanw
   await h.sim.control.hang('HcnModifyNamespace');
   const ns = await newNamespace(h);
   const run = startShim(h, bin, service.address, { verb: 'ADD', conf, containerId: 'slow', netns: ns });
-  await until(
-    async () => ((await h.sim.control.stats()).pendingMutations > 0 ? true : undefined),
-    20_000,
-    'the attach to hang',
-  );
+  await hungOn(h.sim.control, 'HcnModifyNamespace');
   const audits = (await service.status()).agent.audits;
   await until(
     async () => ((await service!.status()).agent.audits >= audits + 2 ? true : undefined),

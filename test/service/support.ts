@@ -10,7 +10,7 @@ import { silentLogger } from '../../src/log/logger';
 import { queryStatus } from '../../src/service/transport/client';
 import { startService, type Service, type ServiceOptions, type ServiceStatus } from '../../src/service/service';
 import { bridgeConf, CLI, cniEnv, ROOT, type CniCall, type Harness, type ProcessOutcome } from '../helpers/cni-harness';
-import { newNamespace, recordFiles, until } from '../plugin/support';
+import { hungOn, newNamespace, recordFiles, until } from '../plugin/support';
 
 /** The HNS call that creates a pod's endpoint on an HCN host, in every mode (src/hns/api.ts V2Api createEndpoint). */
 export const SERVICE_CREATE_OP = 'HcnCreateEndpoint';
@@ -219,11 +219,7 @@ export async function startHungAdd(
 ): Promise<{ child: ChildProcess; done: Promise<ProcessOutcome> }> {
   await h.sim.control.hang(SERVICE_CREATE_OP);
   const run = startShim(h, bin, address, { verb: 'ADD', conf: bridgeConf(), containerId, netns });
-  await until(
-    async () => ((await h.sim.control.stats()).pendingMutations > 0 ? true : undefined),
-    20_000,
-    'the endpoint create to hang',
-  );
+  await hungOn(h.sim.control, SERVICE_CREATE_OP);
   return run;
 }
 
