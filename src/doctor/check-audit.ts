@@ -4,6 +4,7 @@
  * them. Live, in-flight and foreign objects are as they should be.
  */
 import { detect } from '../orphans/detect';
+import { nextStep } from '../orphans/next-step';
 import type { Finding } from './finding';
 import type { DoctorSnapshot } from './snapshot';
 
@@ -33,7 +34,7 @@ export function checkAudit(s: DoctorSnapshot): Finding[] {
           severity: 'warning',
           subject,
           why: `the audit leaves it: ${j.reason}`,
-          next: 'hcn-cni state (the quarantined record and why); once dealt with, hcn-cni state --clear-quarantine',
+          next: nextStep(j)!,
           detail,
         },
       ];

@@ -23,6 +23,7 @@
  *   uninstall could still stop.
  */
 import type { Judged } from '../orphans/detect';
+import { nextStep } from '../orphans/next-step';
 
 export interface PodAttachment {
   /** containerId@ifname (ownerKey) */
@@ -76,9 +77,10 @@ export function planUninstall(i: UninstallInputs): UninstallPlan {
     foreign,
   };
   if (unsure.length > 0) {
+    const steps = [...new Set(unsure.map((j) => nextStep(j)!))];
     plan.refusal = `${unsure.length} HNS object(s) of ours are not provably unused (${unsure
       .map((j) => `${j.kind} ${j.name}: ${j.verdict}, ${j.reason}`)
-      .join('; ')}); nothing was changed — wait for the ADD to finish, or clear the quarantine (hcn-cni state)`;
+      .join('; ')}); nothing was changed — ${steps.join('; ')}`;
   } else if (stranded.length > 0) {
     plan.refusal = `${stranded.length} pod(s) still attached to a network that no conflist names (${stranded
       .map((p) => podLabel(p, i.networks))

@@ -41,7 +41,16 @@ export interface Judged {
   mac?: string;
   /** Not ours: a peer's object the operator let the audit remove (peer-networks.ts). */
   peer?: 'azure';
+  /** Protected: what holds it, which decides what the operator can do about it (next-step.ts). */
+  held?: Hold;
 }
+
+/**
+ * What protects an object of ours: its owner's record is unreadable, or a newer version's; it is attached while
+ * nothing says its pod is gone; it is a network still holding endpoints that are not orphans — another plugin's, or
+ * ours (live or in flight).
+ */
+export type Hold = 'quarantined' | 'newer-record' | 'attached' | 'holds-foreign' | 'holds-ours';
 
 export interface AuditInput {
   networks: NetworkInfo[];
@@ -137,6 +146,8 @@ function judgeNetworks(ctx: JudgeContext, input: AuditInput, endpoints: readonly
       );
       if (keep.length > 0) {
         j.verdict = 'protected';
+        const foreign = keep.some((e) => endpointVerdicts.get(e.id.toLowerCase())?.verdict === 'foreign');
+        j.held = foreign ? 'holds-foreign' : 'holds-ours';
         j.reason = `it still holds ${keep.length} endpoint(s) that are not orphans (${keep.map((e) => e.name).join(', ')})`;
       }
     }
@@ -210,14 +221,14 @@ function judge(ctx: JudgeContext, kind: 'network' | 'endpoint', id: string, name
     };
   }
   if (!rec && s.quarantined) {
-    const reason =
-      owner && ctx.newerKeys.has(fileKey(owner))
-        ? `a newer hcn-cni's record of ${who} is there; not this version's to judge`
-        : `the attachment record of ${who} is quarantined; not judging`;
-    return { ...base, verdict: 'protected', reason };
+    const newer = !!owner && ctx.newerKeys.has(fileKey(owner));
+    const reason = newer
+      ? `a newer hcn-cni's record of ${who} is there; not this version's to judge`
+      : `the attachment record of ${who} is quarantined; not judging`;
+    return { ...base, verdict: 'protected', reason, held: newer ? 'newer-record' : 'quarantined' };
   }
   const held = inUse && !rec ? inUseProtection(s, { kind, id, name }, inUse, who) : undefined;
-  if (held) return { ...base, verdict: 'protected', reason: held };
+  if (held) return { ...base, verdict: 'protected', reason: held, held: 'attached' };
   return { ...base, verdict: 'orphan', reason: orphanReason(s, kind, who) };
 }
 

@@ -285,6 +285,7 @@ it('an unreadable record is quarantined and protects its endpoint from the audit
     ['audit-protected', 'warning'],
     ['record-quarantined', 'warning'],
   ]);
+  expect(d.findings.find((f) => f.kind === 'audit-protected')!.next).toMatch(/hcn-cni state --clear-quarantine/);
 });
 
 it('housekeeping the audits keep failing is a warning', async () => {

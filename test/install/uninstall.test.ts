@@ -8,7 +8,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { endpointName } from '../../src/orphans/ownership';
+import { endpointName, nicNetworkName } from '../../src/orphans/ownership';
 import { WireClient } from '../../src/sim';
 import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
 import { heldIps, hostLocal, newNamespace } from '../plugin/support';
@@ -195,8 +195,48 @@ it('refuses, with or without --force, while an object of ours is protected (a po
     expect(r.err).toMatch(
       /^hcn-cni uninstall: 1 HNS object\(s\) of ours are not provably unused \(endpoint \S+: protected, /,
     );
+    expect(r.err).toMatch(/hcn-cni state --clear-quarantine/);
     expect(await objects()).toEqual(objectsBefore);
     expect(files()).toEqual(filesBefore);
   }
   expect(Object.values(heldIps(h, 'cbr0'))).toEqual(['pod-q']);
+});
+
+it("refuses while a network of ours holds another plugin's endpoint, saying that endpoint is what to remove — not a quarantine there is not", async () => {
+  const conf = bridgeConf({ ipam: hostLocal(h) });
+  const confDir = path.join(h.tmp, 'node-conf');
+  fs.mkdirSync(confDir, { recursive: true });
+  fs.writeFileSync(
+    path.join(confDir, '10-hcn-cni.conflist'),
+    JSON.stringify({ cniVersion: '1.0.0', name: 'cbr0', plugins: [{ ...conf, stateDir: h.stateDir }] }),
+  );
+  // The node has served a pod (its state directory exists), which is gone.
+  const ns = await newNamespace(h);
+  for (const verb of ['ADD', 'DEL'] as const)
+    expect((await cni(h, { verb, conf, containerId: 'pod-was', netns: ns })).exitCode).toBe(0);
+  // A delegated-NIC network of ours that no record claims (a leak), with another plugin's endpoint on it: deleting
+  // the network would take that endpoint with it.
+  const sim = new WireClient(h.sim.address);
+  const leaked = okOut(
+    await sim.createNetwork(
+      null,
+      JSON.stringify({
+        ...V2,
+        Name: nicNetworkName({ containerId: 'gone', ifname: 'eth0' }),
+        Type: 'L2Bridge',
+        Ipams: [{ Type: 'Static', Subnets: [{ IpAddressPrefix: '10.251.0.0/24' }] }],
+      }),
+    ),
+  );
+  okOut(await sim.createEndpoint(leaked, null, JSON.stringify({ ...V2, Name: 'c0ffee_peer' })));
+  const before = await h.sim.control.dump();
+  for (const args of [['--force'], []]) {
+    const r = await uninstall(args);
+    expect([args, r.code]).toEqual([args, 1]);
+    expect(r.err).toMatch(/it still holds 1 endpoint\(s\) that are not orphans \(c0ffee_peer\)/);
+    expect(r.err).toMatch(/remove the endpoints not named by hcn-cni with the plugin that made them/);
+    expect(r.err).not.toMatch(/quarantine/);
+    const after = await h.sim.control.dump();
+    expect([after.networks, after.endpoints]).toEqual([before.networks, before.endpoints]);
+  }
 });

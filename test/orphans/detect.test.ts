@@ -5,6 +5,7 @@
  */
 import type { EndpointInfo, NetworkInfo } from '../../src/hns/api';
 import { detect, type AuditInput } from '../../src/orphans/detect';
+import { nextStep } from '../../src/orphans/next-step';
 import { endpointName, nicNetworkName, ownerTag, shortNameOfPreviousVersion } from '../../src/orphans/ownership';
 import { fileKey } from '../../src/state/file-names';
 import { intentLiveness } from '../../src/state/liveness';
@@ -126,6 +127,7 @@ describe('detect', () => {
     const q = { file: '/q', kind: 'attachment' as const, key: fileKey(A), owner: A, reason: 'not JSON', at: 1 };
     const plan = run({ networks: [leakNet], state: state({ quarantined: [q] }) });
     expect(verdicts(plan)).toEqual({ 'n-leak': 'protected' });
+    expect(plan.judged.map((j) => j.held)).toEqual(['quarantined']);
     const again = run({
       networks: [leakNet],
       state: state({ quarantined: [q], attachments: [record(A, 'e9', 'n9')] }),
@@ -140,6 +142,7 @@ describe('detect', () => {
     expect(plan.judged.map((j) => j.reason)).toEqual([
       `a newer hcn-cni's record of ${A.containerId}@${A.ifname} is there; not this version's to judge`,
     ]);
+    expect(plan.judged.map((j) => j.held)).toEqual(['newer-record']);
   });
 
   it('protects an orphan network that still holds endpoints that are not orphans', () => {
@@ -149,6 +152,7 @@ describe('detect', () => {
       state: state({}),
     });
     expect(verdicts(plan)).toEqual({ 'n-leak': 'protected', 'foreign-ep': 'foreign', orph: 'orphan' });
+    expect(plan.judged.find((j) => j.id === 'n-leak')!.held).toBe('holds-foreign');
     expect(plan.networks).toEqual([]);
     expect(plan.endpoints.map((e) => e.id)).toEqual(['orph']);
   });
@@ -180,6 +184,12 @@ describe('detect', () => {
     });
     expect(verdicts(plan)).toEqual({ 'e-a': 'protected', 'n-leak': 'protected' });
     expect(plan.judged.find((j) => j.id === 'e-a')!.reason).toMatch(/attached to namespace ns-1, so in use/);
+    // What holds each decides what the operator is told to do (orphans/next-step.ts).
+    expect(plan.judged.map((j) => [j.id, j.held])).toEqual([
+      ['e-a', 'attached'],
+      ['n-leak', 'holds-ours'],
+    ]);
+    expect(new Set(plan.judged.map((j) => nextStep(j))).size).toBe(2);
     const viaContainer = run({
       endpoints: [{ ...ep('e-c', endpointName(A), 'cbr'), containers: ['sandbox1'] }],
       state: state({}),
