@@ -1042,6 +1042,14 @@ const MUTATIONS = [
     to: 'removeOwnNetwork: (d, rec) => d.api.deleteNetwork(rec.network.id).then(() => true),',
     tests: ['test/plugin/bridge.test.ts', 'test/plugin/safety.test.ts', 'test/plugin/del-tombstone.test.ts'],
   },
+  {
+    id: 'repair-moves-endpoint-attached-elsewhere',
+    rule: 'a repair never moves an endpoint another HCN namespace holds: it reports where it is and leaves it',
+    file: 'src/plugin/verbs/repair-pod.ts',
+    from: "if (elsewhere) return report('attached-elsewhere', elsewhere);",
+    to: '',
+    tests: ['test/plugin/repair-attach.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };

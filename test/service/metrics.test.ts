@@ -323,6 +323,7 @@ describe('service metrics over HTTP', () => {
     // Every other outcome is there, at 0; and the status's counts are the same.
     expect(Object.keys(repairs).sort()).toEqual(
       [
+        'attached-elsewhere',
         'container-gone',
         'deleted-meanwhile',
         'hns-failed',

@@ -10,6 +10,7 @@ export const REPAIR_OUTCOMES = [
   'network-gone',
   'no-recorded-spec',
   'deleted-meanwhile',
+  'attached-elsewhere',
   'hns-refused',
   'hns-unreachable',
   'hns-failed',

@@ -150,6 +150,8 @@ async function adapterNow(api: HnsApi, was: RecordedAdapter | undefined): Promis
  */
 export async function reattach(d: PodRepairRun, rec: AttachmentRecord, ep: EndpointInfo): Promise<PodRepair> {
   const { api, claim: a, report } = d;
+  const elsewhere = attachedElsewhere(rec, ep);
+  if (elsewhere) return report('attached-elsewhere', elsewhere);
   let intent;
   try {
     intent = await writeIntent(a, [{ kind: 'endpoint', name: rec.endpoint.name, id: rec.endpoint.id }], rec.mac, rec);
@@ -171,6 +173,16 @@ export async function reattach(d: PodRepairRun, rec: AttachmentRecord, ep: Endpo
   } finally {
     a.store.attemptEnded(intent.id);
   }
+}
+
+/**
+ * Why the endpoint is not re-attached: it is in another HCN namespace than its record names. Something other than
+ * this plugin put it there (a sandbox the runtime made again, an operator): taking it out would cut whatever uses it
+ * now, and HNS keeps an endpoint in one namespace at a time, so the repair leaves it and says where it is.
+ */
+function attachedElsewhere(rec: AttachmentRecord, ep: EndpointInfo): string | undefined {
+  if (rec.attach.kind !== 'namespace' || !ep.namespaceId || sameId(ep.namespaceId, rec.attach.target)) return undefined;
+  return `endpoint ${ep.id} is attached to HCN namespace ${ep.namespaceId}, not ${rec.attach.target} as recorded; left where it is (the pod's DEL removes it)`;
 }
 
 /** How a repair that threw ended: HNS unreachable (the intent stays), else undone and reported by cause. */
