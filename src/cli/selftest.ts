@@ -21,6 +21,7 @@ import { REPORT_SCHEMA, REPORT_VERSION, type SelftestReport } from '../selftest/
 import { runSelftest } from '../selftest/run';
 import { summarise } from '../selftest/summary';
 import type { Owner } from '../state/records';
+import { modeOf } from '../plugin/modes/choose';
 import { loadConf } from './operator/conf';
 import { OpsContext, OpsError, type OpsWriters } from './operator/context';
 import { describeFailure } from './operator/describe-failure';
@@ -120,10 +121,10 @@ function networkChoice(v: Values, ctx: OpsContext): NetworkChoice {
       throw new OpsError(`--subnet must be an IPv4 subnet of at least 8 addresses, not ${v.subnet}`, 2);
     return { kind: 'own', subnet: `${formatIpv4(cidr.network)}/${cidr.prefix}`, gateway: formatIpv4(cidr.network + 1) };
   }
-  if (ctx.conf.mode !== 'bridge')
+  const none = modeOf(ctx.conf).noSharedNetwork;
+  if (none)
     throw new OpsError(
-      `the configuration (${ctx.loaded.source}) is in ${ctx.conf.mode} mode, which has no shared network to test on: ` +
-        'use --network-of-its-own',
+      `the configuration (${ctx.loaded.source}) has no shared network to test on (${none}): use --network-of-its-own`,
     );
   return { kind: 'configured', name: ctx.conf.networkName };
 }

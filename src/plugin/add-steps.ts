@@ -82,6 +82,11 @@ export interface AddMode {
   check(conf: NetConf): void;
   /** Flags of the network this mode creates for a pod (undefined: it creates none). */
   networkFlags(conf: NetConf, host: HostApi): number | undefined;
+  /**
+   * Why this mode has no network its pods share (the service's network at start, the self-test's network): undefined
+   * when it has one, the configuration's.
+   */
+  readonly noSharedNetwork: string | undefined;
   /** The network this attachment names for itself (its own leftovers are looked up by it: own-objects.ts). */
   ownNetworkName(owner: Owner): string | undefined;
   /** What the intent plans before anything is allocated, and the MAC known by then. */

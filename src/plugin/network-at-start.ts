@@ -10,6 +10,7 @@ import type { NetConf } from '../cni/types';
 import type { NetworkInfo } from '../hns/api';
 import type { Logger } from '../log/logger';
 import { findOrCreateNetwork } from './modes/bridge';
+import { modeOf } from './modes/choose';
 import { networkPolicies } from './endpoint-config';
 import type { HostHns } from './host-hns';
 import type { KnownNetworks } from './modes/known-networks';
@@ -24,7 +25,8 @@ export interface NetworkAtStartDeps {
 }
 
 export async function prepareNetwork(conf: NetConf, deps: NetworkAtStartDeps, log: Logger): Promise<NetworkAtStart> {
-  if (conf.mode !== 'bridge') return { outcome: 'not-configured', why: 'delegated-NIC mode makes one network per pod' };
+  const none = modeOf(conf).noSharedNetwork;
+  if (none) return { outcome: 'not-configured', why: none };
   if (!conf.createNetwork)
     return { outcome: 'not-configured', why: `"createNetwork" is not set for "${conf.networkName}"` };
   const { api, ...choice } = await deps.hns.api(conf);

@@ -184,6 +184,21 @@ test('without the configured network: its lookup fails, the steps after it are n
   expect(await node()).toEqual(before);
 });
 
+test('a delegated-NIC configuration has no shared network to test on: refused in one line, nothing changed in HNS', async () => {
+  const list = JSON.parse(fs.readFileSync(conflist(), 'utf8')) as { plugins: Array<Record<string, unknown>> };
+  list.plugins[0] = { ...list.plugins[0], mode: 'delegatedNic', subnet: '10.10.3.0/24' };
+  fs.writeFileSync(conflist(), JSON.stringify(list));
+  const before = await node();
+  const r = await selftest();
+  expect(r.code).toBe(1);
+  expect(r.stderr.trim()).toMatch(
+    /has no shared network to test on \(delegated-NIC mode makes one network per pod\): use --network-of-its-own$/,
+  );
+  expect(r.stderr.trim().split('\n')).toHaveLength(1);
+  expect(await node()).toEqual(before);
+  expect((await selftest('--network-of-its-own', '--subnet', '172.30.9.0/24')).code).toBe(0);
+});
+
 test('--json prints the report on stdout and nothing else; a usage error exits 2', async () => {
   const r = await run(CLI, ['selftest', '--conf', conflist(), '--json']);
   expect(r.code).toBe(0);

@@ -6,7 +6,10 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { bridgeConf, useHarness, type Harness } from '../helpers/cni-harness';
-import { newNamespace, until } from '../plugin/support';
+import { silentLogger } from '../../src/log/logger';
+import { prepareNetwork } from '../../src/plugin/network-at-start';
+import { parseAddConf } from '../helpers/net-conf';
+import { lastSeq, mutationsSince, newNamespace, until } from '../plugin/support';
 import { makeBin, startServiceProcess, viaShim, type RunningService } from './support';
 
 let h: Harness;
@@ -72,4 +75,12 @@ it('refuses an unreadable configuration in one line before it starts', async () 
   expect(r.status).toBe(1);
   expect(r.stderr).toMatch(/^hcn-cni serve: --create-network: .*none\.conflist/);
   expect(r.stderr.trim().split('\n')).toHaveLength(1);
+});
+
+it('a delegated-NIC configuration makes no network at start (each pod has its own): not configured, HNS untouched', async () => {
+  const conf = parseAddConf({ mode: 'delegatedNic', subnet: '10.10.3.0/24', createNetwork: true });
+  const seq = await lastSeq(h);
+  const got = await prepareNetwork(conf, { hns: h.deps.hns, networks: h.deps.networks }, silentLogger);
+  expect(got).toEqual({ outcome: 'not-configured', why: 'delegated-NIC mode makes one network per pod' });
+  expect(await mutationsSince(h, seq)).toEqual([]);
 });

@@ -259,6 +259,7 @@ export const bridgeMode: AddMode & DelMode & RepairMode = {
     }
   },
   networkFlags: () => undefined,
+  noSharedNetwork: undefined,
   ownNetworkName: () => undefined,
   claimPlan: (a) => planBridge(a),
   place: (a, got: Claimed) => placeInBridge(a, got.addr, got.intent, got.listed),

@@ -379,6 +379,7 @@ export const delegatedNicMode: AddMode & DelMode & RepairMode = {
   name: 'delegatedNic',
   check: () => undefined,
   networkFlags: (conf, host) => nicNetworkFlags(conf, host.version, host.hnsVersion),
+  noSharedNetwork: 'delegated-NIC mode makes one network per pod',
   ownNetworkName: (owner) => nicNetworkName(owner),
   claimPlan: (a, existing) => planDelegated(a, existing),
   place: (a, got) => placeOnNic(a, got.addr, got.intent, got.existing),
