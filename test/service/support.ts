@@ -267,3 +267,21 @@ export async function expectNothingLeft(h: Harness): Promise<void> {
   expect((await h.sim.control.dump()).endpoints).toEqual([]);
   for (const kind of ['attachments', 'intents', 'tombstones'] as const) expect(recordFiles(h, kind)).toEqual([]);
 }
+
+/**
+ * Waits until the node agent has finished a visit with an audit in it: the audit, then the health check of the
+ * networks it serves (node-agent.ts visit). Not `agent.audits >= 1`: that count rises as the audit ends, before the
+ * health check lists the endpoints, and a test that went on then found that listing among the calls of the verb it
+ * measured (seen with the service slowed for a second after its audit).
+ */
+export async function auditedVisitOver(service: Pick<RunningService, 'status'>): Promise<void> {
+  await until(
+    async () => {
+      const { audits, lastAuditAt, health } = (await service.status()).agent;
+      const checkedAfter = lastAuditAt !== undefined && health.length > 0;
+      return audits >= 1 && checkedAfter && health.every((n) => n.checkedAt >= lastAuditAt) ? true : undefined;
+    },
+    20_000,
+    "the node agent's visit with an audit to end",
+  );
+}
