@@ -98,12 +98,15 @@ it('audits right after HNS answers again following a failure, not an interval la
   await serveOnce(bridgeConf({ auditIntervalSeconds: 3600 }));
   await until(async () => ((await service!.status()).agent.audits >= 1 ? true : undefined), 20_000, 'a first audit');
   const first = (await service.status()).agent.audits;
-  await h.sim.control.restart({ downMs: 3000 });
+  // Down until the probe has seen it (an outage of fixed length could end before a slow probe came); a restart
+  // without down time then ends it.
+  await h.sim.control.restart({ downMs: 120_000 });
   await until(
     async () => ((await service!.status()).agent.hnsFailingSince ? true : undefined),
     20_000,
     'the probe to see HNS down',
   );
+  await h.sim.control.restart({ downMs: 0 });
   await until(
     async () => ((await service!.status()).agent.audits > first ? true : undefined),
     20_000,
