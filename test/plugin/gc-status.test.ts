@@ -20,7 +20,7 @@ import { pluginDeps } from '../../src/plugin/deps';
 import { StateStore } from '../../src/state/store';
 import { intentRecord } from '../helpers/state-records';
 import { bridgeConf, cni, cniProcess, useHarness, stateFiles, type Harness } from '../helpers/cni-harness';
-import { heldIps, hostLocal, logLines, newNamespace, outcomeLines, sleep } from './support';
+import { heldIps, hostLocal, logLines, newNamespace, outcomeLines } from './support';
 
 const NIC = { Name: 'Ethernet 2', MacAddress: '00-15-5D-AA-00-02' };
 const SPARE = { Name: 'Ethernet 3', MacAddress: '00-15-5D-AA-00-03' };
@@ -353,15 +353,16 @@ describe('STATUS', () => {
     await cni(h, { verb: 'ADD', conf: bridge(), containerId: 'b', netns: await newNamespace(h) });
     const epA = JSON.parse(fs.readFileSync(path.join(h.stateDir, 'attachments', 'a@eth0.json'), 'utf8')).endpoint
       .id as string;
-    // Down long enough that the STATUS below runs while it is, on a loaded machine too.
-    const { downUntil } = await restart(5000);
+    // Down until the STATUS below has said so (an outage of fixed length could end first on a loaded machine); a
+    // restart without down time then ends it.
+    await h.sim.control.restart({ downMs: 120_000 });
     const down = await cni(h, { verb: 'STATUS', conf: bridge() });
     expect(down.exitCode).toBe(1);
     expect(down.json).toMatchObject({
       code: 50,
       msg: expect.stringMatching(/^hcn-cni cannot serve ADD: HNS did not answer while asking HNS: .*0x800706BF/i),
     });
-    await sleep(Math.max(0, downUntil - Date.now()) + 50);
+    await h.sim.control.restart({ downMs: 0 });
 
     const degraded = await cni(h, { verb: 'STATUS', conf: bridge() });
     expect(degraded.json).toMatchObject({ code: 51, msg: '2 existing attachment(s) may have limited connectivity' });
@@ -408,11 +409,3 @@ describe('STATUS', () => {
     });
   });
 });
-
-/** Restarts HNS, down for `downMs`; `downUntil` is a bound the simulator's own end of the outage is not after. */
-async function restart(downMs: number): Promise<{ downUntil: number }> {
-  await h.sim.control.restart({ downMs });
-  // Measured once the simulator has answered: it set its outage's end before, so this is no earlier than that end
-  // however long the request took to reach it (a clock read before the request could be).
-  return { downUntil: Date.now() + downMs };
-}

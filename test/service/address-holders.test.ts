@@ -10,7 +10,15 @@ import { HR } from '../../src/hns/hresults';
 import { bridgeConf, useHarness, type Harness } from '../helpers/cni-harness';
 import { createEndpointV2, createNetworkV2, expectNoAddressTwice } from '../migration/support';
 import { heldIps, hostLocal, lastSeq, newNamespace, until } from '../plugin/support';
-import { makeBin, SERVICE_DEL_OPS, startServiceProcess, viaShim, type Bin, type RunningService } from './support';
+import {
+  auditedVisitOver,
+  makeBin,
+  SERVICE_DEL_OPS,
+  startServiceProcess,
+  viaShim,
+  type Bin,
+  type RunningService,
+} from './support';
 
 let h: Harness;
 useHarness(undefined, (x) => (h = x));
@@ -92,7 +100,7 @@ it("never puts an address on two live endpoints in the pod's network, even one n
   );
   const ns = await newNamespace(h);
   expect((await run('ADD', 'a', ns)).exitCode).toBe(0);
-  await until(async () => ((await service!.status()).agent.audits >= 1 ? true : undefined), 20_000, 'a listing');
+  await auditedVisitOver(service);
   const net = (await h.sim.control.dump()).networks[0]!.ID;
   const take = () =>
     createEndpointV2(h, net, { SchemaVersion: V2, Name: 'someone-else', IpConfigurations: [{ IpAddress: X }] });

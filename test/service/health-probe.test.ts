@@ -49,7 +49,9 @@ it('while HNS does not answer, readiness fails and liveness still passes; readin
     expect(
       (await viaShim(h, bin, service.address, { verb, conf: bridgeConf(), containerId: 'p', netns: ns })).exitCode,
     ).toBe(0);
-  await h.sim.control.restart({ downMs: 20_000 });
+  // Down until both probes have been asked (an outage of fixed length could end before a slow probe came); a restart
+  // without down time then ends it.
+  await h.sim.control.restart({ downMs: 120_000 });
   await until(
     async () => ((await service!.status()).agent.hnsFailingSince ? true : undefined),
     20_000,
@@ -61,6 +63,7 @@ it('while HNS does not answer, readiness fails and liveness still passes; readin
     out: expect.stringMatching(/^readiness: failed: HNS has not answered since \S+\n$/),
   });
   expect((await probe('liveness', service.address)).code).toBe(0);
+  await h.sim.control.restart({ downMs: 0 });
   await until(
     async () => ((await service!.status()).agent.hnsFailingSince === undefined ? true : undefined),
     40_000,

@@ -88,7 +88,14 @@ describe('one attachment at a time, in arrival order; others concurrently', () =
       await arrive(call('DEL', 'pod1', ns1), 2);
       await arrive(call('ADD', 'pod1', ns1), 3);
       await arrive(call('ADD', 'pod2', ns2), 4);
-      // pod2 is running (it waits in HNS's mutation queue, not in ours); pod1's DEL and second ADD wait their turn.
+      // pod2 is running: its create waits in HNS's mutation queue (not in ours), accepted before anything pod1's DEL
+      // sends once released. Running alone is not that: its reads before the create may still be under way.
+      await until(
+        async () => (((await h.sim.control.stats()).calls[SERVICE_CREATE_OP] ?? 0) >= 2 ? true : undefined),
+        20_000,
+        "pod2's create to be accepted by HNS",
+      );
+      // pod1's DEL and second ADD wait their turn.
       expect(await inFlight(service)).toEqual([
         'ADD pod1 running',
         'DEL pod1 queued',

@@ -278,13 +278,18 @@ describe('service metrics over HTTP', () => {
     expect(next.exitCode).toBe(0);
 
     // A v1 call HNS refuses in its envelope ({Success: false, ErrorCode}): the agent's listings — its doctor's look,
-    // then its audit's, in that order at each visit (node-agent.ts visit).
+    // its audit's, then its health check's, in that order at each visit (node-agent.ts visit).
     await h.sim.control.failCall('HNSCall GET /endpoints', 0x8007000e, { count: 2 });
-    // The doctor's refused read is tallied first; the audit's failure ends the visit.
+    // Each refused read is tallied; the first failure of an audit's or a health check's listing ends its visit. Both
+    // are met, whichever listings meet them: set while a visit is under way (a second each), the fault meets the rest
+    // of that visit first, and its end ("audit failed") can come before the second failure does.
     await until(
-      async () => (service.stderr().includes('node agent: audit failed') ? true : undefined),
+      async () => {
+        const refused = (await service.status()).tally.hnsErrors.find((e) => e.op === 'HNSCall GET /endpoints');
+        return (refused?.count ?? 0) >= 2 && service.stderr().includes('node agent: audit failed') ? true : undefined;
+      },
       20_000,
-      "the agent's audit to meet the failure",
+      "the agent's listings to meet both failures, and a visit to end on one",
     );
 
     const m = parse((await get(url)).body);

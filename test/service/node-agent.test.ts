@@ -12,6 +12,7 @@ import { HR } from '../../src/hns/hresults';
 import { bridgeConf, useHarness, type Harness } from '../helpers/cni-harness';
 import { heldIps, hostLocal, hungOn, lastSeq, newNamespace, until } from '../plugin/support';
 import {
+  auditedVisitOver,
   makeBin,
   SERVICE_ADD_OPS,
   SERVICE_DEL_OPS,
@@ -97,12 +98,15 @@ it('audits right after HNS answers again following a failure, not an interval la
   await serveOnce(bridgeConf({ auditIntervalSeconds: 3600 }));
   await until(async () => ((await service!.status()).agent.audits >= 1 ? true : undefined), 20_000, 'a first audit');
   const first = (await service.status()).agent.audits;
-  await h.sim.control.restart({ downMs: 3000 });
+  // Down until the probe has seen it (an outage of fixed length could end before a slow probe came); a restart
+  // without down time then ends it.
+  await h.sim.control.restart({ downMs: 120_000 });
   await until(
     async () => ((await service!.status()).agent.hnsFailingSince ? true : undefined),
     20_000,
     'the probe to see HNS down',
   );
+  await h.sim.control.restart({ downMs: 0 });
   await until(
     async () => ((await service!.status()).agent.audits > first ? true : undefined),
     20_000,
@@ -143,8 +147,8 @@ it('an ADD through the service makes its HCN calls with the network there, whate
   const add = async (id: string) =>
     viaShim(h, bin, service!.address, { verb: 'ADD', conf, containerId: id, netns: await newNamespace(h) });
   expect((await add('first')).exitCode).toBe(0);
-  // The agent's first audit of the directory (due at once) is its own calls, not the ADD's: let it pass first.
-  await until(async () => ((await service!.status()).agent.audits >= 1 ? true : undefined), 20_000, 'a first audit');
+  // The agent's first visit of the directory (due at once) is its own calls, not the ADD's: let it pass first.
+  await auditedVisitOver(service);
   // Other objects on the node: they must not show up in the ADD's cost.
   const net = (await h.sim.control.dump()).networks[0]!.ID;
   for (let i = 0; i < 20; i++) await hcn().createEndpoint(net, { Name: `other-${i}` });
@@ -193,7 +197,7 @@ it('a DEL through the service makes its HCN calls, detach and delete, once the n
   const run = (verb: 'ADD' | 'DEL', id: string, netns: string) =>
     viaShim(h, bin, service!.address, { verb, conf, containerId: id, netns });
   expect((await run('ADD', 'first', await newNamespace(h))).exitCode).toBe(0);
-  await until(async () => ((await service!.status()).agent.audits >= 1 ? true : undefined), 20_000, 'a listing');
+  await auditedVisitOver(service);
   expect((await run('ADD', 'second', ns)).exitCode).toBe(0);
   const pid = service.child.pid;
   const seq = await lastSeq(h);

@@ -27,10 +27,13 @@ async function podsThenRestart(s: Service, conf: Record<string, unknown>): Promi
   ] as const) {
     expect((await viaShim(h, services.bin, s.address, { verb: 'ADD', conf, containerId: id, netns })).exitCode).toBe(0);
   }
-  await h.sim.control.restart({ downMs: 300 });
+  // Down until STATUS has said so: an outage of fixed length could end before a slow STATUS gets there. A restart
+  // without down time then ends it.
+  await h.sim.control.restart({ downMs: 120_000 });
   // STATUS while HNS is down (50: the calls go unanswered), then until it answers again (51, or 0 once repaired).
   const status = async () => (await viaShim(h, services.bin, s.address, { verb: 'STATUS', conf })).json?.code as number;
   await until(async () => ((await status()) === 50 ? true : undefined), 20_000, 'STATUS 50 while HNS is down');
+  await h.sim.control.restart({ downMs: 0 });
   const code = await until(
     async () => {
       const c = (await status()) ?? 0;

@@ -267,3 +267,22 @@ export async function expectNothingLeft(h: Harness): Promise<void> {
   expect((await h.sim.control.dump()).endpoints).toEqual([]);
   for (const kind of ['attachments', 'intents', 'tombstones'] as const) expect(recordFiles(h, kind)).toEqual([]);
 }
+
+/**
+ * Waits until the node agent has finished a visit with an audit in it (past the `after`th audit): the audit, then the
+ * health check of the networks it serves (node-agent.ts visit). Not `agent.audits > after` alone: that count rises
+ * as the audit ends, before the health check lists the endpoints, and a test that went on then found that listing
+ * among the calls of the verb it measured (seen with the service slowed for a second after its audit). Returns the
+ * audit count.
+ */
+export async function auditedVisitOver(service: Pick<RunningService, 'status'>, after = 0): Promise<number> {
+  return until(
+    async () => {
+      const { audits, lastAuditAt, health } = (await service.status()).agent;
+      const checkedSince = lastAuditAt !== undefined && health.some((n) => n.checkedAt >= lastAuditAt);
+      return audits > after && checkedSince ? audits : undefined;
+    },
+    20_000,
+    "the node agent's visit with an audit to end",
+  );
+}
