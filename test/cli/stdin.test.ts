@@ -19,6 +19,23 @@ function cpuMs(pid: number): number {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Waits until the process's CPU time stops rising (two readings 200 ms apart within one tick), or gives up after
+ * `timeoutMs` without failing: node's start-up also sleeps in the kernel (state S) between bursts of work, so state S
+ * alone could put the end of start-up inside the window measured below. A spinning reader never settles; the window
+ * then says so.
+ */
+async function cpuSettled(pid: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = cpuMs(pid);
+  while (Date.now() < deadline) {
+    await sleep(200);
+    const now = cpuMs(pid);
+    if (now - last <= 1000 / TICKS) return;
+    last = now;
+  }
+}
+
 /** True if the process's main thread is asleep in the kernel (state S), not running or loading. */
 function sleeping(pid: number): boolean {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -44,6 +61,7 @@ it('waits for a slow writer on a non-blocking stdin without spinning', async () 
     30_000,
     'the plugin to wait for stdin',
   );
+  await cpuSettled(child.pid!, 10_000);
   const before = cpuMs(child.pid!);
   const windowStart = Date.now();
   await sleep(1500);
