@@ -15,6 +15,7 @@ import { pluginFileName, standaloneFileName } from '../install/plan';
 import { InstallRefusal } from '../install/refusal';
 import { describePlan, planUninstall } from '../install/uninstall-plan';
 import { EXTRACTED_ADDON_DIR } from '../hns/native';
+import { nextStep } from '../orphans/next-step';
 import { gc } from '../plugin/verbs/gc';
 import { entryExists } from '../state/safe-read';
 import { realFileOps } from './file-ops';
@@ -168,7 +169,8 @@ function removeFiles(files: readonly InstalledFile[], ops: ReturnType<typeof rea
 
 /**
  * The HNS work: each network's GC with its own configuration (its IPAM releases its pods' addresses), then a look at
- * the state directories again — a pod ADDed meanwhile (its conflist was still there) keeps the plugin. Returns errors.
+ * the state directories again — a pod ADDed meanwhile (its conflist was still there) keeps the plugin — and at HNS:
+ * an object of ours still there keeps it too. Returns errors.
  */
 async function delEveryNetwork(views: readonly StateDirView[], binDir: string, io: UninstallIo): Promise<string[]> {
   const errors: string[] = [];
@@ -178,6 +180,11 @@ async function delEveryNetwork(views: readonly StateDirView[], binDir: string, i
   const left = podsOf(stateDirs(views.flatMap((v) => v.networks)));
   if (left.length > 0)
     errors.push(`${left.length} pod(s) still attached after their DEL (${left.map((p) => p.key).join(', ')})`);
+  if (errors.length > 0) return errors;
+  // What of ours the DELs and the sweep had to leave (a network holding another plugin's endpoint, which its delete
+  // would take with it): with the plugin gone no audit would ever remove it, so the files stay until it is gone.
+  for (const j of (await judgeNode(views)).filter((x) => x.verdict !== 'foreign'))
+    errors.push(`${j.kind} ${j.name} (${j.id}) is still there: ${j.reason}; ${nextStep(j) ?? 'run uninstall again'}`);
   return errors;
 }
 

@@ -10,7 +10,8 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { bridgeConf, cni, useHarness, type Harness } from '../helpers/cni-harness';
+import { WireClient } from '../../src/sim';
+import { bridgeConf, cni, delegatedNicConf, useHarness, type Harness } from '../helpers/cni-harness';
 import { heldIps, hostLocal, newNamespace } from '../plugin/support';
 import { nodeBin, nodeConf, uninstallIn } from './uninstall-support';
 
@@ -147,5 +148,44 @@ it('with no hcn-cni conflist it refuses unless --state-dir names the state direc
   const told = await uninstallIn(h, ['--force', '--state-dir', h.stateDir]);
   expect({ code: told.code, err: told.err }).toEqual({ code: 0, err: '' });
   expect(told.out).toMatch(new RegExp(`^conflist built-in defaults .*; state ${h.stateDir}$`, 'm'));
+  expect(files()).toEqual([]);
+});
+
+it("--force on a delegated-NIC pod whose network also holds another plugin's endpoint: the network stays (its delete would take that endpoint), and so do the files, until that endpoint is gone", async () => {
+  const nic = { Name: 'Ethernet 3', MacAddress: '00-15-5D-AA-00-03' };
+  await h.sim.control.addAdapter(nic);
+  const conf = delegatedNicConf(nic.MacAddress);
+  putFiles({ '10-hcn-cni.conflist': conf });
+  await add(conf, 'pod-nic');
+  const dump = await h.sim.control.dump();
+  const nicNet = dump.networks.find((n) => n.Name.startsWith('hcn-nic-'))!;
+  // Another plugin's endpoint on our pod's network (a migrated node, a tool's probe).
+  const sim = new WireClient(h.sim.address);
+  const peer = await sim.createEndpoint(
+    nicNet.ID,
+    null,
+    JSON.stringify({ SchemaVersion: { Major: 2, Minor: 0 }, Name: 'c0ffee_peer' }),
+  );
+  expect(peer.hr).toBe(0);
+  const filesBefore = files();
+
+  const first = await uninstallIn(h, ['--force']);
+  expect(first.code).toBe(1);
+  expect(first.out).toMatch(
+    new RegExp(
+      `ERROR network ${nicNet.Name} \\(${nicNet.ID}\\) is still there: it still holds 1 endpoint\\(s\\) that are not orphans \\(c0ffee_peer\\); remove the endpoints not named by hcn-cni`,
+      'i',
+    ),
+  );
+  // The pod was DELed; the peer's endpoint and the network under it stay, and so does every file.
+  expect(await endpoints()).toEqual(['c0ffee_peer']);
+  expect((await h.sim.control.dump()).networks.map((n) => n.ID)).toContain(nicNet.ID);
+  expect(files()).toEqual(filesBefore);
+
+  // Once that plugin removed its endpoint, the next run removes the network (an orphan of ours now) and the files.
+  expect((await sim.deleteEndpoint(peer.result!)).hr).toBe(0);
+  const second = await uninstallIn(h, []);
+  expect([second.code, second.err]).toEqual([0, '']);
+  expect((await h.sim.control.dump()).networks.map((n) => n.ID)).not.toContain(nicNet.ID);
   expect(files()).toEqual([]);
 });
