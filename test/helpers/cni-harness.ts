@@ -51,10 +51,22 @@ export async function startHarness(host?: Partial<SimHost>): Promise<Harness> {
     },
     async stop() {
       await sim.stop();
-      fs.rmSync(tmp, { recursive: true, force: true });
+      removeTempDir(tmp);
     },
   };
   return h;
+}
+
+/**
+ * Removes a test's temporary directory and the service address locks made beside it: a service listening in the
+ * directory keeps its lock in the parent, `<dir>.<socket>.lock` (src/service/transport/listeners.ts addressLockFile),
+ * which every run would otherwise leave in the machine's temporary directory.
+ */
+export function removeTempDir(dir: string): void {
+  fs.rmSync(dir, { recursive: true, force: true });
+  const prefix = `${path.basename(dir)}.`;
+  for (const f of fs.readdirSync(path.dirname(dir)))
+    if (f.startsWith(prefix) && f.endsWith('.lock')) fs.rmSync(path.join(path.dirname(dir), f), { force: true });
 }
 
 /**

@@ -14,7 +14,7 @@ import * as fs from 'fs';
 import * as http from 'http';
 import * as os from 'os';
 import * as path from 'path';
-import { bridgeConf, CLI, cniEnv, startHarness, type Harness } from '../helpers/cni-harness';
+import { bridgeConf, CLI, cniEnv, removeTempDir, startHarness, type Harness } from '../helpers/cni-harness';
 import { ensureLinuxPackage, EXE, extractDirName, MANIFEST, ROOT, run } from './helpers';
 
 let h: Harness;
@@ -30,7 +30,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await h?.stop();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  if (tmp) removeTempDir(tmp);
 });
 
 beforeEach(async () => {
