@@ -15,13 +15,16 @@
  *   their later DELs nothing to run. A pod whose network no conflist names any more is refused whatever force says:
  *   its IPAM configuration is gone, so a DEL here would keep its address allocated for good.
  * - Ours and claimed by nothing (audit verdict orphan): deleted. In-flight (an ADD running now) or protected (an
- *   unreadable record, an attached endpoint nothing says is gone): refused, whatever force says — they are not
- *   provably dead.
+ *   unreadable record, an attached endpoint nothing says is gone, a network holding another plugin's endpoint): refused,
+ *   whatever force says — they are not provably dead. So is a pod's network of ours that another plugin's endpoint
+ *   is on too: the pod's DEL would keep that network, and with the plugin gone nothing would ever remove it.
+ *   src/cli/uninstall.ts looks at HNS again after the DELs, for what arrived meanwhile.
  * - Files: only once the HNS work succeeded — the shim, the standalone executable and leftovers of earlier installs,
  *   then the conflists last: a run that fails leaves everything the next run needs (the state directory and each
  *   network's IPAM configuration are in the conflists), and a conflist never names a plugin that was removed while
  *   uninstall could still stop.
  */
+import { sameId } from '../hns/api';
 import type { Judged } from '../orphans/detect';
 import { nextStep } from '../orphans/next-step';
 
@@ -69,6 +72,7 @@ export function planUninstall(i: UninstallInputs): UninstallPlan {
     (j) => (j.verdict === 'in-flight' || j.verdict === 'protected') && !podEndpoints.has(j.id.toLowerCase()),
   );
   const stranded = i.pods.filter((p) => p.conflist === undefined);
+  const sharing = networksSharedWithPeers(i.judged);
   const plan: UninstallPlan = {
     networks: i.networks,
     delPods: i.pods.slice(),
@@ -87,12 +91,30 @@ export function planUninstall(i: UninstallInputs): UninstallPlan {
       .join(
         ', ',
       )}): without its IPAM configuration their addresses could not be released; nothing was changed — put their conflist back in the conf directory, or give the --conf-dir that holds it`;
+  } else if (sharing.length > 0) {
+    plan.refusal = `${sharing.length} network(s) of ours also hold endpoints not named by hcn-cni (${sharing.join(
+      '; ',
+    )}): their pods' DEL keeps such a network (deleting it would take those endpoints with it), and with the plugin gone nothing would remove it; nothing was changed — ${nextStep({ verdict: 'protected', held: 'holds-foreign' })!}`;
   } else if (i.pods.length > 0 && !i.force) {
     plan.refusal = `${i.pods.length} pod(s) still attached (${i.pods
       .map((p) => podLabel(p, i.networks))
       .join(', ')}); nothing was changed — drain the node so the runtime DELs them, or --force to DEL them here`;
   }
   return plan;
+}
+
+/**
+ * Networks of ours that a pod's DEL would have to leave because another plugin's endpoint is on them too, as
+ * `<name>: <endpoints>`. Only live ones: an orphan network holding one is already protected (detect.ts).
+ */
+function networksSharedWithPeers(judged: readonly Judged[]): string[] {
+  const foreign = judged.filter((j) => j.kind === 'endpoint' && j.verdict === 'foreign' && j.networkId);
+  return judged
+    .filter((n) => n.kind === 'network' && n.verdict === 'live')
+    .flatMap((n) => {
+      const on = foreign.filter((e) => sameId(e.networkId!, n.id)).map((e) => e.name);
+      return on.length > 0 ? [`${n.name}: ${on.join(', ')}`] : [];
+    });
 }
 
 /** The pod's key, with its network when the node has another hcn-cni network (or its own has no conflist). */

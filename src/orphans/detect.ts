@@ -109,12 +109,26 @@ function judgeContext(input: AuditInput): JudgeContext {
   const quarantinedKeys = new Set(protecting.map((q) => q.key));
   const newerKeys = new Set(protecting.filter((q) => q.newer).map((q) => q.key));
   const otherClaims = input.state.otherClaims ?? [];
-  const unknownQuarantine = protecting.some((q) => !q.owner);
+  const unknown = protecting.filter((q) => !q.owner);
+  const unknownQuarantine = unknown.length > 0;
+  // Only newer versions' records among them: clearing the quarantine would not move those (quarantine.ts), so the
+  // objects they protect are a newer version's to judge, and said so.
+  const unknownNewerOnly = unknownQuarantine && unknown.every((q) => q.newer);
   for (const q of input.state.quarantined)
     for (const tag of q.owner ? ownerTags(q.owner) : [])
       if (!byTag.has(tag)) byTag.set(tag, { containerId: q.owner!.containerId, ifname: q.owner!.ifname });
   for (const t of input.state.tombstones) get(t).tombstone = t;
-  return { get, owners, byTag, recordedBy, quarantinedKeys, newerKeys, otherClaims, unknownQuarantine };
+  return {
+    get,
+    owners,
+    byTag,
+    recordedBy,
+    quarantinedKeys,
+    newerKeys,
+    otherClaims,
+    unknownQuarantine,
+    unknownNewerOnly,
+  };
 }
 
 function judgeEndpoints(ctx: JudgeContext, input: AuditInput): Judged[] {
@@ -176,6 +190,7 @@ interface JudgeContext {
   newerKeys: ReadonlySet<string>;
   otherClaims: readonly Claim[];
   unknownQuarantine: boolean;
+  unknownNewerOnly: boolean;
 }
 
 function judge(ctx: JudgeContext, kind: 'network' | 'endpoint', id: string, name: string, inUse?: string): Judged {
@@ -221,7 +236,7 @@ function judge(ctx: JudgeContext, kind: 'network' | 'endpoint', id: string, name
     };
   }
   if (!rec && s.quarantined) {
-    const newer = !!owner && ctx.newerKeys.has(fileKey(owner));
+    const newer = owner ? ctx.newerKeys.has(fileKey(owner)) : ctx.unknownNewerOnly;
     const reason = newer
       ? `a newer hcn-cni's record of ${who} is there; not this version's to judge`
       : `the attachment record of ${who} is quarantined; not judging`;

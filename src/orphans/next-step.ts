@@ -13,13 +13,13 @@ export function nextStep(j: Pick<Judged, 'verdict' | 'held'>): string | undefine
     case 'quarantined':
       return 'hcn-cni state (the quarantined record and why); once dealt with, hcn-cni state --clear-quarantine';
     case 'newer-record':
-      return 'run the newer hcn-cni that wrote the record (hcn-cni state names its version)';
+      return 'run the newer hcn-cni that wrote the record (hcn-cni state shows it, with its record schema)';
     case 'attached':
       return 'remove the pod it is attached to through the runtime (crictl stopp, then rmp); its DEL or the next audit then removes it';
     case 'holds-foreign':
-      return 'remove the endpoints not named by hcn-cni with the plugin that made them; hcn-cni never deletes them, nor the network under them';
+      return 'remove the endpoints not named by hcn-cni with the plugin that made them; hcn-cni deletes neither them nor the network while they are on it';
     case 'holds-ours':
-      return 'let the pods on it end (their DEL), or the ADD creating them finish; the network then goes with the last one';
+      return 'let the pods on it end (their DEL), or the ADD creating them finish; the next audit then deletes the network';
     default:
       return 'hcn-cni audit --dry-run says why it is left';
   }

@@ -20,18 +20,19 @@ function cpuMs(pid: number): number {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Waits until the process's CPU time stops rising (two readings 200 ms apart within one tick), or gives up after
- * `timeoutMs` without failing: node's start-up also sleeps in the kernel (state S) between bursts of work, so state S
- * alone could put the end of start-up inside the window measured below. A spinning reader never settles; the window
- * then says so.
+ * Waits until the process's CPU time stops rising — asleep (state S) and within one tick across three readings 200 ms
+ * apart — or gives up after `timeoutMs` without failing. Node's start-up also sleeps in the kernel between bursts of
+ * work, and a process starved of the CPU gains no time either, so neither one quiet reading nor state S alone says
+ * start-up is over. A spinning reader never settles; the window measured after it then says so.
  */
 async function cpuSettled(pid: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = cpuMs(pid);
-  while (Date.now() < deadline) {
+  let quiet = 0;
+  while (Date.now() < deadline && quiet < 2) {
     await sleep(200);
     const now = cpuMs(pid);
-    if (now - last <= 1000 / TICKS) return;
+    quiet = now - last <= 1000 / TICKS && sleeping(pid) ? quiet + 1 : 0;
     last = now;
   }
 }

@@ -12,7 +12,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { WireClient } from '../../src/sim';
 import { bridgeConf, cni, delegatedNicConf, useHarness, type Harness } from '../helpers/cni-harness';
-import { heldIps, hostLocal, newNamespace } from '../plugin/support';
+import { heldIps, hostLocal, hungOn, newNamespace, until } from '../plugin/support';
 import { nodeBin, nodeConf, uninstallIn } from './uninstall-support';
 
 let h: Harness;
@@ -151,41 +151,78 @@ it('with no hcn-cni conflist it refuses unless --state-dir names the state direc
   expect(files()).toEqual([]);
 });
 
-it("--force on a delegated-NIC pod whose network also holds another plugin's endpoint: the network stays (its delete would take that endpoint), and so do the files, until that endpoint is gone", async () => {
+/** A delegated-NIC pod, its conflist installed; its network. */
+async function delegatedNicPod(): Promise<{ id: string; name: string }> {
   const nic = { Name: 'Ethernet 3', MacAddress: '00-15-5D-AA-00-03' };
-  await h.sim.control.addAdapter(nic);
+  // The host (its adapters) outlives a test: add the NIC once.
+  if (!(await h.sim.control.host()).adapters.some((x) => x.Name === nic.Name)) await h.sim.control.addAdapter(nic);
   const conf = delegatedNicConf(nic.MacAddress);
   putFiles({ '10-hcn-cni.conflist': conf });
   await add(conf, 'pod-nic');
-  const dump = await h.sim.control.dump();
-  const nicNet = dump.networks.find((n) => n.Name.startsWith('hcn-nic-'))!;
-  // Another plugin's endpoint on our pod's network (a migrated node, a tool's probe).
-  const sim = new WireClient(h.sim.address);
-  const peer = await sim.createEndpoint(
-    nicNet.ID,
+  const net = (await h.sim.control.dump()).networks.find((n) => n.Name.startsWith('hcn-nic-'))!;
+  return { id: net.ID, name: net.Name };
+}
+
+/** Another plugin's endpoint (a migrated node, a tool's probe) on a network; its id. */
+async function peerEndpointOn(sim: WireClient, networkId: string): Promise<string> {
+  const r = await sim.createEndpoint(
+    networkId,
     null,
     JSON.stringify({ SchemaVersion: { Major: 2, Minor: 0 }, Name: 'c0ffee_peer' }),
   );
-  expect(peer.hr).toBe(0);
-  const filesBefore = files();
+  expect(r.hr).toBe(0);
+  return r.result!;
+}
 
-  const first = await uninstallIn(h, ['--force']);
+const networkIds = async () => (await h.sim.control.dump()).networks.map((n) => n.ID);
+
+it("a delegated-NIC pod whose network also holds another plugin's endpoint: refused with or without --force, dry run or not, nothing changed (its DEL would keep the network, and nothing would remove it after)", async () => {
+  const net = await delegatedNicPod();
+  const sim = new WireClient(h.sim.address);
+  const peer = await peerEndpointOn(sim, net.id);
+  const before = await h.sim.control.dump();
+  const filesBefore = files();
+  for (const args of [['--force', '--dry-run'], ['--force'], []]) {
+    const r = await uninstallIn(h, args);
+    expect([args, r.code]).toEqual([args, 1]);
+    expect(r.err).toContain(`1 network(s) of ours also hold endpoints not named by hcn-cni (${net.name}: c0ffee_peer)`);
+    expect(r.err).toMatch(/remove the endpoints not named by hcn-cni with the plugin that made them/);
+    const after = await h.sim.control.dump();
+    expect([after.networks, after.endpoints]).toEqual([before.networks, before.endpoints]);
+    expect(files()).toEqual(filesBefore);
+  }
+  // Once that plugin removed its endpoint, --force DELs the pod (its network goes with it) and removes the files.
+  expect((await sim.deleteEndpoint(peer)).hr).toBe(0);
+  const r = await uninstallIn(h, ['--force']);
+  expect([r.code, r.err]).toEqual([0, '']);
+  expect(await networkIds()).not.toContain(net.id);
+  expect(files()).toEqual([]);
+});
+
+it("another plugin's endpoint put on the pod's network while its DEL runs: the network stays, and so do the files, with an ERROR saying why; the rerun finishes once it is gone", async () => {
+  const net = await delegatedNicPod();
+  const sim = new WireClient(h.sim.address);
+  const filesBefore = files();
+  // The DEL's endpoint delete hangs in HNS; the peer's create queues behind it, so HNS runs it before the DEL looks
+  // at what else is on the network.
+  await h.sim.control.hang('HcnDeleteEndpoint');
+  const running = uninstallIn(h, ['--force']);
+  await hungOn(h.sim.control, 'HcnDeleteEndpoint');
+  const peer = peerEndpointOn(sim, net.id);
+  await until(async () => ((await h.sim.control.stats()).pendingMutations >= 2 ? true : undefined));
+  await h.sim.control.release();
+  const first = await running;
   expect(first.code).toBe(1);
-  expect(first.out).toMatch(
-    new RegExp(
-      `ERROR network ${nicNet.Name} \\(${nicNet.ID}\\) is still there: it still holds 1 endpoint\\(s\\) that are not orphans \\(c0ffee_peer\\); remove the endpoints not named by hcn-cni`,
-      'i',
-    ),
+  expect(first.out).toContain(
+    `ERROR network ${net.name} (${net.id}) is still there: it still holds 1 endpoint(s) that are not orphans (c0ffee_peer); remove the endpoints not named by hcn-cni`,
   );
-  // The pod was DELed; the peer's endpoint and the network under it stay, and so does every file.
   expect(await endpoints()).toEqual(['c0ffee_peer']);
-  expect((await h.sim.control.dump()).networks.map((n) => n.ID)).toContain(nicNet.ID);
+  expect(await networkIds()).toContain(net.id);
   expect(files()).toEqual(filesBefore);
 
-  // Once that plugin removed its endpoint, the next run removes the network (an orphan of ours now) and the files.
-  expect((await sim.deleteEndpoint(peer.result!)).hr).toBe(0);
+  expect((await sim.deleteEndpoint(await peer)).hr).toBe(0);
   const second = await uninstallIn(h, []);
   expect([second.code, second.err]).toEqual([0, '']);
-  expect((await h.sim.control.dump()).networks.map((n) => n.ID)).not.toContain(nicNet.ID);
+  expect(await networkIds()).not.toContain(net.id);
   expect(files()).toEqual([]);
 });

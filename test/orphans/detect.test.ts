@@ -315,5 +315,16 @@ describe('detect', () => {
       state: state({ quarantined: [q], attachments: [record(A, 'e9', 'n9')] }),
     });
     expect(verdicts(known)).toEqual({ 'n-leak': 'orphan', 'e-a': 'orphan' });
+    expect(plan.judged.map((j) => j.held)).toEqual(['quarantined', 'quarantined']);
+    // Under a hashed name, a newer version's record is that version's to judge: clearing the quarantine would not
+    // move it, so the hint must not say to.
+    const newer = run({
+      networks: [leakNet],
+      endpoints: [ep('e-a', endpointName(A), 'n-leak')],
+      state: state({ quarantined: [{ ...q, kind: 'intent' as const, newer: true }] }),
+    });
+    expect(verdicts(newer)).toEqual({ 'n-leak': 'protected', 'e-a': 'protected' });
+    expect(newer.judged.map((j) => j.held)).toEqual(['newer-record', 'newer-record']);
+    expect(nextStep(newer.judged[0]!)).not.toMatch(/clear-quarantine/);
   });
 });

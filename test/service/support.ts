@@ -279,7 +279,10 @@ export async function auditedVisitOver(service: Pick<RunningService, 'status'>, 
   return until(
     async () => {
       const { audits, lastAuditAt, health } = (await service.status()).agent;
-      const checkedSince = lastAuditAt !== undefined && health.some((n) => n.checkedAt >= lastAuditAt);
+      // The audited directory is the one a network of was checked since; all of its networks must have been.
+      const dir = lastAuditAt === undefined ? undefined : health.find((n) => n.checkedAt >= lastAuditAt)?.stateDir;
+      const checkedSince =
+        dir !== undefined && health.filter((n) => n.stateDir === dir).every((n) => n.checkedAt >= lastAuditAt!);
       return audits > after && checkedSince ? audits : undefined;
     },
     20_000,

@@ -24,6 +24,7 @@ const BACKS_OFF: ReadonlySet<RepairOutcome> = new Set<RepairOutcome>([
   'container-gone',
   'network-gone',
   'no-recorded-spec',
+  'attached-elsewhere',
   'hns-refused',
   'hns-failed',
 ]);

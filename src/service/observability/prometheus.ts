@@ -138,7 +138,7 @@ function auditMetrics(registry: Registry): Pick<Sink, 'audit'> {
 function repairMetrics(registry: Registry): Pick<Sink, 'repair'> {
   const repairs = new Counter({
     name: 'hcn_cni_repairs_total',
-    help: 'Pods the repair after an HNS restart handled (repair: true), by outcome (repaired, namespace-gone, container-gone, network-gone, no-recorded-spec, deleted-meanwhile, hns-refused, hns-unreachable)',
+    help: `Pods the repair after an HNS restart handled (repair: true), by outcome (${REPAIR_OUTCOMES.join(', ')})`,
     labelNames: ['outcome'],
     registers: [registry],
   });
