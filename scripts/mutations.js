@@ -1050,6 +1050,22 @@ const MUTATIONS = [
     to: '',
     tests: ['test/plugin/repair-attach.test.ts'],
   },
+  {
+    id: 'uninstall-plan-ignores-peer-endpoint-on-our-network',
+    rule: "uninstall refuses, before any DEL, a pod's network of ours that another plugin's endpoint is on",
+    file: 'src/install/uninstall-plan.ts',
+    from: "n.kind === 'network' && n.verdict === 'live'",
+    to: "n.kind === 'network' && n.verdict === 'live' && false",
+    tests: ['test/install/uninstall-networks.test.ts', 'test/install/uninstall.test.ts'],
+  },
+  {
+    id: 'uninstall-done-with-our-network-left',
+    rule: 'uninstall removes no file while an object of ours is still in HNS after the DELs',
+    file: 'src/cli/uninstall.ts',
+    from: "(await judgeNode(views)).filter((x) => x.verdict !== 'foreign')",
+    to: "(await judgeNode(views)).filter((x) => x.verdict !== 'foreign' && false)",
+    tests: ['test/install/uninstall-networks.test.ts', 'test/install/uninstall.test.ts'],
+  },
 ];
 
 module.exports = { MUTATIONS };
