@@ -92,13 +92,25 @@ function connectAndWrite(address: string, bytes: Buffer): Promise<{ reply: Promi
   });
 }
 
-/** Waits until the address answers with `s`'s status: its socket is the one at the address. */
-const serving = (s: RunningService) =>
-  until(
-    async () => ((await s.status().catch(() => undefined))?.pid === s.child.pid ? true : undefined),
-    30_000,
-    `pid ${s.child.pid} to serve the address`,
-  );
+/**
+ * Waits until the address answers with `s`'s status: its socket is the one at the address. When it does not, the
+ * error carries what the new service said (its exit, the last lines of its log): a hand-over that fails must say why.
+ */
+const serving = async (s: RunningService) => {
+  try {
+    await until(
+      async () => ((await s.status().catch(() => undefined))?.pid === s.child.pid ? true : undefined),
+      30_000,
+      `pid ${s.child.pid} to serve the address`,
+    );
+  } catch (e) {
+    const tail = s.stderr().trim().split('\n').slice(-12).join('\n');
+    throw new Error(
+      `${(e as Error).message}; exit ${JSON.stringify(s.child.exitCode ?? s.child.signalCode)}; its log:\n${tail}`,
+      { cause: e },
+    );
+  }
+};
 
 describe('a new service takes the address over', () => {
   it('while the old one serves a stream of ADD/DEL: every verb succeeds, none falls back, the old one exits 0', async () => {
