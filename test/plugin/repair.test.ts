@@ -20,6 +20,16 @@ import { hungOn, newNamespace, recordFiles, until } from './support';
 
 let h: Harness;
 const NIC = { Name: 'Ethernet 2', MacAddress: '00-15-5D-BB-00-02' };
+/** A delegated-NIC configuration of that NIC, with repair on. */
+const NIC_CONF = {
+  cniVersion: '1.1.0',
+  name: 'nics',
+  type: 'hcn-cni',
+  mode: 'delegatedNic',
+  subnet: '10.20.1.0/24',
+  repair: true,
+  runtimeConfig: { mac: NIC.MacAddress },
+};
 useHarness({ adapters: [{ Name: 'Ethernet', MacAddress: '00-15-5D-BB-00-01' }, NIC] }, (x) => (h = x));
 jest.setTimeout(30_000);
 
@@ -109,15 +119,7 @@ describe('repair after an HNS restart', () => {
   });
 
   it('delegated NIC: the non-persistent network the restart dropped is re-created with its recorded id and spec, then the endpoint', async () => {
-    const nic = {
-      cniVersion: '1.1.0',
-      name: 'nics',
-      type: 'hcn-cni',
-      mode: 'delegatedNic',
-      subnet: '10.20.1.0/24',
-      repair: true,
-      runtimeConfig: { mac: NIC.MacAddress },
-    };
+    const nic = NIC_CONF;
     const ns = await newNamespace(h);
     expect((await cni(h, { verb: 'ADD', conf: nic, containerId: 'pod-nic', netns: ns })).exitCode).toBe(0);
     const strip = (n: Record<string, unknown>) => ({
@@ -144,15 +146,7 @@ describe('repair after an HNS restart', () => {
   });
 
   it('delegated NIC after a reboot that gave the NIC another NetCfgInstanceId: the repaired record names the adapter as it is now', async () => {
-    const nic = {
-      cniVersion: '1.1.0',
-      name: 'nics',
-      type: 'hcn-cni',
-      mode: 'delegatedNic',
-      subnet: '10.20.1.0/24',
-      repair: true,
-      runtimeConfig: { mac: NIC.MacAddress },
-    };
+    const nic = NIC_CONF;
     const ns = await newNamespace(h);
     expect((await cni(h, { verb: 'ADD', conf: nic, containerId: 'pod-nic', netns: ns })).exitCode).toBe(0);
     const file = path.join(

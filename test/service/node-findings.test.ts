@@ -46,6 +46,15 @@ function findings(text: string): Record<string, number> {
 
 const nonZero = (f: Record<string, number>) => Object.fromEntries(Object.entries(f).filter(([, n]) => n > 0));
 
+/** The bridge configuration the agent serves in these tests, as an ADD parses it. */
+function servedBridgeConf() {
+  return parseNetConf(bridgeConf({ stateDir: h.stateDir, hnsTimeoutSeconds: 10 }), {
+    platform: 'linux',
+    defaults: { stateDir: h.stateDir },
+    verb: 'ADD',
+  });
+}
+
 it("exports the doctor's findings by kind and severity: none but info on a healthy node, pod-drift once HNS drops the policies", async () => {
   const bin = makeBin(h);
   const service = await startServiceProcess(h, undefined, ['--metrics', '127.0.0.1:0', '--hns-probe-seconds', '0']);
@@ -102,11 +111,7 @@ it("exports the doctor's findings by kind and severity: none but info on a healt
 it("the agent remembers a peer's endpoint attached to nothing: nothing within the grace period, a warning after it", async () => {
   let now = 1_000_000;
   const doctor = new NodeDoctor({ deps: h.deps, platform: 'linux', now: () => now });
-  const conf = parseNetConf(bridgeConf({ stateDir: h.stateDir, hnsTimeoutSeconds: 10 }), {
-    platform: 'linux',
-    defaults: { stateDir: h.stateDir },
-    verb: 'ADD',
-  });
+  const conf = servedBridgeConf();
   const { api } = await h.deps.hns.api({ apiVersion: 2, hnsTimeoutSeconds: 10 });
   const net = await api.createNetwork({
     name: 'peer-nat',
@@ -170,11 +175,7 @@ it("hcn-cni doctor through the service knows since when an endpoint is attached 
 });
 
 it("a bridge network's NIC replaced under the same name and MAC: the agent noted its NetCfgInstanceId, so even after a restart of the service it is one error", async () => {
-  const conf = parseNetConf(bridgeConf({ stateDir: h.stateDir, hnsTimeoutSeconds: 10 }), {
-    platform: 'linux',
-    defaults: { stateDir: h.stateDir },
-    verb: 'ADD',
-  });
+  const conf = servedBridgeConf();
   const { api } = await h.deps.hns.api({ apiVersion: 2, hnsTimeoutSeconds: 10 });
   const net = await api.createNetwork({
     name: 'l2bridge',
