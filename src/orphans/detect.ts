@@ -17,10 +17,17 @@ import type { EndpointInfo, NetworkInfo } from '../hns/api';
 import { sameId } from '../hns/api';
 import { fileKey } from '../state/file-names';
 import type { Claim } from '../state/claims';
-import { ownerKey, type AttachmentRecord, type IntentRecord, type Owner, type TombstoneRecord } from '../state/records';
+import {
+  ownerKey,
+  type AttachmentRecord,
+  type IntentRecord,
+  type Owner,
+  type PlannedObject,
+  type TombstoneRecord,
+} from '../state/records';
 import type { StateSnapshot } from '../state/store';
 import { endpointsKeeping } from './network-holders';
-import { namesOwner, ownerTags, parseOwnedName } from './ownership';
+import { namesOwner, ownerTags, parseOwnedName, type OwnedName } from './ownership';
 
 export type Verdict = 'foreign' | 'live' | 'in-flight' | 'protected' | 'orphan';
 
@@ -138,7 +145,7 @@ function judgeEndpoints(ctx: JudgeContext, input: AuditInput): Judged[] {
       : ep.containers?.length
         ? `container ${ep.containers[0]}`
         : undefined;
-    const j = judge(ctx, 'endpoint', ep.id, ep.name, inUse);
+    const j = judge(ctx, { kind: 'endpoint', id: ep.id, name: ep.name, ...(inUse ? { inUse } : {}) });
     j.networkId = ep.networkId;
     if (ep.namespaceId) j.namespaceId = ep.namespaceId;
     if (ep.mac) j.mac = ep.mac;
@@ -149,7 +156,7 @@ function judgeEndpoints(ctx: JudgeContext, input: AuditInput): Judged[] {
 function judgeNetworks(ctx: JudgeContext, input: AuditInput, endpoints: readonly Judged[]): Judged[] {
   const endpointVerdicts = new Map(endpoints.map((j) => [j.id.toLowerCase(), j]));
   return input.networks.map((net) => {
-    const j = judge(ctx, 'network', net.id, net.name);
+    const j = judge(ctx, { kind: 'network', id: net.id, name: net.name });
     if (net.adapterName) j.adapterName = net.adapterName;
     if (j.verdict === 'orphan') {
       // Deleting a network cascades to its endpoints in HNS: only when every one of them is an orphan too.
@@ -193,48 +200,40 @@ interface JudgeContext {
   unknownNewerOnly: boolean;
 }
 
-function judge(ctx: JudgeContext, kind: 'network' | 'endpoint', id: string, name: string, inUse?: string): Judged {
-  const { get, owners, byTag, quarantinedKeys, otherClaims, unknownQuarantine } = ctx;
+/** One object as HNS listed it; `inUse`: what an endpoint is attached to (a namespace or container), if anything. */
+interface Listed {
+  kind: 'network' | 'endpoint';
+  id: string;
+  name: string;
+  inUse?: string;
+}
+
+function judge(ctx: JudgeContext, o: Listed): Judged {
+  const { kind, id, name, inUse } = o;
   const parsed = parseOwnedName(name);
   if (!parsed || parsed.kind !== kind) return { kind, id, name, verdict: 'foreign', reason: 'not named by hcn-cni' };
   const recorder = ctx.recordedBy.get(`${kind}:${id.toLowerCase()}`);
   const owner = recorder
     ? { containerId: recorder.containerId, ifname: recorder.ifname }
-    : (parsed.owner ?? byTag.get(parsed.tag));
+    : (parsed.owner ?? ctx.byTag.get(parsed.tag));
   const who = owner ? ownerKey(owner) : `the attachment with owner tag ${parsed.tag}`;
-  const known = !!owner && owners.has(ownerKey(owner));
-  const s: OwnerState = known ? get(owner) : { quarantined: false };
+  const known = !!owner && ctx.owners.has(ownerKey(owner));
+  const s: OwnerState = known ? ctx.get(owner) : { quarantined: false };
   // An unreadable record protects its owner's objects; one whose file name does not say its owner (hashed) cannot
   // be tied to a tag, so it protects every object of ours whose owner the state does not know.
-  if (owner ? quarantinedKeys.has(fileKey(owner)) : unknownQuarantine) s.quarantined = true;
+  if (owner ? ctx.quarantinedKeys.has(fileKey(owner)) : ctx.unknownQuarantine) s.quarantined = true;
   // A delegated-NIC network's MAC: from a name of an earlier version, else from what the state says of its owner.
   const mac = parsed.mac ?? (kind === 'network' ? (s.record?.mac ?? s.intent?.mac) : undefined);
   const base = { kind, id, name, ownerTag: parsed.tag, ...(owner ? { owner } : {}), ...(mac ? { mac } : {}) };
   const rec = s.record;
-  if (rec) {
-    const recorded =
-      kind === 'endpoint'
-        ? rec.endpoint.owned && sameId(rec.endpoint.id, id)
-        : rec.network.owned && sameId(rec.network.id, id);
-    if (recorded) return { ...base, verdict: 'live', reason: `attachment ${who} is committed with it` };
-  }
-  if (s.intent && s.intentLive?.live) {
-    const claims = s.intent.planned.some((p) => p.kind === kind && (p.id ? sameId(p.id, id) : p.name === name));
-    if (claims) return { ...base, verdict: 'in-flight', reason: `a running ADD (pid ${s.intent.pid}) is creating it` };
-  }
-  // Another conflist's ADD (another state directory) registered this claim node-wide before creating the object.
-  const other = otherClaims.find(
-    (c) =>
-      namesOwner(parsed, c.intent) &&
-      c.intent.planned.some((p) => p.kind === kind && (p.id ? sameId(p.id, id) : p.name === name)),
-  );
-  if (other) {
-    return {
-      ...base,
-      verdict: 'in-flight',
-      reason: `a running ADD of another configuration (state ${other.stateDir}, pid ${other.intent.pid}) is creating it`,
-    };
-  }
+  const recorded =
+    rec &&
+    (kind === 'endpoint'
+      ? rec.endpoint.owned && sameId(rec.endpoint.id, id)
+      : rec.network.owned && sameId(rec.network.id, id));
+  if (recorded) return { ...base, verdict: 'live', reason: `attachment ${who} is committed with it` };
+  const creating = inFlight(ctx, s, parsed, o);
+  if (creating) return { ...base, verdict: 'in-flight', reason: creating };
   if (!rec && s.quarantined) {
     const newer = owner ? ctx.newerKeys.has(fileKey(owner)) : ctx.unknownNewerOnly;
     const reason = newer
@@ -242,9 +241,25 @@ function judge(ctx: JudgeContext, kind: 'network' | 'endpoint', id: string, name
       : `the attachment record of ${who} is quarantined; not judging`;
     return { ...base, verdict: 'protected', reason, held: newer ? 'newer-record' : 'quarantined' };
   }
-  const held = inUse && !rec ? inUseProtection(s, { kind, id, name }, inUse, who) : undefined;
+  const held = inUse && !rec ? inUseProtection(s, o, inUse, who) : undefined;
   if (held) return { ...base, verdict: 'protected', reason: held, held: 'attached' };
   return { ...base, verdict: 'orphan', reason: orphanReason(s, kind, who) };
+}
+
+/**
+ * Why a running ADD claims the object (its reason), or undefined: the owner's live intent plans it (by planned id, or
+ * by name when the create did not choose its id), or another conflist's ADD (another state directory) registered
+ * the claim node-wide before creating it.
+ */
+function inFlight(ctx: JudgeContext, s: OwnerState, parsed: OwnedName, o: Listed): string | undefined {
+  const plans = (planned: readonly PlannedObject[]) =>
+    planned.some((p) => p.kind === o.kind && (p.id ? sameId(p.id, o.id) : p.name === o.name));
+  if (s.intent && s.intentLive?.live && plans(s.intent.planned))
+    return `a running ADD (pid ${s.intent.pid}) is creating it`;
+  const other = ctx.otherClaims.find((c) => namesOwner(parsed, c.intent) && plans(c.intent.planned));
+  return other
+    ? `a running ADD of another configuration (state ${other.stateDir}, pid ${other.intent.pid}) is creating it`
+    : undefined;
 }
 
 /**
