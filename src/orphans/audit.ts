@@ -99,7 +99,7 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
       await voidExpired(deps, plan, state, now());
       report.sweep = await sweepPlan(deps, plan, now);
     }
-    report.housekeeping = await tidy(deps, state.tombstones, writtenBeforeListing, plan, report.sweep, now());
+    report.housekeeping = await tidy(deps, report, now());
     const gone = new Set((report.sweep?.deleted ?? []).filter((j) => j.kind === 'network').map((j) => j.id));
     report.networks = networks.filter((n) => !gone.has(n.id));
     const goneEps = new Set((report.sweep?.deleted ?? []).filter((j) => j.kind === 'endpoint').map((j) => j.id));
@@ -295,31 +295,27 @@ function owners(plan: AuditPlan, swept: SweepResult | undefined): Set<string> {
 }
 
 /**
- * Drops tombstones once nothing of their owner is left in HNS and the grace period is over (a tombstone still
- * holding back an IPAM release stays: see ipamPending), and retries the noted chores that are deleting a file as it
- * is (housekeeping.ts). Intents are left alone: a dead intent may be the only trace of an IPAM allocation, and only
- * DEL or GC, which hold an IPAM client, may drop it after releasing (an intent a tombstone voids goes with it).
- * Only tombstones on disk before the listing began are judged (the listing speaks for nothing newer), and
- * removeTombstone re-reads under the lock and removes only the same write, so a tombstone replaced since stays.
- * The grace is the one wall-clock judgement here, and it decides nothing that protects: a tombstone holding back an
- * IPAM release, or voiding an intent still on disk, is never removed, and once nothing of the owner is in HNS what
- * HNS completes later carries the owner's name and no claim, an orphan with or without the tombstone.
- *
- * Housekeeping: nothing here throws. A failure is noted and retried by the next audit; after
- * MAX_FAILED_CHORES_PER_ROUND failures the rest waits for it, chores that failed before being tried last.
+ * What the audit knows when it tidies (its report so far): the tombstones it read, which were on disk before its
+ * listing, its judgement and its sweep.
  */
-async function tidy(
+type TidyInput = Pick<AuditReport, 'tombstones' | 'writtenBeforeListing' | 'plan' | 'sweep'>;
+
+interface Chore {
+  what: string;
+  file: string;
+  deleteFile: boolean;
+  run: () => Promise<unknown>;
+}
+
+/** The chores of this round: tombstones nothing of their owner needs any more, then the noted files to delete. */
+function choresOf(
   deps: AuditDeps,
-  tombstones: readonly TombstoneRecord[],
-  writtenBeforeListing: ReadonlySet<string>,
-  plan: AuditPlan,
-  swept: SweepResult | undefined,
+  { tombstones, writtenBeforeListing, plan, sweep }: TidyInput,
   now: number,
-): Promise<AuditReport['housekeeping']> {
-  const remaining = owners(plan, swept);
-  const noted = deps.store.housekeeping();
-  const failedBefore = new Set(noted.map((c) => c.file));
-  const chores: Array<{ what: string; file: string; deleteFile: boolean; run: () => Promise<unknown> }> = [];
+  noted: ReturnType<AuditDeps['store']['housekeeping']>,
+): Chore[] {
+  const remaining = owners(plan, sweep);
+  const chores: Chore[] = [];
   for (const t of tombstones) {
     if (!writtenBeforeListing.has(tombstoneWrite(t)) || remaining.has(ownerKey(t))) continue;
     if (t.ipamPending || now - t.createdAt <= deps.graceMs) continue;
@@ -333,6 +329,27 @@ async function tidy(
   for (const c of noted)
     if (c.deleteFile)
       chores.push({ what: c.what, file: c.file, deleteFile: true, run: async () => deps.store.deleteNoted(c.file) });
+  return chores;
+}
+
+/**
+ * Drops tombstones once nothing of their owner is left in HNS and the grace period is over (a tombstone still
+ * holding back an IPAM release stays: see ipamPending), and retries the noted chores that are deleting a file as it
+ * is (housekeeping.ts). Intents are left alone: a dead intent may be the only trace of an IPAM allocation, and only
+ * DEL or GC, which hold an IPAM client, may drop it after releasing (an intent a tombstone voids goes with it).
+ * Only tombstones on disk before the listing began are judged (the listing speaks for nothing newer), and
+ * removeTombstone re-reads under the lock and removes only the same write, so a tombstone replaced since stays.
+ * The grace is the one wall-clock judgement here, and it decides nothing that protects: a tombstone holding back an
+ * IPAM release, or voiding an intent still on disk, is never removed, and once nothing of the owner is in HNS what
+ * HNS completes later carries the owner's name and no claim, an orphan with or without the tombstone.
+ *
+ * Housekeeping: nothing here throws. A failure is noted and retried by the next audit; after
+ * MAX_FAILED_CHORES_PER_ROUND failures the rest waits for it, chores that failed before being tried last.
+ */
+async function tidy(deps: AuditDeps, input: TidyInput, now: number): Promise<AuditReport['housekeeping']> {
+  const noted = deps.store.housekeeping();
+  const failedBefore = new Set(noted.map((c) => c.file));
+  const chores = choresOf(deps, input, now, noted);
   // What failed before goes last, so a few files that always fail do not starve the others.
   chores.sort((a, b) => Number(failedBefore.has(a.file)) - Number(failedBefore.has(b.file)));
   const failed: FailedChore[] = [];
