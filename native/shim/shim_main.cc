@@ -34,6 +34,10 @@ bool ReadBytes(Connection* c, uint32_t n, std::string* out) {
   return n == 0 || c->ReadExact(&(*out)[0], n);
 }
 
+// How many times a request the service closed unaccepted is offered, and the pause before each offer after the first.
+constexpr int kOffers = 3;
+constexpr int kReofferPauseMs[kOffers - 1] = {20, 200};
+
 // What became of offering the request on one connection.
 enum class Offer { kAccepted, kClosedBeforeAccepting, kNotUsed };
 
@@ -76,19 +80,21 @@ int Run(int argc, char** argv) {
     return Fallback(stdin_bytes);
   };
   const std::string request = EncodeRequest(EnvironmentBlock(), stdin_bytes);
-  Connection first, second;
-  Connection* conn = &first;
-  std::string why;
-  Offer offer = OfferRequest(conn, address, request, &why);
   // A service that hands its address to its successor closes the connections it has not read (a Windows pipe
   // instance a client reached in the last instant: docs/service-protocol.md, "Hands over without a gap"), and the
-  // successor already serves the address. Nothing has run, so the request is offered once more before the standalone
-  // executable runs it.
-  if (offer == Offer::kClosedBeforeAccepting) {
-    conn = &second;
+  // successor already serves the address. Nothing has run, so the request is offered again before the standalone
+  // executable runs it. The old service closes its instances one after another: an offer made at once may reach the
+  // next of them, so the later offers wait for that pass to end (it takes milliseconds).
+  Connection conns[kOffers];
+  Connection* conn = nullptr;
+  std::string why;
+  Offer offer = Offer::kClosedBeforeAccepting;
+  for (int i = 0; i < kOffers && offer == Offer::kClosedBeforeAccepting; i++) {
+    if (i > 0) Pause(kReofferPauseMs[i - 1]);
+    conn = &conns[i];
     offer = OfferRequest(conn, address, request, &why);
-    if (offer == Offer::kClosedBeforeAccepting) why += ", twice";
   }
+  if (offer == Offer::kClosedBeforeAccepting) why += ", " + std::to_string(kOffers) + " times";
   if (offer != Offer::kAccepted) return fallback(why);
   // Accepted: the service now owns the verb and finishes it even if we die. What to print if the service itself dies
   // before answering (a CNI "try again later" in the request's cniVersion) comes with the acceptance, so the shim

@@ -15,6 +15,8 @@ std::string EnvironmentBlock();
 std::string ServiceAddress();
 // Writes all of `data` to stdout (1) or stderr (2); errors are ignored (nobody is left to tell).
 void WriteOut(int stream, const std::string& data);
+// Sleeps `ms` milliseconds.
+void Pause(int ms);
 
 // One connection to the service. Every method returns false on any failure (absent, refused, closed).
 class Connection {

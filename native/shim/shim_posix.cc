@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -68,6 +69,12 @@ std::string ServiceAddress() {
 }
 
 void WriteOut(int stream, const std::string& data) { WriteFd(stream, data.data(), data.size()); }
+
+void Pause(int ms) {
+  struct timespec left = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+  }
+}
 
 Connection::~Connection() {
   if (fd_ >= 0) close(fd_);

@@ -85,6 +85,8 @@ void WriteOut(int stream, const std::string& data) {
   WriteHandle(GetStdHandle(stream == 2 ? STD_ERROR_HANDLE : STD_OUTPUT_HANDLE), data.data(), data.size());
 }
 
+void Pause(int ms) { Sleep(static_cast<DWORD>(ms)); }
+
 Connection::~Connection() {
   if (handle_ != nullptr) CloseHandle(static_cast<HANDLE>(handle_));
 }

@@ -1,6 +1,6 @@
 /**
  * The fallback: when the service is absent, speaks another protocol version, or goes away before it has
- * accepted the request (twice: such a connection is offered once more, as a hand-over may have closed it), the shim
+ * accepted the request (three times: such a connection is offered again, as a hand-over may have closed it), the shim
  * runs hcn-cni-standalone beside it with the same environment and stdin, and the runtime gets the standalone
  * executable's answer. Once the service has accepted, the shim never runs the request
  * a second time: if the service dies mid-verb the runtime gets "try again later" (11), and the intents and the audit
@@ -52,19 +52,21 @@ describe('the shim falls back to the standalone executable', () => {
     expect(bin.standaloneRuns()).toBe(1);
   });
 
-  it('when the service closes the connection before accepting the request, and again when offered it once more', async () => {
+  it('when the service closes the connection before accepting the request, on each of three offers', async () => {
     const address = path.join(h.tmp, 'dies.sock');
-    let offers = 0;
+    const offers: number[] = [];
     const server = await fakeService(address, (s) => {
-      offers++;
+      offers.push(performance.now());
       s.destroy();
     });
     try {
-      await addAndCheck(address, 'it closed the connection before accepting the request, twice');
+      await addAndCheck(address, 'it closed the connection before accepting the request, 3 times');
     } finally {
       server.close();
     }
-    expect(offers).toBe(2);
+    expect(offers).toHaveLength(3);
+    // The later offers wait (20 ms, then 200 ms) for a service handing over to finish closing what it has not read.
+    expect([offers[1] - offers[0] >= 20, offers[2] - offers[1] >= 200]).toEqual([true, true]);
     expect(bin.standaloneRuns()).toBe(1);
   });
 
@@ -122,6 +124,38 @@ describe('a connection closed unread at a hand-over', () => {
         served: 1,
       });
       expect(recordFiles(h, 'attachments')).toEqual(['pod1@eth0.json']);
+    } finally {
+      old.close();
+      await service.stop();
+    }
+  });
+});
+
+describe('a service still closing its unread connections at a hand-over', () => {
+  it("is offered the request a third time once the address is its successor's: the successor serves it", async () => {
+    // The old service closes one unread connection after another (Windows: its pipe instances, in one pass); a shim
+    // whose second offer also reaches it is not lost to the standalone executable: its third offer, 200 ms later,
+    // reaches the successor. Here the stand-in closes two offers, then moves the address to the real service.
+    const service = await startServiceProcess(h, path.join(h.tmp, 'run', 'successor.sock'));
+    const address = path.join(h.tmp, 'run', 'closing.sock');
+    let offers = 0;
+    const old = await fakeService(address, (s) => {
+      if (++offers === 2) {
+        fs.linkSync(service.address, `${address}.next`);
+        fs.renameSync(`${address}.next`, address);
+      }
+      s.destroy();
+    });
+    try {
+      const ns = await newNamespace(h);
+      const add = await viaShim(h, bin, address, { verb: 'ADD', conf: bridgeConf(), containerId: 'pod1', netns: ns });
+      expect({ exit: add.exitCode, cni: add.json?.cniVersion }).toEqual({ exit: 0, cni: '1.0.0' });
+      expect(add.stderr.split('\n').filter((l) => l.startsWith('hcn-cni:'))).toEqual([]);
+      expect({ offers, standalone: bin.standaloneRuns(), served: (await service.status()).served }).toEqual({
+        offers: 2,
+        standalone: 0,
+        served: 1,
+      });
     } finally {
       old.close();
       await service.stop();
