@@ -216,25 +216,12 @@ class PipeServer {
     if (!deliver_connected) closed_->store(true);
     if (!running_.exchange(false)) {
       closed_->store(true);
-      CloseInstances();
+      CloseInstances(false);
       return;
     }
     SetEvent(stop_);
     thread_.join();
-    if (deliver_connected) {
-      for (Instance& in : instances_) {
-        if (in.pipe == INVALID_HANDLE_VALUE) continue;
-        if (!in.connected && WaitForSingleObject(in.ov.hEvent, 0) != WAIT_OBJECT_0) continue;
-        DWORD ignored = 0;
-        if (!in.connected && !GetOverlappedResult(in.pipe, &in.ov, &ignored, FALSE)) continue;
-        in.connected = true;
-        const Verdict verdict = CheckClient(in.pipe, allowed_);
-        if (!verdict.allowed) continue;  // closed below, unread, as a refusal would be
-        Post(Event::New(Event::kConnection, in.pipe, -1, verdict.user, ""));
-        in.pipe = INVALID_HANDLE_VALUE;
-      }
-    }
-    CloseInstances();
+    CloseInstances(deliver_connected);
     tsfn_.Release();
   }
 
@@ -379,18 +366,29 @@ class PipeServer {
     PostError("pipe server: an instance stopped waiting for clients: " + error);
   }
 
-  void CloseInstances() {
+  // One instance after another: its waiting connect is ended first, and only then is it known whether a client is
+  // on it; such a client is handed to Node (`deliver_connected`) or disconnected unread. Deciding for each instance
+  // right after its connect ended, rather than checking all of them before closing any, leaves a client only the
+  // instant between that decision and the close to reach an instance that will not answer it (the shim offers its
+  // request again: native/shim/shim_main.cc).
+  void CloseInstances(bool deliver_connected) {
     for (Instance& in : instances_) {
       if (in.pipe != INVALID_HANDLE_VALUE) {
         if (!in.connected && in.ov.hEvent != nullptr) {
-          // The pending connect must be over before its OVERLAPPED goes away.
+          // The pending connect must be over before its OVERLAPPED goes away; ERROR_NOT_FOUND: it already is.
           DWORD ignored = 0;
-          if (CancelIoEx(in.pipe, &in.ov) || GetLastError() != ERROR_NOT_FOUND)
-            GetOverlappedResult(in.pipe, &in.ov, &ignored, TRUE);
+          const bool pending = CancelIoEx(in.pipe, &in.ov) || GetLastError() != ERROR_NOT_FOUND;
+          in.connected = GetOverlappedResult(in.pipe, &in.ov, &ignored, pending ? TRUE : FALSE) == TRUE;
         }
-        DisconnectNamedPipe(in.pipe);
-        CloseHandle(in.pipe);
-        in.pipe = INVALID_HANDLE_VALUE;
+        const Verdict verdict = deliver_connected && in.connected ? CheckClient(in.pipe, allowed_) : Verdict{};
+        if (verdict.allowed) {
+          Post(Event::New(Event::kConnection, in.pipe, -1, verdict.user, ""));
+          in.pipe = INVALID_HANDLE_VALUE;
+        } else {  // none, a refused one (closed unread, as Serve refuses one), or a close that is no hand-over
+          DisconnectNamedPipe(in.pipe);
+          CloseHandle(in.pipe);
+          in.pipe = INVALID_HANDLE_VALUE;
+        }
       }
       if (in.ov.hEvent != nullptr) CloseHandle(in.ov.hEvent);
       in.ov.hEvent = nullptr;
