@@ -19,8 +19,10 @@
 // GetNamedPipeServerProcessId), and creates its instances of the same pipe, with the same DACL and nMaxInstances, and
 // without FILE_FLAG_FIRST_PIPE_INSTANCE: a pipe has as many servers' instances as its DACL lets create
 // (FILE_CREATE_PIPE_INSTANCE), and a client connects to any instance that waits. The old service then closes its
-// waiting instances (close(true)), after handing Node those a client had already connected to, so at every moment a
-// client finds an instance and none that connected is dropped. A pipe exists while any instance of it is open.
+// instances one by one (close(true), CloseInstances), handing Node a client that had connected to one, so at every
+// moment a client finds an instance. Only a client that reaches an instance in the instant between its check and its
+// close is closed unread; the shim offers its request again (native/shim/shim_main.cc). A pipe exists while any
+// instance of it is open.
 // Microsoft docs:
 //   https://learn.microsoft.com/en-us/windows/win32/api/namedpipeapi/nf-namedpipeapi-createnamedpipew
 //     (FILE_FLAG_FIRST_PIPE_INSTANCE; nMaxInstances: "the same number must be specified for other instances of the
