@@ -96,19 +96,23 @@ describe('the shim falls back to the standalone executable', () => {
   });
 });
 
-describe('a connection closed unread at a hand-over', () => {
-  it('is offered again to the service that serves the address now, and the standalone executable runs nothing', async () => {
-    // The old service's side of a hand-over as the shim meets it: its listener still answers the connect, the
-    // address already names the successor, and the connection is closed unread (a Windows pipe instance reached in
-    // the last instant, pipe_server_win.cc Stop). Here the stand-in moves the address to the real service (a hard
-    // link renamed over it, as a hand-over renames the new socket over the old) and then closes the connection.
+describe('connections closed unread at a hand-over', () => {
+  /**
+   * The old service's side of a hand-over as the shim meets it: its listener still answers the connect, and the
+   * connection is closed unread (a Windows pipe instance reached in the last instant: pipe_server_win.cc
+   * CloseInstances). The stand-in closes `closes` offers so; at the last of them it moves the address to the real
+   * service (a hard link renamed over it, as a hand-over renames the new socket over the old). The shim's next offer
+   * is served there, and the standalone executable runs nothing.
+   */
+  async function servedAfterUnreadCloses(closes: number): Promise<void> {
     const service = await startServiceProcess(h, path.join(h.tmp, 'run', 'successor.sock'));
     const address = path.join(h.tmp, 'run', 'handing-over.sock');
     let offers = 0;
     const old = await fakeService(address, (s) => {
-      offers++;
-      fs.linkSync(service.address, `${address}.next`);
-      fs.renameSync(`${address}.next`, address);
+      if (++offers === closes) {
+        fs.linkSync(service.address, `${address}.next`);
+        fs.renameSync(`${address}.next`, address);
+      }
       s.destroy();
     });
     try {
@@ -119,7 +123,7 @@ describe('a connection closed unread at a hand-over', () => {
       expect(add.stderr.split('\n').filter((l) => l.startsWith('hcn-cni:'))).toEqual([]);
       expect(add.stderr).toMatch(/"service":true,"verb":"ADD".*"msg":"ADD ok"/);
       expect({ offers, standalone: bin.standaloneRuns(), served: (await service.status()).served }).toEqual({
-        offers: 1,
+        offers: closes,
         standalone: 0,
         served: 1,
       });
@@ -128,39 +132,12 @@ describe('a connection closed unread at a hand-over', () => {
       old.close();
       await service.stop();
     }
-  });
-});
+  }
 
-describe('a service still closing its unread connections at a hand-over', () => {
-  it("is offered the request a third time once the address is its successor's: the successor serves it", async () => {
-    // The old service closes one unread connection after another (Windows: its pipe instances, in one pass); a shim
-    // whose second offer also reaches it is not lost to the standalone executable: its third offer, 200 ms later,
-    // reaches the successor. Here the stand-in closes two offers, then moves the address to the real service.
-    const service = await startServiceProcess(h, path.join(h.tmp, 'run', 'successor.sock'));
-    const address = path.join(h.tmp, 'run', 'closing.sock');
-    let offers = 0;
-    const old = await fakeService(address, (s) => {
-      if (++offers === 2) {
-        fs.linkSync(service.address, `${address}.next`);
-        fs.renameSync(`${address}.next`, address);
-      }
-      s.destroy();
-    });
-    try {
-      const ns = await newNamespace(h);
-      const add = await viaShim(h, bin, address, { verb: 'ADD', conf: bridgeConf(), containerId: 'pod1', netns: ns });
-      expect({ exit: add.exitCode, cni: add.json?.cniVersion }).toEqual({ exit: 0, cni: '1.0.0' });
-      expect(add.stderr.split('\n').filter((l) => l.startsWith('hcn-cni:'))).toEqual([]);
-      expect({ offers, standalone: bin.standaloneRuns(), served: (await service.status()).served }).toEqual({
-        offers: 2,
-        standalone: 0,
-        served: 1,
-      });
-    } finally {
-      old.close();
-      await service.stop();
-    }
-  });
+  it('one: the request is offered again to the service that serves the address now', () => servedAfterUnreadCloses(1));
+
+  it('two (the old service still closing its instances one after another): the third offer, 200 ms later, is served by its successor', () =>
+    servedAfterUnreadCloses(2));
 });
 
 describe('the real service and protocol skew', () => {
