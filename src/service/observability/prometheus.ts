@@ -178,30 +178,39 @@ function labelledGauge(
   });
 }
 
-function gaugeMetrics(registry: Registry, g: MetricsGauges): void {
+/** The service's own load: abandoned HCN calls, requests queued and running, connections still being read. */
+function serviceGauges(registry: Registry, g: MetricsGauges): void {
   plainGauge(
     registry,
     'hcn_cni_hns_calls_abandoned',
     'HCN calls past their timeout and still unanswered by HNS (the service retires at its bound)',
     () => g.abandonedCalls(),
   );
-  new Gauge({
-    name: 'hcn_cni_requests',
-    help: 'CNI requests in the service: queued (behind the same pod) or running',
-    labelNames: ['state'],
-    registers: [registry],
-    collect() {
-      const r = g.requests();
-      this.set({ state: 'queued' }, r.queued);
-      this.set({ state: 'running' }, r.running);
+  labelledGauge(
+    registry,
+    {
+      name: 'hcn_cni_requests',
+      help: 'CNI requests in the service: queued (behind the same pod) or running',
+      labelNames: ['state'],
     },
-  });
+    () => {
+      const r = g.requests();
+      return [
+        [{ state: 'queued' }, r.queued],
+        [{ state: 'running' }, r.running],
+      ];
+    },
+  );
   plainGauge(
     registry,
     'hcn_cni_pending_connections',
     'Connections whose request has not been read completely yet',
     () => g.pendingConnections(),
   );
+}
+
+/** What the node agent saw of the node at its last look: pods by health, the doctor's findings, attachment records. */
+function nodeGauges(registry: Registry, g: MetricsGauges): void {
   labelledGauge(
     registry,
     {
@@ -300,7 +309,8 @@ export async function startMetrics(options: {
     ...auditMetrics(registry),
     ...repairMetrics(registry),
   };
-  gaugeMetrics(registry, options.gauges);
+  serviceGauges(registry, options.gauges);
+  nodeGauges(registry, options.gauges);
   const server = http.createServer(metricsHandler(registry, options.onError));
   const bound = await listenMetrics(server, options.host, options.port, options.onError);
   const hostText = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
