@@ -216,8 +216,8 @@ const MUTATIONS = [
     id: 'detect-newer-record-protects',
     rule: "a newer version's record of any kind (its running ADD's intent) protects its owner's objects",
     file: 'src/orphans/detect.ts',
-    from: "const protecting = input.state.quarantined.filter((q) => q.kind === 'attachment' || q.newer);",
-    to: "const protecting = input.state.quarantined.filter((q) => q.kind === 'attachment');",
+    from: "const protecting = quarantined.filter((q) => q.kind === 'attachment' || q.newer);",
+    to: "const protecting = quarantined.filter((q) => q.kind === 'attachment');",
     tests: [...ORPHANS, 'test/state/newer-format.test.ts'],
   },
   {

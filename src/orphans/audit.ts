@@ -100,19 +100,30 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
       report.sweep = await sweepPlan(deps, plan, now);
     }
     report.housekeeping = await tidy(deps, report, now());
-    const gone = new Set((report.sweep?.deleted ?? []).filter((j) => j.kind === 'network').map((j) => j.id));
-    report.networks = networks.filter((n) => !gone.has(n.id));
-    const goneEps = new Set((report.sweep?.deleted ?? []).filter((j) => j.kind === 'endpoint').map((j) => j.id));
-    report.endpoints = endpoints.filter((e) => !goneEps.has(e.id) && !gone.has(e.networkId));
-    report.remainingOwners = owners(plan, report.sweep);
+    withoutSwept(report);
     // When the whole node was last audited: ADD in the standalone executable audits only once this is old enough.
     deps.store.markAudited(listedAt);
   }
   report.durationMs = Math.round((performance.now() - started) * 100) / 100;
+  logSummary(deps, report);
+  return report;
+}
+
+/** After a sweep: the report's networks, endpoints and owners are what is left (a swept network takes its endpoints). */
+function withoutSwept(report: AuditReport): void {
+  const deleted = report.sweep?.deleted ?? [];
+  const gone = new Set(deleted.filter((j) => j.kind === 'network').map((j) => j.id));
+  const goneEps = new Set(deleted.filter((j) => j.kind === 'endpoint').map((j) => j.id));
+  report.networks = report.networks.filter((n) => !gone.has(n.id));
+  report.endpoints = report.endpoints.filter((e) => !goneEps.has(e.id) && !gone.has(e.networkId));
+  report.remainingOwners = owners(report.plan, report.sweep);
+}
+
+function logSummary(deps: Pick<AuditDeps, 'log' | 'dryRun'>, report: AuditReport): void {
   deps.log.info(
     {
       audit: 'summary',
-      ...counts,
+      ...report.counts,
       deleted: report.sweep?.deleted.length ?? 0,
       ...(report.housekeeping.failed ? { housekeepingFailed: report.housekeeping.failed } : {}),
       durationMs: report.durationMs,
@@ -120,7 +131,6 @@ export async function audit(deps: AuditDeps): Promise<AuditReport> {
     },
     'audit done',
   );
-  return report;
 }
 
 /** What HNS showed for a query: the few objects a scoped audit judges. */

@@ -110,31 +110,29 @@ function judgeContext(input: AuditInput): JudgeContext {
     s.intent = i;
     s.intentLive = input.intentLive.get(i.id) ?? { live: false, reason: 'liveness unknown' };
   }
-  // By file key: a hashed file name (long or mixed-case ids) does not say its owner, but every owner has one key.
-  // A newer version's record of any kind (its running ADD's intent, say) protects too: not this version's to judge.
-  const protecting = input.state.quarantined.filter((q) => q.kind === 'attachment' || q.newer);
-  const quarantinedKeys = new Set(protecting.map((q) => q.key));
-  const newerKeys = new Set(protecting.filter((q) => q.newer).map((q) => q.key));
-  const otherClaims = input.state.otherClaims ?? [];
-  const unknown = protecting.filter((q) => !q.owner);
-  const unknownQuarantine = unknown.length > 0;
-  // Only newer versions' records among them: clearing the quarantine would not move those (quarantine.ts), so the
-  // objects they protect are a newer version's to judge, and said so.
-  const unknownNewerOnly = unknownQuarantine && unknown.every((q) => q.newer);
   for (const q of input.state.quarantined)
     for (const tag of q.owner ? ownerTags(q.owner) : [])
       if (!byTag.has(tag)) byTag.set(tag, { containerId: q.owner!.containerId, ifname: q.owner!.ifname });
   for (const t of input.state.tombstones) get(t).tombstone = t;
+  const otherClaims = input.state.otherClaims ?? [];
+  return { get, owners, byTag, recordedBy, otherClaims, ...quarantineClaims(input.state.quarantined) };
+}
+
+/** What the quarantined records protect: their file keys, which of them are a newer version's, and owners unknown. */
+function quarantineClaims(
+  quarantined: StateSnapshot['quarantined'],
+): Pick<JudgeContext, 'quarantinedKeys' | 'newerKeys' | 'unknownQuarantine' | 'unknownNewerOnly'> {
+  // By file key: a hashed file name (long or mixed-case ids) does not say its owner, but every owner has one key.
+  // A newer version's record of any kind (its running ADD's intent, say) protects too: not this version's to judge.
+  const protecting = quarantined.filter((q) => q.kind === 'attachment' || q.newer);
+  const unknown = protecting.filter((q) => !q.owner);
   return {
-    get,
-    owners,
-    byTag,
-    recordedBy,
-    quarantinedKeys,
-    newerKeys,
-    otherClaims,
-    unknownQuarantine,
-    unknownNewerOnly,
+    quarantinedKeys: new Set(protecting.map((q) => q.key)),
+    newerKeys: new Set(protecting.filter((q) => q.newer).map((q) => q.key)),
+    unknownQuarantine: unknown.length > 0,
+    // Only newer versions' records among them: clearing the quarantine would not move those (quarantine.ts), so the
+    // objects they protect are a newer version's to judge, and said so.
+    unknownNewerOnly: unknown.length > 0 && unknown.every((q) => q.newer),
   };
 }
 
